@@ -1,0 +1,49 @@
+# clickstream — two commands: `make run` and `make test`. Both install what they
+# need (venv, pip, apt packages when root, Cassandra jars from Maven Central),
+# are idempotent, and stop what they started.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-$(shell sha1sum pyproject.toml | cut -c1-12)
+
+.PHONY: run test test-all bench lint fmt stop status clean install
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	@rm -f $(VENV)/.installed-*; touch $@
+
+run: $(STAMP)
+	$(PY) -m ops.stack run
+
+test: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy clickstream sessions_app ops
+	$(PY) -m ops.stack test -- $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy clickstream sessions_app ops
+
+fmt: $(STAMP)
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix .
+
+status: $(STAMP)
+	$(PY) -m ops.cassandra status
+	$(PY) -m ops.redis status --port 6380
+	$(PY) -m ops.redis status --port 6381
+
+# Stop services a crashed run left behind (normally run/test stop their own).
+stop: $(STAMP)
+	-$(PY) -m ops.redis stop --port 6381
+	-$(PY) -m ops.redis stop --port 6380
+	-$(PY) -m ops.cassandra stop
+
+clean: stop
+	rm -rf .state .venv .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,28 @@
+"""Celery application: configuration from Django settings (CELERY_*), one beat schedule."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from celery import Celery
+from celery.signals import worker_process_init
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "clickstream.settings.local")
+
+app = Celery("clickstream")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.autodiscover_tasks()
+
+
+@worker_process_init.connect
+def _reset_cassandra_after_fork(**_: Any) -> None:
+    """Drop the Cassandra connection inherited from the parent; reconnect lazily.
+
+    A driver Cluster owns threads and sockets that do not survive fork(). The
+    reset only unregisters, so this hook stays fast (Celery kills a child whose
+    init takes longer than 4 s); the first query in the child connects.
+    """
+    from sessions_app.cassandra import reset_after_fork
+
+    reset_after_fork()

@@ -1,0 +1,1 @@
+"""Settings package: base (everything read from the environment), local, test, production."""

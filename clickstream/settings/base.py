@@ -1,0 +1,189 @@
+"""Base settings; the only module that reads the environment (django-environ)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import environ
+from cassandra import ConsistencyLevel
+from cassandra.cluster import EXEC_PROFILE_DEFAULT, ExecutionProfile
+from cassandra.policies import DCAwareRoundRobinPolicy, TokenAwarePolicy
+
+BASE_DIR = Path(__file__).resolve().parent.parent.parent
+env = environ.Env()
+
+STATE_DIR = Path(env("CLICKSTREAM_STATE_DIR", default=str(BASE_DIR / ".state")))
+
+SECRET_KEY = env("DJANGO_SECRET_KEY", default="")
+DEBUG = env.bool("DJANGO_DEBUG", default=False)
+ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
+CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
+
+INSTALLED_APPS = [
+    # First, so its sync_cassandra/AppConfig patches load before any cqlengine model.
+    "django_cassandra_engine",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "sessions_app",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "clickstream.urls"
+WSGI_APPLICATION = "clickstream.wsgi.application"
+ASGI_APPLICATION = "clickstream.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Databases -------------------------------------------------------------
+# SQL (`default`) holds auth, admin, Django sessions, sites and bookkeeping;
+# Cassandra (`cassandra`) holds every event-sized table.
+CASSANDRA_HOSTS = env.list("CASSANDRA_HOSTS", default=["127.0.0.1"])
+CASSANDRA_PORT = env.int("CASSANDRA_PORT", default=9042)
+CASSANDRA_KEYSPACE = env("CASSANDRA_KEYSPACE", default="clickstream")
+CASSANDRA_LOCAL_DC = env("CASSANDRA_LOCAL_DC", default="datacenter1")
+# "SimpleStrategy:1" or "NetworkTopologyStrategy:dc1=3,dc2=3"
+CASSANDRA_REPLICATION = env("CASSANDRA_REPLICATION", default="SimpleStrategy:1")
+CASSANDRA_WRITE_CONSISTENCY = env("CASSANDRA_WRITE_CONSISTENCY", default="LOCAL_QUORUM")
+CASSANDRA_READ_CONSISTENCY = env("CASSANDRA_READ_CONSISTENCY", default="LOCAL_QUORUM")
+CASSANDRA_REQUEST_TIMEOUT = env.float("CASSANDRA_REQUEST_TIMEOUT", default=5.0)
+CASSANDRA_USER = env("CASSANDRA_USER", default="")
+CASSANDRA_PASSWORD = env("CASSANDRA_PASSWORD", default="")
+
+
+def cassandra_replication(spec: str) -> dict[str, object]:
+    """Turn "SimpleStrategy:1" / "NetworkTopologyStrategy:dc1=3" into engine options."""
+    strategy, _, factors = spec.partition(":")
+    if strategy == "SimpleStrategy":
+        return {"strategy_class": strategy, "replication_factor": int(factors or 1)}
+    if strategy == "NetworkTopologyStrategy":
+        per_dc = dict(item.split("=", 1) for item in factors.split(",") if item)
+        return {"strategy_class": strategy, **{dc: int(n) for dc, n in per_dc.items()}}
+    raise ValueError(f"CASSANDRA_REPLICATION: unknown strategy {strategy!r}")
+
+
+DATABASES = {
+    "default": env.db("DATABASE_URL", default=f"sqlite:///{STATE_DIR / 'clickstream.sqlite3'}"),
+    "cassandra": {
+        "ENGINE": "django_cassandra_engine",
+        "NAME": CASSANDRA_KEYSPACE,
+        "TEST": {"NAME": f"test_{CASSANDRA_KEYSPACE}"},
+        "HOST": ",".join(CASSANDRA_HOSTS),
+        "USER": CASSANDRA_USER,
+        "PASSWORD": CASSANDRA_PASSWORD,
+        "OPTIONS": {
+            "replication": cassandra_replication(CASSANDRA_REPLICATION),
+            "connection": {
+                "port": CASSANDRA_PORT,
+                # Without lazy_connect, django.setup() connects at import time,
+                # before Celery forks and before the settings are final.
+                "lazy_connect": True,
+                "retry_connect": True,
+                "protocol_version": 5,
+                "connect_timeout": 10,
+                "execution_profiles": {
+                    EXEC_PROFILE_DEFAULT: ExecutionProfile(
+                        load_balancing_policy=TokenAwarePolicy(
+                            DCAwareRoundRobinPolicy(local_dc=CASSANDRA_LOCAL_DC)
+                        ),
+                        consistency_level=getattr(ConsistencyLevel, CASSANDRA_READ_CONSISTENCY),
+                        request_timeout=CASSANDRA_REQUEST_TIMEOUT,
+                    )
+                },
+            },
+        },
+    },
+}
+DATABASE_ROUTERS: list[str] = []
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Redis and Celery ------------------------------------------------------
+REDIS_URL = env("REDIS_URL", default="redis://127.0.0.1:6380/0")
+CELERY_BROKER_URL = env("CELERY_BROKER_URL", default=REDIS_URL)
+CELERY_RESULT_BACKEND = env("CELERY_RESULT_BACKEND", default=REDIS_URL)
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=240)
+CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=300)
+CELERY_RESULT_EXPIRES = timedelta(hours=6)
+CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
+CELERY_TASK_EAGER_PROPAGATES = True
+CELERY_TIMEZONE = "UTC"
+CELERY_ENABLE_UTC = True
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# The visibility timeout must exceed every countdown/eta and the hard time
+# limit, or Redis redelivers a task that is still running.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+
+# The beat schedule lives here and nowhere else.
+CELERY_BEAT_SCHEDULE = {
+    "pipeline-heartbeat": {
+        "task": "sessions_app.tasks.pipeline_heartbeat",
+        "schedule": timedelta(seconds=30),
+        "options": {"expires": 25},
+    },
+}
+
+# Health: a worker heartbeat older than this makes /healthz report the beat
+# or worker as stale.
+HEALTH_HEARTBEAT_MAX_AGE = timedelta(seconds=env.int("HEALTH_HEARTBEAT_MAX_AGE", default=120))
+
+# --- Auth, i18n, static ------------------------------------------------------
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+LOGIN_URL = "/accounts/login/"
+LOGIN_REDIRECT_URL = "/"
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "/static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = STATE_DIR / "staticfiles"
+CASSANDRA_REQUIRED_KEYSPACE_PREFIX = ""
+
+# --- Clickstream -------------------------------------------------------------
+CLICKSTREAM_ADMIN_PASSWORD = env("CLICKSTREAM_ADMIN_PASSWORD", default="")
+# Width of the user-events-by-bucket partitions (see ARCHITECTURE.md, sizing).
+USER_EVENTS_BUCKET = env("USER_EVENTS_BUCKET", default="day")
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
+    "loggers": {"cassandra": {"level": "WARNING"}},
+}

@@ -1,0 +1,1 @@
+"""Local stack tooling: Cassandra and Redis launchers, `make run` and `make test` drivers."""

@@ -1,0 +1,311 @@
+"""Start, wait for and stop a local Apache Cassandra 5.0 node from Maven Central jars.
+
+The node runs on the machine's JDK 17 with this folder's cassandra.yaml, logback.xml and
+jvm17.options; jars, data and logs live under .state/ (git-ignored).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from ops.common import STATE, StackError, is_alive, log, port_open, tail
+
+HERE = Path(__file__).resolve().parent / "cassandra"
+LIB = STATE / "cassandra" / "lib"
+POM = HERE / "pom.xml"
+
+
+@dataclass(frozen=True)
+class Node:
+    """One local Cassandra node: its loopback address, ports and folders."""
+
+    index: int = 1
+    address: str = "127.0.0.1"
+    cql_port: int = 9042
+    storage_port: int = 7000
+    jmx_port: int = 7199
+    seeds: str = "127.0.0.1:7000"
+    cluster_name: str = "clickstream-local"
+    heap: str = "1g"
+
+    @property
+    def home(self) -> Path:
+        return STATE / "cassandra" / f"node{self.index}"
+
+    @property
+    def logdir(self) -> Path:
+        return self.home / "logs"
+
+    @property
+    def system_log(self) -> Path:
+        return self.logdir / "system.log"
+
+    @property
+    def stdout_log(self) -> Path:
+        return self.logdir / "stdout.log"
+
+    @property
+    def pidfile(self) -> Path:
+        return self.home / "cassandra.pid"
+
+
+def node_from_env() -> Node:
+    """Return the single local node, with ports overridable from the environment."""
+    return Node(
+        cql_port=int(os.environ.get("CASSANDRA_PORT", "9042")),
+        storage_port=int(os.environ.get("CASSANDRA_STORAGE_PORT", "7000")),
+        jmx_port=int(os.environ.get("CASSANDRA_JMX_PORT", "7199")),
+        seeds=f"127.0.0.1:{os.environ.get('CASSANDRA_STORAGE_PORT', '7000')}",
+        heap=os.environ.get("CASSANDRA_HEAP", "1g"),
+    )
+
+
+def cassandra_version() -> str:
+    text = POM.read_text()
+    start = text.index("<cassandra.version>") + len("<cassandra.version>")
+    return text[start : text.index("</cassandra.version>")]
+
+
+def jars_install() -> Path:
+    """Resolve the Cassandra jars with Maven once; later calls reuse .state/cassandra/lib."""
+    version = cassandra_version()
+    stamp = LIB / ".version"
+    if stamp.exists() and stamp.read_text().strip() == version:
+        return LIB
+    if not shutil.which("mvn"):
+        raise StackError("Maven (mvn) is missing: apt-get install -y maven")
+    if LIB.exists():
+        shutil.rmtree(LIB)
+    LIB.mkdir(parents=True)
+    log(f"resolving Apache Cassandra {version} jars from Maven Central (first run only) ...")
+    started = time.monotonic()
+    # The parent pom of cassandra-all declares a systemPath dependency that Maven
+    # reports as an ERROR; it is harmless for copy-dependencies.
+    result = subprocess.run(
+        [
+            "mvn",
+            "-B",
+            "-q",
+            "-f",
+            str(POM),
+            "dependency:copy-dependencies",
+            f"-DoutputDirectory={LIB}",
+            "-DincludeScope=runtime",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    jars = list(LIB.glob("cassandra-all-*.jar"))
+    if result.returncode != 0 or not jars:
+        raise StackError(
+            "mvn could not resolve cassandra-all:\n" + (result.stdout + result.stderr)[-3000:]
+        )
+    stamp.write_text(version + "\n")
+    log(f"jars ready in {time.monotonic() - started:.0f}s ({len(list(LIB.glob('*.jar')))} jars)")
+    return LIB
+
+
+def _render_conf(node: Node) -> Path:
+    conf = node.home / "conf"
+    conf.mkdir(parents=True, exist_ok=True)
+    text = (HERE / "cassandra.yaml").read_text()
+    for key, value in {
+        "CLUSTER_NAME": node.cluster_name,
+        "SEEDS": node.seeds,
+        "ADDRESS": node.address,
+        "STORAGE_PORT": str(node.storage_port),
+        "CQL_PORT": str(node.cql_port),
+    }.items():
+        text = text.replace("${" + key + "}", value)
+    (conf / "cassandra.yaml").write_text(text)
+    shutil.copy(HERE / "logback.xml", conf / "logback.xml")
+    shutil.copy(HERE / "cassandra-rackdc.properties", conf / "cassandra-rackdc.properties")
+    return conf
+
+
+def _jvm_options() -> list[str]:
+    lines = (HERE / "jvm17.options").read_text().splitlines()
+    return [line.strip() for line in lines if line.strip() and not line.startswith("#")]
+
+
+def node_pid(node: Node) -> int | None:
+    """Return the pid of this node's JVM if it is running."""
+    try:
+        pid = int(node.pidfile.read_text().strip())
+    except (FileNotFoundError, ValueError):
+        return None
+    return pid if is_alive(pid) else None
+
+
+def cql_ready(address: str, port: int, timeout: float = 5.0) -> str | None:
+    """Return the server's release_version if a CQL query succeeds, else None."""
+    if not port_open(address, port):
+        return None
+    from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
+    from cassandra.policies import WhiteListRoundRobinPolicy
+
+    profile = ExecutionProfile(
+        load_balancing_policy=WhiteListRoundRobinPolicy([address]), request_timeout=timeout
+    )
+    cluster = Cluster(
+        [address],
+        port=port,
+        connect_timeout=timeout,
+        control_connection_timeout=timeout,
+        execution_profiles={EXEC_PROFILE_DEFAULT: profile},
+    )
+    try:
+        session = cluster.connect()
+        row = session.execute("SELECT release_version FROM system.local").one()
+        return str(row.release_version)
+    except Exception:  # noqa: BLE001 - any failure means "not ready yet"
+        return None
+    finally:
+        cluster.shutdown()
+
+
+def start(node: Node, *, timeout: float = 240.0) -> bool:
+    """Start the node unless it already answers; return True if this call started it."""
+    if node_pid(node) and cql_ready(node.address, node.cql_port):
+        log(f"cassandra node{node.index} already running on {node.address}:{node.cql_port}")
+        return False
+    if not node_pid(node) and port_open(node.address, node.cql_port):
+        version = cql_ready(node.address, node.cql_port)
+        if version:
+            log(
+                f"reusing the Cassandra {version} already answering on "
+                f"{node.address}:{node.cql_port} (not started by this project)"
+            )
+            return False
+        raise StackError(
+            f"port {node.address}:{node.cql_port} is taken by something that is "
+            "not a Cassandra node; free it or set CASSANDRA_PORT"
+        )
+    if node_pid(node) is None:
+        _launch(node)
+    wait_ready(node, timeout=timeout)
+    return True
+
+
+def _launch(node: Node) -> None:
+    if not shutil.which("java"):
+        raise StackError("java is missing: apt-get install -y openjdk-17-jre-headless")
+    lib = jars_install()
+    conf = _render_conf(node)
+    node.logdir.mkdir(parents=True, exist_ok=True)
+    (node.home / "data").mkdir(parents=True, exist_ok=True)
+    jamm = sorted(lib.glob("jamm-*.jar"))
+    if not jamm:
+        raise StackError(f"no jamm-*.jar in {lib}: delete {lib} and retry")
+    command = [
+        "java",
+        f"-Xms{node.heap}",
+        f"-Xmx{node.heap}",
+        *_jvm_options(),
+        f"-javaagent:{jamm[-1]}",
+        f"-Dcassandra.config=file://{conf / 'cassandra.yaml'}",
+        f"-Dcassandra.storagedir={node.home / 'data'}",
+        f"-Dcassandra.logdir={node.logdir}",
+        f"-Dlogback.configurationFile={conf / 'logback.xml'}",
+        f"-Dcassandra-rackdc.properties=file://{conf / 'cassandra-rackdc.properties'}",
+        f"-Dcassandra.jmx.local.port={node.jmx_port}",
+        "-cp",
+        f"{conf}:{lib}/*",
+        "org.apache.cassandra.service.CassandraDaemon",
+    ]
+    log(
+        f"starting cassandra node{node.index} on {node.address}:{node.cql_port} "
+        f"(log: {node.system_log})"
+    )
+    with open(node.stdout_log, "ab") as out:
+        process = subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd=node.home,
+            start_new_session=True,
+        )
+    node.pidfile.write_text(f"{process.pid}\n")
+
+
+def wait_ready(node: Node, *, timeout: float) -> str:
+    """Block until a CQL query succeeds; raise with the log's last lines on failure."""
+    deadline = time.monotonic() + timeout
+    started = time.monotonic()
+    while time.monotonic() < deadline:
+        version = cql_ready(node.address, node.cql_port)
+        if version:
+            log(
+                f"cassandra {version} ready on {node.address}:{node.cql_port} "
+                f"after {time.monotonic() - started:.0f}s"
+            )
+            return version
+        if node_pid(node) is None:
+            raise StackError(_failure(node, "exited during start"))
+        time.sleep(2)
+    raise StackError(_failure(node, f"did not answer CQL within {timeout:.0f}s"))
+
+
+def _failure(node: Node, what: str) -> str:
+    log_file = node.system_log if node.system_log.exists() else node.stdout_log
+    return (
+        f"cassandra node{node.index} {what}. Log: {log_file}\n--- last lines ---\n"
+        + tail(log_file, 25)
+        + ("\n--- stdout ---\n" + tail(node.stdout_log, 10) if log_file != node.stdout_log else "")
+    )
+
+
+def stop(node: Node, *, grace: float = 45.0) -> None:
+    """Stop the node: SIGTERM (Cassandra's shutdown hook drains), then SIGKILL."""
+    pid = node_pid(node)
+    if pid is None:
+        node.pidfile.unlink(missing_ok=True)
+        return
+    log(f"stopping cassandra node{node.index} (pid {pid})")
+    os.killpg(pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline and is_alive(pid):
+        time.sleep(0.5)
+    if is_alive(pid):
+        log(f"cassandra node{node.index} ignored SIGTERM for {grace:.0f}s; killing it")
+        os.killpg(pid, signal.SIGKILL)
+        while is_alive(pid):
+            time.sleep(0.2)
+    node.pidfile.unlink(missing_ok=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("action", choices=["jars", "start", "stop", "status"])
+    parser.add_argument("--timeout", type=float, default=240.0)
+    args = parser.parse_args(argv)
+    node = node_from_env()
+    try:
+        if args.action == "jars":
+            jars_install()
+        elif args.action == "start":
+            start(node, timeout=args.timeout)
+        elif args.action == "stop":
+            stop(node)
+        else:
+            version = cql_ready(node.address, node.cql_port)
+            state = f"up {version}" if version else "down"
+            print(f"node{node.index}: pid={node_pid(node)} cql={state}")
+    except StackError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,204 @@
+"""`make run` and `make test`: start what is missing, run, stop what this process started.
+
+run:  local Cassandra + Redis, schema, demo data, admin login, Celery worker and
+      beat, the web app on 127.0.0.1:8000; Ctrl-C stops everything it started.
+test: local Cassandra (reusing a running node: tests use a `test_` keyspace) and a
+      separate Redis on its own port, then pytest; stops what it started.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from contextlib import ExitStack
+
+from ops import cassandra, redis
+from ops.common import ROOT, STATE, StackError, log
+
+PYTHON = sys.executable
+RUN_REDIS_PORT = int(os.environ.get("REDIS_PORT", "6380"))
+TEST_REDIS_PORT = int(os.environ.get("TEST_REDIS_PORT", "6381"))
+WEB_ADDRESS = os.environ.get("WEB_ADDRESS", "127.0.0.1:8000")
+LOGS = STATE / "logs"
+
+
+def _local_cassandra(stack: ExitStack) -> None:
+    """Start the local node unless CASSANDRA_HOSTS points elsewhere; stop it on exit."""
+    hosts = os.environ.get("CASSANDRA_HOSTS", "")
+    if hosts and hosts not in ("127.0.0.1", "localhost"):
+        log(f"CASSANDRA_HOSTS={hosts}: using that cluster, no local node")
+        return
+    node = cassandra.node_from_env()
+    if cassandra.start(node):
+        stack.callback(cassandra.stop, node)
+
+
+def _local_redis(stack: ExitStack, port: int) -> None:
+    if redis.start(port):
+        stack.callback(redis.stop, port)
+
+
+def _manage(*args: str, env: dict[str, str]) -> None:
+    subprocess.run([PYTHON, "manage.py", *args], cwd=ROOT, env=env, check=True)
+
+
+class Children:
+    """Long-running child processes, each in its own process group, logs in .state/logs."""
+
+    def __init__(self) -> None:
+        self.processes: list[tuple[str, subprocess.Popen[bytes]]] = []
+
+    def start(self, name: str, argv: list[str], env: dict[str, str]) -> None:
+        LOGS.mkdir(parents=True, exist_ok=True)
+        with open(LOGS / f"{name}.log", "ab") as out:
+            process = subprocess.Popen(
+                argv,
+                cwd=ROOT,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        self.processes.append((name, process))
+
+    def dead(self) -> list[str]:
+        return [name for name, process in self.processes if process.poll() is not None]
+
+    def stop(self) -> None:
+        for name, process in reversed(self.processes):
+            if process.poll() is None:
+                log(f"stopping {name}")
+                os.killpg(process.pid, signal.SIGTERM)
+        deadline = time.monotonic() + 15
+        for _name, process in self.processes:
+            try:
+                process.wait(max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+
+
+def _wait_http(url: str, timeout: float) -> int:
+    deadline = time.monotonic() + timeout
+    status = 0
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(url, timeout=3) as response:  # noqa: S310 - loopback
+                return int(response.status)
+        except urllib.error.HTTPError as exc:
+            status = exc.code
+            if status == 503:
+                time.sleep(1)
+                continue
+            return status
+        except OSError:
+            time.sleep(0.5)
+    return status
+
+
+def run() -> int:
+    started = time.monotonic()
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": os.environ.get(
+            "DJANGO_SETTINGS_MODULE", "clickstream.settings.local"
+        ),
+        "REDIS_URL": os.environ.get("REDIS_URL", f"redis://127.0.0.1:{RUN_REDIS_PORT}/0"),
+        "PYTHONUNBUFFERED": "1",
+    }
+    children = Children()
+    stop_requested = False
+
+    def _request_stop(signum: int, _frame: object) -> None:
+        nonlocal stop_requested
+        stop_requested = True
+
+    with ExitStack() as stack:
+        _local_redis(stack, RUN_REDIS_PORT)
+        _local_cassandra(stack)
+        _manage("migrate", "--noinput", "-v", "0", env=env)
+        _manage("sync_cassandra", env=env)
+        _manage("bootstrap_local", env=env)
+        stack.callback(children.stop)
+        signal.signal(signal.SIGINT, _request_stop)
+        signal.signal(signal.SIGTERM, _request_stop)
+        celery = [PYTHON, "-m", "celery", "-A", "clickstream"]
+        children.start(
+            "worker",
+            [*celery, "worker", "-l", "INFO", "--concurrency", "2", "-n", "worker@%h"],
+            env,
+        )
+        children.start(
+            "beat", [*celery, "beat", "-l", "INFO", "-s", str(STATE / "celerybeat-schedule")], env
+        )
+        children.start("web", [PYTHON, "manage.py", "runserver", WEB_ADDRESS], env)
+        status = _wait_http(f"http://{WEB_ADDRESS}/healthz", timeout=60)
+        login_file = STATE / "admin_password"
+        password = os.environ.get("CLICKSTREAM_ADMIN_PASSWORD") or (
+            login_file.read_text().strip() if login_file.exists() else "(see above)"
+        )
+        print(
+            f"\n  clickstream is up in {time.monotonic() - started:.0f}s (health {status})\n"
+            f"  app       http://{WEB_ADDRESS}/\n"
+            f"  health    http://{WEB_ADDRESS}/healthz\n"
+            f"  admin     http://{WEB_ADDRESS}/admin/\n"
+            f"  login     admin / {password}\n"
+            f"  logs      {LOGS}/ (web, worker, beat), "
+            f"{cassandra.node_from_env().system_log}\n"
+            "  Ctrl-C stops everything this command started.\n",
+            flush=True,
+        )
+        while not stop_requested:
+            dead = children.dead()
+            if dead:
+                log(f"{', '.join(dead)} exited; see {LOGS}/. Stopping.")
+                return 1
+            time.sleep(1)
+        log("stopping ...")
+    return 0
+
+
+def test(pytest_args: list[str]) -> int:
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "clickstream.settings.test",
+        "REDIS_URL": f"redis://127.0.0.1:{TEST_REDIS_PORT}/0",
+        "CELERY_BROKER_URL": f"redis://127.0.0.1:{TEST_REDIS_PORT}/0",
+        "CELERY_RESULT_BACKEND": f"redis://127.0.0.1:{TEST_REDIS_PORT}/0",
+        "PYTHONUNBUFFERED": "1",
+    }
+    with ExitStack() as stack:
+        _local_redis(stack, TEST_REDIS_PORT)
+        _local_cassandra(stack)
+        result = subprocess.run([PYTHON, "-m", "pytest", *pytest_args], cwd=ROOT, env=env)
+        return result.returncode
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("command", choices=["run", "test"])
+    parser.add_argument("rest", nargs=argparse.REMAINDER)
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "run":
+            return run()
+        rest = args.rest[1:] if args.rest[:1] == ["--"] else args.rest
+        return test(rest)
+    except StackError as exc:
+        print(f"\nerror: {exc}", file=sys.stderr)
+        return 1
+    except subprocess.CalledProcessError as exc:
+        print(
+            f"\nerror: {' '.join(map(str, exc.cmd))} exited with {exc.returncode}", file=sys.stderr
+        )
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Clickstream sessions app: collector, Cassandra tables, selectors, analyst UI."""

@@ -1,0 +1,120 @@
+"""Time-bucket math: the only place that turns instants into bucket starts and back.
+
+All functions take and return UTC-aware datetimes and refuse naive ones: a naive
+datetime is ambiguous, and a bucket computed from local time lands in the wrong
+partition. Buckets are half-open intervals [start, start + width).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+class Width(enum.StrEnum):
+    """Supported bucket widths, finest first."""
+
+    TEN_MINUTES = "10m"
+    HOUR = "hour"
+    DAY = "day"
+    WEEK = "week"
+    MONTH = "month"
+
+
+_FIXED = {
+    Width.TEN_MINUTES: timedelta(minutes=10),
+    Width.HOUR: timedelta(hours=1),
+    Width.DAY: timedelta(days=1),
+    Width.WEEK: timedelta(weeks=1),
+}
+# Weeks start on Monday (ISO 8601); 1970-01-05 was the first Monday after the epoch.
+_WEEK_ORIGIN = datetime(1970, 1, 5, tzinfo=UTC)
+
+
+class BucketRangeError(ValueError):
+    """A requested range needs more buckets than the caller allows."""
+
+
+def as_utc(value: datetime) -> datetime:
+    """Return value in UTC; raise ValueError for naive datetimes."""
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise ValueError(f"naive datetime {value.isoformat()}: UTC-aware datetimes only")
+    return value.astimezone(UTC)
+
+
+def from_driver(value: datetime) -> datetime:
+    """Mark a naive datetime read from Cassandra (always UTC) as UTC."""
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def parse_width(value: str | Width) -> Width:
+    """Return the Width for "10m", "hour", "day", "week" or "month"."""
+    try:
+        return Width(value)
+    except ValueError:
+        choices = ", ".join(w.value for w in Width)
+        raise ValueError(f"unknown bucket width {value!r}; expected one of {choices}") from None
+
+
+def floor(ts: datetime, width: Width | str) -> datetime:
+    """Return the start of the bucket of the given width that contains ts."""
+    ts = as_utc(ts)
+    width = parse_width(width)
+    if width is Width.MONTH:
+        return ts.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+    if width is Width.WEEK:
+        return _WEEK_ORIGIN + ((ts - _WEEK_ORIGIN) // _FIXED[width]) * _FIXED[width]
+    step = _FIXED[width]
+    return EPOCH + ((ts - EPOCH) // step) * step
+
+
+def next_start(start: datetime, width: Width | str) -> datetime:
+    """Return the start of the bucket after the one containing start (its exclusive end)."""
+    start = floor(start, width)
+    width = parse_width(width)
+    if width is Width.MONTH:
+        year, month = (start.year + 1, 1) if start.month == 12 else (start.year, start.month + 1)
+        return start.replace(year=year, month=month)
+    return start + _FIXED[width]
+
+
+def duration(start: datetime, width: Width | str) -> timedelta:
+    """Return the length of the bucket that contains start (months vary)."""
+    return next_start(start, width) - floor(start, width)
+
+
+def nominal_duration(width: Width | str) -> timedelta:
+    """Return a bucket's typical length, for sizing estimates (a month counts 30 days)."""
+    width = parse_width(width)
+    return timedelta(days=30) if width is Width.MONTH else _FIXED[width]
+
+
+def iter_buckets(start: datetime, end: datetime, width: Width | str) -> Iterator[datetime]:
+    """Yield the starts of every bucket overlapping the half-open range [start, end)."""
+    start, end = as_utc(start), as_utc(end)
+    if end < start:
+        raise ValueError(f"range end {end.isoformat()} is before its start {start.isoformat()}")
+    if start == end:
+        return
+    current = floor(start, width)
+    while current < end:
+        yield current
+        current = next_start(current, width)
+
+
+def buckets_between(
+    start: datetime, end: datetime, width: Width | str, *, limit: int | None = None
+) -> list[datetime]:
+    """Return the bucket starts covering [start, end); raise BucketRangeError past limit."""
+    result: list[datetime] = []
+    for bucket in iter_buckets(start, end, width):
+        if limit is not None and len(result) >= limit:
+            raise BucketRangeError(
+                f"range {as_utc(start).isoformat()}..{as_utc(end).isoformat()} spans more than "
+                f"{limit} {parse_width(width).value} buckets; narrow it"
+            )
+        result.append(bucket)
+    return result

@@ -1,0 +1,112 @@
+"""Access to the Cassandra session and prepared statements for the hot paths.
+
+cqlengine models define and sync the schema; reads and writes on request paths
+go through statements prepared once per process here (cqlengine never prepares,
+and django-cassandra-engine's queryset adds ALLOW FILTERING to everything).
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import threading
+
+from cassandra import ConsistencyLevel
+from cassandra.cluster import Session
+from cassandra.query import PreparedStatement
+from django.conf import settings
+from django.db import connections
+
+ALIAS = "cassandra"
+
+_lock = threading.Lock()
+_prepared: dict[tuple[int, str, str], PreparedStatement] = {}
+_shutdown_registered = False
+
+
+class KeyspaceGuardError(RuntimeError):
+    """A statement was about to run against a keyspace the settings forbid."""
+
+
+def keyspace() -> str:
+    """Return the active keyspace; refuse one without the required prefix (tests: test_)."""
+    name = str(connections[ALIAS].settings_dict["NAME"])
+    prefix = settings.CASSANDRA_REQUIRED_KEYSPACE_PREFIX
+    if prefix and not name.startswith(prefix):
+        raise KeyspaceGuardError(
+            f"refusing keyspace {name!r}: these settings only allow keyspaces starting with "
+            f"{prefix!r} (mark the test with django_db(databases=['default', 'cassandra']))"
+        )
+    return name
+
+
+def session() -> Session:
+    """Return this process's driver session (connecting on first use).
+
+    Rows come back as dicts: cqlengine sets dict_factory on the session it
+    shares with this module.
+    """
+    global _shutdown_registered
+    keyspace()
+    current = connections[ALIAS].connection.session
+    if not _shutdown_registered:
+        # Shut the cluster down before the driver's own atexit hook runs, which
+        # otherwise logs "Event loop thread could not be joined" at every exit.
+        atexit.register(_shutdown)
+        _shutdown_registered = True
+    return current
+
+
+def _shutdown() -> None:
+    from cassandra.cqlengine import connection as cql_connection
+
+    for registered in list(cql_connection._connections.values()):
+        if registered.cluster is not None:
+            registered.cluster.shutdown()
+
+
+def consistency(name: str) -> int:
+    """Return the driver consistency level for a setting value such as LOCAL_QUORUM."""
+    return int(getattr(ConsistencyLevel, name))
+
+
+def prepare(cql: str, *, idempotent: bool = False, write: bool = False) -> PreparedStatement:
+    """Return the prepared form of cql, whose `{ks}` names the active keyspace.
+
+    Statements are cached per process and keyspace: a forked worker prepares its
+    own, and the test keyspace never shares statements with the real one.
+    """
+    name = keyspace()
+    key = (os.getpid(), name, cql)
+    statement = _prepared.get(key)
+    if statement is None:
+        with _lock:
+            statement = _prepared.get(key)
+            if statement is None:
+                statement = session().prepare(cql.format(ks=name))
+                statement.is_idempotent = idempotent
+                level = (
+                    settings.CASSANDRA_WRITE_CONSISTENCY
+                    if write
+                    else settings.CASSANDRA_READ_CONSISTENCY
+                )
+                statement.consistency_level = consistency(level)
+                _prepared[key] = statement
+    return statement
+
+
+def reset_after_fork() -> None:
+    """Forget the driver objects inherited across fork(); the next query reconnects.
+
+    Only drops references: shutting down an inherited Cluster would close
+    sockets the parent still uses and join threads that do not exist here.
+    """
+    from cassandra.cqlengine import connection as cql_connection
+
+    for registered in list(cql_connection._connections.values()):
+        registered.cluster = None
+        registered.session = None
+        registered.lazy_connect = True
+    cql_connection.cluster = None
+    cql_connection.session = None
+    _prepared.clear()

@@ -1,0 +1,1 @@
+"""The write side: validation, sessionization and the single event writer."""

@@ -1,0 +1,46 @@
+"""Create the demo site, demo data (only into an empty keyspace) and the admin login."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandParser
+from django.utils import timezone
+from tqdm import tqdm
+
+from sessions_app import services
+
+
+class Command(BaseCommand):
+    help = __doc__
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--users", type=int, default=40)
+        parser.add_argument("--days", type=int, default=7)
+        parser.add_argument(
+            "--origin",
+            action="append",
+            default=None,
+            help="allowed origin of the demo site (repeatable)",
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        origins = options["origin"] or ["http://127.0.0.1:8000", "http://localhost:8000"]
+        site, created = services.demo_site_ensure(origins=origins)
+        self.stdout.write(f"demo site: {site.name} key={site.key}" + (" (new)" if created else ""))
+        if services.keyspace_is_empty():
+            with tqdm(total=options["users"], desc="demo users", unit="user") as bar:
+                written = services.demo_data_generate(
+                    site=site,
+                    users=options["users"],
+                    days=options["days"],
+                    now=timezone.now(),
+                    progress=bar.update,
+                )
+            self.stdout.write(f"demo data: {written} events")
+        else:
+            self.stdout.write("demo data: keyspace already has sessions; left as is")
+        login = services.admin_ensure(password_file=settings.STATE_DIR / "admin_password")
+        password = login.password or "(set earlier; reset with manage.py changepassword admin)"
+        self.stdout.write(f"login: {login.username} / {password}")

@@ -1,0 +1,182 @@
+"""Reads: bounded, prepared, bucket-aware queries; views and tasks call these only."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import redis
+from django.conf import settings
+from django.db import connections
+
+from sessions_app import buckets
+from sessions_app.cassandra import ALIAS, keyspace, prepare, session
+from sessions_app.ids import time_uuid_bound
+
+MAX_PAGE = 1000
+MAX_RANGE_BUCKETS = 93
+
+SELECT_SESSIONS = """
+SELECT session_id, started_at, last_seen_at, anonymous_id, user_id, event_count,
+       pageview_count, click_count, entry_url, exit_url, converted, is_bot
+FROM {ks}.user_sessions WHERE site_id = ? AND user_key = ? LIMIT ?
+"""
+SELECT_SESSION_EVENTS = """
+SELECT event_id, type, name, ts, url, referrer, title, element, props, late
+FROM {ks}.session_events WHERE session_id = ? LIMIT ?
+"""
+SELECT_USER_BUCKET = """
+SELECT event_id, session_id, type, name, ts, url, element, props
+FROM {ks}.user_events_by_bucket
+WHERE site_id = ? AND user_key = ? AND bucket = ? AND event_id >= ? AND event_id < ? LIMIT ?
+"""
+SELECT_HEARTBEATS = "SELECT worker, beat_at, written_at FROM {ks}.pipeline_heartbeats LIMIT 100"
+
+
+def _bounded(limit: int) -> int:
+    if not 1 <= limit <= MAX_PAGE:
+        raise ValueError(f"limit must be between 1 and {MAX_PAGE}, got {limit}")
+    return limit
+
+
+def _decode(value: str | None) -> Any:
+    return None if value is None else json.loads(value)
+
+
+def session_list(*, site_id: uuid.UUID, user_key: str, limit: int = 50) -> list[dict[str, Any]]:
+    """Return a user's sessions, newest first."""
+    rows = session().execute(prepare(SELECT_SESSIONS), (site_id, user_key, _bounded(limit)))
+    return [
+        {
+            **row,
+            "started_at": buckets.from_driver(row["started_at"]),
+            "last_seen_at": buckets.from_driver(row["last_seen_at"]),
+        }
+        for row in rows
+    ]
+
+
+def session_events(*, session_id: uuid.UUID, limit: int = MAX_PAGE) -> list[dict[str, Any]]:
+    """Return a session's events in time order."""
+    rows = session().execute(prepare(SELECT_SESSION_EVENTS), (session_id, _bounded(limit)))
+    return [
+        {
+            **row,
+            "ts": buckets.from_driver(row["ts"]),
+            "element": _decode(row["element"]),
+            "props": _decode(row["props"]),
+        }
+        for row in rows
+    ]
+
+
+def user_events(
+    *, site_id: uuid.UUID, user_key: str, start: datetime, end: datetime, limit: int = MAX_PAGE
+) -> list[dict[str, Any]]:
+    """Return a user's events in [start, end), in time order, across bucket partitions.
+
+    Buckets are read in parallel (one async query each); the range is capped so
+    a request never fans out over more than MAX_RANGE_BUCKETS partitions.
+    """
+    limit = _bounded(limit)
+    width = buckets.parse_width(settings.USER_EVENTS_BUCKET)
+    partitions = buckets.buckets_between(start, end, width, limit=MAX_RANGE_BUCKETS)
+    low, high = time_uuid_bound(start), time_uuid_bound(end)
+    statement = prepare(SELECT_USER_BUCKET)
+    futures = [
+        session().execute_async(statement, (site_id, user_key, bucket, low, high, limit))
+        for bucket in partitions
+    ]
+    events: list[dict[str, Any]] = []
+    for future in futures:  # buckets are in time order; rows within a bucket too
+        for row in future.result():
+            events.append(
+                {
+                    **row,
+                    "ts": buckets.from_driver(row["ts"]),
+                    "element": _decode(row["element"]),
+                    "props": _decode(row["props"]),
+                }
+            )
+            if len(events) >= limit:
+                return events
+    return events
+
+
+@dataclass(frozen=True)
+class Check:
+    """The outcome of one health probe."""
+
+    ok: bool
+    detail: str
+
+
+def health_cassandra() -> Check:
+    """Check that Cassandra answers and the keyspace exists."""
+    try:
+        name = keyspace()
+        row = session().execute("SELECT release_version FROM system.local", timeout=3).one()
+        cluster = connections[ALIAS].connection.cluster
+        if name not in cluster.metadata.keyspaces:
+            cluster.refresh_schema_metadata(max_schema_agreement_wait=2)
+        if name not in cluster.metadata.keyspaces:
+            return Check(False, f"keyspace {name!r} does not exist (run manage.py sync_cassandra)")
+        return Check(True, f"Cassandra {row['release_version']}, keyspace {name}")
+    except Exception as exc:  # noqa: BLE001 - report any failure, never raise from health
+        return Check(False, f"{type(exc).__name__}: {exc}")
+
+
+def health_redis() -> Check:
+    """Check that Redis answers PING."""
+    try:
+        client = redis.Redis.from_url(
+            settings.REDIS_URL, socket_timeout=2, socket_connect_timeout=2
+        )
+        client.ping()
+        return Check(True, "PONG")
+    except Exception as exc:  # noqa: BLE001
+        return Check(False, f"{type(exc).__name__}: {exc}")
+
+
+def health_celery() -> Check:
+    """Check that at least one Celery worker answers a broadcast ping."""
+    from clickstream.celery import app
+
+    try:
+        with app.connection_for_write(settings.CELERY_BROKER_URL) as connection:
+            replies = app.control.ping(timeout=1.0, connection=connection)
+    except Exception as exc:  # noqa: BLE001
+        return Check(False, f"broker unreachable: {type(exc).__name__}: {exc}")
+    if not replies:
+        return Check(False, "no Celery worker answered ping within 1s")
+    workers = sorted(name for reply in replies for name in reply)
+    return Check(True, f"{len(workers)} worker(s): {', '.join(workers)}")
+
+
+def heartbeat_list() -> list[dict[str, Any]]:
+    """Return the last pipeline heartbeat written by each worker."""
+    rows = session().execute(prepare(SELECT_HEARTBEATS))
+    return [
+        {
+            "worker": row["worker"],
+            "beat_at": buckets.from_driver(row["beat_at"]),
+            "written_at": buckets.from_driver(row["written_at"]),
+        }
+        for row in rows
+    ]
+
+
+def health_report() -> dict[str, Any]:
+    """Return every probe's outcome and whether all passed."""
+    checks = {
+        "cassandra": health_cassandra(),
+        "redis": health_redis(),
+        "celery": health_celery(),
+    }
+    return {
+        "ok": all(check.ok for check in checks.values()),
+        "checks": {name: {"ok": c.ok, "detail": c.detail} for name, c in checks.items()},
+    }

@@ -1,0 +1,1 @@
+"""HTTP adapters: validate, call a service or selector, serialize."""

@@ -1,0 +1,161 @@
+"""Test fixtures: real Cassandra (a `test_` keyspace) and real Redis, a fixed UTC clock."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CASSANDRA_DBS = ["default", "cassandra"]
+# Millisecond precision: Cassandra timestamps keep milliseconds.
+FIXED_NOW = datetime(2026, 3, 14, 15, 9, 26, 535_000, tzinfo=UTC)
+_KEYSPACE_IN_CQL = re.compile(
+    r"\b(?:FROM|INTO|UPDATE|TABLE|KEYSPACE|INDEX\s+ON|TRUNCATE)\s+(?:IF\s+(?:NOT\s+)?EXISTS\s+)?"
+    r'"?([A-Za-z_][A-Za-z0-9_]*)"?\.',
+    re.IGNORECASE,
+)
+
+
+class KeyspaceGuardViolation(AssertionError):
+    """A test issued CQL against a keyspace that is neither test_ nor system."""
+
+
+def guard_statement(query: object) -> None:
+    """Raise if a statement names or routes to a keyspace outside test_*/system*."""
+    names = set()
+    keyspace = getattr(query, "keyspace", None)
+    if keyspace:
+        names.add(keyspace)
+    text = getattr(query, "query_string", None) or getattr(
+        getattr(query, "prepared_statement", None), "query_string", ""
+    )
+    names.update(_KEYSPACE_IN_CQL.findall(text or ""))
+    for name in names:
+        if not (name.startswith("test_") or name.startswith("system")):
+            raise KeyspaceGuardViolation(
+                f"test touched keyspace {name!r}; only test_* keyspaces are allowed"
+            )
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_test_environment, django_db_blocker, django_db_modify_db_settings):
+    """Always create both test databases and install the keyspace guard.
+
+    pytest-django only sets up the aliases that collected tests ask for; a test
+    that forgot its Cassandra mark would then talk to the real keyspace. Here the
+    test_ keyspace is always created (after dropping a leftover one from a crashed
+    run), and every statement the driver sends is checked by guard_statement.
+    """
+    from django.db import connections
+    from django.test.utils import setup_databases, teardown_databases
+
+    from sessions_app.cassandra import session
+
+    with django_db_blocker.unblock():
+        conn = connections["cassandra"]
+        test_name = conn.settings_dict["TEST"]["NAME"]
+        assert test_name.startswith("test_"), test_name
+        conn.connection.session.execute(f"DROP KEYSPACE IF EXISTS {test_name}")
+        config = setup_databases(
+            verbosity=0, interactive=False, aliases=set(CASSANDRA_DBS), serialized_aliases=set()
+        )
+        session().add_request_init_listener(lambda future: guard_statement(future.query))
+    yield
+    with django_db_blocker.unblock():
+        teardown_databases(config, verbosity=0)
+
+
+@pytest.fixture(autouse=True)
+def _keyspace_guard(django_db_setup) -> None:
+    """Fail any test whose Cassandra keyspace (settings or models) is not test_*."""
+    from django.db import connections
+
+    from sessions_app.models import PipelineHeartbeat, SessionEvent, UserEventByBucket, UserSession
+
+    name = connections["cassandra"].settings_dict["NAME"]
+    assert name.startswith("test_"), f"Cassandra keyspace {name!r} is not a test keyspace"
+    for model in (PipelineHeartbeat, SessionEvent, UserEventByBucket, UserSession):
+        assert (model.__keyspace__ or name).startswith("test_"), model
+
+
+@pytest.fixture
+def now() -> datetime:
+    """Return the fixed UTC instant tests treat as the present."""
+    return FIXED_NOW
+
+
+@pytest.fixture
+def site_id() -> uuid.UUID:
+    """Return a fresh site id, so every test writes to partitions of its own."""
+    return uuid.uuid4()
+
+
+@pytest.fixture(scope="session")
+def celery_worker_process(django_db_setup) -> Iterator[subprocess.Popen[bytes]]:
+    """Start a real Celery worker (prefork) on the test Redis and test keyspace."""
+    from django.conf import settings
+    from django.db import connections
+
+    from clickstream.celery import app
+
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "clickstream.settings.test",
+        "CASSANDRA_KEYSPACE": connections["cassandra"].settings_dict["NAME"],
+        "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
+        "CELERY_RESULT_BACKEND": settings.CELERY_RESULT_BACKEND,
+    }
+    log = ROOT / ".state" / "logs"
+    log.mkdir(parents=True, exist_ok=True)
+    name = f"pytest-{os.getpid()}@%h"
+    with open(log / "test-worker.log", "ab") as out:
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "clickstream",
+                "worker",
+                "-l",
+                "INFO",
+                "--pool",
+                "prefork",
+                "--concurrency",
+                "2",
+                "-n",
+                name,
+                "--without-mingle",
+                "--without-gossip",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"celery worker exited with {process.returncode}; see {log}")
+        if app.control.ping(timeout=0.5):
+            break
+    else:
+        process.kill()
+        raise RuntimeError(f"celery worker did not answer within 60s; see {log}")
+    yield process
+    process.terminate()
+    try:
+        process.wait(20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()

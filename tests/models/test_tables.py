@@ -1,0 +1,156 @@
+"""A round trip per Cassandra table on the real node, through the writer and selectors."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+
+import pytest
+from django.db import connections
+
+from sessions_app import buckets, selectors, services
+from sessions_app.collector.writer import EventRow, SessionSummary, events_write, sessions_write
+from sessions_app.ids import event_uuid
+from sessions_app.models import SessionEvent, UserEventByBucket, UserSession
+
+pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
+
+
+def _event(site_id, session_id, ts, n, kind="pageview", **extra):
+    return EventRow(
+        site_id=site_id,
+        user_key="u1",
+        session_id=session_id,
+        event_id=event_uuid(site_id=site_id, client_event_id=f"e{n}", ts=ts),
+        type=kind,
+        ts=ts,
+        url=f"https://shop.example/p{n}",
+        **extra,
+    )
+
+
+def test_user_sessions_come_back_newest_first(site_id, now) -> None:
+    summaries = []
+    for hours_ago in (30, 2, 10):
+        start = now - timedelta(hours=hours_ago)
+        sid = event_uuid(site_id=site_id, client_event_id=f"s{hours_ago}", ts=start)
+        summaries.append(
+            SessionSummary(
+                site_id=site_id,
+                user_key="u1",
+                session_id=sid,
+                started_at=start,
+                last_seen_at=start + timedelta(minutes=5),
+                event_count=3,
+                entry_url="/a",
+                exit_url="/b",
+                converted=hours_ago == 2,
+            )
+        )
+    sessions_write(summaries)
+
+    got = selectors.session_list(site_id=site_id, user_key="u1")
+
+    assert [s["started_at"] for s in got] == [
+        now - timedelta(hours=2),
+        now - timedelta(hours=10),
+        now - timedelta(hours=30),
+    ]
+    assert got[0]["converted"] is True and got[0]["event_count"] == 3
+    assert got[0]["started_at"].tzinfo is not None
+    # The cqlengine model maps the same table.
+    assert UserSession.objects(site_id=site_id, user_key="u1").count() == 3
+
+
+def test_session_events_are_in_time_order_whatever_the_write_order(site_id, now) -> None:
+    sid = event_uuid(site_id=site_id, client_event_id="s", ts=now)
+    rows = [
+        _event(
+            site_id,
+            sid,
+            now + timedelta(seconds=s),
+            s,
+            element={"tag": "button", "text": "Buy"} if s == 20 else None,
+            props={"plan": "pro"} if s == 5 else None,
+        )
+        for s in (20, 0, 5)
+    ]
+    events_write(rows)
+
+    got = selectors.session_events(session_id=sid)
+
+    assert [e["ts"] for e in got] == [now, now + timedelta(seconds=5), now + timedelta(seconds=20)]
+    assert got[1]["props"] == {"plan": "pro"}
+    assert got[2]["element"] == {"tag": "button", "text": "Buy"}
+    assert SessionEvent.objects(session_id=sid).count() == 3
+
+
+def test_rewriting_the_same_events_adds_no_rows(site_id, now) -> None:
+    sid = event_uuid(site_id=site_id, client_event_id="s", ts=now)
+    rows = [_event(site_id, sid, now + timedelta(seconds=s), s) for s in range(4)]
+    events_write(rows)
+    events_write(rows)
+    assert len(selectors.session_events(session_id=sid)) == 4
+
+
+def test_user_events_by_bucket_span_buckets_in_order(site_id, now) -> None:
+    sid = event_uuid(site_id=site_id, client_event_id="s", ts=now)
+    day = buckets.floor(now, "day")
+    times = [day - timedelta(minutes=1), day, day + timedelta(hours=30), day + timedelta(days=2)]
+    events_write([_event(site_id, sid, ts, n) for n, ts in enumerate(times)])
+
+    got = selectors.user_events(
+        site_id=site_id, user_key="u1", start=day - timedelta(hours=1), end=times[-1]
+    )
+
+    # Three day partitions; the end is exclusive, so the last event is out.
+    assert [e["ts"] for e in got] == times[:3]
+    partitions = {
+        (row.bucket)
+        for row in UserEventByBucket.objects(
+            site_id=site_id, user_key="u1", bucket=buckets.floor(times[2], "day")
+        )
+    }
+    assert len(partitions) == 1
+
+
+def test_user_events_range_is_capped(site_id, now) -> None:
+    with pytest.raises(buckets.BucketRangeError):
+        selectors.user_events(
+            site_id=site_id, user_key="u1", start=now - timedelta(days=200), end=now
+        )
+
+
+def test_pipeline_heartbeat_round_trip(now) -> None:
+    worker = f"test-{uuid.uuid4()}"
+    services.heartbeat_record(beat_at=now, now=now + timedelta(seconds=1), worker=worker)
+    [row] = [r for r in selectors.heartbeat_list() if r["worker"] == worker]
+    assert row["beat_at"] == now and row["written_at"] == now + timedelta(seconds=1)
+
+
+def test_tables_have_the_documented_primary_keys() -> None:
+    keyspace = connections["cassandra"].settings_dict["NAME"]
+    session = connections["cassandra"].connection.session
+    rows = session.execute(
+        "SELECT table_name, column_name, kind, position, clustering_order "
+        "FROM system_schema.columns WHERE keyspace_name = %s",
+        (keyspace,),
+    )
+    keys: dict[str, dict[str, list[tuple[int, str, str]]]] = {}
+    for r in rows:
+        if r["kind"] in ("partition_key", "clustering"):
+            keys.setdefault(r["table_name"], {}).setdefault(r["kind"], []).append(
+                (r["position"], r["column_name"], r["clustering_order"])
+            )
+
+    def names(table, kind):
+        return [
+            (c, o) if kind == "clustering" else c for _, c, o in sorted(keys[table].get(kind, []))
+        ]
+
+    assert names("user_sessions", "partition_key") == ["site_id", "user_key"]
+    assert names("user_sessions", "clustering") == [("session_id", "desc")]
+    assert names("session_events", "partition_key") == ["session_id"]
+    assert names("session_events", "clustering") == [("event_id", "asc")]
+    assert names("user_events_by_bucket", "partition_key") == ["site_id", "user_key", "bucket"]
+    assert names("user_events_by_bucket", "clustering") == [("event_id", "asc")]

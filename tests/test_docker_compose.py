@@ -1,0 +1,73 @@
+"""docker-compose.yml stays in step with the settings (it cannot run here: no Docker engine)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+ENV_READ = re.compile(r'env(?:\.\w+)?\(\s*"([A-Z][A-Z0-9_]*)"')
+
+
+def _compose() -> dict:
+    return yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+
+
+def _settings_env_names() -> set[str]:
+    names = set()
+    for path in (ROOT / "clickstream" / "settings").glob("*.py"):
+        names.update(ENV_READ.findall(path.read_text()))
+    return names
+
+
+def test_services_and_healthchecks() -> None:
+    services = _compose()["services"]
+    assert set(services) == {"cassandra", "redis", "web", "worker", "beat"}
+    assert services["cassandra"]["image"].startswith("cassandra:5.0")
+    assert services["redis"]["image"].startswith("redis:7")
+    for name, service in services.items():
+        assert "test" in service.get("healthcheck", {}), f"{name} has no healthcheck"
+
+
+def test_app_services_use_only_names_the_settings_read() -> None:
+    known = _settings_env_names() | {"DJANGO_SETTINGS_MODULE"}
+    services = _compose()["services"]
+    for name in ("web", "worker", "beat"):
+        env = services[name]["environment"]
+        unknown = set(env) - known
+        assert not unknown, f"{name} sets variables the settings never read: {unknown}"
+        for required in (
+            "CASSANDRA_HOSTS",
+            "CASSANDRA_KEYSPACE",
+            "CASSANDRA_LOCAL_DC",
+            "REDIS_URL",
+            "CELERY_BROKER_URL",
+            "DJANGO_SECRET_KEY",
+        ):
+            assert required in env, f"{name} lacks {required}"
+        assert env["DJANGO_SETTINGS_MODULE"] == "clickstream.settings.production"
+
+
+def test_app_services_wait_for_healthy_dependencies() -> None:
+    services = _compose()["services"]
+    for name in ("web", "worker", "beat"):
+        depends = services[name]["depends_on"]
+        assert depends["cassandra"]["condition"] == "service_healthy"
+        assert depends["redis"]["condition"] == "service_healthy"
+
+
+def test_settings_parse_the_replication_values_compose_uses() -> None:
+    from clickstream.settings.base import cassandra_replication
+
+    env = _compose()["services"]["web"]["environment"]
+    assert cassandra_replication(env["CASSANDRA_REPLICATION"]) == {
+        "strategy_class": "SimpleStrategy",
+        "replication_factor": 1,
+    }
+    assert cassandra_replication("NetworkTopologyStrategy:dc1=3,dc2=2") == {
+        "strategy_class": "NetworkTopologyStrategy",
+        "dc1": 3,
+        "dc2": 2,
+    }
