@@ -7,7 +7,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell sha1sum pyproject.toml | cut -c1-12)
 
-.PHONY: run test test-all bench lint fmt stop status clean install
+.PHONY: run test bench lint fmt stop status clean install tracker
 
 install: $(STAMP)
 
@@ -17,10 +17,22 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q -e '.[dev]'
 	@rm -f $(VENV)/.installed-*; touch $@
 
+NODE_STAMP := node_modules/.installed-$(shell sha1sum package-lock.json | cut -c1-12)
+
+$(NODE_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	@rm -f node_modules/.installed-*; touch $@
+
+tracker: $(NODE_STAMP)
+	npm run --silent build
+	npm run --silent size
+
 run: $(STAMP)
 	$(PY) -m ops.stack run
 
-test: $(STAMP)
+test: $(STAMP) $(NODE_STAMP)
+	npm test --silent
+	npm run --silent size
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy clickstream sessions_app ops
 	$(PY) -m ops.stack test -- $(PYTEST_ARGS)
@@ -46,4 +58,4 @@ stop: $(STAMP)
 	-$(PY) -m ops.cassandra stop
 
 clean: stop
-	rm -rf .state .venv .pytest_cache .mypy_cache .ruff_cache
+	rm -rf .state .venv node_modules .pytest_cache .mypy_cache .ruff_cache

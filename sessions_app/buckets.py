@@ -118,3 +118,21 @@ def buckets_between(
             )
         result.append(bucket)
     return result
+
+
+# --- Sizing (seed 003: size = writes/s * bucket duration * bytes/row) -------------
+
+MB = 1_000_000
+
+
+def partition_bytes(*, writes_per_second: float, row_bytes: int, width: Width | str) -> float:
+    """Return the expected size of one partition of the given bucket width."""
+    return writes_per_second * nominal_duration(width).total_seconds() * row_bytes
+
+
+def shards_for(
+    *, writes_per_second: float, row_bytes: int, width: Width | str, budget_bytes: int = 100 * MB
+) -> int:
+    """Return how many shards keep each (bucket, shard) partition within the budget."""
+    size = partition_bytes(writes_per_second=writes_per_second, row_bytes=row_bytes, width=width)
+    return max(1, -(-int(size) // budget_bytes))

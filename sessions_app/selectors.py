@@ -25,7 +25,7 @@ SELECT session_id, started_at, last_seen_at, anonymous_id, user_id, event_count,
 FROM {ks}.user_sessions WHERE site_id = ? AND user_key = ? LIMIT ?
 """
 SELECT_SESSION_EVENTS = """
-SELECT event_id, type, name, ts, url, referrer, title, element, props, late
+SELECT event_id, type, name, ts, url, referrer, title, element, props, late, clamped, is_bot
 FROM {ks}.session_events WHERE session_id = ? LIMIT ?
 """
 SELECT_USER_BUCKET = """
@@ -180,3 +180,121 @@ def health_report() -> dict[str, Any]:
         "ok": all(check.ok for check in checks.values()),
         "checks": {name: {"ok": c.ok, "detail": c.detail} for name, c in checks.items()},
     }
+
+
+SELECT_LOG_STATE = """
+SELECT batch_id, received_at, applied FROM {ks}.transaction_log
+WHERE site_id = ? AND minute = ? AND shard = ?
+"""
+SELECT_LOG_PAYLOAD = """
+SELECT payload FROM {ks}.transaction_log
+WHERE site_id = ? AND minute = ? AND shard = ? AND batch_id = ?
+"""
+SELECT_FAILED = """
+SELECT failed_id, received_at, reason, field, source, payload FROM {ks}.failed_events
+WHERE site_id = ? AND day = ? LIMIT ?
+"""
+SELECT_STATS = """
+SELECT received, accepted, duplicates, late, clamped, rejected FROM {ks}.ingest_stats
+WHERE site_id = ? AND bucket = ?
+"""
+SELECT_FEED = """
+SELECT session_id, user_key, started_at, last_seen_at, event_count, entry_url, exit_url, is_bot
+FROM {ks}.latest_sessions WHERE site_id = ? AND sentinel = ? LIMIT ?
+"""
+SELECT_LINKS = """
+SELECT anonymous_id, linked_at FROM {ks}.identity_links WHERE site_id = ? AND user_id = ? LIMIT ?
+"""
+SELECT_SITE_BUCKET = """
+SELECT event_id, session_id, user_key, type, name, ts, url, element, is_bot, late
+FROM {ks}.site_events_by_bucket WHERE site_id = ? AND bucket = ? AND shard = ?
+"""
+
+
+def txlog_unapplied(
+    *, site_id: uuid.UUID, minute: datetime, shards: int, received_before: datetime
+) -> list[bytes]:
+    """Return payloads of log entries in one log bucket not yet applied, oldest first."""
+    state = prepare(SELECT_LOG_STATE)
+    futures = [
+        (shard, session().execute_async(state, (site_id, minute, shard))) for shard in range(shards)
+    ]
+    payload = prepare(SELECT_LOG_PAYLOAD)
+    found = []
+    for shard, future in futures:
+        for row in future.result():  # paged by the driver's fetch size
+            if row["applied"] or buckets.from_driver(row["received_at"]) >= received_before:
+                continue
+            found.append((row["batch_id"].time, shard, row["batch_id"]))
+    found.sort()
+    return [
+        session().execute(payload, (site_id, minute, shard, batch_id)).one()["payload"]
+        for _, shard, batch_id in found
+    ]
+
+
+def failed_events_list(
+    *, site_id: uuid.UUID, day: datetime, limit: int = 100
+) -> list[dict[str, Any]]:
+    """Return the rejected events of a site on a UTC day, newest first."""
+    bucket = buckets.floor(day, buckets.Width.DAY)
+    rows = session().execute(prepare(SELECT_FAILED), (site_id, bucket, _bounded(limit)))
+    return [{**row, "received_at": buckets.from_driver(row["received_at"])} for row in rows]
+
+
+def ingest_counts(*, site_id: uuid.UUID, hour: datetime) -> dict[str, Any]:
+    """Return the data-quality counts of a site's hour: received, accepted, rejected by reason."""
+    bucket = buckets.floor(hour, buckets.Width.HOUR)
+    totals: dict[str, Any] = {
+        "received": 0,
+        "accepted": 0,
+        "duplicates": 0,
+        "late": 0,
+        "clamped": 0,
+        "rejected": {},
+    }
+    for row in session().execute(prepare(SELECT_STATS), (site_id, bucket)):
+        for name in ("received", "accepted", "duplicates", "late", "clamped"):
+            totals[name] += row[name]
+        for reason, count in (row["rejected"] or {}).items():
+            totals["rejected"][reason] = totals["rejected"].get(reason, 0) + count
+    return totals
+
+
+def feed_latest(*, site_id: uuid.UUID, limit: int = 20) -> list[dict[str, Any]]:
+    """Return the site's most recently active sessions (one entry per session), newest first."""
+    limit = _bounded(limit)
+    statement = prepare(SELECT_FEED)
+    futures = [
+        session().execute_async(statement, (site_id, sentinel, limit * 3))
+        for sentinel in range(settings.FEED_SHARDS)
+    ]
+    latest: dict[uuid.UUID, dict[str, Any]] = {}
+    for future in futures:
+        for row in future.result():
+            entry = {
+                **row,
+                "started_at": buckets.from_driver(row["started_at"]),
+                "last_seen_at": buckets.from_driver(row["last_seen_at"]),
+            }
+            known = latest.get(row["session_id"])
+            if known is None or known["last_seen_at"] < entry["last_seen_at"]:
+                latest[row["session_id"]] = entry
+    ordered = sorted(latest.values(), key=lambda e: e["last_seen_at"], reverse=True)
+    return ordered[:limit]
+
+
+def identity_links(*, site_id: uuid.UUID, user_id: str, limit: int = 100) -> list[str]:
+    """Return the anonymous ids identify() linked to a user id."""
+    rows = session().execute(prepare(SELECT_LINKS), (site_id, user_id, _bounded(limit)))
+    return [row["anonymous_id"] for row in rows]
+
+
+def site_bucket_events(*, site_id: uuid.UUID, hour: datetime, shards: int) -> list[dict[str, Any]]:
+    """Return every event of a site's hour across its shards (aggregation source)."""
+    bucket = buckets.floor(hour, buckets.Width.HOUR)
+    statement = prepare(SELECT_SITE_BUCKET)
+    futures = [session().execute_async(statement, (site_id, bucket, s)) for s in range(shards)]
+    events = [{**row, "ts": buckets.from_driver(row["ts"])} for f in futures for row in f.result()]
+    events.sort(key=lambda e: e["event_id"].time)
+    return events

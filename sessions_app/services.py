@@ -16,8 +16,6 @@ from django.contrib.auth import get_user_model
 
 from sessions_app import buckets
 from sessions_app.cassandra import prepare, session
-from sessions_app.collector.writer import EventRow, SessionSummary, events_write, sessions_write
-from sessions_app.ids import event_uuid
 from sessions_app.models import Site
 
 UPSERT_HEARTBEAT = """
@@ -34,9 +32,18 @@ def heartbeat_record(*, beat_at: datetime, now: datetime, worker: str | None = N
     return name
 
 
-def site_create(*, name: str, origins: list[str]) -> Site:
-    """Create a site with its allowed origins and a fresh tracker key."""
-    return Site.objects.create(name=name, allowed_origins=origins)
+def site_create(*, name: str, origins: list[str], events_per_second: float = 10.0) -> Site:
+    """Create a site with its allowed origins, a fresh tracker key and its shard count.
+
+    The shard count keeps each hour partition of site_events_by_bucket inside the
+    partition budget at the expected event rate (seed 003 sizing, seed 000 suffix).
+    """
+    shards = buckets.shards_for(
+        writes_per_second=events_per_second,
+        row_bytes=settings.SITE_EVENT_ROW_BYTES,
+        width=buckets.Width.HOUR,
+    )
+    return Site.objects.create(name=name, allowed_origins=origins, event_shards=shards)
 
 
 @dataclass(frozen=True)
@@ -83,7 +90,12 @@ DEMO_PAGES = [
     ("/about", "About us · Demo Shop"),
 ]
 DEMO_ELEMENTS: list[dict[str, Any]] = [
-    {"tag": "a", "text": "Products", "selector": "nav > a.products", "href": "/products"},
+    {
+        "tag": "a",
+        "text": "Products",
+        "selector": "nav > a.products",
+        "href": "https://demo.clickstream.local/products",
+    },
     {
         "tag": "button",
         "id": "add-to-cart",
@@ -98,11 +110,73 @@ DEMO_ELEMENTS: list[dict[str, Any]] = [
         "text": "Checkout",
         "selector": "#checkout",
     },
-    {"tag": "a", "text": "About", "selector": "footer > a", "href": "/about"},
+    {
+        "tag": "a",
+        "text": "About",
+        "selector": "footer > a",
+        "href": "https://demo.clickstream.local/about",
+    },
+]
+DEMO_AGENTS = [
+    "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) "
+    "Chrome/131.0 Safari/537.36",
+    "Mozilla/5.0 (Macintosh; Intel Mac OS X 14_5) AppleWebKit/605.1.15 (KHTML, like Gecko) "
+    "Version/17.5 Safari/605.1.15",
+    "Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 Mobile/15E148",
+    "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)",
 ]
 
 
-def demo_data_generate(
+def _visit_events(
+    rng: random.Random,
+    *,
+    anonymous_id: str,
+    user_id: str | None,
+    start: datetime,
+    origin: str,
+    tag: str,
+) -> list[dict[str, Any]]:
+    """Return one visit's events in /collect format: page views, clicks, maybe a purchase."""
+    events: list[dict[str, Any]] = []
+    ts = start
+    path, title = DEMO_PAGES[0]
+    for step in range(rng.randint(2, 14)):
+        if step and rng.random() < 0.45:
+            kind, element = "click", dict(rng.choice(DEMO_ELEMENTS))
+        else:
+            kind, element = "pageview", None
+            path, title = rng.choice(DEMO_PAGES) if step else DEMO_PAGES[0]
+        event: dict[str, Any] = {
+            "id": f"{tag}-{step}",
+            "type": kind,
+            "ts": ts.isoformat(),
+            "anonymous_id": anonymous_id,
+            "url": origin + path,
+            "title": title,
+        }
+        if element:
+            event["element"] = element
+        if user_id:
+            event["user_id"] = user_id
+        events.append(event)
+        ts += timedelta(seconds=rng.randint(3, 240))
+    if rng.random() < 0.15:
+        events.append(
+            {
+                "id": f"{tag}-buy",
+                "type": "custom",
+                "name": settings.CONVERSION_EVENT,
+                "ts": ts.isoformat(),
+                "anonymous_id": anonymous_id,
+                "url": origin + "/checkout",
+                "props": {"value": rng.choice([19, 49, 129, 399]), "currency": "EUR"},
+                **({"user_id": user_id} if user_id else {}),
+            }
+        )
+    return events
+
+
+def clicks_generate(
     *,
     site: Site,
     users: int,
@@ -111,90 +185,49 @@ def demo_data_generate(
     seed: int = 7,
     progress: Callable[[int], None] | None = None,
 ) -> int:
-    """Write realistic demo sessions for site over the last `days` days; return events written.
+    """Send realistic visits for site over the last `days` days through the collector.
 
-    Deterministic for a given seed and now, so re-running overwrites the same
-    rows (idempotent event ids) instead of adding more.
+    Each visit is one batch arriving a few seconds after its last event, so it
+    goes through the same validation, sessionization and write path as the
+    tracker. Deterministic for a given seed and now: re-running only produces
+    duplicates. Returns the number of events accepted.
     """
+    from sessions_app.collector.pipeline import Source, events_record
+
     rng = random.Random(seed)  # noqa: S311 - demo data, not security
     now = buckets.as_utc(now)
     origin = "https://demo.clickstream.local"
-    total = 0
+    accepted = 0
     for index in range(users):
-        anonymous_id = f"anon-{seed}-{index:04d}"
-        user_id = f"user{index:04d}@example.com" if index % 3 == 0 else None
-        user_key = user_id or anonymous_id
-        events: list[EventRow] = []
-        summaries: list[SessionSummary] = []
-        for _ in range(rng.randint(1, 2 * days)):
-            start = now - timedelta(seconds=rng.randint(600, days * 86_400))
-            session_id = event_uuid(
-                site_id=site.id, client_event_id=f"s-{user_key}-{start}", ts=start
-            )
-            ts = start
-            summary = SessionSummary(
-                site_id=site.id,
-                user_key=user_key,
-                session_id=session_id,
-                started_at=start,
-                last_seen_at=start,
+        anonymous_id = f"anon-{seed}-{index:05d}"
+        user_id = f"user{index:05d}@example.com" if index % 3 == 0 else None
+        agent = rng.choice(DEMO_AGENTS)
+        ip = f"198.51.100.{rng.randint(1, 254)}"
+        starts = sorted(
+            now - timedelta(seconds=rng.randint(600, days * 86_400))
+            for _ in range(rng.randint(1, 2 * days))
+        )
+        for number, start in enumerate(starts):
+            events = _visit_events(
+                rng,
                 anonymous_id=anonymous_id,
                 user_id=user_id,
-                user_agent="Mozilla/5.0 (X11; Linux x86_64) DemoBrowser/1.0",
+                start=start,
+                origin=origin,
+                tag=f"g{seed}-{index}-{number}",
             )
-            for step in range(rng.randint(2, 14)):
-                if step and rng.random() < 0.45:
-                    kind, element = "click", dict(rng.choice(DEMO_ELEMENTS))
-                else:
-                    kind, element = "pageview", None
-                path, title = rng.choice(DEMO_PAGES) if step else DEMO_PAGES[0]
-                client_id = f"{session_id}-{step}"
-                events.append(
-                    EventRow(
-                        site_id=site.id,
-                        user_key=user_key,
-                        session_id=session_id,
-                        event_id=event_uuid(site_id=site.id, client_event_id=client_id, ts=ts),
-                        type=kind,
-                        ts=ts,
-                        url=origin + path,
-                        title=title,
-                        element=element,
-                    )
-                )
-                summary.event_count += 1
-                summary.pageview_count += kind == "pageview"
-                summary.click_count += kind == "click"
-                summary.entry_url = summary.entry_url or origin + path
-                summary.exit_url = origin + path
-                summary.last_seen_at = ts
-                ts += timedelta(seconds=rng.randint(3, 240))
-            if rng.random() < 0.15:
-                summary.converted = True
-                events.append(
-                    EventRow(
-                        site_id=site.id,
-                        user_key=user_key,
-                        session_id=session_id,
-                        event_id=event_uuid(
-                            site_id=site.id, client_event_id=f"{session_id}-buy", ts=ts
-                        ),
-                        type="custom",
-                        name="purchase",
-                        ts=ts,
-                        url=origin + "/checkout",
-                        props={"value": rng.choice([19, 49, 129, 399]), "currency": "EUR"},
-                    )
-                )
-                summary.event_count += 1
-                summary.last_seen_at = ts
-            summaries.append(summary)
-        events_write(events)
-        sessions_write(summaries)
-        total += len(events)
+            last = datetime.fromisoformat(events[-1]["ts"])
+            source = Source(
+                site=site,
+                received_at=min(now, last + timedelta(seconds=2)),
+                user_agent=agent,
+                ip=ip,
+                name="generate_clicks",
+            )
+            accepted += events_record(source=source, raw_events=events).accepted
         if progress:
             progress(1)
-    return total
+    return accepted
 
 
 def demo_site_ensure(*, origins: list[str]) -> tuple[Site, bool]:

@@ -1,10 +1,15 @@
 from django.urls import path
 
-from sessions_app.views import health, pages
+from sessions_app.views import collector, health, pages
 
 app_name = "sessions_app"
 
 urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
+    path("collect", collector.collect, name="collect"),
+    path("v1/batch", collector.segment, {"kind": "batch"}, name="segment-batch"),
+    path("v1/track", collector.segment, {"kind": "track"}, name="segment-track"),
+    path("v1/page", collector.segment, {"kind": "page"}, name="segment-page"),
+    path("v1/identify", collector.segment, {"kind": "identify"}, name="segment-identify"),
     path("", pages.home, name="home"),
 ]

@@ -79,11 +79,11 @@ def _keyspace_guard(django_db_setup) -> None:
     """Fail any test whose Cassandra keyspace (settings or models) is not test_*."""
     from django.db import connections
 
-    from sessions_app.models import PipelineHeartbeat, SessionEvent, UserEventByBucket, UserSession
+    from sessions_app.models import CASSANDRA_MODELS
 
     name = connections["cassandra"].settings_dict["NAME"]
     assert name.startswith("test_"), f"Cassandra keyspace {name!r} is not a test keyspace"
-    for model in (PipelineHeartbeat, SessionEvent, UserEventByBucket, UserSession):
+    for model in CASSANDRA_MODELS:
         assert (model.__keyspace__ or name).startswith("test_"), model
 
 

@@ -151,6 +151,11 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": timedelta(seconds=30),
         "options": {"expires": 25},
     },
+    "replay-transaction-log": {
+        "task": "sessions_app.tasks.replay_transaction_log",
+        "schedule": timedelta(minutes=1),
+        "options": {"expires": 55},
+    },
 }
 
 # Health: a worker heartbeat older than this makes /healthz report the beat
@@ -187,3 +192,29 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
     "loggers": {"cassandra": {"level": "WARNING"}},
 }
+
+# --- Collector ---------------------------------------------------------------
+COLLECT_MAX_BODY_BYTES = env.int("COLLECT_MAX_BODY_BYTES", default=256 * 1024)
+COLLECT_MAX_EVENTS = env.int("COLLECT_MAX_EVENTS", default=500)
+# Fixed one-second windows in Redis; 0 disables a limit.
+COLLECT_RATE_PER_SITE = env.int("COLLECT_RATE_PER_SITE", default=500)
+COLLECT_RATE_PER_IP = env.int("COLLECT_RATE_PER_IP", default=50)
+# Number of reverse proxies in front of the app whose X-Forwarded-For to trust.
+TRUSTED_PROXY_COUNT = env.int("TRUSTED_PROXY_COUNT", default=0)
+SESSION_INACTIVITY = timedelta(minutes=env.int("SESSION_INACTIVITY_MINUTES", default=30))
+SESSION_MAX_DURATION = timedelta(hours=env.int("SESSION_MAX_HOURS", default=24))
+CONVERSION_EVENT = env("CONVERSION_EVENT", default="purchase")
+# A clock difference (received_at - sent_at) below this is transit time, not skew.
+CLOCK_SKEW_TOLERANCE = timedelta(seconds=env.int("CLOCK_SKEW_TOLERANCE_SECONDS", default=60))
+MAX_EVENT_AGE = timedelta(days=env.int("MAX_EVENT_AGE_DAYS", default=30))
+# An event whose hour bucket ended more than this long before it arrived is late
+# (the bucket may already be sealed).
+ALLOWED_LATENESS = timedelta(minutes=env.int("ALLOWED_LATENESS_MINUTES", default=10))
+DEDUP_TTL = timedelta(hours=env.int("DEDUP_TTL_HOURS", default=48))
+FEED_SHARDS = env.int("FEED_SHARDS", default=4)
+TXLOG_SHARDS = env.int("TXLOG_SHARDS", default=4)
+TXLOG_REPLAY_GRACE = timedelta(seconds=env.int("TXLOG_REPLAY_GRACE_SECONDS", default=60))
+TXLOG_REPLAY_WINDOW = timedelta(hours=env.int("TXLOG_REPLAY_WINDOW_HOURS", default=2))
+FAILED_EVENT_PAYLOAD_BYTES = 8 * 1024
+# Expected bytes of a site_events_by_bucket row, for shard counts (buckets.shards_for).
+SITE_EVENT_ROW_BYTES = env.int("SITE_EVENT_ROW_BYTES", default=400)

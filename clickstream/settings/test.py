@@ -13,3 +13,9 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
+STATIC_ROOT = None  # type: ignore[assignment]  # static files come from the finders; nothing is collected in tests
+ALLOWED_HOSTS = ["testserver", "127.0.0.1", "localhost"]
+# Tests send many requests from 127.0.0.1 within a second; the rate-limit tests
+# lower these explicitly.
+COLLECT_RATE_PER_SITE = 100_000
+COLLECT_RATE_PER_IP = 100_000

@@ -1,36 +1,53 @@
 """The only code that writes event rows to Cassandra.
 
-Rows go out as prepared, idempotent statements executed concurrently; every
-value is bound, never formatted into CQL.
+A `Plan` is everything one accepted batch changes: event rows, session summaries
+and identity links. `log_write` stores the plan durably in `transaction_log`
+before the collector answers; `plan_apply` writes it into every table and marks
+the log entry applied. Applying a plan twice writes the same cells, so the
+replay task can re-apply any entry that was not marked.
+
+Statements are prepared and idempotent; rows of one partition go out as one
+UNLOGGED batch (a single mutation), and partitions are written concurrently.
 """
 
 from __future__ import annotations
 
 import json
 import uuid
+import zlib
+from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from datetime import datetime
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timedelta
 from typing import Any
 
-from cassandra.concurrent import execute_concurrent_with_args
+from cassandra.concurrent import execute_concurrent
+from cassandra.query import BatchStatement, BatchType, PreparedStatement
 from django.conf import settings
 
 from sessions_app import buckets
-from sessions_app.cassandra import prepare, session
+from sessions_app.cassandra import consistency, prepare, session
+from sessions_app.ids import time_uuid
 
-CONCURRENCY = 64
+CONCURRENCY = 48
+MAX_BATCH_ROWS = 50
 
 INSERT_SESSION_EVENT = """
 INSERT INTO {ks}.session_events
   (session_id, event_id, site_id, user_key, type, name, ts, url, referrer, title,
-   element, props, late)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+   element, props, late, clamped, is_bot)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 """
 INSERT_USER_EVENT = """
 INSERT INTO {ks}.user_events_by_bucket
   (site_id, user_key, bucket, event_id, session_id, type, name, ts, url, element, props)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+"""
+INSERT_SITE_EVENT = """
+INSERT INTO {ks}.site_events_by_bucket
+  (site_id, bucket, shard, event_id, session_id, user_key, type, name, ts, url, element,
+   is_bot, late)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 """
 UPSERT_USER_SESSION = """
 INSERT INTO {ks}.user_sessions
@@ -38,12 +55,42 @@ INSERT INTO {ks}.user_sessions
    event_count, pageview_count, click_count, entry_url, exit_url, converted, is_bot,
    user_agent, ip_prefix)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+USING TIMESTAMP ?
 """
+INSERT_FEED = """
+INSERT INTO {ks}.latest_sessions
+  (site_id, sentinel, seen_id, session_id, user_key, started_at, last_seen_at, event_count,
+   entry_url, exit_url, is_bot)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+"""
+INSERT_LINK = """
+INSERT INTO {ks}.identity_links (site_id, user_id, anonymous_id, linked_at) VALUES (?, ?, ?, ?)
+"""
+INSERT_LOG = """
+INSERT INTO {ks}.transaction_log
+  (site_id, minute, shard, batch_id, received_at, event_count, payload, applied)
+VALUES (?, ?, ?, ?, ?, ?, ?, false)
+"""
+MARK_APPLIED = """
+UPDATE {ks}.transaction_log SET applied = true
+WHERE site_id = ? AND minute = ? AND shard = ? AND batch_id = ?
+"""
+INSERT_FAILED = """
+INSERT INTO {ks}.failed_events
+  (site_id, day, failed_id, received_at, reason, field, source, payload)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+"""
+INSERT_STATS = """
+INSERT INTO {ks}.ingest_stats
+  (site_id, bucket, batch_id, received, accepted, duplicates, late, clamped, rejected)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+"""
+LOG_WIDTH = buckets.Width.TEN_MINUTES
 
 
 @dataclass(frozen=True)
 class EventRow:
-    """One validated, sessionized event ready to be written."""
+    """One accepted, sessionized event."""
 
     site_id: uuid.UUID
     user_key: str
@@ -58,6 +105,9 @@ class EventRow:
     element: dict[str, Any] | None = None
     props: dict[str, Any] | None = None
     late: bool = False
+    clamped: bool = False
+    is_bot: bool = False
+    shard: int = 0
 
 
 @dataclass
@@ -80,94 +130,340 @@ class SessionSummary:
     is_bot: bool = False
     user_agent: str | None = None
     ip_prefix: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Plan:
+    """Everything one accepted batch writes; `version` orders summary overwrites."""
+
+    site_id: uuid.UUID
+    batch_id: uuid.UUID
+    received_at: datetime
+    version: int  # write timestamp (µs) of summary rows: a replayed old plan never wins
+    events: list[EventRow] = field(default_factory=list)
+    sessions: list[SessionSummary] = field(default_factory=list)
+    links: list[tuple[str, str]] = field(default_factory=list)  # (user_id, anonymous_id)
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A rejected event (or request) to keep in failed_events."""
+
+    reason: str
+    field: str
+    payload: str
+    source: str
+
+
+@dataclass(frozen=True)
+class Stats:
+    """Data-quality counts of one request."""
+
+    received: int
+    accepted: int
+    duplicates: int
+    late: int
+    clamped: int
+    rejected: dict[str, int]
+
+
+# --- encoding of plans in the transaction log ------------------------------------
+
+
+def _ms(value: datetime) -> int:
+    delta = buckets.as_utc(value) - buckets.EPOCH
+    return (delta.days * 86_400 + delta.seconds) * 1000 + delta.microseconds // 1000
+
+
+def _from_ms(value: int) -> datetime:
+    return buckets.EPOCH + timedelta(milliseconds=value)
+
+
+_TIME_FIELDS = {"ts", "started_at", "last_seen_at"}
+_UUID_FIELDS = {"site_id", "session_id", "event_id"}
+
+
+def _encode_record(record: Any) -> dict[str, Any]:
+    data = asdict(record)
+    for key in _TIME_FIELDS & data.keys():
+        data[key] = _ms(data[key])
+    for key in _UUID_FIELDS & data.keys():
+        data[key] = str(data[key])
+    return {k: v for k, v in data.items() if v is not None and v is not False}
+
+
+def _decode_record(cls: type, data: dict[str, Any]) -> Any:
+    for key in _TIME_FIELDS & data.keys():
+        data[key] = _from_ms(data[key])
+    for key in _UUID_FIELDS & data.keys():
+        data[key] = uuid.UUID(data[key])
+    return cls(**data)
+
+
+def plan_encode(plan: Plan) -> bytes:
+    """Serialize a plan for the transaction log (JSON, zlib-compressed)."""
+    body = {
+        "v": 1,
+        "site_id": str(plan.site_id),
+        "batch_id": str(plan.batch_id),
+        "received_at": _ms(plan.received_at),
+        "version": plan.version,
+        "events": [_encode_record(e) for e in plan.events],
+        "sessions": [_encode_record(s) for s in plan.sessions],
+        "links": plan.links,
+    }
+    return zlib.compress(json.dumps(body, separators=(",", ":")).encode(), 1)
+
+
+def plan_decode(payload: bytes) -> Plan:
+    """Rebuild a plan from its transaction-log payload."""
+    body = json.loads(zlib.decompress(payload))
+    return Plan(
+        site_id=uuid.UUID(body["site_id"]),
+        batch_id=uuid.UUID(body["batch_id"]),
+        received_at=_from_ms(body["received_at"]),
+        version=body["version"],
+        events=[_decode_record(EventRow, e) for e in body["events"]],
+        sessions=[_decode_record(SessionSummary, s) for s in body["sessions"]],
+        links=[(u, a) for u, a in body["links"]],
+    )
+
+
+# --- writing ---------------------------------------------------------------------
 
 
 def _json(value: dict[str, Any] | None) -> str | None:
     return None if value is None else json.dumps(value, separators=(",", ":"), sort_keys=True)
 
 
-def events_write(events: Sequence[EventRow]) -> int:
-    """Write events to session_events and user_events_by_bucket; return rows written."""
-    if not events:
-        return 0
-    width = buckets.parse_width(settings.USER_EVENTS_BUCKET)
-    by_session = prepare(INSERT_SESSION_EVENT, idempotent=True, write=True)
-    by_bucket = prepare(INSERT_USER_EVENT, idempotent=True, write=True)
-    session_rows = []
-    bucket_rows = []
-    for event in events:
-        ts = buckets.as_utc(event.ts)
-        element, props = _json(event.element), _json(event.props)
-        session_rows.append(
-            (
-                event.session_id,
-                event.event_id,
-                event.site_id,
-                event.user_key,
-                event.type,
-                event.name,
-                ts,
-                event.url,
-                event.referrer,
-                event.title,
-                element,
-                props,
-                event.late,
-            )
-        )
-        bucket_rows.append(
-            (
-                event.site_id,
-                event.user_key,
-                buckets.floor(ts, width),
-                event.event_id,
-                event.session_id,
-                event.type,
-                event.name,
-                ts,
-                event.url,
-                element,
-                props,
-            )
-        )
-    _execute(by_session, session_rows)
-    _execute(by_bucket, bucket_rows)
-    return len(session_rows) + len(bucket_rows)
+def log_key(plan: Plan) -> tuple[uuid.UUID, datetime, int, uuid.UUID]:
+    """Return the primary key of a plan's transaction_log row."""
+    shard = plan.batch_id.int % settings.TXLOG_SHARDS
+    return plan.site_id, buckets.floor(plan.received_at, LOG_WIDTH), shard, plan.batch_id
 
 
-def sessions_write(summaries: Iterable[SessionSummary]) -> int:
-    """Overwrite user_sessions rows with the given summaries; return rows written."""
-    statement = prepare(UPSERT_USER_SESSION, idempotent=True, write=True)
-    rows = [
+def log_write(
+    plan: Plan | None,
+    *,
+    site_id: uuid.UUID,
+    batch_id: uuid.UUID,
+    received_at: datetime,
+    failures: Sequence[Failure],
+    stats: Stats,
+) -> None:
+    """Durably store the plan, the failed events and the request's counts (before the 200)."""
+    work: list[tuple[Any, Any]] = []
+    if plan is not None and plan.events:
+        key = log_key(plan)
+        work.append(
+            (
+                prepare(INSERT_LOG, idempotent=True, write=True),
+                (*key, plan.received_at, len(plan.events), plan_encode(plan)),
+            )
+        )
+    day = buckets.floor(received_at, buckets.Width.DAY)
+    failed = prepare(INSERT_FAILED, idempotent=True, write=True)
+    for index, failure in enumerate(failures):
+        work.append(
+            (
+                failed,
+                (
+                    site_id,
+                    day,
+                    time_uuid(received_at, f"{batch_id}:{index}"),
+                    received_at,
+                    failure.reason,
+                    failure.field,
+                    failure.source,
+                    failure.payload[: settings.FAILED_EVENT_PAYLOAD_BYTES],
+                ),
+            )
+        )
+    work.append(
         (
-            s.site_id,
-            s.user_key,
-            s.session_id,
-            buckets.as_utc(s.started_at),
-            buckets.as_utc(s.last_seen_at),
-            s.anonymous_id,
-            s.user_id,
-            s.event_count,
-            s.pageview_count,
-            s.click_count,
-            s.entry_url,
-            s.exit_url,
-            s.converted,
-            s.is_bot,
-            s.user_agent,
-            s.ip_prefix,
+            prepare(INSERT_STATS, idempotent=True, write=True),
+            (
+                site_id,
+                buckets.floor(received_at, buckets.Width.HOUR),
+                batch_id,
+                stats.received,
+                stats.accepted,
+                stats.duplicates,
+                stats.late,
+                stats.clamped,
+                stats.rejected,
+            ),
         )
-        for s in summaries
-    ]
-    _execute(statement, rows)
-    return len(rows)
-
-
-def _execute(statement: Any, rows: list[tuple[Any, ...]]) -> None:
-    if not rows:
-        return
-    results = execute_concurrent_with_args(
-        session(), statement, rows, concurrency=CONCURRENCY, raise_on_first_error=True
     )
-    del results
+    _run(work)
+
+
+def plan_apply(plan: Plan) -> int:
+    """Write a plan into every table, then mark its log entry applied; return statements."""
+    work = list(_event_statements(plan.events))
+    work.extend(_session_statements(plan))
+    link = prepare(INSERT_LINK, idempotent=True, write=True)
+    work.extend((link, (plan.site_id, user, anon, plan.received_at)) for user, anon in plan.links)
+    _run(work)
+    if plan.events:
+        mark = prepare(MARK_APPLIED, idempotent=True, write=True)
+        session().execute(mark, log_key(plan))
+    return len(work)
+
+
+def _event_statements(events: Iterable[EventRow]) -> Iterable[tuple[Any, Any]]:
+    width = buckets.parse_width(settings.USER_EVENTS_BUCKET)
+    groups: dict[tuple[Any, ...], list[tuple[PreparedStatement, tuple[Any, ...]]]] = defaultdict(
+        list
+    )
+    by_session = prepare(INSERT_SESSION_EVENT, idempotent=True, write=True)
+    by_user = prepare(INSERT_USER_EVENT, idempotent=True, write=True)
+    by_site = prepare(INSERT_SITE_EVENT, idempotent=True, write=True)
+    for e in events:
+        ts = buckets.as_utc(e.ts)
+        element, props = _json(e.element), _json(e.props)
+        groups[("s", e.session_id)].append(
+            (
+                by_session,
+                (
+                    e.session_id,
+                    e.event_id,
+                    e.site_id,
+                    e.user_key,
+                    e.type,
+                    e.name,
+                    ts,
+                    e.url,
+                    e.referrer,
+                    e.title,
+                    element,
+                    props,
+                    e.late,
+                    e.clamped,
+                    e.is_bot,
+                ),
+            )
+        )
+        user_bucket = buckets.floor(ts, width)
+        groups[("u", e.site_id, e.user_key, user_bucket)].append(
+            (
+                by_user,
+                (
+                    e.site_id,
+                    e.user_key,
+                    user_bucket,
+                    e.event_id,
+                    e.session_id,
+                    e.type,
+                    e.name,
+                    ts,
+                    e.url,
+                    element,
+                    props,
+                ),
+            )
+        )
+        hour = buckets.floor(ts, buckets.Width.HOUR)
+        groups[("t", e.site_id, hour, e.shard)].append(
+            (
+                by_site,
+                (
+                    e.site_id,
+                    hour,
+                    e.shard,
+                    e.event_id,
+                    e.session_id,
+                    e.user_key,
+                    e.type,
+                    e.name,
+                    ts,
+                    e.url,
+                    element,
+                    e.is_bot,
+                    e.late,
+                ),
+            )
+        )
+    for rows in groups.values():
+        yield from _single_partition(rows)
+
+
+def _single_partition(
+    rows: list[tuple[PreparedStatement, tuple[Any, ...]]],
+) -> Iterable[tuple[Any, Any]]:
+    if len(rows) == 1:
+        yield rows[0]
+        return
+    for start in range(0, len(rows), MAX_BATCH_ROWS):
+        batch = BatchStatement(
+            batch_type=BatchType.UNLOGGED,
+            consistency_level=consistency(settings.CASSANDRA_WRITE_CONSISTENCY),
+        )
+        batch.is_idempotent = True
+        for statement, params in rows[start : start + MAX_BATCH_ROWS]:
+            batch.add(statement, params)
+        yield batch, None
+
+
+def feed_sentinel(user_key: str) -> int:
+    """Return the latest-sessions partition of a user: a hash, never a time (seed 000)."""
+    return zlib.crc32(user_key.encode()) % settings.FEED_SHARDS
+
+
+def _session_statements(plan: Plan) -> Iterable[tuple[Any, Any]]:
+    upsert = prepare(UPSERT_USER_SESSION, idempotent=True, write=True)
+    feed = prepare(INSERT_FEED, idempotent=True, write=True)
+    for s in plan.sessions:
+        yield (
+            upsert,
+            (
+                s.site_id,
+                s.user_key,
+                s.session_id,
+                buckets.as_utc(s.started_at),
+                buckets.as_utc(s.last_seen_at),
+                s.anonymous_id,
+                s.user_id,
+                s.event_count,
+                s.pageview_count,
+                s.click_count,
+                s.entry_url,
+                s.exit_url,
+                s.converted,
+                s.is_bot,
+                s.user_agent,
+                s.ip_prefix,
+                plan.version,
+            ),
+        )
+        yield (
+            feed,
+            (
+                s.site_id,
+                feed_sentinel(s.user_key),
+                time_uuid(s.last_seen_at, str(s.session_id)),
+                s.session_id,
+                s.user_key,
+                s.started_at,
+                s.last_seen_at,
+                s.event_count,
+                s.entry_url,
+                s.exit_url,
+                s.is_bot,
+            ),
+        )
+
+
+def _run(work: list[tuple[Any, Any]]) -> None:
+    if not work:
+        return
+    if len(work) == 1:
+        session().execute(*work[0])
+        return
+    execute_concurrent(session(), work, concurrency=CONCURRENCY, raise_on_first_error=True)
+
+
+def version_of(received_at: datetime) -> int:
+    """Return the write timestamp (µs since the epoch) that orders plans by arrival."""
+    delta = buckets.as_utc(received_at) - buckets.EPOCH
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds

@@ -1,6 +1,44 @@
 """Tables: cqlengine models for Cassandra (synced by sync_cassandra), Django models for SQL."""
 
-from .events import PipelineHeartbeat, SessionEvent, UserEventByBucket, UserSession
-from .sites import Site
+from .events import (
+    FailedEvent,
+    IdentityLink,
+    IngestStats,
+    LatestSession,
+    PipelineHeartbeat,
+    SessionEvent,
+    SiteEventByBucket,
+    TransactionLog,
+    UserEventByBucket,
+    UserSession,
+)
+from .sites import ReplayWatermark, Site
 
-__all__ = ["PipelineHeartbeat", "SessionEvent", "Site", "UserEventByBucket", "UserSession"]
+CASSANDRA_MODELS = (
+    FailedEvent,
+    IdentityLink,
+    IngestStats,
+    LatestSession,
+    PipelineHeartbeat,
+    SessionEvent,
+    SiteEventByBucket,
+    TransactionLog,
+    UserEventByBucket,
+    UserSession,
+)
+
+__all__ = [
+    "CASSANDRA_MODELS",
+    "FailedEvent",
+    "IdentityLink",
+    "IngestStats",
+    "LatestSession",
+    "PipelineHeartbeat",
+    "ReplayWatermark",
+    "SessionEvent",
+    "Site",
+    "SiteEventByBucket",
+    "TransactionLog",
+    "UserEventByBucket",
+    "UserSession",
+]

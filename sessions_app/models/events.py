@@ -53,6 +53,8 @@ class SessionEvent(Model):
     element = columns.Text()  # JSON: tag, id, classes, text, href, selector
     props = columns.Text()  # JSON object
     late = columns.Boolean(default=False)
+    clamped = columns.Boolean(default=False)  # client clock > 24 h ahead: ts set to receipt
+    is_bot = columns.Boolean(default=False)
 
 
 class UserEventByBucket(Model):
@@ -82,3 +84,118 @@ class PipelineHeartbeat(Model):
     worker = columns.Text(partition_key=True)
     beat_at = columns.DateTime(required=True)
     written_at = columns.DateTime(required=True)
+
+
+class SiteEventByBucket(Model):
+    """Every event of a site per hour bucket and shard: the aggregation source (seeds 000, 003).
+
+    The shard suffix (seed 000's sequence number) splits a busy site's hour into
+    partitions that stay inside the partition budget.
+    """
+
+    __table_name__ = "site_events_by_bucket"
+
+    site_id = columns.UUID(partition_key=True)
+    bucket = columns.DateTime(partition_key=True)
+    shard = columns.SmallInt(partition_key=True)
+    event_id = columns.TimeUUID(primary_key=True, clustering_order="ASC")
+    session_id = columns.TimeUUID(required=True)
+    user_key = columns.Text(required=True)
+    type = columns.Text(required=True)
+    name = columns.Text()
+    ts = columns.DateTime(required=True)
+    url = columns.Text()
+    element = columns.Text()
+    is_bot = columns.Boolean(default=False)
+    late = columns.Boolean(default=False)
+
+
+class LatestSession(Model):
+    """The live feed of sessions of a site, keyed by a non-time sentinel (seed 000).
+
+    Partitioning by time bucket alone would put every write of the moment on one
+    hot partition; the sentinel is a hash of the user key into FEED_SHARDS.
+    """
+
+    __table_name__ = "latest_sessions"
+    __options__ = {"default_time_to_live": 86400}
+
+    site_id = columns.UUID(partition_key=True)
+    sentinel = columns.SmallInt(partition_key=True)
+    seen_id = columns.TimeUUID(primary_key=True, clustering_order="DESC")
+    session_id = columns.TimeUUID(primary_key=True)
+    user_key = columns.Text(required=True)
+    started_at = columns.DateTime(required=True)
+    last_seen_at = columns.DateTime(required=True)
+    event_count = columns.Integer()
+    entry_url = columns.Text()
+    exit_url = columns.Text()
+    is_bot = columns.Boolean(default=False)
+
+
+class TransactionLog(Model):
+    """Accepted batches, durable before the collector answers (seed 002 "eventually atomic").
+
+    The apply step writes the batch into every table and then sets `applied`; a
+    beat task replays entries still unapplied after a grace period.
+    """
+
+    __table_name__ = "transaction_log"
+    __options__ = {"default_time_to_live": 7 * 86400}
+
+    site_id = columns.UUID(partition_key=True)
+    minute = columns.DateTime(partition_key=True)
+    shard = columns.SmallInt(partition_key=True)
+    batch_id = columns.TimeUUID(primary_key=True, clustering_order="ASC")
+    received_at = columns.DateTime(required=True)
+    event_count = columns.Integer(required=True)
+    payload = columns.Blob(required=True)
+    applied = columns.Boolean(default=False)
+
+
+class FailedEvent(Model):
+    """A rejected event or request with its reason and raw payload (≤ 8 KB), kept with a TTL."""
+
+    __table_name__ = "failed_events"
+    __options__ = {"default_time_to_live": 14 * 86400}
+
+    site_id = columns.UUID(partition_key=True)
+    day = columns.DateTime(partition_key=True)
+    failed_id = columns.TimeUUID(primary_key=True, clustering_order="DESC")
+    received_at = columns.DateTime(required=True)
+    reason = columns.Text(required=True)
+    field = columns.Text()
+    source = columns.Text()
+    payload = columns.Text()
+
+
+class IngestStats(Model):
+    """Data-quality counts of one request, per site and hour bucket.
+
+    One row per request (keyed by its batch id) rather than counters, so a retried
+    write never counts twice; per-bucket totals are the sum of the partition.
+    """
+
+    __table_name__ = "ingest_stats"
+    __options__ = {"default_time_to_live": 90 * 86400}
+
+    site_id = columns.UUID(partition_key=True)
+    bucket = columns.DateTime(partition_key=True)
+    batch_id = columns.TimeUUID(primary_key=True, clustering_order="ASC")
+    received = columns.Integer(required=True)
+    accepted = columns.Integer(required=True)
+    duplicates = columns.Integer(required=True)
+    late = columns.Integer(required=True)
+    clamped = columns.Integer(required=True)
+    rejected = columns.Map(columns.Text, columns.Integer)
+
+
+class IdentityLink(Model):
+    """Anonymous ids that identify() linked to a user id, for the user's profile."""
+
+    __table_name__ = "identity_links"
+
+    site_id = columns.UUID(partition_key=True)
+    user_id = columns.Text(partition_key=True)
+    anonymous_id = columns.Text(primary_key=True)
+    linked_at = columns.DateTime(required=True)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import secrets
 import uuid
+from typing import Any
 
+from django.core.cache import cache
 from django.db import models
 
 
@@ -21,6 +23,9 @@ class Site(models.Model):
     key = models.CharField(max_length=64, unique=True, default=new_site_key)
     allowed_origins = models.JSONField(default=list, blank=True)
     enabled = models.BooleanField(default=True)
+    # Shards of each site_events_by_bucket hour (seed 000's sequence suffix), from
+    # the expected event rate and the partition budget (buckets.shards_for).
+    event_shards = models.PositiveSmallIntegerField(default=1)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -28,3 +33,19 @@ class Site(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        super().save(*args, **kwargs)
+        # The collector caches key → site for a few seconds per process.
+        cache.delete(f"site-key:{self.key}")
+
+
+class ReplayWatermark(models.Model):
+    """Transaction-log minutes of a site already checked by the replay task (a FillState)."""
+
+    site = models.OneToOneField(Site, on_delete=models.CASCADE, primary_key=True)
+    replayed_through = models.DateTimeField()
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"{self.site_id} replayed through {self.replayed_through.isoformat()}"

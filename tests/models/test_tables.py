@@ -9,11 +9,27 @@ import pytest
 from django.db import connections
 
 from sessions_app import buckets, selectors, services
-from sessions_app.collector.writer import EventRow, SessionSummary, events_write, sessions_write
+from sessions_app.collector.writer import EventRow, Plan, SessionSummary, plan_apply, version_of
 from sessions_app.ids import event_uuid
 from sessions_app.models import SessionEvent, UserEventByBucket, UserSession
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
+
+
+def _apply(site_id, *, events=(), sessions=(), links=(), now=None):
+    from django.utils import timezone
+
+    received = now or timezone.now()
+    plan = Plan(
+        site_id=site_id,
+        batch_id=uuid.uuid1(),
+        received_at=received,
+        version=version_of(received),
+        events=list(events),
+        sessions=list(sessions),
+        links=list(links),
+    )
+    return plan_apply(plan)
 
 
 def _event(site_id, session_id, ts, n, kind="pageview", **extra):
@@ -47,7 +63,7 @@ def test_user_sessions_come_back_newest_first(site_id, now) -> None:
                 converted=hours_ago == 2,
             )
         )
-    sessions_write(summaries)
+    _apply(site_id, sessions=summaries)
 
     got = selectors.session_list(site_id=site_id, user_key="u1")
 
@@ -75,7 +91,7 @@ def test_session_events_are_in_time_order_whatever_the_write_order(site_id, now)
         )
         for s in (20, 0, 5)
     ]
-    events_write(rows)
+    _apply(site_id, events=rows)
 
     got = selectors.session_events(session_id=sid)
 
@@ -88,8 +104,8 @@ def test_session_events_are_in_time_order_whatever_the_write_order(site_id, now)
 def test_rewriting_the_same_events_adds_no_rows(site_id, now) -> None:
     sid = event_uuid(site_id=site_id, client_event_id="s", ts=now)
     rows = [_event(site_id, sid, now + timedelta(seconds=s), s) for s in range(4)]
-    events_write(rows)
-    events_write(rows)
+    _apply(site_id, events=rows)
+    _apply(site_id, events=rows)
     assert len(selectors.session_events(session_id=sid)) == 4
 
 
@@ -97,7 +113,7 @@ def test_user_events_by_bucket_span_buckets_in_order(site_id, now) -> None:
     sid = event_uuid(site_id=site_id, client_event_id="s", ts=now)
     day = buckets.floor(now, "day")
     times = [day - timedelta(minutes=1), day, day + timedelta(hours=30), day + timedelta(days=2)]
-    events_write([_event(site_id, sid, ts, n) for n, ts in enumerate(times)])
+    _apply(site_id, events=[_event(site_id, sid, ts, n) for n, ts in enumerate(times)])
 
     got = selectors.user_events(
         site_id=site_id, user_key="u1", start=day - timedelta(hours=1), end=times[-1]

@@ -31,14 +31,14 @@ class Command(BaseCommand):
         self.stdout.write(f"demo site: {site.name} key={site.key}" + (" (new)" if created else ""))
         if services.keyspace_is_empty():
             with tqdm(total=options["users"], desc="demo users", unit="user") as bar:
-                written = services.demo_data_generate(
+                written = services.clicks_generate(
                     site=site,
                     users=options["users"],
                     days=options["days"],
                     now=timezone.now(),
                     progress=bar.update,
                 )
-            self.stdout.write(f"demo data: {written} events")
+            self.stdout.write(f"demo data: {written} events accepted")
         else:
             self.stdout.write("demo data: keyspace already has sessions; left as is")
         login = services.admin_ensure(password_file=settings.STATE_DIR / "admin_password")

@@ -1,0 +1,47 @@
+"""Create a tracked site; the last line printed is its tracker key."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlsplit
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from sessions_app import services
+
+
+class Command(BaseCommand):
+    help = __doc__
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("name")
+        parser.add_argument(
+            "--origin",
+            action="append",
+            default=[],
+            dest="origins",
+            help="allowed origin, e.g. https://shop.example (repeatable)",
+        )
+        parser.add_argument(
+            "--events-per-second",
+            type=float,
+            default=10.0,
+            help="expected event rate; sets the site's shard count",
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        for origin in options["origins"]:
+            parts = urlsplit(origin)
+            if (
+                parts.scheme not in ("http", "https")
+                or not parts.netloc
+                or parts.path not in ("", "/")
+            ):
+                raise CommandError(f"--origin {origin!r}: expected scheme://host[:port]")
+        site = services.site_create(
+            name=options["name"],
+            origins=[o.rstrip("/") for o in options["origins"]],
+            events_per_second=options["events_per_second"],
+        )
+        self.stdout.write(f"site {site.name} ({site.id}), {site.event_shards} event shard(s)")
+        self.stdout.write(site.key)

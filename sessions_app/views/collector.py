@@ -1,0 +1,237 @@
+"""Collector endpoints: POST /collect (the tracker) and the Segment-compatible /v1/*.
+
+No CSRF (cross-site by design; no cookies are read), CORS from each site's allow-list,
+never Access-Control-Allow-Credentials. Every error is JSON naming the field.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import logging
+import time
+from typing import Any
+
+from django.conf import settings
+from django.core.cache import cache
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.utils import timezone
+from django.views.decorators.csrf import csrf_exempt
+from redis.exceptions import RedisError
+
+from sessions_app.collector.limits import rate_limited
+from sessions_app.collector.pipeline import Source, StorageUnavailable, events_record
+from sessions_app.collector.segment import segment_to_events
+from sessions_app.collector.validation import BatchError, parse_batch, parse_json, parse_time
+from sessions_app.collector.visitor import client_ip
+from sessions_app.models import Site
+
+log = logging.getLogger(__name__)
+SITE_CACHE_SECONDS = 30
+
+
+def _error(status: int, field: str, message: str, **headers: str) -> JsonResponse:
+    response = JsonResponse({"error": f"{field}: {message}", "field": field}, status=status)
+    for name, value in headers.items():
+        response[name.replace("_", "-")] = value
+    return response
+
+
+def _site_by_key(key: str) -> Site | None:
+    cache_key = f"site-key:{key}"
+    site = cache.get(cache_key)
+    if site is None:
+        site = Site.objects.filter(key=key).first()
+        cache.set(cache_key, site or False, SITE_CACHE_SECONDS)
+    return site or None
+
+
+def _origin_allowed(site: Site | None, origin: str | None) -> bool:
+    if not origin:
+        return True  # not a browser cross-origin request (server-side SDK, curl)
+    if site is None:
+        return False
+    return origin.rstrip("/") in {o.rstrip("/") for o in site.allowed_origins}
+
+
+def _cors(response: HttpResponse, origin: str | None, allowed: bool) -> HttpResponse:
+    if origin and allowed:
+        response["Access-Control-Allow-Origin"] = origin
+        response["Vary"] = "Origin"
+    return response
+
+
+def read_body(request: HttpRequest) -> bytes:
+    """Return the body, at most COLLECT_MAX_BODY_BYTES, whatever Content-Length claims.
+
+    A declared length over the cap is refused before reading; without a
+    declared length (chunked), the raw stream is read up to cap + 1 bytes.
+    """
+    cap = settings.COLLECT_MAX_BODY_BYTES
+    declared = request.META.get("CONTENT_LENGTH") or ""
+    try:
+        length = int(declared) if declared else None
+    except ValueError:
+        raise BatchError(400, "Content-Length", "not a number") from None
+    if length is not None and length > cap:
+        raise BatchError(413, "body", f"{length} bytes; at most {cap}")
+    stream: Any
+    if length is not None:
+        stream = request
+    elif "chunked" in request.META.get("HTTP_TRANSFER_ENCODING", "").lower():
+        stream = request.META.get("wsgi.input")
+    else:
+        return b""  # neither a length nor a chunked body: nothing was sent
+    data = stream.read(cap + 1) if stream is not None else b""
+    if len(data) > cap:
+        raise BatchError(413, "body", f"more than {cap} bytes")
+    return data
+
+
+def _record(
+    request: HttpRequest,
+    site: Site,
+    raw_events: list[Any],
+    sent_at: Any,
+    source_name: str,
+    user_agent: str | None,
+    origin: str | None,
+) -> HttpResponse:
+    ip = client_ip(request.META, trusted_proxies=settings.TRUSTED_PROXY_COUNT)
+    try:
+        limit = rate_limited(site_id=site.id, ip=ip)
+    except RedisError:
+        limit = None  # fail open: losing analytics is worse than a missed limit
+        log.warning("rate limiting skipped: Redis unavailable")
+    if limit:
+        response = _error(
+            429, limit, f"too many requests for this {limit}; retry shortly", Retry_After="1"
+        )
+        return _cors(response, origin, True)
+    source = Source(
+        site=site,
+        received_at=timezone.now(),
+        sent_at=sent_at,
+        user_agent=user_agent,
+        ip=ip,
+        name=source_name,
+    )
+    try:
+        outcome = events_record(source=source, raw_events=raw_events)
+    except StorageUnavailable as exc:
+        log.warning("collector 503: %s", exc)
+        response = _error(
+            503, "storage", f"temporarily unavailable ({exc}); retry", Retry_After="2"
+        )
+        return _cors(response, origin, True)
+    return _cors(JsonResponse(outcome.as_dict()), origin, True)
+
+
+@csrf_exempt
+def collect(request: HttpRequest) -> HttpResponse:
+    """Accept a tracker batch: JSON or text/plain body {"site", "sent_at"?, "events": [...]}."""
+    origin = request.headers.get("Origin")
+    if request.method == "OPTIONS":
+        return _preflight(request, origin)
+    if request.method != "POST":
+        return _error(405, "method", "use POST", Allow="POST, OPTIONS")
+    try:
+        body = read_body(request)
+        batch = parse_batch(parse_json(body), max_events=settings.COLLECT_MAX_EVENTS)
+    except BatchError as exc:
+        return _cors(JsonResponse(exc.as_dict(), status=exc.status), origin, True)
+    site = _site_by_key(batch.site_key)
+    if site is None or not site.enabled:
+        state = "disabled" if site else "unknown"
+        return _cors(_error(401, "site", f"{state} site key"), origin, True)
+    if not _origin_allowed(site, origin):
+        # The error is readable cross-origin (no data in it), so the tracker sees a
+        # 403 and drops the batch instead of retrying a network error forever.
+        response = _error(403, "origin", f"{origin} is not an allowed origin of this site")
+        return _cors(response, origin, True)
+    return _record(
+        request,
+        site,
+        batch.events,
+        batch.sent_at,
+        "collect",
+        request.headers.get("User-Agent"),
+        origin,
+    )
+
+
+def _preflight(request: HttpRequest, origin: str | None) -> HttpResponse:
+    """Answer CORS preflight from the site's allow-list (site key from ?site=)."""
+    key = request.GET.get("site")
+    if key:
+        site = _site_by_key(key)
+        allowed = site is not None and site.enabled and _origin_allowed(site, origin)
+    else:
+        allowed = bool(origin) and any(
+            _origin_allowed(s, origin) for s in Site.objects.filter(enabled=True)
+        )
+    if not allowed:
+        return _error(403, "origin", f"{origin} is not an allowed origin")
+    response = HttpResponse(status=204)
+    response["Access-Control-Allow-Origin"] = origin or ""
+    response["Access-Control-Allow-Methods"] = "POST, OPTIONS"
+    response["Access-Control-Allow-Headers"] = "Content-Type"
+    response["Access-Control-Max-Age"] = "86400"
+    response["Vary"] = "Origin"
+    return response
+
+
+def _basic_auth_key(request: HttpRequest) -> str | None:
+    header = request.headers.get("Authorization", "")
+    scheme, _, value = header.partition(" ")
+    if scheme.lower() != "basic" or not value:
+        return None
+    try:
+        decoded = base64.b64decode(value, validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+    return decoded.partition(":")[0] or None
+
+
+@csrf_exempt
+def segment(request: HttpRequest, kind: str) -> HttpResponse:
+    """Accept Segment-style calls: /v1/batch, /v1/track, /v1/page, /v1/identify."""
+    if request.method != "POST":
+        return _error(405, "method", "use POST", Allow="POST")
+    started = time.monotonic()
+    try:
+        body = read_body(request)
+        if request.headers.get("Content-Encoding") == "gzip":
+            import gzip
+
+            body = gzip.decompress(body)[: settings.COLLECT_MAX_BODY_BYTES + 1]
+        data = parse_json(body)
+        if not isinstance(data, dict):
+            raise BatchError(400, "body", "expected a JSON object")
+        key = _basic_auth_key(request) or data.get("writeKey")
+        if not key:
+            raise BatchError(401, "Authorization", "HTTP Basic auth with the site key as user")
+        site = _site_by_key(str(key))
+        if site is None or not site.enabled:
+            raise BatchError(401, "Authorization", "unknown or disabled site key")
+        messages = data.get("batch") if kind == "batch" else [{**data, "type": kind}]
+        if not isinstance(messages, list) or not messages:
+            raise BatchError(400, "batch", "required: a non-empty list of messages")
+        if len(messages) > settings.COLLECT_MAX_EVENTS:
+            raise BatchError(400, "batch", f"at most {settings.COLLECT_MAX_EVENTS} messages")
+        sent_at = parse_time(data["sentAt"], "sentAt") if data.get("sentAt") else None
+    except BatchError as exc:
+        return JsonResponse(exc.as_dict(), status=exc.status)
+    except (OSError, EOFError):
+        return _error(400, "body", "invalid gzip body")
+    except ValueError as exc:
+        return _error(400, "sentAt", str(exc))
+    events, agent = segment_to_events(messages)
+    response = _record(request, site, events, sent_at, "segment", agent, None)
+    log.debug(
+        "segment %s: %d messages in %.1f ms",
+        kind,
+        len(messages),
+        (time.monotonic() - started) * 1000,
+    )
+    return response

@@ -1,0 +1,415 @@
+/*!
+ * clickstream tracker: a small first-party browser beacon. No dependencies.
+ * Build: `npm run build` writes tracker.min.js from this file. Docs: docs/tracker.md.
+ *
+ * Installation (one classic script tag; data-endpoint is optional):
+ *   <script async src="https://analytics.example.com/static/sessions_app/tracker.min.js"
+ *     data-site="cs_XXXX" data-endpoint="https://analytics.example.com/collect"></script>
+ * Other attributes: data-flush-interval (ms, 5000), data-batch-size (20),
+ * data-auto="false" (no automatic page views or clicks).
+ *
+ * Wire format: POST <endpoint>, Content-Type text/plain (no CORS preflight), body JSON
+ *   {"site": "cs_XXXX", "sent_at": "<ISO-8601 UTC ms, send time>", "events": [event, ...]}
+ * at most 50 events a request. Each event:
+ *   id            uuid v4 made by the client (stable across retries)
+ *   type          "pageview" | "click" | "custom"
+ *   name          custom events only ("$identify" after identify())
+ *   ts            ISO-8601 UTC ms, when the event happened (clock skew: the server uses
+ *                 ts + received_at - sent_at)
+ *   anonymous_id  uuid v4 kept first-party (localStorage "cs_aid", else cookie "cs_aid")
+ *   user_id       after identify() only
+ *   url, title    location.href, document.title
+ *   referrer      page views only, when document.referrer is not empty
+ *   element       clicks only: {tag, id, classes, text, href, selector}; empty fields omitted
+ *   props         custom events only, a JSON object
+ *
+ * Privacy guarantees:
+ * - Do-Not-Track or Global Privacy Control on: nothing is captured, stored or sent.
+ * - clickstream.optOut(): nothing is captured or sent any more (localStorage "cs_optout"),
+ *   queued and stored events and the stored ids are deleted.
+ * - Never captured: what anyone types (input values, except the label of button and
+ *   submit inputs), clicks on password and hidden inputs, the text of select, textarea
+ *   and contenteditable elements, anything inside [data-cs-ignore].
+ * - fetch requests go without credentials (credentials: "omit"); sendBeacon cannot omit
+ *   them, so the collector must neither set nor read cookies. The tracker's only cookie
+ *   is the first-party cs_aid fallback on the customer's own site.
+ */
+(function (w) {
+  "use strict";
+
+  var CLICKABLE =
+    "a,button,input[type=button],input[type=submit],[role=button],summary,select,label,[data-cs-track]";
+  // An element containing one of these has its text left out.
+  var NO_TEXT = "[data-cs-ignore],[contenteditable],textarea,select";
+  var RETRY_KEY = "cs_retry";
+  var RETRY_MAX = 100; // events kept for retry, oldest dropped beyond
+  var PER_REQUEST = 50; // events a request
+
+  // ---- pure helpers (exercised by tests/tracker) ----
+
+  function dnt(nav, win) {
+    return nav.doNotTrack == "1" || win.doNotTrack == "1" || nav.globalPrivacyControl === true;
+  }
+
+  // Collapse whitespace and control characters, trim, cut to n UTF-16 units without
+  // leaving half a surrogate pair.
+  function clip(s, n) {
+    s = String(s == null ? "" : s)
+      .replace(/[\s\x00-\x1f\x7f]+/g, " ")
+      .trim()
+      .slice(0, n);
+    return /[\ud800-\udbff]$/.test(s) ? s.slice(0, -1) : s;
+  }
+
+  function tagOf(el) {
+    return clip(el.tagName, 32).toLowerCase();
+  }
+
+  function classesOf(el) {
+    return ((el.getAttribute && el.getAttribute("class")) || "")
+      .split(/\s+/)
+      .filter(Boolean)
+      .slice(0, 10)
+      .map(function (c) {
+        return clip(c, 64);
+      });
+  }
+
+  function esc(s) {
+    return w.CSS && CSS.escape ? CSS.escape(s) : s.replace(/[^\w-]/g, "\\$&");
+  }
+
+  // "main > div.card > button#buy": at most 5 levels, stops above at an ancestor with an id
+  // and below <body>.
+  function selectorOf(el) {
+    for (var out = [], n = el, i = 0; n && n.nodeType == 1 && i < 5; i++, n = n.parentElement) {
+      var t = tagOf(n), c = classesOf(n)[0];
+      if (t == "html" || t == "body") break;
+      out.unshift(t + (n.id ? "#" + esc(n.id) : c ? "." + esc(c) : ""));
+      if (n.id && n != el) break;
+    }
+    return out.join(" > ").slice(0, 512);
+  }
+
+  function secret(el) {
+    return tagOf(el) == "input" && /^(password|hidden)$/i.test(el.type);
+  }
+
+  // True for clicks that must not be recorded at all.
+  function ignored(el) {
+    return !el || secret(el) || !!el.closest("[data-cs-ignore]");
+  }
+
+  // Nearest interactive element: the element itself or one of its 10 nearest ancestors.
+  function clickable(el) {
+    for (var i = 0; el && i <= 10; i++, el = el.parentElement) {
+      if (el.nodeType == 1 && el.matches(CLICKABLE)) return el;
+    }
+    return null;
+  }
+
+  function textOf(el) {
+    var t = tagOf(el);
+    if (t == "input") return /^(button|submit)$/i.test(el.type) ? el.value : "";
+    if (t == "select" || t == "textarea" || el.isContentEditable || el.querySelector(NO_TEXT)) return "";
+    return el.textContent;
+  }
+
+  function describe(el) {
+    var o = { tag: tagOf(el) },
+      c = classesOf(el),
+      text = clip(textOf(el) || el.getAttribute("aria-label"), 128),
+      href = o.tag == "a" && el.href;
+    if (el.id) o.id = clip(el.id, 128);
+    if (c.length) o.classes = c;
+    if (text) o.text = text;
+    if (href && typeof href == "string") o.href = href.slice(0, 2048); // not SVG <a>
+    o.selector = selectorOf(el);
+    return o;
+  }
+
+  // The newest `max` events by ts (ISO strings sort in time order).
+  function bound(list, max) {
+    return list
+      .slice()
+      .sort(function (a, b) {
+        return a.ts < b.ts ? -1 : a.ts > b.ts ? 1 : 0;
+      })
+      .slice(-max);
+  }
+
+  // Retry delay after n failures: 1 s, 2 s, 4 s ... 60 s, each with jitter to 50-100 %.
+  function backoff(n, random) {
+    var base = Math.min(1000 * Math.pow(2, n), 60000);
+    return base / 2 + (random * base) / 2;
+  }
+
+  function chunks(list, size) {
+    for (var out = [], i = 0; i < list.length; i += size) out.push(list.slice(i, i + size));
+    return out;
+  }
+
+  // Anything other than success or a permanent rejection is retried.
+  function retryable(status) {
+    return !status || status == 408 || status == 429 || status >= 500;
+  }
+
+  function uuid(c) {
+    if (c && c.randomUUID) return c.randomUUID();
+    var b = new Uint8Array(16), s = "", i;
+    if (c && c.getRandomValues) c.getRandomValues(b);
+    else for (i = 0; i < 16; i++) b[i] = Math.random() * 256;
+    b[6] = (b[6] & 15) | 64;
+    b[8] = (b[8] & 63) | 128;
+    for (i = 0; i < 16; i++) s += (i == 4 || i == 6 || i == 8 || i == 10 ? "-" : "") + (b[i] + 256).toString(16).slice(1);
+    return s;
+  }
+
+  // Test hook for tests/tracker; the build removes it from tracker.min.js (CS_BUILD).
+  if (typeof CS_BUILD == "undefined" && w.__csTest) {
+    w.__csTest({
+      dnt: dnt, clip: clip, selectorOf: selectorOf, ignored: ignored, clickable: clickable,
+      textOf: textOf, describe: describe, bound: bound, backoff: backoff, chunks: chunks,
+      retryable: retryable, uuid: uuid, CLICKABLE: CLICKABLE,
+    });
+  }
+  if (w.document) start();
+
+  // ---- the tracker ----
+
+  function start() {
+    var d = document, nav = navigator, script = d.currentScript, scripts, i;
+    if (!script) {
+      scripts = d.getElementsByTagName("script");
+      for (i = scripts.length; i-- && !script; ) if (/tracker/.test(scripts[i].src)) script = scripts[i];
+    }
+    var attr = function (name) {
+      return script && script.getAttribute("data-" + name);
+    };
+    var site = attr("site"), stub = w.clickstream;
+    if (!site || (stub && typeof stub.track == "function")) return; // no key, or loaded twice
+
+    var endpoint = attr("endpoint") || new URL(script.src, location.href).origin + "/collect";
+    var interval = +attr("flush-interval") || 5000;
+    var batch = +attr("batch-size") || 20;
+    var crypto = w.crypto;
+    var queue = [], stopped = 0, retryTimer = 0, failures = 0, lastUrl, lastClick, lastClickAt, userId, anonId;
+
+    function noop() {}
+    var api = {
+      track: noop, identify: noop, page: noop, optOut: noop, optIn: noop,
+      flush: function () {
+        return Promise.resolve();
+      },
+    };
+    w.clickstream = api;
+    if (dnt(nav, w)) return; // a no-op API: nothing captured, stored or sent
+
+    // ---- first-party storage; every access may throw (private modes, sandboxes) ----
+    function get(k) {
+      try {
+        return localStorage.getItem(k);
+      } catch (e) {
+        return null;
+      }
+    }
+    function set(k, v) {
+      try {
+        localStorage.setItem(k, v);
+        return 1;
+      } catch (e) {}
+    }
+    function del(k) {
+      try {
+        localStorage.removeItem(k);
+      } catch (e) {}
+    }
+    function cookie(value, maxAge) {
+      try {
+        if (value == null) return (d.cookie.match(/(?:^|;\s*)cs_aid=([\w-]+)/) || [])[1];
+        d.cookie = "cs_aid=" + value + "; Max-Age=" + maxAge + "; Path=/; SameSite=Lax" +
+          (location.protocol == "https:" ? "; Secure" : "");
+      } catch (e) {}
+    }
+    function anonymousId() {
+      if (!anonId) {
+        anonId = get("cs_aid") || cookie() || uuid(crypto);
+        if (!set("cs_aid", anonId)) cookie(anonId, 31536000);
+      }
+      return anonId;
+    }
+    function off() {
+      return stopped || get("cs_optout") == "1";
+    }
+    function readRetry() {
+      try {
+        var list = JSON.parse(get(RETRY_KEY));
+        return Array.isArray(list) ? list : [];
+      } catch (e) {
+        return [];
+      }
+    }
+    function writeRetry(list) {
+      list.length ? set(RETRY_KEY, JSON.stringify(bound(list, RETRY_MAX))) : del(RETRY_KEY);
+    }
+
+    // ---- capture ----
+    function record(type, fields) {
+      if (off()) return;
+      var e = { id: uuid(crypto), type: type, ts: new Date().toISOString(), anonymous_id: anonymousId(),
+        url: location.href.slice(0, 2048), title: clip(d.title, 512) };
+      if (userId) e.user_id = userId;
+      for (var k in fields) if (fields[k] != null && fields[k] !== "") e[k] = fields[k];
+      queue.push(e);
+      if (queue.length >= batch) flush();
+    }
+
+    function page() {
+      var url = location.href;
+      if (url == lastUrl || off()) return;
+      lastUrl = url;
+      record("pageview", { referrer: d.referrer.slice(0, 2048) });
+    }
+
+    function onClick(ev) {
+      var t = ev.target;
+      if (t && t.nodeType != 1) t = t.parentElement; // a text node in old browsers
+      var el = clickable(t);
+      // A click on a <label> is followed by a synthetic click on its control: count one.
+      if (!el || ignored(t) || ignored(el) || (el == lastClick && ev.timeStamp - lastClickAt < 50)) return;
+      lastClick = el;
+      lastClickAt = ev.timeStamp;
+      record("click", { element: describe(el) });
+    }
+
+    // ---- sending ----
+    // One request of at most 50 events. Resolves to true when the events are done with
+    // (sent, or rejected for good); retryable failures go to the retry store.
+    function send(events, beacon) {
+      var body = JSON.stringify({ site: site, sent_at: new Date().toISOString(), events: events });
+      var blob = new Blob([body], { type: "text/plain" });
+      try {
+        if (beacon && nav.sendBeacon && nav.sendBeacon(endpoint, blob)) return Promise.resolve(true);
+      } catch (e) {}
+      return new Promise(function (resolve) {
+        // Browsers refuse keepalive bodies over 64 KiB (all in flight together).
+        resolve(fetch(endpoint, { method: "POST", body: body, keepalive: blob.size < 60000,
+          headers: { "Content-Type": "text/plain" }, credentials: "omit" }));
+      }).then(
+        function (r) { return r.status; },
+        function () { return 0; }
+      ).then(function (status) {
+        if (!retryable(status) || off()) return true;
+        writeRetry(readRetry().concat(events));
+        return false;
+      });
+    }
+
+    function sendAll(events, beacon) {
+      return Promise.all(chunks(events, PER_REQUEST).map(function (c) {
+        return send(c, beacon);
+      })).then(function (results) {
+        return results.indexOf(false) < 0;
+      });
+    }
+
+    function flush(beacon) {
+      var events = queue.splice(0);
+      if (!events.length || off()) return Promise.resolve();
+      return sendAll(events, beacon).then(function (ok) {
+        ok || scheduleRetry();
+      });
+    }
+
+    function scheduleRetry() {
+      if (!retryTimer) retryTimer = setTimeout(retry, backoff(failures++, Math.random()));
+    }
+
+    function retry() {
+      retryTimer = 0;
+      var events = readRetry();
+      if (off() || !events.length) return;
+      del(RETRY_KEY);
+      sendAll(events).then(function (ok) {
+        if (ok) failures = 0;
+        if (!ok || readRetry().length) scheduleRetry();
+      });
+    }
+
+    // ---- public API ----
+    api.track = function (name, props) {
+      if (!name) return;
+      try {
+        props = props && typeof props == "object" && !Array.isArray(props) ? JSON.parse(JSON.stringify(props)) : null;
+      } catch (e) {
+        props = null; // not serializable (cycles, BigInt)
+      }
+      record("custom", { name: clip(name, 128), props: props });
+    };
+    api.identify = function (id) {
+      id = clip(id, 256);
+      if (id == (userId || "") || off()) return; // unchanged: no new $identify
+      userId = id;
+      if (!id) return del("cs_uid"); // identify(null): forget the user (log out)
+      set("cs_uid", id);
+      record("custom", { name: "$identify" });
+    };
+    api.page = page;
+    api.flush = function () {
+      return flush();
+    };
+    api.optOut = function () {
+      set("cs_optout", "1");
+      stopped = 1;
+      queue = [];
+      clearTimeout(retryTimer);
+      retryTimer = 0;
+      ["cs_retry", "cs_aid", "cs_uid"].forEach(del);
+      cookie("", 0);
+      anonId = userId = "";
+    };
+    api.optIn = function () {
+      del("cs_optout");
+      stopped = 0;
+    };
+
+    // ---- start ----
+    userId = get("cs_uid") || "";
+    if (attr("auto") != "false") {
+      ["pushState", "replaceState"].forEach(function (m) {
+        var orig = history[m];
+        history[m] = function () {
+          var r = orig.apply(this, arguments);
+          page();
+          return r;
+        };
+      });
+      w.addEventListener("popstate", page);
+      w.addEventListener("hashchange", page);
+      d.addEventListener("click", onClick, true);
+    }
+    d.addEventListener("visibilitychange", function () {
+      d.visibilityState == "hidden" && flush(1);
+    });
+    w.addEventListener("pagehide", function () {
+      flush(1);
+    });
+    setInterval(function () {
+      flush();
+    }, interval);
+
+    // Calls made before load (clickstream = [["track", "x", {}], ...]): identity and
+    // consent first so that the first page view carries them, then the rest in order.
+    var calls = stub && stub.length ? [].slice.call(stub) : [];
+    var early = /^(identify|optOut|optIn)$/;
+    var replay = function (first) {
+      calls.forEach(function (c) {
+        if (c && early.test(c[0]) == first && api[c[0]]) api[c[0]].apply(api, [].slice.call(c, 1));
+      });
+    };
+    replay(true);
+    if (attr("auto") != "false") page();
+    replay(false);
+    if (readRetry().length) scheduleRetry(); // events a previous page could not send
+  }
+})(typeof window == "object" ? window : this);

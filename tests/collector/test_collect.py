@@ -1,0 +1,229 @@
+"""POST /collect: auth, CORS, size and rate limits, accounting, stored rows."""
+
+from __future__ import annotations
+
+import io
+import json
+from datetime import timedelta
+
+import pytest
+from django.core.handlers.wsgi import WSGIRequest
+from django.test import RequestFactory
+
+from sessions_app import buckets, selectors
+from sessions_app.cassandra import prepare, session
+from sessions_app.views.collector import collect
+from tests.collector.conftest import ORIGIN, event, minutes, post
+
+pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
+
+
+def _rows(table: str, where: str, *params) -> list[dict]:
+    return list(session().execute(prepare(f"SELECT * FROM {{ks}}.{table} WHERE {where}"), params))
+
+
+def test_mixed_batch_lands_in_every_table_and_keeps_its_good_events(client, site, live_now):
+    t0 = live_now - minutes(20)
+    events = [
+        event(t0, url="https://shop.example/", title="Home"),
+        {"id": "broken", "type": "pageview"},
+        event(
+            t0 + minutes(1),
+            kind="click",
+            url="https://shop.example/",
+            element={
+                "tag": "button",
+                "id": "buy",
+                "classes": ["btn"],
+                "text": "Buy",
+                "selector": "main > button#buy",
+            },
+        ),
+        event(t0 + minutes(2), kind="custom", name="purchase", props={"value": 49}),
+    ]
+    response = post(client, site, events)
+    assert response.status_code == 200
+    body = response.json()
+    assert body["accepted"] == 3 and body["duplicates"] == 0
+    assert [r["index"] for r in body["rejected"]] == [1]
+
+    [summary] = selectors.session_list(site_id=site.id, user_key="anon-1")
+    assert summary["event_count"] == 3 and summary["pageview_count"] == 1
+    assert summary["click_count"] == 1 and summary["converted"] is True
+    assert summary["entry_url"] == "https://shop.example/"
+    assert summary["started_at"] == t0
+    timeline = selectors.session_events(session_id=summary["session_id"])
+    assert [e["type"] for e in timeline] == ["pageview", "click", "custom"]
+    assert timeline[1]["element"]["selector"] == "main > button#buy"
+    activity = selectors.user_events(site_id=site.id, user_key="anon-1", start=t0, end=live_now)
+    assert [e["event_id"] for e in activity] == [e["event_id"] for e in timeline]
+    hour_events = [
+        e
+        for h in {buckets.floor(t0, "hour"), buckets.floor(t0 + minutes(2), "hour")}
+        for e in selectors.site_bucket_events(site_id=site.id, hour=h, shards=site.event_shards)
+    ]
+    assert len(hour_events) == 3
+    assert [f["session_id"] for f in selectors.feed_latest(site_id=site.id)] == [
+        summary["session_id"]
+    ]
+    counts = selectors.ingest_counts(site_id=site.id, hour=live_now)
+    assert counts["received"] == 4 and counts["accepted"] == 3
+    assert counts["rejected"] == {"ts": 1}
+
+
+def test_received_equals_accepted_plus_rejected_plus_duplicates(client, site, live_now):
+    batch = [event(live_now - minutes(5)), event(live_now - minutes(4)), {"bad": True}]
+    post(client, site, batch)
+    post(client, site, batch)  # a replay: two duplicates, one rejected again
+    counts = selectors.ingest_counts(site_id=site.id, hour=live_now)
+    rejected = sum(counts["rejected"].values())
+    assert counts == {**counts, "received": 6, "accepted": 2, "duplicates": 2}
+    assert counts["accepted"] + rejected + counts["duplicates"] == counts["received"]
+
+
+def test_unknown_and_disabled_site_keys_are_401(client, site, live_now):
+    body = {"site": "cs_nope", "events": [event(live_now)]}
+    response = client.post("/collect", json.dumps(body), content_type="application/json")
+    assert response.status_code == 401
+    assert response.json() == {"error": "site: unknown site key", "field": "site"}
+    site.enabled = False
+    site.save()
+    response = post(client, site, [event(live_now)])
+    assert response.status_code == 401
+    assert response.json()["error"] == "site: disabled site key"
+
+
+def test_origin_outside_the_allow_list_is_403(client, site, live_now):
+    response = post(client, site, [event(live_now)], origin="https://evil.example")
+    assert response.status_code == 403
+    assert response.json()["field"] == "origin"
+    assert selectors.session_list(site_id=site.id, user_key="anon-1") == []
+
+
+def test_allowed_origin_gets_cors_headers_without_credentials(client, site, live_now):
+    response = post(client, site, [event(live_now)])
+    assert response["Access-Control-Allow-Origin"] == ORIGIN
+    assert "Access-Control-Allow-Credentials" not in response
+
+
+def test_preflight_allowed_and_denied(client, site):
+    allowed = client.options(
+        f"/collect?site={site.key}", HTTP_ORIGIN=ORIGIN, HTTP_ACCESS_CONTROL_REQUEST_METHOD="POST"
+    )
+    assert allowed.status_code == 204
+    assert allowed["Access-Control-Allow-Origin"] == ORIGIN
+    assert "POST" in allowed["Access-Control-Allow-Methods"]
+    assert allowed["Access-Control-Allow-Headers"] == "Content-Type"
+    assert "Access-Control-Allow-Credentials" not in allowed
+    denied = client.options(
+        f"/collect?site={site.key}",
+        HTTP_ORIGIN="https://evil.example",
+        HTTP_ACCESS_CONTROL_REQUEST_METHOD="POST",
+    )
+    assert denied.status_code == 403
+    assert "Access-Control-Allow-Origin" not in denied
+    assert denied.json()["field"] == "origin"
+
+
+def test_declared_body_over_the_cap_is_413(client, site, settings, live_now):
+    settings.COLLECT_MAX_BODY_BYTES = 1000
+    response = post(client, site, [event(live_now, props={"pad": "x" * 1500})])
+    assert response.status_code == 413
+    assert response.json()["field"] == "body"
+
+
+def test_body_over_the_cap_without_content_length_is_413(site, settings, live_now):
+    settings.COLLECT_MAX_BODY_BYTES = 1000
+    raw = json.dumps({"site": site.key, "events": [event(live_now, props={"p": "x" * 3000})]})
+    request = RequestFactory().post("/collect", raw, content_type="text/plain")
+    del request.META["CONTENT_LENGTH"]  # chunked upload: no declared length
+    request.META["HTTP_TRANSFER_ENCODING"] = "chunked"
+    request.META["wsgi.input"] = io.BytesIO(raw.encode())
+    response = collect(request)
+    assert response.status_code == 413
+    assert json.loads(response.content)["error"] == "body: more than 1000 bytes"
+
+
+def test_content_length_shorter_than_the_body_cannot_smuggle_data(site, live_now):
+    raw = json.dumps({"site": site.key, "events": [event(live_now)]})
+    built = RequestFactory().post("/collect", raw, content_type="text/plain")
+    environ = {**built.META, "CONTENT_LENGTH": "10", "wsgi.input": io.BytesIO(raw.encode())}
+    response = collect(WSGIRequest(environ))
+    assert response.status_code == 400
+    assert json.loads(response.content)["field"] == "body"
+
+
+def test_rate_limit_per_site_is_429_with_retry_after(client, site, settings, live_now):
+    settings.COLLECT_RATE_PER_SITE = 2
+    statuses = [post(client, site, [event(live_now)]) for _ in range(5)]
+    limited = [r for r in statuses if r.status_code == 429]
+    assert limited, [r.status_code for r in statuses]
+    assert limited[0]["Retry-After"] == "1"
+    assert limited[0].json()["field"] == "site"
+
+
+def test_rate_limit_per_ip_is_429(client, site, settings, live_now):
+    settings.COLLECT_RATE_PER_IP = 2
+    statuses = [
+        post(client, site, [event(live_now)], REMOTE_ADDR="203.0.113.9").status_code
+        for _ in range(5)
+    ]
+    assert 429 in statuses
+    other_ip = post(client, site, [event(live_now)], REMOTE_ADDR="203.0.113.10")
+    assert other_ip.status_code == 200
+
+
+def test_clock_skew_is_corrected_with_sent_at(client, site, live_now):
+    # The client's clock runs 2 hours behind: it stamped its event "10 minutes ago"
+    # in its own time and sent the batch "now" in its own time.
+    client_now = live_now - timedelta(hours=2)
+    post(client, site, [event(client_now - minutes(10))], sent_at=client_now)
+    [summary] = selectors.session_list(site_id=site.id, user_key="anon-1")
+    assert abs(summary["started_at"] - (live_now - minutes(10))) < timedelta(seconds=5)
+
+
+def test_small_clock_differences_are_transit_time_not_skew(client, site, live_now):
+    ts = live_now - minutes(3)
+    post(client, site, [event(ts)], sent_at=live_now - timedelta(seconds=20))
+    [summary] = selectors.session_list(site_id=site.id, user_key="anon-1")
+    assert summary["started_at"] == ts
+
+
+def test_far_future_events_are_clamped_and_flagged(client, site, live_now):
+    response = post(client, site, [event(live_now + timedelta(days=3))])
+    assert response.json()["clamped"] == 1
+    [summary] = selectors.session_list(site_id=site.id, user_key="anon-1")
+    assert summary["started_at"] <= live_now + timedelta(seconds=5)
+    [stored] = selectors.session_events(session_id=summary["session_id"])
+    assert stored["clamped"] is True
+
+
+def test_late_events_are_accepted_and_marked(client, site, live_now):
+    response = post(client, site, [event(live_now - timedelta(hours=3))])
+    assert response.json()["late"] == 1 and response.json()["accepted"] == 1
+    [summary] = selectors.session_list(site_id=site.id, user_key="anon-1")
+    [stored] = selectors.session_events(session_id=summary["session_id"])
+    assert stored["late"] is True
+
+
+def test_bots_are_flagged_and_ips_anonymised(client, site, live_now):
+    post(
+        client,
+        site,
+        [event(live_now, anon="crawler")],
+        REMOTE_ADDR="203.0.113.77",
+        HTTP_USER_AGENT="Mozilla/5.0 (compatible; Googlebot/2.1)",
+    )
+    post(
+        client,
+        site,
+        [event(live_now, anon="human")],
+        REMOTE_ADDR="2001:db8:abcd:12:1:2:3:4",
+        HTTP_USER_AGENT="Mozilla/5.0 (X11; Linux x86_64) Firefox/133.0",
+    )
+    [bot] = _rows("user_sessions", "site_id = ? AND user_key = ?", site.id, "crawler")
+    [human] = _rows("user_sessions", "site_id = ? AND user_key = ?", site.id, "human")
+    assert bot["is_bot"] is True and bot["ip_prefix"] == "203.0.113.0"
+    assert human["is_bot"] is False and human["ip_prefix"] == "2001:db8:abcd::"
+    stored = " ".join(str(v) for row in (bot, human) for v in row.values())
+    assert "203.0.113.77" not in stored and "1:2:3:4" not in stored

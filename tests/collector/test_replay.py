@@ -1,0 +1,101 @@
+"""Eventually atomic: a crash after the log write is repaired by the replay task."""
+
+from __future__ import annotations
+
+import pytest
+from django.utils import timezone
+
+from sessions_app import selectors, tasks
+from sessions_app.cassandra import prepare, session
+from sessions_app.collector import pipeline
+from sessions_app.models import ReplayWatermark
+from tests.collector.conftest import event, minutes, post
+
+pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
+
+
+def _log_rows(site):
+    statement = prepare(
+        "SELECT batch_id, applied FROM {ks}.transaction_log "
+        "WHERE site_id = ? AND minute = ? AND shard = ?"
+    )
+    from sessions_app import buckets
+
+    minute = buckets.floor(timezone.now(), "10m")
+    return [dict(r) for s in range(4) for r in session().execute(statement, (site.id, minute, s))]
+
+
+def test_crash_between_log_and_apply_is_completed_by_replay(
+    client, site, live_now, monkeypatch, settings
+):
+    def crash(plan):
+        raise RuntimeError("worker died between log write and apply")
+
+    monkeypatch.setattr(pipeline, "plan_apply", crash)
+    t0 = live_now - minutes(15)
+    response = post(client, site, [event(t0), event(t0 + minutes(1), kind="click")])
+    assert response.status_code == 200 and response.json()["accepted"] == 2
+    # Durable in the log, absent from the tables.
+    [entry] = _log_rows(site)
+    assert entry["applied"] is False
+    assert selectors.session_list(site_id=site.id, user_key="anon-1") == []
+    monkeypatch.undo()
+
+    settings.TXLOG_REPLAY_GRACE = minutes(0)
+    replayed = tasks.replay_transaction_log.apply().get()
+
+    assert replayed >= 1
+    [summary] = selectors.session_list(site_id=site.id, user_key="anon-1")
+    assert summary["event_count"] == 2
+    assert len(selectors.session_events(session_id=summary["session_id"])) == 2
+    assert (
+        len(selectors.user_events(site_id=site.id, user_key="anon-1", start=t0, end=live_now)) == 2
+    )
+    assert [f["session_id"] for f in selectors.feed_latest(site_id=site.id)] == [
+        summary["session_id"]
+    ]
+    assert [r["applied"] for r in _log_rows(site)] == [True]
+    assert ReplayWatermark.objects.filter(site=site).exists()
+    # Nothing left: a second run applies nothing for this site.
+    assert pipeline.txlog_replay(now=timezone.now()) == 0
+
+
+def test_replaying_an_applied_plan_changes_nothing(client, site, live_now):
+    t0 = live_now - minutes(15)
+    post(client, site, [event(t0), event(t0 + minutes(1))])
+    before = selectors.session_list(site_id=site.id, user_key="anon-1")
+    from sessions_app.collector.writer import plan_apply, plan_decode
+
+    payload = (
+        session()
+        .execute(
+            prepare(
+                "SELECT payload FROM {ks}.transaction_log WHERE site_id = ? AND minute = ? "
+                "AND shard = ? AND batch_id = ?"
+            ),
+            (site.id, *_key(site)),
+        )
+        .one()["payload"]
+    )
+    plan_apply(plan_decode(payload))
+    assert selectors.session_list(site_id=site.id, user_key="anon-1") == before
+    assert len(selectors.session_events(session_id=before[0]["session_id"])) == 2
+
+
+def _key(site):
+    from sessions_app import buckets
+
+    minute = buckets.floor(timezone.now(), "10m")
+    for shard in range(4):
+        rows = list(
+            session().execute(
+                prepare(
+                    "SELECT batch_id FROM {ks}.transaction_log WHERE site_id = ? AND minute = ? "
+                    "AND shard = ?"
+                ),
+                (site.id, minute, shard),
+            )
+        )
+        if rows:
+            return minute, shard, rows[0]["batch_id"]
+    raise AssertionError("no log entry")

@@ -1,0 +1,25 @@
+// tracker.min.js is the build of tracker.js, within the 3 KB gzip budget.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { buildTracker, GZIP_BUDGET, sizes } from "../../scripts/build-tracker.mjs";
+import { MIN_PATH, SOURCE_PATH } from "./harness.mjs";
+
+test("tracker.min.js is up to date (run `npm run build`)", async () => {
+  const source = readFileSync(SOURCE_PATH, "utf8");
+  const built = await buildTracker(source);
+  assert.equal(readFileSync(MIN_PATH, "utf8"), built);
+  assert.equal(await buildTracker(source), built, "the build is deterministic");
+});
+
+test("minified and gzipped, the tracker is at most 3 KB", () => {
+  const s = sizes(readFileSync(SOURCE_PATH, "utf8"), readFileSync(MIN_PATH, "utf8"));
+  assert.ok(s.gzip <= GZIP_BUDGET, `gzip ${s.gzip} > ${GZIP_BUDGET}`);
+  assert.ok(s.min < s.raw);
+});
+
+test("the minified file has no test hook and no third-party code", () => {
+  const min = readFileSync(MIN_PATH, "utf8");
+  assert.ok(!min.includes("__csTest"));
+  assert.ok(!/require\(|import\s/.test(min));
+});

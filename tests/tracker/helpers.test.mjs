@@ -1,0 +1,222 @@
+// The pure helpers of static/sessions_app/tracker.js, on a fake DOM.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { h, helpers } from "./harness.mjs";
+
+const T = helpers();
+// Values made inside the vm context have that context's prototypes: compare as JSON.
+const plain = (x) => JSON.parse(JSON.stringify(x));
+const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+test("dnt: Do-Not-Track and Global Privacy Control", () => {
+  assert.equal(T.dnt({}, {}), false);
+  assert.equal(T.dnt({ doNotTrack: "1" }, {}), true);
+  assert.equal(T.dnt({}, { doNotTrack: "1" }), true);
+  assert.equal(T.dnt({ globalPrivacyControl: true }, {}), true);
+  assert.equal(T.dnt({ doNotTrack: "0", globalPrivacyControl: false }, { doNotTrack: "unspecified" }), false);
+  assert.equal(T.dnt({ doNotTrack: null }, { doNotTrack: undefined }), false);
+});
+
+test("clip: collapses whitespace and control characters, trims, cuts", () => {
+  assert.equal(T.clip("  Buy \n\t now  ", 128), "Buy now");
+  assert.equal(T.clip("a\u0000\u0007b", 10), "a b");
+  assert.equal(T.clip("x".repeat(300), 128).length, 128);
+  assert.equal(T.clip(null, 10), "");
+  assert.equal(T.clip(undefined, 10), "");
+  assert.equal(T.clip(42, 10), "42");
+  // never half of a surrogate pair at the cut
+  const cut = T.clip("a" + "😀".repeat(10), 4); // a + 1.5 emoji
+  assert.equal(cut, "a😀");
+  assert.doesNotThrow(() => encodeURIComponent(cut));
+});
+
+test("selectorOf: short path, the documented example", () => {
+  const button = h("button", { id: "buy", class: "btn primary" }, "Buy now");
+  h("html", {}, h("body", {}, h("main", {}, h("div", { class: "card wide" }, button))));
+  assert.equal(T.selectorOf(button), "main > div.card > button#buy");
+});
+
+test("selectorOf: stops at an ancestor with an id, at 5 levels, below body", () => {
+  const leaf = h("span", {});
+  h("div", { id: "app" }, h("section", { class: "a" }, h("ul", {}, h("li", { class: "item x" }, leaf))));
+  assert.equal(T.selectorOf(leaf), "div#app > section.a > ul > li.item > span");
+  const near = h("b", {});
+  h("main", {}, h("section", {}, h("div", { id: "cart", class: "box" }, h("p", {}, near))));
+  assert.equal(T.selectorOf(near), "div#cart > p > b");
+
+  let deep = h("a", { class: "link" });
+  const top = deep;
+  for (let i = 0; i < 8; i++) deep = h("div", {}, deep);
+  h("html", {}, h("body", {}, deep));
+  assert.equal(T.selectorOf(top), "div > div > div > div > a.link");
+
+  const b = h("button", {});
+  h("html", {}, h("body", {}, b));
+  assert.equal(T.selectorOf(b), "button");
+});
+
+test("selectorOf: escapes characters that are special in CSS", () => {
+  const el = h("div", { class: "md:flex w-1/2" });
+  h("body", {}, el);
+  assert.equal(T.selectorOf(el), "div.md\\:flex");
+  const withId = h("p", { id: "a.b" });
+  assert.equal(T.selectorOf(withId), "p#a\\.b");
+});
+
+test("clickable: the nearest interactive element within 10 ancestors", () => {
+  const icon = h("svg", {});
+  const button = h("button", {}, h("span", {}, icon));
+  assert.equal(T.clickable(icon), button);
+
+  for (const [tag, attrs] of [
+    ["a", { href: "/x" }],
+    ["button", {}],
+    ["input", { type: "button" }],
+    ["input", { type: "submit" }],
+    ["input", { type: "SUBMIT" }],
+    ["div", { role: "button" }],
+    ["summary", {}],
+    ["select", {}],
+    ["label", {}],
+    ["div", { "data-cs-track": "" }],
+  ]) {
+    const el = h(tag, attrs);
+    assert.equal(T.clickable(el), el, `${tag} ${JSON.stringify(attrs)}`);
+  }
+  for (const el of [h("div", {}), h("input", { type: "text" }), h("input", {}), h("p", { role: "note" })]) {
+    assert.equal(T.clickable(el), null);
+  }
+
+  // bounded: 10 ancestors are searched, the 11th is not
+  let leaf = h("i", {});
+  let node = leaf;
+  for (let i = 0; i < 10; i++) node = h("div", {}, node);
+  const link = h("a", { href: "/" }, node); // 11th ancestor of leaf
+  assert.equal(T.clickable(leaf), null);
+  leaf = node.childNodes[0]; // one level closer: link is its 10th ancestor
+  assert.equal(T.clickable(leaf), link);
+});
+
+test("ignored: password and hidden inputs, anything inside [data-cs-ignore]", () => {
+  assert.equal(T.ignored(h("input", { type: "password" })), true);
+  assert.equal(T.ignored(h("input", { type: "PassWord" })), true);
+  assert.equal(T.ignored(h("input", { type: "hidden" })), true);
+  const inner = h("button", {}, "x");
+  h("div", { "data-cs-ignore": "" }, h("div", {}, inner));
+  assert.equal(T.ignored(inner), true);
+  assert.equal(T.ignored(h("button", {})), false);
+  assert.equal(T.ignored(h("input", { type: "submit" })), false);
+  assert.equal(T.ignored(null), true);
+});
+
+test("textOf: never the value of an input other than button/submit", () => {
+  const text = h("input", { type: "text", value: "default", "data-cs-track": "" });
+  text.value = "typed secret";
+  assert.equal(T.textOf(text), "");
+  const email = h("input", { type: "email" });
+  email.value = "me@example.com";
+  assert.equal(T.textOf(email), "");
+  assert.equal(T.textOf(h("input", { type: "submit", value: "Send" })), "Send");
+  assert.equal(T.textOf(h("input", { type: "button", value: "Go" })), "Go");
+  assert.equal(T.textOf(h("select", {}, h("option", {}, "Secret choice"))), "");
+  assert.equal(T.textOf(h("textarea", {}, "draft")), "");
+  assert.equal(T.textOf(h("div", { contenteditable: "true", "data-cs-track": "" }, "typed")), "");
+  assert.equal(T.textOf(h("div", { "data-cs-track": "" }, "Note ", h("div", { contenteditable: "" }, "typed"))), "");
+  assert.equal(T.textOf(h("button", {}, "Pay ", h("span", { "data-cs-ignore": "" }, "4242"))), "");
+  assert.equal(T.textOf(h("button", {}, "Pay ", h("b", {}, "now"))), "Pay now");
+});
+
+test("describe: tag, id, classes, text, absolute href, selector", () => {
+  const button = h("button", { id: "buy", class: "btn  primary" }, "\n  Buy   now \n");
+  h("main", {}, h("div", { class: "card" }, button));
+  assert.deepEqual(plain(T.describe(button)), {
+    tag: "button",
+    id: "buy",
+    classes: ["btn", "primary"],
+    text: "Buy now",
+    selector: "main > div.card > button#buy",
+  });
+
+  const link = h("a", { href: "../cart?x=1" }, "Cart");
+  assert.deepEqual(plain(T.describe(link)), {
+    tag: "a",
+    text: "Cart",
+    href: "https://shop.example/cart?x=1",
+    selector: "a",
+  });
+
+  const many = h("a", { class: Array.from({ length: 15 }, (_, i) => `c${i}`).join(" ") + " " + "z".repeat(100) });
+  const d = T.describe(many);
+  assert.equal(d.classes.length, 10);
+  assert.equal(d.href, undefined); // no href attribute
+  const long = h("a", { class: "z".repeat(100) }, "y".repeat(500));
+  const dl = T.describe(long);
+  assert.equal(dl.classes[0].length, 64);
+  assert.equal(dl.text.length, 128);
+
+  const icon = h("button", { "aria-label": "Close dialog" }, h("svg", {}));
+  assert.equal(T.describe(icon).text, "Close dialog");
+
+  const input = h("input", { type: "text", "data-cs-track": "", name: "q" });
+  input.value = "private search";
+  assert.ok(!JSON.stringify(T.describe(input)).includes("private"));
+});
+
+test("bound: keeps the newest events by ts, drops the oldest", () => {
+  const events = Array.from({ length: 130 }, (_, i) => ({
+    id: String(i),
+    ts: new Date(Date.UTC(2026, 0, 1, 0, 0, 0, 0) + i * 1000).toISOString(),
+  }));
+  const shuffled = events.slice(70).concat(events.slice(0, 70)); // retried ones come first
+  const kept = T.bound(shuffled, 100);
+  assert.equal(kept.length, 100);
+  assert.deepEqual(plain(kept.map((e) => e.id)), events.slice(30).map((e) => e.id));
+  assert.equal(T.bound(events.slice(0, 5), 100).length, 5);
+  assert.equal(shuffled.length, 130); // input untouched
+});
+
+test("backoff: 1 s, 2 s, 4 s ... capped at 60 s, with jitter", () => {
+  assert.equal(T.backoff(0, 1), 1000);
+  assert.equal(T.backoff(0, 0), 500);
+  assert.equal(T.backoff(1, 1), 2000);
+  assert.equal(T.backoff(2, 1), 4000);
+  assert.equal(T.backoff(6, 1), 60000);
+  assert.equal(T.backoff(50, 1), 60000);
+  assert.equal(T.backoff(2000, 0.5), 45000);
+  for (let n = 0; n < 12; n++) {
+    const d = T.backoff(n, Math.random());
+    assert.ok(d >= 500 && d <= 60000, `${n}: ${d}`);
+  }
+});
+
+test("chunks: at most n a chunk, in order", () => {
+  const list = Array.from({ length: 120 }, (_, i) => i);
+  const parts = T.chunks(list, 50);
+  assert.deepEqual(plain(parts.map((p) => p.length)), [50, 50, 20]);
+  assert.deepEqual(plain(parts.flat()), list);
+  assert.deepEqual(plain(T.chunks([], 50)), []);
+});
+
+test("retryable: network errors, 408, 429 and 5xx; never 2xx or 4xx", () => {
+  for (const s of [0, undefined, 408, 429, 500, 502, 503, 504]) assert.equal(T.retryable(s), true, String(s));
+  for (const s of [200, 202, 204, 400, 401, 403, 404, 413, 422]) assert.equal(T.retryable(s), false, String(s));
+});
+
+test("uuid: crypto.randomUUID, else a v4 from getRandomValues", () => {
+  assert.equal(T.uuid({ randomUUID: () => "from-random-uuid" }), "from-random-uuid");
+  let filled = 0;
+  const id = T.uuid({
+    getRandomValues(bytes) {
+      filled++;
+      bytes.fill(0xff);
+      return bytes;
+    },
+  });
+  assert.equal(filled, 1);
+  assert.equal(id, "ffffffff-ffff-4fff-bfff-ffffffffffff");
+  const zeros = T.uuid({ getRandomValues: (b) => b });
+  assert.equal(zeros, "00000000-0000-4000-8000-000000000000");
+  assert.match(T.uuid(undefined), UUID_V4);
+  const ids = new Set(Array.from({ length: 200 }, () => T.uuid(undefined)));
+  assert.equal(ids.size, 200);
+});
