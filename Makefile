@@ -37,6 +37,9 @@ test: $(STAMP) $(NODE_STAMP)
 	$(VENV)/bin/mypy clickstream sessions_app ops
 	$(PY) -m ops.stack test -- $(PYTEST_ARGS)
 
+bench: $(STAMP)
+	$(PY) -m bench.run $(BENCH_ARGS)
+
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .

@@ -16,9 +16,11 @@ import sys
 import time
 import urllib.request
 from contextlib import ExitStack
+from pathlib import Path
 
 from ops import cassandra, redis
 from ops.common import ROOT, STATE, StackError, log
+from ops.system import apt_install
 
 PYTHON = sys.executable
 RUN_REDIS_PORT = int(os.environ.get("REDIS_PORT", "6380"))
@@ -164,6 +166,12 @@ def run() -> int:
     return 0
 
 
+def _browser() -> None:
+    """Install Debian's Chromium for the end-to-end tests when it is missing."""
+    if not Path("/usr/bin/chromium").exists():
+        apt_install(["chromium"], why="the browser tests (headless Chromium)")
+
+
 def test(pytest_args: list[str]) -> int:
     env = {
         **os.environ,
@@ -173,6 +181,7 @@ def test(pytest_args: list[str]) -> int:
         "CELERY_RESULT_BACKEND": f"redis://127.0.0.1:{TEST_REDIS_PORT}/0",
         "PYTHONUNBUFFERED": "1",
     }
+    _browser()
     with ExitStack() as stack:
         _local_redis(stack, TEST_REDIS_PORT)
         _local_cassandra(stack)

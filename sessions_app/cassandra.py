@@ -48,7 +48,15 @@ def session() -> Session:
     """
     global _shutdown_registered
     keyspace()
-    current = connections[ALIAS].connection.session
+    registered = connections[ALIAS].connection
+    current = registered.session
+    if current is None:
+        # cqlengine's lazy connect flips its flag before setup() finishes, so a
+        # second thread can see no session yet; wait on its lock for the setup.
+        from cassandra.cqlengine import connection as cql_connection
+
+        with cql_connection.get_connection(ALIAS).lazy_connect_lock:
+            current = registered.session
     if not _shutdown_registered:
         # Shut the cluster down before the driver's own atexit hook runs, which
         # otherwise logs "Event loop thread could not be joined" at every exit.

@@ -59,6 +59,22 @@ def session_list(*, site_id: uuid.UUID, user_key: str, limit: int = 50) -> list[
     ]
 
 
+def sessions_latest(*, site_id: uuid.UUID, user_keys: list[str]) -> dict[str, dict[str, Any]]:
+    """Return each user's newest session summary (one parallel query per user)."""
+    statement = prepare(SELECT_SESSIONS)
+    futures = [(k, session().execute_async(statement, (site_id, k, 1))) for k in user_keys]
+    latest = {}
+    for user_key, future in futures:
+        row = future.result().one()
+        if row is not None:
+            latest[user_key] = {
+                **row,
+                "started_at": buckets.from_driver(row["started_at"]),
+                "last_seen_at": buckets.from_driver(row["last_seen_at"]),
+            }
+    return latest
+
+
 def session_events(*, session_id: uuid.UUID, limit: int = MAX_PAGE) -> list[dict[str, Any]]:
     """Return a session's events in time order."""
     rows = session().execute(prepare(SELECT_SESSION_EVENTS), (session_id, _bounded(limit)))

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from sessions_app.views import collector, health, pages
+from sessions_app.views import collector, demo, health, pages
 
 app_name = "sessions_app"
 
@@ -11,5 +11,7 @@ urlpatterns = [
     path("v1/track", collector.segment, {"kind": "track"}, name="segment-track"),
     path("v1/page", collector.segment, {"kind": "page"}, name="segment-page"),
     path("v1/identify", collector.segment, {"kind": "identify"}, name="segment-identify"),
+    path("demo/", demo.demo, name="demo"),
+    path("demo/<path:path>", demo.demo, name="demo-page"),
     path("", pages.home, name="home"),
 ]

@@ -106,7 +106,7 @@ DATABASES = {
                 # before Celery forks and before the settings are final.
                 "lazy_connect": True,
                 "retry_connect": True,
-                "protocol_version": 5,
+                "protocol_version": 4,
                 "connect_timeout": 10,
                 "execution_profiles": {
                     EXEC_PROFILE_DEFAULT: ExecutionProfile(

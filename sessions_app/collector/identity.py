@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -49,7 +49,7 @@ class SessionState:
         )
 
     def to_json(self) -> str:
-        data = asdict(self)
+        data = {name: getattr(self, name) for name in self.__dataclass_fields__}
         data["session_id"] = str(self.session_id)
         data["started_at"] = self.started_at.isoformat()
         data["last_seen_at"] = self.last_seen_at.isoformat()

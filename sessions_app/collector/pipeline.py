@@ -19,15 +19,10 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from redis.exceptions import RedisError
 
 from sessions_app import buckets, selectors
-from sessions_app.collector.identity import (
-    Sessionizer,
-    SessionState,
-    Visit,
-    state_key,
-)
+from sessions_app.collector import coordination
+from sessions_app.collector.identity import Sessionizer, SessionState, Visit
 from sessions_app.collector.validation import EventError, ValidEvent, validate_event
 from sessions_app.collector.visitor import anonymize_ip, is_bot_agent
 from sessions_app.collector.writer import (
@@ -43,12 +38,8 @@ from sessions_app.collector.writer import (
 )
 from sessions_app.ids import event_uuid, time_uuid
 from sessions_app.models import ReplayWatermark, Site
-from sessions_app.redis_client import redis_client
 
 log = logging.getLogger(__name__)
-
-DEDUP_PREFIX = "cs:ev"
-LOCK_PREFIX = "cs:lock"
 
 
 class StorageUnavailable(Exception):
@@ -109,18 +100,25 @@ def events_record(*, source: Source, raw_events: Sequence[Any]) -> Outcome:
     outcome = Outcome(batch_id=batch_id)
     failures: list[Failure] = []
     reasons: Counter[str] = Counter()
-    candidates = _validate(source, raw_events, outcome, failures, reasons)
-
-    fresh, dedup_keys = _dedupe(site.id, candidates)
-    outcome.duplicates = len(candidates) - len(fresh)
+    candidates = _unique(_validate(source, raw_events, outcome, failures, reasons))
+    users = sorted({c.user_key for c in candidates})
+    claim = coordination.begin(
+        site_id=site.id,
+        client_ids=[c.event.client_id for c in candidates],
+        user_keys=users,
+        dedup_ttl=int(settings.DEDUP_TTL.total_seconds()),
+    )
+    fresh = [c for c, new in zip(candidates, claim.fresh, strict=True) if new]
+    outcome.duplicates = len(raw_events) - len(outcome.rejected) - len(fresh)
     visit = Visit(
         user_agent=(source.user_agent or "")[:512] or None,
         ip_prefix=anonymize_ip(source.ip),
         is_bot=is_bot_agent(source.user_agent),
     )
-    locks = _lock_users(site.id, {c.user_key for c in fresh})
     try:
-        plan, states = _plan(site, batch_id, received_at, fresh, visit) if fresh else (None, {})
+        plan, states = (
+            _plan(site, batch_id, received_at, fresh, visit, claim.states) if fresh else (None, {})
+        )
         stats = Stats(
             received=len(raw_events),
             accepted=len(fresh),
@@ -129,21 +127,19 @@ def events_record(*, source: Source, raw_events: Sequence[Any]) -> Outcome:
             clamped=sum(c.clamped for c in fresh),
             rejected=dict(reasons),
         )
-        try:
-            log_write(
-                plan,
-                site_id=site.id,
-                batch_id=batch_id,
-                received_at=received_at,
-                failures=failures,
-                stats=stats,
-            )
-        except Exception as exc:
-            _forget(dedup_keys)
-            raise StorageUnavailable(f"Cassandra: {type(exc).__name__}: {exc}") from exc
-        _remember_states(site.id, states)
-    finally:
-        _unlock(locks)
+        log_write(
+            plan,
+            site_id=site.id,
+            batch_id=batch_id,
+            received_at=received_at,
+            failures=failures,
+            stats=stats,
+        )
+    except Exception as exc:
+        coordination.abandon(claim)
+        raise StorageUnavailable(f"Cassandra: {type(exc).__name__}: {exc}") from exc
+    ttl = int((settings.SESSION_INACTIVITY + timedelta(minutes=5)).total_seconds())
+    coordination.finish(claim, states={k: v.to_json() for k, v in states.items()}, ttl=ttl)
 
     outcome.accepted = len(fresh)
     outcome.late, outcome.clamped = stats.late, stats.clamped
@@ -153,6 +149,17 @@ def events_record(*, source: Source, raw_events: Sequence[Any]) -> Outcome:
         except Exception:  # the plan is in the log: the replay task finishes it
             log.exception("apply of batch %s failed; left for txlog_replay", batch_id)
     return outcome
+
+
+def _unique(candidates: list[_Candidate]) -> list[_Candidate]:
+    """Drop repeats of a client event id within one request (the first one counts)."""
+    seen: set[str] = set()
+    unique = []
+    for c in candidates:
+        if c.event.client_id not in seen:
+            seen.add(c.event.client_id)
+            unique.append(c)
+    return unique
 
 
 def _validate(
@@ -207,99 +214,37 @@ def _raw_text(raw: Any) -> str:
         return repr(raw)
 
 
-def _dedupe(site_id: uuid.UUID, candidates: list[_Candidate]) -> tuple[list[_Candidate], list[str]]:
-    """Keep the first sighting of each client event id (Redis SET NX, DEDUP_TTL)."""
-    seen: set[str] = set()
-    unique = []
-    for c in candidates:
-        if c.event.client_id not in seen:
-            seen.add(c.event.client_id)
-            unique.append(c)
-    if not unique:
-        return [], []
-    keys = [f"{DEDUP_PREFIX}:{site_id}:{c.event.client_id}" for c in unique]
-    ttl = int(settings.DEDUP_TTL.total_seconds())
-    pipe = redis_client().pipeline(transaction=False)
-    for key in keys:
-        pipe.set(key, 1, nx=True, ex=ttl)
-    try:
-        firsts = pipe.execute()
-    except RedisError:
-        # Without Redis, rows stay idempotent (deterministic ids); only the
-        # duplicate count is lost.
-        log.warning("dedup skipped: Redis unavailable")
-        return unique, []
-    fresh = [c for c, first in zip(unique, firsts, strict=True) if first]
-    return fresh, [k for k, first in zip(keys, firsts, strict=True) if first]
-
-
-def _forget(keys: list[str]) -> None:
-    if keys:
-        try:
-            redis_client().delete(*keys)
-        except RedisError:
-            log.warning("could not release %d dedup keys", len(keys))
-
-
-def _lock_users(site_id: uuid.UUID, user_keys: set[str]) -> list[Any]:
-    """Take each user's sessionization lock (sorted, so two batches never deadlock)."""
-    locks = []
-    for user_key in sorted(user_keys):
-        lock = redis_client().lock(
-            f"{LOCK_PREFIX}:{site_id}:{user_key}", timeout=10, blocking_timeout=5
-        )
-        try:
-            if lock.acquire():
-                locks.append(lock)
-        except RedisError:
-            log.warning("sessionization lock unavailable for %s", user_key)
-    return locks
-
-
-def _unlock(locks: list[Any]) -> None:
-    for lock in locks:
-        try:
-            lock.release()
-        except Exception:  # noqa: BLE001 - an expired lock needs no release
-            log.debug("lock %s already released", lock.name)
-
-
-def _load_states(site_id: uuid.UUID, user_keys: list[str]) -> dict[str, SessionState | None]:
-    """Return each user's current session from Redis, else from Cassandra (the truth)."""
-    try:
-        cached = redis_client().mget([state_key(site_id, k) for k in user_keys])
-    except RedisError:
-        cached = [None] * len(user_keys)
+def _load_states(
+    site_id: uuid.UUID, user_keys: list[str], cached: dict[str, str | None]
+) -> dict[str, SessionState | None]:
+    """Return each user's current session from the Redis cache, else from Cassandra."""
     states: dict[str, SessionState | None] = {}
-    for user_key, text in zip(user_keys, cached, strict=True):
+    missing = []
+    for user_key in user_keys:
+        text = cached.get(user_key)
         if text:
             states[user_key] = SessionState.from_json(text)
-            continue
-        latest = selectors.session_list(site_id=site_id, user_key=user_key, limit=1)
-        states[user_key] = SessionState.from_row(latest[0]) if latest else None
+        else:
+            missing.append(user_key)
+    latest = selectors.sessions_latest(site_id=site_id, user_keys=missing)
+    for user_key in missing:
+        row = latest.get(user_key)
+        states[user_key] = SessionState.from_row(row) if row else None
     return states
 
 
-def _remember_states(site_id: uuid.UUID, states: dict[str, SessionState]) -> None:
-    if not states:
-        return
-    ttl = int((settings.SESSION_INACTIVITY + timedelta(minutes=5)).total_seconds())
-    pipe = redis_client().pipeline(transaction=False)
-    for user_key, state in states.items():
-        pipe.set(state_key(site_id, user_key), state.to_json(), ex=ttl)
-    try:
-        pipe.execute()
-    except RedisError:
-        log.warning("session cache not updated: Redis unavailable")
-
-
 def _plan(
-    site: Site, batch_id: uuid.UUID, received_at: datetime, fresh: list[_Candidate], visit: Visit
+    site: Site,
+    batch_id: uuid.UUID,
+    received_at: datetime,
+    fresh: list[_Candidate],
+    visit: Visit,
+    cached: dict[str, str | None],
 ) -> tuple[Plan, dict[str, SessionState]]:
     by_user: dict[str, list[_Candidate]] = defaultdict(list)
     for c in fresh:
         by_user[c.user_key].append(c)
-    current = _load_states(site.id, list(by_user))
+    current = _load_states(site.id, list(by_user), cached)
     plan = Plan(
         site_id=site.id, batch_id=batch_id, received_at=received_at, version=version_of(received_at)
     )

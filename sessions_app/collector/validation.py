@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -31,6 +32,7 @@ MAX_PROPS = 50
 MAX_PROP_KEY = 128
 MAX_PROPS_BYTES = 4096
 MAX_PROPS_DEPTH = 3
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f]")  # tab is allowed
 
 
 class BatchError(Exception):
@@ -149,7 +151,7 @@ def _text(raw: dict[str, Any], key: str, *, required: bool = False, prefix: str 
     limit = LIMITS.get(key) if not prefix else ELEMENT_LIMITS.get(key)
     if limit and len(value) > limit:
         raise EventError(prefix + key, f"{len(value)} characters; at most {limit}")
-    if any(ord(c) < 32 and c not in "\t" for c in value):
+    if _CONTROL.search(value):
         raise EventError(prefix + key, "control characters are not allowed")
     return value
 

@@ -1,0 +1,246 @@
+"""Baseline: the raw driver writing the rows a collector batch writes (no HTTP, no Django).
+
+Each process prepares the collector's own INSERT statements and writes, per batch:
+the transaction-log entry (with a compressed payload of the same size), the
+request's ingest_stats row, one single-partition UNLOGGED batch per partition of
+session_events, user_events_by_bucket and site_events_by_bucket, the session summary,
+the feed entry and the "applied" mark, using execute_concurrent with several
+batches in flight.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import time
+import uuid
+import zlib
+from datetime import UTC, datetime
+
+from cassandra import ConsistencyLevel
+from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
+from cassandra.concurrent import execute_concurrent
+from cassandra.policies import DCAwareRoundRobinPolicy, TokenAwarePolicy
+from cassandra.query import BatchStatement, BatchType
+
+IN_FLIGHT = 8  # batches written concurrently, like concurrent HTTP requests
+
+
+def _floor(ts: datetime, seconds: int) -> datetime:
+    epoch = int(ts.timestamp())
+    return datetime.fromtimestamp(epoch - epoch % seconds, tz=UTC)
+
+
+def run(keyspace: str, site_id: str, events_per_batch: int, seconds: float, seed: int) -> dict:
+    """Write batches for `seconds`; return events written and per-wave latencies."""
+    from sessions_app.collector import writer
+
+    profile = ExecutionProfile(
+        load_balancing_policy=TokenAwarePolicy(DCAwareRoundRobinPolicy(local_dc="datacenter1")),
+        consistency_level=ConsistencyLevel.LOCAL_QUORUM,
+        request_timeout=10,
+    )
+    cluster = Cluster(
+        ["127.0.0.1"],
+        port=int(os.environ.get("CASSANDRA_PORT", "9042")),
+        execution_profiles={EXEC_PROFILE_DEFAULT: profile},
+        protocol_version=4,
+    )
+    session = cluster.connect()
+    prepared = {
+        name: session.prepare(getattr(writer, name).format(ks=keyspace))
+        for name in (
+            "INSERT_SESSION_EVENT",
+            "INSERT_USER_EVENT",
+            "INSERT_SITE_EVENT",
+            "UPSERT_USER_SESSION",
+            "INSERT_FEED",
+            "INSERT_LOG",
+            "MARK_APPLIED",
+            "INSERT_STATS",
+        )
+    }
+    site = uuid.UUID(site_id)
+    written, latencies, counter = 0, [], 0
+    sessions: dict[str, uuid.UUID] = {}
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        work = []
+        for _ in range(IN_FLIGHT):
+            counter += 1
+            work.extend(_batch(prepared, site, events_per_batch, seed, counter, sessions))
+        started = time.monotonic()
+        execute_concurrent(session, work, concurrency=64, raise_on_first_error=True)
+        latencies.append(time.monotonic() - started)
+        written += IN_FLIGHT * events_per_batch
+    cluster.shutdown()
+    return {"events": written, "latencies": latencies}
+
+
+def _batch(
+    prepared: dict, site: uuid.UUID, n: int, seed: int, counter: int, sessions: dict[str, uuid.UUID]
+) -> list:
+    # The same key pattern as the collector under wrk: 100 active visitors per
+    # process, each in one long session, so both paths write the same partitions.
+    now = datetime.now(UTC)
+    user = f"raw-{seed}-{counter % 100}"
+    session_id = sessions.setdefault(user, uuid.uuid1())
+    hour, day = _floor(now, 3600), _floor(now, 86400)
+    rows_s, rows_u, rows_t, payload = [], [], [], []
+    for i in range(n):
+        event_id = uuid.uuid1()
+        kind = "click" if i % 3 == 0 else "pageview"
+        element = (
+            json.dumps(
+                {
+                    "tag": "button",
+                    "id": f"buy-{i}",
+                    "classes": ["btn", "primary"],
+                    "text": "Add to cart",
+                    "selector": f"main > div.card > button#buy-{i}",
+                }
+            )
+            if kind == "click"
+            else None
+        )
+        url = f"https://shop.example/products/item-{i % 17}?ref=bench"
+        title = f"Product {i % 17} - Shop"
+        rows_s.append(
+            (
+                prepared["INSERT_SESSION_EVENT"],
+                (
+                    session_id,
+                    event_id,
+                    site,
+                    user,
+                    kind,
+                    None,
+                    now,
+                    url,
+                    None,
+                    title,
+                    element,
+                    None,
+                    False,
+                    False,
+                    False,
+                ),
+            )
+        )
+        rows_u.append(
+            (
+                prepared["INSERT_USER_EVENT"],
+                (site, user, day, event_id, session_id, kind, None, now, url, element, None),
+            )
+        )
+        rows_t.append(
+            (
+                prepared["INSERT_SITE_EVENT"],
+                (
+                    site,
+                    hour,
+                    0,
+                    event_id,
+                    session_id,
+                    user,
+                    kind,
+                    None,
+                    now,
+                    url,
+                    element,
+                    False,
+                    False,
+                ),
+            )
+        )
+        payload.append(
+            {
+                "site_id": str(site),
+                "user_key": user,
+                "session_id": str(session_id),
+                "event_id": str(event_id),
+                "type": kind,
+                "ts": int(now.timestamp()),
+                "url": url,
+                "title": title,
+                "element": element,
+            }
+        )
+    batch_id = uuid.uuid1()
+    minute = _floor(now, 600)
+    work = [
+        (
+            prepared["INSERT_LOG"],
+            (
+                site,
+                minute,
+                batch_id.int % 4,
+                batch_id,
+                now,
+                n,
+                zlib.compress(json.dumps(payload).encode(), 1),
+            ),
+        ),
+        (prepared["INSERT_STATS"], (site, hour, batch_id, n, n, 0, 0, 0, {})),
+        (
+            prepared["UPSERT_USER_SESSION"],
+            (
+                site,
+                user,
+                session_id,
+                now,
+                now,
+                user,
+                None,
+                n,
+                n,
+                0,
+                "https://shop.example/",
+                "https://shop.example/",
+                False,
+                False,
+                "bench",
+                "127.0.0.0",
+                int(now.timestamp() * 1_000_000),
+            ),
+        ),
+        (
+            prepared["INSERT_FEED"],
+            (
+                site,
+                zlib.crc32(user.encode()) % 4,
+                uuid.uuid1(),
+                session_id,
+                user,
+                now,
+                now,
+                n,
+                "https://shop.example/",
+                "https://shop.example/",
+                False,
+            ),
+        ),
+        (prepared["MARK_APPLIED"], (site, minute, batch_id.int % 4, batch_id)),
+    ]
+    for rows in (rows_s, rows_u, rows_t):
+        batch = BatchStatement(
+            batch_type=BatchType.UNLOGGED, consistency_level=ConsistencyLevel.LOCAL_QUORUM
+        )
+        for statement, params in rows:
+            batch.add(statement, params)
+        work.append((batch, None))
+    return work
+
+
+def summarize(results: list[dict], seconds: float, events_per_batch: int) -> dict:
+    events = sum(r["events"] for r in results)
+    per_batch = sorted(lat / IN_FLIGHT * 1000 for r in results for lat in r["latencies"])
+    wave = sorted(lat * 1000 for r in results for lat in r["latencies"])
+    return {
+        "events_per_second": events / seconds,
+        "p50_ms": statistics.median(wave) if wave else 0.0,
+        "p99_ms": wave[int(len(wave) * 0.99) - 1] if wave else 0.0,
+        "per_batch_ms": statistics.median(per_batch) if per_batch else 0.0,
+        "events_per_batch": events_per_batch,
+    }

@@ -1,0 +1,290 @@
+"""`make bench`: run the benchmarks on the local stack and print figures beside baselines.
+
+Ingest: wrk (a separate, efficient load generator with bench/beacon.lua) POSTs beacons
+to gunicorn; the baseline is the raw driver writing the same rows in the same run.
+Every figure is printed with its baseline and the ratio, plus the machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import ExitStack
+from datetime import UTC, datetime
+
+from ops import cassandra, redis
+from ops.common import ROOT, STATE, log
+from ops.system import apt_install
+
+BENCH_REDIS_PORT = 6382
+WEB_PORT = 8100
+KEYSPACE = "bench_clickstream"
+RESULTS = ROOT / "bench" / "results"
+
+
+def _env() -> dict[str, str]:
+    return {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "clickstream.settings.local",
+        "DJANGO_DEBUG": "false",
+        "CASSANDRA_KEYSPACE": KEYSPACE,
+        "DATABASE_URL": f"sqlite:///{STATE / 'bench.sqlite3'}",
+        "REDIS_URL": f"redis://127.0.0.1:{BENCH_REDIS_PORT}/0",
+        "COLLECT_RATE_PER_SITE": "0",
+        "COLLECT_RATE_PER_IP": "0",
+        "LOG_LEVEL": "WARNING",
+        "PYTHONUNBUFFERED": "1",
+    }
+
+
+def _manage(env: dict[str, str], *args: str) -> str:
+    result = subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return result.stdout
+
+
+def machine() -> str:
+    cores = os.cpu_count()
+    with open("/proc/meminfo") as meminfo:
+        kib = int(meminfo.readline().split()[1])
+    cpu = platform.processor() or platform.machine()
+    return (
+        f"{cores} cores, {kib / 1024 / 1024:.0f} GiB RAM, {cpu}, Python {platform.python_version()}"
+    )
+
+
+def _wrk(
+    url: str,
+    env: dict[str, str],
+    *,
+    events: int,
+    seconds: int,
+    connections: int,
+    run: str,
+    visitors: str,
+) -> dict[str, float]:
+    wrk_env = {**env, "BENCH_EVENTS": str(events), "BENCH_RUN": run, "BENCH_VISITORS": visitors}
+    result = subprocess.run(
+        [
+            "wrk",
+            "-t",
+            "2",
+            "-c",
+            str(connections),
+            "-d",
+            f"{seconds}s",
+            "--timeout",
+            "10s",
+            "-s",
+            str(ROOT / "bench" / "beacon.lua"),
+            url,
+        ],
+        env=wrk_env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    match = re.search(r"RESULT (.*)", result.stdout)
+    if not match:
+        raise RuntimeError(f"wrk printed no RESULT line:\n{result.stdout}\n{result.stderr}")
+    fields = dict(item.split("=") for item in match.group(1).split())
+    values = {k: float(v) for k, v in fields.items()}
+    ok = values["requests"] - values["errors_status"]
+    seconds_measured = values["duration_us"] / 1e6
+    return {
+        "events_per_second": ok * events / seconds_measured,
+        "requests_per_second": ok / seconds_measured,
+        "p50_ms": values["p50_us"] / 1000,
+        "p99_ms": values["p99_us"] / 1000,
+        "errors": values["errors_status"] + values["errors_connect"] + values["errors_timeout"],
+    }
+
+
+def _raw(site_id: str, *, events: int, seconds: int, processes: int) -> dict[str, float]:
+    from bench import raw_ingest
+
+    with ProcessPoolExecutor(processes) as pool:
+        futures = [
+            pool.submit(raw_ingest.run, KEYSPACE, site_id, events, seconds, seed)
+            for seed in range(processes)
+        ]
+        results = [f.result() for f in futures]
+    return raw_ingest.summarize(results, seconds, events)
+
+
+def ingest(
+    stack: ExitStack, *, seconds: int, workers: int, threads: int, warmup: int
+) -> list[dict]:
+    env = _env()
+    _manage(env, "migrate", "--noinput", "-v", "0")
+    # A fresh keyspace each run: every figure starts from the same compaction state.
+    _manage(
+        env,
+        "shell",
+        "-c",
+        "from sessions_app.cassandra import session; "
+        f"session().execute('DROP KEYSPACE IF EXISTS {KEYSPACE}', timeout=120)",
+    )
+    _manage(env, "sync_cassandra")
+    out = _manage(
+        env, "create_site", f"bench-{int(time.time())}", "--origin", "http://127.0.0.1:8000"
+    )
+    key = out.strip().splitlines()[-1]
+    site_id = re.search(r"\(([0-9a-f-]{36})\)", out).group(1)  # type: ignore[union-attr]
+    env["BENCH_SITE"] = key
+    gunicorn = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "clickstream.wsgi",
+            "-b",
+            f"127.0.0.1:{WEB_PORT}",
+            "-w",
+            str(workers),
+            "-k",
+            "sync" if threads == 1 else "gthread",
+            "--threads",
+            str(threads),
+            "--log-level",
+            "warning",
+        ],
+        cwd=ROOT,
+        env=env,
+        start_new_session=True,
+    )
+    stack.callback(lambda: (os.killpg(gunicorn.pid, signal.SIGTERM), gunicorn.wait(20)))
+    url = f"http://127.0.0.1:{WEB_PORT}/collect"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{WEB_PORT}/healthz", timeout=5)
+            break
+        except urllib.error.HTTPError:
+            break  # answering (503 only means no Celery worker, irrelevant here)
+        except OSError:
+            time.sleep(0.5)
+    # Warm the JVM first: Cassandra's JIT compiler takes most of a core for a minute
+    # or two after a start, which would tax whichever figure runs first.
+    log(f"warming up Cassandra's JIT and the workers for {warmup}s ...")
+    _wrk(
+        url,
+        env,
+        events=30,
+        seconds=warmup * 2 // 3,
+        connections=16,
+        run=f"jit-{time.time()}",
+        visitors="jit",
+    )
+    _raw(site_id, events=30, seconds=warmup // 3, processes=workers)
+    rows = []
+    for events, connections in ((30, 16), (5, 16)):
+        # The warm-up makes the visitors known (their sessions cached), so the measured
+        # run is the steady state of active visitors sending beacons mid-session.
+        visitors = f"v{events}-{int(time.time())}"
+        _wrk(
+            url,
+            env,
+            events=events,
+            seconds=5,
+            connections=connections,
+            run=f"warm-{visitors}",
+            visitors=visitors,
+        )
+        http = _wrk(
+            url,
+            env,
+            events=events,
+            seconds=seconds,
+            connections=connections,
+            run=f"m-{visitors}",
+            visitors=visitors,
+        )
+        raw = _raw(site_id, events=events, seconds=seconds, processes=workers)
+        rows.append({"beacon": events, "http": http, "raw": raw})
+        log(
+            f"ingest {events}-event beacons: HTTP {http['events_per_second']:.0f}/s, "
+            f"raw {raw['events_per_second']:.0f}/s"
+        )
+    return rows
+
+
+def render(rows: list[dict], *, workers: int, threads: int, seconds: int) -> str:
+    lines = [
+        f"clickstream benchmarks, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC — {machine()}",
+        f"ingest: gunicorn {workers} "
+        + ("sync workers" if threads == 1 else f"workers x {threads} threads")
+        + ", wrk 2 threads / 16 connections, "
+        f"{seconds}s per figure; Cassandra, Redis, gunicorn and wrk on the same machine",
+        "",
+        "| figure | clickstream | baseline | ratio |",
+        "|---|---|---|---|",
+    ]
+    for row in rows:
+        http, raw, n = row["http"], row["raw"], row["beacon"]
+        ratio = http["events_per_second"] / raw["events_per_second"]
+        lines.append(
+            f"| ingest, {n}-event beacons: clicks/s (HTTP /collect vs raw driver, same rows) "
+            f"| {http['events_per_second']:,.0f} | {raw['events_per_second']:,.0f} "
+            f"| {ratio:.2f} |"
+        )
+        lines.append(
+            f"| ingest, {n}-event beacons: request latency p50 / p99 ms "
+            f"(raw: per wave of 8 batches) | {http['p50_ms']:.1f} / {http['p99_ms']:.1f} "
+            f"| {raw['p50_ms']:.1f} / {raw['p99_ms']:.1f} | — |"
+        )
+        if http["errors"]:
+            lines.append(
+                f"| ingest, {n}-event beacons: failed requests | {http['errors']:.0f} | — | — |"
+            )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--seconds", type=int, default=20)
+    parser.add_argument("--warmup", type=int, default=45, help="seconds of JIT warm-up")
+    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--threads", type=int, default=1, help="1 = sync workers")
+    args = parser.parse_args(argv)
+    if not shutil.which("wrk"):
+        apt_install(["wrk"], why="the ingest benchmark's load generator")
+    with ExitStack() as stack:
+        if redis.start(BENCH_REDIS_PORT):
+            stack.callback(redis.stop, BENCH_REDIS_PORT)
+        node = cassandra.node_from_env()
+        if cassandra.start(node):
+            stack.callback(cassandra.stop, node)
+        rows = ingest(
+            stack,
+            seconds=args.seconds,
+            workers=args.workers,
+            threads=args.threads,
+            warmup=args.warmup,
+        )
+    table = render(rows, workers=args.workers, threads=args.threads, seconds=args.seconds)
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "latest.md").write_text(table + "\n")
+    (RESULTS / "latest.json").write_text(json.dumps(rows, indent=2))
+    print("\n" + table)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

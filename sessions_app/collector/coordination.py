@@ -1,0 +1,165 @@
+"""The collector's Redis work for one batch, in two round trips.
+
+`begin` marks event ids as seen (SET NX EX: the first sighting wins), takes each
+user's sessionization lock and reads their cached session state; `finish` stores
+the new states and releases the locks. Both are Lua scripts, so each is a single
+atomic round trip. Redis is a cache and a coordinator here, never the truth:
+when it is unreachable, `begin` reports nothing seen, no locks and no states,
+and the caller falls back to Cassandra.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from redis.exceptions import RedisError
+
+from sessions_app.collector.identity import state_key
+from sessions_app.redis_client import redis_client
+
+log = logging.getLogger(__name__)
+
+DEDUP_PREFIX = "cs:ev"
+LOCK_PREFIX = "cs:lock"
+LOCK_MS = 10_000
+LOCK_WAIT_SECONDS = 5.0
+
+_BEGIN = """
+local nd, nu = tonumber(ARGV[1]), tonumber(ARGV[2])
+local fresh, locked, states = {}, {}, {}
+for i = 1, nd do
+  fresh[i] = redis.call('SET', KEYS[i], 1, 'NX', 'EX', ARGV[3]) and 1 or 0
+end
+for j = 1, nu do
+  locked[j] = redis.call('SET', KEYS[nd + j], ARGV[4], 'NX', 'PX', ARGV[5]) and 1 or 0
+  states[j] = redis.call('GET', KEYS[nd + nu + j]) or ''
+end
+return {fresh, locked, states}
+"""
+_FINISH = """
+local ns = tonumber(ARGV[1])
+for i = 1, ns do
+  redis.call('SET', KEYS[i], ARGV[3 + i], 'EX', ARGV[2])
+end
+for j = ns + 1, #KEYS do
+  if redis.call('GET', KEYS[j]) == ARGV[3] then redis.call('DEL', KEYS[j]) end
+end
+return ns
+"""
+_scripts: dict[tuple[int, str], Any] = {}
+
+
+def _script(source: str) -> Any:
+    client = redis_client()
+    key = (id(client), source)
+    script = _scripts.get(key)
+    if script is None:
+        script = _scripts[key] = client.register_script(source)
+    return script
+
+
+def dedup_key(site_id: uuid.UUID, client_event_id: str) -> str:
+    return f"{DEDUP_PREFIX}:{site_id}:{client_event_id}"
+
+
+def lock_key(site_id: uuid.UUID, user_key: str) -> str:
+    return f"{LOCK_PREFIX}:{site_id}:{user_key}"
+
+
+@dataclass
+class Claim:
+    """What `begin` found: new event ids, held locks and cached session states."""
+
+    site_id: uuid.UUID
+    token: str
+    fresh: list[bool]
+    new_keys: list[str]
+    locked: list[str] = field(default_factory=list)
+    states: dict[str, str | None] = field(default_factory=dict)
+    redis_ok: bool = True
+
+
+def begin(
+    *, site_id: uuid.UUID, client_ids: list[str], user_keys: list[str], dedup_ttl: int
+) -> Claim:
+    """Mark event ids seen, lock the users and read their session states (one round trip)."""
+    token = secrets.token_hex(8)
+    keys = [dedup_key(site_id, c) for c in client_ids]
+    locks = [lock_key(site_id, u) for u in user_keys]
+    states = [state_key(site_id, u) for u in user_keys]
+    try:
+        fresh, locked, cached = _script(_BEGIN)(
+            keys=[*keys, *locks, *states],
+            args=[len(keys), len(user_keys), dedup_ttl, token, LOCK_MS],
+        )
+    except RedisError:
+        log.warning("dedup, locks and session cache skipped: Redis unavailable")
+        return Claim(
+            site_id, token, [True] * len(keys), [], redis_ok=False, states=dict.fromkeys(user_keys)
+        )
+    claim = Claim(
+        site_id=site_id,
+        token=token,
+        fresh=[bool(f) for f in fresh],
+        new_keys=[k for k, f in zip(keys, fresh, strict=True) if f],
+    )
+    waiting = []
+    for user_key, got, text in zip(user_keys, locked, cached, strict=True):
+        if got:
+            claim.locked.append(user_key)
+            claim.states[user_key] = text.decode() if text else None
+        else:
+            waiting.append(user_key)
+    for user_key in waiting:  # another request holds it: wait, then read the state it left
+        claim.states[user_key] = _wait_for_lock(claim, user_key)
+    return claim
+
+
+def _wait_for_lock(claim: Claim, user_key: str) -> str | None:
+    client = redis_client()
+    deadline = time.monotonic() + LOCK_WAIT_SECONDS
+    try:
+        while time.monotonic() < deadline:
+            if client.set(lock_key(claim.site_id, user_key), claim.token, nx=True, px=LOCK_MS):
+                claim.locked.append(user_key)
+                break
+            time.sleep(0.005)
+        else:
+            log.warning(
+                "sessionization lock for %s not acquired in %ss; going on",
+                user_key,
+                LOCK_WAIT_SECONDS,
+            )
+        text = client.get(state_key(claim.site_id, user_key))
+    except RedisError:
+        return None
+    return text.decode() if isinstance(text, bytes) else text
+
+
+def finish(claim: Claim, *, states: dict[str, str], ttl: int) -> None:
+    """Store the users' new session states and release the locks (one round trip)."""
+    if not claim.redis_ok or not (states or claim.locked):
+        return
+    keys = [state_key(claim.site_id, u) for u in states]
+    keys += [lock_key(claim.site_id, u) for u in claim.locked]
+    try:
+        _script(_FINISH)(keys=keys, args=[len(states), ttl, claim.token, *states.values()])
+    except RedisError:
+        log.warning("session cache not updated: Redis unavailable")
+
+
+def abandon(claim: Claim) -> None:
+    """Forget the event ids this claim marked (the batch was not stored) and unlock."""
+    if not claim.redis_ok:
+        return
+    try:
+        if claim.new_keys:
+            redis_client().delete(*claim.new_keys)
+    except RedisError:
+        log.warning("could not release %d dedup keys", len(claim.new_keys))
+    finish(claim, states={}, ttl=1)

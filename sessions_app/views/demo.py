@@ -1,0 +1,36 @@
+"""GET /demo/: a small fake shop with the tracker installed, to click around in."""
+
+from __future__ import annotations
+
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from sessions_app.models import Site
+
+PRODUCTS = [
+    {"slug": "espresso-machine", "name": "Espresso machine", "price": 399},
+    {"slug": "grinder", "name": "Burr grinder", "price": 129},
+    {"slug": "kettle", "name": "Gooseneck kettle", "price": 49},
+]
+
+
+def demo(request: HttpRequest, path: str = "") -> HttpResponse:
+    """Render the demo shop for the demo site (or the site whose key is in ?site=)."""
+    key = request.GET.get("site")
+    site = (
+        Site.objects.filter(key=key, enabled=True).first()
+        if key
+        else Site.objects.filter(name="Demo Shop").first()
+    )
+    if site is None:
+        raise Http404("no demo site: run `make run` (or manage.py bootstrap_local) first")
+    # ?endpoint= lets the end-to-end tests put a real network hop in front of the
+    # collector; only http(s) URLs are used, anything else falls back to this host.
+    endpoint = request.GET.get("endpoint", "")
+    if not endpoint.startswith(("http://", "https://")):
+        endpoint = request.build_absolute_uri("/collect")
+    return render(
+        request,
+        "sessions_app/demo.html",
+        {"site": site, "products": PRODUCTS, "endpoint": endpoint},
+    )

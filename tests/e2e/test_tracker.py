@@ -1,0 +1,163 @@
+"""The tracker in real headless Chromium, against the live collector, into Cassandra."""
+
+from __future__ import annotations
+
+import http.server
+import threading
+import urllib.error
+import urllib.request
+from typing import Any
+
+import pytest
+
+from sessions_app import selectors, services
+from tests.e2e.conftest import screenshot, wait_for
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.django_db(transaction=True, databases=["default", "cassandra"]),
+]
+
+
+def _timeline(site, user_key: str | None = None) -> list[dict[str, Any]]:
+    events: list[dict[str, Any]] = []
+    for entry in selectors.feed_latest(site_id=site.id, limit=50):
+        if user_key is None or entry["user_key"] == user_key:
+            events.extend(selectors.session_events(session_id=entry["session_id"]))
+    return sorted(events, key=lambda e: e["ts"])
+
+
+def test_clicks_spa_navigation_and_page_hide_flush(live_server, context):
+    site = services.site_create(name="E2E shop", origins=[live_server.url])
+    page = context.new_page()
+    page.goto(f"{live_server.url}/demo/?site={site.key}&flush=60000")  # only size/hide flush
+    page.wait_for_function("window.clickstream && typeof clickstream.track === 'function'")
+    page.click("#shop-now")  # a click, then pushState → /demo/products
+    page.click("#product-grinder .add-to-cart")
+    page.fill("#login-password", "hunter2-secret")
+    page.click("#login-password")
+    page.click("#nav-about")  # pushState → /demo/about
+    page.go_back()  # popstate → /demo/products
+    screenshot(page, "demo-shop")
+    page.goto("about:blank")  # page hide: the queue goes out with sendBeacon
+
+    events = wait_for(lambda: len(_timeline(site)) >= 8 and _timeline(site))
+    pageviews = [
+        e["url"].split("?")[0].removeprefix(live_server.url)
+        for e in events
+        if e["type"] == "pageview"
+    ]
+    assert pageviews == ["/demo/", "/demo/products", "/demo/about", "/demo/products"]
+    clicks = [e["element"] for e in events if e["type"] == "click"]
+    assert {
+        "tag": "button",
+        "id": "shop-now",
+        "classes": ["btn", "primary"],
+        "text": "Shop now",
+    }.items() <= clicks[0].items()
+    assert clicks[0]["selector"].endswith("button#shop-now")
+    assert any(c.get("text") == "Add to cart" for c in clicks)
+    customs = [(e["name"], e["props"]) for e in events if e["type"] == "custom"]
+    assert ("add_to_cart", {"product": "grinder"}) in customs
+    stored = repr(events)
+    assert "hunter2-secret" not in stored  # never an input's value
+    assert not any(c.get("tag") == "input" and "password" in repr(c) for c in clicks)
+    [entry] = selectors.feed_latest(site_id=site.id)
+    [summary] = selectors.session_list(site_id=site.id, user_key=entry["user_key"])
+    assert summary["is_bot"] is False
+    assert summary["pageview_count"] == 4
+
+
+def test_identify_links_the_anonymous_visitor(live_server, context):
+    site = services.site_create(name="E2E identify", origins=[live_server.url])
+    page = context.new_page()
+    page.goto(f"{live_server.url}/demo/?site={site.key}&flush=300")
+    page.wait_for_function("window.clickstream && typeof clickstream.track === 'function'")
+    page.fill("#login-email", "ada@example.com")
+    page.click("#login-button")
+    page.click("#nav-products")
+    wait_for(lambda: selectors.session_list(site_id=site.id, user_key="ada@example.com"))
+    anonymous = page.evaluate("localStorage.getItem('cs_aid')")
+    assert selectors.identity_links(site_id=site.id, user_id="ada@example.com") == [anonymous]
+
+
+class _Proxy:
+    """A real HTTP hop in front of the collector that can be taken down and brought back."""
+
+    def __init__(self, upstream: str) -> None:
+        self.upstream = upstream
+        self.port = 0
+        self.server: http.server.ThreadingHTTPServer | None = None
+
+    def start(self) -> None:
+        upstream = self.upstream
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                headers = {
+                    k: v
+                    for k, v in self.headers.items()
+                    if k.lower() in ("content-type", "origin", "user-agent")
+                }
+                request = urllib.request.Request(
+                    upstream + self.path, data=body, headers=headers, method="POST"
+                )
+                try:
+                    with urllib.request.urlopen(request, timeout=20) as answer:
+                        status, data, reply = answer.status, answer.read(), answer.headers
+                except urllib.error.HTTPError as error:
+                    status, data, reply = error.code, error.read(), error.headers
+                self.send_response(status)
+                for name in ("Content-Type", "Access-Control-Allow-Origin", "Vary"):
+                    if reply.get(name):
+                        self.send_header(name, reply[name])
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        http.server.ThreadingHTTPServer.allow_reuse_address = True
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self) -> None:
+        assert self.server is not None
+        self.server.shutdown()
+        self.server.server_close()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+
+def test_events_are_retried_after_the_collector_was_down(live_server, context):
+    site = services.site_create(name="E2E retry", origins=[live_server.url])
+    proxy = _Proxy(live_server.url)
+    proxy.start()
+    proxy.stop()  # the collector is down: connections to its port are refused
+    page = context.new_page()
+    page.goto(f"{live_server.url}/demo/?site={site.key}&flush=300&endpoint={proxy.url}/collect")
+    page.wait_for_function("window.clickstream && typeof clickstream.track === 'function'")
+    page.click("#nav-products")
+    page.click("#product-kettle .add-to-cart")
+    stored = wait_for(
+        lambda: page.evaluate("JSON.parse(localStorage.getItem('cs_retry') || '[]').length")
+    )
+    assert stored >= 3  # pageview, click, add_to_cart wait in the bounded retry queue
+    assert selectors.feed_latest(site_id=site.id) == []
+
+    proxy.start()  # the collector is back on the same port
+    try:
+        events = wait_for(lambda: len(_timeline(site)) >= 4 and _timeline(site), timeout=90)
+        assert {e["type"] for e in events} == {"pageview", "click", "custom"}
+        wait_for(
+            lambda: page.evaluate(
+                "JSON.parse(localStorage.getItem('cs_retry') || '[]').length === 0"
+            )
+        )
+    finally:
+        proxy.stop()

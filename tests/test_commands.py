@@ -1,0 +1,82 @@
+"""Management commands: create_site and generate_clicks."""
+
+from __future__ import annotations
+
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.utils import timezone
+
+from sessions_app import selectors
+from sessions_app.models import Site
+
+pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
+
+
+def test_create_site_prints_the_key_last() -> None:
+    out = StringIO()
+    call_command(
+        "create_site",
+        "Shop",
+        "--origin",
+        "https://shop.example",
+        "--origin",
+        "https://www.shop.example/",
+        "--events-per-second",
+        "2000",
+        stdout=out,
+    )
+    key = out.getvalue().strip().splitlines()[-1]
+    site = Site.objects.get(key=key)
+    assert site.allowed_origins == ["https://shop.example", "https://www.shop.example"]
+    # 2000 events/s x 3600 s x 400 B = 2.88 GB an hour: 29 shards of <= 100 MB.
+    assert site.event_shards == 29
+
+
+def test_create_site_refuses_an_origin_with_a_path() -> None:
+    with pytest.raises(CommandError, match="expected scheme://host"):
+        call_command("create_site", "Shop", "--origin", "https://shop.example/path")
+
+
+def test_generate_clicks_goes_through_the_collector() -> None:
+    out = StringIO()
+    call_command("create_site", "Gen", stdout=out)
+    key = out.getvalue().strip().splitlines()[-1]
+    site = Site.objects.get(key=key)
+    out = StringIO()
+    call_command(
+        "generate_clicks",
+        "--site",
+        key,
+        "--users",
+        "6",
+        "--days",
+        "2",
+        stdout=out,
+        stderr=StringIO(),
+    )
+    accepted = int(out.getvalue().split()[0])
+    assert accepted > 0
+    sessions = selectors.session_list(site_id=site.id, user_key="anon-7-00001")
+    assert sessions and all(s["event_count"] >= 2 for s in sessions)
+    assert sessions[0]["started_at"] <= timezone.now()
+    # Running it again only produces duplicates.
+    out = StringIO()
+    call_command(
+        "generate_clicks",
+        "--site",
+        key,
+        "--users",
+        "6",
+        "--days",
+        "2",
+        stdout=out,
+        stderr=StringIO(),
+    )
+    assert out.getvalue().split()[0] == "0"
+
+
+def test_generate_clicks_names_a_wrong_key() -> None:
+    with pytest.raises(CommandError, match="no site has this key"):
+        call_command("generate_clicks", "--site", "cs_nope")
