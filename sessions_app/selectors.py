@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import uuid
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import redis
@@ -14,7 +14,7 @@ from django.db import connections
 
 from sessions_app import buckets
 from sessions_app.cassandra import ALIAS, keyspace, prepare, session
-from sessions_app.ids import time_uuid_bound
+from sessions_app.ids import time_uuid_bound, uuid_time
 
 MAX_PAGE = 1000
 MAX_RANGE_BUCKETS = 93
@@ -25,7 +25,8 @@ SELECT session_id, started_at, last_seen_at, anonymous_id, user_id, event_count,
 FROM {ks}.user_sessions WHERE site_id = ? AND user_key = ? LIMIT ?
 """
 SELECT_SESSION_EVENTS = """
-SELECT event_id, type, name, ts, url, referrer, title, element, props, late, clamped, is_bot
+SELECT event_id, site_id, user_key, type, name, ts, url, referrer, title, element, props, late,
+       clamped, is_bot
 FROM {ks}.session_events WHERE session_id = ? LIMIT ?
 """
 SELECT_USER_BUCKET = """
@@ -314,3 +315,256 @@ def site_bucket_events(*, site_id: uuid.UUID, hour: datetime, shards: int) -> li
     events = [{**row, "ts": buckets.from_driver(row["ts"])} for f in futures for row in f.result()]
     events.sort(key=lambda e: e["event_id"].time)
     return events
+
+
+# --- analyst reads: cursors across partitions and buckets ---------------------------
+
+MAX_RANGE = timedelta(days=92)
+SELECT_SESSIONS_BEFORE = """
+SELECT session_id, started_at, last_seen_at, anonymous_id, user_id, event_count,
+       pageview_count, click_count, entry_url, exit_url, converted, is_bot
+FROM {ks}.user_sessions WHERE site_id = ? AND user_key = ? AND session_id < ? LIMIT ?
+"""
+SELECT_SESSION_ONE = """
+SELECT session_id, user_key, started_at, last_seen_at, anonymous_id, user_id, event_count,
+       pageview_count, click_count, entry_url, exit_url, converted, is_bot
+FROM {ks}.user_sessions WHERE site_id = ? AND user_key = ? AND session_id = ?
+"""
+SELECT_USER_BUCKET_AFTER = """
+SELECT event_id, session_id, type, name, ts, url, element, props
+FROM {ks}.user_events_by_bucket
+WHERE site_id = ? AND user_key = ? AND bucket = ? AND event_id > ? AND event_id < ? LIMIT ?
+"""
+SELECT_USER_BUCKETS_IN = """
+SELECT bucket, event_id, session_id, type, name, ts, url, element, props
+FROM {ks}.user_events_by_bucket
+WHERE site_id = ? AND user_key = ? AND bucket IN ? AND event_id > ? AND event_id < ?
+PER PARTITION LIMIT ?
+"""
+
+
+class RangeError(ValueError):
+    """A requested time range or page size is outside the allowed bounds."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+
+
+def _session_row(row: dict[str, Any]) -> dict[str, Any]:
+    return {
+        **row,
+        "started_at": buckets.from_driver(row["started_at"]),
+        "last_seen_at": buckets.from_driver(row["last_seen_at"]),
+    }
+
+
+def _event_row(row: dict[str, Any]) -> dict[str, Any]:
+    return {
+        **row,
+        "ts": buckets.from_driver(row["ts"]),
+        "element": _decode(row.get("element")),
+        "props": _decode(row.get("props")),
+    }
+
+
+@dataclass(frozen=True)
+class SessionPage:
+    sessions: list[dict[str, Any]]
+    next_cursor: uuid.UUID | None
+
+
+def sessions_page(
+    *,
+    site_id: uuid.UUID,
+    user_keys: list[str],
+    limit: int = 20,
+    before: uuid.UUID | None = None,
+) -> SessionPage:
+    """Return sessions of several user keys (a user and its linked anonymous ids), newest first.
+
+    The cursor is the last session id shown; each key's partition is read from
+    just below it, in parallel, and the results merged by session start.
+    """
+    limit = _bounded(limit)
+    if not 1 <= len(user_keys) <= 20:
+        raise RangeError("user_keys", "between 1 and 20 keys")
+    upper = before or time_uuid_bound(datetime.now(UTC) + timedelta(days=2), upper=True)
+    statement = prepare(SELECT_SESSIONS_BEFORE)
+    futures = [
+        (k, session().execute_async(statement, (site_id, k, upper, limit + 1))) for k in user_keys
+    ]
+    merged: list[dict[str, Any]] = []
+    for user_key, future in futures:
+        merged.extend({**_session_row(row), "user_key": user_key} for row in future.result())
+    merged.sort(key=lambda s: s["session_id"].time, reverse=True)
+    page = merged[:limit]
+    return SessionPage(page, page[-1]["session_id"] if len(merged) > limit else None)
+
+
+def session_summary(
+    *, site_id: uuid.UUID, user_key: str, session_id: uuid.UUID
+) -> dict[str, Any] | None:
+    """Return one session's summary row, or None."""
+    row = session().execute(prepare(SELECT_SESSION_ONE), (site_id, user_key, session_id)).one()
+    return _session_row(row) if row else None
+
+
+@dataclass(frozen=True)
+class ActivityPage:
+    """One page of a user's events across buckets, and how they were read."""
+
+    events: list[dict[str, Any]]
+    next_cursor: uuid.UUID | None
+    strategy: str
+    partitions: list[dict[str, Any]]
+
+
+def _check_range(start: datetime, end: datetime) -> tuple[datetime, datetime]:
+    start, end = buckets.as_utc(start), buckets.as_utc(end)
+    if end <= start:
+        raise RangeError("end", "must be after start")
+    if end - start > MAX_RANGE:
+        raise RangeError("end", f"range longer than {MAX_RANGE.days} days; narrow it")
+    return start, end
+
+
+def user_activity(
+    *,
+    site_id: uuid.UUID,
+    user_key: str,
+    start: datetime,
+    end: datetime,
+    limit: int = 100,
+    cursor: uuid.UUID | None = None,
+    strategy: str | None = None,
+) -> ActivityPage:
+    """Return a user's events in [start, end) in time order, `limit` at a time.
+
+    The cursor is the last event id of the previous page: the next page starts
+    right after it, in its bucket and the ones after, so pages never skip or
+    repeat an event at a bucket boundary. Few buckets are read with one IN query
+    (PER PARTITION LIMIT, merged here); more with parallel queries in windows.
+    """
+    limit = _bounded(limit)
+    start, end = _check_range(start, end)
+    width = buckets.parse_width(settings.USER_EVENTS_BUCKET)
+    first = max(start, uuid_time(cursor)) if cursor else start
+    partitions = buckets.buckets_between(first, end, width, limit=MAX_RANGE_BUCKETS)
+    low = cursor or time_uuid_bound(start - timedelta(microseconds=1), upper=True)
+    high = time_uuid_bound(end)
+    chosen = strategy or settings.ACTIVITY_READ_STRATEGY
+    if chosen == "auto":
+        chosen = "in" if len(partitions) <= settings.ACTIVITY_IN_MAX_BUCKETS else "parallel"
+    if chosen not in ("in", "parallel", "sequential"):
+        raise RangeError("strategy", "one of auto, in, parallel, sequential")
+    read: list[dict[str, Any]] = []
+    events: list[dict[str, Any]] = []
+    if chosen == "in" and partitions:
+        if len(partitions) > settings.ACTIVITY_IN_MAX_BUCKETS:
+            raise RangeError(
+                "strategy", f"IN reads at most {settings.ACTIVITY_IN_MAX_BUCKETS} buckets"
+            )
+        rows = session().execute(
+            prepare(SELECT_USER_BUCKETS_IN), (site_id, user_key, partitions, low, high, limit + 1)
+        )
+        per_bucket: dict[datetime, int] = dict.fromkeys(partitions, 0)
+        for row in rows:
+            per_bucket[buckets.from_driver(row["bucket"])] += 1
+            events.append(_event_row({k: v for k, v in row.items() if k != "bucket"}))
+        events.sort(key=lambda e: (e["event_id"].time, e["event_id"].bytes))
+        read = [{"bucket": b, "rows": n} for b, n in per_bucket.items()]
+    else:
+        statement = prepare(SELECT_USER_BUCKET_AFTER)
+        window = 1 if chosen == "sequential" else settings.ACTIVITY_PARALLEL_WINDOW
+        for offset in range(0, len(partitions), window):
+            batch = partitions[offset : offset + window]
+            futures = [
+                session().execute_async(statement, (site_id, user_key, b, low, high, limit + 1))
+                for b in batch
+            ]
+            for bucket, future in zip(batch, futures, strict=True):
+                rows = [_event_row(r) for r in future.result()]
+                read.append({"bucket": bucket, "rows": len(rows)})
+                events.extend(rows)
+            if len(events) > limit:
+                break
+    page = events[:limit]
+    next_cursor = page[-1]["event_id"] if len(events) > limit else None
+    return ActivityPage(page, next_cursor, chosen, read)
+
+
+MAX_LIVE_HOURS = 72
+MAX_LIVE_ROWS = 200_000
+
+
+def site_overview(
+    *,
+    site_id: uuid.UUID,
+    shards: int,
+    start: datetime,
+    end: datetime,
+    width: str = "hour",
+    top: int = 10,
+) -> dict[str, Any]:
+    """Return events/sessions/users per hour or day, top pages and top clicks (bots excluded).
+
+    Computed live from the raw hour partitions (all shards, in parallel), so the
+    range is capped at MAX_LIVE_HOURS and the rows read at MAX_LIVE_ROWS; `partial`
+    says when the cap cut the count short.
+    """
+    start, end = _check_range(start, end)
+    hours = buckets.buckets_between(start, end, buckets.Width.HOUR)
+    if len(hours) > MAX_LIVE_HOURS:
+        raise RangeError("end", f"the live overview covers at most {MAX_LIVE_HOURS} hours")
+    series_width = buckets.parse_width(width)
+    statement = prepare(SELECT_SITE_BUCKET)
+    futures = [
+        session().execute_async(statement, (site_id, h, s)) for h in hours for s in range(shards)
+    ]
+    points: dict[datetime, dict[str, Any]] = {
+        b: {"events": 0, "sessions": set(), "users": set()}
+        for b in buckets.buckets_between(start, end, series_width)
+    }
+    pages: dict[str, int] = {}
+    clicks: dict[str, int] = {}
+    rows, partial = 0, False
+    for future in futures:
+        for row in future.result():
+            rows += 1
+            if rows > MAX_LIVE_ROWS:
+                partial = True
+                break
+            ts = buckets.from_driver(row["ts"])
+            if row["is_bot"] or not start <= ts < end:
+                continue
+            point = points.get(buckets.floor(ts, series_width))
+            if point is None:
+                continue
+            point["events"] += 1
+            point["sessions"].add(row["session_id"])
+            point["users"].add(row["user_key"])
+            if row["type"] == "pageview" and row["url"]:
+                path = row["url"].split("?", 1)[0].split("#", 1)[0]
+                pages[path] = pages.get(path, 0) + 1
+            elif row["type"] == "click" and row["element"]:
+                element = json.loads(row["element"])
+                label = element.get("selector") or element.get("text") or element.get("tag")
+                clicks[label] = clicks.get(label, 0) + 1
+    series = [
+        {
+            "bucket": b,
+            "events": p["events"],
+            "sessions": len(p["sessions"]),
+            "users": len(p["users"]),
+        }
+        for b, p in sorted(points.items())
+    ]
+    return {
+        "series": series,
+        "top_pages": sorted(pages.items(), key=lambda kv: -kv[1])[:top],
+        "top_clicks": sorted(clicks.items(), key=lambda kv: -kv[1])[:top],
+        "partitions_read": len(futures),
+        "rows_read": rows,
+        "partial": partial,
+    }

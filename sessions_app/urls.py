@@ -1,6 +1,6 @@
 from django.urls import path
 
-from sessions_app.views import collector, demo, health, pages
+from sessions_app.views import analyst, collector, demo, health, pages
 
 app_name = "sessions_app"
 
@@ -14,4 +14,12 @@ urlpatterns = [
     path("demo/", demo.demo, name="demo"),
     path("demo/<path:path>", demo.demo, name="demo-page"),
     path("", pages.home, name="home"),
+    path("sites/<uuid:site_id>/", analyst.dashboard, name="dashboard"),
+    path("sites/<uuid:site_id>/site", analyst.site_settings, name="site"),
+    path("sites/<uuid:site_id>/users/", analyst.user_search, name="user-search"),
+    path("sites/<uuid:site_id>/users/<str:user_key>/", analyst.user_profile, name="user-profile"),
+    path("sites/<uuid:site_id>/users/<str:user_key>/activity", analyst.activity, name="activity"),
+    path(
+        "sites/<uuid:site_id>/sessions/<uuid:session_id>/", analyst.session_timeline, name="session"
+    ),
 ]

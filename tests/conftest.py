@@ -94,6 +94,14 @@ def now() -> datetime:
 
 
 @pytest.fixture
+def site(db):
+    """Return a fresh site whose allowed origin is https://shop.example."""
+    from sessions_app import services
+
+    return services.site_create(name="Shop", origins=["https://shop.example"])
+
+
+@pytest.fixture
 def site_id() -> uuid.UUID:
     """Return a fresh site id, so every test writes to partitions of its own."""
     return uuid.uuid4()

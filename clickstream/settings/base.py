@@ -29,6 +29,10 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
     "sessions_app",
 ]
 
@@ -41,6 +45,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "sessions_app.middleware.ContentSecurityPolicyMiddleware",
 ]
 
 ROOT_URLCONF = "clickstream.urls"
@@ -218,3 +223,40 @@ TXLOG_REPLAY_WINDOW = timedelta(hours=env.int("TXLOG_REPLAY_WINDOW_HOURS", defau
 FAILED_EVENT_PAYLOAD_BYTES = 8 * 1024
 # Expected bytes of a site_events_by_bucket row, for shard counts (buckets.shards_for).
 SITE_EVENT_ROW_BYTES = env.int("SITE_EVENT_ROW_BYTES", default=400)
+
+# --- Analyst reads -----------------------------------------------------------------
+# Multi-bucket reads: "auto" uses one IN query up to ACTIVITY_IN_MAX_BUCKETS buckets
+# and parallel queries (ACTIVITY_PARALLEL_WINDOW at a time) beyond.
+ACTIVITY_READ_STRATEGY = env("ACTIVITY_READ_STRATEGY", default="auto")
+ACTIVITY_IN_MAX_BUCKETS = env.int("ACTIVITY_IN_MAX_BUCKETS", default=4)
+ACTIVITY_PARALLEL_WINDOW = env.int("ACTIVITY_PARALLEL_WINDOW", default=8)
+
+REST_FRAMEWORK = {
+    # Token first: an unauthenticated request gets 401 with WWW-Authenticate: Token.
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    # ?format= belongs to the export endpoints (csv/json), not renderer selection.
+    "URL_FORMAT_OVERRIDE": None,
+    "DEFAULT_PERMISSION_CLASSES": ["sessions_app.permissions.IsAnalyst"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "sessions_app.api.views.api_exception_handler",
+    "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "clickstream API",
+    "DESCRIPTION": "Sessions, timelines and activity across time buckets. Auth: login "
+    "session or `Authorization: Token KEY` (manage.py create_api_token USERNAME).",
+    "VERSION": "1.0.0",
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+}
+# Analyst pages: no inline script, everything from this origin.
+CONTENT_SECURITY_POLICY = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; "
+    "form-action 'self'"
+)

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
+from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from sessions_app.models import Site
 
+LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 PRODUCTS = [
     {"slug": "espresso-machine", "name": "Espresso machine", "price": 399},
     {"slug": "grinder", "name": "Burr grinder", "price": 129},
@@ -25,12 +29,20 @@ def demo(request: HttpRequest, path: str = "") -> HttpResponse:
     if site is None:
         raise Http404("no demo site: run `make run` (or manage.py bootstrap_local) first")
     # ?endpoint= lets the end-to-end tests put a real network hop in front of the
-    # collector; only http(s) URLs are used, anything else falls back to this host.
+    # collector; only loopback http(s) URLs are taken, so a crafted link cannot send
+    # a visitor's clicks elsewhere.
     endpoint = request.GET.get("endpoint", "")
-    if not endpoint.startswith(("http://", "https://")):
+    override = urlsplit(endpoint)
+    if override.scheme not in ("http", "https") or override.hostname not in LOOPBACK:
         endpoint = request.build_absolute_uri("/collect")
-    return render(
+    response = render(
         request,
         "sessions_app/demo.html",
         {"site": site, "products": PRODUCTS, "endpoint": endpoint},
     )
+    # The analyst-page policy, plus the collector's origin for the tracker's requests.
+    parts = urlsplit(endpoint)
+    response["Content-Security-Policy"] = settings.CONTENT_SECURITY_POLICY.replace(
+        "connect-src 'self'", f"connect-src 'self' {parts.scheme}://{parts.netloc}"
+    )
+    return response

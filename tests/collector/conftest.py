@@ -10,16 +10,10 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from sessions_app import services
 from sessions_app.models import Site
 
 ORIGIN = "https://shop.example"
 _ids = itertools.count()
-
-
-@pytest.fixture
-def site(db) -> Site:
-    return services.site_create(name="Shop", origins=[ORIGIN])
 
 
 @pytest.fixture

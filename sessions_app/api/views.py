@@ -1,0 +1,280 @@
+"""JSON API under /api/: the analyst pages' data, plus CSV/JSON exports.
+
+Auth: the login session or `Authorization: Token KEY` (manage.py create_api_token).
+Errors: {"error": "field: reason", "field": ...} with 400/401/403/404.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from django.http import HttpResponse, StreamingHttpResponse
+from django.http.response import HttpResponseBase
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.exceptions import APIException, NotFound
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView, exception_handler
+
+from sessions_app import selectors
+from sessions_app.models import Site
+from sessions_app.selectors import RangeError
+
+EXPORT_MAX_EVENTS = 100_000
+EXPORT_FIELDS = ["ts", "event_id", "session_id", "type", "name", "url", "title", "element", "props"]
+
+
+class BadRequest(APIException):
+    status_code = 400
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+
+
+def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    """Return every API error as {"error", "field"} JSON."""
+    if isinstance(exc, RangeError | ValueError) and not isinstance(exc, APIException):
+        field = getattr(exc, "field", "query")
+        message = str(exc).split(": ", 1)[-1] if ": " in str(exc) else str(exc)
+        return Response({"error": f"{field}: {message}", "field": field}, status=400)
+    response = exception_handler(exc, context)
+    if response is not None:
+        detail = (
+            response.data.get("detail", response.data)
+            if isinstance(response.data, dict)
+            else response.data
+        )
+        field = getattr(exc, "field", "auth" if response.status_code in (401, 403) else "path")
+        response.data = {"error": f"{field}: {detail}", "field": field}
+    return response
+
+
+def _site(site_id: uuid.UUID) -> Site:
+    site = Site.objects.filter(id=site_id).first()
+    if site is None:
+        raise NotFound("no such site")
+    return site
+
+
+def _time(request: Request, name: str, default: datetime) -> datetime:
+    value = request.query_params.get(name)
+    if not value:
+        return default
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        raise BadRequest(name, f"not an ISO-8601 time: {value!r}") from None
+    if parsed.tzinfo is None:
+        raise BadRequest(name, "time zone missing (use Z or an offset)")
+    return parsed.astimezone(UTC)
+
+
+def _int(request: Request, name: str, default: int, *, low: int, high: int) -> int:
+    value = request.query_params.get(name)
+    if value is None:
+        return default
+    try:
+        number = int(value)
+    except ValueError:
+        raise BadRequest(name, "not an integer") from None
+    if not low <= number <= high:
+        raise BadRequest(name, f"between {low} and {high}")
+    return number
+
+
+def _uuid(request: Request, name: str) -> uuid.UUID | None:
+    value = request.query_params.get(name)
+    if not value:
+        return None
+    try:
+        return uuid.UUID(value)
+    except ValueError:
+        raise BadRequest(name, "not a UUID") from None
+
+
+CURSOR = OpenApiParameter(
+    "cursor", OpenApiTypes.UUID, description="next_cursor of the previous page"
+)
+LIMIT = OpenApiParameter("limit", OpenApiTypes.INT, description="page size, 1-1000")
+START = OpenApiParameter("start", OpenApiTypes.DATETIME, description="ISO-8601 with offset")
+END = OpenApiParameter(
+    "end", OpenApiTypes.DATETIME, description="exclusive; at most 92 days after start"
+)
+
+
+class UserSessions(APIView):
+    """A user's sessions newest first, including anonymous ids linked by identify()."""
+
+    @extend_schema(parameters=[CURSOR, LIMIT], responses=OpenApiTypes.OBJECT)
+    def get(self, request: Request, site_id: uuid.UUID, user_key: str) -> Response:
+        site = _site(site_id)
+        linked = selectors.identity_links(site_id=site.id, user_id=user_key, limit=19)
+        page = selectors.sessions_page(
+            site_id=site.id,
+            user_keys=[user_key, *linked],
+            limit=_int(request, "limit", 20, low=1, high=1000),
+            before=_uuid(request, "cursor"),
+        )
+        return Response(
+            {
+                "user_key": user_key,
+                "linked_anonymous_ids": linked,
+                "sessions": page.sessions,
+                "next_cursor": page.next_cursor,
+            }
+        )
+
+
+def _session_payload(site: Site, session_id: uuid.UUID) -> dict[str, Any]:
+    events = [
+        e
+        for e in selectors.session_events(session_id=session_id)
+        if e.get("site_id", site.id) == site.id
+    ]
+    if not events:
+        raise NotFound("no such session")
+    summary = selectors.session_summary(
+        site_id=site.id, user_key=events[0]["user_key"], session_id=session_id
+    )
+    return {"session": summary, "events": events}
+
+
+class SessionEvents(APIView):
+    """Every event of a session in time order, with the session's summary."""
+
+    @extend_schema(responses=OpenApiTypes.OBJECT)
+    def get(self, request: Request, site_id: uuid.UUID, session_id: uuid.UUID) -> Response:
+        return Response(_session_payload(_site(site_id), session_id))
+
+
+class UserActivity(APIView):
+    """A user's events across time buckets, in time order, with the partitions read."""
+
+    @extend_schema(
+        parameters=[
+            START,
+            END,
+            CURSOR,
+            LIMIT,
+            OpenApiParameter("strategy", str, enum=["auto", "in", "parallel", "sequential"]),
+        ],
+        responses=OpenApiTypes.OBJECT,
+    )
+    def get(self, request: Request, site_id: uuid.UUID, user_key: str) -> Response:
+        site = _site(site_id)
+        end = _time(request, "end", datetime.now(UTC))
+        start = _time(request, "start", end - timedelta(days=7))
+        page = selectors.user_activity(
+            site_id=site.id,
+            user_key=user_key,
+            start=start,
+            end=end,
+            limit=_int(request, "limit", 100, low=1, high=1000),
+            cursor=_uuid(request, "cursor"),
+            strategy=request.query_params.get("strategy"),
+        )
+        return Response(
+            {
+                "events": page.events,
+                "next_cursor": page.next_cursor,
+                "strategy": page.strategy,
+                "partitions": page.partitions,
+            }
+        )
+
+
+def _export(rows: Iterator[dict[str, Any]], fmt: str, name: str) -> HttpResponseBase:
+    response: HttpResponseBase
+    if fmt == "json":
+        from django.core.serializers.json import DjangoJSONEncoder
+
+        body = json.dumps(list(rows), cls=DjangoJSONEncoder, indent=1)
+        response = HttpResponse(body, content_type="application/json")
+    elif fmt == "csv":
+
+        def lines() -> Iterator[str]:
+            buffer = io.StringIO()
+            writer = csv.writer(buffer)
+            writer.writerow(EXPORT_FIELDS)
+            for row in rows:
+                writer.writerow(
+                    [
+                        json.dumps(row.get(f))
+                        if f in ("element", "props") and row.get(f)
+                        else ("" if row.get(f) is None else row.get(f))
+                        for f in EXPORT_FIELDS
+                    ]
+                )
+                yield buffer.getvalue()
+                buffer.seek(0)
+                buffer.truncate()
+            yield buffer.getvalue()
+
+        response = StreamingHttpResponse(lines(), content_type="text/csv")
+    else:
+        raise BadRequest("format", "csv or json")
+    response["Content-Disposition"] = f'attachment; filename="{name}.{fmt}"'
+    return response
+
+
+class SessionExport(APIView):
+    """A session's events as CSV or JSON."""
+
+    @extend_schema(
+        parameters=[OpenApiParameter("format", str, enum=["csv", "json"])],
+        responses={
+            (200, "text/csv"): OpenApiTypes.STR,
+            (200, "application/json"): OpenApiTypes.OBJECT,
+        },
+    )
+    def get(self, request: Request, site_id: uuid.UUID, session_id: uuid.UUID) -> HttpResponseBase:
+        events = _session_payload(_site(site_id), session_id)["events"]
+        return _export(
+            iter(events), request.query_params.get("format", "csv"), f"session-{session_id}"
+        )
+
+
+class ActivityExport(APIView):
+    """A user's activity over a range as CSV or JSON (at most 100,000 events)."""
+
+    @extend_schema(
+        parameters=[START, END, OpenApiParameter("format", str, enum=["csv", "json"])],
+        responses={
+            (200, "text/csv"): OpenApiTypes.STR,
+            (200, "application/json"): OpenApiTypes.OBJECT,
+        },
+    )
+    def get(self, request: Request, site_id: uuid.UUID, user_key: str) -> HttpResponseBase:
+        site = _site(site_id)
+        end = _time(request, "end", datetime.now(UTC))
+        start = _time(request, "start", end - timedelta(days=7))
+        selectors.user_activity(
+            site_id=site.id, user_key=user_key, start=start, end=end, limit=1
+        )  # validates the range before streaming starts
+
+        def rows() -> Iterator[dict[str, Any]]:
+            cursor, sent = None, 0
+            while sent < EXPORT_MAX_EVENTS:
+                page = selectors.user_activity(
+                    site_id=site.id,
+                    user_key=user_key,
+                    start=start,
+                    end=end,
+                    limit=1000,
+                    cursor=cursor,
+                )
+                yield from page.events
+                sent += len(page.events)
+                if page.next_cursor is None:
+                    return
+                cursor = page.next_cursor
+
+        return _export(rows(), request.query_params.get("format", "csv"), f"activity-{user_key}")

@@ -1,0 +1,54 @@
+"""Template filters for values that came from browsers."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta
+from urllib.parse import urlsplit
+
+from django import template
+
+register = template.Library()
+_CONTROL = re.compile(r"[\x00-\x20\x7f-\x9f]")
+
+
+@register.filter
+def safe_url(value: object) -> str | None:
+    """Return the URL if it is http(s) once control characters are stripped, else None.
+
+    Browsers ignore tabs, newlines and control characters inside a scheme
+    ("java\\tscript:"), so they are removed before the check, not after.
+    """
+    if not isinstance(value, str):
+        return None
+    cleaned = _CONTROL.sub("", value)
+    if urlsplit(cleaned).scheme.lower() not in ("http", "https"):
+        return None
+    return cleaned
+
+
+@register.filter
+def duration(value: timedelta | None) -> str:
+    """Render a timedelta as 1h 02m 03s / 2m 05s / 4.2s."""
+    if value is None:
+        return ""
+    seconds = value.total_seconds()
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    minutes, secs = divmod(int(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h {minutes:02d}m {secs:02d}s" if hours else f"{minutes}m {secs:02d}s"
+
+
+@register.filter
+def iso(value: datetime | None) -> str:
+    return value.strftime("%Y-%m-%d %H:%M:%S UTC") if value else ""
+
+
+@register.filter
+def path_of(value: object) -> str:
+    """Return the path (and query) of a URL for compact display."""
+    if not isinstance(value, str):
+        return ""
+    parts = urlsplit(value)
+    return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")

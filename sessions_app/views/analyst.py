@@ -1,0 +1,222 @@
+"""Analyst pages: dashboard, user search and profile, session timeline, activity, site."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+
+from sessions_app import selectors
+from sessions_app.models import Site
+from sessions_app.permissions import analyst_required
+from sessions_app.selectors import RangeError
+
+
+def _site(site_id: uuid.UUID) -> Site:
+    site = Site.objects.filter(id=site_id).first()
+    if site is None:
+        raise Http404("no such site")
+    return site
+
+
+def _when(value: str | None, default: datetime) -> datetime:
+    """Parse a datetime-local / ISO value as UTC; fall back to the default."""
+    if not value:
+        return default
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        return default
+    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+
+
+def _uuid(value: str | None) -> uuid.UUID | None:
+    try:
+        return uuid.UUID(value) if value else None
+    except ValueError:
+        return None
+
+
+def _bars(series: list[dict[str, Any]], key: str) -> list[dict[str, Any]]:
+    peak = max((p[key] for p in series), default=0) or 1
+    width = 100 / max(1, len(series))
+    bars = []
+    for i, point in enumerate(series):
+        height = point[key] / peak * 38  # the SVG's viewBox is 100 x 40
+        bars.append(
+            {
+                "x": round(i * width, 3),
+                "w": round(max(width - 0.4, 0.2), 3),
+                "y": round(40 - height, 3),
+                "h": round(height, 3),
+                "value": point[key],
+                "bucket": point["bucket"],
+            }
+        )
+    return bars
+
+
+@analyst_required
+def dashboard(request: HttpRequest, site_id: uuid.UUID) -> HttpResponse:
+    site = _site(site_id)
+    now = datetime.now(UTC)
+    end = _when(request.GET.get("end"), now)
+    start = _when(request.GET.get("start"), end - timedelta(hours=24))
+    width = (
+        request.GET.get("width", "hour") if request.GET.get("width") in ("hour", "day") else "hour"
+    )
+    error, overview = None, None
+    try:
+        overview = selectors.site_overview(
+            site_id=site.id, shards=site.event_shards, start=start, end=end, width=width
+        )
+    except RangeError as exc:
+        error = str(exc)
+    context = {
+        "site": site,
+        "start": start,
+        "end": end,
+        "width": width,
+        "error": error,
+        "overview": overview,
+        "charts": [
+            {"title": title, "bars": _bars(overview["series"], key)}
+            for title, key in (("Events", "events"), ("Sessions", "sessions"), ("Users", "users"))
+        ]
+        if overview
+        else [],
+        "feed": selectors.feed_latest(site_id=site.id, limit=15),
+    }
+    return render(request, "sessions_app/dashboard.html", context)
+
+
+@analyst_required
+def user_search(request: HttpRequest, site_id: uuid.UUID) -> HttpResponse:
+    site = _site(site_id)
+    query = (request.GET.get("q") or "").strip()[:256]
+    found = None
+    if query:
+        page = selectors.sessions_page(site_id=site.id, user_keys=[query], limit=1)
+        linked = selectors.identity_links(site_id=site.id, user_id=query, limit=1)
+        if page.sessions or linked:
+            return redirect(reverse("sessions_app:user-profile", args=[site.id, query]))
+        found = False
+    return render(
+        request, "sessions_app/user_search.html", {"site": site, "query": query, "found": found}
+    )
+
+
+@analyst_required
+def user_profile(request: HttpRequest, site_id: uuid.UUID, user_key: str) -> HttpResponse:
+    site = _site(site_id)
+    linked = selectors.identity_links(site_id=site.id, user_id=user_key, limit=19)
+    page = selectors.sessions_page(
+        site_id=site.id,
+        user_keys=[user_key, *linked],
+        limit=20,
+        before=_uuid(request.GET.get("cursor")),
+    )
+    return render(
+        request,
+        "sessions_app/user_profile.html",
+        {
+            "site": site,
+            "user_key": user_key,
+            "linked": linked,
+            "sessions": page.sessions,
+            "next_cursor": page.next_cursor,
+        },
+    )
+
+
+def _pages(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Group consecutive events by page URL, with time since start and since previous."""
+    groups: list[dict[str, Any]] = []
+    first = events[0]["ts"] if events else None
+    previous = None
+    for event in events:
+        event["since_start"] = event["ts"] - first if first else None
+        event["since_previous"] = event["ts"] - previous if previous else None
+        previous = event["ts"]
+        url = event.get("url")
+        if not groups or event["type"] == "pageview" or groups[-1]["url"] != url:
+            groups.append({"url": url, "title": event.get("title"), "events": []})
+        groups[-1]["events"].append(event)
+    return groups
+
+
+@analyst_required
+def session_timeline(
+    request: HttpRequest, site_id: uuid.UUID, session_id: uuid.UUID
+) -> HttpResponse:
+    site = _site(site_id)
+    events = [
+        e
+        for e in selectors.session_events(session_id=session_id)
+        if e.get("site_id") in (None, site.id)
+    ]
+    if not events:
+        raise Http404("no such session")
+    user_key = events[0]["user_key"]
+    summary = selectors.session_summary(site_id=site.id, user_key=user_key, session_id=session_id)
+    duration = events[-1]["ts"] - events[0]["ts"]
+    return render(
+        request,
+        "sessions_app/session_timeline.html",
+        {
+            "site": site,
+            "session_id": session_id,
+            "user_key": user_key,
+            "summary": summary,
+            "groups": _pages(events),
+            "duration": duration,
+            "count": len(events),
+        },
+    )
+
+
+@analyst_required
+def activity(request: HttpRequest, site_id: uuid.UUID, user_key: str) -> HttpResponse:
+    site = _site(site_id)
+    now = datetime.now(UTC)
+    end = _when(request.GET.get("end"), now)
+    start = _when(request.GET.get("start"), end - timedelta(days=7))
+    strategy = request.GET.get("strategy") or None
+    error, page = None, None
+    try:
+        page = selectors.user_activity(
+            site_id=site.id,
+            user_key=user_key,
+            start=start,
+            end=end,
+            limit=50,
+            cursor=_uuid(request.GET.get("cursor")),
+            strategy=strategy,
+        )
+    except RangeError as exc:
+        error = str(exc)
+    return render(
+        request,
+        "sessions_app/activity.html",
+        {
+            "site": site,
+            "user_key": user_key,
+            "start": start,
+            "end": end,
+            "page": page,
+            "error": error,
+            "strategy": strategy or "auto",
+            "strategies": ["auto", "in", "parallel", "sequential"],
+        },
+    )
+
+
+@analyst_required
+def site_settings(request: HttpRequest, site_id: uuid.UUID) -> HttpResponse:
+    site = _site(site_id)
+    base = request.build_absolute_uri("/").rstrip("/")
+    return render(request, "sessions_app/site.html", {"site": site, "base": base})

@@ -1,0 +1,164 @@
+"""JSON API: token and session auth, caps, exports, OpenAPI schema."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from datetime import timedelta
+from io import StringIO
+
+import pytest
+from django.contrib.auth.models import Group, User
+from django.core.management import call_command
+from django.utils import timezone
+
+from sessions_app import selectors
+from sessions_app.collector.pipeline import Source, events_record
+from tests.collector.conftest import event
+
+pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
+
+
+@pytest.fixture
+def token(db) -> str:
+    user = User.objects.create_user("api-user", password="pw-api-123")
+    user.groups.add(Group.objects.get_or_create(name="analyst")[0])
+    out = StringIO()
+    call_command("create_api_token", "api-user", stdout=out)
+    return out.getvalue().strip().splitlines()[-1]
+
+
+@pytest.fixture
+def data(site):
+    now = timezone.now().replace(microsecond=0)
+    events_record(
+        source=Source(site=site, received_at=now),
+        raw_events=[
+            event(
+                now - timedelta(minutes=20 - i),
+                anon="api-anon",
+                id=f"a{i}",
+                **(
+                    {"element": {"tag": "button", "text": "Buy, now"}, "type": "click"}
+                    if i % 2
+                    else {}
+                ),
+            )
+            for i in range(6)
+        ],
+    )
+    [summary] = selectors.session_list(site_id=site.id, user_key="api-anon")
+    return summary, now
+
+
+def auth(key: str) -> dict:
+    return {"HTTP_AUTHORIZATION": f"Token {key}"}
+
+
+def test_token_auth_reads_sessions_events_and_activity(client, site, data, token):
+    summary, now = data
+    sessions = client.get(f"/api/sites/{site.id}/users/api-anon/sessions", **auth(token))
+    assert sessions.status_code == 200
+    assert sessions.json()["sessions"][0]["session_id"] == str(summary["session_id"])
+    events = client.get(
+        f"/api/sites/{site.id}/sessions/{summary['session_id']}/events", **auth(token)
+    ).json()
+    assert len(events["events"]) == 6 and events["session"]["event_count"] == 6
+    first = client.get(
+        f"/api/sites/{site.id}/users/api-anon/activity",
+        {"limit": 4, "start": (now - timedelta(hours=1)).isoformat()},
+        **auth(token),
+    ).json()
+    assert len(first["events"]) == 4 and first["next_cursor"]
+    assert first["strategy"] in ("in", "parallel") and first["partitions"]
+    second = client.get(
+        f"/api/sites/{site.id}/users/api-anon/activity",
+        {
+            "limit": 4,
+            "start": (now - timedelta(hours=1)).isoformat(),
+            "cursor": first["next_cursor"],
+        },
+        **auth(token),
+    ).json()
+    assert len(second["events"]) == 2 and second["next_cursor"] is None
+
+
+def test_missing_or_wrong_credentials_are_json_errors(client, site, data):
+    anonymous = client.get(f"/api/sites/{site.id}/users/api-anon/sessions")
+    assert anonymous.status_code in (401, 403)
+    assert anonymous.json()["field"] == "auth"
+    wrong = client.get(f"/api/sites/{site.id}/users/api-anon/sessions", **auth("nope"))
+    assert wrong.status_code == 401 and wrong.json()["field"] == "auth"
+    roleless = User.objects.create_user("plain", password="pw-plain-1")
+    client.force_login(roleless)
+    assert client.get(f"/api/sites/{site.id}/users/api-anon/sessions").status_code == 403
+
+
+@pytest.mark.parametrize(
+    ("params", "field"),
+    [
+        ({"start": "2026-01-01T00:00:00+00:00", "end": "2026-06-01T00:00:00+00:00"}, "end"),
+        ({"limit": "5000"}, "limit"),
+        ({"limit": "many"}, "limit"),
+        ({"start": "2026-01-01T00:00:00"}, "start"),
+        ({"cursor": "not-a-uuid"}, "cursor"),
+        ({"strategy": "magic"}, "strategy"),
+    ],
+)
+def test_bad_parameters_are_400_naming_the_field(client, site, token, params, field):
+    response = client.get(f"/api/sites/{site.id}/users/u/activity", params, **auth(token))
+    assert response.status_code == 400, response.content
+    assert response.json()["field"] == field
+    assert response.json()["error"].startswith(f"{field}: ")
+
+
+def test_unknown_site_and_session_are_404(client, site, token):
+    import uuid
+
+    assert (
+        client.get(f"/api/sites/{uuid.uuid4()}/users/u/sessions", **auth(token)).status_code == 404
+    )
+    missing = client.get(f"/api/sites/{site.id}/sessions/{uuid.uuid1()}/events", **auth(token))
+    assert missing.status_code == 404 and missing.json()["field"] == "path"
+
+
+def test_exports_as_csv_and_json(client, site, data, token):
+    summary, _ = data
+    url = f"/api/sites/{site.id}/sessions/{summary['session_id']}/export"
+    response = client.get(url, {"format": "csv"}, **auth(token))
+    assert response["Content-Type"] == "text/csv"
+    rows = list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
+    assert len(rows) == 6 and rows[1]["type"] == "click"
+    assert json.loads(rows[1]["element"]) == {"tag": "button", "text": "Buy, now"}
+    as_json = client.get(url, {"format": "json"}, **auth(token)).json()
+    assert [e["type"] for e in as_json] == [r["type"] for r in rows]
+    activity = client.get(
+        f"/api/sites/{site.id}/users/api-anon/activity/export", {"format": "json"}, **auth(token)
+    ).json()
+    assert len(activity) == 6
+    assert client.get(url, {"format": "xml"}, **auth(token)).status_code == 400
+
+
+def test_openapi_schema_describes_the_endpoints(client, token):
+    response = client.get(
+        "/api/schema", HTTP_ACCEPT="application/vnd.oai.openapi+json", **auth(token)
+    )
+    assert response.status_code == 200
+    schema = json.loads(response.content)
+    assert schema["openapi"].startswith("3.")
+    paths = schema["paths"]
+    activity = paths["/api/sites/{site_id}/users/{user_key}/activity"]["get"]
+    assert {p["name"] for p in activity["parameters"]} >= {
+        "start",
+        "end",
+        "cursor",
+        "limit",
+        "strategy",
+        "site_id",
+        "user_key",
+    }
+    assert "/api/sites/{site_id}/sessions/{session_id}/export" in paths
+    docs = client.get("/api/docs", **auth(token))
+    assert docs.status_code == 200
+    assert "<script>" not in docs.content.decode().replace(" ", "")  # no inline script (CSP)

@@ -1,0 +1,91 @@
+"""An analyst in headless Chromium: log in, find a user, open a session, page activity."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.contrib.auth.models import Group, User
+from django.utils import timezone
+
+from sessions_app import services
+from sessions_app.collector.pipeline import Source, events_record
+from tests.collector.conftest import event
+from tests.e2e.conftest import screenshot
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.django_db(transaction=True, databases=["default", "cassandra"]),
+]
+
+
+def test_analyst_journey(live_server, context):
+    site = services.site_create(name="Analyst shop", origins=[live_server.url])
+    now = timezone.now().replace(microsecond=0)
+    for day in range(3, 0, -1):  # three daily visits of 25 events: 75 events, 2 pages
+        start = now - timedelta(days=day)
+        events_record(
+            source=Source(site=site, received_at=start + timedelta(hours=1)),
+            raw_events=[
+                event(
+                    start + timedelta(seconds=20 * i),
+                    anon="anon-ada",
+                    user_id="ada",
+                    id=f"d{day}-{i}",
+                    url=f"https://shop.example/p{i % 4}",
+                    **(
+                        {
+                            "type": "click",
+                            "element": {"tag": "button", "id": f"b{i}", "text": "Add to cart"},
+                        }
+                        if i % 3
+                        else {}
+                    ),
+                )
+                for i in range(25)
+            ],
+        )
+    user = User.objects.create_user("ana", password="correct-horse-1")
+    user.groups.add(Group.objects.get_or_create(name="analyst")[0])
+
+    page = context.new_page()
+    page.goto(f"{live_server.url}/")
+    assert "/accounts/login/" in page.url
+    page.fill("input[name=username]", "ana")
+    page.fill("input[name=password]", "correct-horse-1")
+    page.click("button[type=submit]")
+    page.click(f"text={site.name}")
+    page.wait_for_selector("h2:has-text('Latest sessions')")
+    screenshot(page, "dashboard")
+
+    page.click("text=Users")
+    page.fill("input[name=q]", "ada")
+    page.click("button:has-text('Search')")
+    page.wait_for_selector("h1:has-text('ada')")
+    rows = page.locator("table.sessions tbody tr")
+    assert rows.count() == 3
+    screenshot(page, "user-profile")
+
+    rows.first.locator("a").first.click()
+    page.wait_for_selector("ol.timeline")
+    assert page.locator("tr.event").count() == 25
+    assert page.locator("text=Add to cart").count() > 0
+    screenshot(page, "session-timeline")
+
+    page.go_back()
+    page.click("text=Activity explorer")
+    page.fill("input[name=start]", (now - timedelta(days=4)).strftime("%Y-%m-%dT%H:%M"))
+    page.click("button:has-text('Show')")
+    page.wait_for_selector("aside.panel")
+    first_page = page.locator("table.events tbody tr").count()
+    assert first_page == 50
+    assert page.locator("ul.partitions li").count() >= 3  # one row per day bucket read
+    screenshot(page, "activity")
+    page.click("a.next")
+    page.wait_for_selector("aside.panel")
+    assert page.locator("table.events tbody tr").count() == 25  # 75 in all, none repeated
+    assert page.locator("a.next").count() == 0
+
+    page.goto(f"{live_server.url}/sites/{site.id}/site")
+    assert site.key in page.content()
+    screenshot(page, "site")

@@ -1,0 +1,135 @@
+"""Analyst pages: login and roles, every page renders, hostile payloads stay inert."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+
+import pytest
+from django.contrib.auth.models import Group, User
+from django.utils import timezone
+
+from sessions_app import selectors
+from sessions_app.collector.pipeline import Source, events_record
+from tests.collector.conftest import event
+
+pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
+
+HOSTILE = {
+    "title": '<img src=x onerror="alert(1)">',
+    "element": {
+        "tag": "a",
+        "text": "<script>alert('text')</script>",
+        "href": "java\tscript:alert('href')",
+        "selector": 'a[onclick="x()"]',
+    },
+    "props": {"<b>key</b>": "<script>alert('props')</script>"},
+}
+
+
+@pytest.fixture
+def analyst(client):
+    user = User.objects.create_user("ana", password="pw-ana-123")
+    user.groups.add(Group.objects.get_or_create(name="analyst")[0])
+    client.force_login(user)
+    return user
+
+
+@pytest.fixture
+def visit(site):
+    now = timezone.now().replace(microsecond=0)
+    events_record(
+        source=Source(site=site, received_at=now),
+        raw_events=[
+            event(now - timedelta(minutes=9), anon="evil", **{"title": HOSTILE["title"]}),
+            event(
+                now - timedelta(minutes=8), kind="click", anon="evil", element=HOSTILE["element"]
+            ),
+            event(
+                now - timedelta(minutes=7),
+                kind="custom",
+                name="x",
+                anon="evil",
+                props=HOSTILE["props"],
+            ),
+            event(
+                now - timedelta(minutes=6),
+                kind="click",
+                anon="evil",
+                element={"tag": "a", "text": "safe", "href": "https://docs.example/ok"},
+            ),
+        ],
+    )
+    [summary] = selectors.session_list(site_id=site.id, user_key="evil")
+    return summary
+
+
+def _pages(site, visit):
+    return [
+        "/",
+        f"/sites/{site.id}/",
+        f"/sites/{site.id}/site",
+        f"/sites/{site.id}/users/?q=evil",
+        f"/sites/{site.id}/users/evil/",
+        f"/sites/{site.id}/users/evil/activity",
+        f"/sites/{site.id}/sessions/{visit['session_id']}/",
+    ]
+
+
+def test_pages_require_login(client, site, visit):
+    for url in _pages(site, visit):
+        response = client.get(url)
+        assert response.status_code == 302, url
+        assert response["Location"].startswith("/accounts/login/")
+
+
+def test_pages_refuse_users_without_a_role(client, site, visit):
+    client.force_login(User.objects.create_user("nobody", password="pw-nobody-1"))
+    for url in _pages(site, visit):
+        assert client.get(url).status_code == 403, url
+
+
+def test_analyst_sees_every_page(client, analyst, site, visit):
+    for url in _pages(site, visit):
+        response = client.get(url, follow=True)
+        assert response.status_code == 200, url
+        assert "script-src 'self'" in response["Content-Security-Policy"]
+
+
+def test_hostile_payloads_are_rendered_inert(client, analyst, site, visit):
+    html = client.get(f"/sites/{site.id}/sessions/{visit['session_id']}/").content.decode()
+    assert "<script>alert" not in html
+    assert "<img src=x" not in html
+    assert "&lt;script&gt;alert(&#x27;text&#x27;)&lt;/script&gt;" in html
+    hrefs = re.findall(r'href="([^"]*)"', html)
+    assert not any("script:" in h.lower().replace("\t", "") for h in hrefs)
+    assert "https://docs.example/ok" in hrefs  # an http(s) link stays a link
+    assert "onerror=" not in html.replace("onerror=&quot;", "")
+    assert not re.search(r"<script(?![^>]*src=)", html)  # no inline script at all
+
+
+def test_timeline_shows_times_since_start_and_previous(client, analyst, site, visit):
+    html = client.get(f"/sites/{site.id}/sessions/{visit['session_id']}/").content.decode()
+    assert "+0.0s" in html and "+1m 00s" in html and "Δ 1m 00s" in html
+    assert "Duration" in html and "3m 00s" in html
+
+
+def test_user_search_finds_by_anonymous_id_and_reports_misses(client, analyst, site, visit):
+    found = client.get(f"/sites/{site.id}/users/", {"q": "evil"})
+    assert found.status_code == 302 and found["Location"].endswith("/users/evil/")
+    missing = client.get(f"/sites/{site.id}/users/", {"q": "ghost"})
+    assert "No sessions for <code>ghost</code>" in missing.content.decode()
+
+
+def test_dashboard_range_cap_is_explained(client, analyst, site):
+    html = client.get(
+        f"/sites/{site.id}/", {"start": "2026-01-01T00:00", "end": "2026-01-10T00:00"}
+    ).content.decode()
+    assert "at most 72 hours" in html
+
+
+def test_demo_page_ignores_a_non_loopback_endpoint(client, site):
+    html = client.get("/demo/", {"site": site.key, "endpoint": "https://evil.example/collect"})
+    assert "evil.example" not in html.content.decode()
+    assert "evil.example" not in html["Content-Security-Policy"]
+    assert 'data-endpoint="http://testserver/collect"' in html.content.decode()
