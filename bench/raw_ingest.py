@@ -22,7 +22,7 @@ from cassandra import ConsistencyLevel
 from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
 from cassandra.concurrent import execute_concurrent
 from cassandra.policies import DCAwareRoundRobinPolicy, TokenAwarePolicy
-from cassandra.query import BatchStatement, BatchType
+from cassandra.query import UNSET_VALUE, BatchStatement, BatchType
 
 IN_FLIGHT = 8  # batches written concurrently, like concurrent HTTP requests
 
@@ -223,14 +223,20 @@ def _batch(
         ),
         (prepared["MARK_APPLIED"], (site, minute, batch_id.int % 4, batch_id)),
     ]
+    work = [(statement, _unset(params)) for statement, params in work]
     for rows in (rows_s, rows_u, rows_t):
         batch = BatchStatement(
             batch_type=BatchType.UNLOGGED, consistency_level=ConsistencyLevel.LOCAL_QUORUM
         )
         for statement, params in rows:
-            batch.add(statement, params)
+            batch.add(statement, _unset(params))
         work.append((batch, None))
     return work
+
+
+def _unset(params: tuple) -> tuple:
+    # As the collector does: a bound null writes a tombstone cell, UNSET writes nothing.
+    return tuple(UNSET_VALUE if v is None or v == {} else v for v in params)
 
 
 def summarize(results: list[dict], seconds: float, events_per_batch: int) -> dict:

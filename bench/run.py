@@ -130,7 +130,7 @@ def _raw(site_id: str, *, events: int, seconds: int, processes: int) -> dict[str
 
 def ingest(
     stack: ExitStack, *, seconds: int, workers: int, threads: int, warmup: int
-) -> list[dict]:
+) -> tuple[list[dict], dict]:
     env = _env()
     _manage(env, "migrate", "--noinput", "-v", "0")
     # A fresh keyspace each run: every figure starts from the same compaction state.
@@ -222,10 +222,20 @@ def ingest(
             f"ingest {events}-event beacons: HTTP {http['events_per_second']:.0f}/s, "
             f"raw {raw['events_per_second']:.0f}/s"
         )
-    return rows
+    log("read benchmarks ...")
+    result = subprocess.run(
+        [sys.executable, "-m", "bench.reads", f"http://127.0.0.1:{WEB_PORT}", "200"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    reads = json.loads(result.stdout.strip().splitlines()[-1])
+    return rows, reads
 
 
-def render(rows: list[dict], *, workers: int, threads: int, seconds: int) -> str:
+def render(rows: list[dict], reads: dict, *, workers: int, threads: int, seconds: int) -> str:
     lines = [
         f"clickstream benchmarks, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC — {machine()}",
         f"ingest: gunicorn {workers} "
@@ -253,6 +263,25 @@ def render(rows: list[dict], *, workers: int, threads: int, seconds: int) -> str
             lines.append(
                 f"| ingest, {n}-event beacons: failed requests | {http['errors']:.0f} | — | — |"
             )
+    t = reads["timeline"]
+    lines.append(
+        f"| session timeline ({t['events']} events): API server time p50 / p95 ms vs raw "
+        f"driver reading the partition | {t['api_server_p50_ms']:.1f} / "
+        f"{t['api_server_p95_ms']:.1f} | {t['raw_p50_ms']:.1f} / {t['raw_p95_ms']:.1f} "
+        f"| {t['raw_p95_ms'] / t['api_server_p95_ms']:.2f} |"
+    )
+    lines.append(
+        f"| session timeline: API client time p50 / p95 ms (loopback HTTP) "
+        f"| {t['api_client_p50_ms']:.1f} / {t['api_client_p95_ms']:.1f} | — | — |"
+    )
+    b = reads["buckets"]
+    for strategy in ("parallel", "in"):
+        lines.append(
+            f"| activity over 30 daily buckets ({b[strategy]['events']} events): {strategy} "
+            f"p50 ms vs sequential | {b[strategy]['p50_ms']:.1f} | "
+            f"{b['sequential']['p50_ms']:.1f} | "
+            f"{b['sequential']['p50_ms'] / b[strategy]['p50_ms']:.2f}x faster |"
+        )
     return "\n".join(lines)
 
 
@@ -271,17 +300,17 @@ def main(argv: list[str] | None = None) -> int:
         node = cassandra.node_from_env()
         if cassandra.start(node):
             stack.callback(cassandra.stop, node)
-        rows = ingest(
+        rows, reads = ingest(
             stack,
             seconds=args.seconds,
             workers=args.workers,
             threads=args.threads,
             warmup=args.warmup,
         )
-    table = render(rows, workers=args.workers, threads=args.threads, seconds=args.seconds)
+    table = render(rows, reads, workers=args.workers, threads=args.threads, seconds=args.seconds)
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "latest.md").write_text(table + "\n")
-    (RESULTS / "latest.json").write_text(json.dumps(rows, indent=2))
+    (RESULTS / "latest.json").write_text(json.dumps({"ingest": rows, "reads": reads}, indent=2))
     print("\n" + table)
     return 0
 

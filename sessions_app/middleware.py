@@ -1,7 +1,8 @@
-"""Content-Security-Policy on every HTML page (no inline script anywhere)."""
+"""Response headers: Content-Security-Policy on HTML pages, Server-Timing on the API."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 from django.conf import settings
@@ -16,4 +17,19 @@ class ContentSecurityPolicyMiddleware:
         response = self.get_response(request)
         if response.get("Content-Type", "").startswith("text/html"):
             response.setdefault("Content-Security-Policy", settings.CONTENT_SECURITY_POLICY)
+        return response
+
+
+class ServerTimingMiddleware:
+    """Add `Server-Timing: app;dur=<ms>` to API responses (time spent in Django)."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        started = time.perf_counter()
+        response = self.get_response(request)
+        if request.path.startswith("/api/"):
+            elapsed = (time.perf_counter() - started) * 1000
+            response["Server-Timing"] = f"app;dur={elapsed:.2f}"
         return response

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import orjson
 import redis
 from django.conf import settings
 from django.db import connections
@@ -44,7 +45,7 @@ def _bounded(limit: int) -> int:
 
 
 def _decode(value: str | None) -> Any:
-    return None if value is None else json.loads(value)
+    return None if value is None else orjson.loads(value)
 
 
 def session_list(*, site_id: uuid.UUID, user_key: str, limit: int = 50) -> list[dict[str, Any]]:

@@ -37,6 +37,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "sessions_app.middleware.ServerTimingMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -229,7 +230,7 @@ SITE_EVENT_ROW_BYTES = env.int("SITE_EVENT_ROW_BYTES", default=400)
 # and parallel queries (ACTIVITY_PARALLEL_WINDOW at a time) beyond.
 ACTIVITY_READ_STRATEGY = env("ACTIVITY_READ_STRATEGY", default="auto")
 ACTIVITY_IN_MAX_BUCKETS = env.int("ACTIVITY_IN_MAX_BUCKETS", default=4)
-ACTIVITY_PARALLEL_WINDOW = env.int("ACTIVITY_PARALLEL_WINDOW", default=8)
+ACTIVITY_PARALLEL_WINDOW = env.int("ACTIVITY_PARALLEL_WINDOW", default=32)
 
 REST_FRAMEWORK = {
     # Token first: an unauthenticated request gets 401 with WWW-Authenticate: Token.
@@ -240,7 +241,7 @@ REST_FRAMEWORK = {
     # ?format= belongs to the export endpoints (csv/json), not renderer selection.
     "URL_FORMAT_OVERRIDE": None,
     "DEFAULT_PERMISSION_CLASSES": ["sessions_app.permissions.IsAnalyst"],
-    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_RENDERER_CLASSES": ["sessions_app.api.renderers.ORJSONRenderer"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "sessions_app.api.views.api_exception_handler",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",

@@ -1,0 +1,161 @@
+"""Read benchmarks (run by bench/run.py inside the bench environment; prints JSON).
+
+1. Session timeline of 1,000 events: GET /api/.../sessions/<id>/events through gunicorn
+   (server time from the Server-Timing header, and client time) beside the raw driver
+   reading the same partition with a prepared statement.
+2. A user's activity over 30 daily buckets: parallel vs sequential vs one IN query,
+   through the selector, in this process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import sys
+import time
+import urllib.request
+from datetime import UTC, datetime, timedelta
+
+import django
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "clickstream.settings.local")
+os.environ["ACTIVITY_IN_MAX_BUCKETS"] = "31"  # let the IN strategy take all 30 buckets
+django.setup()
+
+from django.contrib.auth.models import User  # noqa: E402
+from rest_framework.authtoken.models import Token  # noqa: E402
+
+from sessions_app import selectors, services  # noqa: E402
+from sessions_app.cassandra import prepare, session  # noqa: E402
+from sessions_app.collector.pipeline import Source, events_record  # noqa: E402
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def _timeline_data(site) -> str:
+    start = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=2)
+    for offset in range(0, 1000, 50):
+        events_record(
+            source=Source(site=site, received_at=start + timedelta(seconds=offset + 60)),
+            raw_events=[
+                {
+                    "id": f"tl-{i}",
+                    "type": "click" if i % 3 else "pageview",
+                    "ts": (start + timedelta(seconds=i)).isoformat(),
+                    "anonymous_id": "reader",
+                    "url": f"https://shop.example/p{i % 9}",
+                    **(
+                        {
+                            "element": {
+                                "tag": "button",
+                                "text": "Add to cart",
+                                "selector": f"main > button#b{i % 7}",
+                            }
+                        }
+                        if i % 3
+                        else {}
+                    ),
+                }
+                for i in range(offset, offset + 50)
+            ],
+        )
+    [summary] = selectors.session_list(site_id=site.id, user_key="reader", limit=1)
+    return str(summary["session_id"])
+
+
+def _buckets_data(site) -> None:
+    now = datetime.now(UTC).replace(microsecond=0)
+    for day in range(29, -1, -1):  # 20 events a day for 30 days: 30 daily partitions
+        base = now - timedelta(days=day, hours=1)
+        events_record(
+            source=Source(site=site, received_at=now),
+            raw_events=[
+                {
+                    "id": f"d{day}-{i}",
+                    "type": "pageview",
+                    "ts": (base + timedelta(minutes=i)).isoformat(),
+                    "anonymous_id": "monthly",
+                    "url": "https://shop.example/daily",
+                }
+                for i in range(20)
+            ],
+        )
+
+
+def main() -> None:
+    base_url = sys.argv[1]
+    runs = int(sys.argv[2]) if len(sys.argv) > 2 else 200
+    site = services.site_create(name=f"reads-{int(time.time())}", origins=[])
+    session_id = _timeline_data(site)
+    _buckets_data(site)
+    user, _ = User.objects.get_or_create(username="bench-reader", defaults={"is_superuser": True})
+    token, _ = Token.objects.get_or_create(user=user)
+
+    url = f"{base_url}/api/sites/{site.id}/sessions/{session_id}/events"
+    server, client = [], []
+    for _ in range(runs + 10):
+        request = urllib.request.Request(url, headers={"Authorization": f"Token {token.key}"})  # noqa: S310 - loopback
+        started = time.perf_counter()
+        with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310
+            body = response.read()
+            timing = response.headers.get("Server-Timing", "app;dur=0")
+        client.append((time.perf_counter() - started) * 1000)
+        server.append(float(timing.split("dur=")[1]))
+    events = len(json.loads(body)["events"])
+    server, client = server[10:], client[10:]
+
+    statement = prepare("SELECT * FROM {ks}.session_events WHERE session_id = ? LIMIT 1000")
+    import uuid
+
+    raw = []
+    for _ in range(runs + 10):
+        started = time.perf_counter()
+        rows = list(session().execute(statement, (uuid.UUID(session_id),)))
+        raw.append((time.perf_counter() - started) * 1000)
+    raw = raw[10:]
+
+    now = datetime.now(UTC)
+    strategies = {}
+    for strategy in ("parallel", "sequential", "in"):
+        times = []
+        for _ in range(30 + 3):
+            started = time.perf_counter()
+            page = selectors.user_activity(
+                site_id=site.id,
+                user_key="monthly",
+                start=now - timedelta(days=30),
+                end=now,
+                limit=1000,
+                strategy=strategy,
+            )
+            times.append((time.perf_counter() - started) * 1000)
+        strategies[strategy] = {
+            "p50_ms": statistics.median(times[3:]),
+            "events": len(page.events),
+            "buckets": len(page.partitions),
+        }
+    print(
+        json.dumps(
+            {
+                "timeline": {
+                    "events": events,
+                    "rows_raw": len(rows),
+                    "api_server_p50_ms": statistics.median(server),
+                    "api_server_p95_ms": _pct(server, 0.95),
+                    "api_client_p50_ms": statistics.median(client),
+                    "api_client_p95_ms": _pct(client, 0.95),
+                    "raw_p50_ms": statistics.median(raw),
+                    "raw_p95_ms": _pct(raw, 0.95),
+                },
+                "buckets": strategies,
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,24 @@
+"""A JSON renderer backed by orjson (datetimes, UUIDs; ~10x faster than the stdlib)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from rest_framework.renderers import BaseRenderer
+
+
+class ORJSONRenderer(BaseRenderer):
+    media_type = "application/json"
+    format = "json"
+    charset = None
+
+    def render(
+        self,
+        data: Any,
+        accepted_media_type: str | None = None,
+        renderer_context: dict[str, Any] | None = None,
+    ) -> bytes:
+        if data is None:
+            return b""
+        return orjson.dumps(data, option=orjson.OPT_UTC_Z | orjson.OPT_NON_STR_KEYS)
