@@ -30,11 +30,6 @@ SELECT event_id, site_id, user_key, type, name, ts, url, referrer, title, elemen
        clamped, is_bot
 FROM {ks}.session_events WHERE session_id = ? LIMIT ?
 """
-SELECT_USER_BUCKET = """
-SELECT event_id, session_id, type, name, ts, url, element, props
-FROM {ks}.user_events_by_bucket
-WHERE site_id = ? AND user_key = ? AND bucket = ? AND event_id >= ? AND event_id < ? LIMIT ?
-"""
 SELECT_HEARTBEATS = "SELECT worker, beat_at, written_at FROM {ks}.pipeline_heartbeats LIMIT 100"
 
 
@@ -89,39 +84,6 @@ def session_events(*, session_id: uuid.UUID, limit: int = MAX_PAGE) -> list[dict
         }
         for row in rows
     ]
-
-
-def user_events(
-    *, site_id: uuid.UUID, user_key: str, start: datetime, end: datetime, limit: int = MAX_PAGE
-) -> list[dict[str, Any]]:
-    """Return a user's events in [start, end), in time order, across bucket partitions.
-
-    Buckets are read in parallel (one async query each); the range is capped so
-    a request never fans out over more than MAX_RANGE_BUCKETS partitions.
-    """
-    limit = _bounded(limit)
-    width = buckets.parse_width(settings.USER_EVENTS_BUCKET)
-    partitions = buckets.buckets_between(start, end, width, limit=MAX_RANGE_BUCKETS)
-    low, high = time_uuid_bound(start), time_uuid_bound(end)
-    statement = prepare(SELECT_USER_BUCKET)
-    futures = [
-        session().execute_async(statement, (site_id, user_key, bucket, low, high, limit))
-        for bucket in partitions
-    ]
-    events: list[dict[str, Any]] = []
-    for future in futures:  # buckets are in time order; rows within a bucket too
-        for row in future.result():
-            events.append(
-                {
-                    **row,
-                    "ts": buckets.from_driver(row["ts"]),
-                    "element": _decode(row["element"]),
-                    "props": _decode(row["props"]),
-                }
-            )
-            if len(events) >= limit:
-                return events
-    return events
 
 
 @dataclass(frozen=True)

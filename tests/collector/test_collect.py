@@ -55,7 +55,9 @@ def test_mixed_batch_lands_in_every_table_and_keeps_its_good_events(client, site
     timeline = selectors.session_events(session_id=summary["session_id"])
     assert [e["type"] for e in timeline] == ["pageview", "click", "custom"]
     assert timeline[1]["element"]["selector"] == "main > button#buy"
-    activity = selectors.user_events(site_id=site.id, user_key="anon-1", start=t0, end=live_now)
+    activity = selectors.user_activity(
+        site_id=site.id, user_key="anon-1", start=t0, end=live_now
+    ).events
     assert [e["event_id"] for e in activity] == [e["event_id"] for e in timeline]
     hour_events = [
         e

@@ -60,7 +60,9 @@ def test_one_beacon_replayed_three_times_concurrently_writes_once(live_server, s
     sid = summary["session_id"]
     assert summary["event_count"] == 2
     assert _count("session_events", "session_id = ?", sid) == 2
-    bucket = selectors.user_events(site_id=site.id, user_key="anon-1", start=t0, end=live_now)
+    bucket = selectors.user_activity(
+        site_id=site.id, user_key="anon-1", start=t0, end=live_now
+    ).events
     assert len(bucket) == 2
     site_rows = selectors.site_bucket_events(site_id=site.id, hour=t0, shards=site.event_shards)
     site_rows += (

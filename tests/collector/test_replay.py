@@ -49,7 +49,12 @@ def test_crash_between_log_and_apply_is_completed_by_replay(
     assert summary["event_count"] == 2
     assert len(selectors.session_events(session_id=summary["session_id"])) == 2
     assert (
-        len(selectors.user_events(site_id=site.id, user_key="anon-1", start=t0, end=live_now)) == 2
+        len(
+            selectors.user_activity(
+                site_id=site.id, user_key="anon-1", start=t0, end=live_now
+            ).events
+        )
+        == 2
     )
     assert [f["session_id"] for f in selectors.feed_latest(site_id=site.id)] == [
         summary["session_id"]

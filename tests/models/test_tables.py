@@ -115,9 +115,9 @@ def test_user_events_by_bucket_span_buckets_in_order(site_id, now) -> None:
     times = [day - timedelta(minutes=1), day, day + timedelta(hours=30), day + timedelta(days=2)]
     _apply(site_id, events=[_event(site_id, sid, ts, n) for n, ts in enumerate(times)])
 
-    got = selectors.user_events(
+    got = selectors.user_activity(
         site_id=site_id, user_key="u1", start=day - timedelta(hours=1), end=times[-1]
-    )
+    ).events
 
     # Three day partitions; the end is exclusive, so the last event is out.
     assert [e["ts"] for e in got] == times[:3]
@@ -131,8 +131,8 @@ def test_user_events_by_bucket_span_buckets_in_order(site_id, now) -> None:
 
 
 def test_user_events_range_is_capped(site_id, now) -> None:
-    with pytest.raises(buckets.BucketRangeError):
-        selectors.user_events(
+    with pytest.raises(selectors.RangeError, match="longer than 92 days"):
+        selectors.user_activity(
             site_id=site_id, user_key="u1", start=now - timedelta(days=200), end=now
         )
 
