@@ -89,3 +89,10 @@ def test_analyst_journey(live_server, context):
     page.goto(f"{live_server.url}/sites/{site.id}/site")
     assert site.key in page.content()
     screenshot(page, "site")
+
+    # The API docs render under the same CSP (no inline script: Swagger UI from the sidecar).
+    page.goto(f"{live_server.url}/api/docs")
+    page.wait_for_selector(".opblock-summary-path", timeout=15000)
+    paths = page.locator(".opblock-summary-path").all_inner_texts()
+    assert any(p.replace("\u200b", "").endswith("/users/{user_key}/activity") for p in paths)
+    screenshot(page, "api-docs")
