@@ -275,7 +275,11 @@ def site_bucket_events(*, site_id: uuid.UUID, hour: datetime, shards: int) -> li
     bucket = buckets.floor(hour, buckets.Width.HOUR)
     statement = prepare(SELECT_SITE_BUCKET)
     futures = [session().execute_async(statement, (site_id, bucket, s)) for s in range(shards)]
-    events = [{**row, "ts": buckets.from_driver(row["ts"])} for f in futures for row in f.result()]
+    events = [
+        {**row, "ts": buckets.from_driver(row["ts"]), "element": _decode(row["element"])}
+        for f in futures
+        for row in f.result()
+    ]
     events.sort(key=lambda e: e["event_id"].time)
     return events
 
@@ -530,4 +534,48 @@ def site_overview(
         "partitions_read": len(futures),
         "rows_read": rows,
         "partial": partial,
+    }
+
+
+SELECT_AGGREGATE = """
+SELECT bucket, events, by_type, by_name, sessions_started, users, bounces, conversions,
+       durations, top_pages, top_clicks, rows_read, sealed_at
+FROM {ks}.bucket_aggregates WHERE site_id = ? AND granularity = ? AND bucket = ?
+"""
+
+
+def sessions_by_id(
+    *, site_id: uuid.UUID, keys: list[tuple[str, uuid.UUID]]
+) -> dict[uuid.UUID, dict[str, Any]]:
+    """Return user_sessions rows for (user_key, session_id) pairs, read in parallel."""
+    statement = prepare(SELECT_SESSION_ONE)
+    found: dict[uuid.UUID, dict[str, Any]] = {}
+    for start in range(0, len(keys), 256):  # bounded fan-out per wave
+        futures = [
+            session().execute_async(statement, (site_id, user_key, session_id))
+            for user_key, session_id in keys[start : start + 256]
+        ]
+        for future in futures:
+            row = future.result().one()
+            if row is not None:
+                found[row["session_id"]] = _session_row(row)
+    return found
+
+
+def bucket_aggregate(
+    *, site_id: uuid.UUID, granularity: str, bucket: datetime
+) -> dict[str, Any] | None:
+    """Return the sealed aggregates of one bucket, or None if it was never sealed."""
+    row = session().execute(prepare(SELECT_AGGREGATE), (site_id, granularity, bucket)).one()
+    if row is None:
+        return None
+    return {
+        **row,
+        "bucket": buckets.from_driver(row["bucket"]),
+        "sealed_at": buckets.from_driver(row["sealed_at"]),
+        "by_type": dict(row["by_type"] or {}),
+        "by_name": dict(row["by_name"] or {}),
+        "durations": dict(row["durations"] or {}),
+        "top_pages": [tuple(p) for p in orjson.loads(row["top_pages"] or "[]")],
+        "top_clicks": [tuple(c) for c in orjson.loads(row["top_clicks"] or "[]")],
     }

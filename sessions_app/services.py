@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import secrets
 import socket
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -16,7 +17,8 @@ from django.contrib.auth import get_user_model
 
 from sessions_app import buckets
 from sessions_app.cassandra import prepare, session
-from sessions_app.models import Site
+from sessions_app.ids import uuid_time
+from sessions_app.models import BucketState, Site
 
 UPSERT_HEARTBEAT = """
 INSERT INTO {ks}.pipeline_heartbeats (worker, beat_at, written_at) VALUES (?, ?, ?)
@@ -236,3 +238,109 @@ def demo_site_ensure(*, origins: list[str]) -> tuple[Site, bool]:
     if site is not None:
         return site, False
     return site_create(name="Demo Shop", origins=origins), True
+
+
+# --- bucket states and sealing --------------------------------------------------
+
+UPSERT_AGGREGATE = """
+INSERT INTO {ks}.bucket_aggregates
+  (site_id, granularity, bucket, events, by_type, by_name, sessions_started, users, bounces,
+   conversions, durations, top_pages, top_clicks, rows_read, sealed_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+"""
+_known_open: set[tuple[object, datetime]] = set()
+
+
+def bucket_states_touch(*, site: Site, hours: dict[datetime, int]) -> None:
+    """Record that events arrived for these hour buckets ({hour: late events}).
+
+    A new bucket becomes `open` (once per process, cached); late events for a
+    sealed bucket reopen it and are counted, so the sweep reseals it.
+    """
+    from django.db.models import F
+
+    for hour, late in hours.items():
+        key = (site.id, hour)
+        if key not in _known_open:
+            BucketState.objects.get_or_create(site=site, granularity="hour", bucket=hour)
+            _known_open.add(key)
+        if late:
+            BucketState.objects.filter(site=site, granularity="hour", bucket=hour).update(
+                late_events=F("late_events") + late, version=F("version") + 1
+            )
+            BucketState.objects.filter(
+                site=site, granularity="hour", bucket=hour, state=BucketState.SEALED
+            ).update(state=BucketState.REOPENED)
+
+
+def bucket_seal(*, site_id: uuid.UUID | str, hour: datetime, now: datetime) -> bool:
+    """Compute and overwrite one hour's aggregates, then mark it sealed; idempotent.
+
+    Returns False when a late event arrived while sealing (the bucket stays
+    reopened and the next sweep seals it again).
+    """
+    import json as jsonlib
+
+    from sessions_app import aggregation, selectors
+
+    hour = buckets.floor(hour, buckets.Width.HOUR)
+    state = BucketState.objects.select_related("site").get(
+        site_id=site_id, granularity="hour", bucket=hour
+    )
+    version = state.version
+    site = state.site
+    events = selectors.site_bucket_events(site_id=site.id, hour=hour, shards=site.event_shards)
+    end = buckets.next_start(hour, buckets.Width.HOUR)
+    started = {
+        (e["user_key"], e["session_id"]) for e in events if hour <= uuid_time(e["session_id"]) < end
+    }
+    sessions = selectors.sessions_by_id(site_id=site.id, keys=sorted(started, key=str))
+    result = aggregation.aggregate_bucket(
+        events,
+        start=hour,
+        end=end,
+        sessions=sessions,
+        conversion_event=settings.CONVERSION_EVENT,
+    )
+    statement = prepare(UPSERT_AGGREGATE, idempotent=True, write=True)
+    session().execute(
+        statement,
+        (
+            site.id,
+            "hour",
+            hour,
+            result.events,
+            result.by_type,
+            result.by_name,
+            result.sessions_started,
+            result.users,
+            result.bounces,
+            result.conversions,
+            result.durations,
+            jsonlib.dumps(result.top_pages),
+            jsonlib.dumps(result.top_clicks),
+            result.rows_read,
+            buckets.as_utc(now),
+        ),
+    )
+    from django.db.models import F
+
+    updated = BucketState.objects.filter(pk=state.pk, version=version).update(
+        state=BucketState.SEALED, seals=F("seals") + 1, sealed_at=now
+    )
+    return bool(updated)
+
+
+def buckets_due(*, now: datetime, limit: int = 500) -> list[tuple[uuid.UUID, datetime]]:
+    """Return (site id, hour) of buckets past their end + allowed lateness, not sealed."""
+    cutoff = buckets.as_utc(now) - timedelta(hours=1) - settings.ALLOWED_LATENESS
+    due = (
+        BucketState.objects.filter(
+            granularity="hour",
+            state__in=[BucketState.OPEN, BucketState.REOPENED],
+            bucket__lte=cutoff,
+        )
+        .order_by("bucket")
+        .values_list("site_id", "bucket")[:limit]
+    )
+    return list(due)

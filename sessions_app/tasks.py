@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from celery import shared_task
+from celery.exceptions import SoftTimeLimitExceeded
 from django.utils import timezone
 
 from sessions_app import services
@@ -23,3 +25,32 @@ def pipeline_heartbeat(beat_at: str | None = None) -> str:
 def replay_transaction_log() -> int:
     """Apply transaction-log entries whose apply step never finished."""
     return txlog_replay(now=timezone.now())
+
+
+@shared_task(acks_late=True, soft_time_limit=60, time_limit=90, max_retries=3)
+def seal_due_buckets() -> int:
+    """Enqueue one seal task per due bucket; the state lives in SQL, not in the queue."""
+    due = services.buckets_due(now=timezone.now())
+    for site_id, hour in due:
+        seal_bucket.delay(str(site_id), hour.isoformat())
+    return len(due)
+
+
+@shared_task(
+    bind=True,
+    acks_late=True,
+    soft_time_limit=240,
+    time_limit=300,
+    max_retries=5,
+    default_retry_delay=30,
+)
+def seal_bucket(self: Any, site_id: str, hour: str) -> bool:
+    """Seal one site's hour bucket (safe to run twice or concurrently)."""
+    try:
+        return services.bucket_seal(
+            site_id=site_id, hour=datetime.fromisoformat(hour), now=timezone.now()
+        )
+    except SoftTimeLimitExceeded:
+        raise
+    except Exception as exc:  # Cassandra timeouts and the like: try again later
+        raise self.retry(exc=exc) from exc

@@ -157,6 +157,11 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": timedelta(seconds=30),
         "options": {"expires": 25},
     },
+    "seal-due-buckets": {
+        "task": "sessions_app.tasks.seal_due_buckets",
+        "schedule": timedelta(minutes=1),
+        "options": {"expires": 55},
+    },
     "replay-transaction-log": {
         "task": "sessions_app.tasks.replay_transaction_log",
         "schedule": timedelta(minutes=1),

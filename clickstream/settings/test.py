@@ -5,7 +5,15 @@ from .base import *
 SECRET_KEY = "test-only-key"  # noqa: S105
 DEBUG = False
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-DATABASES["default"] = {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}
+# A file, not :memory:, so the real Celery worker the tests start reads the same SQL
+# rows (sites, bucket states) as the test process; the test runner recreates it.
+TEST_SQLITE = STATE_DIR / "test-default.sqlite3"
+DATABASES["default"] = {
+    "ENGINE": "django.db.backends.sqlite3",
+    "NAME": TEST_SQLITE,
+    "TEST": {"NAME": TEST_SQLITE},
+    "OPTIONS": {"timeout": 20},
+}
 # Every Cassandra statement issued from a test must target a `test_` keyspace;
 # sessions_app.cassandra.keyspace() refuses anything else when this is set.
 CASSANDRA_REQUIRED_KEYSPACE_PREFIX = "test_"

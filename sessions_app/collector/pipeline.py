@@ -144,11 +144,26 @@ def events_record(*, source: Source, raw_events: Sequence[Any]) -> Outcome:
     outcome.accepted = len(fresh)
     outcome.late, outcome.clamped = stats.late, stats.clamped
     if plan is not None:
+        _touch_buckets(site, plan)
         try:
             plan_apply(plan)
         except Exception:  # the plan is in the log: the replay task finishes it
             log.exception("apply of batch %s failed; left for txlog_replay", batch_id)
     return outcome
+
+
+def _touch_buckets(site: Site, plan: Plan) -> None:
+    """Open the hour buckets this batch wrote to; late events reopen sealed ones."""
+    from sessions_app.services import bucket_states_touch
+
+    hours: dict[datetime, int] = {}
+    for event in plan.events:
+        hour = buckets.floor(event.ts, buckets.Width.HOUR)
+        hours[hour] = hours.get(hour, 0) + int(event.late)
+    try:
+        bucket_states_touch(site=site, hours=hours)
+    except Exception:  # bookkeeping: the next batch for this hour records it again
+        log.exception("bucket states not updated for batch %s", plan.batch_id)
 
 
 def _unique(candidates: list[_Candidate]) -> list[_Candidate]:

@@ -1,6 +1,7 @@
 """Tables: cqlengine models for Cassandra (synced by sync_cassandra), Django models for SQL."""
 
 from .events import (
+    BucketAggregate,
     FailedEvent,
     IdentityLink,
     IngestStats,
@@ -12,9 +13,10 @@ from .events import (
     UserEventByBucket,
     UserSession,
 )
-from .sites import ReplayWatermark, Site
+from .sites import BucketState, ReplayWatermark, Site
 
 CASSANDRA_MODELS = (
+    BucketAggregate,
     FailedEvent,
     IdentityLink,
     IngestStats,
@@ -29,6 +31,8 @@ CASSANDRA_MODELS = (
 
 __all__ = [
     "CASSANDRA_MODELS",
+    "BucketAggregate",
+    "BucketState",
     "FailedEvent",
     "IdentityLink",
     "IngestStats",

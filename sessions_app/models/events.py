@@ -199,3 +199,25 @@ class IdentityLink(Model):
     user_id = columns.Text(partition_key=True)
     anonymous_id = columns.Text(primary_key=True)
     linked_at = columns.DateTime(required=True)
+
+
+class BucketAggregate(Model):
+    """Aggregates of one sealed bucket of a site, overwritten whole by each seal."""
+
+    __table_name__ = "bucket_aggregates"
+
+    site_id = columns.UUID(partition_key=True)
+    granularity = columns.Text(partition_key=True)
+    bucket = columns.DateTime(primary_key=True, clustering_order="ASC")
+    events = columns.Integer()
+    by_type = columns.Map(columns.Text, columns.Integer)
+    by_name = columns.Map(columns.Text, columns.Integer)
+    sessions_started = columns.Integer()
+    users = columns.Integer()
+    bounces = columns.Integer()
+    conversions = columns.Integer()
+    durations = columns.Map(columns.Text, columns.Integer)  # histogram bin -> sessions
+    top_pages = columns.Text()  # JSON [[path, count], ...]
+    top_clicks = columns.Text()  # JSON [[element, count], ...]
+    rows_read = columns.Integer()
+    sealed_at = columns.DateTime()

@@ -49,3 +49,38 @@ class ReplayWatermark(models.Model):
 
     def __str__(self) -> str:
         return f"{self.site_id} replayed through {self.replayed_through.isoformat()}"
+
+
+class BucketState(models.Model):
+    """Where a site's bucket stands: open → sealed → reopened by late data → sealed again.
+
+    `version` changes with every late event, so a seal that started before the
+    late event arrived cannot mark the bucket sealed (the next sweep reseals it).
+    """
+
+    OPEN = "open"
+    SEALED = "sealed"
+    REOPENED = "reopened"
+    STATES = [(OPEN, "open"), (SEALED, "sealed"), (REOPENED, "reopened")]
+
+    site = models.ForeignKey(Site, on_delete=models.CASCADE, related_name="bucket_states")
+    granularity = models.CharField(max_length=8, default="hour")
+    bucket = models.DateTimeField()
+    state = models.CharField(max_length=8, choices=STATES, default=OPEN)
+    late_events = models.PositiveIntegerField(default=0)
+    version = models.PositiveIntegerField(default=0)
+    seals = models.PositiveIntegerField(default=0)
+    sealed_at = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["site", "granularity", "bucket"], name="one_state_per_bucket"
+            ),
+        ]
+        indexes = [models.Index(fields=["granularity", "state", "bucket"])]
+        ordering = ["bucket"]
+
+    def __str__(self) -> str:
+        return f"{self.site_id} {self.granularity} {self.bucket.isoformat()} {self.state}"

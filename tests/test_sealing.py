@@ -1,0 +1,160 @@
+"""Bucket sealing: aggregates, idempotency, reopening by late events, the sweep, a real worker."""
+
+from __future__ import annotations
+
+import threading
+import time
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from sessions_app import aggregation, buckets, selectors, services, tasks
+from sessions_app.collector.pipeline import Source, events_record
+from sessions_app.models import BucketState
+from sessions_app.redis_client import redis_client
+from tests.collector.conftest import event
+
+pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
+
+
+@pytest.fixture
+def hour_with_traffic(site):
+    """Three hours ago: two human visits (one bounce, one purchase) and a bot."""
+    now = timezone.now().replace(microsecond=0)
+    hour = buckets.floor(now - timedelta(hours=3), "hour")
+    t = hour + timedelta(minutes=5)
+    human = [
+        event(t, anon="h1", url="https://shop.example/"),
+        event(
+            t + timedelta(minutes=1),
+            kind="click",
+            anon="h1",
+            element={"tag": "button", "selector": "#buy"},
+        ),
+        event(t + timedelta(minutes=2), anon="h1", url="https://shop.example/cart?x=1"),
+        event(t + timedelta(minutes=3), kind="custom", name="purchase", anon="h1"),
+    ]
+    events_record(
+        source=Source(site=site, received_at=hour + timedelta(minutes=30)), raw_events=human
+    )
+    events_record(
+        source=Source(site=site, received_at=hour + timedelta(minutes=30)),
+        raw_events=[event(t + timedelta(minutes=9), anon="h2", url="https://shop.example/")],
+    )
+    events_record(
+        source=Source(
+            site=site, received_at=hour + timedelta(minutes=30), user_agent="Googlebot/2.1"
+        ),
+        raw_events=[event(t, anon="bot", url="https://shop.example/")],
+    )
+    return hour, now
+
+
+def test_aggregation_of_a_bucket_excludes_bots():
+    start = timezone.now().replace(minute=0, second=0, microsecond=0)
+    events = [
+        {"type": "pageview", "user_key": "a", "url": "https://x.example/p?q=1", "is_bot": False},
+        {"type": "pageview", "user_key": "a", "url": "https://x.example/p", "is_bot": False},
+        {"type": "click", "user_key": "b", "element": {"text": "Buy"}, "is_bot": False},
+        {"type": "custom", "name": "purchase", "user_key": "b", "is_bot": False},
+        {"type": "pageview", "user_key": "bot", "url": "https://x.example/", "is_bot": True},
+    ]
+    result = aggregation.aggregate_bucket(
+        events,
+        start=start,
+        end=start + timedelta(hours=1),
+        sessions={},
+        conversion_event="purchase",
+    )
+    assert (result.events, result.users, result.conversions, result.rows_read) == (4, 2, 1, 5)
+    assert result.by_type == {"pageview": 2, "click": 1, "custom": 1}
+    assert result.top_pages == [("/p", 2)] and result.top_clicks == [("Buy", 1)]
+
+
+def test_seal_writes_the_aggregates_and_marks_the_bucket(site, hour_with_traffic):
+    hour, now = hour_with_traffic
+    assert (site.id, hour) in services.buckets_due(now=now)
+    assert services.bucket_seal(site_id=site.id, hour=hour, now=now) is True
+
+    agg = selectors.bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
+    assert agg["events"] == 5 and agg["rows_read"] == 6  # the bot's event is read, not counted
+    assert agg["by_type"] == {"pageview": 3, "click": 1, "custom": 1}
+    assert agg["users"] == 2 and agg["sessions_started"] == 2
+    assert agg["bounces"] == 1 and agg["conversions"] == 1
+    assert agg["top_pages"] == [("/", 2), ("/cart", 1)]
+    assert sum(agg["durations"].values()) == 2
+    state = BucketState.objects.get(site=site, bucket=hour)
+    assert state.state == BucketState.SEALED and state.seals == 1
+    assert (site.id, hour) not in services.buckets_due(now=now)
+
+
+def test_sealing_twice_gives_the_same_rows(site, hour_with_traffic):
+    hour, now = hour_with_traffic
+    services.bucket_seal(site_id=site.id, hour=hour, now=now)
+    first = selectors.bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
+    services.bucket_seal(site_id=site.id, hour=hour, now=now)
+    second = selectors.bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
+    assert first == second
+    assert BucketState.objects.get(site=site, bucket=hour).seals == 2
+
+
+@pytest.mark.django_db(transaction=True, databases=["default", "cassandra"])
+def test_concurrent_seals_never_double(site, hour_with_traffic):
+    hour, now = hour_with_traffic
+    barrier = threading.Barrier(2)
+
+    def seal() -> None:
+        barrier.wait()
+        services.bucket_seal(site_id=site.id, hour=hour, now=now)
+
+    threads = [threading.Thread(target=seal) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    agg = selectors.bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
+    assert agg["events"] == 5 and agg["users"] == 2
+
+
+def test_a_late_event_reopens_a_sealed_bucket(site, hour_with_traffic):
+    hour, now = hour_with_traffic
+    services.bucket_seal(site_id=site.id, hour=hour, now=now)
+    response = events_record(
+        source=Source(site=site, received_at=now),
+        raw_events=[event(hour + timedelta(minutes=50), anon="late")],
+    )
+    assert response.late == 1
+    state = BucketState.objects.get(site=site, bucket=hour)
+    assert state.state == BucketState.REOPENED and state.late_events == 1
+    assert (site.id, hour) in services.buckets_due(now=now)
+    services.bucket_seal(site_id=site.id, hour=hour, now=now)
+    agg = selectors.bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
+    assert agg["events"] == 6 and agg["users"] == 3
+    assert BucketState.objects.get(site=site, bucket=hour).state == BucketState.SEALED
+
+
+def test_open_buckets_are_not_due(site):
+    now = timezone.now()
+    events_record(source=Source(site=site, received_at=now), raw_events=[event(now)])
+    assert not [due for due in services.buckets_due(now=now) if due[0] == site.id]
+
+
+@pytest.mark.django_db(transaction=True, databases=["default", "cassandra"])
+def test_sweep_after_a_redis_flush_seals_with_a_real_worker(
+    site, hour_with_traffic, celery_worker_process
+):
+    hour, _ = hour_with_traffic
+    redis_client().flushdb()  # queued tasks and caches gone; the state is in SQL
+    enqueued = tasks.seal_due_buckets.apply().get()
+    assert enqueued >= 1
+    deadline = time.monotonic() + 60
+    state = None
+    while time.monotonic() < deadline:
+        state = BucketState.objects.get(site=site, bucket=hour)
+        if state.state == BucketState.SEALED:
+            break
+        time.sleep(0.5)
+    assert state is not None and state.state == BucketState.SEALED
+    agg = selectors.bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
+    assert agg["events"] == 5
