@@ -158,3 +158,15 @@ def test_sweep_after_a_redis_flush_seals_with_a_real_worker(
     assert state is not None and state.state == BucketState.SEALED
     agg = selectors.bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
     assert agg["events"] == 5
+
+
+def test_admins_see_bucket_states_read_only(client, site, hour_with_traffic):
+    from django.contrib.auth.models import User
+
+    hour, now = hour_with_traffic
+    services.bucket_seal(site_id=site.id, hour=hour, now=now)
+    client.force_login(User.objects.create_superuser("root", password="pw-root-123"))
+    listing = client.get("/admin/sessions_app/bucketstate/", {"state__exact": "sealed"})
+    assert listing.status_code == 200
+    assert "sealed" in listing.content.decode()
+    assert client.get("/admin/sessions_app/bucketstate/add/").status_code == 403
