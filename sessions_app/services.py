@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 import secrets
 import socket
@@ -14,8 +15,9 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.db.models import F
 
-from sessions_app import buckets
+from sessions_app import aggregation, buckets, selectors
 from sessions_app.cassandra import prepare, session
 from sessions_app.ids import uuid_time
 from sessions_app.models import BucketState, Site
@@ -257,8 +259,6 @@ def bucket_states_touch(*, site: Site, hours: dict[datetime, int]) -> None:
     A new bucket becomes `open` (once per process, cached); late events for a
     sealed bucket reopen it and are counted, so the sweep reseals it.
     """
-    from django.db.models import F
-
     for hour, late in hours.items():
         key = (site.id, hour)
         if key not in _known_open:
@@ -279,10 +279,6 @@ def bucket_seal(*, site_id: uuid.UUID | str, hour: datetime, now: datetime) -> b
     Returns False when a late event arrived while sealing (the bucket stays
     reopened and the next sweep seals it again).
     """
-    import json as jsonlib
-
-    from sessions_app import aggregation, selectors
-
     hour = buckets.floor(hour, buckets.Width.HOUR)
     state = BucketState.objects.select_related("site").get(
         site_id=site_id, granularity="hour", bucket=hour
@@ -317,14 +313,12 @@ def bucket_seal(*, site_id: uuid.UUID | str, hour: datetime, now: datetime) -> b
             result.bounces,
             result.conversions,
             result.durations,
-            jsonlib.dumps(result.top_pages),
-            jsonlib.dumps(result.top_clicks),
+            json.dumps(result.top_pages),
+            json.dumps(result.top_clicks),
             result.rows_read,
             buckets.as_utc(now),
         ),
     )
-    from django.db.models import F
-
     updated = BucketState.objects.filter(pk=state.pk, version=version).update(
         state=BucketState.SEALED, seals=F("seals") + 1, sealed_at=now
     )
