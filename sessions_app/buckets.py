@@ -136,3 +136,26 @@ def shards_for(
     """Return how many shards keep each (bucket, shard) partition within the budget."""
     size = partition_bytes(writes_per_second=writes_per_second, row_bytes=row_bytes, width=width)
     return max(1, -(-int(size) // budget_bytes))
+
+
+# --- Series rows (seed 004: Heroic's row key = series + base timestamp) ------------
+
+SERIES_PERIOD_MS = 2**32  # 4,294,967,296 ms, about 49.7 days per row
+
+
+def to_millis(ts: datetime) -> int:
+    """Return milliseconds since the epoch of a UTC-aware datetime (exact)."""
+    delta = as_utc(ts) - EPOCH
+    return (delta.days * 86_400 + delta.seconds) * 1000 + delta.microseconds // 1000
+
+
+def series_base(ts_ms: int) -> int:
+    """Return the base timestamp of the series row holding ts_ms: ts - ts mod 2^32."""
+    return ts_ms - ts_ms % SERIES_PERIOD_MS
+
+
+def series_bases(start_ms: int, end_ms: int) -> list[int]:
+    """Return the base timestamps of every series row overlapping [start_ms, end_ms)."""
+    if end_ms <= start_ms:
+        return []
+    return list(range(series_base(start_ms), end_ms, SERIES_PERIOD_MS))

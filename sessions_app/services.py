@@ -17,7 +17,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db.models import F
 
-from sessions_app import aggregation, buckets, selectors
+from sessions_app import aggregation, buckets, selectors, series
 from sessions_app.cassandra import prepare, session
 from sessions_app.ids import uuid_time
 from sessions_app.models import BucketState, Site
@@ -251,6 +251,40 @@ INSERT INTO {ks}.bucket_aggregates
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 """
 _known_open: set[tuple[object, datetime]] = set()
+# Resolutions and what each is built from: hours from raw events, days from sealed
+# hours, months from sealed days (seed 003 multi-resolution).
+ROLLUP_CHAIN = ("hour", "day", "month")
+CHILD = {"day": "hour", "month": "day"}
+ADDITIVE_METRICS = ("events", "sessions_started", "bounces", "conversions")
+EVENT_TYPES = ("pageview", "click", "custom")
+
+
+def _metric_points(
+    site_id: object, granularity: str, bucket: datetime, values: dict[str, float]
+) -> list[tuple[str, datetime, float]]:
+    return [
+        (
+            series.series_key(
+                name.split(":")[0],
+                {
+                    "resolution": granularity,
+                    "site": str(site_id),
+                    **({"type": name.split(":")[1]} if ":" in name else {}),
+                },
+            ),
+            bucket,
+            value,
+        )
+        for name, value in values.items()
+    ]
+
+
+def _hour_values(result: aggregation.Aggregates) -> dict[str, float]:
+    values: dict[str, float] = {name: getattr(result, name) for name in ADDITIVE_METRICS}
+    values["users"] = result.users  # per hour only: unique users do not add up
+    for kind in EVENT_TYPES:
+        values[f"events:{kind}"] = result.by_type.get(kind, 0)
+    return values
 
 
 def bucket_states_touch(*, site: Site, hours: dict[datetime, int]) -> None:
@@ -265,12 +299,18 @@ def bucket_states_touch(*, site: Site, hours: dict[datetime, int]) -> None:
             BucketState.objects.get_or_create(site=site, granularity="hour", bucket=hour)
             _known_open.add(key)
         if late:
-            BucketState.objects.filter(site=site, granularity="hour", bucket=hour).update(
-                late_events=F("late_events") + late, version=F("version") + 1
-            )
-            BucketState.objects.filter(
-                site=site, granularity="hour", bucket=hour, state=BucketState.SEALED
-            ).update(state=BucketState.REOPENED)
+            # The hour and the day and month built from it all change.
+            for granularity in ROLLUP_CHAIN:
+                start = buckets.floor(hour, granularity)
+                BucketState.objects.filter(site=site, granularity=granularity, bucket=start).update(
+                    late_events=F("late_events") + late, version=F("version") + 1
+                )
+                BucketState.objects.filter(
+                    site=site,
+                    granularity=granularity,
+                    bucket=start,
+                    state=BucketState.SEALED,
+                ).update(state=BucketState.REOPENED)
 
 
 def bucket_seal(*, site_id: uuid.UUID | str, hour: datetime, now: datetime) -> bool:
@@ -319,22 +359,81 @@ def bucket_seal(*, site_id: uuid.UUID | str, hour: datetime, now: datetime) -> b
             buckets.as_utc(now),
         ),
     )
+    series.points_write(_metric_points(site.id, "hour", hour, _hour_values(result)))
+    BucketState.objects.get_or_create(
+        site=site, granularity="day", bucket=buckets.floor(hour, "day")
+    )
     updated = BucketState.objects.filter(pk=state.pk, version=version).update(
         state=BucketState.SEALED, seals=F("seals") + 1, sealed_at=now
     )
     return bool(updated)
 
 
-def buckets_due(*, now: datetime, limit: int = 500) -> list[tuple[uuid.UUID, datetime]]:
-    """Return (site id, hour) of buckets past their end + allowed lateness, not sealed."""
-    cutoff = buckets.as_utc(now) - timedelta(hours=1) - settings.ALLOWED_LATENESS
-    due = (
-        BucketState.objects.filter(
-            granularity="hour",
-            state__in=[BucketState.OPEN, BucketState.REOPENED],
-            bucket__lte=cutoff,
-        )
-        .order_by("bucket")
-        .values_list("site_id", "bucket")[:limit]
+def bucket_rollup(
+    *, site_id: uuid.UUID | str, granularity: str, bucket: datetime, now: datetime
+) -> bool:
+    """Seal a day from its sealed hours (or a month from its sealed days); idempotent.
+
+    Additive metrics are summed from the finer series; unique users are kept per
+    hour only. Returns False if a late event arrived meanwhile.
+    """
+    start = buckets.floor(bucket, granularity)
+    state = BucketState.objects.select_related("site").get(
+        site_id=site_id, granularity=granularity, bucket=start
     )
-    return list(due)
+    version, site = state.version, state.site
+    end = buckets.next_start(start, granularity)
+    child = CHILD[granularity]
+    names = [*ADDITIVE_METRICS, *(f"events:{kind}" for kind in EVENT_TYPES)]
+    keys = _metric_points(site.id, child, start, dict.fromkeys(names, 0.0))
+    totals = {
+        name: sum(value for _, value in series.points_read(key, start, end))
+        for name, (key, _, _) in zip(names, keys, strict=True)
+    }
+    series.points_write(_metric_points(site.id, granularity, start, totals))
+    if granularity == "day":
+        BucketState.objects.get_or_create(
+            site=site, granularity="month", bucket=buckets.floor(start, "month")
+        )
+    updated = BucketState.objects.filter(pk=state.pk, version=version).update(
+        state=BucketState.SEALED, seals=F("seals") + 1, sealed_at=now
+    )
+    return bool(updated)
+
+
+def buckets_due(*, now: datetime, limit: int = 500) -> list[tuple[uuid.UUID, str, datetime]]:
+    """Return (site id, granularity, bucket) of buckets ready to seal.
+
+    An hour is due once its end + ALLOWED_LATENESS has passed; a day or month once
+    it has ended the same way and none of its children is still unsealed.
+    """
+    now = buckets.as_utc(now)
+    unsealed = [BucketState.OPEN, BucketState.REOPENED]
+    due: list[tuple[uuid.UUID, str, datetime]] = []
+    for granularity in ROLLUP_CHAIN:
+        candidates = (
+            BucketState.objects.filter(
+                granularity=granularity,
+                state__in=unsealed,
+                bucket__lte=now - settings.ALLOWED_LATENESS - timedelta(hours=1),
+            )
+            .order_by("bucket")
+            .values_list("site_id", "bucket")[:limit]
+        )
+        for site_id, start in candidates:
+            end = buckets.next_start(start, granularity)
+            if end + settings.ALLOWED_LATENESS > now:
+                continue
+            if (
+                granularity != "hour"
+                and BucketState.objects.filter(
+                    site_id=site_id,
+                    granularity=CHILD[granularity],
+                    state__in=unsealed,
+                    bucket__gte=start,
+                    bucket__lt=end,
+                ).exists()
+            ):
+                continue
+            due.append((site_id, granularity, start))
+    return due[:limit]

@@ -31,8 +31,8 @@ def replay_transaction_log() -> int:
 def seal_due_buckets() -> int:
     """Enqueue one seal task per due bucket; the state lives in SQL, not in the queue."""
     due = services.buckets_due(now=timezone.now())
-    for site_id, hour in due:
-        seal_bucket.delay(str(site_id), hour.isoformat())
+    for site_id, granularity, bucket in due:
+        seal_bucket.delay(str(site_id), granularity, bucket.isoformat())
     return len(due)
 
 
@@ -44,11 +44,17 @@ def seal_due_buckets() -> int:
     max_retries=5,
     default_retry_delay=30,
 )
-def seal_bucket(self: Any, site_id: str, hour: str) -> bool:
-    """Seal one site's hour bucket (safe to run twice or concurrently)."""
+def seal_bucket(self: Any, site_id: str, granularity: str, bucket: str) -> bool:
+    """Seal one site's bucket: hours from raw events, days and months from finer buckets.
+
+    Safe to run twice or concurrently: every value written is computed, not added.
+    """
+    start, now = datetime.fromisoformat(bucket), timezone.now()
     try:
-        return services.bucket_seal(
-            site_id=site_id, hour=datetime.fromisoformat(hour), now=timezone.now()
+        if granularity == "hour":
+            return services.bucket_seal(site_id=site_id, hour=start, now=now)
+        return services.bucket_rollup(
+            site_id=site_id, granularity=granularity, bucket=start, now=now
         )
     except SoftTimeLimitExceeded:
         raise

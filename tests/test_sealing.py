@@ -74,7 +74,7 @@ def test_aggregation_of_a_bucket_excludes_bots():
 
 def test_seal_writes_the_aggregates_and_marks_the_bucket(site, hour_with_traffic):
     hour, now = hour_with_traffic
-    assert (site.id, hour) in services.buckets_due(now=now)
+    assert (site.id, "hour", hour) in services.buckets_due(now=now)
     assert services.bucket_seal(site_id=site.id, hour=hour, now=now) is True
 
     agg = selectors.bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
@@ -86,7 +86,7 @@ def test_seal_writes_the_aggregates_and_marks_the_bucket(site, hour_with_traffic
     assert sum(agg["durations"].values()) == 2
     state = BucketState.objects.get(site=site, bucket=hour)
     assert state.state == BucketState.SEALED and state.seals == 1
-    assert (site.id, hour) not in services.buckets_due(now=now)
+    assert (site.id, "hour", hour) not in services.buckets_due(now=now)
 
 
 def test_sealing_twice_gives_the_same_rows(site, hour_with_traffic):
@@ -127,7 +127,7 @@ def test_a_late_event_reopens_a_sealed_bucket(site, hour_with_traffic):
     assert response.late == 1
     state = BucketState.objects.get(site=site, bucket=hour)
     assert state.state == BucketState.REOPENED and state.late_events == 1
-    assert (site.id, hour) in services.buckets_due(now=now)
+    assert (site.id, "hour", hour) in services.buckets_due(now=now)
     services.bucket_seal(site_id=site.id, hour=hour, now=now)
     agg = selectors.bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
     assert agg["events"] == 6 and agg["users"] == 3

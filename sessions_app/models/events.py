@@ -221,3 +221,19 @@ class BucketAggregate(Model):
     top_clicks = columns.Text()  # JSON [[element, count], ...]
     rows_read = columns.Integer()
     sealed_at = columns.DateTime()
+
+
+class SeriesPoint(Model):
+    """Time series in seed 004's layout: row = (series key, base), column = delta.
+
+    The series key is the metric name followed by its tags sorted by name
+    ("events,resolution=hour,site=…"); base = ts - ts mod 2^32 ms (≈ 50 days per
+    partition), delta = ts - base, so ts = base + delta exactly.
+    """
+
+    __table_name__ = "series_points"
+
+    series_key = columns.Text(partition_key=True)
+    base = columns.BigInt(partition_key=True)
+    delta = columns.BigInt(primary_key=True, clustering_order="ASC")
+    value = columns.Double(required=True)
