@@ -57,6 +57,13 @@ def page_path(url: str | None) -> str | None:
     return path.split("?", 1)[0].split("#", 1)[0]
 
 
+def click_label(element: dict[str, Any] | None) -> str | None:
+    """Return how a clicked element is counted: its selector, else its text, else its tag."""
+    if not element:
+        return None
+    return element.get("selector") or element.get("text") or element.get("tag")
+
+
 def aggregate_bucket(
     events: Iterable[dict[str, Any]],
     *,
@@ -91,9 +98,8 @@ def aggregate_bucket(
             path = page_path(event.get("url"))
             if path:
                 pages[path] += 1
-        elif event["type"] == "click" and event.get("element"):
-            element = event["element"]
-            label = element.get("selector") or element.get("text") or element.get("tag")
+        elif event["type"] == "click":
+            label = click_label(event.get("element"))
             if label:
                 clicks[label] += 1
     durations: Counter[str] = Counter()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -13,7 +12,7 @@ import redis
 from django.conf import settings
 from django.db import connections
 
-from sessions_app import buckets
+from sessions_app import aggregation, buckets
 from sessions_app.cassandra import ALIAS, keyspace, prepare, session
 from sessions_app.ids import time_uuid_bound, uuid_time
 
@@ -43,17 +42,27 @@ def _decode(value: str | None) -> Any:
     return None if value is None else orjson.loads(value)
 
 
+def _session_row(row: dict[str, Any]) -> dict[str, Any]:
+    return {
+        **row,
+        "started_at": buckets.from_driver(row["started_at"]),
+        "last_seen_at": buckets.from_driver(row["last_seen_at"]),
+    }
+
+
+def _event_row(row: dict[str, Any]) -> dict[str, Any]:
+    return {
+        **row,
+        "ts": buckets.from_driver(row["ts"]),
+        "element": _decode(row.get("element")),
+        "props": _decode(row.get("props")),
+    }
+
+
 def session_list(*, site_id: uuid.UUID, user_key: str, limit: int = 50) -> list[dict[str, Any]]:
     """Return a user's sessions, newest first."""
     rows = session().execute(prepare(SELECT_SESSIONS), (site_id, user_key, _bounded(limit)))
-    return [
-        {
-            **row,
-            "started_at": buckets.from_driver(row["started_at"]),
-            "last_seen_at": buckets.from_driver(row["last_seen_at"]),
-        }
-        for row in rows
-    ]
+    return [_session_row(row) for row in rows]
 
 
 def sessions_latest(*, site_id: uuid.UUID, user_keys: list[str]) -> dict[str, dict[str, Any]]:
@@ -64,26 +73,14 @@ def sessions_latest(*, site_id: uuid.UUID, user_keys: list[str]) -> dict[str, di
     for user_key, future in futures:
         row = future.result().one()
         if row is not None:
-            latest[user_key] = {
-                **row,
-                "started_at": buckets.from_driver(row["started_at"]),
-                "last_seen_at": buckets.from_driver(row["last_seen_at"]),
-            }
+            latest[user_key] = _session_row(row)
     return latest
 
 
 def session_events(*, session_id: uuid.UUID, limit: int = MAX_PAGE) -> list[dict[str, Any]]:
     """Return a session's events in time order."""
     rows = session().execute(prepare(SELECT_SESSION_EVENTS), (session_id, _bounded(limit)))
-    return [
-        {
-            **row,
-            "ts": buckets.from_driver(row["ts"]),
-            "element": _decode(row["element"]),
-            "props": _decode(row["props"]),
-        }
-        for row in rows
-    ]
+    return [_event_row(row) for row in rows]
 
 
 @dataclass(frozen=True)
@@ -252,11 +249,7 @@ def feed_latest(*, site_id: uuid.UUID, limit: int = 20) -> list[dict[str, Any]]:
     latest: dict[uuid.UUID, dict[str, Any]] = {}
     for future in futures:
         for row in future.result():
-            entry = {
-                **row,
-                "started_at": buckets.from_driver(row["started_at"]),
-                "last_seen_at": buckets.from_driver(row["last_seen_at"]),
-            }
+            entry = _session_row(row)
             known = latest.get(row["session_id"])
             if known is None or known["last_seen_at"] < entry["last_seen_at"]:
                 latest[row["session_id"]] = entry
@@ -275,11 +268,7 @@ def site_bucket_events(*, site_id: uuid.UUID, hour: datetime, shards: int) -> li
     bucket = buckets.floor(hour, buckets.Width.HOUR)
     statement = prepare(SELECT_SITE_BUCKET)
     futures = [session().execute_async(statement, (site_id, bucket, s)) for s in range(shards)]
-    events = [
-        {**row, "ts": buckets.from_driver(row["ts"]), "element": _decode(row["element"])}
-        for f in futures
-        for row in f.result()
-    ]
+    events = [_event_row(row) for f in futures for row in f.result()]
     events.sort(key=lambda e: e["event_id"].time)
     return events
 
@@ -316,23 +305,6 @@ class RangeError(ValueError):
     def __init__(self, field: str, message: str) -> None:
         super().__init__(f"{field}: {message}")
         self.field = field
-
-
-def _session_row(row: dict[str, Any]) -> dict[str, Any]:
-    return {
-        **row,
-        "started_at": buckets.from_driver(row["started_at"]),
-        "last_seen_at": buckets.from_driver(row["last_seen_at"]),
-    }
-
-
-def _event_row(row: dict[str, Any]) -> dict[str, Any]:
-    return {
-        **row,
-        "ts": buckets.from_driver(row["ts"]),
-        "element": _decode(row.get("element")),
-        "props": _decode(row.get("props")),
-    }
 
 
 @dataclass(frozen=True)
@@ -511,13 +483,14 @@ def site_overview(
             point["events"] += 1
             point["sessions"].add(row["session_id"])
             point["users"].add(row["user_key"])
-            if row["type"] == "pageview" and row["url"]:
-                path = row["url"].split("?", 1)[0].split("#", 1)[0]
-                pages[path] = pages.get(path, 0) + 1
-            elif row["type"] == "click" and row["element"]:
-                element = json.loads(row["element"])
-                label = element.get("selector") or element.get("text") or element.get("tag")
-                clicks[label] = clicks.get(label, 0) + 1
+            if row["type"] == "pageview":
+                path = aggregation.page_path(row["url"])
+                if path:
+                    pages[path] = pages.get(path, 0) + 1
+            elif row["type"] == "click":
+                label = aggregation.click_label(_decode(row["element"]))
+                if label:
+                    clicks[label] = clicks.get(label, 0) + 1
     series = [
         {
             "bucket": b,

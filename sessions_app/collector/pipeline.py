@@ -314,26 +314,8 @@ def _plan(
                 )
             )
         for state in sessionizer.snapshot():
-            plan.sessions.append(
-                SessionSummary(
-                    site_id=site.id,
-                    user_key=user_key,
-                    session_id=state.session_id,
-                    started_at=state.started_at,
-                    last_seen_at=state.last_seen_at,
-                    anonymous_id=state.anonymous_id,
-                    user_id=state.user_id,
-                    event_count=state.event_count,
-                    pageview_count=state.pageview_count,
-                    click_count=state.click_count,
-                    entry_url=state.entry_url,
-                    exit_url=state.exit_url,
-                    converted=state.converted,
-                    is_bot=state.is_bot,
-                    user_agent=state.user_agent,
-                    ip_prefix=state.ip_prefix,
-                )
-            )
+            # SessionSummary is SessionState plus the partition key (site, user key).
+            plan.sessions.append(SessionSummary(site_id=site.id, user_key=user_key, **vars(state)))
         if sessionizer.current is not None:
             states[user_key] = sessionizer.current
     plan.links = sorted(links)

@@ -415,7 +415,7 @@ def _single_partition(
     rows: list[tuple[PreparedStatement, tuple[Any, ...]]],
 ) -> Iterable[tuple[Any, Any]]:
     if len(rows) == 1:
-        yield rows[0][0], _bindable(rows[0][1])
+        yield rows[0]  # _run binds it
         return
     for start in range(0, len(rows), MAX_BATCH_ROWS):
         batch = BatchStatement(
