@@ -8,7 +8,7 @@ partition. Buckets are half-open intervals [start, start + width).
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -159,3 +159,73 @@ def series_bases(start_ms: int, end_ms: int) -> list[int]:
     if end_ms <= start_ms:
         return []
     return list(range(series_base(start_ms), end_ms, SERIES_PERIOD_MS))
+
+
+# --- Hierarchical covers (seed 002 use case 3: rolling windows of counters) ---------
+
+
+def ceil(ts: datetime, width: Width | str) -> datetime:
+    """Return the start of the first bucket that starts at or after ts."""
+    start = floor(ts, width)
+    return start if start == as_utc(ts) else next_start(start, width)
+
+
+def rolling_period(width: Width | str, bucket: datetime) -> datetime:
+    """Return the partition period of a rolling-counter row: the month of an hour row,
+    the year of a day row, the epoch for month rows (a dozen rows a year)."""
+    width = parse_width(width)
+    bucket = as_utc(bucket)
+    if width is Width.HOUR:
+        return floor(bucket, Width.MONTH)
+    if width is Width.DAY:
+        return bucket.replace(month=1, day=1, hour=0, minute=0, second=0, microsecond=0)
+    if width is Width.MONTH:
+        return EPOCH
+    raise ValueError(f"no rolling counters at {width.value} resolution")
+
+
+RAW = "raw"
+
+
+def cover(
+    start: datetime,
+    end: datetime,
+    widths: tuple[Width, ...],
+    usable: Callable[[Width, datetime], bool],
+) -> list[tuple[str, datetime, datetime]]:
+    """Cover [start, end) with the largest usable buckets that fit inside it, in time order.
+
+    `widths` go coarsest first (month, day, hour). Each bucket of the coarsest
+    width that lies entirely inside the range is used if `usable` says so (it is
+    sealed), otherwise it is covered by finer ones; the edges are covered by finer
+    widths, and what no bucket covers is left as ("raw", start, end) pieces,
+    merged when adjacent. Returns (width or "raw", piece start, piece end).
+    """
+    start, end = as_utc(start), as_utc(end)
+    pieces: list[tuple[str, datetime, datetime]] = []
+
+    def walk(low: datetime, high: datetime, level: int) -> None:
+        if high <= low:
+            return
+        if level == len(widths):
+            if pieces and pieces[-1][0] == RAW and pieces[-1][2] == low:
+                pieces[-1] = (RAW, pieces[-1][1], high)
+            else:
+                pieces.append((RAW, low, high))
+            return
+        width = widths[level]
+        current = ceil(low, width)
+        if current >= high or next_start(current, width) > high:
+            walk(low, high, level + 1)
+            return
+        walk(low, current, level + 1)
+        while (following := next_start(current, width)) <= high:
+            if usable(width, current):
+                pieces.append((width.value, current, following))
+            else:
+                walk(current, following, level + 1)
+            current = following
+        walk(current, high, level + 1)
+
+    walk(start, end, 0)
+    return pieces

@@ -10,9 +10,11 @@ from __future__ import annotations
 import atexit
 import os
 import threading
+from typing import Any
 
 from cassandra import ConsistencyLevel
 from cassandra.cluster import Session
+from cassandra.concurrent import execute_concurrent
 from cassandra.query import PreparedStatement
 from django.conf import settings
 from django.db import connections
@@ -101,6 +103,16 @@ def prepare(cql: str, *, idempotent: bool = False, write: bool = False) -> Prepa
                 statement.consistency_level = consistency(level)
                 _prepared[key] = statement
     return statement
+
+
+def execute_windowed(work: list[tuple[Any, Any]], *, window: int = 128) -> None:
+    """Run (statement, params) pairs with at most `window` in flight; raise the first error.
+
+    For background jobs that write thousands of rows (seals): the driver's
+    execute_concurrent keeps the window full without flooding the node.
+    """
+    if work:
+        execute_concurrent(session(), work, concurrency=window, raise_on_first_error=True)
 
 
 def reset_after_fork() -> None:

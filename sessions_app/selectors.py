@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import uuid
+from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -512,9 +514,24 @@ def site_overview(
 
 SELECT_AGGREGATE = """
 SELECT bucket, events, by_type, by_name, sessions_started, users, bounces, conversions,
-       durations, top_pages, top_clicks, rows_read, sealed_at
+       durations, top_pages, top_clicks, rows_read, sealed_at, users_sketch
 FROM {ks}.bucket_aggregates WHERE site_id = ? AND granularity = ? AND bucket = ?
 """
+SELECT_AGGREGATE_RANGE = """
+SELECT bucket, events, by_type, by_name, sessions_started, users, bounces, conversions,
+       durations, top_pages, top_clicks, rows_read, sealed_at, users_sketch
+FROM {ks}.bucket_aggregates
+WHERE site_id = ? AND granularity = ? AND bucket >= ? AND bucket < ? LIMIT ?
+"""
+SELECT_BUCKET_USER_COUNTS = """
+SELECT user_key, event_key, count FROM {ks}.bucket_user_counts
+WHERE site_id = ? AND granularity = ? AND bucket = ?
+"""
+SELECT_SEAL_ROWS = """
+SELECT session_id, user_key, type, name, url, element, is_bot
+FROM {ks}.site_events_by_bucket WHERE site_id = ? AND bucket = ? AND shard = ?
+"""
+MAX_AGGREGATE_ROWS = 2_000  # a 92-day range of hours is 2,208 rows: read hours ≤ 83 days
 
 
 def sessions_by_id(
@@ -535,6 +552,74 @@ def sessions_by_id(
     return found
 
 
+def site_bucket_rows(
+    *, site_id: uuid.UUID, hour: datetime, shards: int
+) -> Iterator[dict[str, Any]]:
+    """Yield the raw rows of a site's hour from every shard, page by page (seal input).
+
+    Only the columns the aggregates need; the first page of every shard is
+    requested at once, later pages as the caller consumes them.
+    """
+    bucket = buckets.floor(hour, buckets.Width.HOUR)
+    statement = prepare(SELECT_SEAL_ROWS)
+    futures = [session().execute_async(statement, (site_id, bucket, s)) for s in range(shards)]
+    for future in futures:
+        yield from future.result()
+
+
+def _aggregate(row: dict[str, Any]) -> aggregation.Aggregates:
+    return aggregation.Aggregates(
+        events=row["events"] or 0,
+        by_type=dict(row["by_type"] or {}),
+        by_name=dict(row["by_name"] or {}),
+        sessions_started=row["sessions_started"] or 0,
+        users=row["users"] or 0,
+        bounces=row["bounces"] or 0,
+        conversions=row["conversions"] or 0,
+        durations=dict(row["durations"] or {}),
+        top_pages=[tuple(p) for p in orjson.loads(row["top_pages"] or "[]")],
+        top_clicks=[tuple(c) for c in orjson.loads(row["top_clicks"] or "[]")],
+        rows_read=row["rows_read"] or 0,
+        users_sketch=row["users_sketch"] or b"",
+    )
+
+
+def aggregates_range(
+    *, site_id: uuid.UUID, granularity: str, start: datetime, end: datetime
+) -> list[tuple[datetime, aggregation.Aggregates]]:
+    """Return the stored aggregates of a site's buckets in [start, end), in time order.
+
+    One slice of the (site, granularity) partition. A row exists once the bucket
+    was sealed; whether it is still current is BucketState's business.
+    """
+    rows = session().execute(
+        prepare(SELECT_AGGREGATE_RANGE),
+        (site_id, granularity, buckets.as_utc(start), buckets.as_utc(end), MAX_AGGREGATE_ROWS),
+    )
+    return [(buckets.from_driver(row["bucket"]), _aggregate(row)) for row in rows]
+
+
+def bucket_user_counts(
+    *, site_id: uuid.UUID, granularity: str, bucket_starts: list[datetime]
+) -> dict[tuple[str, str], int]:
+    """Return the summed per-(user, event key) counts of a site's sealed buckets.
+
+    Reads one partition per bucket (24 for a day, about 30 for a month), in
+    parallel, paging through each.
+    """
+    statement = prepare(SELECT_BUCKET_USER_COUNTS)
+    totals: Counter[tuple[str, str]] = Counter()
+    for offset in range(0, len(bucket_starts), 32):
+        futures = [
+            session().execute_async(statement, (site_id, granularity, b))
+            for b in bucket_starts[offset : offset + 32]
+        ]
+        for future in futures:
+            for row in future.result():
+                totals[row["user_key"], row["event_key"]] += row["count"]
+    return dict(totals)
+
+
 def bucket_aggregate(
     *, site_id: uuid.UUID, granularity: str, bucket: datetime
 ) -> dict[str, Any] | None:
@@ -542,13 +627,9 @@ def bucket_aggregate(
     row = session().execute(prepare(SELECT_AGGREGATE), (site_id, granularity, bucket)).one()
     if row is None:
         return None
+    result = _aggregate(row)
     return {
-        **row,
+        **{k: v for k, v in vars(result).items() if k not in ("users_sketch", "user_counts")},
         "bucket": buckets.from_driver(row["bucket"]),
         "sealed_at": buckets.from_driver(row["sealed_at"]),
-        "by_type": dict(row["by_type"] or {}),
-        "by_name": dict(row["by_name"] or {}),
-        "durations": dict(row["durations"] or {}),
-        "top_pages": [tuple(p) for p in orjson.loads(row["top_pages"] or "[]")],
-        "top_clicks": [tuple(c) for c in orjson.loads(row["top_clicks"] or "[]")],
     }

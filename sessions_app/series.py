@@ -8,7 +8,9 @@ from typing import Any
 from sessions_app import buckets
 from sessions_app.cassandra import prepare, session
 
-INSERT_POINT = "INSERT INTO {ks}.series_points (series_key, base, delta, value) VALUES (?, ?, ?, ?)"
+INSERT_POINT = """
+INSERT INTO {ks}.series_points (series_key, base, delta, value) VALUES (?, ?, ?, ?) USING TTL ?
+"""
 SELECT_POINTS = """
 SELECT delta, value FROM {ks}.series_points
 WHERE series_key = ? AND base = ? AND delta >= ? AND delta < ?
@@ -30,13 +32,13 @@ def point_location(ts: datetime) -> tuple[int, int]:
     return base, ms - base
 
 
-def points_write(points: list[tuple[str, datetime, float]]) -> None:
-    """Overwrite (series key, ts, value) points; the same point written twice is one cell."""
+def points_write(points: list[tuple[str, datetime, float]], *, ttl: int) -> None:
+    """Overwrite (series key, ts, value) points kept `ttl` seconds; rewriting one is idempotent."""
     statement = prepare(INSERT_POINT, idempotent=True, write=True)
     futures = []
     for key, ts, value in points:
         base, delta = point_location(ts)
-        futures.append(session().execute_async(statement, (key, base, delta, float(value))))
+        futures.append(session().execute_async(statement, (key, base, delta, float(value), ttl)))
     for future in futures:
         future.result()
 

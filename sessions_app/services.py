@@ -13,12 +13,13 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from cassandra.query import BatchStatement, BatchType
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db.models import F
 
 from sessions_app import aggregation, buckets, selectors, series
-from sessions_app.cassandra import prepare, session
+from sessions_app.cassandra import consistency, execute_windowed, prepare, session
 from sessions_app.ids import uuid_time
 from sessions_app.models import BucketState, Site
 
@@ -247,44 +248,56 @@ def demo_site_ensure(*, origins: list[str]) -> tuple[Site, bool]:
 UPSERT_AGGREGATE = """
 INSERT INTO {ks}.bucket_aggregates
   (site_id, granularity, bucket, events, by_type, by_name, sessions_started, users, bounces,
-   conversions, durations, top_pages, top_clicks, rows_read, sealed_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+   conversions, durations, top_pages, top_clicks, rows_read, sealed_at, users_sketch)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) USING TTL ?
+"""
+UPSERT_BUCKET_USER_COUNT = """
+INSERT INTO {ks}.bucket_user_counts (site_id, granularity, bucket, user_key, event_key, count)
+VALUES (?, ?, ?, ?, ?, ?) USING TTL ?
+"""
+UPSERT_ROLLING_COUNT = """
+INSERT INTO {ks}.rolling_counts (site_id, user_key, granularity, period, event_key, bucket, count)
+VALUES (?, ?, ?, ?, ?, ?, ?) USING TTL ?
 """
 _known_open: set[tuple[object, datetime]] = set()
 # Resolutions and what each is built from: hours from raw events, days from sealed
 # hours, months from sealed days (seed 003 multi-resolution).
 ROLLUP_CHAIN = ("hour", "day", "month")
 CHILD = {"day": "hour", "month": "day"}
-ADDITIVE_METRICS = ("events", "sessions_started", "bounces", "conversions")
 EVENT_TYPES = ("pageview", "click", "custom")
+# Rows per unlogged batch of one partition's user counts.
+COUNT_BATCH_ROWS = 200
+
+
+def _ttl(granularity: str) -> int:
+    return int(settings.AGGREGATE_RETENTION[granularity].total_seconds())
 
 
 def _metric_points(
-    site_id: object, granularity: str, bucket: datetime, values: dict[str, float]
+    site_id: object, granularity: str, bucket: datetime, result: aggregation.Aggregates
 ) -> list[tuple[str, datetime, float]]:
+    """Return the series points of one bucket (seed 004 keys: metric + sorted tags)."""
+    values: dict[str, float] = {
+        "events": result.events,
+        "sessions_started": result.sessions_started,
+        "users": result.users,
+        "bounces": result.bounces,
+        "conversions": result.conversions,
+    }
+    for kind in EVENT_TYPES:
+        values[f"events:{kind}"] = result.by_type.get(kind, 0)
+    tags = {"resolution": granularity, "site": str(site_id)}
     return [
         (
             series.series_key(
                 name.split(":")[0],
-                {
-                    "resolution": granularity,
-                    "site": str(site_id),
-                    **({"type": name.split(":")[1]} if ":" in name else {}),
-                },
+                {**tags, **({"type": name.split(":")[1]} if ":" in name else {})},
             ),
             bucket,
             value,
         )
         for name, value in values.items()
     ]
-
-
-def _hour_values(result: aggregation.Aggregates) -> dict[str, float]:
-    values: dict[str, float] = {name: getattr(result, name) for name in ADDITIVE_METRICS}
-    values["users"] = result.users  # per hour only: unique users do not add up
-    for kind in EVENT_TYPES:
-        values[f"events:{kind}"] = result.by_type.get(kind, 0)
-    return values
 
 
 def bucket_states_touch(*, site: Site, hours: dict[datetime, int]) -> None:
@@ -313,11 +326,90 @@ def bucket_states_touch(*, site: Site, hours: dict[datetime, int]) -> None:
                 ).update(state=BucketState.REOPENED)
 
 
+def _aggregates_write(
+    site_id: uuid.UUID,
+    granularity: str,
+    bucket: datetime,
+    result: aggregation.Aggregates,
+    now: datetime,
+) -> None:
+    """Overwrite a bucket's aggregate row, series points and per-user counts.
+
+    Every value is computed, never added, so a second or concurrent seal writes
+    the same cells. Per-user counts go to two tables: bucket_user_counts (site
+    partition, what the parent's rollup reads) and rolling_counts (user
+    partition, what the rolling-counter reads use), in unlogged batches that each
+    stay inside one partition.
+    """
+    ttl = _ttl(granularity)
+    work: list[tuple[Any, Any]] = [
+        (
+            prepare(UPSERT_AGGREGATE, idempotent=True, write=True),
+            (
+                site_id,
+                granularity,
+                bucket,
+                result.events,
+                result.by_type,
+                result.by_name,
+                result.sessions_started,
+                result.users,
+                result.bounces,
+                result.conversions,
+                result.durations,
+                json.dumps(result.top_pages),
+                json.dumps(result.top_clicks),
+                result.rows_read,
+                buckets.as_utc(now),
+                result.users_sketch,
+                ttl,
+            ),
+        )
+    ]
+    site_rows = prepare(UPSERT_BUCKET_USER_COUNT, idempotent=True, write=True)
+    user_rows = prepare(UPSERT_ROLLING_COUNT, idempotent=True, write=True)
+    period = buckets.rolling_period(granularity, bucket)
+    items = sorted(result.user_counts.items())
+    for offset in range(0, len(items), COUNT_BATCH_ROWS):
+        work.append(
+            _batch(
+                site_rows,
+                [
+                    (site_id, granularity, bucket, user, key, n, ttl)
+                    for (user, key), n in items[offset : offset + COUNT_BATCH_ROWS]
+                ],
+            )
+        )
+    by_user: dict[str, list[tuple[Any, ...]]] = {}
+    for (user, key), n in items:
+        by_user.setdefault(user, []).append(
+            (site_id, user, granularity, period, key, bucket, n, ttl)
+        )
+    work.extend(_batch(user_rows, rows) for rows in by_user.values())
+    execute_windowed(work)
+    series.points_write(_metric_points(site_id, granularity, bucket, result), ttl=ttl)
+
+
+def _batch(statement: Any, rows: list[tuple[Any, ...]]) -> tuple[Any, Any]:
+    if len(rows) == 1:
+        return statement, rows[0]
+    batch = BatchStatement(
+        batch_type=BatchType.UNLOGGED,
+        consistency_level=consistency(settings.CASSANDRA_WRITE_CONSISTENCY),
+    )
+    batch.is_idempotent = True
+    for row in rows:
+        batch.add(statement, row)
+    return batch, None
+
+
 def bucket_seal(*, site_id: uuid.UUID | str, hour: datetime, now: datetime) -> bool:
     """Compute and overwrite one hour's aggregates, then mark it sealed; idempotent.
 
-    Returns False when a late event arrived while sealing (the bucket stays
-    reopened and the next sweep seals it again).
+    Streams the hour's rows from every shard, reads the summaries of the sessions
+    that started in the hour, writes everything, then flips the state only if no
+    late event bumped its version meanwhile. Returns False in that case (the
+    bucket stays reopened and the next sweep seals it again).
     """
     hour = buckets.floor(hour, buckets.Width.HOUR)
     state = BucketState.objects.select_related("site").get(
@@ -325,41 +417,13 @@ def bucket_seal(*, site_id: uuid.UUID | str, hour: datetime, now: datetime) -> b
     )
     version = state.version
     site = state.site
-    events = selectors.site_bucket_events(site_id=site.id, hour=hour, shards=site.event_shards)
     end = buckets.next_start(hour, buckets.Width.HOUR)
-    started = {
-        (e["user_key"], e["session_id"]) for e in events if hour <= uuid_time(e["session_id"]) < end
-    }
-    sessions = selectors.sessions_by_id(site_id=site.id, keys=sorted(started, key=str))
-    result = aggregation.aggregate_bucket(
-        events,
-        start=hour,
-        end=end,
-        sessions=sessions,
-        conversion_event=settings.CONVERSION_EVENT,
-    )
-    statement = prepare(UPSERT_AGGREGATE, idempotent=True, write=True)
-    session().execute(
-        statement,
-        (
-            site.id,
-            "hour",
-            hour,
-            result.events,
-            result.by_type,
-            result.by_name,
-            result.sessions_started,
-            result.users,
-            result.bounces,
-            result.conversions,
-            result.durations,
-            json.dumps(result.top_pages),
-            json.dumps(result.top_clicks),
-            result.rows_read,
-            buckets.as_utc(now),
-        ),
-    )
-    series.points_write(_metric_points(site.id, "hour", hour, _hour_values(result)))
+    rows = selectors.site_bucket_rows(site_id=site.id, hour=hour, shards=site.event_shards)
+    result, seen = aggregation.count_events(rows, conversion_event=settings.CONVERSION_EVENT)
+    started = sorted(((user, sid) for user, sid in seen if hour <= uuid_time(sid) < end), key=str)
+    sessions = selectors.sessions_by_id(site_id=site.id, keys=started)
+    aggregation.count_sessions(result, sessions, start=hour, end=end)
+    _aggregates_write(site.id, "hour", hour, result, now)
     BucketState.objects.get_or_create(
         site=site, granularity="day", bucket=buckets.floor(hour, "day")
     )
@@ -374,8 +438,9 @@ def bucket_rollup(
 ) -> bool:
     """Seal a day from its sealed hours (or a month from its sealed days); idempotent.
 
-    Additive metrics are summed from the finer series; unique users are kept per
-    hour only. Returns False if a late event arrived meanwhile.
+    Reads the children's aggregate rows and per-user counts, merges them
+    (counts add up, unique users from the merged sketches) and overwrites the
+    parent's. Returns False if a late event arrived meanwhile.
     """
     start = buckets.floor(bucket, granularity)
     state = BucketState.objects.select_related("site").get(
@@ -384,13 +449,15 @@ def bucket_rollup(
     version, site = state.version, state.site
     end = buckets.next_start(start, granularity)
     child = CHILD[granularity]
-    names = [*ADDITIVE_METRICS, *(f"events:{kind}" for kind in EVENT_TYPES)]
-    keys = _metric_points(site.id, child, start, dict.fromkeys(names, 0.0))
-    totals = {
-        name: sum(value for _, value in series.points_read(key, start, end))
-        for name, (key, _, _) in zip(names, keys, strict=True)
-    }
-    series.points_write(_metric_points(site.id, granularity, start, totals))
+    parts = selectors.aggregates_range(site_id=site.id, granularity=child, start=start, end=end)
+    children = [b for b, _ in parts]
+    result = (
+        aggregation.aggregates_merge([a for _, a in parts]) if parts else aggregation.Aggregates()
+    )
+    result.user_counts = selectors.bucket_user_counts(
+        site_id=site.id, granularity=child, bucket_starts=children
+    )
+    _aggregates_write(site.id, granularity, start, result, now)
     if granularity == "day":
         BucketState.objects.get_or_create(
             site=site, granularity="month", bucket=buckets.floor(start, "month")

@@ -38,7 +38,7 @@ def test_seed_004_points_round_trip(site):
     key = series.series_key("system", {**SEED_TAGS, "site": f"gew-{site.id}"})
     first = buckets.EPOCH + timedelta(milliseconds=1300000000000)
     second = buckets.EPOCH + timedelta(milliseconds=1300001000000)
-    series.points_write([(key, first, 42.0), (key, second, 84.0)])
+    series.points_write([(key, first, 42.0), (key, second, 84.0)], ttl=3600)
     assert series.point_location(first) == (1297080123392, 2919876608)
     assert series.points_read(key, first, second + timedelta(milliseconds=1)) == [
         (first, 42.0),
@@ -56,7 +56,7 @@ def test_reads_cross_base_periods(site):
         (key, boundary, 2.0),
         (key, boundary + timedelta(days=60), 3.0),
     ]
-    series.points_write(points)
+    series.points_write(points, ttl=3600)
     got = series.points_read(key, boundary - timedelta(days=1), boundary + timedelta(days=61))
     assert got == [(ts, v) for _, ts, v in points]
     assert series.points_read(key, boundary, boundary + timedelta(days=1)) == [(boundary, 2.0)]

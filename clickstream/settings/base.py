@@ -222,6 +222,14 @@ MAX_EVENT_AGE = timedelta(days=env.int("MAX_EVENT_AGE_DAYS", default=30))
 # (the bucket may already be sealed).
 ALLOWED_LATENESS = timedelta(minutes=env.int("ALLOWED_LATENESS_MINUTES", default=10))
 DEDUP_TTL = timedelta(hours=env.int("DEDUP_TTL_HOURS", default=48))
+# How long each resolution of the sealed aggregates (bucket_aggregates, series,
+# per-user counts) is kept: written with USING TTL. Hours must outlive the longest
+# rolling-counter window (12 months), whose edges are filled from hours.
+AGGREGATE_RETENTION = {
+    "hour": timedelta(days=env.int("AGGREGATE_HOUR_RETENTION_DAYS", default=400)),
+    "day": timedelta(days=env.int("AGGREGATE_DAY_RETENTION_DAYS", default=3 * 366)),
+    "month": timedelta(days=env.int("AGGREGATE_MONTH_RETENTION_DAYS", default=10 * 366)),
+}
 FEED_SHARDS = env.int("FEED_SHARDS", default=4)
 TXLOG_SHARDS = env.int("TXLOG_SHARDS", default=4)
 TXLOG_REPLAY_GRACE = timedelta(seconds=env.int("TXLOG_REPLAY_GRACE_SECONDS", default=60))

@@ -221,6 +221,47 @@ class BucketAggregate(Model):
     top_clicks = columns.Text()  # JSON [[element, count], ...]
     rows_read = columns.Integer()
     sealed_at = columns.DateTime()
+    # HyperLogLog registers of the bucket's user keys (aggregation.UserSketch):
+    # unique users of a day or month are the merged sketches of its children.
+    users_sketch = columns.Blob()
+
+
+class BucketUserCount(Model):
+    """Events per (user, event key) in one sealed bucket of a site: the rollup source.
+
+    Site-partitioned so a day's rollup reads its 24 hour partitions (and a month
+    its days) without knowing the users beforehand. Rows: distinct (user, key)
+    pairs of the bucket, about 60 bytes each.
+    """
+
+    __table_name__ = "bucket_user_counts"
+
+    site_id = columns.UUID(partition_key=True)
+    granularity = columns.Text(partition_key=True)
+    bucket = columns.DateTime(partition_key=True)
+    user_key = columns.Text(primary_key=True)
+    event_key = columns.Text(primary_key=True)  # custom event name, else the type
+    count = columns.BigInt(required=True)
+
+
+class RollingCount(Model):
+    """A user's event counts per sealed bucket (seed 002 use case 3: rolling counters).
+
+    Partition = (site, user, granularity, period): period is the month for hour
+    rows, the year for day rows and 0 (epoch) for month rows, so no partition
+    grows without bound; clustering (event key, bucket) makes "this key over
+    these buckets" one slice. Written by the seal that owns the bucket.
+    """
+
+    __table_name__ = "rolling_counts"
+
+    site_id = columns.UUID(partition_key=True)
+    user_key = columns.Text(partition_key=True)
+    granularity = columns.Text(partition_key=True)
+    period = columns.DateTime(partition_key=True)
+    event_key = columns.Text(primary_key=True)
+    bucket = columns.DateTime(primary_key=True, clustering_order="ASC")
+    count = columns.BigInt(required=True)
 
 
 class SeriesPoint(Model):
