@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -633,3 +633,181 @@ def bucket_aggregate(
         "bucket": buckets.from_driver(row["bucket"]),
         "sealed_at": buckets.from_driver(row["sealed_at"]),
     }
+
+
+# --- rolling counters (seed 002 use case 3) -------------------------------------------
+
+ROLLING_WINDOWS = (
+    ("1h", timedelta(hours=1)),
+    ("24h", timedelta(hours=24)),
+    ("7d", timedelta(days=7)),
+    ("30d", timedelta(days=30)),
+    ("12mo", timedelta(days=365)),
+)
+ROLLING_WIDTHS = (buckets.Width.MONTH, buckets.Width.DAY, buckets.Width.HOUR)
+SELECT_ROLLING = """
+SELECT bucket, count FROM {ks}.rolling_counts
+WHERE site_id = ? AND user_key = ? AND granularity = ? AND period = ? AND event_key = ?
+  AND bucket >= ? AND bucket <= ?
+"""
+SELECT_USER_RAW_KEYS = """
+SELECT type, name FROM {ks}.user_events_by_bucket
+WHERE site_id = ? AND user_key = ? AND bucket = ? AND event_id >= ? AND event_id < ?
+"""
+MAX_ROLLING_RAW_ROWS = 100_000
+
+
+class SealedBuckets:
+    """Which buckets of a site are sealed, fetched from SQL one counter period at a time.
+
+    A cover asks about months, then the days and hours at its edges; each
+    question loads the sealed starts of that bucket's period (a month of hours, a
+    year of days, all months) once.
+    """
+
+    def __init__(self, site_id: uuid.UUID) -> None:
+        self.site_id = site_id
+        self._known: dict[tuple[str, datetime], set[datetime]] = {}
+
+    def __call__(self, width: buckets.Width, start: datetime) -> bool:
+        from sessions_app.models import BucketState
+
+        period = buckets.rolling_period(width, start)
+        key = (width.value, period)
+        if key not in self._known:
+            sealed = BucketState.objects.filter(
+                site_id=self.site_id, granularity=width.value, state=BucketState.SEALED
+            )
+            if width is not buckets.Width.MONTH:
+                period_width = "month" if width is buckets.Width.HOUR else None
+                end = (
+                    buckets.next_start(period, period_width)
+                    if period_width
+                    else period.replace(year=period.year + 1)
+                )
+                sealed = sealed.filter(bucket__gte=period, bucket__lt=end)
+            self._known[key] = {buckets.as_utc(b) for b in sealed.values_list("bucket", flat=True)}
+        return start in self._known[key]
+
+
+@dataclass(frozen=True)
+class RollingCount:
+    window: str
+    start: datetime
+    end: datetime
+    count: int
+    partitions_read: int
+    rows_read: int
+    pieces: list[tuple[str, datetime, datetime]]
+
+
+def rolling_count(
+    *,
+    site_id: uuid.UUID,
+    user_key: str,
+    event_key: str,
+    start: datetime,
+    end: datetime,
+    sealed: Callable[[buckets.Width, datetime], bool] | None = None,
+    window: str = "",
+    widths: tuple[buckets.Width, ...] = ROLLING_WIDTHS,
+) -> RollingCount:
+    """Count a user's events with this key (custom name, else type) in [start, end).
+
+    The range is covered by the largest sealed buckets that fit inside it
+    (months, then days, then hours at the edges) whose per-user counts the seals
+    wrote, and the rest (the very edges, unsealed or reopened buckets) is counted
+    from the user's raw event partitions. All partitions are read in parallel.
+    """
+    start, end = _check_rolling_range(start, end)
+    usable = sealed or SealedBuckets(site_id)
+    pieces = buckets.cover(start, end, widths, usable)
+    wanted: dict[tuple[str, datetime], set[datetime]] = {}
+    raw: list[tuple[datetime, datetime]] = []
+    for width, low, high in pieces:
+        if width == buckets.RAW:
+            raw.append((low, high))
+        else:
+            wanted.setdefault((width, buckets.rolling_period(width, low)), set()).add(low)
+    counted = prepare(SELECT_ROLLING)
+    futures: list[tuple[set[datetime] | None, Any]] = [
+        (
+            starts,
+            session().execute_async(
+                counted,
+                (site_id, user_key, width, period, event_key, min(starts), max(starts)),
+            ),
+        )
+        for (width, period), starts in wanted.items()
+    ]
+    raw_statement = prepare(SELECT_USER_RAW_KEYS)
+    width = buckets.parse_width(settings.USER_EVENTS_BUCKET)
+    raw_partitions: set[datetime] = set()
+    for low, high in raw:
+        for bucket in buckets.buckets_between(low, high, width, limit=MAX_RANGE_BUCKETS * 4):
+            raw_partitions.add(bucket)
+            bounds = (time_uuid_bound(low), time_uuid_bound(high))
+            futures.append(
+                (None, session().execute_async(raw_statement, (site_id, user_key, bucket, *bounds)))
+            )
+    total, raw_rows, rows_read = 0, 0, 0
+    for starts, future in futures:
+        for row in future.result():
+            rows_read += 1
+            if starts is not None:
+                if buckets.from_driver(row["bucket"]) in starts:  # skip reopened buckets
+                    total += row["count"]
+                continue
+            raw_rows += 1
+            if raw_rows > MAX_ROLLING_RAW_ROWS:
+                raise RangeError("event", "too many raw events to count; seal the buckets first")
+            kind = row["type"]
+            if ((row["name"] or kind) if kind == "custom" else kind) == event_key:
+                total += 1
+    return RollingCount(
+        window, start, end, total, len(wanted) + len(raw_partitions), rows_read, pieces
+    )
+
+
+def _check_rolling_range(start: datetime, end: datetime) -> tuple[datetime, datetime]:
+    start, end = buckets.as_utc(start), buckets.as_utc(end)
+    if end <= start:
+        raise RangeError("end", "must be after start")
+    if end - start > timedelta(days=366):
+        raise RangeError("end", "rolling counters cover at most 366 days")
+    return start, end
+
+
+def rolling_counts(
+    *, site_id: uuid.UUID, user_key: str, event_key: str, now: datetime
+) -> list[RollingCount]:
+    """Return a user's counts of one event key over the last 1 h, 24 h, 7 d, 30 d, 12 months."""
+    now = buckets.as_utc(now)
+    sealed = SealedBuckets(site_id)  # shared: the windows overlap
+    return [
+        rolling_count(
+            site_id=site_id,
+            user_key=user_key,
+            event_key=event_key,
+            start=now - length,
+            end=now,
+            sealed=sealed,
+            window=name,
+        )
+        for name, length in ROLLING_WINDOWS
+    ]
+
+
+def rolling_count_naive(
+    *, site_id: uuid.UUID, user_key: str, event_key: str, start: datetime, end: datetime
+) -> RollingCount:
+    """The benchmark's baseline: sealed hours only (no days or months), raw at the edges."""
+    return rolling_count(
+        site_id=site_id,
+        user_key=user_key,
+        event_key=event_key,
+        start=start,
+        end=end,
+        window="hours-only",
+        widths=(buckets.Width.HOUR,),
+    )

@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from sessions_app import buckets, series, services
+from sessions_app import buckets, selectors, series, services
 from sessions_app.collector.pipeline import Source, events_record
 from sessions_app.models import BucketState
 from tests.collector.conftest import event
@@ -92,6 +92,10 @@ def test_days_roll_up_from_sealed_hours_only(site):
         "events", {"resolution": "day", "site": str(site.id), "type": "pageview"}
     )
     assert series.points_read(pageviews, day, day + timedelta(days=1)) == [(day, 5.0)]
+    # The day's aggregate row: counts summed, unique users from the hours' sketches.
+    aggregate = selectors.bucket_aggregate(site_id=site.id, granularity="day", bucket=day)
+    assert aggregate["events"] == 5 and aggregate["users"] == 2
+    assert aggregate["top_pages"] == [("/", 5)]
     month = BucketState.objects.get(
         site=site, granularity="month", bucket=buckets.floor(day, "month")
     )
