@@ -436,79 +436,102 @@ def user_activity(
 
 
 MAX_LIVE_HOURS = 72
-MAX_LIVE_ROWS = 200_000
+MAX_REPORT_BUCKETS = 744  # 31 days of hours, or 92 days of days (the range cap)
 
 
-def site_overview(
-    *,
-    site_id: uuid.UUID,
-    shards: int,
-    start: datetime,
-    end: datetime,
-    width: str = "hour",
-    top: int = 10,
+@dataclass(frozen=True)
+class ReportBucket:
+    """One bucket of a site report and where its numbers came from."""
+
+    bucket: datetime
+    state: str  # "sealed" (stored aggregates), "live" (raw rows read now), "pending"
+    aggregates: aggregation.Aggregates
+
+
+def _live_hour(site_id: uuid.UUID, hour: datetime, shards: int) -> aggregation.Aggregates:
+    """Compute an unsealed hour from its raw rows, as a seal would (without storing it)."""
+    end = buckets.next_start(hour, buckets.Width.HOUR)
+    rows = site_bucket_rows(site_id=site_id, hour=hour, shards=shards)
+    result, seen = aggregation.count_events(rows, conversion_event=settings.CONVERSION_EVENT)
+    started = [(user, sid) for user, sid in seen if hour <= uuid_time(sid) < end]
+    aggregation.count_sessions(
+        result, sessions_by_id(site_id=site_id, keys=started), start=hour, end=end
+    )
+    return result
+
+
+def site_report(
+    *, site_id: uuid.UUID, shards: int, start: datetime, end: datetime, width: str = "hour"
 ) -> dict[str, Any]:
-    """Return events/sessions/users per hour or day, top pages and top clicks (bots excluded).
+    """Return a site's numbers per hour or day over [start, end), widened to whole buckets.
 
-    Computed live from the raw hour partitions (all shards, in parallel), so the
-    range is capped at MAX_LIVE_HOURS and the rows read at MAX_LIVE_ROWS; `partial`
-    says when the cap cut the count short.
+    Sealed buckets come from their stored aggregates (one slice per resolution);
+    an unsealed day is merged from its sealed hours plus its other hours computed
+    live from the raw partitions; at most MAX_LIVE_HOURS hours are computed live
+    per report, later ones are "pending" until sealed. Each bucket says which.
     """
+    from sessions_app.models import BucketState
+
     start, end = _check_range(start, end)
-    hours = buckets.buckets_between(start, end, buckets.Width.HOUR)
-    if len(hours) > MAX_LIVE_HOURS:
-        raise RangeError("end", f"the live overview covers at most {MAX_LIVE_HOURS} hours")
-    series_width = buckets.parse_width(width)
-    statement = prepare(SELECT_SITE_BUCKET)
-    futures = [
-        session().execute_async(statement, (site_id, h, s)) for h in hours for s in range(shards)
-    ]
-    points: dict[datetime, dict[str, Any]] = {
-        b: {"events": 0, "sessions": set(), "users": set()}
-        for b in buckets.buckets_between(start, end, series_width)
-    }
-    pages: dict[str, int] = {}
-    clicks: dict[str, int] = {}
-    rows, partial = 0, False
-    for future in futures:
-        for row in future.result():
-            rows += 1
-            if rows > MAX_LIVE_ROWS:
-                partial = True
-                break
-            ts = buckets.from_driver(row["ts"])
-            if row["is_bot"] or not start <= ts < end:
-                continue
-            point = points.get(buckets.floor(ts, series_width))
-            if point is None:
-                continue
-            point["events"] += 1
-            point["sessions"].add(row["session_id"])
-            point["users"].add(row["user_key"])
-            if row["type"] == "pageview":
-                path = aggregation.page_path(row["url"])
-                if path:
-                    pages[path] = pages.get(path, 0) + 1
-            elif row["type"] == "click":
-                label = aggregation.click_label(_decode(row["element"]))
-                if label:
-                    clicks[label] = clicks.get(label, 0) + 1
-    series = [
-        {
-            "bucket": b,
-            "events": p["events"],
-            "sessions": len(p["sessions"]),
-            "users": len(p["users"]),
-        }
-        for b, p in sorted(points.items())
-    ]
+    grain = buckets.parse_width(width)
+    if grain not in (buckets.Width.HOUR, buckets.Width.DAY):
+        raise RangeError("width", "hour or day")
+    start, end = buckets.floor(start, grain), buckets.ceil(end, grain)
+    try:
+        shown = buckets.buckets_between(start, end, grain, limit=MAX_REPORT_BUCKETS)
+    except buckets.BucketRangeError:
+        raise RangeError("end", f"at most {MAX_REPORT_BUCKETS} {grain.value} buckets") from None
+    sealed = BucketState.objects.filter(
+        site_id=site_id, state=BucketState.SEALED, bucket__gte=start, bucket__lt=end
+    )
+    sealed_at = {(g, buckets.as_utc(b)) for g, b in sealed.values_list("granularity", "bucket")}
+    stored: dict[tuple[str, datetime], aggregation.Aggregates] = {}
+    hours_from: datetime | None = start
+    if grain is buckets.Width.DAY:
+        stored.update(
+            (("day", b), a)
+            for b, a in aggregates_range(site_id=site_id, granularity="day", start=start, end=end)
+        )
+        # Hours only for the days not sealed: one slice from the first of them on.
+        hours_from = next((b for b in shown if ("day", b) not in sealed_at), None)
+    if hours_from is not None:
+        stored.update(
+            (("hour", b), a)
+            for b, a in aggregates_range(
+                site_id=site_id, granularity="hour", start=hours_from, end=end
+            )
+        )
+    report: list[ReportBucket] = []
+    live_hours, partitions = 0, 0
+    for bucket in shown:
+        key = (grain.value, bucket)
+        if key in sealed_at and key in stored:
+            report.append(ReportBucket(bucket, "sealed", stored[key]))
+            continue
+        parts: list[aggregation.Aggregates] = []
+        state = "sealed"
+        for hour in buckets.buckets_between(bucket, buckets.next_start(bucket, grain), "hour"):
+            if ("hour", hour) in sealed_at and ("hour", hour) in stored:
+                parts.append(stored["hour", hour])
+            elif live_hours < MAX_LIVE_HOURS:
+                live_hours += 1
+                partitions += shards
+                parts.append(_live_hour(site_id, hour, shards))
+                state = "live"
+            else:
+                state = "pending"
+        merged = aggregation.aggregates_merge(parts) if parts else aggregation.Aggregates()
+        report.append(ReportBucket(bucket, state, merged))
+    totals = aggregation.aggregates_merge([r.aggregates for r in report]) if report else None
     return {
-        "series": series,
-        "top_pages": sorted(pages.items(), key=lambda kv: -kv[1])[:top],
-        "top_clicks": sorted(clicks.items(), key=lambda kv: -kv[1])[:top],
-        "partitions_read": len(futures),
-        "rows_read": rows,
-        "partial": partial,
+        "start": start,
+        "end": end,
+        "width": grain.value,
+        "buckets": report,
+        "totals": totals or aggregation.Aggregates(),
+        "live_hours": live_hours,
+        "raw_partitions_read": partitions,
+        "pending": sum(1 for r in report if r.state == "pending"),
     }
 
 

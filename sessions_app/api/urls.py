@@ -6,7 +6,9 @@ from sessions_app.api import views
 urlpatterns = [
     path("schema", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
+    path("sites/<uuid:site_id>/report", views.SiteReport.as_view()),
     path("sites/<uuid:site_id>/users/<str:user_key>/sessions", views.UserSessions.as_view()),
+    path("sites/<uuid:site_id>/users/<str:user_key>/counters", views.UserCounters.as_view()),
     path("sites/<uuid:site_id>/users/<str:user_key>/activity", views.UserActivity.as_view()),
     path(
         "sites/<uuid:site_id>/users/<str:user_key>/activity/export", views.ActivityExport.as_view()

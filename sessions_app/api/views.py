@@ -191,6 +191,121 @@ class UserActivity(APIView):
         )
 
 
+def _aggregates(result: Any, *, with_details: bool) -> dict[str, Any]:
+    payload = {
+        "events": result.events,
+        "sessions_started": result.sessions_started,
+        "users": result.users,
+        "bounces": result.bounces,
+        "conversions": result.conversions,
+        "by_type": result.by_type,
+    }
+    if with_details:
+        payload.update(
+            by_name=result.by_name,
+            durations=result.durations,
+            top_pages=result.top_pages,
+            top_clicks=result.top_clicks,
+        )
+    return payload
+
+
+class SiteReport(APIView):
+    """A site's numbers per hour or day; each bucket says whether it is sealed or live.
+
+    Sealed buckets are read from the aggregates their seal stored; unsealed ones
+    are computed from raw events now (at most 72 hours a request; later ones are
+    "pending"). Ranges widen to whole buckets; unique users across buckets are a
+    HyperLogLog estimate.
+    """
+
+    @extend_schema(
+        parameters=[START, END, OpenApiParameter("width", str, enum=["hour", "day"])],
+        responses=OpenApiTypes.OBJECT,
+    )
+    def get(self, request: Request, site_id: uuid.UUID) -> Response:
+        site = _site(site_id)
+        end = _time(request, "end", datetime.now(UTC))
+        start = _time(request, "start", end - timedelta(hours=24))
+        report = selectors.site_report(
+            site_id=site.id,
+            shards=site.event_shards,
+            start=start,
+            end=end,
+            width=request.query_params.get("width", "hour"),
+        )
+        return Response(
+            {
+                "start": report["start"],
+                "end": report["end"],
+                "width": report["width"],
+                "live_hours": report["live_hours"],
+                "raw_partitions_read": report["raw_partitions_read"],
+                "pending": report["pending"],
+                "totals": _aggregates(report["totals"], with_details=True),
+                "buckets": [
+                    {
+                        "bucket": row.bucket,
+                        "state": row.state,
+                        **_aggregates(row.aggregates, with_details=False),
+                    }
+                    for row in report["buckets"]
+                ],
+            }
+        )
+
+
+class UserCounters(APIView):
+    """A user's rolling counts of one event (custom name, or pageview/click) over the
+    last 1 h, 24 h, 7 d, 30 d and 12 months, with the partitions each read."""
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "event", str, description="custom event name, or pageview / click", required=True
+            ),
+            OpenApiParameter("at", OpenApiTypes.DATETIME, description="window end (default now)"),
+        ],
+        responses=OpenApiTypes.OBJECT,
+    )
+    def get(self, request: Request, site_id: uuid.UUID, user_key: str) -> Response:
+        site = _site(site_id)
+        event_key = (request.query_params.get("event") or "").strip()
+        if not event_key or len(event_key) > 128:
+            raise BadRequest("event", "an event name of 1-128 characters is required")
+        at = _time(request, "at", datetime.now(UTC))
+        windows = selectors.rolling_counts(
+            site_id=site.id, user_key=user_key, event_key=event_key, now=at
+        )
+        return Response(
+            {
+                "user_key": user_key,
+                "event": event_key,
+                "at": at,
+                "windows": [
+                    {
+                        "window": w.window,
+                        "start": w.start,
+                        "end": w.end,
+                        "count": w.count,
+                        "partitions_read": w.partitions_read,
+                        "rows_read": w.rows_read,
+                        "buckets": _piece_counts(w.pieces),
+                    }
+                    for w in windows
+                ],
+            }
+        )
+
+
+def _piece_counts(pieces: list[tuple[str, datetime, datetime]]) -> dict[str, int]:
+    """How many buckets of each resolution (and raw ranges) covered a window."""
+    counts: dict[str, int] = {}
+    for kind, _, _ in pieces:
+        counts[kind] = counts.get(kind, 0) + 1
+    return counts
+
+
 def _export(rows: Iterator[dict[str, Any]], fmt: str, name: str) -> HttpResponseBase:
     response: HttpResponseBase
     if fmt == "json":

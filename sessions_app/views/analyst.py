@@ -6,6 +6,7 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -41,20 +42,22 @@ def _uuid(value: str | None) -> uuid.UUID | None:
         return None
 
 
-def _bars(series: list[dict[str, Any]], key: str) -> list[dict[str, Any]]:
-    peak = max((p[key] for p in series), default=0) or 1
-    width = 100 / max(1, len(series))
+def _bars(report: list[selectors.ReportBucket], key: str) -> list[dict[str, Any]]:
+    values = [getattr(r.aggregates, key) for r in report]
+    peak = max(values, default=0) or 1
+    width = 100 / max(1, len(report))
     bars = []
-    for i, point in enumerate(series):
-        height = point[key] / peak * 38  # the SVG's viewBox is 100 x 40
+    for i, (row, value) in enumerate(zip(report, values, strict=True)):
+        height = value / peak * 38  # the SVG's viewBox is 100 x 40
         bars.append(
             {
                 "x": round(i * width, 3),
                 "w": round(max(width - 0.4, 0.2), 3),
                 "y": round(40 - height, 3),
                 "h": round(height, 3),
-                "value": point[key],
-                "bucket": point["bucket"],
+                "value": value,
+                "bucket": row.bucket,
+                "state": row.state,
             }
         )
     return bars
@@ -69,26 +72,35 @@ def dashboard(request: HttpRequest, site_id: uuid.UUID) -> HttpResponse:
     width = (
         request.GET.get("width", "hour") if request.GET.get("width") in ("hour", "day") else "hour"
     )
-    error, overview = None, None
+    error, report = None, None
     try:
-        overview = selectors.site_overview(
+        report = selectors.site_report(
             site_id=site.id, shards=site.event_shards, start=start, end=end, width=width
         )
     except RangeError as exc:
         error = str(exc)
+    charts = []
+    if report:
+        charts = [
+            {"title": title, "bars": _bars(report["buckets"], key)}
+            for title, key in (
+                ("Events", "events"),
+                ("Sessions started", "sessions_started"),
+                ("Users", "users"),
+            )
+        ]
+        states = [r.state for r in report["buckets"]]
+        report["sealed"] = states.count("sealed")
+        report["live"] = states.count("live")
     context = {
         "site": site,
         "start": start,
         "end": end,
         "width": width,
         "error": error,
-        "overview": overview,
-        "charts": [
-            {"title": title, "bars": _bars(overview["series"], key)}
-            for title, key in (("Events", "events"), ("Sessions", "sessions"), ("Users", "users"))
-        ]
-        if overview
-        else [],
+        "report": report,
+        "charts": charts,
+        "live_cap": selectors.MAX_LIVE_HOURS,
         "feed": selectors.feed_latest(site_id=site.id, limit=15),
     }
     return render(request, "sessions_app/dashboard.html", context)
@@ -120,6 +132,14 @@ def user_profile(request: HttpRequest, site_id: uuid.UUID, user_key: str) -> Htt
         limit=20,
         before=_uuid(request.GET.get("cursor")),
     )
+    choices = list(dict.fromkeys(settings.ROLLING_COUNTER_EVENTS))
+    counter = request.GET.get("counter") or choices[0]
+    if counter not in choices:
+        choices.append(counter[:128])
+        counter = counter[:128]
+    counts = selectors.rolling_counts(
+        site_id=site.id, user_key=user_key, event_key=counter, now=datetime.now(UTC)
+    )
     return render(
         request,
         "sessions_app/user_profile.html",
@@ -129,6 +149,9 @@ def user_profile(request: HttpRequest, site_id: uuid.UUID, user_key: str) -> Htt
             "linked": linked,
             "sessions": page.sessions,
             "next_cursor": page.next_cursor,
+            "counter": counter,
+            "counter_choices": choices,
+            "counts": counts,
         },
     )
 
