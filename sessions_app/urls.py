@@ -1,6 +1,6 @@
 from django.urls import path
 
-from sessions_app.views import analyst, collector, demo, health, pages
+from sessions_app.views import analyst, collector, demo, health, pages, sizing
 
 app_name = "sessions_app"
 
@@ -14,6 +14,8 @@ urlpatterns = [
     path("demo/", demo.demo, name="demo"),
     path("demo/<path:path>", demo.demo, name="demo-page"),
     path("", pages.home, name="home"),
+    path("sizing/", sizing.calculator, name="sizing-calculator"),
+    path("sizing/partitions/", sizing.partition_report, name="partition-report"),
     path("sites/<uuid:site_id>/", analyst.dashboard, name="dashboard"),
     path("sites/<uuid:site_id>/site", analyst.site_settings, name="site"),
     path("sites/<uuid:site_id>/users/", analyst.user_search, name="user-search"),

@@ -8,6 +8,8 @@ from urllib.parse import urlsplit
 
 from django import template
 
+from sessions_app import buckets, permissions
+
 register = template.Library()
 _CONTROL = re.compile(r"[\x00-\x20\x7f-\x9f]")
 
@@ -52,3 +54,15 @@ def path_of(value: object) -> str:
         return ""
     parts = urlsplit(value)
     return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+
+
+@register.filter
+def size(value: float | None) -> str:
+    """Render a byte count as seed 003 writes sizes ("8.6 MB")."""
+    return "" if value is None else buckets.format_size(value)
+
+
+@register.filter
+def is_admin(user: object) -> bool:
+    """Return whether the user has the admin role (for admin-only navigation)."""
+    return permissions.is_admin(user)
