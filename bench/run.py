@@ -129,7 +129,7 @@ def _raw(site_id: str, *, events: int, seconds: int, processes: int) -> dict[str
 
 
 def ingest(
-    stack: ExitStack, *, seconds: int, workers: int, threads: int, warmup: int
+    stack: ExitStack, *, seconds: int, workers: int, threads: int, warmup: int, seal_events: int
 ) -> tuple[list[dict], dict]:
     env = _env()
     _manage(env, "migrate", "--noinput", "-v", "0")
@@ -232,6 +232,16 @@ def ingest(
         check=True,
     )
     reads = json.loads(result.stdout.strip().splitlines()[-1])
+    log(f"seal and rolling-counter benchmarks ({seal_events:,} events in one hour) ...")
+    result = subprocess.run(
+        [sys.executable, "-m", "bench.sealing", str(seal_events), "30"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    reads.update(json.loads(result.stdout.strip().splitlines()[-1]))
     return rows, reads
 
 
@@ -282,6 +292,23 @@ def render(rows: list[dict], reads: dict, *, workers: int, threads: int, seconds
             f"{b['sequential']['p50_ms']:.1f} | "
             f"{b['sequential']['p50_ms'] / b[strategy]['p50_ms']:.2f}x faster |"
         )
+    seal, rolling = reads["seal"], reads["rolling"]
+    lines.append(
+        f"| seal one hour of {seal['events']:,} events ({seal['per_user_rows']:,} per-user "
+        f"counts): events/s, seal vs raw scan of the same partitions "
+        f"| {seal['seal_events_per_second']:,.0f} | {seal['scan_events_per_second']:,.0f} "
+        f"| {seal['seal_events_per_second'] / seal['scan_events_per_second']:.2f} |"
+    )
+    lines.append(
+        f"| 12-month rolling count ({rolling['count']} events): p50 ms, sealed months/days/hours "
+        f"cover vs hours only | {rolling['cover_p50_ms']:.1f} | {rolling['naive_p50_ms']:.1f} "
+        f"| {rolling['naive_p50_ms'] / rolling['cover_p50_ms']:.1f}x faster |"
+    )
+    lines.append(
+        f"| 12-month rolling count: partitions / rows read "
+        f"| {rolling['cover_partitions']} / {rolling['cover_rows']} "
+        f"| {rolling['naive_partitions']} / {rolling['naive_rows']} | — |"
+    )
     return "\n".join(lines)
 
 
@@ -291,6 +318,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup", type=int, default=45, help="seconds of JIT warm-up")
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--threads", type=int, default=1, help="1 = sync workers")
+    parser.add_argument("--seal-events", type=int, default=200_000)
     args = parser.parse_args(argv)
     if not shutil.which("wrk"):
         apt_install(["wrk"], why="the ingest benchmark's load generator")
@@ -306,6 +334,7 @@ def main(argv: list[str] | None = None) -> int:
             workers=args.workers,
             threads=args.threads,
             warmup=args.warmup,
+            seal_events=args.seal_events,
         )
     table = render(rows, reads, workers=args.workers, threads=args.threads, seconds=args.seconds)
     RESULTS.mkdir(exist_ok=True)

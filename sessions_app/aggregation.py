@@ -135,10 +135,21 @@ def aggregate_bucket(
     return result
 
 
+@dataclass
+class Span:
+    """What a bucket's own rows say about one session: its user, first and last event."""
+
+    user_key: str
+    first: Any  # the rows' ts (a driver datetime), or None when rows carry no ts
+    last: Any
+    events: int = 1
+    pageviews: int = 0
+
+
 def count_events(
     events: Iterable[dict[str, Any]], *, conversion_event: str
-) -> tuple[Aggregates, set[tuple[str, uuid.UUID]]]:
-    """Count a bucket's raw events (bots excluded); also return the (user, session) pairs seen.
+) -> tuple[Aggregates, dict[uuid.UUID, Span]]:
+    """Count a bucket's raw events (bots excluded); also return each human session's span.
 
     The loop only counts raw values (urls, element JSON); paths and labels are
     derived once per distinct value afterwards, which keeps a 200,000-event hour
@@ -150,7 +161,7 @@ def count_events(
     urls: Counter[str | None] = Counter()
     elements: Counter[Any] = Counter()
     per_user: Counter[tuple[str, str]] = Counter()
-    seen: set[tuple[str, uuid.UUID]] = set()
+    spans: dict[uuid.UUID, Span] = {}
     rows = 0
     for event in events:
         rows += 1
@@ -162,7 +173,18 @@ def count_events(
         if event.get("is_bot"):
             continue
         by_type[kind] += 1
-        seen.add((user, event.get("session_id")))  # type: ignore[arg-type]
+        ts, pageview = event.get("ts"), kind == "pageview"
+        span = spans.get(event.get("session_id"))  # type: ignore[arg-type]
+        if span is None:
+            spans[event.get("session_id")] = Span(user, ts, ts, 1, pageview)  # type: ignore[index]
+        else:
+            span.events += 1
+            span.pageviews += pageview
+            if ts is not None:
+                if ts < span.first:
+                    span.first = ts
+                elif ts > span.last:
+                    span.last = ts
         if name:
             by_name[name] += 1
         elif kind == "pageview":
@@ -180,7 +202,7 @@ def count_events(
         label = click_label(orjson.loads(raw) if raw else None)
         if label:
             clicks[label] += n
-    users = {user for user, _ in seen}
+    users = {span.user_key for span in spans.values()}
     result.rows_read = rows
     result.events = sum(by_type.values())
     result.conversions = by_name.get(conversion_event, 0)
@@ -190,7 +212,7 @@ def count_events(
     result.top_pages = _top(pages)
     result.top_clicks = _top(clicks)
     result.user_counts = dict(per_user)
-    return result, seen
+    return result, spans
 
 
 def count_sessions(

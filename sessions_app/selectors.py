@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import queue
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -452,10 +453,12 @@ def _live_hour(site_id: uuid.UUID, hour: datetime, shards: int) -> aggregation.A
     """Compute an unsealed hour from its raw rows, as a seal would (without storing it)."""
     end = buckets.next_start(hour, buckets.Width.HOUR)
     rows = site_bucket_rows(site_id=site_id, hour=hour, shards=shards)
-    result, seen = aggregation.count_events(rows, conversion_event=settings.CONVERSION_EVENT)
-    started = [(user, sid) for user, sid in seen if hour <= uuid_time(sid) < end]
+    result, spans = aggregation.count_events(rows, conversion_event=settings.CONVERSION_EVENT)
     aggregation.count_sessions(
-        result, sessions_by_id(site_id=site_id, keys=started), start=hour, end=end
+        result,
+        session_summaries(site_id=site_id, start=hour, end=end, spans=spans),
+        start=hour,
+        end=end,
     )
     return result
 
@@ -551,7 +554,7 @@ SELECT user_key, event_key, count FROM {ks}.bucket_user_counts
 WHERE site_id = ? AND granularity = ? AND bucket = ?
 """
 SELECT_SEAL_ROWS = """
-SELECT session_id, user_key, type, name, url, element, is_bot
+SELECT session_id, user_key, type, name, ts, url, element, is_bot
 FROM {ks}.site_events_by_bucket WHERE site_id = ? AND bucket = ? AND shard = ?
 """
 MAX_AGGREGATE_ROWS = 2_000  # a 92-day range of hours is 2,208 rows: read hours ≤ 83 days
@@ -576,18 +579,71 @@ def sessions_by_id(
 
 
 def site_bucket_rows(
-    *, site_id: uuid.UUID, hour: datetime, shards: int
+    *, site_id: uuid.UUID, hour: datetime, shards: int, page_size: int = 20_000
 ) -> Iterator[dict[str, Any]]:
-    """Yield the raw rows of a site's hour from every shard, page by page (seal input).
+    """Yield the raw rows of a site's hour from every shard (seal input), page by page.
 
-    Only the columns the aggregates need; the first page of every shard is
-    requested at once, later pages as the caller consumes them.
+    Only the columns the aggregates need. Every shard pages concurrently: the
+    driver fetches a shard's next page as soon as its previous one arrived, while
+    this generator hands pages to the caller as they come.
     """
     bucket = buckets.floor(hour, buckets.Width.HOUR)
     statement = prepare(SELECT_SEAL_ROWS)
-    futures = [session().execute_async(statement, (site_id, bucket, s)) for s in range(shards)]
-    for future in futures:
-        yield from future.result()
+    pages: queue.Queue[list[dict[str, Any]] | BaseException | None] = queue.Queue()
+
+    def follow(future: Any) -> None:
+        def on_page(rows: list[dict[str, Any]]) -> None:
+            pages.put(rows)
+            if future.has_more_pages:
+                future.start_fetching_next_page()
+            else:
+                pages.put(None)
+
+        future.add_callbacks(on_page, pages.put)
+
+    for shard in range(shards):
+        query = statement.bind((site_id, bucket, shard))
+        query.fetch_size = page_size
+        follow(session().execute_async(query))
+    remaining = shards
+    while remaining:
+        page = pages.get(timeout=settings.CASSANDRA_SCAN_TIMEOUT)
+        if page is None:
+            remaining -= 1
+        elif isinstance(page, BaseException):
+            raise page
+        else:
+            yield from page
+
+
+def session_summaries(
+    *, site_id: uuid.UUID, start: datetime, end: datetime, spans: dict[uuid.UUID, aggregation.Span]
+) -> dict[uuid.UUID, dict[str, Any]]:
+    """Return the summaries of the human sessions that started in [start, end).
+
+    A session whose last event in the bucket is more than the inactivity gap
+    before the bucket's end cannot have continued past it (a later event would
+    open a new session; a late one reopens this bucket), so its summary comes
+    from the bucket's own rows. Only the others are read from user_sessions.
+    """
+    horizon = (end - settings.SESSION_INACTIVITY).replace(tzinfo=None)  # rows' ts are naive UTC
+    found: dict[uuid.UUID, dict[str, Any]] = {}
+    lookups: list[tuple[str, uuid.UUID]] = []
+    for session_id, span in spans.items():
+        if not start <= uuid_time(session_id) < end:
+            continue
+        if span.last is not None and span.last < horizon:
+            found[session_id] = {
+                "started_at": span.first,
+                "last_seen_at": span.last,
+                "event_count": span.events,
+                "pageview_count": span.pageviews,
+                "is_bot": False,
+            }
+        else:
+            lookups.append((span.user_key, session_id))
+    found.update(sessions_by_id(site_id=site_id, keys=sorted(lookups, key=str)))
+    return found
 
 
 def _aggregate(row: dict[str, Any]) -> aggregation.Aggregates:
@@ -819,18 +875,3 @@ def rolling_counts(
         )
         for name, length in ROLLING_WINDOWS
     ]
-
-
-def rolling_count_naive(
-    *, site_id: uuid.UUID, user_key: str, event_key: str, start: datetime, end: datetime
-) -> RollingCount:
-    """The benchmark's baseline: sealed hours only (no days or months), raw at the edges."""
-    return rolling_count(
-        site_id=site_id,
-        user_key=user_key,
-        event_key=event_key,
-        start=start,
-        end=end,
-        window="hours-only",
-        widths=(buckets.Width.HOUR,),
-    )

@@ -20,7 +20,6 @@ from django.db.models import F
 
 from sessions_app import aggregation, buckets, selectors, series
 from sessions_app.cassandra import consistency, execute_windowed, prepare, session
-from sessions_app.ids import uuid_time
 from sessions_app.models import BucketState, Site
 
 UPSERT_HEARTBEAT = """
@@ -419,9 +418,8 @@ def bucket_seal(*, site_id: uuid.UUID | str, hour: datetime, now: datetime) -> b
     site = state.site
     end = buckets.next_start(hour, buckets.Width.HOUR)
     rows = selectors.site_bucket_rows(site_id=site.id, hour=hour, shards=site.event_shards)
-    result, seen = aggregation.count_events(rows, conversion_event=settings.CONVERSION_EVENT)
-    started = sorted(((user, sid) for user, sid in seen if hour <= uuid_time(sid) < end), key=str)
-    sessions = selectors.sessions_by_id(site_id=site.id, keys=started)
+    result, spans = aggregation.count_events(rows, conversion_event=settings.CONVERSION_EVENT)
+    sessions = selectors.session_summaries(site_id=site.id, start=hour, end=end, spans=spans)
     aggregation.count_sessions(result, sessions, start=hour, end=end)
     _aggregates_write(site.id, "hour", hour, result, now)
     BucketState.objects.get_or_create(

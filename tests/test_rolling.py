@@ -190,8 +190,13 @@ def test_a_sealed_year_is_read_from_few_partitions(site):
     ).count()
     assert sealed_months >= 4
     year = selectors.rolling_counts(site_id=site.id, user_key="u1", event_key="login", now=now)[-1]
-    naive = selectors.rolling_count_naive(
-        site_id=site.id, user_key="u1", event_key="login", start=now - timedelta(days=365), end=now
+    naive = selectors.rolling_count(
+        site_id=site.id,
+        user_key="u1",
+        event_key="login",
+        start=now - timedelta(days=365),
+        end=now,
+        widths=(Width.HOUR,),
     )
     assert year.count == naive.count == 5
     assert any(kind == "month" for kind, _, _ in year.pieces)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+import uuid
 from datetime import timedelta
 
 import pytest
@@ -53,6 +54,7 @@ def hour_with_traffic(site):
 
 def test_aggregation_of_a_bucket_excludes_bots():
     start = timezone.now().replace(minute=0, second=0, microsecond=0)
+    sid = {user: uuid.uuid1() for user in ("a", "b", "bot")}
     events = [
         {"type": "pageview", "user_key": "a", "url": "https://x.example/p?q=1", "is_bot": False},
         {"type": "pageview", "user_key": "a", "url": "https://x.example/p", "is_bot": False},
@@ -60,6 +62,8 @@ def test_aggregation_of_a_bucket_excludes_bots():
         {"type": "custom", "name": "purchase", "user_key": "b", "is_bot": False},
         {"type": "pageview", "user_key": "bot", "url": "https://x.example/", "is_bot": True},
     ]
+    for e in events:
+        e["session_id"] = sid[e["user_key"]]
     result = aggregation.aggregate_bucket(
         events,
         start=start,
@@ -170,3 +174,26 @@ def test_admins_see_bucket_states_read_only(client, site, hour_with_traffic):
     assert listing.status_code == 200
     assert "sealed" in listing.content.decode()
     assert client.get("/admin/sessions_app/bucketstate/add/").status_code == 403
+
+
+def test_a_session_running_past_the_hour_is_measured_whole(site):
+    """A session still active near the hour's end is read from user_sessions: here it
+    is one event inside the hour, but 40 minutes and three events in all."""
+    now = timezone.now().replace(microsecond=0)
+    hour = buckets.floor(now - timedelta(hours=4), "hour")
+    start = hour + timedelta(minutes=50)
+    for minutes in (0, 20, 40):
+        ts = start + timedelta(minutes=minutes)
+        events_record(
+            source=Source(site=site, received_at=ts + timedelta(seconds=5)),
+            raw_events=[event(ts, anon="long")],
+        )
+    short = hour + timedelta(minutes=2)  # over well before the hour ends: from the rows
+    events_record(
+        source=Source(site=site, received_at=short), raw_events=[event(short, anon="brief")]
+    )
+    services.bucket_seal(site_id=site.id, hour=hour, now=now)
+    agg = selectors.bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
+    assert agg["events"] == 2 and agg["sessions_started"] == 2
+    assert agg["bounces"] == 1  # "brief" only: "long" had three page views
+    assert agg["durations"] == {"0-10s": 1, "30m+": 1}

@@ -243,6 +243,9 @@ FAILED_EVENT_PAYLOAD_BYTES = 8 * 1024
 # Expected bytes of a site_events_by_bucket row, for shard counts (buckets.shards_for).
 SITE_EVENT_ROW_BYTES = env.int("SITE_EVENT_ROW_BYTES", default=400)
 
+# Seconds a seal waits for the next page of a bucket scan before giving up.
+CASSANDRA_SCAN_TIMEOUT = env.int("CASSANDRA_SCAN_TIMEOUT_SECONDS", default=60)
+
 # --- Analyst reads -----------------------------------------------------------------
 # Multi-bucket reads: "auto" uses one IN query up to ACTIVITY_IN_MAX_BUCKETS buckets
 # and parallel queries (ACTIVITY_PARALLEL_WINDOW at a time) beyond.

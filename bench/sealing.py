@@ -1,0 +1,216 @@
+"""Seal and rolling-counter benchmarks (run by bench/run.py in the bench environment; prints JSON).
+
+1. Seal one hour holding EVENTS events (4 shards, ~20 events a session): events
+   aggregated per second by services.bucket_seal (read every shard, aggregate, write
+   the aggregates, per-user counts and series), beside the raw driver only reading the
+   same partitions (the floor any seal pays).
+2. A user's 12-month rolling count from a year of sealed hours, days and months,
+   beside the naive cover that reads sealed hours only: latency and partitions read.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import statistics
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+
+import django
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "clickstream.settings.local")
+django.setup()
+
+from cassandra.concurrent import execute_concurrent  # noqa: E402
+from cassandra.query import UNSET_VALUE as UNSET  # noqa: E402
+
+from sessions_app import buckets, selectors, services  # noqa: E402
+from sessions_app.cassandra import prepare, session  # noqa: E402
+from sessions_app.collector.pipeline import Source, events_record  # noqa: E402
+from sessions_app.ids import time_uuid  # noqa: E402
+from sessions_app.models import BucketState, Site  # noqa: E402
+
+INSERT_SITE_EVENT = """
+INSERT INTO {ks}.site_events_by_bucket
+  (site_id, bucket, shard, event_id, session_id, user_key, type, name, ts, url, element, is_bot)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+"""
+INSERT_SESSION = """
+INSERT INTO {ks}.user_sessions
+  (site_id, user_key, session_id, started_at, last_seen_at, event_count, pageview_count,
+   click_count, entry_url, exit_url, converted, is_bot)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+"""
+SCAN = """
+SELECT session_id, user_key, type, name, url, element, is_bot
+FROM {ks}.site_events_by_bucket WHERE site_id = ? AND bucket = ? AND shard = ?
+"""
+SHARDS = 4
+PAGES = [f"https://shop.example/{p}" for p in ("", "shoes", "shoes/red", "cart", "checkout")]
+BUTTONS = [
+    json.dumps({"tag": "button", "text": t, "selector": f"main > button#{t.lower()}"})
+    for t in ("Buy", "Add", "Next", "Close")
+]
+
+
+def _hour_of_events(site: Site, hour: datetime, events: int) -> None:
+    """Write `events` raw rows and their sessions' summaries straight into the tables."""
+    rng = random.Random(7)  # noqa: S311 - test data
+    insert, summary = prepare(INSERT_SITE_EVENT), prepare(INSERT_SESSION)
+    work = []
+    per_session = 20
+    for s in range(events // per_session):
+        user = f"user-{s % (events // 40)}"
+        started = hour + timedelta(seconds=rng.uniform(0, 3000))
+        session_id = time_uuid(started, f"s-{s}")
+        for i in range(per_session):
+            ts = started + timedelta(seconds=i * 25)
+            kind = ("pageview", "click", "click", "custom")[i % 4]
+            work.append(
+                (
+                    insert,
+                    (
+                        site.id,
+                        hour,
+                        (s * per_session + i) % SHARDS,
+                        time_uuid(ts, f"e-{s}-{i}"),
+                        session_id,
+                        user,
+                        kind,
+                        rng.choice(["login", "purchase", "signup"]) if kind == "custom" else UNSET,
+                        ts,
+                        rng.choice(PAGES),
+                        rng.choice(BUTTONS) if kind == "click" else UNSET,
+                        s % 50 == 0,
+                    ),
+                )
+            )
+        work.append(
+            (
+                summary,
+                (
+                    site.id,
+                    user,
+                    session_id,
+                    started,
+                    started + timedelta(seconds=per_session * 25),
+                    per_session,
+                    per_session // 4,
+                    per_session // 2,
+                    PAGES[0],
+                    PAGES[3],
+                    s % 7 == 0,
+                    s % 50 == 0,
+                ),
+            )
+        )
+    execute_concurrent(session(), work, concurrency=256, raise_on_first_error=True)
+
+
+def seal(events: int) -> dict[str, float]:
+    site = services.site_create(name=f"seal-{int(time.time())}", origins=[])
+    Site.objects.filter(pk=site.pk).update(event_shards=SHARDS)
+    site.refresh_from_db()
+    hour = buckets.floor(datetime.now(UTC) - timedelta(hours=6), "hour")
+    _hour_of_events(site, hour, events)
+    BucketState.objects.get_or_create(site=site, granularity="hour", bucket=hour)
+    scan = prepare(SCAN)
+    scans, seals = [], []
+    for _ in range(3):
+        started = time.perf_counter()
+        futures = [session().execute_async(scan, (site.id, hour, s)) for s in range(SHARDS)]
+        rows = sum(1 for f in futures for _ in f.result())
+        scans.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        services.bucket_seal(site_id=site.id, hour=hour, now=datetime.now(UTC))
+        seals.append(time.perf_counter() - started)
+    aggregate = selectors.bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
+    assert aggregate is not None and aggregate["rows_read"] == rows == events
+    return {
+        "events": events,
+        "seal_events_per_second": events / statistics.median(seals),
+        "scan_events_per_second": events / statistics.median(scans),
+        "seal_seconds": statistics.median(seals),
+        "per_user_rows": len(
+            selectors.bucket_user_counts(site_id=site.id, granularity="hour", bucket_starts=[hour])
+        ),
+    }
+
+
+def rolling(runs: int) -> dict[str, float]:
+    """A year of a user's logins (two a day), sealed through the real seal and rollups."""
+    site = services.site_create(name=f"rolling-{int(time.time())}", origins=[])
+    now = datetime.now(UTC).replace(microsecond=0)
+    rng = random.Random(3)  # noqa: S311 - test data
+    for day in range(366, 0, -1):
+        for n in range(2):
+            ts = now - timedelta(days=day, hours=rng.uniform(0, 23))
+            events_record(
+                source=Source(site=site, received_at=ts + timedelta(seconds=5)),
+                raw_events=[
+                    {
+                        "id": f"r{day}-{n}",
+                        "type": "custom",
+                        "name": "login",
+                        "ts": ts.isoformat(),
+                        "anonymous_id": "loyal",
+                        "url": "https://shop.example/login",
+                    }
+                ],
+            )
+    for _ in range(3):  # hours, then the days they complete, then the months
+        for site_id, granularity, start in services.buckets_due(now=now, limit=100_000):
+            if site_id != site.id:
+                continue
+            if granularity == "hour":
+                services.bucket_seal(site_id=site_id, hour=start, now=now)
+            else:
+                services.bucket_rollup(
+                    site_id=site_id, granularity=granularity, bucket=start, now=now
+                )
+    year = timedelta(days=365)
+    figures: dict[str, list[float]] = {"cover": [], "naive": []}
+    results = {}
+    for _ in range(runs + 3):
+        started = time.perf_counter()
+        results["cover"] = selectors.rolling_count(
+            site_id=site.id, user_key="loyal", event_key="login", start=now - year, end=now
+        )
+        figures["cover"].append((time.perf_counter() - started) * 1000)
+        started = time.perf_counter()
+        results["naive"] = selectors.rolling_count(
+            site_id=site.id,
+            user_key="loyal",
+            event_key="login",
+            start=now - year,
+            end=now,
+            # The baseline: hours only (every hour counts as sealed: all of them
+            # with events are), no days or months.
+            sealed=lambda width, bucket: True,
+            widths=(buckets.Width.HOUR,),
+        )
+        figures["naive"].append((time.perf_counter() - started) * 1000)
+    cover, naive = results["cover"], results["naive"]
+    assert cover.count == naive.count, (cover.count, naive.count)
+    return {
+        "count": cover.count,
+        "cover_p50_ms": statistics.median(figures["cover"][3:]),
+        "naive_p50_ms": statistics.median(figures["naive"][3:]),
+        "cover_partitions": cover.partitions_read,
+        "naive_partitions": naive.partitions_read,
+        "cover_rows": cover.rows_read,
+        "naive_rows": naive.rows_read,
+    }
+
+
+def main() -> None:
+    events = int(sys.argv[1]) if len(sys.argv) > 1 else 200_000
+    runs = int(sys.argv[2]) if len(sys.argv) > 2 else 30
+    result = {"seal": seal(events), "rolling": rolling(runs)}
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
