@@ -129,7 +129,14 @@ def _raw(site_id: str, *, events: int, seconds: int, processes: int) -> dict[str
 
 
 def ingest(
-    stack: ExitStack, *, seconds: int, workers: int, threads: int, warmup: int, seal_events: int
+    stack: ExitStack,
+    *,
+    seconds: int,
+    workers: int,
+    threads: int,
+    warmup: int,
+    seal_events: int,
+    full: bool = True,
 ) -> tuple[list[dict], dict]:
     env = _env()
     _manage(env, "migrate", "--noinput", "-v", "0")
@@ -222,6 +229,8 @@ def ingest(
             f"ingest {events}-event beacons: HTTP {http['events_per_second']:.0f}/s, "
             f"raw {raw['events_per_second']:.0f}/s"
         )
+    if not full:
+        return rows, {}
     log("read benchmarks ...")
     result = subprocess.run(
         [sys.executable, "-m", "bench.reads", f"http://127.0.0.1:{WEB_PORT}", "200"],
@@ -273,6 +282,8 @@ def render(rows: list[dict], reads: dict, *, workers: int, threads: int, seconds
             lines.append(
                 f"| ingest, {n}-event beacons: failed requests | {http['errors']:.0f} | — | — |"
             )
+    if not reads:
+        return "\n".join(lines)
     t = reads["timeline"]
     lines.append(
         f"| session timeline ({t['events']} events): API server time p50 / p95 ms vs raw "
@@ -319,6 +330,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--threads", type=int, default=1, help="1 = sync workers")
     parser.add_argument("--seal-events", type=int, default=200_000)
+    parser.add_argument("--ingest-only", action="store_true", help="skip reads and sealing")
     args = parser.parse_args(argv)
     if not shutil.which("wrk"):
         apt_install(["wrk"], why="the ingest benchmark's load generator")
@@ -335,6 +347,7 @@ def main(argv: list[str] | None = None) -> int:
             threads=args.threads,
             warmup=args.warmup,
             seal_events=args.seal_events,
+            full=not args.ingest_only,
         )
     table = render(rows, reads, workers=args.workers, threads=args.threads, seconds=args.seconds)
     RESULTS.mkdir(exist_ok=True)
