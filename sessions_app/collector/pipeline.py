@@ -146,7 +146,7 @@ def events_record(*, source: Source, raw_events: Sequence[Any]) -> Outcome:
     if plan is not None:
         _touch_buckets(site, plan)
         try:
-            plan_apply(plan)
+            plan_apply(plan, wait_for_mark=False)
         except Exception:  # the plan is in the log: the replay task finishes it
             log.exception("apply of batch %s failed; left for txlog_replay", batch_id)
     return outcome

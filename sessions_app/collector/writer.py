@@ -13,6 +13,8 @@ UNLOGGED batch (a single mutation), and partitions are written concurrently.
 from __future__ import annotations
 
 import json
+import logging
+import threading
 import uuid
 import zlib
 from collections import defaultdict
@@ -27,6 +29,8 @@ from django.conf import settings
 from sessions_app import buckets
 from sessions_app.cassandra import consistency, prepare, session
 from sessions_app.ids import time_uuid
+
+log = logging.getLogger(__name__)
 
 MAX_BATCH_ROWS = 50
 
@@ -321,8 +325,13 @@ def log_write(
     _run(work)
 
 
-def plan_apply(plan: Plan) -> int:
-    """Write a plan into every table, then mark its log entry applied; return statements."""
+def plan_apply(plan: Plan, *, wait_for_mark: bool = True) -> int:
+    """Write a plan into every table, then mark its log entry applied; return statements.
+
+    The collector does not wait for the mark (`wait_for_mark=False`): a mark that
+    never lands only makes the replay task apply the plan again, which writes the
+    same cells.
+    """
     work = list(_event_statements(plan.events))
     work.extend(_session_statements(plan))
     link = prepare(INSERT_LINK, idempotent=True, write=True)
@@ -330,7 +339,14 @@ def plan_apply(plan: Plan) -> int:
     _run(work)
     if plan.events:
         mark = prepare(MARK_APPLIED, idempotent=True, write=True)
-        session().execute(mark, log_key(plan))
+        if wait_for_mark:
+            session().execute(mark, log_key(plan))
+        else:
+            session().execute_async(mark, log_key(plan)).add_errback(
+                lambda exc: log.warning(
+                    "applied mark of batch %s not written: %s", plan.batch_id, exc
+                )
+            )
     return len(work)
 
 
@@ -478,18 +494,35 @@ def _session_statements(plan: Plan) -> Iterable[tuple[Any, Any]]:
 
 
 def _run(work: list[tuple[Any, Any]]) -> None:
-    """Send every statement at once and wait for all; raise the first failure.
+    """Send every statement at once, wait for all, raise the first failure.
 
     A batch is a handful of partitions, so plain execute_async beats
-    execute_concurrent's windowing machinery here.
+    execute_concurrent's windowing machinery here; the responses count down a
+    latch on the driver's thread, so this thread wakes once, not once per future.
     """
     current = session()
     futures = [
         current.execute_async(statement, params if params is None else _bindable(params))
         for statement, params in work
     ]
+    _wait_all(futures)
+
+
+def _wait_all(futures: list[Any]) -> None:
+    remaining = [len(futures)]
+    lock, done = threading.Lock(), threading.Event()
+
+    def arrived(_: Any) -> None:
+        with lock:
+            remaining[0] -= 1
+            if remaining[0] == 0:
+                done.set()
+
     for future in futures:
-        future.result()
+        future.add_callbacks(arrived, arrived)
+    done.wait(timeout=settings.CASSANDRA_REQUEST_TIMEOUT * 2 + 1)
+    for future in futures:
+        future.result()  # raises the first failure (or a timeout if still pending)
 
 
 def version_of(received_at: datetime) -> int:
