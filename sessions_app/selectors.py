@@ -484,10 +484,15 @@ def site_report(
         shown = buckets.buckets_between(start, end, grain, limit=MAX_REPORT_BUCKETS)
     except buckets.BucketRangeError:
         raise RangeError("end", f"at most {MAX_REPORT_BUCKETS} {grain.value} buckets") from None
-    sealed = BucketState.objects.filter(
-        site_id=site_id, state=BucketState.SEALED, bucket__gte=start, bucket__lt=end
-    )
-    sealed_at = {(g, buckets.as_utc(b)) for g, b in sealed.values_list("granularity", "bucket")}
+    states = BucketState.objects.filter(site_id=site_id, bucket__gte=start, bucket__lt=end)
+    known: dict[tuple[str, datetime], str] = {
+        (g, buckets.as_utc(b)): state
+        for g, b, state in states.values_list("granularity", "bucket", "state")
+    }
+    sealed_at = {key for key, state in known.items() if state == BucketState.SEALED}
+    # Every event opens its hour's state: an hour past its sealing time without one
+    # had no events, so it is empty, not unknown (no raw read needed).
+    settled = datetime.now(UTC) - settings.ALLOWED_LATENESS
     stored: dict[tuple[str, datetime], aggregation.Aggregates] = {}
     hours_from: datetime | None = start
     if grain is buckets.Width.DAY:
@@ -516,6 +521,8 @@ def site_report(
         for hour in buckets.buckets_between(bucket, buckets.next_start(bucket, grain), "hour"):
             if ("hour", hour) in sealed_at and ("hour", hour) in stored:
                 parts.append(stored["hour", hour])
+            elif ("hour", hour) not in known and buckets.next_start(hour, "hour") <= settled:
+                continue  # empty
             elif live_hours < MAX_LIVE_HOURS:
                 live_hours += 1
                 partitions += shards
@@ -737,36 +744,79 @@ MAX_ROLLING_RAW_ROWS = 100_000
 
 
 class SealedBuckets:
-    """Which buckets of a site are sealed, fetched from SQL one counter period at a time.
+    """Which buckets of a site a cover may take from stored per-bucket counts.
 
-    A cover asks about months, then the days and hours at its edges; each
-    question loads the sealed starts of that bucket's period (a month of hours, a
-    year of days, all months) once.
+    A bucket qualifies when it is sealed, or when it is provably empty: past its
+    sealing time with no state of its own and none inside it (every event opens
+    its hour's state, so no state means no events). States are fetched from SQL
+    one counter period at a time (a month of hours, a year of days, all months).
     """
 
-    def __init__(self, site_id: uuid.UUID) -> None:
+    def __init__(self, site_id: uuid.UUID, now: datetime) -> None:
         self.site_id = site_id
-        self._known: dict[tuple[str, datetime], set[datetime]] = {}
+        self.now = buckets.as_utc(now)
+        self._states: dict[tuple[str, datetime], dict[datetime, str]] = {}
+        self._busy_days: dict[datetime, set[datetime]] = {}
 
     def __call__(self, width: buckets.Width, start: datetime) -> bool:
         from sessions_app.models import BucketState
 
         period = buckets.rolling_period(width, start)
+        states = self._load(width, period)
+        state = states.get(start)
+        if state is not None:
+            return state == BucketState.SEALED
+        end = buckets.next_start(start, width)
+        if end + settings.ALLOWED_LATENESS > self.now:
+            return False  # events may still arrive
+        if width is buckets.Width.HOUR:
+            return True
+        if width is buckets.Width.DAY:
+            return start not in self._days_with_hours(period)
+        return not BucketState.objects.filter(
+            site_id=self.site_id, bucket__gte=start, bucket__lt=end
+        ).exists()
+
+    def _load(self, width: buckets.Width, period: datetime) -> dict[datetime, str]:
+        from sessions_app.models import BucketState
+
         key = (width.value, period)
-        if key not in self._known:
-            sealed = BucketState.objects.filter(
-                site_id=self.site_id, granularity=width.value, state=BucketState.SEALED
-            )
+        if key not in self._states:
+            rows = BucketState.objects.filter(site_id=self.site_id, granularity=width.value)
             if width is not buckets.Width.MONTH:
-                period_width = "month" if width is buckets.Width.HOUR else None
-                end = (
-                    buckets.next_start(period, period_width)
-                    if period_width
-                    else period.replace(year=period.year + 1)
+                rows = rows.filter(bucket__gte=period, bucket__lt=_period_end(width, period))
+            self._states[key] = {
+                buckets.as_utc(b): state for b, state in rows.values_list("bucket", "state")
+            }
+        return self._states[key]
+
+    def _days_with_hours(self, year: datetime) -> set[datetime]:
+        """The days of a year that have any hour state (their events may be unsealed)."""
+        from django.db.models.functions import TruncDay
+
+        from sessions_app.models import BucketState
+
+        if year not in self._busy_days:
+            days = (
+                BucketState.objects.filter(
+                    site_id=self.site_id,
+                    granularity="hour",
+                    bucket__gte=year,
+                    bucket__lt=_period_end(buckets.Width.DAY, year),
                 )
-                sealed = sealed.filter(bucket__gte=period, bucket__lt=end)
-            self._known[key] = {buckets.as_utc(b) for b in sealed.values_list("bucket", flat=True)}
-        return start in self._known[key]
+                .annotate(day=TruncDay("bucket", tzinfo=UTC))
+                .values_list("day", flat=True)
+                .distinct()
+            )
+            self._busy_days[year] = {buckets.as_utc(d) for d in days}
+        return self._busy_days[year]
+
+
+def _period_end(width: buckets.Width, period: datetime) -> datetime:
+    """The end of a rolling-counter partition period (see buckets.rolling_period)."""
+    if width is buckets.Width.HOUR:
+        return buckets.next_start(period, buckets.Width.MONTH)
+    return period.replace(year=period.year + 1)
 
 
 @dataclass(frozen=True)
@@ -799,7 +849,7 @@ def rolling_count(
     from the user's raw event partitions. All partitions are read in parallel.
     """
     start, end = _check_rolling_range(start, end)
-    usable = sealed or SealedBuckets(site_id)
+    usable = sealed or SealedBuckets(site_id, end)
     pieces = buckets.cover(start, end, widths, usable)
     wanted: dict[tuple[str, datetime], set[datetime]] = {}
     raw: list[tuple[datetime, datetime]] = []
@@ -862,7 +912,7 @@ def rolling_counts(
 ) -> list[RollingCount]:
     """Return a user's counts of one event key over the last 1 h, 24 h, 7 d, 30 d, 12 months."""
     now = buckets.as_utc(now)
-    sealed = SealedBuckets(site_id)  # shared: the windows overlap
+    sealed = SealedBuckets(site_id, now)  # shared: the windows overlap
     return [
         rolling_count(
             site_id=site_id,

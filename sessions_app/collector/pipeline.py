@@ -343,7 +343,9 @@ def txlog_replay(*, now: datetime, max_buckets: int = 24) -> int:
                 shards=settings.TXLOG_SHARDS,
                 received_before=now - settings.TXLOG_REPLAY_GRACE,
             ):
-                plan_apply(plan_decode(entry))
+                plan = plan_decode(entry)
+                _touch_buckets(site, plan)  # in case the request died before it did
+                plan_apply(plan)
                 replayed += 1
         # Only buckets fully behind the horizon are done; the newest stays open.
         done = [b for b in scanned if buckets.next_start(b, buckets.Width.TEN_MINUTES) <= horizon]
