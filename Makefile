@@ -7,7 +7,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell sha1sum pyproject.toml | cut -c1-12)
 
-.PHONY: run test bench lint fmt stop status clean install tracker
+.PHONY: run test test-faults bench lint fmt stop status clean install tracker
 
 install: $(STAMP)
 
@@ -36,6 +36,10 @@ test: $(STAMP) $(NODE_STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy clickstream sessions_app ops
 	$(PY) -m ops.stack test -- $(PYTEST_ARGS)
+
+# The slow suite alone (fuzzing at 10,000 cases; fault injection): `make test` runs it too.
+test-faults: $(STAMP)
+	$(PY) -m ops.stack test -- -m slow $(PYTEST_ARGS)
 
 bench: $(STAMP)
 	$(PY) -m bench.run $(BENCH_ARGS)

@@ -80,8 +80,17 @@ def sessions_latest(*, site_id: uuid.UUID, user_keys: list[str]) -> dict[str, di
     return latest
 
 
+def _time_uuid(value: uuid.UUID | None, field: str) -> uuid.UUID | None:
+    """Refuse UUIDs that are not TimeUUIDs (version 1): Cassandra rejects them in queries."""
+    if value is not None and value.version != 1:
+        raise RangeError(field, "not an id issued by clickstream (expected a TimeUUID)")
+    return value
+
+
 def session_events(*, session_id: uuid.UUID, limit: int = MAX_PAGE) -> list[dict[str, Any]]:
-    """Return a session's events in time order."""
+    """Return a session's events in time order (none for an id that cannot be a session)."""
+    if session_id.version != 1:
+        return []
     rows = session().execute(prepare(SELECT_SESSION_EVENTS), (session_id, _bounded(limit)))
     return [_event_row(row) for row in rows]
 
@@ -329,6 +338,7 @@ def sessions_page(
     just below it, in parallel, and the results merged by session start.
     """
     limit = _bounded(limit)
+    before = _time_uuid(before, "cursor")
     if not 1 <= len(user_keys) <= 20:
         raise RangeError("user_keys", "between 1 and 20 keys")
     upper = before or time_uuid_bound(datetime.now(UTC) + timedelta(days=2), upper=True)
@@ -348,6 +358,8 @@ def session_summary(
     *, site_id: uuid.UUID, user_key: str, session_id: uuid.UUID
 ) -> dict[str, Any] | None:
     """Return one session's summary row, or None."""
+    if session_id.version != 1:
+        return None
     row = session().execute(prepare(SELECT_SESSION_ONE), (site_id, user_key, session_id)).one()
     return _session_row(row) if row else None
 
@@ -390,6 +402,7 @@ def user_activity(
     """
     limit = _bounded(limit)
     start, end = _check_range(start, end)
+    cursor = _time_uuid(cursor, "cursor")
     width = buckets.parse_width(settings.USER_EVENTS_BUCKET)
     first = max(start, uuid_time(cursor)) if cursor else start
     partitions = buckets.buckets_between(first, end, width, limit=MAX_RANGE_BUCKETS)

@@ -36,10 +36,12 @@ def _when(value: str | None, default: datetime) -> datetime:
 
 
 def _uuid(value: str | None) -> uuid.UUID | None:
+    """Parse a cursor; anything that is not a TimeUUID (all our ids are) is ignored."""
     try:
-        return uuid.UUID(value) if value else None
+        parsed = uuid.UUID(value) if value else None
     except ValueError:
         return None
+    return parsed if parsed is not None and parsed.version == 1 else None
 
 
 def _bars(report: list[selectors.ReportBucket], key: str) -> list[dict[str, Any]]:

@@ -162,3 +162,20 @@ def test_openapi_schema_describes_the_endpoints(client, token):
     docs = client.get("/api/docs", **auth(token))
     assert docs.status_code == 200
     assert "<script>" not in docs.content.decode().replace(" ", "")  # no inline script (CSP)
+
+
+def test_ids_that_are_not_timeuuids_get_404_or_400_not_500(client, site, token):
+    """Found by Schemathesis: Cassandra refuses a random UUID where a TimeUUID goes."""
+    import uuid
+
+    random_id = uuid.uuid4()
+    events = client.get(f"/api/sites/{site.id}/sessions/{random_id}/events", **auth(token))
+    assert events.status_code == 404
+    sessions = client.get(
+        f"/api/sites/{site.id}/users/someone/sessions", {"cursor": str(random_id)}, **auth(token)
+    )
+    assert sessions.status_code == 400 and sessions.json()["field"] == "cursor"
+    activity = client.get(
+        f"/api/sites/{site.id}/users/someone/activity", {"cursor": str(random_id)}, **auth(token)
+    )
+    assert activity.status_code == 400 and activity.json()["field"] == "cursor"
