@@ -1,8 +1,13 @@
 """The collector's Redis work for one batch, in two round trips.
 
-`begin` marks event ids as seen (SET NX EX: the first sighting wins), takes each
-user's sessionization lock and reads their cached session state; `finish` stores
-the new states and releases the locks. Both are Lua scripts, so each is a single
+`begin` marks event ids as pending (the first sighting wins), takes each user's
+sessionization lock and reads their cached session state; `finish` — called once
+the batch is durably in the transaction log — commits the marks as seen for
+DEDUP_TTL, stores the new states and releases the locks. A request that dies
+between the two (kill -9) leaves pending marks that expire in PENDING_MS, and a
+retry that meets one waits for it to be committed or to expire, then takes it
+over: an event is only ever reported as a duplicate once an earlier request
+logged it. Both are Lua scripts, so each is a single
 atomic round trip. Redis is a cache and a coordinator here, never the truth:
 when it is unreachable, `begin` reports nothing seen, no locks and no states,
 and the caller falls back to Cassandra.
@@ -28,12 +33,22 @@ DEDUP_PREFIX = "cs:ev"
 LOCK_PREFIX = "cs:lock"
 LOCK_MS = 10_000
 LOCK_WAIT_SECONDS = 5.0
+PENDING_MS = 30_000  # longer than any request may take to write its log entry
 
 _BEGIN = """
 local nd, nu = tonumber(ARGV[1]), tonumber(ARGV[2])
+local pending = 'p:' .. ARGV[4]
 local fresh, locked, states = {}, {}, {}
 for i = 1, nd do
-  fresh[i] = redis.call('SET', KEYS[i], 1, 'NX', 'EX', ARGV[3]) and 1 or 0
+  local seen = redis.call('GET', KEYS[i])
+  if not seen then
+    redis.call('SET', KEYS[i], pending, 'PX', ARGV[3])
+    fresh[i] = 1
+  elseif string.sub(seen, 1, 2) == 'p:' then
+    fresh[i] = 2
+  else
+    fresh[i] = 0
+  end
 end
 for j = 1, nu do
   locked[j] = redis.call('SET', KEYS[nd + j], ARGV[4], 'NX', 'PX', ARGV[5]) and 1 or 0
@@ -42,14 +57,26 @@ end
 return {fresh, locked, states}
 """
 _FINISH = """
-local ns = tonumber(ARGV[1])
+local ns, nl = tonumber(ARGV[1]), tonumber(ARGV[2])
+local token = ARGV[4]
 for i = 1, ns do
-  redis.call('SET', KEYS[i], ARGV[3 + i], 'EX', ARGV[2])
+  redis.call('SET', KEYS[i], ARGV[5 + i], 'EX', ARGV[3])
 end
-for j = ns + 1, #KEYS do
-  if redis.call('GET', KEYS[j]) == ARGV[3] then redis.call('DEL', KEYS[j]) end
+for j = ns + 1, ns + nl do
+  if redis.call('GET', KEYS[j]) == token then redis.call('DEL', KEYS[j]) end
+end
+for k = ns + nl + 1, #KEYS do
+  if redis.call('GET', KEYS[k]) == 'p:' .. token then
+    redis.call('SET', KEYS[k], 1, 'EX', ARGV[5])
+  end
 end
 return ns
+"""
+_ABANDON = """
+for i = 1, #KEYS do
+  if redis.call('GET', KEYS[i]) == ARGV[1] then redis.call('DEL', KEYS[i]) end
+end
+return #KEYS
 """
 _scripts: dict[tuple[int, str], Any] = {}
 
@@ -82,6 +109,7 @@ class Claim:
     locked: list[str] = field(default_factory=list)
     states: dict[str, str | None] = field(default_factory=dict)
     redis_ok: bool = True
+    dedup_ttl: int = 0
 
 
 def begin(
@@ -95,8 +123,11 @@ def begin(
     try:
         fresh, locked, cached = _script(_BEGIN)(
             keys=[*keys, *locks, *states],
-            args=[len(keys), len(user_keys), dedup_ttl, token, LOCK_MS],
+            args=[len(keys), len(user_keys), PENDING_MS, token, LOCK_MS],
         )
+        for i, mark in enumerate(fresh):
+            if mark == 2:  # another request holds it pending: wait for its outcome
+                fresh[i] = _wait_for_mark(keys[i], token)
     except RedisError:
         log.warning("dedup, locks and session cache skipped: Redis unavailable")
         return Claim(
@@ -107,6 +138,7 @@ def begin(
         token=token,
         fresh=[bool(f) for f in fresh],
         new_keys=[k for k, f in zip(keys, fresh, strict=True) if f],
+        dedup_ttl=dedup_ttl,
     )
     waiting = []
     for user_key, got, text in zip(user_keys, locked, cached, strict=True):
@@ -118,6 +150,30 @@ def begin(
     for user_key in waiting:  # another request holds it: wait, then read the state it left
         claim.states[user_key] = _wait_for_lock(claim, user_key)
     return claim
+
+
+def _wait_for_mark(key: str, token: str) -> int:
+    """Return 0 once the holder committed the mark (a duplicate), 1 once it is ours.
+
+    The mark becomes ours when the holder gave up (deleted) or died (expired), or
+    after LOCK_WAIT_SECONDS, when a holder that slow is taken over: the rows are
+    idempotent, only the accounting may count the event twice.
+    """
+    client = redis_client()
+    pending = f"p:{token}"
+    deadline = time.monotonic() + LOCK_WAIT_SECONDS
+    while time.monotonic() < deadline:
+        seen = client.get(key)
+        if seen is None:
+            if client.set(key, pending, nx=True, px=PENDING_MS):
+                return 1
+            continue
+        if not (seen.decode() if isinstance(seen, bytes) else seen).startswith("p:"):
+            return 0
+        time.sleep(0.01)
+    log.warning("event mark %s still pending after %ss; taking it over", key, LOCK_WAIT_SECONDS)
+    client.set(key, pending, px=PENDING_MS)
+    return 1
 
 
 def _wait_for_lock(claim: Claim, user_key: str) -> str | None:
@@ -142,13 +198,27 @@ def _wait_for_lock(claim: Claim, user_key: str) -> str | None:
 
 
 def finish(claim: Claim, *, states: dict[str, str], ttl: int) -> None:
-    """Store the users' new session states and release the locks (one round trip)."""
-    if not claim.redis_ok or not (states or claim.locked):
+    """Commit the event marks as seen, store the new session states, unlock (one round trip).
+
+    Call it only once the batch is durable (in the transaction log).
+    """
+    if not claim.redis_ok or not (states or claim.locked or claim.new_keys):
         return
     keys = [state_key(claim.site_id, u) for u in states]
     keys += [lock_key(claim.site_id, u) for u in claim.locked]
+    keys += claim.new_keys
     try:
-        _script(_FINISH)(keys=keys, args=[len(states), ttl, claim.token, *states.values()])
+        _script(_FINISH)(
+            keys=keys,
+            args=[
+                len(states),
+                len(claim.locked),
+                ttl,
+                claim.token,
+                claim.dedup_ttl,
+                *states.values(),
+            ],
+        )
     except RedisError:
         log.warning("session cache not updated: Redis unavailable")
 
@@ -159,7 +229,7 @@ def abandon(claim: Claim) -> None:
         return
     try:
         if claim.new_keys:
-            redis_client().delete(*claim.new_keys)
+            _script(_ABANDON)(keys=claim.new_keys, args=[f"p:{claim.token}"])
     except RedisError:
         log.warning("could not release %d dedup keys", len(claim.new_keys))
-    finish(claim, states={}, ttl=1)
+    finish(Claim(claim.site_id, claim.token, [], [], claim.locked, redis_ok=True), states={}, ttl=1)

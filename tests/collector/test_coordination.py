@@ -1,0 +1,60 @@
+"""Dedup marks: pending until the batch is logged, so a request killed in between loses nothing."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.conf import settings
+from django.utils import timezone
+
+from sessions_app import selectors
+from sessions_app.collector import coordination
+from sessions_app.collector.pipeline import Source, events_record
+from tests.collector.conftest import event
+
+pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
+DEDUP_TTL = int(settings.DEDUP_TTL.total_seconds())
+
+
+def _beacon(now):
+    return [event(now - timedelta(seconds=3 - i), anon="killed", id=f"k-{i}") for i in range(3)]
+
+
+def test_a_request_killed_after_marking_does_not_turn_its_retry_into_duplicates(site, monkeypatch):
+    monkeypatch.setattr(coordination, "LOCK_WAIT_SECONDS", 0.3)
+    now = timezone.now().replace(microsecond=0)
+    beacon = _beacon(now)
+    # The first attempt marked the ids and the user, then died (kill -9): no log, no finish.
+    dead = coordination.begin(
+        site_id=site.id,
+        client_ids=[e["id"] for e in beacon],
+        user_keys=["killed"],
+        dedup_ttl=DEDUP_TTL,
+    )
+    assert all(dead.fresh)
+    retry = events_record(source=Source(site=site, received_at=now), raw_events=beacon)
+    assert (retry.accepted, retry.duplicates) == (3, 0)
+    [summary] = selectors.session_list(site_id=site.id, user_key="killed")
+    assert summary["event_count"] == 3
+    # Once logged, the marks are committed: a replay is all duplicates.
+    again = events_record(source=Source(site=site, received_at=now), raw_events=beacon)
+    assert (again.accepted, again.duplicates) == (0, 3)
+
+
+def test_a_pending_mark_that_gets_committed_is_a_duplicate(site, monkeypatch):
+    monkeypatch.setattr(coordination, "LOCK_WAIT_SECONDS", 2.0)
+    now = timezone.now().replace(microsecond=0)
+    ids = [e["id"] for e in _beacon(now)]
+    first = coordination.begin(site_id=site.id, client_ids=ids, user_keys=[], dedup_ttl=DEDUP_TTL)
+    coordination.finish(first, states={}, ttl=60)  # logged and committed
+    second = coordination.begin(site_id=site.id, client_ids=ids, user_keys=[], dedup_ttl=DEDUP_TTL)
+    assert second.fresh == [False, False, False]
+
+
+def test_an_abandoned_claim_frees_its_marks(site):
+    ids = ["a-1", "a-2"]
+    first = coordination.begin(site_id=site.id, client_ids=ids, user_keys=[], dedup_ttl=DEDUP_TTL)
+    coordination.abandon(first)  # the log write failed: nothing was stored
+    second = coordination.begin(site_id=site.id, client_ids=ids, user_keys=[], dedup_ttl=DEDUP_TTL)
+    assert second.fresh == [True, True]
