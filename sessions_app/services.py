@@ -16,11 +16,12 @@ from typing import Any
 from cassandra.query import BatchStatement, BatchType
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.db import transaction
 from django.db.models import F
 
-from sessions_app import aggregation, buckets, selectors, series
+from sessions_app import aggregation, buckets, retention, selectors, series
 from sessions_app.cassandra import consistency, execute_windowed, prepare, session
-from sessions_app.models import BucketState, Site
+from sessions_app.models import AdminAction, BucketState, RetentionPolicy, Site
 
 UPSERT_HEARTBEAT = """
 INSERT INTO {ks}.pipeline_heartbeats (worker, beat_at, written_at) VALUES (?, ?, ?)
@@ -269,7 +270,7 @@ COUNT_BATCH_ROWS = 200
 
 
 def _ttl(granularity: str) -> int:
-    return int(settings.AGGREGATE_RETENTION[granularity].total_seconds())
+    return retention.ttl_seconds(retention.aggregate_key(granularity))
 
 
 def _metric_points(
@@ -502,3 +503,43 @@ def buckets_due(*, now: datetime, limit: int = 500) -> list[tuple[uuid.UUID, str
                 continue
             due.append((site_id, granularity, start))
     return due[:limit]
+
+
+# --- audit log and retention (admin actions) -------------------------------
+
+
+def admin_action_record(
+    *, actor: Any, action: str, target: str, details: dict[str, Any] | None = None
+) -> AdminAction:
+    """Append one entry to the audit log: who did what to which target, and when."""
+    user = actor if actor is not None and getattr(actor, "is_authenticated", False) else None
+    return AdminAction.objects.create(
+        actor=user,
+        actor_name=user.get_username() if user is not None else "system",
+        action=action,
+        target=target[:200],
+        details=details or {},
+    )
+
+
+def retention_set(*, key: str, days: int, actor: Any) -> RetentionPolicy:
+    """Set a retention policy; new writes use it, rows already written keep their TTL.
+
+    Raises retention.RetentionError (with the bound and the reason) for a value
+    outside the policy's bounds.
+    """
+    retention.validate_days(key, days)
+    with transaction.atomic():
+        current = RetentionPolicy.objects.select_for_update().filter(key=key).first()
+        previous = current.days if current else retention.SPECS[key].default_days()
+        policy, _ = RetentionPolicy.objects.update_or_create(
+            key=key, defaults={"days": days, "updated_by": actor}
+        )
+        admin_action_record(
+            actor=actor,
+            action="retention.set",
+            target=f"retention {key}",
+            details={"days": days, "previous": previous},
+        )
+    retention.invalidate()
+    return policy
