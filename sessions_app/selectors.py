@@ -961,3 +961,10 @@ def table_options() -> list[TableOptions]:
             )
         )
     return sorted(result, key=lambda t: t.table)
+
+
+def purge_runs(*, limit: int = 20) -> list[Any]:
+    """Return the latest purge runs, newest first."""
+    from sessions_app.models import PurgeRun
+
+    return list(PurgeRun.objects.select_related("requested_by")[: _bounded(limit)])

@@ -13,15 +13,24 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from cassandra.concurrent import execute_concurrent_with_args
 from cassandra.query import BatchStatement, BatchType
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import F
+from django.utils import timezone
 
 from sessions_app import aggregation, buckets, retention, selectors, series
 from sessions_app.cassandra import consistency, execute_windowed, prepare, session
-from sessions_app.models import AdminAction, BucketState, RetentionPolicy, Site
+from sessions_app.models import (
+    AdminAction,
+    BucketState,
+    PurgeRun,
+    PurgeWatermark,
+    RetentionPolicy,
+    Site,
+)
 
 UPSERT_HEARTBEAT = """
 INSERT INTO {ks}.pipeline_heartbeats (worker, beat_at, written_at) VALUES (?, ?, ?)
@@ -543,3 +552,194 @@ def retention_set(*, key: str, days: int, actor: Any) -> RetentionPolicy:
         )
     retention.invalidate()
     return policy
+
+
+# --- purge of expired bucket partitions (seed 001: drop whole partitions) ---------
+
+PROBE_SITE_EVENTS = """
+SELECT event_id FROM {ks}.site_events_by_bucket WHERE site_id = ? AND bucket = ? AND shard = ?
+LIMIT 1
+"""
+DELETE_SITE_EVENTS = """
+DELETE FROM {ks}.site_events_by_bucket WHERE site_id = ? AND bucket = ? AND shard = ?
+"""
+PROBE_LOG = """
+SELECT batch_id FROM {ks}.transaction_log WHERE site_id = ? AND minute = ? AND shard = ? LIMIT 1
+"""
+DELETE_LOG = "DELETE FROM {ks}.transaction_log WHERE site_id = ? AND minute = ? AND shard = ?"
+PROBE_FAILED = "SELECT failed_id FROM {ks}.failed_events WHERE site_id = ? AND day = ? LIMIT 1"
+DELETE_FAILED = "DELETE FROM {ks}.failed_events WHERE site_id = ? AND day = ?"
+PROBE_USER_COUNTS = """
+SELECT user_key FROM {ks}.bucket_user_counts WHERE site_id = ? AND granularity = ? AND bucket = ?
+LIMIT 1
+"""
+DELETE_USER_COUNTS = """
+DELETE FROM {ks}.bucket_user_counts WHERE site_id = ? AND granularity = ? AND bucket = ?
+"""
+PURGE_CONCURRENCY = 64
+
+
+@dataclass(frozen=True)
+class PurgeTarget:
+    """A table whose partitions are (site, bucket[, shard]): their keys can be named."""
+
+    name: str  # the watermark's table name
+    policy: str
+    width: buckets.Width
+    probe: str
+    delete: str
+    keys: Callable[[Site, datetime], list[tuple[Any, ...]]]
+    # Bucketed by receipt time (never before the site existed), not by event time.
+    by_receipt: bool = False
+
+
+def _count_keys(granularity: str) -> Callable[[Site, datetime], list[tuple[Any, ...]]]:
+    return lambda site, bucket: [(site.id, granularity, bucket)]
+
+
+PURGE_TARGETS = (
+    PurgeTarget(
+        "site_events_by_bucket",
+        retention.RAW_EVENTS,
+        buckets.Width.HOUR,
+        PROBE_SITE_EVENTS,
+        DELETE_SITE_EVENTS,
+        lambda site, bucket: [(site.id, bucket, shard) for shard in range(site.event_shards)],
+    ),
+    PurgeTarget(
+        "transaction_log",
+        retention.TRANSACTION_LOG,
+        buckets.Width.TEN_MINUTES,
+        PROBE_LOG,
+        DELETE_LOG,
+        lambda site, bucket: [(site.id, bucket, shard) for shard in range(settings.TXLOG_SHARDS)],
+        by_receipt=True,
+    ),
+    PurgeTarget(
+        "failed_events",
+        retention.FAILED_EVENTS,
+        buckets.Width.DAY,
+        PROBE_FAILED,
+        DELETE_FAILED,
+        lambda site, bucket: [(site.id, bucket)],
+        by_receipt=True,
+    ),
+    *(
+        PurgeTarget(
+            f"bucket_user_counts:{granularity}",
+            retention.aggregate_key(granularity),
+            buckets.Width(granularity),
+            PROBE_USER_COUNTS,
+            DELETE_USER_COUNTS,
+            _count_keys(granularity),
+        )
+        for granularity in ROLLUP_CHAIN
+    ),
+)
+
+
+def _purge_start(site: Site, target: PurgeTarget) -> datetime:
+    mark = PurgeWatermark.objects.filter(site=site, table=target.name).first()
+    if mark is not None:
+        return buckets.as_utc(mark.purged_through)
+    # Nothing of a site is older than its creation (minus the oldest event accepted,
+    # for tables bucketed by event time).
+    earliest = buckets.as_utc(site.created_at)
+    if not target.by_receipt:
+        earliest -= settings.MAX_EVENT_AGE + timedelta(days=1)
+    return buckets.floor(earliest, target.width)
+
+
+def _purge_target(
+    site: Site, target: PurgeTarget, *, now: datetime, keep: timedelta, budget: int
+) -> tuple[int, int, bool]:
+    """Delete a site's partitions of target wholly older than keep; return (probed, deleted, done).
+
+    Only buckets that ended at or before now - keep are named, so a partition
+    holding anything younger than the policy is never touched. Each key is probed
+    first (LIMIT 1): a partition already emptied by its TTL gets no tombstone.
+    """
+    start = _purge_start(site, target)
+    cutoff = buckets.fully_expired_before(now, keep, target.width)
+    if start >= cutoff:
+        return 0, 0, True
+    keys: list[tuple[Any, ...]] = []
+    through, done = start, True
+    for bucket in buckets.iter_buckets(start, cutoff, target.width):
+        named = target.keys(site, bucket)
+        if keys and len(keys) + len(named) > budget:
+            done = False
+            break
+        keys.extend(named)
+        through = buckets.next_start(bucket, target.width)
+        if len(keys) >= budget:
+            done = through >= cutoff
+            break
+    current = session()
+    probes = execute_concurrent_with_args(
+        current,
+        prepare(target.probe),
+        keys,
+        concurrency=PURGE_CONCURRENCY,
+        raise_on_first_error=True,
+    )
+    present = [key for key, (_, rows) in zip(keys, probes, strict=True) if rows.current_rows]
+    if present:
+        execute_concurrent_with_args(
+            current,
+            prepare(target.delete, idempotent=True, write=True),
+            present,
+            concurrency=PURGE_CONCURRENCY,
+            raise_on_first_error=True,
+        )
+    mark, created = PurgeWatermark.objects.get_or_create(
+        site=site, table=target.name, defaults={"purged_through": through}
+    )
+    if not created:  # a concurrent run may be further along: never move back
+        PurgeWatermark.objects.filter(pk=mark.pk, purged_through__lt=through).update(
+            purged_through=through
+        )
+    return len(keys), len(present), done
+
+
+def partitions_purge(
+    *,
+    now: datetime,
+    limit: int | None = None,
+    trigger: str = PurgeRun.BEAT,
+    requested_by: Any = None,
+) -> PurgeRun:
+    """Delete whole bucket partitions that are past their retention policy; record the run.
+
+    Walks every site's nameable partitions (PURGE_TARGETS) from each table's
+    watermark up to the last bucket wholly older than the policy, probing at most
+    `limit` (PURGE_MAX_PARTITIONS) keys a run; the next run continues from the
+    watermarks. Per-user and per-session partitions are left to their TTL.
+    """
+    now = buckets.as_utc(now)
+    budget = settings.PURGE_MAX_PARTITIONS if limit is None else limit
+    run = PurgeRun.objects.create(trigger=trigger, requested_by=requested_by)
+    days = retention.policy_days()
+    counts: dict[str, int] = {}
+    try:
+        for site in Site.objects.order_by("created_at", "id"):
+            for target in PURGE_TARGETS:
+                if budget <= 0:
+                    run.more_left = True
+                    break
+                probed, deleted, done = _purge_target(
+                    site, target, now=now, keep=timedelta(days=days[target.policy]), budget=budget
+                )
+                budget -= probed
+                run.probed += probed
+                run.deleted += deleted
+                counts[target.name] = counts.get(target.name, 0) + deleted
+                run.more_left = run.more_left or not done
+    except Exception as exc:
+        run.error = f"{type(exc).__name__}: {exc}"
+        raise
+    finally:
+        run.by_table = counts
+        run.finished_at = timezone.now()
+        run.save()
+    return run

@@ -16,7 +16,8 @@ from django.utils import timezone
 from sessions_app import buckets, retention, selectors, services
 from sessions_app.cassandra import keyspace, prepare, session
 from sessions_app.collector.pipeline import Source, events_record
-from sessions_app.models import AdminAction, RetentionPolicy, Site
+from sessions_app.ids import time_uuid
+from sessions_app.models import AdminAction, PurgeRun, PurgeWatermark, RetentionPolicy, Site
 from tests.collector.conftest import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
@@ -251,3 +252,118 @@ def test_sync_cassandra_restores_options_on_existing_tables():
     assert restored.gc_grace_seconds == settings.CASSANDRA_GC_GRACE_SECONDS
     assert restored.default_time_to_live == 366 * DAY
     assert (restored.compaction, restored.window) == ("TimeWindowCompactionStrategy", "1 DAYS")
+
+
+# --- purge ---------------------------------------------------------------------------
+
+INSERT_SITE_EVENT = """
+INSERT INTO {ks}.site_events_by_bucket
+  (site_id, bucket, shard, event_id, session_id, user_key, type, ts)
+VALUES (?, ?, ?, ?, ?, ?, 'pageview', ?)
+"""
+INSERT_FAILED = """
+INSERT INTO {ks}.failed_events (site_id, day, failed_id, received_at, reason)
+VALUES (?, ?, ?, ?, 'x')
+"""
+INSERT_LOG = """
+INSERT INTO {ks}.transaction_log
+  (site_id, minute, shard, batch_id, received_at, event_count, payload)
+VALUES (?, ?, ?, ?, ?, 1, 0x00)
+"""
+
+
+def _put_site_events(site: Site, hour: datetime, shard: int = 0) -> None:
+    ts = hour + timedelta(minutes=7)
+    session().execute(
+        prepare(INSERT_SITE_EVENT),
+        (site.id, hour, shard, time_uuid(ts, f"{hour}:{shard}"), time_uuid(ts, "s"), "u", ts),
+    )
+
+
+def _count(cql: str, params: tuple) -> int:
+    return len(session().execute(prepare(cql), params).all())
+
+
+def _site_events(site: Site, hour: datetime, shard: int = 0) -> int:
+    return _count(
+        "SELECT event_id FROM {ks}.site_events_by_bucket WHERE site_id = ? AND bucket = ? "
+        "AND shard = ?",
+        (site.id, hour, shard),
+    )
+
+
+@pytest.fixture
+def old_site(admin) -> Site:
+    """A site created 34 days ago with two event shards, raw events kept 32 days."""
+    site = services.site_create(name="Old", origins=[], events_per_second=10)
+    Site.objects.filter(pk=site.pk).update(
+        created_at=timezone.now() - timedelta(days=34), event_shards=2
+    )
+    services.retention_set(key=retention.RAW_EVENTS, days=32, actor=admin)
+    services.retention_set(key=retention.FAILED_EVENTS, days=3, actor=admin)
+    services.retention_set(key=retention.TRANSACTION_LOG, days=33, actor=admin)
+    return Site.objects.get(pk=site.pk)
+
+
+def test_purge_deletes_expired_partitions_and_spares_the_unexpired_beside_them(old_site):
+    site, now = old_site, timezone.now()
+    edge = buckets.floor(now - timedelta(days=32), "hour")  # holds now - 32 d: not wholly expired
+    expired = [edge - timedelta(hours=1), edge - timedelta(hours=30)]
+    for hour in [*expired, edge, edge + timedelta(hours=1)]:
+        for shard in (0, 1):
+            _put_site_events(site, hour, shard)
+    old_day = buckets.floor(now - timedelta(days=5), "day")
+    young_day = buckets.floor(now - timedelta(days=3), "day")  # holds now - 3 d
+    for day in (old_day, young_day):
+        session().execute(
+            prepare(INSERT_FAILED), (site.id, day, time_uuid(day, "f"), day + timedelta(hours=1))
+        )
+    old_log = buckets.floor(now - timedelta(days=33, minutes=30), "10m")
+    young_log = buckets.floor(now - timedelta(days=33), "10m")
+    for minute in (old_log, young_log):
+        session().execute(prepare(INSERT_LOG), (site.id, minute, 1, time_uuid(minute, "b"), minute))
+
+    run = services.partitions_purge(now=now)
+
+    assert run.error == "" and not run.more_left and run.finished_at is not None
+    assert run.by_table["site_events_by_bucket"] == 4  # two hours, two shards each
+    assert run.by_table["failed_events"] == 1 and run.by_table["transaction_log"] == 1
+    assert run.deleted == 6 and run.probed > run.deleted
+    for hour in expired:
+        assert _site_events(site, hour, 0) == _site_events(site, hour, 1) == 0
+    for hour in (edge, edge + timedelta(hours=1)):
+        assert _site_events(site, hour, 0) == _site_events(site, hour, 1) == 1
+    failed = "SELECT failed_id FROM {ks}.failed_events WHERE site_id = ? AND day = ?"
+    assert _count(failed, (site.id, old_day)) == 0 and _count(failed, (site.id, young_day)) == 1
+    log = "SELECT batch_id FROM {ks}.transaction_log WHERE site_id = ? AND minute = ? AND shard = 1"
+    assert _count(log, (site.id, old_log)) == 0 and _count(log, (site.id, young_log)) == 1
+    mark = PurgeWatermark.objects.get(site=site, table="site_events_by_bucket")
+    assert mark.purged_through == edge
+
+    # Nothing left to do: a second run probes nothing new and deletes nothing.
+    again = services.partitions_purge(now=now)
+    assert (again.probed, again.deleted) == (0, 0)
+
+
+def test_purge_is_bounded_per_run_and_continues_from_its_watermark(old_site):
+    site, now = old_site, timezone.now()
+    first = buckets.floor(now - timedelta(days=33), "hour")
+    hours = [first + timedelta(hours=n) for n in range(5)]
+    for hour in hours:
+        _put_site_events(site, hour, 0)
+    Site.objects.filter(pk=site.pk).update(event_shards=1)
+    for target in services.PURGE_TARGETS:  # only site_events_by_bucket has work left
+        PurgeWatermark.objects.create(
+            site=site,
+            table=target.name,
+            purged_through=first if target.name == "site_events_by_bucket" else now,
+        )
+
+    runs = [services.partitions_purge(now=now, limit=2) for _ in range(2)]
+
+    assert [(r.probed, r.deleted, r.more_left) for r in runs] == [(2, 2, True), (2, 2, True)]
+    assert [_site_events(site, hour) for hour in hours] == [0, 0, 0, 0, 1]
+    last = services.partitions_purge(now=now, limit=1000)
+    assert last.deleted == 1 and not last.more_left
+    assert [_site_events(site, hour) for hour in hours] == [0] * 5
+    assert PurgeRun.objects.count() == 3

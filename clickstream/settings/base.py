@@ -167,6 +167,11 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": timedelta(minutes=1),
         "options": {"expires": 55},
     },
+    "purge-expired-partitions": {
+        "task": "sessions_app.tasks.purge_expired_partitions",
+        "schedule": timedelta(hours=1),
+        "options": {"expires": 3300},
+    },
 }
 
 # Health: a worker heartbeat older than this makes /healthz report the beat
@@ -243,6 +248,8 @@ RETENTION_DEFAULT_DAYS = {
 # Tombstones (purge, erasure) must reach every replica before compaction may drop
 # them: keep this longer than the interval between full repairs (ARCHITECTURE.md).
 CASSANDRA_GC_GRACE_SECONDS = env.int("CASSANDRA_GC_GRACE_SECONDS", default=10 * 86_400)
+# Partition keys one purge run may probe (and so delete), across all sites and tables.
+PURGE_MAX_PARTITIONS = env.int("PURGE_MAX_PARTITIONS", default=20_000)
 FEED_SHARDS = env.int("FEED_SHARDS", default=4)
 TXLOG_SHARDS = env.int("TXLOG_SHARDS", default=4)
 TXLOG_REPLAY_GRACE = timedelta(seconds=env.int("TXLOG_REPLAY_GRACE_SECONDS", default=60))
