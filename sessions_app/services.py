@@ -17,6 +17,7 @@ from cassandra.concurrent import execute_concurrent_with_args
 from cassandra.query import BatchStatement, BatchType
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.core.cache import cache
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
@@ -31,6 +32,7 @@ from sessions_app.models import (
     RetentionPolicy,
     Site,
 )
+from sessions_app.models.sites import new_site_key
 
 UPSERT_HEARTBEAT = """
 INSERT INTO {ks}.pipeline_heartbeats (worker, beat_at, written_at) VALUES (?, ?, ?)
@@ -514,7 +516,7 @@ def buckets_due(*, now: datetime, limit: int = 500) -> list[tuple[uuid.UUID, str
     return due[:limit]
 
 
-# --- audit log and retention (admin actions) -------------------------------
+# --- audit log, sites and retention (admin actions) -------------------------------
 
 
 def admin_action_record(
@@ -529,6 +531,53 @@ def admin_action_record(
         target=target[:200],
         details=details or {},
     )
+
+
+def _site_target(site: Site) -> str:
+    return f"site {site.name} ({site.id})"
+
+
+def site_saved_record(*, site: Site, actor: Any, created: bool, changed: list[str]) -> None:
+    """Audit a site created or edited in the admin (the form saved it)."""
+    admin_action_record(
+        actor=actor,
+        action="site.create" if created else "site.change",
+        target=_site_target(site),
+        details={
+            "changed": changed,
+            "allowed_origins": list(site.allowed_origins),
+            "enabled": site.enabled,
+            "event_shards": site.event_shards,
+        },
+    )
+
+
+def _forget_site_key(key: str) -> None:
+    # This process's collector cache; other processes forget within SITE_CACHE_SECONDS.
+    cache.delete(f"site-key:{key}")
+
+
+def site_key_rotate(*, site: Site, actor: Any) -> str:
+    """Give a site a fresh tracker key; the old one stops working (after ≤ 30 s of caches)."""
+    old = site.key
+    site.key = new_site_key()
+    site.save(update_fields=["key"])
+    _forget_site_key(old)
+    admin_action_record(
+        actor=actor,
+        action="site.rotate_key",
+        target=_site_target(site),
+        details={"old_key": old, "new_key": site.key},
+    )
+    return site.key
+
+
+def site_disable(*, site: Site, actor: Any) -> None:
+    """Stop accepting events for a site (its key answers 401); stored data is kept."""
+    site.enabled = False
+    site.save(update_fields=["enabled"])
+    _forget_site_key(site.key)
+    admin_action_record(actor=actor, action="site.disable", target=_site_target(site))
 
 
 def retention_set(*, key: str, days: int, actor: Any) -> RetentionPolicy:

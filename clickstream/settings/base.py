@@ -23,7 +23,7 @@ CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
 INSTALLED_APPS = [
     # First, so its sync_cassandra/AppConfig patches load before any cqlengine model.
     "django_cassandra_engine",
-    "django.contrib.admin",
+    "sessions_app.apps.RoleAdminConfig",  # django.contrib.admin, gated by the admin role
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
