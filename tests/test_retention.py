@@ -367,3 +367,52 @@ def test_purge_is_bounded_per_run_and_continues_from_its_watermark(old_site):
     assert last.deleted == 1 and not last.more_left
     assert [_site_events(site, hour) for hour in hours] == [0] * 5
     assert PurgeRun.objects.count() == 3
+
+
+INSERT_USER_COUNT = """
+INSERT INTO {ks}.bucket_user_counts (site_id, granularity, bucket, user_key, event_key, count)
+VALUES (?, ?, ?, 'u', 'pageview', 1)
+"""
+
+
+def test_purge_drops_per_user_count_buckets_past_their_resolutions_policy(site):
+    now = timezone.now()
+    keep = retention.SPECS[retention.AGGREGATES_HOUR].default_days()  # 400 days
+    edge = buckets.floor(now - timedelta(days=keep), "hour")
+    day_edge = buckets.floor(now - timedelta(days=keep), "day")
+    rows = [("hour", edge - timedelta(hours=1)), ("hour", edge), ("day", day_edge)]
+    for granularity, bucket in rows:
+        session().execute(prepare(INSERT_USER_COUNT), (site.id, granularity, bucket))
+    for target in services.PURGE_TARGETS:
+        start = edge - timedelta(hours=3) if target.name == "bucket_user_counts:hour" else now
+        PurgeWatermark.objects.create(site=site, table=target.name, purged_through=start)
+
+    run = services.partitions_purge(now=now)
+
+    assert run.by_table == {name: 0 for name in run.by_table} | {"bucket_user_counts:hour": 1}
+    counts = (
+        "SELECT user_key FROM {ks}.bucket_user_counts "
+        "WHERE site_id = ? AND granularity = ? AND bucket = ?"
+    )
+    remaining = [_count(counts, (site.id, g, b)) for g, b in rows]
+    assert remaining == [0, 1, 1]  # the hour holding now - 400 d and the day stay
+
+
+def test_the_policy_lookup_costs_one_query_per_process_every_few_seconds(
+    site, django_assert_max_num_queries
+):
+    now = timezone.now().replace(microsecond=0)
+    retention.policy_days()  # warm, as any running process is
+    with django_assert_max_num_queries(50) as captured:
+        for n in range(3):
+            events_record(
+                source=Source(site=site, received_at=now),
+                raw_events=[event(now - timedelta(seconds=n + 1), anon=f"v{n}")],
+            )
+    assert not [q for q in captured.captured_queries if "retentionpolicy" in q["sql"]]
+
+
+def test_beat_runs_the_purge_hourly():
+    entry = settings.CELERY_BEAT_SCHEDULE["purge-expired-partitions"]
+    assert entry["task"] == "sessions_app.tasks.purge_expired_partitions"
+    assert entry["schedule"] == timedelta(hours=1)
