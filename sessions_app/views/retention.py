@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
+from celery.result import AsyncResult
 from django import forms
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from sessions_app import retention, selectors, services
@@ -25,8 +28,26 @@ class PolicyForm(forms.Form):
     )
 
 
+def _queued(request: HttpRequest) -> dict[str, Any] | None:
+    """Return the state of the purge task named by ?task= (from the result backend)."""
+    try:
+        task_id = str(uuid.UUID(request.GET.get("task", "")))
+    except ValueError:
+        return None
+    result: AsyncResult[dict[str, Any]] = AsyncResult(task_id)
+    if not result.ready():
+        return {"id": task_id, "state": "queued"}
+    if not result.successful():
+        return {"id": task_id, "state": "failed", "error": str(result.result)}
+    summary = result.result
+    if not isinstance(summary, dict):
+        return {"id": task_id, "state": "failed", "error": repr(summary)}
+    return {"id": task_id, "state": "done", **summary}
+
+
 def _page(request: HttpRequest, *, errors: dict[str, list[str]], status: int = 200) -> HttpResponse:
     context: dict[str, Any] = {
+        "queued": _queued(request),
         "policies": [
             {"policy": policy, "errors": errors.get(policy.key, [])}
             for policy in selectors.retention_policies()
@@ -81,4 +102,4 @@ def purge_request(request: HttpRequest) -> HttpResponse:
         actor=request.user, action="purge.request", target="purge", details={"task": result.id}
     )
     messages.success(request, f"Purge queued (task {result.id}); its run appears below.")
-    return redirect(PAGE)
+    return redirect(f"{reverse(PAGE)}?task={result.id}")
