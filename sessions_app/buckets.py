@@ -452,3 +452,21 @@ def fully_expired_before(now: datetime, keep: timedelta, width: Width | str) -> 
     so all of it is past retention; the bucket holding now - keep is not.
     """
     return floor(as_utc(now) - keep, width)
+
+
+def count_buckets(start: datetime, width: Width | str) -> list[tuple[Width, datetime]]:
+    """Return the sealed-aggregate buckets whose per-user counts name every user of a bucket.
+
+    Per-user counts exist per hour, day and month; a user bucket of `width` at
+    `start` lies inside one hour (10 min, hour), one day, seven days (week) or one
+    month, so those count partitions list every user with events in it.
+    """
+    width = parse_width(width)
+    start = floor(start, width)
+    if width in (Width.TEN_MINUTES, Width.HOUR):
+        return [(Width.HOUR, floor(start, Width.HOUR))]
+    if width is Width.WEEK:
+        return [
+            (Width.DAY, day) for day in iter_buckets(start, next_start(start, width), Width.DAY)
+        ]
+    return [(width, start)]

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import heapq
 import json
 import random
 import secrets
 import socket
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -724,31 +725,136 @@ def _purge_target(
         if len(keys) >= budget:
             done = through >= cutoff
             break
+    deleted = _probe_and_delete(target.probe, target.delete, keys)
+    _watermark_advance(site, target.name, through)
+    return len(keys), deleted, done
+
+
+def _probe_and_delete(probe: str, delete: str, keys: list[tuple[Any, ...]]) -> int:
+    """Delete the partitions among keys that still hold a live row; return how many."""
+    if not keys:
+        return 0
     current = session()
     probes = execute_concurrent_with_args(
-        current,
-        prepare(target.probe),
-        keys,
-        concurrency=PURGE_CONCURRENCY,
-        raise_on_first_error=True,
+        current, prepare(probe), keys, concurrency=PURGE_CONCURRENCY, raise_on_first_error=True
     )
     present = [key for key, (_, rows) in zip(keys, probes, strict=True) if rows.current_rows]
     if present:
         execute_concurrent_with_args(
             current,
-            prepare(target.delete, idempotent=True, write=True),
+            prepare(delete, idempotent=True, write=True),
             present,
             concurrency=PURGE_CONCURRENCY,
             raise_on_first_error=True,
         )
+    return len(present)
+
+
+def _watermark_advance(site: Site, table: str, through: datetime, cursor: str = "") -> None:
+    """Move a purge watermark forward to (through, cursor); never back (concurrent runs)."""
     mark, created = PurgeWatermark.objects.get_or_create(
-        site=site, table=target.name, defaults={"purged_through": through}
+        site=site, table=table, defaults={"purged_through": through, "cursor": cursor}
     )
-    if not created:  # a concurrent run may be further along: never move back
-        PurgeWatermark.objects.filter(pk=mark.pk, purged_through__lt=through).update(
-            purged_through=through
-        )
-    return len(keys), len(present), done
+    if created:
+        return
+    PurgeWatermark.objects.filter(pk=mark.pk, purged_through__lt=through).update(
+        purged_through=through, cursor=cursor
+    )
+    PurgeWatermark.objects.filter(pk=mark.pk, purged_through=through, cursor__lt=cursor).update(
+        cursor=cursor
+    )
+
+
+# Per-user partitions of user_events_by_bucket cannot be listed without a scan, but
+# the sealed per-user counts of the same time (bucket_user_counts, site-partitioned)
+# name every user who had events in it: those are the keys to delete.
+USER_BUCKETS = "user_events_by_bucket"
+SELECT_BUCKET_USERS = """
+SELECT user_key FROM {ks}.bucket_user_counts
+WHERE site_id = ? AND granularity = ? AND bucket = ? AND user_key > ?
+"""
+PROBE_USER_EVENTS = """
+SELECT event_id FROM {ks}.user_events_by_bucket WHERE site_id = ? AND user_key = ? AND bucket = ?
+LIMIT 1
+"""
+DELETE_USER_EVENTS = """
+DELETE FROM {ks}.user_events_by_bucket WHERE site_id = ? AND user_key = ? AND bucket = ?
+"""
+
+
+def _bucket_users(site: Site, bucket: datetime, width: buckets.Width, after: str) -> Iterator[str]:
+    """Yield each user with events in a user bucket once, in key order, after `after`."""
+    statement = prepare(SELECT_BUCKET_USERS)
+    streams = [
+        (row["user_key"] for row in session().execute(statement, (site.id, g.value, b, after)))
+        for g, b in buckets.count_buckets(bucket, width)
+    ]
+    previous = None
+    for user in heapq.merge(*streams):  # one row per (user, event key): skip repeats
+        if user != previous:
+            yield user
+            previous = user
+
+
+def _purge_user_buckets(
+    site: Site, *, now: datetime, keep: timedelta, budget: int
+) -> tuple[int, int, bool]:
+    """Delete (site, user, bucket) partitions of user buckets wholly older than keep.
+
+    Users come from the bucket's sealed per-user counts; a bucket whose counts are
+    not sealed yet stops the walk (the next run retries), one without counts has
+    no nameable users and is left to TTL. Every count partition read and every
+    user key probed counts against the budget; the watermark keeps the last user
+    done, so a bucket with more users than the budget is finished over several runs.
+    """
+    width = buckets.parse_width(settings.USER_EVENTS_BUCKET)
+    mark = PurgeWatermark.objects.filter(site=site, table=USER_BUCKETS).first()
+    if mark is not None:
+        start, after = buckets.as_utc(mark.purged_through), mark.cursor
+    else:
+        earliest = buckets.as_utc(site.created_at) - settings.MAX_EVENT_AGE - timedelta(days=1)
+        start, after = buckets.floor(earliest, width), ""
+    cutoff = buckets.fully_expired_before(now, keep, width)
+    if start >= cutoff:
+        return 0, 0, True
+    keys: list[tuple[Any, ...]] = []
+    through, cursor, reads, done = start, after, 0, True
+    for bucket in buckets.iter_buckets(start, cutoff, width):
+        sources = buckets.count_buckets(bucket, width)
+        if _counts_unsealed(site, sources):
+            break  # its users are not final yet: wait for the seal
+        if (reads or keys) and reads + len(keys) + len(sources) > budget:
+            done = False
+            break
+        reads += len(sources)
+        finished = True
+        for user in _bucket_users(site, bucket, width, cursor):
+            if reads + len(keys) >= budget:
+                finished = False
+                break
+            keys.append((site.id, user, bucket))
+            cursor = user
+        if not finished:
+            done = False  # through stays at this bucket, cursor at its last user done
+            break
+        through, cursor = buckets.next_start(bucket, width), ""
+        if reads + len(keys) >= budget:
+            done = through >= cutoff
+            break
+    deleted = _probe_and_delete(PROBE_USER_EVENTS, DELETE_USER_EVENTS, keys)
+    if (through, cursor) != (start, after):
+        _watermark_advance(site, USER_BUCKETS, through, cursor)
+    return reads + len(keys), deleted, done
+
+
+def _counts_unsealed(site: Site, sources: list[tuple[buckets.Width, datetime]]) -> bool:
+    """Return True if any of these count buckets exists but is not sealed (yet, or again)."""
+    return any(
+        BucketState.objects.filter(site=site, granularity=g.value, bucket=b)
+        .exclude(state=BucketState.SEALED)
+        .exists()
+        for g, b in sources
+    )
 
 
 def partitions_purge(
@@ -763,7 +869,8 @@ def partitions_purge(
     Walks every site's nameable partitions (PURGE_TARGETS) from each table's
     watermark up to the last bucket wholly older than the policy, probing at most
     `limit` (PURGE_MAX_PARTITIONS) keys a run; the next run continues from the
-    watermarks. Per-user and per-session partitions are left to their TTL.
+    watermarks. Users' event buckets are named from the sealed per-user counts;
+    sessions, timelines and counters are left to their TTL.
     """
     now = buckets.as_utc(now)
     budget = settings.PURGE_MAX_PARTITIONS if limit is None else limit
@@ -783,6 +890,15 @@ def partitions_purge(
                 run.probed += probed
                 run.deleted += deleted
                 counts[target.name] = counts.get(target.name, 0) + deleted
+                run.more_left = run.more_left or not done
+            if budget > 0:
+                probed, deleted, done = _purge_user_buckets(
+                    site, now=now, keep=timedelta(days=days[retention.RAW_EVENTS]), budget=budget
+                )
+                budget -= probed
+                run.probed += probed
+                run.deleted += deleted
+                counts[USER_BUCKETS] = counts.get(USER_BUCKETS, 0) + deleted
                 run.more_left = run.more_left or not done
     except Exception as exc:
         run.error = f"{type(exc).__name__}: {exc}"

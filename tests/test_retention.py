@@ -17,7 +17,14 @@ from sessions_app import buckets, retention, selectors, services
 from sessions_app.cassandra import keyspace, prepare, session
 from sessions_app.collector.pipeline import Source, events_record
 from sessions_app.ids import time_uuid
-from sessions_app.models import AdminAction, PurgeRun, PurgeWatermark, RetentionPolicy, Site
+from sessions_app.models import (
+    AdminAction,
+    BucketState,
+    PurgeRun,
+    PurgeWatermark,
+    RetentionPolicy,
+    Site,
+)
 from tests.collector.conftest import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
@@ -416,3 +423,64 @@ def test_beat_runs_the_purge_hourly():
     entry = settings.CELERY_BEAT_SCHEDULE["purge-expired-partitions"]
     assert entry["task"] == "sessions_app.tasks.purge_expired_partitions"
     assert entry["schedule"] == timedelta(hours=1)
+
+
+INSERT_USER_EVENT = """
+INSERT INTO {ks}.user_events_by_bucket (site_id, user_key, bucket, event_id, session_id, type, ts)
+VALUES (?, ?, ?, ?, ?, 'pageview', ?)
+"""
+USER_EVENTS = (
+    "SELECT event_id FROM {ks}.user_events_by_bucket "
+    "WHERE site_id = ? AND user_key = ? AND bucket = ?"
+)
+
+
+def _put_user_day(site: Site, user: str, day: datetime, *, counted: bool = True) -> None:
+    ts = day + timedelta(hours=3)
+    session().execute(
+        prepare(INSERT_USER_EVENT),
+        (site.id, user, day, time_uuid(ts, user), time_uuid(ts, "s"), ts),
+    )
+    if counted:
+        for key in ("pageview", "click"):  # two count rows per user: named once
+            session().execute(
+                prepare(
+                    "INSERT INTO {ks}.bucket_user_counts "
+                    "(site_id, granularity, bucket, user_key, event_key, count) "
+                    "VALUES (?, 'day', ?, ?, ?, 1)"
+                ),
+                (site.id, day, user, key),
+            )
+
+
+def test_purge_names_expired_user_partitions_from_the_sealed_counts_of_their_day(old_site):
+    site, now = old_site, timezone.now()
+    edge = buckets.floor(now - timedelta(days=32), "day")  # holds now - 32 d: kept
+    old = edge - timedelta(days=1)
+    for user in ("ann", "bob", "cat"):
+        _put_user_day(site, user, old)
+    _put_user_day(site, "ann", edge)
+    _put_user_day(site, "dan", old, counted=False)  # in no sealed counts: left to its TTL
+    state = BucketState.objects.create(site=site, granularity="day", bucket=old, state="open")
+    for target in services.PURGE_TARGETS:
+        PurgeWatermark.objects.create(site=site, table=target.name, purged_through=now)
+    PurgeWatermark.objects.create(site=site, table="user_events_by_bucket", purged_through=old)
+
+    # The day is not sealed yet: its users are not final, nothing is touched.
+    waiting = services.partitions_purge(now=now)
+    assert (waiting.deleted, waiting.more_left) == (0, False)
+    assert PurgeWatermark.objects.get(table="user_events_by_bucket").purged_through == old
+
+    state.state = BucketState.SEALED
+    state.save()
+    first = services.partitions_purge(now=now, limit=3)  # 1 count read + 2 users
+    assert (first.probed, first.deleted, first.more_left) == (3, 2, True)
+    mark = PurgeWatermark.objects.get(table="user_events_by_bucket")
+    assert (mark.purged_through, mark.cursor) == (old, "bob")
+    second = services.partitions_purge(now=now, limit=3)
+    assert (second.deleted, second.by_table["user_events_by_bucket"]) == (1, 1)
+
+    left = {u: _count(USER_EVENTS, (site.id, u, old)) for u in ("ann", "bob", "cat", "dan")}
+    assert left == {"ann": 0, "bob": 0, "cat": 0, "dan": 1}
+    assert _count(USER_EVENTS, (site.id, "ann", edge)) == 1
+    assert PurgeWatermark.objects.get(table="user_events_by_bucket").purged_through == edge

@@ -41,6 +41,7 @@ class Migration(migrations.Migration):
                 ),
                 ("table", models.CharField(max_length=48)),
                 ("purged_through", models.DateTimeField()),
+                ("cursor", models.TextField(blank=True, default="")),
                 ("updated_at", models.DateTimeField(auto_now=True)),
                 (
                     "site",

@@ -30,6 +30,8 @@ class PurgeWatermark(models.Model):
     site = models.ForeignKey("sessions_app.Site", on_delete=models.CASCADE, related_name="+")
     table = models.CharField(max_length=48)
     purged_through = models.DateTimeField()
+    # Last user key done inside the bucket at purged_through (per-user tables only).
+    cursor = models.TextField(blank=True, default="")
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
