@@ -1,24 +1,56 @@
-"""Django admin: sites (editable); bucket states and replay watermarks (read-only)."""
+"""Django admin (admin role only, see admin_site): sites with audited key rotation and
+disabling; bucket states, replay watermarks, purge runs and the audit log read-only."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.forms import ModelForm
 from django.http import HttpRequest
 
-from sessions_app.models import BucketState, ReplayWatermark, Site
+from sessions_app import services
+from sessions_app.admin_site import RoleModelAdmin
+from sessions_app.models import AdminAction, BucketState, PurgeRun, ReplayWatermark, Site
 
 
 @admin.register(Site)
-class SiteAdmin(admin.ModelAdmin):
+class SiteAdmin(RoleModelAdmin):
     list_display = ["name", "key", "enabled", "event_shards", "created_at"]
     list_filter = ["enabled"]
     search_fields = ["name", "key"]
     readonly_fields = ["id", "key", "created_at"]
+    actions = ["rotate_key", "disable"]
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False  # disable instead: a site's id keys its Cassandra partitions
+
+    def save_model(self, request: HttpRequest, obj: Site, form: ModelForm, change: bool) -> None:
+        super().save_model(request, obj, form, change)
+        services.site_saved_record(
+            site=obj, actor=request.user, created=not change, changed=list(form.changed_data)
+        )
+
+    @admin.action(description="Rotate the tracker key (the old key stops working)")
+    def rotate_key(self, request: HttpRequest, queryset: QuerySet[Site]) -> None:
+        for site in queryset:
+            services.site_key_rotate(site=site, actor=request.user)
+        self.message_user(
+            request,
+            f"{queryset.count()} key(s) rotated; update the snippet on the site's pages. "
+            "Collector caches drop the old key within 30 seconds.",
+            messages.SUCCESS,
+        )
+
+    @admin.action(description="Disable (stop accepting events; data is kept)")
+    def disable(self, request: HttpRequest, queryset: QuerySet[Site]) -> None:
+        for site in queryset.filter(enabled=True):
+            services.site_disable(site=site, actor=request.user)
+        self.message_user(request, "Disabled.", messages.SUCCESS)
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
+class ReadOnlyAdmin(RoleModelAdmin):
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
@@ -48,3 +80,25 @@ class BucketStateAdmin(ReadOnlyAdmin):
 @admin.register(ReplayWatermark)
 class ReplayWatermarkAdmin(ReadOnlyAdmin):
     list_display = ["site", "replayed_through", "updated_at"]
+
+
+@admin.register(PurgeRun)
+class PurgeRunAdmin(ReadOnlyAdmin):
+    list_display = [
+        "started_at",
+        "trigger",
+        "requested_by",
+        "probed",
+        "deleted",
+        "more_left",
+        "finished_at",
+    ]
+    list_filter = ["trigger"]
+
+
+@admin.register(AdminAction)
+class AdminActionAdmin(ReadOnlyAdmin):
+    list_display = ["at", "actor_name", "action", "target", "details"]
+    list_filter = ["action"]
+    search_fields = ["actor_name", "target"]
+    date_hierarchy = "at"

@@ -424,3 +424,49 @@ def cover(
 
     walk(start, end, 0)
     return pieces
+
+
+# --- Compaction windows (seed 003: align TWCS with the bucket) ---------------------
+
+_TWCS_WINDOWS = {
+    Width.TEN_MINUTES: ("MINUTES", 10),
+    Width.HOUR: ("HOURS", 1),
+    Width.DAY: ("DAYS", 1),
+    Width.WEEK: ("DAYS", 7),
+    Width.MONTH: ("DAYS", 30),
+}
+
+
+def twcs_window(width: Width | str) -> tuple[str, int]:
+    """Return TWCS's (compaction_window_unit, compaction_window_size) for a bucket width.
+
+    A month has no fixed length; 30-day windows keep at most two windows per month.
+    """
+    return _TWCS_WINDOWS[parse_width(width)]
+
+
+def fully_expired_before(now: datetime, keep: timedelta, width: Width | str) -> datetime:
+    """Return the start of the first bucket not yet wholly older than `keep` at `now`.
+
+    Every bucket starting before the returned instant ends at or before now - keep,
+    so all of it is past retention; the bucket holding now - keep is not.
+    """
+    return floor(as_utc(now) - keep, width)
+
+
+def count_buckets(start: datetime, width: Width | str) -> list[tuple[Width, datetime]]:
+    """Return the sealed-aggregate buckets whose per-user counts name every user of a bucket.
+
+    Per-user counts exist per hour, day and month; a user bucket of `width` at
+    `start` lies inside one hour (10 min, hour), one day, seven days (week) or one
+    month, so those count partitions list every user with events in it.
+    """
+    width = parse_width(width)
+    start = floor(start, width)
+    if width in (Width.TEN_MINUTES, Width.HOUR):
+        return [(Width.HOUR, floor(start, Width.HOUR))]
+    if width is Width.WEEK:
+        return [
+            (Width.DAY, day) for day in iter_buckets(start, next_start(start, width), Width.DAY)
+        ]
+    return [(width, start)]

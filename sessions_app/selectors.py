@@ -15,7 +15,7 @@ import redis
 from django.conf import settings
 from django.db import connections
 
-from sessions_app import aggregation, buckets
+from sessions_app import aggregation, buckets, retention
 from sessions_app.cassandra import ALIAS, keyspace, prepare, session
 from sessions_app.ids import time_uuid_bound, uuid_time
 
@@ -938,3 +938,96 @@ def rolling_counts(
         )
         for name, length in ROLLING_WINDOWS
     ]
+
+
+# --- retention: policies, table options, purge runs ------------------------------
+
+SELECT_TABLE_OPTIONS = """
+SELECT table_name, compaction, default_time_to_live, gc_grace_seconds
+FROM system_schema.tables WHERE keyspace_name = ?
+"""
+
+
+@dataclass(frozen=True)
+class PolicyRow:
+    """A retention policy as the admin page shows it."""
+
+    key: str
+    label: str
+    tables: tuple[str, ...]
+    days: int
+    default_days: int
+    min_days: int
+    min_reason: str
+    max_days: int
+    updated_by: str | None
+    updated_at: datetime | None
+
+
+def retention_policies() -> list[PolicyRow]:
+    """Return every retention policy: its stored value, or the settings default."""
+    from sessions_app.models import RetentionPolicy
+
+    stored = {p.key: p for p in RetentionPolicy.objects.select_related("updated_by")}
+    rows = []
+    for key, spec in retention.SPECS.items():
+        policy = stored.get(key)
+        low, why = spec.min_days()
+        rows.append(
+            PolicyRow(
+                key=key,
+                label=spec.label,
+                tables=spec.tables,
+                days=policy.days if policy else spec.default_days(),
+                default_days=spec.default_days(),
+                min_days=low,
+                min_reason=why,
+                max_days=spec.max_days,
+                updated_by=(
+                    policy.updated_by.get_username() if policy and policy.updated_by else None
+                ),
+                updated_at=policy.updated_at if policy else None,
+            )
+        )
+    return rows
+
+
+@dataclass(frozen=True)
+class TableOptions:
+    """The retention-related options Cassandra reports for one table."""
+
+    table: str
+    compaction: str
+    window: str
+    default_time_to_live: int
+    gc_grace_seconds: int
+
+
+def table_options() -> list[TableOptions]:
+    """Return compaction, default TTL and gc_grace of every table of the keyspace."""
+    rows = session().execute(prepare(SELECT_TABLE_OPTIONS), (keyspace(),))
+    result = []
+    for row in rows:
+        compaction = dict(row["compaction"] or {})
+        window = (
+            f"{compaction.get('compaction_window_size')} {compaction.get('compaction_window_unit')}"
+            if "compaction_window_unit" in compaction
+            else ""
+        )
+        result.append(
+            TableOptions(
+                table=row["table_name"],
+                compaction=str(compaction.get("class", "")).rsplit(".", 1)[-1],
+                window=window,
+                default_time_to_live=row["default_time_to_live"],
+                gc_grace_seconds=row["gc_grace_seconds"],
+            )
+        )
+    return sorted(result, key=lambda t: t.table)
+
+
+def purge_runs(*, limit: int = 20) -> list[Any]:
+    """Return the latest purge runs, newest first."""
+    from sessions_app.models import PurgeRun
+
+    return list(PurgeRun.objects.select_related("requested_by")[: _bounded(limit)])

@@ -7,10 +7,12 @@ from typing import Any
 
 from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
+from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from sessions_app import services
 from sessions_app.collector.pipeline import txlog_replay
+from sessions_app.models import PurgeRun
 
 
 @shared_task(acks_late=True, soft_time_limit=20, time_limit=30, max_retries=3)
@@ -60,3 +62,18 @@ def seal_bucket(self: Any, site_id: str, granularity: str, bucket: str) -> bool:
         raise
     except Exception as exc:  # Cassandra timeouts and the like: try again later
         raise self.retry(exc=exc) from exc
+
+
+@shared_task(acks_late=True, soft_time_limit=240, time_limit=300, max_retries=3)
+def purge_expired_partitions(requested_by: int | None = None) -> dict[str, Any]:
+    """Delete whole bucket partitions past their retention, at most PURGE_MAX_PARTITIONS a run.
+
+    Re-running is harmless: deletes are idempotent and the watermarks only move forward.
+    """
+    user = get_user_model().objects.filter(pk=requested_by).first() if requested_by else None
+    run = services.partitions_purge(
+        now=timezone.now(),
+        trigger=PurgeRun.ADMIN if requested_by else PurgeRun.BEAT,
+        requested_by=user,
+    )
+    return {"run": run.pk, "probed": run.probed, "deleted": run.deleted, "more": run.more_left}

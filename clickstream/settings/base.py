@@ -23,7 +23,7 @@ CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
 INSTALLED_APPS = [
     # First, so its sync_cassandra/AppConfig patches load before any cqlengine model.
     "django_cassandra_engine",
-    "django.contrib.admin",
+    "sessions_app.apps.RoleAdminConfig",  # django.contrib.admin, gated by the admin role
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -167,6 +167,11 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": timedelta(minutes=1),
         "options": {"expires": 55},
     },
+    "purge-expired-partitions": {
+        "task": "sessions_app.tasks.purge_expired_partitions",
+        "schedule": timedelta(hours=1),
+        "options": {"expires": 3300},
+    },
 }
 
 # Health: a worker heartbeat older than this makes /healthz report the beat
@@ -227,14 +232,24 @@ MAX_EVENT_AGE = timedelta(days=env.int("MAX_EVENT_AGE_DAYS", default=30))
 # (the bucket may already be sealed).
 ALLOWED_LATENESS = timedelta(minutes=env.int("ALLOWED_LATENESS_MINUTES", default=10))
 DEDUP_TTL = timedelta(hours=env.int("DEDUP_TTL_HOURS", default=48))
-# How long each resolution of the sealed aggregates (bucket_aggregates, series,
-# per-user counts) is kept: written with USING TTL. Hours must outlive the longest
+# Retention per policy (days) while no RetentionPolicy row exists; admins change
+# them on /retention/ (sessions_app.retention.SPECS has the bounds). New rows are
+# written with USING TTL from the policy. Aggregate hours must outlive the longest
 # rolling-counter window (12 months), whose edges are filled from hours.
-AGGREGATE_RETENTION = {
-    "hour": timedelta(days=env.int("AGGREGATE_HOUR_RETENTION_DAYS", default=400)),
-    "day": timedelta(days=env.int("AGGREGATE_DAY_RETENTION_DAYS", default=3 * 366)),
-    "month": timedelta(days=env.int("AGGREGATE_MONTH_RETENTION_DAYS", default=10 * 366)),
+RETENTION_DEFAULT_DAYS = {
+    "raw_events": env.int("RETENTION_RAW_EVENTS_DAYS", default=400),
+    "sessions": env.int("RETENTION_SESSIONS_DAYS", default=400),
+    "aggregates_hour": env.int("AGGREGATE_HOUR_RETENTION_DAYS", default=400),
+    "aggregates_day": env.int("AGGREGATE_DAY_RETENTION_DAYS", default=3 * 366),
+    "aggregates_month": env.int("AGGREGATE_MONTH_RETENTION_DAYS", default=10 * 366),
+    "failed_events": env.int("RETENTION_FAILED_EVENTS_DAYS", default=14),
+    "transaction_log": env.int("RETENTION_TRANSACTION_LOG_DAYS", default=7),
 }
+# Tombstones (purge, erasure) must reach every replica before compaction may drop
+# them: keep this longer than the interval between full repairs (ARCHITECTURE.md).
+CASSANDRA_GC_GRACE_SECONDS = env.int("CASSANDRA_GC_GRACE_SECONDS", default=10 * 86_400)
+# Partition keys one purge run may probe (and so delete), across all sites and tables.
+PURGE_MAX_PARTITIONS = env.int("PURGE_MAX_PARTITIONS", default=20_000)
 FEED_SHARDS = env.int("FEED_SHARDS", default=4)
 TXLOG_SHARDS = env.int("TXLOG_SHARDS", default=4)
 TXLOG_REPLAY_GRACE = timedelta(seconds=env.int("TXLOG_REPLAY_GRACE_SECONDS", default=60))

@@ -26,7 +26,7 @@ from typing import Any
 from cassandra.query import UNSET_VALUE, BatchStatement, BatchType, PreparedStatement
 from django.conf import settings
 
-from sessions_app import buckets
+from sessions_app import buckets, retention
 from sessions_app.cassandra import consistency, prepare, session
 from sessions_app.ids import time_uuid
 
@@ -39,17 +39,20 @@ INSERT INTO {ks}.session_events
   (session_id, event_id, site_id, user_key, type, name, ts, url, referrer, title,
    element, props, late, clamped, is_bot)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+USING TTL ?
 """
 INSERT_USER_EVENT = """
 INSERT INTO {ks}.user_events_by_bucket
   (site_id, user_key, bucket, event_id, session_id, type, name, ts, url, element, props)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+USING TTL ?
 """
 INSERT_SITE_EVENT = """
 INSERT INTO {ks}.site_events_by_bucket
   (site_id, bucket, shard, event_id, session_id, user_key, type, name, ts, url, element,
    is_bot, late)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+USING TTL ?
 """
 UPSERT_USER_SESSION = """
 INSERT INTO {ks}.user_sessions
@@ -57,7 +60,7 @@ INSERT INTO {ks}.user_sessions
    event_count, pageview_count, click_count, entry_url, exit_url, converted, is_bot,
    user_agent, ip_prefix)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-USING TIMESTAMP ?
+USING TIMESTAMP ? AND TTL ?
 """
 INSERT_FEED = """
 INSERT INTO {ks}.latest_sessions
@@ -67,20 +70,23 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 """
 INSERT_LINK = """
 INSERT INTO {ks}.identity_links (site_id, user_id, anonymous_id, linked_at) VALUES (?, ?, ?, ?)
+USING TTL ?
 """
 INSERT_LOG = """
 INSERT INTO {ks}.transaction_log
   (site_id, minute, shard, batch_id, received_at, event_count, payload, applied)
 VALUES (?, ?, ?, ?, ?, ?, ?, false)
+USING TTL ?
 """
 MARK_APPLIED = """
-UPDATE {ks}.transaction_log SET applied = true
+UPDATE {ks}.transaction_log USING TTL ? SET applied = true
 WHERE site_id = ? AND minute = ? AND shard = ? AND batch_id = ?
 """
 INSERT_FAILED = """
 INSERT INTO {ks}.failed_events
   (site_id, day, failed_id, received_at, reason, field, source, payload)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+USING TTL ?
 """
 INSERT_STATS = """
 INSERT INTO {ks}.ingest_stats
@@ -285,11 +291,18 @@ def log_write(
         work.append(
             (
                 prepare(INSERT_LOG, idempotent=True, write=True),
-                (*key, plan.received_at, len(plan.events), plan_encode(plan)),
+                (
+                    *key,
+                    plan.received_at,
+                    len(plan.events),
+                    plan_encode(plan),
+                    retention.ttl_seconds(retention.TRANSACTION_LOG),
+                ),
             )
         )
     day = buckets.floor(received_at, buckets.Width.DAY)
     failed = prepare(INSERT_FAILED, idempotent=True, write=True)
+    failed_ttl = retention.ttl_seconds(retention.FAILED_EVENTS) if failures else 0
     for index, failure in enumerate(failures):
         work.append(
             (
@@ -303,6 +316,7 @@ def log_write(
                     failure.field,
                     failure.source,
                     failure.payload[: settings.FAILED_EVENT_PAYLOAD_BYTES],
+                    failed_ttl,
                 ),
             )
         )
@@ -335,14 +349,21 @@ def plan_apply(plan: Plan, *, wait_for_mark: bool = True) -> int:
     work = list(_event_statements(plan.events))
     work.extend(_session_statements(plan))
     link = prepare(INSERT_LINK, idempotent=True, write=True)
-    work.extend((link, (plan.site_id, user, anon, plan.received_at)) for user, anon in plan.links)
+    if plan.links:
+        ttl = retention.ttl_seconds(retention.SESSIONS)
+        work.extend(
+            (link, (plan.site_id, user, anon, plan.received_at, ttl)) for user, anon in plan.links
+        )
     _run(work)
     if plan.events:
         mark = prepare(MARK_APPLIED, idempotent=True, write=True)
+        # The mark carries the log's TTL too: an UPDATE cell without one would get the
+        # table's backstop and outlive the rest of its row.
+        params = (retention.ttl_seconds(retention.TRANSACTION_LOG), *log_key(plan))
         if wait_for_mark:
-            session().execute(mark, log_key(plan))
+            session().execute(mark, params)
         else:
-            session().execute_async(mark, log_key(plan)).add_errback(
+            session().execute_async(mark, params).add_errback(
                 lambda exc: log.warning(
                     "applied mark of batch %s not written: %s", plan.batch_id, exc
                 )
@@ -358,6 +379,7 @@ def _event_statements(events: Iterable[EventRow]) -> Iterable[tuple[Any, Any]]:
     by_session = prepare(INSERT_SESSION_EVENT, idempotent=True, write=True)
     by_user = prepare(INSERT_USER_EVENT, idempotent=True, write=True)
     by_site = prepare(INSERT_SITE_EVENT, idempotent=True, write=True)
+    ttl = retention.ttl_seconds(retention.RAW_EVENTS)
     for e in events:
         ts = buckets.as_utc(e.ts)
         element, props = _json(e.element), _json(e.props)
@@ -380,6 +402,7 @@ def _event_statements(events: Iterable[EventRow]) -> Iterable[tuple[Any, Any]]:
                     e.late,
                     e.clamped,
                     e.is_bot,
+                    ttl,
                 ),
             )
         )
@@ -399,6 +422,7 @@ def _event_statements(events: Iterable[EventRow]) -> Iterable[tuple[Any, Any]]:
                     e.url,
                     element,
                     props,
+                    ttl,
                 ),
             )
         )
@@ -420,6 +444,7 @@ def _event_statements(events: Iterable[EventRow]) -> Iterable[tuple[Any, Any]]:
                     element,
                     e.is_bot,
                     e.late,
+                    ttl,
                 ),
             )
         )
@@ -452,6 +477,7 @@ def feed_sentinel(user_key: str) -> int:
 def _session_statements(plan: Plan) -> Iterable[tuple[Any, Any]]:
     upsert = prepare(UPSERT_USER_SESSION, idempotent=True, write=True)
     feed = prepare(INSERT_FEED, idempotent=True, write=True)
+    ttl = retention.ttl_seconds(retention.SESSIONS) if plan.sessions else 0
     for s in plan.sessions:
         yield (
             upsert,
@@ -473,6 +499,7 @@ def _session_statements(plan: Plan) -> Iterable[tuple[Any, Any]]:
                 s.user_agent,
                 s.ip_prefix,
                 plan.version,
+                ttl,
             ),
         )
         yield (

@@ -16,6 +16,7 @@ from .events import (
     UserEventByBucket,
     UserSession,
 )
+from .retention import AdminAction, PurgeRun, PurgeWatermark, RetentionPolicy
 from .sites import BucketState, ReplayWatermark, Site
 
 CASSANDRA_MODELS = (
@@ -37,6 +38,7 @@ CASSANDRA_MODELS = (
 
 __all__ = [
     "CASSANDRA_MODELS",
+    "AdminAction",
     "BucketAggregate",
     "BucketState",
     "BucketUserCount",
@@ -45,7 +47,10 @@ __all__ = [
     "IngestStats",
     "LatestSession",
     "PipelineHeartbeat",
+    "PurgeRun",
+    "PurgeWatermark",
     "ReplayWatermark",
+    "RetentionPolicy",
     "RollingCount",
     "SeriesPoint",
     "SessionEvent",

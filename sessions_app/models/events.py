@@ -9,13 +9,21 @@ from __future__ import annotations
 
 from cassandra.cqlengine import columns
 from cassandra.cqlengine.models import Model
+from django.conf import settings
+
+from sessions_app import retention
+from sessions_app.retention import table_options
+
+# Mixed resolutions with TTLs of a year to ten years, rewritten by reseals: TWCS would
+# keep SSTables alive for their longest-lived row, so these keep size-tiered compaction.
+_AGGREGATES = (retention.AGGREGATES_HOUR, retention.AGGREGATES_DAY, retention.AGGREGATES_MONTH)
 
 
 class UserSession(Model):
     """One row per session in the partition of (site, user key), newest first."""
 
     __table_name__ = "user_sessions"
-    __options__ = {"compaction": {"class": "SizeTieredCompactionStrategy"}}
+    __options__ = table_options(policies=(retention.SESSIONS,))
 
     site_id = columns.UUID(partition_key=True)
     user_key = columns.Text(partition_key=True)
@@ -39,6 +47,7 @@ class SessionEvent(Model):
     """Every event of one session, in time order (event TimeUUIDs sort by time)."""
 
     __table_name__ = "session_events"
+    __options__ = table_options(policies=(retention.RAW_EVENTS,), window="day")  # ≤ 24 h sessions
 
     session_id = columns.TimeUUID(partition_key=True)
     event_id = columns.TimeUUID(primary_key=True, clustering_order="ASC")
@@ -61,6 +70,9 @@ class UserEventByBucket(Model):
     """A user's events per time bucket: (site, user key, bucket start) partitions."""
 
     __table_name__ = "user_events_by_bucket"
+    __options__ = table_options(
+        policies=(retention.RAW_EVENTS,), window=settings.USER_EVENTS_BUCKET
+    )
 
     site_id = columns.UUID(partition_key=True)
     user_key = columns.Text(partition_key=True)
@@ -79,7 +91,7 @@ class PipelineHeartbeat(Model):
     """Last beat → broker → worker → Cassandra round trip, one row per worker host."""
 
     __table_name__ = "pipeline_heartbeats"
-    __options__ = {"default_time_to_live": 86400}
+    __options__ = table_options(ttl_days=1)
 
     worker = columns.Text(partition_key=True)
     beat_at = columns.DateTime(required=True)
@@ -94,6 +106,7 @@ class SiteEventByBucket(Model):
     """
 
     __table_name__ = "site_events_by_bucket"
+    __options__ = table_options(policies=(retention.RAW_EVENTS,), window="hour")
 
     site_id = columns.UUID(partition_key=True)
     bucket = columns.DateTime(partition_key=True)
@@ -118,7 +131,7 @@ class LatestSession(Model):
     """
 
     __table_name__ = "latest_sessions"
-    __options__ = {"default_time_to_live": 86400}
+    __options__ = table_options(ttl_days=1, window="hour")  # the feed's TTL, no policy
 
     site_id = columns.UUID(partition_key=True)
     sentinel = columns.SmallInt(partition_key=True)
@@ -141,7 +154,7 @@ class TransactionLog(Model):
     """
 
     __table_name__ = "transaction_log"
-    __options__ = {"default_time_to_live": 7 * 86400}
+    __options__ = table_options(policies=(retention.TRANSACTION_LOG,), window="10m")
 
     site_id = columns.UUID(partition_key=True)
     minute = columns.DateTime(partition_key=True)
@@ -157,7 +170,7 @@ class FailedEvent(Model):
     """A rejected event or request with its reason and raw payload (≤ 8 KB), kept with a TTL."""
 
     __table_name__ = "failed_events"
-    __options__ = {"default_time_to_live": 14 * 86400}
+    __options__ = table_options(policies=(retention.FAILED_EVENTS,), window="day")
 
     site_id = columns.UUID(partition_key=True)
     day = columns.DateTime(partition_key=True)
@@ -177,7 +190,7 @@ class IngestStats(Model):
     """
 
     __table_name__ = "ingest_stats"
-    __options__ = {"default_time_to_live": 90 * 86400}
+    __options__ = table_options(ttl_days=90, window="hour")  # fixed 90 days, no policy
 
     site_id = columns.UUID(partition_key=True)
     bucket = columns.DateTime(partition_key=True)
@@ -194,6 +207,7 @@ class IdentityLink(Model):
     """Anonymous ids that identify() linked to a user id, for the user's profile."""
 
     __table_name__ = "identity_links"
+    __options__ = table_options(policies=(retention.SESSIONS,))
 
     site_id = columns.UUID(partition_key=True)
     user_id = columns.Text(partition_key=True)
@@ -205,6 +219,7 @@ class BucketAggregate(Model):
     """Aggregates of one sealed bucket of a site, overwritten whole by each seal."""
 
     __table_name__ = "bucket_aggregates"
+    __options__ = table_options(policies=_AGGREGATES)
 
     site_id = columns.UUID(partition_key=True)
     granularity = columns.Text(partition_key=True)
@@ -235,6 +250,7 @@ class BucketUserCount(Model):
     """
 
     __table_name__ = "bucket_user_counts"
+    __options__ = table_options(policies=_AGGREGATES)
 
     site_id = columns.UUID(partition_key=True)
     granularity = columns.Text(partition_key=True)
@@ -254,6 +270,7 @@ class RollingCount(Model):
     """
 
     __table_name__ = "rolling_counts"
+    __options__ = table_options(policies=_AGGREGATES)
 
     site_id = columns.UUID(partition_key=True)
     user_key = columns.Text(partition_key=True)
@@ -273,6 +290,7 @@ class SeriesPoint(Model):
     """
 
     __table_name__ = "series_points"
+    __options__ = table_options(policies=_AGGREGATES)
 
     series_key = columns.Text(partition_key=True)
     base = columns.BigInt(partition_key=True)

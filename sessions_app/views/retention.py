@@ -1,0 +1,105 @@
+"""Admin pages for retention: policies per table, the tables' options, purge runs."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from celery.result import AsyncResult
+from django import forms
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from sessions_app import retention, selectors, services
+from sessions_app.permissions import admin_required
+
+PAGE = "sessions_app:retention"
+
+
+class PolicyForm(forms.Form):
+    days = forms.IntegerField(
+        error_messages={
+            "required": "days: required",
+            "invalid": "days: a whole number such as 400",
+        }
+    )
+
+
+def _queued(request: HttpRequest) -> dict[str, Any] | None:
+    """Return the state of the purge task named by ?task= (from the result backend)."""
+    try:
+        task_id = str(uuid.UUID(request.GET.get("task", "")))
+    except ValueError:
+        return None
+    result: AsyncResult[dict[str, Any]] = AsyncResult(task_id)
+    if not result.ready():
+        return {"id": task_id, "state": "queued"}
+    if not result.successful():
+        return {"id": task_id, "state": "failed", "error": str(result.result)}
+    summary = result.result
+    if not isinstance(summary, dict):
+        return {"id": task_id, "state": "failed", "error": repr(summary)}
+    return {"id": task_id, "state": "done", **summary}
+
+
+def _page(request: HttpRequest, *, errors: dict[str, list[str]], status: int = 200) -> HttpResponse:
+    context: dict[str, Any] = {
+        "queued": _queued(request),
+        "policies": [
+            {"policy": policy, "errors": errors.get(policy.key, [])}
+            for policy in selectors.retention_policies()
+        ],
+        "options": selectors.table_options(),
+        "runs": selectors.purge_runs(limit=20),
+        "unknown": [
+            m for key, found in errors.items() if key not in retention.SPECS for m in found
+        ],
+        "cache_seconds": retention.POLICY_CACHE_SECONDS,
+    }
+    return render(request, "sessions_app/retention.html", context, status=status)
+
+
+@admin_required
+@require_GET
+def retention_page(request: HttpRequest) -> HttpResponse:
+    """Show the policies with their forms, the tables' options and the latest purge runs."""
+    return _page(request, errors={})
+
+
+@admin_required
+@require_POST
+def policy_save(request: HttpRequest, key: str) -> HttpResponse:
+    """Save one policy (new writes use it from now on) or show why it was refused (400)."""
+    if key not in retention.SPECS:
+        return _page(request, errors={key: [f"policy: unknown policy {key!r}"]}, status=404)
+    form = PolicyForm(request.POST)
+    if not form.is_valid():
+        problems = [str(m) for messages_ in form.errors.values() for m in messages_]
+        return _page(request, errors={key: problems}, status=400)
+    try:
+        services.retention_set(key=key, days=form.cleaned_data["days"], actor=request.user)
+    except retention.RetentionError as exc:
+        return _page(request, errors={key: [str(exc)]}, status=400)
+    messages.success(
+        request,
+        f"{retention.SPECS[key].label}: {form.cleaned_data['days']} days for new writes; "
+        "rows already written keep their TTL.",
+    )
+    return redirect(PAGE)
+
+
+@admin_required
+@require_POST
+def purge_request(request: HttpRequest) -> HttpResponse:
+    """Queue a purge run now; the page lists its result once a worker has run it."""
+    from sessions_app.tasks import purge_expired_partitions
+
+    result = purge_expired_partitions.delay(requested_by=request.user.pk)
+    services.admin_action_record(
+        actor=request.user, action="purge.request", target="purge", details={"task": result.id}
+    )
+    messages.success(request, f"Purge queued (task {result.id}); its run appears below.")
+    return redirect(f"{reverse(PAGE)}?task={result.id}")
