@@ -1,5 +1,6 @@
 """Tables: cqlengine models for Cassandra (synced by sync_cassandra), Django models for SQL."""
 
+from .erasure import ErasureRequest, Suppression
 from .events import (
     BucketAggregate,
     BucketUserCount,
@@ -40,6 +41,7 @@ __all__ = [
     "BucketAggregate",
     "BucketState",
     "BucketUserCount",
+    "ErasureRequest",
     "FailedEvent",
     "IdentityLink",
     "IngestStats",
@@ -51,6 +53,7 @@ __all__ = [
     "SessionEvent",
     "Site",
     "SiteEventByBucket",
+    "Suppression",
     "TransactionLog",
     "UserEventByBucket",
     "UserSession",
