@@ -1,4 +1,4 @@
-"""Django admin: sites (editable); bucket states and replay watermarks (read-only)."""
+"""Django admin: sites (editable); bucket states, watermarks, erasures, suppressions (read-only)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 from django.contrib import admin
 from django.http import HttpRequest
 
-from sessions_app.models import BucketState, ReplayWatermark, Site
+from sessions_app.models import BucketState, ErasureRequest, ReplayWatermark, Site, Suppression
 
 
 @admin.register(Site)
@@ -48,3 +48,17 @@ class BucketStateAdmin(ReadOnlyAdmin):
 @admin.register(ReplayWatermark)
 class ReplayWatermarkAdmin(ReadOnlyAdmin):
     list_display = ["site", "replayed_through", "updated_at"]
+
+
+@admin.register(ErasureRequest)
+class ErasureRequestAdmin(ReadOnlyAdmin):
+    """Receipts: created by the erasure page only, never edited."""
+
+    list_display = ["created_at", "site", "kind", "requested_by_name", "state", "finished_at"]
+    list_filter = ["state", "kind", "site"]
+
+
+@admin.register(Suppression)
+class SuppressionAdmin(ReadOnlyAdmin):
+    list_display = ["created_at", "site", "erasure"]
+    list_filter = ["site"]

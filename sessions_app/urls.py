@@ -1,6 +1,6 @@
 from django.urls import path
 
-from sessions_app.views import analyst, collector, demo, health, pages, sizing
+from sessions_app.views import analyst, collector, demo, erasure, health, pages, sizing
 
 app_name = "sessions_app"
 
@@ -16,6 +16,8 @@ urlpatterns = [
     path("", pages.home, name="home"),
     path("sizing/", sizing.calculator, name="sizing-calculator"),
     path("sizing/partitions/", sizing.partition_report, name="partition-report"),
+    path("erasure/", erasure.erasure_list, name="erasures"),
+    path("erasure/<uuid:request_id>/", erasure.erasure_detail, name="erasure"),
     path("sites/<uuid:site_id>/", analyst.dashboard, name="dashboard"),
     path("sites/<uuid:site_id>/site", analyst.site_settings, name="site"),
     path("sites/<uuid:site_id>/users/", analyst.user_search, name="user-search"),
