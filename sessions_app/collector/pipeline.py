@@ -55,11 +55,15 @@ class Suppressed(EventError):
         super().__init__(field, "erased on request; not accepted")
 
 
-def _check_suppressed(event: ValidEvent, suppressed: frozenset[str]) -> None:
-    if event.anonymous_id in suppressed:
-        raise Suppressed("anonymous_id")
-    if event.user_id and event.user_id in suppressed:
-        raise Suppressed("user_id")
+def _check_suppressed(raw: Any, suppressed: frozenset[str]) -> None:
+    """Reject an event of an erased key before validation, so even an invalid one is
+    stored without its payload (validation keeps ids as sent, so this is exact)."""
+    if not isinstance(raw, dict):
+        return
+    for name in ("anonymous_id", "user_id"):
+        value = raw.get(name)
+        if isinstance(value, str) and value in suppressed:
+            raise Suppressed(name)
 
 
 @dataclass(frozen=True)
@@ -210,9 +214,9 @@ def _validate(
     suppressed = selectors.suppressed_keys(site_id=source.site.id)
     for index, raw in enumerate(raw_events):
         try:
-            event = validate_event(raw)
             if suppressed:
-                _check_suppressed(event, suppressed)
+                _check_suppressed(raw, suppressed)
+            event = validate_event(raw)
             ts, clamped = event.ts + skew, False
             if ts > received_at + timedelta(hours=24):
                 ts, clamped = received_at, True
