@@ -171,7 +171,7 @@ def erasure_request(*, site: Site, key: str, kind: str, requested_by: Any) -> Er
         Suppression.objects.get_or_create(site=site, key=key, defaults={"erasure": request})
         transaction.on_commit(lambda: tasks.erase_user.delay(str(request.pk)))
     log.info(
-        "erasure %s of a %s on site %s requested by %s",
+        "erasure %s (%s) on site %s requested by %s",
         request.pk,
         kind,
         site.pk,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 import uuid
 import zlib
 from dataclasses import dataclass, field
@@ -518,3 +519,27 @@ def test_stalled_requests_are_found_for_resuming(site, root):
     )
     stalled = erasure.erasures_stalled(now=timezone.now(), after=timedelta(hours=1))
     assert [r.pk for r in stalled] == [old.pk]
+
+
+@pytest.mark.django_db(transaction=True, databases=["default", "cassandra"])
+def test_a_real_worker_erases_and_reseals(site, traffic, root, celery_worker_process):
+    """The job through Redis and a prefork worker: the receipt fills in, the hours reseal."""
+    request = ErasureRequest.objects.create(
+        site=site, key=BOB, kind="anonymous_id", requested_by=root, requested_by_name="root"
+    )
+    Suppression.objects.create(site=site, key=BOB, erasure=request)
+    # The worker has its own settings (a 20 s settle): date the suppression back instead.
+    Suppression.objects.filter(key=BOB).update(created_at=timezone.now() - timedelta(minutes=5))
+    tasks.erase_user.delay(str(request.pk))
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        request.refresh_from_db()
+        if request.finished:
+            break
+        time.sleep(0.5)
+    assert request.state == ErasureRequest.DONE, request.error
+    assert request.counts["user_sessions"] == 2 and request.counts["hours_resealed"] == 2
+    assert selectors.session_list(site_id=site.id, user_key=BOB) == []
+    for hour in traffic.hours:
+        assert {e["user_key"] for e in _site_rows(site, hour)} <= {ALICE, ALICE_ANON}
+        assert _aggregate(site, "hour", hour)["users"] == 1
