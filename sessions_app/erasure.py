@@ -328,7 +328,7 @@ class _Job:
         ready = newest + timedelta(seconds=settings.ERASURE_SETTLE_SECONDS)
         wait = (ready - timezone.now()).total_seconds()
         if wait > 0:
-            time.sleep(wait)
+            _pause(wait)
 
     def _forget_redis(self, keys: list[str]) -> None:
         """Drop the cached session states (they hold session ids, entry and exit URLs)."""
@@ -543,6 +543,10 @@ class _Job:
                         site_id=site.id, granularity=granularity, bucket=start, now=self.now
                     )
                 self.counts[f"{granularity}s_resealed"] += int(done)
+
+
+def _pause(seconds: float) -> None:
+    time.sleep(seconds)
 
 
 def _ttl_feed() -> timedelta:
