@@ -1,5 +1,6 @@
 """Django admin (admin role only, see admin_site): sites with audited key rotation and
-disabling; bucket states, replay watermarks, purge runs and the audit log read-only."""
+disabling; bucket states, replay watermarks, purge runs, the audit log, erasure receipts
+and suppressions read-only."""
 
 from __future__ import annotations
 
@@ -12,7 +13,15 @@ from django.http import HttpRequest
 
 from sessions_app import services
 from sessions_app.admin_site import RoleModelAdmin
-from sessions_app.models import AdminAction, BucketState, PurgeRun, ReplayWatermark, Site
+from sessions_app.models import (
+    AdminAction,
+    BucketState,
+    ErasureRequest,
+    PurgeRun,
+    ReplayWatermark,
+    Site,
+    Suppression,
+)
 
 
 @admin.register(Site)
@@ -102,3 +111,17 @@ class AdminActionAdmin(ReadOnlyAdmin):
     list_filter = ["action"]
     search_fields = ["actor_name", "target"]
     date_hierarchy = "at"
+
+
+@admin.register(ErasureRequest)
+class ErasureRequestAdmin(ReadOnlyAdmin):
+    """Receipts: created by the erasure page only, never edited."""
+
+    list_display = ["created_at", "site", "kind", "requested_by_name", "state", "finished_at"]
+    list_filter = ["state", "kind", "site"]
+
+
+@admin.register(Suppression)
+class SuppressionAdmin(ReadOnlyAdmin):
+    list_display = ["created_at", "site", "erasure"]
+    list_filter = ["site"]

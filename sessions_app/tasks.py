@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from celery import shared_task
@@ -10,7 +10,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
-from sessions_app import services
+from sessions_app import erasure, services
 from sessions_app.collector.pipeline import txlog_replay
 from sessions_app.models import PurgeRun
 
@@ -77,3 +77,40 @@ def purge_expired_partitions(requested_by: int | None = None) -> dict[str, Any]:
         requested_by=user,
     )
     return {"run": run.pk, "probed": run.probed, "deleted": run.deleted, "more": run.more_left}
+
+
+# Below the broker's visibility timeout (3,600 s), or Redis would hand a running
+# erasure to a second worker.
+ERASURE_SOFT_LIMIT, ERASURE_HARD_LIMIT = 3000, 3300
+
+
+@shared_task(
+    bind=True,
+    acks_late=True,
+    soft_time_limit=ERASURE_SOFT_LIMIT,
+    time_limit=ERASURE_HARD_LIMIT,
+    max_retries=3,
+    default_retry_delay=60,
+)
+def erase_user(self: Any, request_id: str) -> dict[str, int]:
+    """Erase one request's user keys everywhere and reseal the aggregates they were in.
+
+    Safe to run again: rows already deleted are not found twice.
+    """
+    try:
+        return erasure.user_erase(request_id=request_id, now=timezone.now()).counts
+    except SoftTimeLimitExceeded:
+        raise
+    except Exception as exc:  # Cassandra timeouts and the like: the request says failed
+        raise self.retry(exc=exc) from exc
+
+
+@shared_task(acks_late=True, soft_time_limit=30, time_limit=60, max_retries=3)
+def resume_erasures() -> int:
+    """Enqueue again the erasures whose task was lost (a Redis flush, a killed worker)."""
+    stalled = erasure.erasures_stalled(
+        now=timezone.now(), after=timedelta(seconds=ERASURE_HARD_LIMIT + 60)
+    )
+    for request in stalled:
+        erase_user.delay(str(request.pk))
+    return len(stalled)

@@ -1,6 +1,15 @@
 from django.urls import path
 
-from sessions_app.views import analyst, collector, demo, health, pages, retention, sizing
+from sessions_app.views import (
+    analyst,
+    collector,
+    demo,
+    erasure,
+    health,
+    pages,
+    retention,
+    sizing,
+)
 
 app_name = "sessions_app"
 
@@ -19,6 +28,8 @@ urlpatterns = [
     path("retention/", retention.retention_page, name="retention"),
     path("retention/policies/<str:key>", retention.policy_save, name="retention-policy"),
     path("retention/purge", retention.purge_request, name="retention-purge"),
+    path("erasure/", erasure.erasure_list, name="erasures"),
+    path("erasure/<uuid:request_id>/", erasure.erasure_detail, name="erasure"),
     path("sites/<uuid:site_id>/", analyst.dashboard, name="dashboard"),
     path("sites/<uuid:site_id>/site", analyst.site_settings, name="site"),
     path("sites/<uuid:site_id>/users/", analyst.user_search, name="user-search"),

@@ -172,6 +172,11 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": timedelta(hours=1),
         "options": {"expires": 3300},
     },
+    "resume-erasures": {
+        "task": "sessions_app.tasks.resume_erasures",
+        "schedule": timedelta(minutes=5),
+        "options": {"expires": 290},
+    },
 }
 
 # Health: a worker heartbeat older than this makes /healthz report the beat
@@ -257,6 +262,12 @@ TXLOG_REPLAY_WINDOW = timedelta(hours=env.int("TXLOG_REPLAY_WINDOW_HOURS", defau
 FAILED_EVENT_PAYLOAD_BYTES = 8 * 1024
 # Expected bytes of a site_events_by_bucket row, for shard counts (buckets.shards_for).
 SITE_EVENT_ROW_BYTES = env.int("SITE_EVENT_ROW_BYTES", default=400)
+
+# Erasure: how long each process caches a site's suppressed keys (the collector's
+# check), and how long an erasure waits after suppressing before it deletes, so that
+# no request that passed the check before the suppression writes after the delete.
+SUPPRESSION_CACHE_SECONDS = env.int("SUPPRESSION_CACHE_SECONDS", default=5)
+ERASURE_SETTLE_SECONDS = env.int("ERASURE_SETTLE_SECONDS", default=20)
 
 # Seconds a seal waits for the next page of a bucket scan before giving up.
 CASSANDRA_SCAN_TIMEOUT = env.int("CASSANDRA_SCAN_TIMEOUT_SECONDS", default=60)

@@ -31,9 +31,11 @@ from sessions_app.collector.writer import (
     Plan,
     SessionSummary,
     Stats,
+    log_mark_applied,
     log_write,
     plan_apply,
     plan_decode,
+    plan_without,
     version_of,
 )
 from sessions_app.ids import event_uuid, time_uuid
@@ -44,6 +46,24 @@ log = logging.getLogger(__name__)
 
 class StorageUnavailable(Exception):
     """The batch could not be made durable; nothing was accepted, the client should retry."""
+
+
+class Suppressed(EventError):
+    """The event's user key was erased on request: rejected, and its payload never stored."""
+
+    def __init__(self, field: str) -> None:
+        super().__init__(field, "erased on request; not accepted")
+
+
+def _check_suppressed(raw: Any, suppressed: frozenset[str]) -> None:
+    """Reject an event of an erased key before validation, so even an invalid one is
+    stored without its payload (validation keeps ids as sent, so this is exact)."""
+    if not isinstance(raw, dict):
+        return
+    for name in ("anonymous_id", "user_id"):
+        value = raw.get(name)
+        if isinstance(value, str) and value in suppressed:
+            raise Suppressed(name)
 
 
 @dataclass(frozen=True)
@@ -191,8 +211,11 @@ def _validate(
         if abs(difference) > settings.CLOCK_SKEW_TOLERANCE:
             skew = difference
     candidates = []
+    suppressed = selectors.suppressed_keys(site_id=source.site.id)
     for index, raw in enumerate(raw_events):
         try:
+            if suppressed:
+                _check_suppressed(raw, suppressed)
             event = validate_event(raw)
             ts, clamped = event.ts + skew, False
             if ts > received_at + timedelta(hours=24):
@@ -204,8 +227,10 @@ def _validate(
             reason = f"events[{index}].{exc}"
             outcome.rejected.append({"index": index, "reason": reason})
             reasons[exc.field] += 1
+            # An erased user's payload is exactly what must not be kept: reason only.
+            payload = "" if isinstance(exc, Suppressed) else _raw_text(raw)
             failures.append(
-                Failure(reason=reason, field=exc.field, payload=_raw_text(raw), source=source.name)
+                Failure(reason=reason, field=exc.field, payload=payload, source=source.name)
             )
             continue
         late = buckets.next_start(ts, buckets.Width.HOUR) + settings.ALLOWED_LATENESS < received_at
@@ -328,6 +353,8 @@ def txlog_replay(*, now: datetime, max_buckets: int = 24) -> int:
     Each site's log is scanned from its watermark up to now minus the replay
     grace (entries younger than that may still be applying), at most
     `max_buckets` log buckets per site per run; the watermark then advances.
+    Events, sessions and links of suppressed (erased) user keys are dropped from
+    each plan before it is applied, so a replay never brings them back.
     """
     now = buckets.as_utc(now)
     horizon = buckets.floor(now - settings.TXLOG_REPLAY_GRACE, buckets.Width.TEN_MINUTES)
@@ -336,6 +363,7 @@ def txlog_replay(*, now: datetime, max_buckets: int = 24) -> int:
         mark = ReplayWatermark.objects.filter(site=site).first()
         start = mark.replayed_through if mark else horizon - settings.TXLOG_REPLAY_WINDOW
         scanned = buckets.buckets_between(start, now, buckets.Width.TEN_MINUTES)[:max_buckets]
+        suppressed = selectors.suppressed_keys(site_id=site.id)
         for bucket in scanned:
             for entry in selectors.txlog_unapplied(
                 site_id=site.id,
@@ -344,8 +372,11 @@ def txlog_replay(*, now: datetime, max_buckets: int = 24) -> int:
                 received_before=now - settings.TXLOG_REPLAY_GRACE,
             ):
                 plan = plan_decode(entry)
-                _touch_buckets(site, plan)  # in case the request died before it did
-                plan_apply(plan)
+                kept = plan_without(plan, suppressed) if suppressed else plan
+                _touch_buckets(site, kept)  # in case the request died before it did
+                plan_apply(kept)
+                if plan.events and not kept.events:  # nothing left to apply: mark it
+                    log_mark_applied(plan)
                 replayed += 1
         # Only buckets fully behind the horizon are done; the newest stays open.
         done = [b for b in scanned if buckets.next_start(b, buckets.Width.TEN_MINUTES) <= horizon]

@@ -19,7 +19,7 @@ import uuid
 import zlib
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -315,7 +315,7 @@ def log_write(
                     failure.reason,
                     failure.field,
                     failure.source,
-                    failure.payload[: settings.FAILED_EVENT_PAYLOAD_BYTES],
+                    failure.payload[: settings.FAILED_EVENT_PAYLOAD_BYTES] or None,
                     failed_ttl,
                 ),
             )
@@ -369,6 +369,33 @@ def plan_apply(plan: Plan, *, wait_for_mark: bool = True) -> int:
                 )
             )
     return len(work)
+
+
+def log_mark_applied(plan: Plan) -> None:
+    """Mark a plan's transaction-log entry applied (when nothing of it is left to apply)."""
+    session().execute(prepare(MARK_APPLIED, idempotent=True, write=True), log_key(plan))
+
+
+def plan_without(plan: Plan, keys: frozenset[str] | set[str]) -> Plan:
+    """Return the plan without the events, sessions and identity links of these user keys.
+
+    A session goes if its user key, anonymous id or user id is one of them; its
+    events go with it.
+    """
+    sessions = [
+        s
+        for s in plan.sessions
+        if s.user_key not in keys
+        and (s.anonymous_id or "") not in keys
+        and (s.user_id or "") not in keys
+    ]
+    dropped = {s.session_id for s in plan.sessions} - {s.session_id for s in sessions}
+    return replace(
+        plan,
+        events=[e for e in plan.events if e.user_key not in keys and e.session_id not in dropped],
+        sessions=sessions,
+        links=[(u, a) for u, a in plan.links if u not in keys and a not in keys],
+    )
 
 
 def _event_statements(events: Iterable[EventRow]) -> Iterable[tuple[Any, Any]]:

@@ -1,5 +1,6 @@
 """Tables: cqlengine models for Cassandra (synced by sync_cassandra), Django models for SQL."""
 
+from .erasure import ErasureRequest, Suppression
 from .events import (
     BucketAggregate,
     BucketUserCount,
@@ -42,6 +43,7 @@ __all__ = [
     "BucketAggregate",
     "BucketState",
     "BucketUserCount",
+    "ErasureRequest",
     "FailedEvent",
     "IdentityLink",
     "IngestStats",
@@ -56,6 +58,7 @@ __all__ = [
     "SessionEvent",
     "Site",
     "SiteEventByBucket",
+    "Suppression",
     "TransactionLog",
     "UserEventByBucket",
     "UserSession",

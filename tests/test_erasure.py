@@ -1,0 +1,589 @@
+"""Erasure: ingest → seal → erase → replay, every table checked by its keys; roles; receipts."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+import zlib
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import Group, User
+from django.test import Client
+from django.utils import timezone
+
+from sessions_app import buckets, erasure, selectors, services, tasks
+from sessions_app.cassandra import prepare, session
+from sessions_app.collector import pipeline
+from sessions_app.collector.identity import state_key
+from sessions_app.collector.pipeline import Source, events_record
+from sessions_app.collector.writer import EventRow, Plan, SessionSummary, plan_without
+from sessions_app.models import BucketState, ErasureRequest, Suppression
+from sessions_app.redis_client import redis_client
+from tests.collector.conftest import event
+
+pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
+
+ALICE = "alice@example.com"
+ALICE_ANON = "alice-anon"
+BOB = "bob-anon"
+ERASED = "erased on request; not accepted"
+
+
+@pytest.fixture(autouse=True)
+def _no_waiting(settings):
+    """Tests run the job in-process: no other collector caches the suppression list."""
+    settings.SUPPRESSION_CACHE_SECONDS = 0
+    settings.ERASURE_SETTLE_SECONDS = 0
+
+
+@dataclass
+class Traffic:
+    hours: list[datetime]
+    now: datetime
+    batches: list[list[dict[str, Any]]] = field(default_factory=list)
+    sessions: dict[str, list[Any]] = field(default_factory=dict)
+
+
+def _record(site, received_at: datetime, events: list[dict[str, Any]]):
+    return events_record(source=Source(site=site, received_at=received_at), raw_events=events)
+
+
+@pytest.fixture
+def traffic(site, monkeypatch) -> Traffic:
+    """Two hours of alice (anonymous, then identified) and bob, sealed up to the month.
+
+    The first batch mixes alice and bob and carries an invalid event of each; one
+    more batch of alice's is logged but never applied (a crash after the log write).
+    """
+    now = timezone.now().replace(microsecond=0)
+    h1 = buckets.floor(now - timedelta(hours=4), "hour")
+    if h1.hour == 23:  # keep both hours in one day (and month): one parent of each
+        h1 -= timedelta(hours=1)
+    h2 = h1 + timedelta(hours=1)
+    t = Traffic(hours=[h1, h2], now=now)
+    first = [
+        event(h1 + timedelta(minutes=5), anon=ALICE_ANON, url="https://shop.example/a"),
+        event(
+            h1 + timedelta(minutes=6),
+            kind="click",
+            anon=ALICE_ANON,
+            element={"tag": "button", "text": "Alice's button"},
+        ),
+        event(h1 + timedelta(minutes=7), anon=BOB, url="https://shop.example/b"),
+        {"id": "bad-alice", "type": "bogus", "anonymous_id": ALICE_ANON},
+        {"id": "bad-bob", "type": "bogus", "anonymous_id": BOB},
+    ]
+    identified = [
+        event(
+            h2 + timedelta(minutes=5), anon=ALICE_ANON, user_id=ALICE, url="https://shop.example/"
+        ),
+        event(
+            h2 + timedelta(minutes=8),
+            kind="custom",
+            name="purchase",
+            anon=ALICE_ANON,
+            user_id=ALICE,
+        ),
+    ]
+    bob_later = [event(h2 + timedelta(minutes=9), anon=BOB, url="https://shop.example/b")]
+    t.batches = [first, identified, bob_later]
+    outcome = _record(site, h1 + timedelta(minutes=10), first)
+    assert outcome.accepted == 3 and len(outcome.rejected) == 2
+    assert _record(site, h2 + timedelta(minutes=10), identified).accepted == 2
+    assert _record(site, h2 + timedelta(minutes=12), bob_later).accepted == 1
+
+    def crash(plan, **kwargs):
+        raise RuntimeError("worker died between log write and apply")
+
+    monkeypatch.setattr(pipeline, "plan_apply", crash)
+    unapplied = [event(h2 + timedelta(minutes=20), anon=ALICE_ANON, user_id=ALICE)]
+    assert _record(site, h2 + timedelta(minutes=25), unapplied).accepted == 1
+    monkeypatch.undo()
+
+    for hour in t.hours:
+        assert services.bucket_seal(site_id=site.id, hour=hour, now=now)
+    for day in sorted({buckets.floor(h, "day") for h in t.hours}):
+        assert services.bucket_rollup(site_id=site.id, granularity="day", bucket=day, now=now)
+    month = buckets.floor(h1, "month")
+    assert services.bucket_rollup(site_id=site.id, granularity="month", bucket=month, now=now)
+    for key in (ALICE, ALICE_ANON, BOB):
+        t.sessions[key] = [
+            s["session_id"] for s in selectors.session_list(site_id=site.id, user_key=key)
+        ]
+    assert len(t.sessions[ALICE]) == 1 and len(t.sessions[ALICE_ANON]) == 1
+    return t
+
+
+# --- reading every table by its keys ---------------------------------------------
+
+
+def _rows(cql: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
+    return list(session().execute(prepare(cql), params))
+
+
+def _user_bucket_rows(site, key: str, t: Traffic) -> list[dict[str, Any]]:
+    width = buckets.parse_width("day")
+    found = []
+    for bucket in buckets.buckets_between(t.hours[0], t.now + timedelta(hours=1), width):
+        found += _rows(
+            "SELECT event_id FROM {ks}.user_events_by_bucket "
+            "WHERE site_id = ? AND user_key = ? AND bucket = ?",
+            (site.id, key, bucket),
+        )
+    return found
+
+
+def _site_rows(site, hour: datetime) -> list[dict[str, Any]]:
+    return selectors.site_bucket_events(site_id=site.id, hour=hour, shards=site.event_shards)
+
+
+def _feed_keys(site) -> set[str]:
+    keys = set()
+    for sentinel in range(4):
+        keys |= {
+            r["user_key"]
+            for r in _rows(
+                "SELECT user_key FROM {ks}.latest_sessions WHERE site_id = ? AND sentinel = ?",
+                (site.id, sentinel),
+            )
+        }
+    return keys
+
+
+def _log_plans(site, t: Traffic) -> list[dict[str, Any]]:
+    plans = []
+    for minute in buckets.buckets_between(
+        t.hours[0], timezone.now() + timedelta(minutes=10), "10m"
+    ):
+        for shard in range(4):
+            for row in _rows(
+                "SELECT payload FROM {ks}.transaction_log "
+                "WHERE site_id = ? AND minute = ? AND shard = ?",
+                (site.id, minute, shard),
+            ):
+                plans.append(json.loads(zlib.decompress(row["payload"])))
+    return plans
+
+
+def _failed(site, t: Traffic) -> list[dict[str, Any]]:
+    rows = []
+    for day in buckets.buckets_between(t.hours[0], timezone.now() + timedelta(days=1), "day"):
+        rows += selectors.failed_events_list(site_id=site.id, day=day, limit=1000)
+    return rows
+
+
+def _user_counts(site, t: Traffic) -> dict[tuple[str, str], int]:
+    counts: dict[tuple[str, str], int] = {}
+    for granularity in ("hour", "day", "month"):
+        starts = sorted({buckets.floor(h, granularity) for h in t.hours})
+        for (user, key), n in selectors.bucket_user_counts(
+            site_id=site.id, granularity=granularity, bucket_starts=starts
+        ).items():
+            counts[user, key] = counts.get((user, key), 0) + n
+    return counts
+
+
+def _rolling_rows(site, key: str, t: Traffic) -> list[dict[str, Any]]:
+    rows = []
+    for granularity in ("hour", "day", "month"):
+        periods = {
+            buckets.rolling_period(granularity, buckets.floor(h, granularity)) for h in t.hours
+        }
+        for period in periods:
+            rows += _rows(
+                "SELECT event_key FROM {ks}.rolling_counts "
+                "WHERE site_id = ? AND user_key = ? AND granularity = ? AND period = ?",
+                (site.id, key, granularity, period),
+            )
+    return rows
+
+
+def _aggregate(site, granularity: str, bucket: datetime) -> dict[str, Any]:
+    found = selectors.bucket_aggregate(site_id=site.id, granularity=granularity, bucket=bucket)
+    assert found is not None
+    return found
+
+
+def assert_alice_absent(site, t: Traffic) -> None:
+    """Query every table by its keys: nothing of alice (user id or anonymous id) is left."""
+    alice = {ALICE, ALICE_ANON}
+    for key in alice:
+        assert selectors.session_list(site_id=site.id, user_key=key) == [], key
+        assert _user_bucket_rows(site, key, t) == [], key
+        assert _rolling_rows(site, key, t) == [], key
+    for session_id in t.sessions[ALICE] + t.sessions[ALICE_ANON]:
+        assert selectors.session_events(session_id=session_id) == []
+    for hour in t.hours:
+        assert {e["user_key"] for e in _site_rows(site, hour)} == {BOB}
+    assert not _feed_keys(site) & alice
+    assert selectors.identity_links(site_id=site.id, user_id=ALICE) == []
+    for row in _failed(site, t):
+        assert ALICE_ANON not in (row["payload"] or "") and ALICE not in (row["payload"] or "")
+    for plan in _log_plans(site, t):
+        text = json.dumps(plan)
+        assert ALICE not in text and ALICE_ANON not in text, plan
+    assert not {user for user, _ in _user_counts(site, t)} & alice
+    for key in alice:
+        assert redis_client().get(state_key(site.id, key)) is None
+
+
+def assert_bob_untouched(site, t: Traffic) -> None:
+    assert selectors.session_list(site_id=site.id, user_key=BOB)
+    assert [e["user_key"] for e in _site_rows(site, t.hours[0])] == [BOB]
+    assert BOB in _feed_keys(site)
+    assert any(BOB in (row["payload"] or "") for row in _failed(site, t))
+    assert any(BOB in json.dumps(plan) for plan in _log_plans(site, t))
+    assert _user_counts(site, t)[BOB, "pageview"] == 2 * 3  # 2 hours + day + month
+    assert _rolling_rows(site, BOB, t)
+
+
+def _erase(site, key: str, kind: str, by: User) -> ErasureRequest:
+    request = erasure.erasure_request(site=site, key=key, kind=kind, requested_by=by)
+    tasks.erase_user.apply(args=[str(request.pk)]).get()
+    request.refresh_from_db()
+    return request
+
+
+@pytest.fixture
+def root(db) -> User:
+    return User.objects.create_superuser("root", password="pw-root-123")
+
+
+# --- the whole story ---------------------------------------------------------------
+
+
+def test_ingest_erase_replay_leaves_nothing_of_the_user(site, traffic, root, settings):
+    t = traffic
+    h1, h2 = t.hours
+    day, month = buckets.floor(h1, "day"), buckets.floor(h1, "month")
+    before = {
+        "h1": _aggregate(site, "hour", h1),
+        "h2": _aggregate(site, "hour", h2),
+        "month": _aggregate(site, "month", month),
+    }
+    assert (before["h1"]["events"], before["h1"]["users"]) == (3, 2)
+    assert (before["h2"]["events"], before["h2"]["users"]) == (3, 2)
+    assert before["month"]["events"] == 6 and before["month"]["conversions"] == 1
+    assert _user_counts(site, t)[ALICE_ANON, "pageview"] == 3
+    assert _rolling_rows(site, ALICE, t)
+    assert selectors.identity_links(site_id=site.id, user_id=ALICE) == [ALICE_ANON]
+
+    receipt = _erase(site, ALICE, ErasureRequest.USER_ID, root)
+
+    # The receipt: who, when, how much.
+    assert receipt.state == ErasureRequest.DONE and receipt.error == ""
+    assert receipt.requested_by_name == "root" and receipt.finished_at >= receipt.created_at
+    assert receipt.keys == [ALICE, ALICE_ANON]
+    counts = receipt.counts
+    assert counts["user_sessions"] == 2
+    assert counts["session_events"] == 4
+    assert counts["site_events_by_bucket"] == 4
+    assert counts["user_events_by_bucket"] == 4
+    assert counts["identity_links"] == 1
+    assert counts["failed_events"] == 1
+    # The identified batch and the unapplied one deleted; the mixed batch rewritten.
+    assert counts["transaction_log"] == 3 and counts["transaction_log_rewritten"] == 1
+    assert counts["latest_sessions"] >= 2
+    assert counts["bucket_user_counts"] > 0 and counts["rolling_counts"] > 0
+    assert counts["hours_resealed"] == 2 and counts["months_resealed"] == 1
+    assert counts["days_resealed"] == 1
+    assert set(Suppression.objects.filter(site=site).values_list("key", flat=True)) == {
+        ALICE,
+        ALICE_ANON,
+    }
+
+    assert_alice_absent(site, t)
+    assert_bob_untouched(site, t)
+    # Aggregates resealed without her, at every resolution.
+    for hour in t.hours:
+        agg = _aggregate(site, "hour", hour)
+        assert (agg["events"], agg["users"], agg["sessions_started"]) == (1, 1, 1)
+        assert BucketState.objects.get(site=site, granularity="hour", bucket=hour).state == "sealed"
+    assert _aggregate(site, "hour", h1)["top_clicks"] == []
+    assert _aggregate(site, "day", day)["events"] == 2
+    after_month = _aggregate(site, "month", month)
+    assert (after_month["events"], after_month["conversions"], after_month["users"]) == (2, 0, 1)
+    assert BucketState.objects.get(site=site, granularity="month", bucket=month).state == "sealed"
+
+    # Replay every beacon, plus one from a new device of the same user id.
+    received = timezone.now()
+    new_bob = event(received - timedelta(minutes=1), anon=BOB)
+    replayed = _record(site, received, [*t.batches[0], new_bob])
+    assert replayed.accepted == 1 and replayed.duplicates == 1  # bob's old event, his new one
+    # Her invalid event too: rejected as erased, so its payload is not kept either.
+    assert [r["reason"] for r in replayed.rejected] == [
+        f"events[0].anonymous_id: {ERASED}",
+        f"events[1].anonymous_id: {ERASED}",
+        f"events[3].anonymous_id: {ERASED}",
+        "events[4].type: expected one of pageview, click, custom",
+    ]
+    again = _record(site, received, t.batches[1])
+    assert again.accepted == 0
+    assert [r["reason"] for r in again.rejected] == [
+        f"events[0].anonymous_id: {ERASED}",
+        f"events[1].anonymous_id: {ERASED}",
+    ]
+    other_device = _record(
+        site, received, [event(received - timedelta(minutes=2), anon="new-device", user_id=ALICE)]
+    )
+    assert [r["reason"] for r in other_device.rejected] == [f"events[0].user_id: {ERASED}"]
+    stats = selectors.ingest_counts(site_id=site.id, hour=received)
+    assert stats["rejected"]["anonymous_id"] == 5 and stats["rejected"]["user_id"] == 1
+    assert stats["received"] == stats["accepted"] + stats["duplicates"] + sum(
+        stats["rejected"].values()
+    )
+    # Rejections are stored with their reason and without the erased user's payload.
+    erased_rows = [r for r in _failed(site, t) if r["reason"].endswith(ERASED)]
+    assert len(erased_rows) == 6
+    assert all(r["payload"] is None for r in erased_rows)
+
+    # A log entry the erasure could not have seen (its request passed the check
+    # before the suppression): the replay applies bob's part and drops alice's.
+    monkeypatch = pytest.MonkeyPatch()
+    monkeypatch.setattr(pipeline.selectors, "suppressed_keys", lambda site_id: frozenset())
+    monkeypatch.setattr(pipeline, "plan_apply", lambda plan, **kwargs: None)
+    straggler = _record(
+        site,
+        received,
+        [event(received - timedelta(seconds=30), anon=ALICE_ANON), event(received, anon=BOB)],
+    )
+    monkeypatch.undo()
+    assert straggler.accepted == 2
+    settings.TXLOG_REPLAY_GRACE = timedelta(0)
+    assert pipeline.txlog_replay(now=timezone.now() + timedelta(seconds=1)) >= 1
+    assert selectors.session_list(site_id=site.id, user_key=ALICE_ANON) == []
+    assert _user_bucket_rows(site, ALICE_ANON, t) == []
+    bob_now = selectors.session_list(site_id=site.id, user_key=BOB)[0]
+    assert bob_now["event_count"] == 2  # new_bob and the straggler's bob event
+    hour_now = buckets.floor(received, "hour")
+    assert {e["user_key"] for e in _site_rows(site, hour_now)} == {BOB}
+    redis_client().delete(state_key(site.id, ALICE_ANON))  # the straggler's own cache entry
+    # Still nothing of alice, and the sealed aggregates stayed as resealed.
+    assert _aggregate(site, "month", month)["events"] == 2
+    assert not {user for user, _ in _user_counts(site, t)} & {ALICE, ALICE_ANON}
+
+
+def test_erasing_an_anonymous_id_covers_that_id_only(site, traffic, root):
+    receipt = _erase(site, ALICE_ANON, ErasureRequest.ANONYMOUS_ID, root)
+    assert receipt.keys == [ALICE_ANON] and receipt.counts["user_sessions"] == 1
+    assert selectors.session_list(site_id=site.id, user_key=ALICE_ANON) == []
+    # The identified sessions are keyed by the user id: erase that to remove them.
+    assert selectors.session_list(site_id=site.id, user_key=ALICE)
+    assert _aggregate(site, "hour", traffic.hours[0])["events"] == 1
+    assert _aggregate(site, "hour", traffic.hours[1])["events"] == 3
+
+
+def test_running_the_job_again_deletes_nothing_more(site, traffic, root):
+    receipt = _erase(site, BOB, ErasureRequest.ANONYMOUS_ID, root)
+    first = dict(receipt.counts)
+    ErasureRequest.objects.filter(pk=receipt.pk).update(state=ErasureRequest.FAILED)
+    tasks.erase_user.apply(args=[str(receipt.pk)]).get()
+    receipt.refresh_from_db()
+    assert receipt.state == ErasureRequest.DONE and receipt.attempts == 2
+    for table in erasure.TABLES:
+        assert receipt.counts.get(table, 0) == first.get(table, 0), table
+
+
+# --- pure parts ---------------------------------------------------------------------
+
+
+def test_failed_payloads_are_matched_on_their_ids():
+    keys = {"k1"}
+    assert erasure.payload_mentions('{"anonymous_id":"k1","type":"x"}', keys)
+    assert erasure.payload_mentions('{"userId":"k1"}', keys)
+    assert erasure.payload_mentions('{"events":[{"anonymous_id":"k1"', keys)  # truncated
+    assert not erasure.payload_mentions('{"anonymous_id":"k10"}', keys)
+    assert not erasure.payload_mentions('{"anonymous_id":"other","url":"https://x/k1x"}', keys)
+    assert erasure.payload_mentions('{"anonymous_id":["k1"]}', keys)  # carries it: erased
+    assert not erasure.payload_mentions(None, keys)
+
+
+def test_a_plan_without_keys_drops_their_events_sessions_and_links():
+    now = timezone.now()
+    site_id = uuid.uuid4()
+    s1, s2, s3 = (uuid.uuid1() for _ in range(3))
+    plan = Plan(
+        site_id=site_id,
+        batch_id=s1,
+        received_at=now,
+        version=1,
+        events=[
+            EventRow(site_id, "u", s1, s1, "pageview", now),
+            EventRow(site_id, "other", s2, s2, "pageview", now),
+            EventRow(site_id, "id-of-x", s3, s3, "pageview", now),
+        ],
+        sessions=[
+            SessionSummary(site_id, "u", s1, now, now),
+            SessionSummary(site_id, "other", s2, now, now),
+            SessionSummary(site_id, "id-of-x", s3, now, now, anonymous_id="u", user_id="id-of-x"),
+        ],
+        links=[("id-of-x", "u"), ("y", "z")],
+    )
+    kept = plan_without(plan, {"u"})
+    assert [e.user_key for e in kept.events] == ["other"]
+    assert [s.user_key for s in kept.sessions] == ["other"]
+    assert kept.links == [("y", "z")]
+    assert len(plan.events) == 3  # the original is unchanged
+
+
+# --- pages and roles -----------------------------------------------------------------
+
+
+def _login(client, name: str, group: str | None) -> User:
+    user = User.objects.create_user(name, password=f"pw-{name}-123")
+    if group:
+        user.groups.add(Group.objects.get_or_create(name=group)[0])
+    client.force_login(user)
+    return user
+
+
+@pytest.mark.parametrize("group", ["analyst", None])
+def test_analysts_get_403_on_every_erasure_page_and_action(client, site, root, group):
+    request = ErasureRequest.objects.create(
+        site=site, key="k", kind="user_id", requested_by=root, requested_by_name="root"
+    )
+    _login(client, "ana", group)
+    assert client.get("/erasure/").status_code == 403
+    assert client.get(f"/erasure/{request.pk}/").status_code == 403
+    response = client.post("/erasure/", {"site": site.pk, "kind": "user_id", "key": "victim"})
+    assert response.status_code == 403
+    assert not ErasureRequest.objects.filter(key="victim").exists()
+    assert not Suppression.objects.filter(key="victim").exists()
+
+
+def test_anonymous_visitors_are_sent_to_log_in(client):
+    response = client.get("/erasure/")
+    assert response.status_code == 302 and response["Location"].startswith("/accounts/login/")
+
+
+def test_the_form_needs_a_csrf_token(site, root):
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(root)
+    response = client.post("/erasure/", {"site": site.pk, "kind": "user_id", "key": "k"})
+    assert response.status_code == 403
+    assert not ErasureRequest.objects.exists()
+
+
+def test_bad_input_is_400_with_the_field(client, site, root):
+    client.force_login(root)
+    response = client.post("/erasure/", {"site": site.pk, "kind": "email", "key": " "})
+    assert response.status_code == 400
+    body = response.content.decode()
+    assert "kind: user_id or anonymous_id" in body and "key: required" in body
+
+
+def test_an_admin_erases_from_the_page_and_reads_the_receipt(
+    client, site, traffic, root, monkeypatch, django_capture_on_commit_callbacks
+):
+    monkeypatch.setattr(
+        tasks.erase_user, "delay", lambda request_id: tasks.erase_user.apply(args=[request_id])
+    )
+    client.force_login(root)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(
+            "/erasure/", {"site": str(site.pk), "kind": "anonymous_id", "key": BOB}
+        )
+    assert response.status_code == 302
+    request = ErasureRequest.objects.get(key=BOB)
+    assert response["Location"] == f"/erasure/{request.pk}/"
+    page = client.get(response["Location"])
+    body = page.content.decode()
+    assert page.status_code == 200 and "Erasure: done" in body
+    assert 'http-equiv="refresh"' not in body  # finished: no more reloading
+    flat = body.replace("\n", "")
+    assert '<code>user_sessions</code></td><td class="num">2</td>' in flat  # his two sessions
+    assert "root" in body
+    listing = client.get("/erasure/").content.decode()
+    assert f"/erasure/{request.pk}/" in listing and "done" in listing
+    assert selectors.session_list(site_id=site.id, user_key=BOB) == []
+
+
+def test_a_queued_request_page_reloads_itself(client, site, root):
+    request = ErasureRequest.objects.create(
+        site=site, key="k", kind="user_id", requested_by=root, requested_by_name="root"
+    )
+    client.force_login(root)
+    body = client.get(f"/erasure/{request.pk}/").content.decode()
+    assert '<meta http-equiv="refresh" content="3">' in body and "waiting for a worker" in body
+
+
+def test_stalled_requests_are_found_for_resuming(site, root):
+    old = ErasureRequest.objects.create(
+        site=site, key="k", kind="user_id", requested_by=root, requested_by_name="root"
+    )
+    ErasureRequest.objects.filter(pk=old.pk).update(created_at=timezone.now() - timedelta(hours=2))
+    ErasureRequest.objects.create(
+        site=site, key="k2", kind="user_id", requested_by=root, requested_by_name="root"
+    )
+    stalled = erasure.erasures_stalled(now=timezone.now(), after=timedelta(hours=1))
+    assert [r.pk for r in stalled] == [old.pk]
+
+
+@pytest.mark.django_db(transaction=True, databases=["default", "cassandra"])
+def test_a_real_worker_erases_and_reseals(site, traffic, root, celery_worker_process):
+    """The job through Redis and a prefork worker: the receipt fills in, the hours reseal."""
+    request = ErasureRequest.objects.create(
+        site=site, key=BOB, kind="anonymous_id", requested_by=root, requested_by_name="root"
+    )
+    Suppression.objects.create(site=site, key=BOB, erasure=request)
+    # The worker has its own settings (a 20 s settle): date the suppression back instead.
+    Suppression.objects.filter(key=BOB).update(created_at=timezone.now() - timedelta(minutes=5))
+    tasks.erase_user.delay(str(request.pk))
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        request.refresh_from_db()
+        if request.finished:
+            break
+        time.sleep(0.5)
+    assert request.state == ErasureRequest.DONE, request.error
+    assert request.counts["user_sessions"] == 2 and request.counts["hours_resealed"] == 2
+    assert selectors.session_list(site_id=site.id, user_key=BOB) == []
+    for hour in traffic.hours:
+        assert {e["user_key"] for e in _site_rows(site, hour)} <= {ALICE, ALICE_ANON}
+        assert _aggregate(site, "hour", hour)["users"] == 1
+
+
+def test_the_job_waits_for_collectors_to_reload_the_list(site, root, settings, monkeypatch):
+    settings.ERASURE_SETTLE_SECONDS = 30
+    slept: list[float] = []
+    monkeypatch.setattr(erasure, "_pause", slept.append)
+    _erase(site, "someone", ErasureRequest.ANONYMOUS_ID, root)
+    assert len(slept) == 1 and 25 < slept[0] <= 30
+
+
+def test_the_suppression_list_is_cached_per_process(site, settings):
+    settings.SUPPRESSION_CACHE_SECONDS = 60
+    assert selectors.suppressed_keys(site_id=site.id) == frozenset()
+    Suppression.objects.create(site=site, key="gone")
+    assert selectors.suppressed_keys(site_id=site.id) == frozenset()  # cached
+    selectors.suppressed_keys_forget(site_id=site.id)
+    assert selectors.suppressed_keys(site_id=site.id) == frozenset({"gone"})
+
+
+def test_collect_answers_200_with_the_reason_and_keeps_the_good_events(client, site):
+    live_now = timezone.now().replace(microsecond=0)
+    from tests.collector.conftest import post
+
+    Suppression.objects.create(site=site, key="gone")
+    response = post(
+        client,
+        site,
+        [
+            event(live_now, anon="gone"),
+            event(live_now, anon="kept"),
+            event(live_now, anon="x", user_id="gone"),
+        ],
+    )
+    assert response.status_code == 200
+    body = response.json()
+    assert body["accepted"] == 1
+    assert body["rejected"] == [
+        {"index": 0, "reason": f"events[0].anonymous_id: {ERASED}"},
+        {"index": 2, "reason": f"events[2].user_id: {ERASED}"},
+    ]
+    assert selectors.session_list(site_id=site.id, user_key="kept")
+    assert selectors.session_list(site_id=site.id, user_key="gone") == []
