@@ -379,11 +379,11 @@ def test_erasing_an_anonymous_id_covers_that_id_only(site, traffic, root):
 
 def test_running_the_job_again_deletes_nothing_more(site, traffic, root):
     receipt = _erase(site, BOB, ErasureRequest.ANONYMOUS_ID, root)
-    first = dict(receipt.counts)
+    first, attempts = dict(receipt.counts), receipt.attempts  # > 1 if a timeout retried it
     ErasureRequest.objects.filter(pk=receipt.pk).update(state=ErasureRequest.FAILED)
     tasks.erase_user.apply(args=[str(receipt.pk)]).get()
     receipt.refresh_from_db()
-    assert receipt.state == ErasureRequest.DONE and receipt.attempts == 2
+    assert receipt.state == ErasureRequest.DONE and receipt.attempts == attempts + 1
     for table in erasure.TABLES:
         assert receipt.counts.get(table, 0) == first.get(table, 0), table
 
