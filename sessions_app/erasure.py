@@ -369,19 +369,26 @@ class _Job:
         return found
 
     def _delete_events(self, found: _Found) -> None:
-        site_id, shards = self.site.id, max(1, self.site.event_shards)
-        self.counts["site_events_by_bucket"] += _write(
+        site_id, now_shards = self.site.id, max(1, self.site.event_shards)
+        hours = sorted({buckets.floor(ts, buckets.Width.HOUR) for ts in found.events.values()})
+        recorded = selectors.hour_shards(site_id=site_id, hours=hours)
+        _write(
             DELETE_SITE_EVENT,
             (
-                (
-                    site_id,
-                    buckets.floor(ts, buckets.Width.HOUR),
-                    zlib.crc32(event_id.bytes) % shards,  # the shard the collector chose
-                    event_id,
-                )
+                (site_id, hour, shard, event_id)
                 for event_id, ts in found.events.items()
+                for hour in (buckets.floor(ts, buckets.Width.HOUR),)
+                # The collector chose crc32 % the site's shard count at the time; any
+                # count up to what the hour recorded is possible.
+                for shard in sorted(
+                    {
+                        zlib.crc32(event_id.bytes) % n
+                        for n in range(1, max(now_shards, recorded.get(hour, 1)) + 1)
+                    }
+                )
             ),
         )
+        self.counts["site_events_by_bucket"] += len(found.events)
         _write(DELETE_USER_BUCKET, ((site_id, k, b) for k, b in found.user_buckets))
         self.counts["user_events_by_bucket"] += sum(found.user_buckets.values())
         _write(DELETE_SESSION_EVENTS, ((s,) for s in found.sessions))

@@ -499,10 +499,12 @@ def site_report(
     except buckets.BucketRangeError:
         raise RangeError("end", f"at most {MAX_REPORT_BUCKETS} {grain.value} buckets") from None
     states = BucketState.objects.filter(site_id=site_id, bucket__gte=start, bucket__lt=end)
-    known: dict[tuple[str, datetime], str] = {
-        (g, buckets.as_utc(b)): state
-        for g, b, state in states.values_list("granularity", "bucket", "state")
-    }
+    known: dict[tuple[str, datetime], str] = {}
+    hour_shards: dict[datetime, int] = {}
+    for g, b, state, used in states.values_list("granularity", "bucket", "state", "shards"):
+        known[g, buckets.as_utc(b)] = state
+        if g == "hour":
+            hour_shards[buckets.as_utc(b)] = used
     sealed_at = {key for key, state in known.items() if state == BucketState.SEALED}
     # Every event opens its hour's state: an hour past its sealing time without one
     # had no events, so it is empty, not unknown (no raw read needed).
@@ -539,8 +541,9 @@ def site_report(
                 continue  # empty
             elif live_hours < MAX_LIVE_HOURS:
                 live_hours += 1
-                partitions += shards
-                parts.append(_live_hour(site_id, hour, shards))
+                used = max(shards, hour_shards.get(hour, 1))  # every shard the hour had
+                partitions += used
+                parts.append(_live_hour(site_id, hour, used))
                 state = "live"
             else:
                 state = "pending"
@@ -596,6 +599,19 @@ def sessions_by_id(
             row = future.result().one()
             if row is not None:
                 found[row["session_id"]] = _session_row(row)
+    return found
+
+
+def hour_shards(*, site_id: uuid.UUID, hours: list[datetime]) -> dict[datetime, int]:
+    """Return how many shards each of a site's hours was written with (BucketState)."""
+    from sessions_app.models import BucketState
+
+    found: dict[datetime, int] = {}
+    for start in range(0, len(hours), 500):
+        rows = BucketState.objects.filter(
+            site_id=site_id, granularity="hour", bucket__in=hours[start : start + 500]
+        ).values_list("bucket", "shards")
+        found.update((buckets.as_utc(b), n) for b, n in rows)
     return found
 
 

@@ -21,6 +21,7 @@ from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.db import transaction
 from django.db.models import F
+from django.db.models.functions import Greatest
 from django.utils import timezone
 
 from sessions_app import aggregation, buckets, retention, selectors, series
@@ -271,7 +272,7 @@ UPSERT_ROLLING_COUNT = """
 INSERT INTO {ks}.rolling_counts (site_id, user_key, granularity, period, event_key, bucket, count)
 VALUES (?, ?, ?, ?, ?, ?, ?) USING TTL ?
 """
-_known_open: set[tuple[object, datetime]] = set()
+_known_open: dict[tuple[object, datetime], int] = {}  # (site, hour) -> shards recorded
 # Resolutions and what each is built from: hours from raw events, days from sealed
 # hours, months from sealed days (seed 003 multi-resolution).
 ROLLUP_CHAIN = ("hour", "day", "month")
@@ -312,17 +313,22 @@ def _metric_points(
     ]
 
 
-def bucket_states_touch(*, site: Site, hours: dict[datetime, int]) -> None:
-    """Record that events arrived for these hour buckets ({hour: late events}).
+def bucket_states_touch(*, site: Site, hours: dict[datetime, tuple[int, int]]) -> None:
+    """Record that events arrived for these hour buckets ({hour: (late events, shards)}).
 
-    A new bucket becomes `open` (once per process, cached); late events for a
-    sealed bucket reopen it and are counted, so the sweep reseals it.
+    A new bucket becomes `open` with the shards the batch used; a batch that used
+    more shards raises the count (never lowers it). Both are cached per process.
+    Late events for a sealed bucket reopen it and are counted, so the sweep reseals it.
     """
-    for hour, late in hours.items():
+    for hour, (late, shards) in hours.items():
         key = (site.id, hour)
-        if key not in _known_open:
-            BucketState.objects.get_or_create(site=site, granularity="hour", bucket=hour)
-            _known_open.add(key)
+        if _known_open.get(key, 0) < shards:
+            state, created = BucketState.objects.get_or_create(
+                site=site, granularity="hour", bucket=hour, defaults={"shards": shards}
+            )
+            if not created and state.shards < shards:
+                BucketState.objects.filter(pk=state.pk).update(shards=Greatest(F("shards"), shards))
+            _known_open[key] = max(shards, state.shards)
         if late:
             # The hour and the day and month built from it all change.
             for granularity in ROLLUP_CHAIN:
@@ -430,7 +436,8 @@ def bucket_seal(*, site_id: uuid.UUID | str, hour: datetime, now: datetime) -> b
     version = state.version
     site = state.site
     end = buckets.next_start(hour, buckets.Width.HOUR)
-    rows = selectors.site_bucket_rows(site_id=site.id, hour=hour, shards=site.event_shards)
+    # Every shard the hour was ever written with, whatever the site uses now.
+    rows = selectors.site_bucket_rows(site_id=site.id, hour=hour, shards=state.shards)
     result, spans = aggregation.count_events(rows, conversion_event=settings.CONVERSION_EVENT)
     sessions = selectors.session_summaries(site_id=site.id, start=hour, end=end, spans=spans)
     aggregation.count_sessions(result, sessions, start=hour, end=end)
@@ -643,6 +650,12 @@ class PurgeTarget:
     by_receipt: bool = False
 
 
+def _shards_of(site: Site, hour: datetime) -> int:
+    """Every shard an hour of site events may use: what it recorded, or the site's now."""
+    recorded = selectors.hour_shards(site_id=site.id, hours=[hour]).get(hour, 1)
+    return max(site.event_shards, recorded)
+
+
 def _count_keys(granularity: str) -> Callable[[Site, datetime], list[tuple[Any, ...]]]:
     return lambda site, bucket: [(site.id, granularity, bucket)]
 
@@ -654,7 +667,9 @@ PURGE_TARGETS = (
         buckets.Width.HOUR,
         PROBE_SITE_EVENTS,
         DELETE_SITE_EVENTS,
-        lambda site, bucket: [(site.id, bucket, shard) for shard in range(site.event_shards)],
+        lambda site, bucket: [
+            (site.id, bucket, shard) for shard in range(_shards_of(site, bucket))
+        ],
     ),
     PurgeTarget(
         "transaction_log",
@@ -908,3 +923,44 @@ def partitions_purge(
         run.finished_at = timezone.now()
         run.save()
     return run
+
+
+# --- hot partitions: shard counts from the observed rate (seed 000, seed 003) --------
+
+SHARD_HEADROOM = 2.0  # size for twice the busiest recent hour
+
+
+def event_shards_adjust(*, now: datetime, hours: int = 24) -> dict[str, tuple[int, int]]:
+    """Set each site's site_events_by_bucket shard count from its busiest recent hour.
+
+    Rate = accepted events of the busiest of the last `hours` hours (ingest_stats)
+    times SHARD_HEADROOM; shards = buckets.shards_for(rate, SITE_EVENT_ROW_BYTES, hour)
+    against the 100 MB budget. Every hour records the shards it was written with
+    (BucketState.shards), so changing the count never loses or doubles a read.
+    Returns {site id: (old, new)} for the sites that changed; each change is audited.
+    """
+    now = buckets.as_utc(now)
+    changed: dict[str, tuple[int, int]] = {}
+    recent = buckets.buckets_between(now - timedelta(hours=hours), now, buckets.Width.HOUR)
+    for site in Site.objects.filter(enabled=True):
+        peak = max(
+            (selectors.ingest_counts(site_id=site.id, hour=h)["accepted"] for h in recent),
+            default=0,
+        )
+        if not peak:
+            continue
+        wanted = buckets.shards_for(
+            writes_per_second=peak / 3600 * SHARD_HEADROOM,
+            row_bytes=settings.SITE_EVENT_ROW_BYTES,
+            width=buckets.Width.HOUR,
+        )
+        if wanted != site.event_shards:
+            changed[str(site.id)] = (site.event_shards, wanted)
+            Site.objects.filter(pk=site.pk).update(event_shards=wanted)
+            admin_action_record(
+                actor=None,
+                action="site.shards",
+                target=_site_target(site),
+                details={"from": site.event_shards, "to": wanted, "peak_hour_events": peak},
+            )
+    return changed

@@ -29,6 +29,12 @@ def replay_transaction_log() -> int:
     return txlog_replay(now=timezone.now())
 
 
+@shared_task(acks_late=True, soft_time_limit=120, time_limit=180, max_retries=3)
+def adjust_event_shards() -> dict[str, tuple[int, int]]:
+    """Resize each site's event shards to its busiest recent hour (hot partitions)."""
+    return services.event_shards_adjust(now=timezone.now())
+
+
 @shared_task(acks_late=True, soft_time_limit=60, time_limit=90, max_retries=3)
 def seal_due_buckets() -> int:
     """Enqueue one seal task per due bucket; the state lives in SQL, not in the queue."""

@@ -383,7 +383,7 @@ def test_running_the_job_again_deletes_nothing_more(site, traffic, root):
     ErasureRequest.objects.filter(pk=receipt.pk).update(state=ErasureRequest.FAILED)
     tasks.erase_user.apply(args=[str(receipt.pk)]).get()
     receipt.refresh_from_db()
-    assert receipt.state == ErasureRequest.DONE and receipt.attempts == attempts + 1
+    assert receipt.state == ErasureRequest.DONE and receipt.attempts > attempts
     for table in erasure.TABLES:
         assert receipt.counts.get(table, 0) == first.get(table, 0), table
 

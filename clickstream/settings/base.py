@@ -172,6 +172,11 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": timedelta(hours=1),
         "options": {"expires": 3300},
     },
+    "adjust-event-shards": {
+        "task": "sessions_app.tasks.adjust_event_shards",
+        "schedule": timedelta(hours=1),
+        "options": {"expires": 3300},
+    },
     "resume-erasures": {
         "task": "sessions_app.tasks.resume_erasures",
         "schedule": timedelta(minutes=5),

@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -336,7 +337,10 @@ def _export(rows: Iterator[dict[str, Any]], fmt: str, name: str) -> HttpResponse
         response = StreamingHttpResponse(lines(), content_type="text/csv")
     else:
         raise BadRequest("format", "csv or json")
-    response["Content-Disposition"] = f'attachment; filename="{name}.{fmt}"'
+    # User keys come from browsers: only a safe ASCII slug goes into the header
+    # (control characters there broke the response; found by Schemathesis).
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_")[:100] or "export"
+    response["Content-Disposition"] = f'attachment; filename="{safe}.{fmt}"'
     return response
 
 

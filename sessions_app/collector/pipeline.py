@@ -173,13 +173,15 @@ def events_record(*, source: Source, raw_events: Sequence[Any]) -> Outcome:
 
 
 def _touch_buckets(site: Site, plan: Plan) -> None:
-    """Open the hour buckets this batch wrote to; late events reopen sealed ones."""
+    """Open the hour buckets this batch wrote to (and the shards it used); late events
+    reopen sealed ones."""
     from sessions_app.services import bucket_states_touch
 
-    hours: dict[datetime, int] = {}
+    hours: dict[datetime, tuple[int, int]] = {}
     for event in plan.events:
         hour = buckets.floor(event.ts, buckets.Width.HOUR)
-        hours[hour] = hours.get(hour, 0) + int(event.late)
+        late, shards = hours.get(hour, (0, 1))
+        hours[hour] = (late + int(event.late), max(shards, event.shard + 1))
     try:
         bucket_states_touch(site=site, hours=hours)
     except Exception:  # bookkeeping: the next batch for this hour records it again

@@ -71,6 +71,10 @@ class BucketState(models.Model):
     version = models.PositiveIntegerField(default=0)
     seals = models.PositiveIntegerField(default=0)
     sealed_at = models.DateTimeField(null=True, blank=True)
+    # Hour buckets: how many site_events_by_bucket shards writes of this hour used
+    # (the highest shard + 1, only ever raised), so readers fan out over every shard
+    # the hour ever had even after Site.event_shards changed.
+    shards = models.PositiveSmallIntegerField(default=1)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:

@@ -179,3 +179,14 @@ def test_ids_that_are_not_timeuuids_get_404_or_400_not_500(client, site, token):
         f"/api/sites/{site.id}/users/someone/activity", {"cursor": str(random_id)}, **auth(token)
     )
     assert activity.status_code == 400 and activity.json()["field"] == "cursor"
+
+
+def test_export_file_names_are_safe_whatever_the_user_key(client, site, token):
+    """Found by Schemathesis: a control character in the key broke the header."""
+    response = client.get(
+        f"/api/sites/{site.id}/users/%1E%C4%80evil%0A/activity/export",
+        {"format": "csv"},
+        **auth(token),
+    )
+    assert response.status_code == 200
+    assert response["Content-Disposition"] == 'attachment; filename="activity-_evil.csv"'
