@@ -21,6 +21,7 @@ from sessions_app.models import (
     ReplayWatermark,
     Site,
     Suppression,
+    UserBucketWidth,
 )
 
 
@@ -125,3 +126,12 @@ class ErasureRequestAdmin(ReadOnlyAdmin):
 class SuppressionAdmin(ReadOnlyAdmin):
     list_display = ["created_at", "site", "erasure"]
     list_filter = ["site"]
+
+
+@admin.register(UserBucketWidth)
+class UserBucketWidthAdmin(ReadOnlyAdmin):
+    """Super-active users moved to finer event buckets (adaptive sizing)."""
+
+    list_display = ["user_key", "site", "width", "effective_from", "reason", "created_at"]
+    list_filter = ["site", "width"]
+    search_fields = ["user_key"]

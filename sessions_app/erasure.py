@@ -357,11 +357,14 @@ class _Job:
                 found.session_rows += 1
         # Bucket partitions from the sessions' spans: they hold the same events, and
         # are read too, so an event whose session_events row is missing still goes.
-        width = buckets.parse_width(settings.USER_EVENTS_BUCKET)
         spans: set[tuple[str, datetime]] = set()
         for key, started, last in found.sessions.values():
-            end = buckets.next_start(last, width)
-            spans.update((key, b) for b in buckets.buckets_between(started, end, width))
+            spans.update(
+                (key, b)
+                for b in selectors.user_partitions(
+                    site_id=site_id, user_key=key, start=started, end=last + timedelta(seconds=1)
+                )
+            )
         for key, bucket in sorted(spans):
             for row in _pages(SELECT_USER_BUCKET_IDS, (site_id, key, bucket)):
                 found.events.setdefault(row["event_id"], buckets.from_driver(row["ts"]))

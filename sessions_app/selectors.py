@@ -404,9 +404,13 @@ def user_activity(
     limit = _bounded(limit)
     start, end = _check_range(start, end)
     cursor = _time_uuid(cursor, "cursor")
-    width = buckets.parse_width(settings.USER_EVENTS_BUCKET)
     first = max(start, uuid_time(cursor)) if cursor else start
-    partitions = buckets.buckets_between(first, end, width, limit=MAX_RANGE_BUCKETS)
+    try:
+        partitions = user_partitions(
+            site_id=site_id, user_key=user_key, start=first, end=end, limit=MAX_RANGE_BUCKETS
+        )
+    except buckets.BucketRangeError:  # a super-active user's hour buckets
+        raise RangeError("end", f"more than {MAX_RANGE_BUCKETS} partitions; narrow it") from None
     low = cursor or time_uuid_bound(start - timedelta(microseconds=1), upper=True)
     high = time_uuid_bound(end)
     chosen = strategy or settings.ACTIVITY_READ_STRATEGY
@@ -600,6 +604,50 @@ def sessions_by_id(
             if row is not None:
                 found[row["session_id"]] = _session_row(row)
     return found
+
+
+# --- adaptive user bucket widths --------------------------------------------------
+
+WIDTH_CACHE_SECONDS = 10.0
+_width_cache: dict[uuid.UUID, tuple[float, dict[str, list[tuple[datetime, buckets.Width]]]]] = {}
+
+
+def user_widths(site_id: uuid.UUID) -> dict[str, list[tuple[datetime, buckets.Width]]]:
+    """Return the width histories of a site's super-active users, cached per process.
+
+    Changes take effect at least an hour after they are made, far longer than the
+    cache lives, so every process writes and reads with the same history.
+    """
+    from sessions_app.models import UserBucketWidth
+
+    cached = _width_cache.get(site_id)
+    if cached is not None and time.monotonic() - cached[0] < WIDTH_CACHE_SECONDS:
+        return cached[1]
+    found: dict[str, list[tuple[datetime, buckets.Width]]] = {}
+    rows = UserBucketWidth.objects.filter(site_id=site_id).order_by("effective_from")
+    for user_key, width, effective_from in rows.values_list("user_key", "width", "effective_from"):
+        found.setdefault(user_key, []).append(
+            (buckets.as_utc(effective_from), buckets.parse_width(width))
+        )
+    _width_cache[site_id] = (time.monotonic(), found)
+    return found
+
+
+def user_widths_forget(site_id: uuid.UUID) -> None:
+    _width_cache.pop(site_id, None)
+
+
+def user_partitions(
+    *, site_id: uuid.UUID, user_key: str, start: datetime, end: datetime, limit: int | None = None
+) -> list[datetime]:
+    """Return the user_events_by_bucket partitions (bucket starts) holding [start, end)."""
+    return buckets.buckets_with_history(
+        start,
+        end,
+        settings.USER_EVENTS_BUCKET,
+        user_widths(site_id).get(user_key, []),
+        limit=limit,
+    )
 
 
 def hour_shards(*, site_id: uuid.UUID, hours: list[datetime]) -> dict[datetime, int]:
@@ -900,10 +948,11 @@ def rolling_count(
         for (width, period), starts in wanted.items()
     ]
     raw_statement = prepare(SELECT_USER_RAW_KEYS)
-    width = buckets.parse_width(settings.USER_EVENTS_BUCKET)
     raw_partitions: set[datetime] = set()
     for low, high in raw:
-        for bucket in buckets.buckets_between(low, high, width, limit=MAX_RANGE_BUCKETS * 4):
+        for bucket in user_partitions(
+            site_id=site_id, user_key=user_key, start=low, end=high, limit=MAX_RANGE_BUCKETS * 24
+        ):
             raw_partitions.add(bucket)
             bounds = (time_uuid_bound(low), time_uuid_bound(high))
             futures.append(

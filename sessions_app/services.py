@@ -33,6 +33,7 @@ from sessions_app.models import (
     PurgeWatermark,
     RetentionPolicy,
     Site,
+    UserBucketWidth,
 )
 from sessions_app.models.sites import new_site_key
 
@@ -442,6 +443,7 @@ def bucket_seal(*, site_id: uuid.UUID | str, hour: datetime, now: datetime) -> b
     sessions = selectors.session_summaries(site_id=site.id, start=hour, end=end, spans=spans)
     aggregation.count_sessions(result, sessions, start=hour, end=end)
     _aggregates_write(site.id, "hour", hour, result, now)
+    user_widths_adapt(site=site, hour_counts=result.user_counts, now=now)
     BucketState.objects.get_or_create(
         site=site, granularity="day", bucket=buckets.floor(hour, "day")
     )
@@ -964,3 +966,50 @@ def event_shards_adjust(*, now: datetime, hours: int = 24) -> dict[str, tuple[in
                 details={"from": site.event_shards, "to": wanted, "peak_hour_events": peak},
             )
     return changed
+
+
+# --- adaptive user bucket widths (seed 003 dynamic sizing) ---------------------------
+
+
+def user_widths_adapt(
+    *, site: Site, hour_counts: dict[tuple[str, str], int], now: datetime
+) -> list[str]:
+    """Give users whose partitions would outgrow the budget hour buckets from their next bucket.
+
+    A user's events in this hour, kept up for a whole bucket of their current
+    width, times USER_EVENT_ROW_BYTES (seed 003: writes x duration x row size) is
+    compared with USER_PARTITION_BUDGET_BYTES. The change takes effect at the next
+    bucket boundary at least an hour away, so every process's cached history has it
+    before the first write it affects. Returns the users moved.
+    """
+    now = buckets.as_utc(now)
+    per_user: dict[str, int] = {}
+    for (user, _), n in hour_counts.items():
+        per_user[user] = per_user.get(user, 0) + n
+    histories = selectors.user_widths(site.id)
+    moved = []
+    for user, events in per_user.items():
+        later = now + timedelta(hours=1)
+        width = buckets.width_at(later, settings.USER_EVENTS_BUCKET, histories.get(user, []))
+        if width is buckets.Width.HOUR or width is buckets.Width.TEN_MINUTES:
+            continue  # already as fine as user buckets go
+        size = buckets.partition_bytes(
+            writes_per_second=events / 3600, row_bytes=settings.USER_EVENT_ROW_BYTES, width=width
+        )
+        if size <= settings.USER_PARTITION_BUDGET_BYTES:
+            continue
+        effective = buckets.next_start(later, width)
+        _, created = UserBucketWidth.objects.get_or_create(
+            site=site,
+            user_key=user,
+            effective_from=effective,
+            defaults={
+                "width": buckets.Width.HOUR.value,
+                "reason": f"{events} events in an hour: ~{size / 1e6:.0f} MB per {width.value}",
+            },
+        )
+        if created:
+            moved.append(user)
+    if moved:
+        selectors.user_widths_forget(site.id)
+    return moved

@@ -265,6 +265,10 @@ TXLOG_SHARDS = env.int("TXLOG_SHARDS", default=4)
 TXLOG_REPLAY_GRACE = timedelta(seconds=env.int("TXLOG_REPLAY_GRACE_SECONDS", default=60))
 TXLOG_REPLAY_WINDOW = timedelta(hours=env.int("TXLOG_REPLAY_WINDOW_HOURS", default=2))
 FAILED_EVENT_PAYLOAD_BYTES = 8 * 1024
+# Adaptive user buckets: a user whose busiest hour, kept up for a whole bucket of
+# USER_EVENTS_BUCKET, would pass the budget gets hour buckets from the next bucket on.
+USER_EVENT_ROW_BYTES = env.int("USER_EVENT_ROW_BYTES", default=500)
+USER_PARTITION_BUDGET_BYTES = env.int("USER_PARTITION_BUDGET_BYTES", default=100_000_000)
 # Expected bytes of a site_events_by_bucket row, for shard counts (buckets.shards_for).
 SITE_EVENT_ROW_BYTES = env.int("SITE_EVENT_ROW_BYTES", default=400)
 

@@ -400,6 +400,7 @@ def plan_without(plan: Plan, keys: frozenset[str] | set[str]) -> Plan:
 
 def _event_statements(events: Iterable[EventRow]) -> Iterable[tuple[Any, Any]]:
     width = buckets.parse_width(settings.USER_EVENTS_BUCKET)
+    histories: dict[str, list[tuple[datetime, buckets.Width]]] | None = None
     groups: dict[tuple[Any, ...], list[tuple[PreparedStatement, tuple[Any, ...]]]] = defaultdict(
         list
     )
@@ -433,7 +434,12 @@ def _event_statements(events: Iterable[EventRow]) -> Iterable[tuple[Any, Any]]:
                 ),
             )
         )
-        user_bucket = buckets.floor(ts, width)
+        if histories is None:  # one cached lookup per batch (a batch is one site)
+            from sessions_app.selectors import user_widths
+
+            histories = user_widths(e.site_id)
+        history = histories.get(e.user_key)
+        user_bucket = buckets.bucket_of(ts, width, history) if history else buckets.floor(ts, width)
         groups[("u", e.site_id, e.user_key, user_bucket)].append(
             (
                 by_user,

@@ -18,7 +18,7 @@ from .events import (
     UserSession,
 )
 from .retention import AdminAction, PurgeRun, PurgeWatermark, RetentionPolicy
-from .sites import BucketState, ReplayWatermark, Site
+from .sites import BucketState, ReplayWatermark, Site, UserBucketWidth
 
 CASSANDRA_MODELS = (
     BucketAggregate,
@@ -60,6 +60,7 @@ __all__ = [
     "SiteEventByBucket",
     "Suppression",
     "TransactionLog",
+    "UserBucketWidth",
     "UserEventByBucket",
     "UserSession",
 ]

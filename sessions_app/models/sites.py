@@ -88,3 +88,31 @@ class BucketState(models.Model):
 
     def __str__(self) -> str:
         return f"{self.site_id} {self.granularity} {self.bucket.isoformat()} {self.state}"
+
+
+class UserBucketWidth(models.Model):
+    """A user whose event partitions outgrew the budget: a finer width from a time on.
+
+    user_events_by_bucket is partitioned by (site, user, bucket start); this row
+    says that from `effective_from` (a bucket boundary of the width before) this
+    user's buckets are `width` wide. Writers and readers both follow the history,
+    so every event is found (seed 003 dynamic sizing).
+    """
+
+    site = models.ForeignKey(Site, on_delete=models.CASCADE, related_name="user_widths")
+    user_key = models.CharField(max_length=256)
+    width = models.CharField(max_length=8)
+    effective_from = models.DateTimeField()
+    reason = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["site", "user_key", "effective_from"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["site", "user_key", "effective_from"], name="one_width_change_per_time"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user_key}: {self.width} from {self.effective_from.isoformat()}"
