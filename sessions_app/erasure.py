@@ -169,6 +169,13 @@ def erasure_request(*, site: Site, key: str, kind: str, requested_by: Any) -> Er
             keys=[key],
         )
         Suppression.objects.get_or_create(site=site, key=key, defaults={"erasure": request})
+        # The audit names the request, not the key: the key is what is being erased.
+        services.admin_action_record(
+            actor=requested_by,
+            action="erasure.request",
+            target=f"site {site.name} ({site.id})",
+            details={"erasure": str(request.pk), "kind": kind},
+        )
         transaction.on_commit(lambda: tasks.erase_user.delay(str(request.pk)))
     log.info(
         "erasure %s (%s) on site %s requested by %s",

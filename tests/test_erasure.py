@@ -21,7 +21,7 @@ from sessions_app.collector import pipeline
 from sessions_app.collector.identity import state_key
 from sessions_app.collector.pipeline import Source, events_record
 from sessions_app.collector.writer import EventRow, Plan, SessionSummary, plan_without
-from sessions_app.models import BucketState, ErasureRequest, Suppression
+from sessions_app.models import AdminAction, BucketState, ErasureRequest, Suppression
 from sessions_app.redis_client import redis_client
 from tests.collector.conftest import event
 
@@ -500,6 +500,9 @@ def test_an_admin_erases_from_the_page_and_reads_the_receipt(
     listing = client.get("/erasure/").content.decode()
     assert f"/erasure/{request.pk}/" in listing and "done" in listing
     assert selectors.session_list(site_id=site.id, user_key=BOB) == []
+    audit = AdminAction.objects.get(action="erasure.request")
+    assert audit.actor_name == "root" and audit.details["erasure"] == str(request.pk)
+    assert BOB not in str(audit.details) + audit.target  # the audit keeps no erased key
 
 
 def test_a_queued_request_page_reloads_itself(client, site, root):
