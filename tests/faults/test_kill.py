@@ -1,0 +1,248 @@
+"""Fault injection (slow): kill -9 a gunicorn worker under beacon load, kill -9 the Celery
+worker in the middle of a seal. Nothing acknowledged is lost or doubled."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from cassandra.concurrent import execute_concurrent
+from cassandra.query import UNSET_VALUE
+from django.conf import settings
+from django.db import connections
+from django.utils import timezone
+
+from sessions_app import buckets, selectors, services, tasks
+from sessions_app.cassandra import prepare, session
+from sessions_app.collector.pipeline import txlog_replay
+from sessions_app.ids import event_uuid, time_uuid
+from sessions_app.models import BucketState, Site
+from tests.conftest import ROOT
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.django_db(transaction=True, databases=["default", "cassandra"]),
+]
+ORIGIN = "https://shop.example"
+
+
+def _env() -> dict[str, str]:
+    return {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "clickstream.settings.test",
+        "CASSANDRA_KEYSPACE": connections["cassandra"].settings_dict["NAME"],
+        "REDIS_URL": settings.REDIS_URL,
+        "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
+        "CELERY_RESULT_BACKEND": settings.CELERY_RESULT_BACKEND,
+    }
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _children(pid: int) -> list[int]:
+    out = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout
+    return [int(p) for p in out.split()]
+
+
+def _post(url: str, body: bytes) -> dict[str, Any] | None:
+    """POST a beacon, retrying like the tracker does (with backoff) until it is answered 200."""
+    for attempt in range(40):
+        request = urllib.request.Request(
+            url, data=body, headers={"Content-Type": "text/plain", "Origin": ORIGIN}
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=15) as response:
+                return json.loads(response.read())
+        except urllib.error.HTTPError as exc:
+            assert exc.code >= 500 or exc.code == 429, exc.read()  # never a 4xx for good data
+        except OSError:
+            pass  # connection reset by the killed worker
+        time.sleep(min(0.05 * 2**attempt, 1.0))
+    return None
+
+
+def test_kill_9_a_web_worker_under_load_loses_no_acknowledged_event(site):
+    port = _free_port()
+    with open(ROOT / ".state" / "logs" / "fault-gunicorn.log", "ab") as log:
+        master = subprocess.Popen(
+            [sys.executable, "-m", "gunicorn", "clickstream.wsgi", "-b", f"127.0.0.1:{port}",
+             "-w", "2", "-k", "sync", "--log-level", "warning"],
+            cwd=ROOT, env=_env(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+    try:
+        url = f"http://127.0.0.1:{port}/collect"
+        deadline = time.monotonic() + 60
+        while len(_children(master.pid)) < 2 or _post_probe(url) is False:
+            assert time.monotonic() < deadline, "gunicorn did not start"
+            time.sleep(0.2)
+        now = timezone.now().replace(microsecond=0)
+        sent: dict[str, Any] = {}
+        acknowledged: set[str] = set()
+        lock = threading.Lock()
+
+        def visitor(n: int) -> None:
+            for b in range(30):
+                events = [
+                    {
+                        "id": f"v{n}-b{b}-e{i}",
+                        "type": "pageview",
+                        "ts": (now - timedelta(seconds=300 - b * 5 - i / 10)).isoformat(),
+                        "anonymous_id": f"fault-{n}",
+                        "url": "https://shop.example/",
+                    }
+                    for i in range(10)
+                ]
+                body = json.dumps({"site": site.key, "events": events}).encode()
+                with lock:
+                    sent.update({e["id"]: e for e in events})
+                answer = _post(url, body)
+                if answer is not None:
+                    assert answer["accepted"] + answer["duplicates"] == 10, answer
+                    with lock:
+                        acknowledged.update(e["id"] for e in events)
+
+        threads = [threading.Thread(target=visitor, args=(n,)) for n in range(4)]
+        for thread in threads:
+            thread.start()
+        time.sleep(1.5)
+        killed = random.choice(_children(master.pid))
+        os.kill(killed, signal.SIGKILL)
+        for thread in threads:
+            thread.join(300)
+        assert acknowledged == set(sent)  # the retries got every beacon through
+    finally:
+        os.killpg(master.pid, signal.SIGTERM)
+        master.wait(30)
+
+    # A batch logged but not applied by the killed worker is completed by the replay.
+    txlog_replay(now=timezone.now() + settings.TXLOG_REPLAY_GRACE + timedelta(seconds=1))
+    statement = prepare(
+        "SELECT event_id FROM {ks}.user_events_by_bucket "
+        "WHERE site_id = ? AND user_key = ? AND bucket = ?"
+    )
+    day = buckets.floor(now - timedelta(seconds=300), "day")
+    stored: list[Any] = []
+    for n in range(4):
+        for bucket in {day, buckets.floor(now, "day")}:
+            stored += [
+                r["event_id"] for r in session().execute(statement, (site.id, f"fault-{n}", bucket))
+            ]
+    expected = {
+        event_uuid(
+            site_id=site.id,
+            client_event_id=client_id,
+            ts=buckets.as_utc(timezone.datetime.fromisoformat(e["ts"])),
+        )
+        for client_id, e in sent.items()
+    }
+    assert len(stored) == len(set(stored))
+    assert set(stored) == expected  # every acknowledged event exactly once, nothing else
+
+
+def _post_probe(url: str) -> bool:
+    try:
+        urllib.request.urlopen(
+            urllib.request.Request(url, data=b"{}", headers={"Content-Type": "text/plain"}),
+            timeout=2,
+        )
+    except urllib.error.HTTPError:
+        return True  # answering (400: no site)
+    except OSError:
+        return False
+    return True
+
+
+INSERT_SITE_EVENT = """
+INSERT INTO {ks}.site_events_by_bucket
+  (site_id, bucket, shard, event_id, session_id, user_key, type, name, ts, url, element, is_bot)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+"""
+
+
+def _start_worker() -> subprocess.Popen[bytes]:
+    from clickstream.celery import app
+
+    with open(ROOT / ".state" / "logs" / "fault-worker.log", "ab") as log:
+        worker = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "clickstream", "worker", "-l", "INFO",
+             "--pool", "prefork", "--concurrency", "1", "-n", f"fault-{time.time()}@%h",
+             "--without-mingle", "--without-gossip"],
+            cwd=ROOT, env=_env(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while not app.control.ping(timeout=0.5):
+        assert worker.poll() is None and time.monotonic() < deadline, "worker did not start"
+    return worker
+
+
+def test_kill_9_the_celery_worker_mid_seal_then_the_sweep_seals_it_right(site):
+    Site.objects.filter(pk=site.pk).update(event_shards=4)
+    now = timezone.now().replace(microsecond=0)
+    hour = buckets.floor(now - timedelta(hours=3), "hour")
+    BucketState.objects.create(site=site, granularity="hour", bucket=hour, shards=4)
+    insert = prepare(INSERT_SITE_EVENT)
+    events = 60_000  # enough for the seal to take a few seconds
+    work = [
+        (
+            insert,
+            (
+                site.id,
+                hour,
+                i % 4,
+                time_uuid(hour + timedelta(milliseconds=50 * i), f"k{i}"),
+                time_uuid(hour, f"s{i % 500}"),
+                f"u{i % 250}",
+                "pageview",
+                UNSET_VALUE,
+                hour + timedelta(milliseconds=50 * i),
+                "https://shop.example/",
+                UNSET_VALUE,
+                False,
+            ),
+        )
+        for i in range(events)
+    ]
+    execute_concurrent(session(), work, concurrency=128, raise_on_first_error=True)
+
+    worker = _start_worker()
+    try:
+        tasks.seal_bucket.delay(str(site.id), "hour", hour.isoformat())
+        time.sleep(1.0)  # the seal is paging through the shards
+        for pid in [*_children(worker.pid), worker.pid]:
+            os.kill(pid, signal.SIGKILL)
+        worker.wait(10)
+        assert BucketState.objects.get(site=site, bucket=hour).state != "sealed"  # killed mid-way
+    finally:
+        if worker.poll() is None:
+            os.killpg(worker.pid, signal.SIGKILL)
+
+    worker = _start_worker()  # the restart; the queue may have lost the task
+    try:
+        assert tasks.seal_due_buckets.apply().get() >= 1  # the sweep finds it from SQL
+        deadline = time.monotonic() + 120
+        while BucketState.objects.get(site=site, bucket=hour).state != "sealed":
+            assert time.monotonic() < deadline, "not sealed after the restart"
+            time.sleep(0.5)
+    finally:
+        os.killpg(worker.pid, signal.SIGTERM)
+        worker.wait(30)
+    aggregate = selectors.bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
+    assert aggregate["events"] == aggregate["rows_read"] == events
+    assert aggregate["users"] == 250
+    assert (site.id, "hour", hour) not in services.buckets_due(now=now)
