@@ -35,6 +35,8 @@ class Node:
     seeds: str = "127.0.0.1:7000"
     cluster_name: str = "clickstream-local"
     heap: str = "1g"
+    # "periodic" (Cassandra's default) or "group" (no acknowledged write lost on a crash).
+    commitlog_sync: str = "periodic"
 
     @property
     def home(self) -> Path:
@@ -65,6 +67,7 @@ def node_from_env() -> Node:
         jmx_port=int(os.environ.get("CASSANDRA_JMX_PORT", "7199")),
         seeds=f"127.0.0.1:{os.environ.get('CASSANDRA_STORAGE_PORT', '7000')}",
         heap=os.environ.get("CASSANDRA_HEAP", "1g"),
+        commitlog_sync=os.environ.get("CASSANDRA_COMMITLOG_SYNC", "periodic"),
     )
 
 
@@ -124,6 +127,11 @@ def _render_conf(node: Node) -> Path:
         "ADDRESS": node.address,
         "STORAGE_PORT": str(node.storage_port),
         "CQL_PORT": str(node.cql_port),
+        "COMMITLOG_SYNC_LINES": (
+            "commitlog_sync: group\ncommitlog_sync_group_window: 15ms"
+            if node.commitlog_sync == "group"
+            else "commitlog_sync: periodic\ncommitlog_sync_period: 10000ms"
+        ),
     }.items():
         text = text.replace("${" + key + "}", value)
     (conf / "cassandra.yaml").write_text(text)

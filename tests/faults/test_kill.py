@@ -175,14 +175,14 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 """
 
 
-def _start_worker() -> subprocess.Popen[bytes]:
+def _start_worker(queue: str) -> subprocess.Popen[bytes]:
     from clickstream.celery import app
 
     with open(ROOT / ".state" / "logs" / "fault-worker.log", "ab") as log:
         worker = subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "clickstream", "worker", "-l", "INFO",
              "--pool", "prefork", "--concurrency", "1", "-n", f"fault-{time.time()}@%h",
-             "--without-mingle", "--without-gossip"],
+             "-Q", queue, "--without-mingle", "--without-gossip"],
             cwd=ROOT, env=_env(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip
     deadline = time.monotonic() + 60
@@ -220,9 +220,10 @@ def test_kill_9_the_celery_worker_mid_seal_then_the_sweep_seals_it_right(site):
     ]
     execute_concurrent(session(), work, concurrency=128, raise_on_first_error=True)
 
-    worker = _start_worker()
+    # A queue of its own: the suite's session-wide worker must not take this seal.
+    worker = _start_worker("faults")
     try:
-        tasks.seal_bucket.delay(str(site.id), "hour", hour.isoformat())
+        tasks.seal_bucket.apply_async((str(site.id), "hour", hour.isoformat()), queue="faults")
         time.sleep(1.0)  # the seal is paging through the shards
         for pid in [*_children(worker.pid), worker.pid]:
             os.kill(pid, signal.SIGKILL)
@@ -232,7 +233,7 @@ def test_kill_9_the_celery_worker_mid_seal_then_the_sweep_seals_it_right(site):
         if worker.poll() is None:
             os.killpg(worker.pid, signal.SIGKILL)
 
-    worker = _start_worker()  # the restart; the queue may have lost the task
+    worker = _start_worker("celery")  # the restart; the queue may have lost the task
     try:
         assert tasks.seal_due_buckets.apply().get() >= 1  # the sweep finds it from SQL
         deadline = time.monotonic() + 120
