@@ -60,7 +60,9 @@ def test_report_counts_what_the_collector_wrote(site):
         "ingest_stats",
         "failed_events",
         "latest_sessions",
+        "bucket_user_counts",
     ]
+    assert tables["bucket_user_counts"].largest.rows == 0  # the hour is not sealed yet
 
     site_events = tables["site_events_by_bucket"]
     assert site_events.largest == sizing.Counted(
@@ -274,3 +276,17 @@ def test_value_bytes_of_driver_values():
     assert sizing.mean_row_bytes([]) == (0, 0)
     with pytest.raises(TypeError, match="no size for a column value of type object"):
         sizing.value_bytes(object())
+
+
+def test_the_report_counts_a_sealed_hours_per_user_counts(site):
+    from sessions_app import selectors, services
+
+    visits(site)
+    services.bucket_seal(site_id=site.id, hour=HOUR, now=FIXED_NOW + timedelta(hours=2))
+    pairs = selectors.bucket_user_counts(site_id=site.id, granularity="hour", bucket_starts=[HOUR])
+    report = sizing.partition_report(
+        site_id=site.id, event_shards=site.event_shards, now=FIXED_NOW, hours=24
+    )
+    counts = by_table(report)["bucket_user_counts"]
+    assert pairs and counts.largest is not None
+    assert counts.largest.rows == len(pairs)
