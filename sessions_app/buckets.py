@@ -380,6 +380,16 @@ def rolling_period(width: Width | str, bucket: datetime) -> datetime:
     raise ValueError(f"no rolling counters at {width.value} resolution")
 
 
+def rolling_period_end(width: Width | str, period: datetime) -> datetime:
+    """Return the end of a rolling-counter partition period (see rolling_period)."""
+    width = parse_width(width)
+    if width is Width.HOUR:
+        return next_start(period, Width.MONTH)
+    if width is Width.DAY:
+        return as_utc(period).replace(year=period.year + 1)
+    raise ValueError(f"month rows have one period, the epoch; {width.value} has no end")
+
+
 RAW = "raw"
 
 

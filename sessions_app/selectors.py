@@ -862,7 +862,9 @@ class SealedBuckets:
         if key not in self._states:
             rows = BucketState.objects.filter(site_id=self.site_id, granularity=width.value)
             if width is not buckets.Width.MONTH:
-                rows = rows.filter(bucket__gte=period, bucket__lt=_period_end(width, period))
+                rows = rows.filter(
+                    bucket__gte=period, bucket__lt=buckets.rolling_period_end(width, period)
+                )
             self._states[key] = {
                 buckets.as_utc(b): state for b, state in rows.values_list("bucket", "state")
             }
@@ -880,7 +882,7 @@ class SealedBuckets:
                     site_id=self.site_id,
                     granularity="hour",
                     bucket__gte=year,
-                    bucket__lt=_period_end(buckets.Width.DAY, year),
+                    bucket__lt=buckets.rolling_period_end(buckets.Width.DAY, year),
                 )
                 .annotate(day=TruncDay("bucket", tzinfo=UTC))
                 .values_list("day", flat=True)
@@ -888,13 +890,6 @@ class SealedBuckets:
             )
             self._busy_days[year] = {buckets.as_utc(d) for d in days}
         return self._busy_days[year]
-
-
-def _period_end(width: buckets.Width, period: datetime) -> datetime:
-    """The end of a rolling-counter partition period (see buckets.rolling_period)."""
-    if width is buckets.Width.HOUR:
-        return buckets.next_start(period, buckets.Width.MONTH)
-    return period.replace(year=period.year + 1)
 
 
 @dataclass(frozen=True)

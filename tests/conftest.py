@@ -167,3 +167,29 @@ def celery_worker_process(django_db_setup) -> Iterator[subprocess.Popen[bytes]]:
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
+
+
+@pytest.fixture
+def analyst(client):
+    """Log the test client in as a user with the analyst role."""
+    from django.contrib.auth.models import Group, User
+
+    user = User.objects.create_user("ana", password="pw-ana-123")
+    user.groups.add(Group.objects.get_or_create(name="analyst")[0])
+    client.force_login(user)
+    return user
+
+
+@pytest.fixture
+def token(db) -> str:
+    """Return the API token of an analyst, made by `manage.py create_api_token`."""
+    from io import StringIO
+
+    from django.contrib.auth.models import Group, User
+    from django.core.management import call_command
+
+    user = User.objects.create_user("api-user", password="pw-api-123")
+    user.groups.add(Group.objects.get_or_create(name="analyst")[0])
+    out = StringIO()
+    call_command("create_api_token", "api-user", stdout=out)
+    return out.getvalue().strip().splitlines()[-1]

@@ -8,7 +8,6 @@ import uuid
 from datetime import timedelta
 
 import pytest
-from django.contrib.auth.models import Group, User
 from django.utils import timezone
 
 from sessions_app import buckets, selectors, services
@@ -17,14 +16,6 @@ from sessions_app.models import BucketState, SiteEventByBucket
 from tests.collector.conftest import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
-
-
-@pytest.fixture
-def analyst(client):
-    user = User.objects.create_user("ana", password="pw-ana-123")
-    user.groups.add(Group.objects.get_or_create(name="analyst")[0])
-    client.force_login(user)
-    return user
 
 
 @pytest.fixture

@@ -6,11 +6,9 @@ import csv
 import io
 import json
 from datetime import timedelta
-from io import StringIO
 
 import pytest
-from django.contrib.auth.models import Group, User
-from django.core.management import call_command
+from django.contrib.auth.models import User
 from django.utils import timezone
 
 from sessions_app import selectors
@@ -18,15 +16,6 @@ from sessions_app.collector.pipeline import Source, events_record
 from tests.collector.conftest import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
-
-
-@pytest.fixture
-def token(db) -> str:
-    user = User.objects.create_user("api-user", password="pw-api-123")
-    user.groups.add(Group.objects.get_or_create(name="analyst")[0])
-    out = StringIO()
-    call_command("create_api_token", "api-user", stdout=out)
-    return out.getvalue().strip().splitlines()[-1]
 
 
 @pytest.fixture

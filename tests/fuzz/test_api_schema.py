@@ -8,15 +8,12 @@ from __future__ import annotations
 
 import os
 from datetime import timedelta
-from io import StringIO
 from typing import Any
 
 import pytest
 import schemathesis
 import yaml
-from django.contrib.auth.models import Group, User
 from django.core.handlers.wsgi import WSGIHandler
-from django.core.management import call_command
 from django.test import Client
 from django.utils import timezone
 from hypothesis import HealthCheck, given, settings
@@ -26,15 +23,6 @@ from tests.collector.conftest import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 EXAMPLES = int(os.environ.get("FUZZ_API_EXAMPLES", "20"))
-
-
-@pytest.fixture
-def token(db) -> str:
-    user = User.objects.create_user("fuzzer", password="pw-fuzz-123")
-    user.groups.add(Group.objects.get_or_create(name="analyst")[0])
-    out = StringIO()
-    call_command("create_api_token", "fuzzer", stdout=out)
-    return out.getvalue().strip().splitlines()[-1]
 
 
 @pytest.fixture

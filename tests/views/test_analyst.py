@@ -6,7 +6,7 @@ import re
 from datetime import timedelta
 
 import pytest
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import User
 from django.utils import timezone
 
 from sessions_app import selectors
@@ -25,14 +25,6 @@ HOSTILE = {
     },
     "props": {"<b>key</b>": "<script>alert('props')</script>"},
 }
-
-
-@pytest.fixture
-def analyst(client):
-    user = User.objects.create_user("ana", password="pw-ana-123")
-    user.groups.add(Group.objects.get_or_create(name="analyst")[0])
-    client.force_login(user)
-    return user
 
 
 @pytest.fixture
