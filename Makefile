@@ -7,7 +7,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell sha1sum pyproject.toml | cut -c1-12)
 
-.PHONY: run test test-faults bench lint fmt stop status clean install tracker
+.PHONY: run test test-faults bench lint fmt stop status clean install tracker cluster cluster-stop
 
 install: $(STAMP)
 
@@ -41,6 +41,14 @@ test: $(STAMP) $(NODE_STAMP)
 test-faults: $(STAMP)
 	$(PY) -m ops.stack test -- -m slow $(PYTEST_ARGS)
 
+# A three-node loopback cluster (127.0.0.1-3, CQL port 9142) beside the single node;
+# point the app at it with the variables README › Production topology lists.
+cluster: $(STAMP)
+	$(PY) -m ops.cassandra cluster-start --timeout 300
+
+cluster-stop: $(STAMP)
+	$(PY) -m ops.cassandra cluster-stop
+
 bench: $(STAMP)
 	$(PY) -m bench.run $(BENCH_ARGS)
 
@@ -63,6 +71,7 @@ stop: $(STAMP)
 	-$(PY) -m ops.redis stop --port 6381
 	-$(PY) -m ops.redis stop --port 6380
 	-$(PY) -m ops.cassandra stop
+	-$(PY) -m ops.cassandra cluster-stop
 
 clean: stop
 	rm -rf .state .venv node_modules .pytest_cache .mypy_cache .ruff_cache

@@ -71,6 +71,85 @@ def node_from_env() -> Node:
     )
 
 
+def cluster_nodes(
+    count: int = 3,
+    *,
+    cql_port: int = 9142,
+    storage_port: int = 7100,
+    jmx_base: int = 7210,
+    first_index: int = 11,
+    cluster_name: str = "clickstream-cluster",
+    heap: str = "512m",
+) -> list[Node]:
+    """Nodes of a loopback cluster on 127.0.0.1..count, the first one the seed.
+
+    Its ports differ from the single node's (9042/7000/7199), so both can run side by
+    side on 127.0.0.1; each node keeps its own folder (.state/cassandra/node<index>).
+    """
+    if not 1 <= count <= 9:
+        raise StackError(f"a loopback cluster has 1 to 9 nodes, not {count}")
+    return [
+        Node(
+            index=first_index + i,
+            address=f"127.0.0.{i + 1}",
+            cql_port=cql_port,
+            storage_port=storage_port,
+            jmx_port=jmx_base + i + 1,
+            seeds=f"127.0.0.1:{storage_port}",
+            cluster_name=cluster_name,
+            heap=heap,
+        )
+        for i in range(count)
+    ]
+
+
+def cluster_from_env() -> list[Node]:
+    return cluster_nodes(
+        int(os.environ.get("CASSANDRA_CLUSTER_NODES", "3")),
+        cql_port=int(os.environ.get("CASSANDRA_CLUSTER_PORT", "9142")),
+        heap=os.environ.get("CASSANDRA_CLUSTER_HEAP", "512m"),
+    )
+
+
+def cluster_start(nodes: list[Node], *, timeout: float = 300.0) -> list[Node]:
+    """Start the nodes one after another (joins must not overlap); return those started.
+
+    Returns once every node answers CQL and the first one sees all the others up.
+    """
+    started = [node for node in nodes if start(node, timeout=timeout)]
+    wait_peers_up(nodes, timeout=timeout)
+    return started
+
+
+def wait_peers_up(nodes: list[Node], *, timeout: float) -> None:
+    """Block until the driver, through the first node, sees every node of the ring up."""
+    from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
+    from cassandra.policies import RoundRobinPolicy
+
+    deadline = time.monotonic() + timeout
+    expected = {node.address for node in nodes}
+    while True:
+        cluster = Cluster(
+            [node.address for node in nodes],
+            port=nodes[0].cql_port,
+            connect_timeout=5,
+            execution_profiles={EXEC_PROFILE_DEFAULT: ExecutionProfile(RoundRobinPolicy())},
+        )
+        try:
+            cluster.connect()
+            up = {host.address for host in cluster.metadata.all_hosts() if host.is_up}
+        except Exception:  # noqa: BLE001 - not ready yet
+            up = set()
+        finally:
+            cluster.shutdown()
+        if expected <= up:
+            log(f"cassandra cluster up: {', '.join(sorted(up))}")
+            return
+        if time.monotonic() > deadline:
+            raise StackError(f"cluster nodes not all up after {timeout:.0f}s: up={sorted(up)}")
+        time.sleep(2)
+
+
 def cassandra_version() -> str:
     text = POM.read_text()
     start = text.index("<cassandra.version>") + len("<cassandra.version>")
@@ -294,12 +373,34 @@ def stop(node: Node, *, grace: float = 45.0) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("action", choices=["jars", "start", "stop", "status"])
+    parser.add_argument(
+        "action",
+        choices=[
+            "jars",
+            "start",
+            "stop",
+            "status",
+            "cluster-start",
+            "cluster-stop",
+            "cluster-status",
+        ],
+    )
     parser.add_argument("--timeout", type=float, default=240.0)
     args = parser.parse_args(argv)
     node = node_from_env()
     try:
-        if args.action == "jars":
+        if args.action.startswith("cluster-"):
+            nodes = cluster_from_env()
+            if args.action == "cluster-start":
+                cluster_start(nodes, timeout=args.timeout)
+            elif args.action == "cluster-stop":
+                for member in reversed(nodes):
+                    stop(member)
+            for member in nodes:
+                version = cql_ready(member.address, member.cql_port)
+                state = f"up {version}" if version else "down"
+                print(f"node{member.index} {member.address}: pid={node_pid(member)} cql={state}")
+        elif args.action == "jars":
             jars_install()
         elif args.action == "start":
             start(node, timeout=args.timeout)

@@ -84,7 +84,8 @@ def prepare(cql: str, *, idempotent: bool = False, write: bool = False) -> Prepa
     """Return the prepared form of cql, whose `{ks}` names the active keyspace.
 
     Statements are cached per process and keyspace: a forked worker prepares its
-    own, and the test keyspace never shares statements with the real one.
+    own, and the test keyspace never shares statements with the real one. Reads are
+    always idempotent, so the driver may retry them on another node when one dies.
     """
     name = keyspace()
     key = (os.getpid(), name, cql)
@@ -94,7 +95,7 @@ def prepare(cql: str, *, idempotent: bool = False, write: bool = False) -> Prepa
             statement = _prepared.get(key)
             if statement is None:
                 statement = session().prepare(cql.format(ks=name))
-                statement.is_idempotent = idempotent
+                statement.is_idempotent = idempotent or cql.lstrip().upper().startswith("SELECT")
                 level = (
                     settings.CASSANDRA_WRITE_CONSISTENCY
                     if write

@@ -1,0 +1,255 @@
+"""A three-node loopback cluster (slow): keyspace RF=3, writes at LOCAL_QUORUM, reads at
+QUORUM. kill -9 one node during a beacon load: no client sees an error, the analyst API
+still reads every acknowledged event while the node is down, and once it is back every
+acknowledged event is stored exactly once.
+
+The nodes bind 127.0.0.1-3 on ports of their own (CQL 9142, storage 7100), started by
+the same launcher as the single node (`python -m ops.cassandra cluster-start`), which
+keeps running beside them on 127.0.0.1:9042.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from datetime import datetime, timedelta
+from typing import Any
+
+import pytest
+from cassandra import ConsistencyLevel
+from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
+from cassandra.policies import DCAwareRoundRobinPolicy
+from cassandra.query import SimpleStatement
+from django.conf import settings
+from django.utils import timezone
+
+from ops import cassandra as launcher
+from sessions_app import buckets
+from sessions_app.ids import event_uuid
+from tests.conftest import ROOT
+from tests.faults.test_kill import _children, _free_port
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.django_db(transaction=True, databases=["default", "cassandra"]),
+]
+NODES = launcher.cluster_nodes(3)
+VICTIM = NODES[1]  # 127.0.0.2: not the seed, a replica of every row (RF=3)
+KEYSPACE = "test_cluster"
+ORIGIN = "https://shop.example"
+VISITORS = 4
+
+
+@pytest.fixture(scope="module")
+def ring() -> Any:
+    started = launcher.cluster_start(NODES, timeout=300)
+    yield NODES
+    for node in reversed(NODES):
+        if node in started or node == VICTIM:
+            launcher.stop(node)
+
+
+def _driver(level: int = ConsistencyLevel.QUORUM) -> Cluster:
+    profile = ExecutionProfile(
+        load_balancing_policy=DCAwareRoundRobinPolicy(local_dc="datacenter1"),
+        consistency_level=level,
+        request_timeout=20,
+    )
+    return Cluster(
+        [node.address for node in NODES],
+        port=NODES[0].cql_port,
+        protocol_version=4,
+        execution_profiles={EXEC_PROFILE_DEFAULT: profile},
+    )
+
+
+def _env() -> dict[str, str]:
+    return {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "clickstream.settings.test",
+        "CASSANDRA_HOSTS": ",".join(node.address for node in NODES),
+        "CASSANDRA_PORT": str(NODES[0].cql_port),
+        "CASSANDRA_KEYSPACE": KEYSPACE,
+        "CASSANDRA_REPLICATION": "NetworkTopologyStrategy:datacenter1=3",
+        "CASSANDRA_LOCAL_DC": "datacenter1",
+        "CASSANDRA_WRITE_CONSISTENCY": "LOCAL_QUORUM",
+        "CASSANDRA_READ_CONSISTENCY": "QUORUM",
+        "REDIS_URL": settings.REDIS_URL,
+        "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
+        "CELERY_RESULT_BACKEND": settings.CELERY_RESULT_BACKEND,
+    }
+
+
+def _request(url: str, *, body: bytes | None = None, headers: dict[str, str]) -> tuple[int, Any]:
+    request = urllib.request.Request(url, data=body, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read()[:300]
+    except OSError as exc:
+        return 0, repr(exc)
+
+
+def _event_id(site: Any, event: dict[str, Any]) -> Any:
+    ts = buckets.as_utc(datetime.fromisoformat(event["ts"]))
+    return event_uuid(site_id=site.id, client_event_id=event["id"], ts=ts)
+
+
+class Load:
+    """Visitors sending 10-event beacons back to back; every answer is recorded."""
+
+    def __init__(self, url: str, site_key: str, now: datetime) -> None:
+        self.url, self.site_key, self.now = url, site_key, now
+        self.acknowledged: list[dict[str, Any]] = []
+        self.errors: list[tuple[int, Any]] = []
+        self.beacons = 0
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._threads = [threading.Thread(target=self._visit, args=(v,)) for v in range(VISITORS)]
+
+    def _visit(self, visitor: int) -> None:
+        n = 0
+        while not self._stop.is_set():
+            events = [
+                {
+                    "id": f"ring-{visitor}-{n}-{i}",
+                    "type": "click" if i % 3 else "pageview",
+                    "ts": (self.now - timedelta(seconds=600 - n)).isoformat(),
+                    "anonymous_id": f"ring-visitor-{visitor}",
+                    "url": f"https://shop.example/p/{n % 7}",
+                }
+                for i in range(10)
+            ]
+            body = json.dumps({"site": self.site_key, "events": events}).encode()
+            status, answer = _request(
+                self.url, body=body, headers={"Content-Type": "text/plain", "Origin": ORIGIN}
+            )
+            with self._lock:
+                self.beacons += 1
+                if status == 200 and answer["accepted"] == len(events):
+                    self.acknowledged += events
+                else:
+                    self.errors.append((status, answer))
+            n += 1
+
+    def __enter__(self) -> Load:
+        for thread in self._threads:
+            thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        for thread in self._threads:
+            thread.join(60)
+
+    def wait_for(self, beacons: int, *, timeout: float = 120) -> None:
+        deadline = time.monotonic() + timeout
+        target = self.beacons + beacons
+        while self.beacons < target:
+            assert time.monotonic() < deadline, f"load stalled at {self.beacons} beacons"
+            time.sleep(0.2)
+
+
+def test_kill_one_of_three_nodes_under_ingest_no_client_error_no_lost_event(site, token, ring):
+    env = _env()
+    driver = _driver()
+    with driver.connect() as setup:
+        setup.execute(f"DROP KEYSPACE IF EXISTS {KEYSPACE}", timeout=60)
+    driver.shutdown()
+    subprocess.run(
+        [sys.executable, "manage.py", "sync_cassandra"], cwd=ROOT, env=env, check=True,
+        capture_output=True,
+    )  # fmt: skip
+    driver = _driver()
+    with driver.connect() as check:
+        row = check.execute(
+            "SELECT replication FROM system_schema.keyspaces WHERE keyspace_name = %s",
+            (KEYSPACE,),
+        ).one()
+    driver.shutdown()
+    assert row.replication["datacenter1"] == "3", row.replication
+
+    port = _free_port()
+    with open(ROOT / ".state" / "logs" / "fault-cluster-gunicorn.log", "ab") as log:
+        web = subprocess.Popen(
+            [sys.executable, "-m", "gunicorn", "clickstream.wsgi", "-b", f"127.0.0.1:{port}",
+             "-w", "2", "-k", "sync", "--timeout", "60", "--log-level", "warning"],
+            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+    base = f"http://127.0.0.1:{port}"
+    now = timezone.now().replace(microsecond=0)
+    api = {"Authorization": f"Token {token}"}
+    try:
+        deadline = time.monotonic() + 60
+        while len(_children(web.pid)) < 2:
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
+        time.sleep(2)
+        with Load(f"{base}/collect", site.key, now) as load:
+            load.wait_for(20)
+            os.killpg(launcher.node_pid(VICTIM), signal.SIGKILL)  # type: ignore[arg-type]
+            killed_at = load.beacons
+            load.wait_for(40)  # ingest goes on with 2 of 3 replicas
+
+            # Reads at QUORUM while the node is down: every event acknowledged so far
+            # (written at LOCAL_QUORUM: R + W > RF) is in the analyst API.
+            with load._lock:
+                so_far = list(load.acknowledged)
+            for visitor in range(VISITORS):
+                key = f"ring-visitor-{visitor}"
+                status, page = _request(
+                    f"{base}/api/sites/{site.id}/users/{key}/activity"
+                    f"?start={(now - timedelta(hours=1)).isoformat().replace('+00:00', 'Z')}"
+                    f"&end={(now + timedelta(minutes=1)).isoformat().replace('+00:00', 'Z')}"
+                    "&limit=1000",
+                    headers=api,
+                )
+                assert status == 200, (status, page)
+                expected = {str(_event_id(site, e)) for e in so_far if e["anonymous_id"] == key}
+                ids = {e["event_id"] for e in page["events"]}
+                assert expected and expected <= ids, sorted(expected - ids)[:5]
+
+            launcher.start(VICTIM, timeout=300)
+            launcher.wait_peers_up(NODES, timeout=120)
+            load.wait_for(20)  # and after it is back
+    finally:
+        os.killpg(web.pid, signal.SIGTERM)
+        web.wait(30)
+
+    assert killed_at >= 20
+    assert load.errors == [], load.errors[:5]
+    assert load.beacons >= 80
+
+    driver = _driver()
+    with driver.connect() as check:
+        query = check.prepare(
+            f"SELECT event_id FROM {KEYSPACE}.user_events_by_bucket "
+            "WHERE site_id = ? AND user_key = ? AND bucket = ?"
+        )
+        log_rows = check.execute(
+            SimpleStatement(f"SELECT applied FROM {KEYSPACE}.transaction_log", fetch_size=5000)
+        )
+        unapplied = sum(1 for r in log_rows if not r.applied)
+        stored: list[Any] = []
+        for visitor in range(VISITORS):
+            for day in {
+                buckets.floor(now - timedelta(minutes=10), "day"),
+                buckets.floor(now, "day"),
+            }:
+                rows = check.execute(query, (site.id, f"ring-visitor-{visitor}", day))
+                stored += [r.event_id for r in rows]
+    driver.shutdown()
+    expected = {_event_id(site, e): e["id"] for e in load.acknowledged}
+    assert len(expected) == len(load.acknowledged) == 10 * load.beacons
+    missing = sorted(client_id for key, client_id in expected.items() if key not in set(stored))
+    assert not missing, missing[:10]
+    assert len(stored) == len(set(stored)) == len(expected)  # exactly once
+    assert unapplied == 0
