@@ -7,7 +7,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell sha1sum pyproject.toml | cut -c1-12)
 
-.PHONY: run test test-faults bench lint fmt stop status clean install tracker cluster cluster-stop
+.PHONY: run test test-faults bench profile lint fmt stop status clean install tracker cluster cluster-stop
 
 install: $(STAMP)
 
@@ -51,6 +51,10 @@ cluster-stop: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m bench.run $(BENCH_ARGS)
+
+# py-spy on the gunicorn workers under the ingest load: each stage's share of the CPU.
+profile: $(STAMP)
+	$(PY) -m bench.profile $(PROFILE_ARGS)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

@@ -2,9 +2,11 @@
 
 1. Session timeline of 1,000 events: GET /api/.../sessions/<id>/events through gunicorn
    (server time from the Server-Timing header, and client time) beside the raw driver
-   reading the same partition with a prepared statement.
+   reading the same partition with a prepared statement — once right after the ingest
+   benchmark (Cassandra still flushing and compacting what it wrote), once after the
+   node has settled (no compaction or flush running or pending).
 2. A user's activity over 30 daily buckets: parallel vs sequential vs one IN query,
-   through the selector, in this process.
+   through the selector, in this process, on the settled node.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import statistics
 import sys
 import time
 import urllib.request
+import uuid
 from datetime import UTC, datetime, timedelta
 
 import django
@@ -86,19 +89,32 @@ def _buckets_data(site) -> None:
         )
 
 
-def main() -> None:
-    base_url = sys.argv[1]
-    runs = int(sys.argv[2]) if len(sys.argv) > 2 else 200
-    site = services.site_create(name=f"reads-{int(time.time())}", origins=[])
-    session_id = _timeline_data(site)
-    _buckets_data(site)
-    user, _ = User.objects.get_or_create(username="bench-reader", defaults={"is_superuser": True})
-    token, _ = Token.objects.get_or_create(user=user)
+BACKGROUND_POOLS = ("CompactionExecutor", "MemtableFlushWriter", "MemtablePostFlush")
 
-    url = f"{base_url}/api/sites/{site.id}/sessions/{session_id}/events"
+
+def settle(timeout: float = 180.0) -> float:
+    """Wait until the node runs no compaction or flush (3 quiet polls); return seconds."""
+    started = time.monotonic()
+    quiet = 0
+    while quiet < 3 and time.monotonic() - started < timeout:
+        tasks = list(session().execute("SELECT kind FROM system_views.sstable_tasks"))
+        busy = sum(
+            row["active_tasks"] + row["pending_tasks"]
+            for row in session().execute(
+                "SELECT name, active_tasks, pending_tasks FROM system_views.thread_pools"
+            )
+            if row["name"] in BACKGROUND_POOLS
+        )
+        quiet = quiet + 1 if not tasks and not busy else 0
+        time.sleep(1.0)
+    return time.monotonic() - started
+
+
+def timeline(url: str, token: str, session_id: str, runs: int) -> dict[str, float]:
+    """API server/client time and the raw driver's time for the same partition."""
     server, client = [], []
     for _ in range(runs + 10):
-        request = urllib.request.Request(url, headers={"Authorization": f"Token {token.key}"})  # noqa: S310 - loopback
+        request = urllib.request.Request(url, headers={"Authorization": f"Token {token}"})  # noqa: S310 - loopback
         started = time.perf_counter()
         with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310
             body = response.read()
@@ -108,15 +124,38 @@ def main() -> None:
     events = len(json.loads(body)["events"])
     server, client = server[10:], client[10:]
 
-    statement = prepare("SELECT * FROM {ks}.session_events WHERE session_id = ? LIMIT 1000")
-    import uuid
-
+    # The selector's own statement (same columns), without the API around it.
+    statement = prepare(selectors.SELECT_SESSION_EVENTS)
     raw = []
     for _ in range(runs + 10):
         started = time.perf_counter()
-        rows = list(session().execute(statement, (uuid.UUID(session_id),)))
+        rows = list(session().execute(statement, (uuid.UUID(session_id), 1000)))
         raw.append((time.perf_counter() - started) * 1000)
     raw = raw[10:]
+    return {
+        "events": events,
+        "rows_raw": len(rows),
+        "api_server_p50_ms": statistics.median(server),
+        "api_server_p95_ms": _pct(server, 0.95),
+        "api_client_p50_ms": statistics.median(client),
+        "api_client_p95_ms": _pct(client, 0.95),
+        "raw_p50_ms": statistics.median(raw),
+        "raw_p95_ms": _pct(raw, 0.95),
+    }
+
+
+def main() -> None:
+    base_url = sys.argv[1]
+    runs = int(sys.argv[2]) if len(sys.argv) > 2 else 200
+    site = services.site_create(name=f"reads-{int(time.time())}", origins=[])
+    session_id = _timeline_data(site)
+    _buckets_data(site)
+    user, _ = User.objects.get_or_create(username="bench-reader", defaults={"is_superuser": True})
+    token, _ = Token.objects.get_or_create(user=user)
+    url = f"{base_url}/api/sites/{site.id}/sessions/{session_id}/events"
+    busy = timeline(url, token.key, session_id, runs)
+    settled_after = settle()
+    quiet = timeline(url, token.key, session_id, runs)
 
     now = datetime.now(UTC)
     strategies = {}
@@ -141,16 +180,9 @@ def main() -> None:
     print(
         json.dumps(
             {
-                "timeline": {
-                    "events": events,
-                    "rows_raw": len(rows),
-                    "api_server_p50_ms": statistics.median(server),
-                    "api_server_p95_ms": _pct(server, 0.95),
-                    "api_client_p50_ms": statistics.median(client),
-                    "api_client_p95_ms": _pct(client, 0.95),
-                    "raw_p50_ms": statistics.median(raw),
-                    "raw_p95_ms": _pct(raw, 0.95),
-                },
+                "timeline_busy": busy,
+                "timeline": quiet,
+                "settled_after_s": settled_after,
                 "buckets": strategies,
             }
         )

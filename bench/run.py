@@ -128,16 +128,21 @@ def _raw(site_id: str, *, events: int, seconds: int, processes: int) -> dict[str
     return raw_ingest.summarize(results, seconds, events)
 
 
-def ingest(
-    stack: ExitStack,
-    *,
-    seconds: int,
-    workers: int,
-    threads: int,
-    warmup: int,
-    seal_events: int,
-    full: bool = True,
-) -> tuple[list[dict], dict]:
+def services(stack: ExitStack) -> None:
+    """Start (and on exit stop) the Redis and Cassandra the benchmarks use, unless running."""
+    if not shutil.which("wrk"):
+        apt_install(["wrk"], why="the ingest benchmark's load generator")
+    if redis.start(BENCH_REDIS_PORT):
+        stack.callback(redis.stop, BENCH_REDIS_PORT)
+    node = cassandra.node_from_env()
+    if cassandra.start(node):
+        stack.callback(cassandra.stop, node)
+
+
+def collector(
+    stack: ExitStack, *, workers: int, threads: int
+) -> tuple[dict[str, str], str, subprocess.Popen[bytes]]:
+    """A fresh bench keyspace and site, and gunicorn serving /collect; (env, url, process)."""
     env = _env()
     _manage(env, "migrate", "--noinput", "-v", "0")
     # A fresh keyspace each run: every figure starts from the same compaction state.
@@ -152,9 +157,8 @@ def ingest(
     out = _manage(
         env, "create_site", f"bench-{int(time.time())}", "--origin", "http://127.0.0.1:8000"
     )
-    key = out.strip().splitlines()[-1]
-    site_id = re.search(r"\(([0-9a-f-]{36})\)", out).group(1)  # type: ignore[union-attr]
-    env["BENCH_SITE"] = key
+    env["BENCH_SITE"] = out.strip().splitlines()[-1]
+    env["BENCH_SITE_ID"] = re.search(r"\(([0-9a-f-]{36})\)", out).group(1)  # type: ignore[union-attr]
     gunicorn = subprocess.Popen(
         [
             sys.executable,
@@ -177,7 +181,6 @@ def ingest(
         start_new_session=True,
     )
     stack.callback(lambda: (os.killpg(gunicorn.pid, signal.SIGTERM), gunicorn.wait(20)))
-    url = f"http://127.0.0.1:{WEB_PORT}/collect"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:
@@ -187,6 +190,21 @@ def ingest(
             break  # answering (503 only means no Celery worker, irrelevant here)
         except OSError:
             time.sleep(0.5)
+    return env, f"http://127.0.0.1:{WEB_PORT}/collect", gunicorn
+
+
+def ingest(
+    stack: ExitStack,
+    *,
+    seconds: int,
+    workers: int,
+    threads: int,
+    warmup: int,
+    seal_events: int,
+    full: bool = True,
+) -> tuple[list[dict], dict]:
+    env, url, _ = collector(stack, workers=workers, threads=threads)
+    site_id = env["BENCH_SITE_ID"]
     # Warm the JVM first: Cassandra's JIT compiler takes most of a core for a minute
     # or two after a start, which would tax whichever figure runs first.
     log(f"warming up Cassandra's JIT and the workers for {warmup}s ...")
@@ -284,17 +302,21 @@ def render(rows: list[dict], reads: dict, *, workers: int, threads: int, seconds
             )
     if not reads:
         return "\n".join(lines)
-    t = reads["timeline"]
-    lines.append(
-        f"| session timeline ({t['events']} events): API server time p50 / p95 ms vs raw "
-        f"driver reading the partition | {t['api_server_p50_ms']:.1f} / "
-        f"{t['api_server_p95_ms']:.1f} | {t['raw_p50_ms']:.1f} / {t['raw_p95_ms']:.1f} "
-        f"| {t['raw_p95_ms'] / t['api_server_p95_ms']:.2f} |"
-    )
-    lines.append(
-        f"| session timeline: API client time p50 / p95 ms (loopback HTTP) "
-        f"| {t['api_client_p50_ms']:.1f} / {t['api_client_p95_ms']:.1f} | — | — |"
-    )
+    for key, when in (
+        ("timeline_busy", "right after the ingest runs, node compacting"),
+        ("timeline", f"node settled ({reads['settled_after_s']:.0f}s wait)"),
+    ):
+        t = reads[key]
+        lines.append(
+            f"| session timeline ({t['events']} events), {when}: API server time p50 / p95 ms "
+            f"vs raw driver reading the partition | {t['api_server_p50_ms']:.1f} / "
+            f"{t['api_server_p95_ms']:.1f} | {t['raw_p50_ms']:.1f} / {t['raw_p95_ms']:.1f} "
+            f"| {t['raw_p95_ms'] / t['api_server_p95_ms']:.2f} |"
+        )
+        lines.append(
+            f"| session timeline, {when}: API client time p50 / p95 ms (loopback HTTP) "
+            f"| {t['api_client_p50_ms']:.1f} / {t['api_client_p95_ms']:.1f} | — | — |"
+        )
     b = reads["buckets"]
     for strategy in ("parallel", "in"):
         lines.append(
@@ -332,14 +354,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seal-events", type=int, default=200_000)
     parser.add_argument("--ingest-only", action="store_true", help="skip reads and sealing")
     args = parser.parse_args(argv)
-    if not shutil.which("wrk"):
-        apt_install(["wrk"], why="the ingest benchmark's load generator")
     with ExitStack() as stack:
-        if redis.start(BENCH_REDIS_PORT):
-            stack.callback(redis.stop, BENCH_REDIS_PORT)
-        node = cassandra.node_from_env()
-        if cassandra.start(node):
-            stack.callback(cassandra.stop, node)
+        services(stack)
         rows, reads = ingest(
             stack,
             seconds=args.seconds,
