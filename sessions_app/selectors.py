@@ -80,6 +80,28 @@ def sessions_latest(*, site_id: uuid.UUID, user_keys: list[str]) -> dict[str, di
     return latest
 
 
+SELECT_USER_EVENTS_PRESENT = """
+SELECT event_id FROM {ks}.user_events_by_bucket
+WHERE site_id = ? AND user_key = ? AND bucket = ? AND event_id IN ?
+"""
+PRESENT_CHUNK = 100
+
+
+def user_events_present(
+    *, site_id: uuid.UUID, partitions: dict[tuple[str, datetime], list[uuid.UUID]]
+) -> set[uuid.UUID]:
+    """Return which of these event ids are stored, per (user key, bucket) partition."""
+    statement = prepare(SELECT_USER_EVENTS_PRESENT)
+    futures = [
+        session().execute_async(
+            statement, (site_id, user_key, bucket, ids[start : start + PRESENT_CHUNK])
+        )
+        for (user_key, bucket), ids in partitions.items()
+        for start in range(0, len(ids), PRESENT_CHUNK)
+    ]
+    return {row["event_id"] for future in futures for row in future.result()}
+
+
 def _time_uuid(value: uuid.UUID | None, field: str) -> uuid.UUID | None:
     """Refuse UUIDs that are not TimeUUIDs (version 1): Cassandra rejects them in queries."""
     if value is not None and value.version != 1:

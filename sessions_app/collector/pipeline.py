@@ -129,15 +129,19 @@ def events_record(*, source: Source, raw_events: Sequence[Any]) -> Outcome:
         dedup_ttl=int(settings.DEDUP_TTL.total_seconds()),
     )
     fresh = [c for c, new in zip(candidates, claim.fresh, strict=True) if new]
-    outcome.duplicates = len(raw_events) - len(outcome.rejected) - len(fresh)
     visit = Visit(
         user_agent=(source.user_agent or "")[:512] or None,
         ip_prefix=anonymize_ip(source.ip),
         is_bot=is_bot_agent(source.user_agent),
     )
     try:
+        current = _load_states(site.id, sorted({c.user_key for c in fresh}), claim.states)
+        if fresh:
+            stored = _already_stored(site.id, fresh, current)
+            fresh = [c for c in fresh if c.event_id not in stored]
+        outcome.duplicates = len(raw_events) - len(outcome.rejected) - len(fresh)
         plan, states = (
-            _plan(site, batch_id, received_at, fresh, visit, claim.states) if fresh else (None, {})
+            _plan(site, batch_id, received_at, fresh, visit, current) if fresh else (None, {})
         )
         stats = Stats(
             received=len(raw_events),
@@ -261,6 +265,8 @@ def _load_states(
 ) -> dict[str, SessionState | None]:
     """Return each user's current session from the Redis cache, else from Cassandra."""
     states: dict[str, SessionState | None] = {}
+    if not user_keys:
+        return states
     missing = []
     for user_key in user_keys:
         text = cached.get(user_key)
@@ -275,18 +281,41 @@ def _load_states(
     return states
 
 
+def _already_stored(
+    site_id: uuid.UUID, fresh: list[_Candidate], current: dict[str, SessionState | None]
+) -> set[uuid.UUID]:
+    """Return the ids of events Redis called new that are already in Cassandra.
+
+    Redis keeps no copy of its dedup marks: after a restart or a flush, or while it
+    is down, a resent beacon looks new, and counting it again would inflate its
+    session. Only an event no later than the end of its visitor's latest known
+    session can have been stored before, so the others (a tracker's usual beacon)
+    cost nothing; these are looked up in their user_events_by_bucket partitions.
+    """
+    maybe: dict[tuple[str, datetime], list[uuid.UUID]] = defaultdict(list)
+    histories: dict[str, list[tuple[datetime, buckets.Width]]] | None = None
+    for c in fresh:
+        state = current.get(c.user_key)
+        if state is None or c.ts > state.last_seen_at:
+            continue
+        if histories is None:
+            histories = selectors.user_widths(site_id)
+        bucket = buckets.bucket_of(c.ts, settings.USER_EVENTS_BUCKET, histories.get(c.user_key, []))
+        maybe[c.user_key, bucket].append(c.event_id)
+    return selectors.user_events_present(site_id=site_id, partitions=maybe) if maybe else set()
+
+
 def _plan(
     site: Site,
     batch_id: uuid.UUID,
     received_at: datetime,
     fresh: list[_Candidate],
     visit: Visit,
-    cached: dict[str, str | None],
+    current: dict[str, SessionState | None],
 ) -> tuple[Plan, dict[str, SessionState]]:
     by_user: dict[str, list[_Candidate]] = defaultdict(list)
     for c in fresh:
         by_user[c.user_key].append(c)
-    current = _load_states(site.id, list(by_user), cached)
     plan = Plan(
         site_id=site.id, batch_id=batch_id, received_at=received_at, version=version_of(received_at)
     )

@@ -86,6 +86,19 @@ def test_assignment_survives_a_redis_flush_mid_session(site, live_now):
     assert summary["last_seen_at"] == t0 + minutes(15)
 
 
+def test_a_resend_after_a_redis_flush_is_a_duplicate_not_a_second_count(site, live_now):
+    t0 = live_now - minutes(40)
+    first = [event(t0), event(t0 + minutes(5))]
+    record(site, first)
+    record(site, [event(t0 + minutes(10))])
+    redis_client().flushdb()  # the dedup marks are gone, the rows are not
+    outcome = record(site, [*first, event(t0 + minutes(15))])
+    assert (outcome.accepted, outcome.duplicates) == (1, 2)
+    [summary] = selectors.session_list(site_id=site.id, user_key="anon-1")
+    assert summary["event_count"] == summary["pageview_count"] == 4
+    assert len(selectors.session_events(session_id=summary["session_id"])) == 4
+
+
 def test_identify_switches_the_key_and_links_the_anonymous_id(site, live_now):
     t0 = live_now - minutes(30)
     record(site, [event(t0, anon="a-77"), event(t0 + minutes(1), anon="a-77")])
