@@ -197,7 +197,7 @@ def test_kill_9_the_celery_worker_mid_seal_then_the_sweep_seals_it_right(site):
     hour = buckets.floor(now - timedelta(hours=3), "hour")
     BucketState.objects.create(site=site, granularity="hour", bucket=hour, shards=4)
     insert = prepare(INSERT_SITE_EVENT)
-    events = 60_000  # enough for the seal to take a few seconds
+    events = 120_000  # enough for the seal to take a few seconds
     work = [
         (
             insert,
@@ -223,8 +223,17 @@ def test_kill_9_the_celery_worker_mid_seal_then_the_sweep_seals_it_right(site):
     # A queue of its own: the suite's session-wide worker must not take this seal.
     worker = _start_worker("faults")
     try:
+        from clickstream.celery import app
+
         tasks.seal_bucket.apply_async((str(site.id), "hour", hour.isoformat()), queue="faults")
-        time.sleep(1.0)  # the seal is paging through the shards
+        deadline = time.monotonic() + 30
+        while not any(
+            task["name"].endswith("seal_bucket")
+            for active in (app.control.inspect(timeout=0.5).active() or {}).values()
+            for task in active
+        ):
+            assert time.monotonic() < deadline, "the seal did not start"
+        time.sleep(0.3)  # the seal is paging through the shards (a few seconds' work)
         for pid in [*_children(worker.pid), worker.pid]:
             os.kill(pid, signal.SIGKILL)
         worker.wait(10)
