@@ -25,6 +25,8 @@ from cassandra.policies import DCAwareRoundRobinPolicy, TokenAwarePolicy
 from cassandra.query import UNSET_VALUE, BatchStatement, BatchType
 
 IN_FLIGHT = 8  # batches written concurrently, like concurrent HTTP requests
+# The TTLs the collector binds with the default retention policies (days).
+RAW_TTL, SESSIONS_TTL, LOG_TTL = 400 * 86400, 400 * 86400, 7 * 86400
 
 
 def _floor(ts: datetime, seconds: int) -> datetime:
@@ -125,13 +127,27 @@ def _batch(
                     False,
                     False,
                     False,
+                    RAW_TTL,
                 ),
             )
         )
         rows_u.append(
             (
                 prepared["INSERT_USER_EVENT"],
-                (site, user, day, event_id, session_id, kind, None, now, url, element, None),
+                (
+                    site,
+                    user,
+                    day,
+                    event_id,
+                    session_id,
+                    kind,
+                    None,
+                    now,
+                    url,
+                    element,
+                    None,
+                    RAW_TTL,
+                ),
             )
         )
         rows_t.append(
@@ -151,6 +167,7 @@ def _batch(
                     element,
                     False,
                     False,
+                    RAW_TTL,
                 ),
             )
         )
@@ -180,6 +197,7 @@ def _batch(
                 now,
                 n,
                 zlib.compress(json.dumps(payload).encode(), 1),
+                LOG_TTL,
             ),
         ),
         (prepared["INSERT_STATS"], (site, hour, batch_id, n, n, 0, 0, 0, {})),
@@ -203,6 +221,7 @@ def _batch(
                 "bench",
                 "127.0.0.0",
                 int(now.timestamp() * 1_000_000),
+                SESSIONS_TTL,
             ),
         ),
         (
@@ -221,7 +240,7 @@ def _batch(
                 False,
             ),
         ),
-        (prepared["MARK_APPLIED"], (site, minute, batch_id.int % 4, batch_id)),
+        (prepared["MARK_APPLIED"], (LOG_TTL, site, minute, batch_id.int % 4, batch_id)),
     ]
     work = [(statement, _unset(params)) for statement, params in work]
     for rows in (rows_s, rows_u, rows_t):

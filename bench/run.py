@@ -250,26 +250,20 @@ def ingest(
     if not full:
         return rows, {}
     log("read benchmarks ...")
-    result = subprocess.run(
-        [sys.executable, "-m", "bench.reads", f"http://127.0.0.1:{WEB_PORT}", "200"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    reads = json.loads(result.stdout.strip().splitlines()[-1])
+    reads = _step(env, "bench.reads", f"http://127.0.0.1:{WEB_PORT}", "200")
     log(f"seal and rolling-counter benchmarks ({seal_events:,} events in one hour) ...")
-    result = subprocess.run(
-        [sys.executable, "-m", "bench.sealing", str(seal_events), "30"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    reads.update(json.loads(result.stdout.strip().splitlines()[-1]))
+    reads.update(_step(env, "bench.sealing", str(seal_events), "30"))
     return rows, reads
+
+
+def _step(env: dict[str, str], module: str, *args: str) -> dict:
+    """Run one benchmark module; return the JSON of its last line, or fail with its stderr."""
+    result = subprocess.run(
+        [sys.executable, "-m", module, *args], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    if result.returncode != 0:
+        raise RuntimeError(f"{module} failed:\n{result.stderr[-3000:]}")
+    return json.loads(result.stdout.strip().splitlines()[-1])
 
 
 def render(rows: list[dict], reads: dict, *, workers: int, threads: int, seconds: int) -> str:

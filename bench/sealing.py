@@ -115,7 +115,10 @@ def seal(events: int) -> dict[str, float]:
     site.refresh_from_db()
     hour = buckets.floor(datetime.now(UTC) - timedelta(hours=6), "hour")
     _hour_of_events(site, hour, events)
-    BucketState.objects.get_or_create(site=site, granularity="hour", bucket=hour)
+    # The collector records the shards each hour was written with; readers fan out over them.
+    BucketState.objects.get_or_create(
+        site=site, granularity="hour", bucket=hour, defaults={"shards": SHARDS}
+    )
     scan = prepare(SCAN)
     scans, seals = [], []
     for _ in range(3):

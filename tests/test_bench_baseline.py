@@ -1,0 +1,83 @@
+"""The benchmark's raw-driver baseline still writes what the collector writes.
+
+`bench/raw_ingest.py` binds the collector's own statements by position; when a statement
+gains a marker (a TTL, a column) the baseline must follow, or `make bench` dies mid-run.
+Here it writes for a moment into the test keyspace and its rows land, with the TTLs the
+collector binds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from datetime import UTC, datetime
+
+import pytest
+from django.conf import settings
+from django.db import connections
+
+from bench import raw_ingest
+from sessions_app.cassandra import session
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.django_db(transaction=True, databases=["default", "cassandra"])
+
+
+def _partitions(started: datetime, ended: datetime, seconds: int) -> set[datetime]:
+    return {raw_ingest._floor(started, seconds), raw_ingest._floor(ended, seconds)}
+
+
+def test_raw_baseline_binds_the_collector_statements_and_writes_its_rows(site):
+    keyspace = connections["cassandra"].settings_dict["NAME"]
+    started = datetime.now(UTC)
+    result = raw_ingest.run(keyspace, str(site.id), 5, 0.3, seed=7)
+    ended = datetime.now(UTC)
+    assert result["events"] >= raw_ingest.IN_FLIGHT * 5
+    batches = result["events"] // 5
+
+    site_rows = sum(
+        session()
+        .execute(
+            f"SELECT COUNT(*) AS n FROM {keyspace}.site_events_by_bucket "
+            "WHERE site_id = %s AND bucket = %s AND shard = 0",
+            (site.id, hour),
+        )
+        .one()["n"]
+        for hour in _partitions(started, ended, 3600)
+    )
+    assert site_rows == result["events"]
+    log = [
+        row
+        for minute in _partitions(started, ended, 600)
+        for shard in range(4)
+        for row in session().execute(
+            f"SELECT applied, TTL(applied) AS ttl, TTL(payload) AS payload_ttl "
+            f"FROM {keyspace}.transaction_log WHERE site_id = %s AND minute = %s AND shard = %s",
+            (site.id, minute, shard),
+        )
+    ]
+    assert len(log) == batches
+    assert all(r["applied"] for r in log)
+    assert all(0 < r["ttl"] <= raw_ingest.LOG_TTL and r["payload_ttl"] > 0 for r in log)
+
+
+def test_the_sealing_benchmark_runs_and_checks_its_own_counts():
+    """`bench/sealing.py` asserts the seal read every row it wrote; run it small."""
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "clickstream.settings.test",
+        "CASSANDRA_KEYSPACE": connections["cassandra"].settings_dict["NAME"],
+        "REDIS_URL": settings.REDIS_URL,
+        "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
+        "CELERY_RESULT_BACKEND": settings.CELERY_RESULT_BACKEND,
+    }
+    result = subprocess.run(
+        [sys.executable, "-m", "bench.sealing", "2000", "2"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-2000:]
+    figures = json.loads(result.stdout.strip().splitlines()[-1])
+    assert figures["seal"]["events"] == 2000
+    assert figures["rolling"]["cover_rows"] < figures["rolling"]["naive_rows"]
