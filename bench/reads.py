@@ -19,6 +19,7 @@ import time
 import urllib.request
 import uuid
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import django
 
@@ -110,6 +111,17 @@ def settle(timeout: float = 180.0) -> float:
     return time.monotonic() - started
 
 
+def _cassandra_cpu() -> float:
+    """CPU seconds the local node has used so far (0 when it is not this project's node)."""
+    from ops.cassandra import node_from_env, node_pid
+
+    pid = node_pid(node_from_env())
+    if pid is None:
+        return 0.0
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def timeline(url: str, token: str, session_id: str, runs: int) -> dict[str, float]:
     """API server/client time and the raw driver's time for the same partition."""
     server, client = [], []
@@ -161,6 +173,7 @@ def main() -> None:
     strategies = {}
     for strategy in ("parallel", "sequential", "in"):
         times = []
+        cpu_before = (time.process_time(), _cassandra_cpu())
         for _ in range(30 + 3):
             started = time.perf_counter()
             page = selectors.user_activity(
@@ -172,7 +185,10 @@ def main() -> None:
                 strategy=strategy,
             )
             times.append((time.perf_counter() - started) * 1000)
+        app_cpu, cassandra_cpu = time.process_time(), _cassandra_cpu()
         strategies[strategy] = {
+            "app_cpu_ms": (app_cpu - cpu_before[0]) / 33 * 1000,
+            "cassandra_cpu_ms": (cassandra_cpu - cpu_before[1]) / 33 * 1000,
             "p50_ms": statistics.median(times[3:]),
             "events": len(page.events),
             "buckets": len(page.partitions),

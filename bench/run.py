@@ -312,6 +312,15 @@ def render(rows: list[dict], reads: dict, *, workers: int, threads: int, seconds
             f"| {t['api_client_p50_ms']:.1f} / {t['api_client_p95_ms']:.1f} | — | — |"
         )
     b = reads["buckets"]
+    lines.append(
+        "| activity over 30 daily buckets: CPU ms per call, app + Cassandra "
+        + ", ".join(
+            f"{name} {b[name]['app_cpu_ms']:.0f} + {b[name]['cassandra_cpu_ms']:.0f}"
+            for name in ("parallel", "in")
+        )
+        + f" vs sequential | — | {b['sequential']['app_cpu_ms']:.0f} + "
+        f"{b['sequential']['cassandra_cpu_ms']:.0f} | — |"
+    )
     for strategy in ("parallel", "in"):
         lines.append(
             f"| activity over 30 daily buckets ({b[strategy]['events']} events): {strategy} "
