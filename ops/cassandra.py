@@ -371,6 +371,13 @@ def stop(node: Node, *, grace: float = 45.0) -> None:
     node.pidfile.unlink(missing_ok=True)
 
 
+def status_line(node: Node) -> str:
+    """Describe a node: its address, pid and whether it answers CQL."""
+    version = cql_ready(node.address, node.cql_port)
+    state = f"up {version}" if version else "down"
+    return f"node{node.index} {node.address}:{node.cql_port}: pid={node_pid(node)} cql={state}"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument(
@@ -397,9 +404,7 @@ def main(argv: list[str] | None = None) -> int:
                 for member in reversed(nodes):
                     stop(member)
             for member in nodes:
-                version = cql_ready(member.address, member.cql_port)
-                state = f"up {version}" if version else "down"
-                print(f"node{member.index} {member.address}: pid={node_pid(member)} cql={state}")
+                print(status_line(member))
         elif args.action == "jars":
             jars_install()
         elif args.action == "start":
@@ -407,9 +412,7 @@ def main(argv: list[str] | None = None) -> int:
         elif args.action == "stop":
             stop(node)
         else:
-            version = cql_ready(node.address, node.cql_port)
-            state = f"up {version}" if version else "down"
-            print(f"node{node.index}: pid={node_pid(node)} cql={state}")
+            print(status_line(node))
     except StackError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

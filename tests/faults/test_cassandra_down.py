@@ -26,9 +26,8 @@ from django.utils import timezone
 
 from ops import cassandra as launcher
 from sessions_app import buckets
-from sessions_app.ids import event_uuid
 from tests.conftest import ROOT
-from tests.faults.test_kill import _children, _free_port
+from tests.faults.support import collector_start, event_id_of, process_stop
 
 pytestmark = [
     pytest.mark.slow,
@@ -107,21 +106,11 @@ def test_kill_9_cassandra_gives_503_then_recovers_without_losing_acknowledged_ev
         [sys.executable, "manage.py", "sync_cassandra"], cwd=ROOT, env=env, check=True,
         capture_output=True,
     )  # fmt: skip
-    port = _free_port()
-    with open(ROOT / ".state" / "logs" / "fault-cassandra-gunicorn.log", "ab") as log:
-        web = subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "clickstream.wsgi", "-b", f"127.0.0.1:{port}",
-             "-w", "2", "-k", "sync", "--timeout", "60", "--log-level", "warning"],
-            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-        )  # fmt: skip
-    url = f"http://127.0.0.1:{port}/collect"
+    web, base = collector_start(env, log_name="fault-cassandra-gunicorn.log")
+    url = f"{base}/collect"
     now = timezone.now().replace(microsecond=0)
     acknowledged: list[dict[str, Any]] = []
     try:
-        deadline = time.monotonic() + 60
-        while len(_children(web.pid)) < 2:
-            assert time.monotonic() < deadline
-            time.sleep(0.2)
         time.sleep(2)
         for n in range(6):  # healthy
             body, events = _beacon(site, n, now)
@@ -153,8 +142,7 @@ def test_kill_9_cassandra_gives_503_then_recovers_without_losing_acknowledged_ev
             assert time.monotonic() < deadline, "the collector did not recover"
             time.sleep(1)
     finally:
-        os.killpg(web.pid, signal.SIGTERM)
-        web.wait(30)
+        process_stop(web)
 
     # Batches acknowledged while the node was coming back may be logged but not yet
     # applied: the replay task (run here against the fault node) completes them.
@@ -183,14 +171,7 @@ def test_kill_9_cassandra_gives_503_then_recovers_without_losing_acknowledged_ev
             }:
                 stored |= {row.event_id for row in check.execute(query, (site.id, user, day))}
     driver.shutdown()
-    expected = {
-        event_uuid(
-            site_id=site.id,
-            client_event_id=e["id"],
-            ts=buckets.as_utc(datetime.fromisoformat(e["ts"])),
-        ): e["id"]
-        for e in acknowledged
-    }
+    expected = {event_id_of(site, e): e["id"] for e in acknowledged}
     assert len(acknowledged) == 60
     missing = sorted(client_id for key, client_id in expected.items() if key not in stored)
     assert not missing, (missing, replayed.stdout[-500:])

@@ -32,9 +32,8 @@ from django.utils import timezone
 
 from ops import cassandra as launcher
 from sessions_app import buckets
-from sessions_app.ids import event_uuid
 from tests.conftest import ROOT
-from tests.faults.test_kill import _children, _free_port
+from tests.faults.support import collector_start, event_id_of, process_stop
 
 pytestmark = [
     pytest.mark.slow,
@@ -95,11 +94,6 @@ def _request(url: str, *, body: bytes | None = None, headers: dict[str, str]) ->
         return exc.code, exc.read()[:300]
     except OSError as exc:
         return 0, repr(exc)
-
-
-def _event_id(site: Any, event: dict[str, Any]) -> Any:
-    ts = buckets.as_utc(datetime.fromisoformat(event["ts"]))
-    return event_uuid(site_id=site.id, client_event_id=event["id"], ts=ts)
 
 
 class Load:
@@ -176,21 +170,10 @@ def test_kill_one_of_three_nodes_under_ingest_no_client_error_no_lost_event(site
     driver.shutdown()
     assert row.replication["datacenter1"] == "3", row.replication
 
-    port = _free_port()
-    with open(ROOT / ".state" / "logs" / "fault-cluster-gunicorn.log", "ab") as log:
-        web = subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "clickstream.wsgi", "-b", f"127.0.0.1:{port}",
-             "-w", "2", "-k", "sync", "--timeout", "60", "--log-level", "warning"],
-            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-        )  # fmt: skip
-    base = f"http://127.0.0.1:{port}"
+    web, base = collector_start(env, log_name="fault-cluster-gunicorn.log")
     now = timezone.now().replace(microsecond=0)
     api = {"Authorization": f"Token {token}"}
     try:
-        deadline = time.monotonic() + 60
-        while len(_children(web.pid)) < 2:
-            assert time.monotonic() < deadline
-            time.sleep(0.2)
         time.sleep(2)
         with Load(f"{base}/collect", site.key, now) as load:
             load.wait_for(20)
@@ -212,7 +195,7 @@ def test_kill_one_of_three_nodes_under_ingest_no_client_error_no_lost_event(site
                     headers=api,
                 )
                 assert status == 200, (status, page)
-                expected = {str(_event_id(site, e)) for e in so_far if e["anonymous_id"] == key}
+                expected = {str(event_id_of(site, e)) for e in so_far if e["anonymous_id"] == key}
                 ids = {e["event_id"] for e in page["events"]}
                 assert expected and expected <= ids, sorted(expected - ids)[:5]
 
@@ -220,8 +203,7 @@ def test_kill_one_of_three_nodes_under_ingest_no_client_error_no_lost_event(site
             launcher.wait_peers_up(NODES, timeout=120)
             load.wait_for(20)  # and after it is back
     finally:
-        os.killpg(web.pid, signal.SIGTERM)
-        web.wait(30)
+        process_stop(web)
 
     assert killed_at >= 20
     assert load.errors == [], load.errors[:5]
@@ -246,7 +228,7 @@ def test_kill_one_of_three_nodes_under_ingest_no_client_error_no_lost_event(site
                 rows = check.execute(query, (site.id, f"ring-visitor-{visitor}", day))
                 stored += [r.event_id for r in rows]
     driver.shutdown()
-    expected = {_event_id(site, e): e["id"] for e in load.acknowledged}
+    expected = {event_id_of(site, e): e["id"] for e in load.acknowledged}
     assert len(expected) == len(load.acknowledged) == 10 * load.beacons
     missing = sorted(client_id for key, client_id in expected.items() if key not in set(stored))
     assert not missing, missing[:10]

@@ -27,9 +27,10 @@ from django.utils import timezone
 from sessions_app import buckets, selectors, services, tasks
 from sessions_app.cassandra import prepare, session
 from sessions_app.collector.pipeline import txlog_replay
-from sessions_app.ids import event_uuid, time_uuid
+from sessions_app.ids import time_uuid
 from sessions_app.models import BucketState, Site
 from tests.conftest import ROOT
+from tests.faults.support import children, collector_start, event_id_of, process_stop
 
 pytestmark = [
     pytest.mark.slow,
@@ -47,17 +48,6 @@ def _env() -> dict[str, str]:
         "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
         "CELERY_RESULT_BACKEND": settings.CELERY_RESULT_BACKEND,
     }
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def _children(pid: int) -> list[int]:
-    out = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout
-    return [int(p) for p in out.split()]
 
 
 def _post(url: str, body: bytes) -> dict[str, Any] | None:
@@ -78,18 +68,12 @@ def _post(url: str, body: bytes) -> dict[str, Any] | None:
 
 
 def test_kill_9_a_web_worker_under_load_loses_no_acknowledged_event(site):
-    port = _free_port()
-    with open(ROOT / ".state" / "logs" / "fault-gunicorn.log", "ab") as log:
-        master = subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "clickstream.wsgi", "-b", f"127.0.0.1:{port}",
-             "-w", "2", "-k", "sync", "--log-level", "warning"],
-            cwd=ROOT, env=_env(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-        )  # fmt: skip
+    master, base = collector_start(_env(), log_name="fault-gunicorn.log")
     try:
-        url = f"http://127.0.0.1:{port}/collect"
+        url = f"{base}/collect"
         deadline = time.monotonic() + 60
-        while len(_children(master.pid)) < 2 or _post_probe(url) is False:
-            assert time.monotonic() < deadline, "gunicorn did not start"
+        while _post_probe(url) is False:
+            assert time.monotonic() < deadline, "gunicorn did not answer"
             time.sleep(0.2)
         now = timezone.now().replace(microsecond=0)
         sent: dict[str, Any] = {}
@@ -121,14 +105,13 @@ def test_kill_9_a_web_worker_under_load_loses_no_acknowledged_event(site):
         for thread in threads:
             thread.start()
         time.sleep(1.5)
-        killed = random.choice(_children(master.pid))
+        killed = random.choice(children(master.pid))
         os.kill(killed, signal.SIGKILL)
         for thread in threads:
             thread.join(300)
         assert acknowledged == set(sent)  # the retries got every beacon through
     finally:
-        os.killpg(master.pid, signal.SIGTERM)
-        master.wait(30)
+        process_stop(master)
 
     # A batch logged but not applied by the killed worker is completed by the replay.
     txlog_replay(now=timezone.now() + settings.TXLOG_REPLAY_GRACE + timedelta(seconds=1))
@@ -143,14 +126,7 @@ def test_kill_9_a_web_worker_under_load_loses_no_acknowledged_event(site):
             stored += [
                 r["event_id"] for r in session().execute(statement, (site.id, f"fault-{n}", bucket))
             ]
-    expected = {
-        event_uuid(
-            site_id=site.id,
-            client_event_id=client_id,
-            ts=buckets.as_utc(timezone.datetime.fromisoformat(e["ts"])),
-        )
-        for client_id, e in sent.items()
-    }
+    expected = {event_id_of(site, e) for e in sent.values()}
     assert len(stored) == len(set(stored))
     assert set(stored) == expected  # every acknowledged event exactly once, nothing else
 
@@ -175,20 +151,22 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 """
 
 
-def _start_worker(queue: str) -> subprocess.Popen[bytes]:
+def _start_worker(queue: str) -> tuple[subprocess.Popen[bytes], str]:
+    """Start a one-process Celery worker on queue; return it and its node name once it answers."""
     from clickstream.celery import app
 
+    name = f"fault-{time.time()}@{socket.gethostname()}"
     with open(ROOT / ".state" / "logs" / "fault-worker.log", "ab") as log:
         worker = subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "clickstream", "worker", "-l", "INFO",
-             "--pool", "prefork", "--concurrency", "1", "-n", f"fault-{time.time()}@%h",
+             "--pool", "prefork", "--concurrency", "1", "-n", name,
              "-Q", queue, "--without-mingle", "--without-gossip"],
             cwd=ROOT, env=_env(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip
     deadline = time.monotonic() + 60
     while not app.control.ping(timeout=0.5):
         assert worker.poll() is None and time.monotonic() < deadline, "worker did not start"
-    return worker
+    return worker, name
 
 
 def test_kill_9_the_celery_worker_mid_seal_then_the_sweep_seals_it_right(site):
@@ -221,20 +199,18 @@ def test_kill_9_the_celery_worker_mid_seal_then_the_sweep_seals_it_right(site):
     execute_concurrent(session(), work, concurrency=128, raise_on_first_error=True)
 
     # A queue of its own: the suite's session-wide worker must not take this seal.
-    worker = _start_worker("faults")
+    worker, name = _start_worker("faults")
     try:
         from clickstream.celery import app
 
         tasks.seal_bucket.apply_async((str(site.id), "hour", hour.isoformat()), queue="faults")
+        # Kill as soon as this worker reports the seal running: asking it alone and
+        # returning on its reply keeps the poll at milliseconds, well inside the seal.
+        inspect = app.control.inspect(destination=[name], timeout=2.0, limit=1)
         deadline = time.monotonic() + 30
-        while not any(
-            task["name"].endswith("seal_bucket")
-            for active in (app.control.inspect(timeout=0.5).active() or {}).values()
-            for task in active
-        ):
+        while not (inspect.active() or {}).get(name):
             assert time.monotonic() < deadline, "the seal did not start"
-        time.sleep(0.3)  # the seal is paging through the shards (a few seconds' work)
-        for pid in [*_children(worker.pid), worker.pid]:
+        for pid in [*children(worker.pid), worker.pid]:
             os.kill(pid, signal.SIGKILL)
         worker.wait(10)
         assert BucketState.objects.get(site=site, bucket=hour).state != "sealed"  # killed mid-way
@@ -242,7 +218,7 @@ def test_kill_9_the_celery_worker_mid_seal_then_the_sweep_seals_it_right(site):
         if worker.poll() is None:
             os.killpg(worker.pid, signal.SIGKILL)
 
-    worker = _start_worker("celery")  # the restart; the queue may have lost the task
+    worker, _ = _start_worker("celery")  # the restart; the queue may have lost the task
     try:
         assert tasks.seal_due_buckets.apply().get() >= 1  # the sweep finds it from SQL
         deadline = time.monotonic() + 120

@@ -35,10 +35,11 @@ from redis.exceptions import RedisError
 from ops import redis as launcher
 from sessions_app import buckets, selectors, tasks
 from sessions_app.cassandra import prepare, session
-from sessions_app.ids import event_uuid, time_uuid
+from sessions_app.ids import time_uuid
 from sessions_app.models import BucketState
 from tests.conftest import ROOT
-from tests.faults.test_kill import INSERT_SITE_EVENT, _children, _env, _free_port
+from tests.faults.support import collector_start, event_id_of, free_port, process_stop
+from tests.faults.test_kill import INSERT_SITE_EVENT, _env
 
 pytestmark = [
     pytest.mark.slow,
@@ -72,11 +73,6 @@ def _beacon(visitor: str, name: str, times: list[datetime]) -> list[dict[str, An
         }
         for i, ts in enumerate(times)
     ]
-
-
-def _event_id(site: Any, event: dict[str, Any]) -> Any:
-    ts = buckets.as_utc(datetime.fromisoformat(event["ts"]))
-    return event_uuid(site_id=site.id, client_event_id=event["id"], ts=ts)
 
 
 def _stored(site: Any, visitor: str, events: list[dict[str, Any]]) -> dict[str, Counter[Any]]:
@@ -145,22 +141,13 @@ def _start_worker(env: dict[str, str], client: Celery) -> subprocess.Popen[bytes
     deadline = time.monotonic() + 60
     while not _ping(client):
         if worker.poll() is not None or time.monotonic() > deadline:
-            _stop(worker)
+            process_stop(worker)
             raise AssertionError("the worker did not start")
     return worker
 
 
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    os.killpg(process.pid, signal.SIGTERM)
-    try:
-        process.wait(30)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait(10)
-
-
 def test_redis_restarted_sessions_stay_right_and_no_work_is_lost(site):
-    port = _free_port()
+    port = free_port()
     url_of_redis = f"redis://127.0.0.1:{port}/0"
     env = {
         **_env(),
@@ -180,15 +167,9 @@ def test_redis_restarted_sessions_stay_right_and_no_work_is_lost(site):
     launcher.start(port)
     store = redis_py.Redis.from_url(url_of_redis)
     client = _client(url_of_redis)
-    web_port = _free_port()
-    with open(ROOT / ".state" / "logs" / "fault-redis-gunicorn.log", "ab") as log:
-        web = subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "clickstream.wsgi", "-b", f"127.0.0.1:{web_port}",
-             "-w", "2", "-k", "sync", "--timeout", "60", "--log-level", "warning"],
-            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-        )  # fmt: skip
+    web, base = collector_start(env, log_name="fault-redis-gunicorn.log")
     worker = None
-    url = f"http://127.0.0.1:{web_port}/collect"
+    url = f"{base}/collect"
     a, b = "rr-steady", "rr-returning"
     t0 = now - timedelta(minutes=10)  # visitor a: one session, beacons 20 s apart
     beacons = {
@@ -201,10 +182,6 @@ def test_redis_restarted_sessions_stay_right_and_no_work_is_lost(site):
     b_after = _beacon(b, "after", [t1 + m for m in minutes[2:]])
     statuses: list[tuple[str, int, float]] = []
     try:
-        deadline = time.monotonic() + 60
-        while len(_children(web.pid)) < 2:
-            assert time.monotonic() < deadline, "gunicorn did not start"
-            time.sleep(0.2)
         worker = _start_worker(env, client)
 
         def send(events: list[dict[str, Any]], phase: str) -> dict[str, Any]:
@@ -267,9 +244,9 @@ def test_redis_restarted_sessions_stay_right_and_no_work_is_lost(site):
             time.sleep(0.5)
         assert worker.poll() is None
     finally:
-        _stop(web)
+        process_stop(web)
         if worker is not None:
-            _stop(worker)
+            process_stop(worker)
         client.close()
         store.close()
         launcher.stop(port)
@@ -283,7 +260,7 @@ def test_redis_restarted_sessions_stay_right_and_no_work_is_lost(site):
     assert summary["event_count"] == summary["pageview_count"] == len(sent_a) == 18
     assert summary["started_at"] == t0
     assert summary["last_seen_at"] == t0 + timedelta(seconds=20 * 5 + 2)
-    expected = Counter((_event_id(site, e), session_id) for e in sent_a)
+    expected = Counter((event_id_of(site, e), session_id) for e in sent_a)
     assert _stored(site, a, sent_a) == {"session": expected, "user": expected, "site": expected}
 
     # b: split by the 30-minute gap from Cassandra alone: 0, 10, 39 | 70, 75.
@@ -297,7 +274,7 @@ def test_redis_restarted_sessions_stay_right_and_no_work_is_lost(site):
     assert sessions[0]["last_seen_at"] == t1 + minutes[2]
     in_session = [sessions[0]["session_id"]] * 3 + [sessions[1]["session_id"]] * 2
     sent_b = b_before + b_after
-    expected_b = Counter(zip([_event_id(site, e) for e in sent_b], in_session, strict=True))
+    expected_b = Counter(zip([event_id_of(site, e) for e in sent_b], in_session, strict=True))
     assert _stored(site, b, sent_b) == {
         "session": expected_b,
         "user": expected_b,

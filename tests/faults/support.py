@@ -1,0 +1,70 @@
+"""Shared by the fault tests: ports, processes, a gunicorn collector, an event's stored id."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from datetime import datetime
+from typing import Any
+
+from sessions_app import buckets
+from sessions_app.ids import event_uuid
+from tests.conftest import ROOT
+
+
+def free_port() -> int:
+    """Return a loopback TCP port nothing listens on now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def children(pid: int) -> list[int]:
+    """Return the pids of a process's direct children."""
+    out = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout
+    return [int(p) for p in out.split()]
+
+
+def collector_start(
+    env: dict[str, str], *, log_name: str, workers: int = 2
+) -> tuple[subprocess.Popen[bytes], str]:
+    """Start gunicorn (sync workers) on a free port; return it and its base URL once forked.
+
+    Its output goes to .state/logs/<log_name>; it runs in a session of its own so a
+    test can kill the master and its workers together.
+    """
+    port = free_port()
+    with open(ROOT / ".state" / "logs" / log_name, "ab") as log:
+        web = subprocess.Popen(
+            [sys.executable, "-m", "gunicorn", "clickstream.wsgi", "-b", f"127.0.0.1:{port}",
+             "-w", str(workers), "-k", "sync", "--timeout", "60", "--log-level", "warning"],
+            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while len(children(web.pid)) < workers:
+        if time.monotonic() > deadline or web.poll() is not None:
+            process_stop(web)
+            raise AssertionError(f"gunicorn did not start (log: .state/logs/{log_name})")
+        time.sleep(0.2)
+    return web, f"http://127.0.0.1:{port}"
+
+
+def process_stop(process: subprocess.Popen[bytes]) -> None:
+    """Stop a process started in a session of its own, and its children: TERM, then KILL."""
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(30)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(10)
+
+
+def event_id_of(site: Any, event: dict[str, Any]) -> Any:
+    """Return the TimeUUID the collector stores for a beacon event of this site."""
+    ts = buckets.as_utc(datetime.fromisoformat(event["ts"]))
+    return event_uuid(site_id=site.id, client_event_id=event["id"], ts=ts)
