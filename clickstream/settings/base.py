@@ -288,6 +288,12 @@ ACTIVITY_READ_STRATEGY = env("ACTIVITY_READ_STRATEGY", default="auto")
 ACTIVITY_IN_MAX_BUCKETS = env.int("ACTIVITY_IN_MAX_BUCKETS", default=4)
 ACTIVITY_PARALLEL_WINDOW = env.int("ACTIVITY_PARALLEL_WINDOW", default=32)
 
+# Web processes (clickstream/wsgi.py): Python's cycle collector runs after this many
+# net new container objects. A request holds thousands at once (a timeline's rows);
+# at Python's default of 700 every such request ran several collections that
+# promoted its rows and triggered full-heap ones (up to ~120 ms: the API's p95).
+WEB_GC_THRESHOLD = env.int("WEB_GC_THRESHOLD", default=20_000)
+
 REST_FRAMEWORK = {
     # Token first: an unauthenticated request gets 401 with WWW-Authenticate: Token.
     "DEFAULT_AUTHENTICATION_CLASSES": [

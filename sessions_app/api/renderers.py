@@ -19,6 +19,11 @@ class ORJSONRenderer(BaseRenderer):
         accepted_media_type: str | None = None,
         renderer_context: dict[str, Any] | None = None,
     ) -> bytes:
+        if renderer_context is not None:
+            # DRF's Response puts itself into this dict, which it also holds: a
+            # cycle that kept every payload (a timeline's 1,000 events) alive
+            # until Python's cycle collector ran. Nothing reads it after render().
+            renderer_context.pop("response", None)
         if data is None:
             return b""
         return orjson.dumps(data, option=orjson.OPT_UTC_Z | orjson.OPT_NON_STR_KEYS)
