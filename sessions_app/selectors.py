@@ -54,15 +54,11 @@ def _session_row(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _event_row(row: dict[str, Any], _loads: Any = orjson.loads, _utc: Any = UTC) -> dict[str, Any]:
-    """Finish a driver row in place (each is a fresh dict): a timeline has 1,000 of them.
-
-    The driver returns naive UTC timestamps (buckets.from_driver, inlined here).
-    """
-    row["ts"] = row["ts"].replace(tzinfo=_utc)
-    element, props = row.get("element"), row.get("props")
-    row["element"] = None if element is None else _loads(element)
-    row["props"] = None if props is None else _loads(props)
+def _event_row(row: dict[str, Any]) -> dict[str, Any]:
+    """Finish a driver row in place (each is a fresh dict): a timeline has 1,000 of them."""
+    row["ts"] = buckets.from_driver(row["ts"])
+    row["element"] = _decode(row.get("element"))
+    row["props"] = _decode(row.get("props"))
     return row
 
 

@@ -20,10 +20,15 @@ class ORJSONRenderer(BaseRenderer):
         renderer_context: dict[str, Any] | None = None,
     ) -> bytes:
         if renderer_context is not None:
-            # DRF's Response puts itself into this dict, which it also holds: a
-            # cycle that kept every payload (a timeline's 1,000 events) alive
-            # until Python's cycle collector ran. Nothing reads it after render().
+            # DRF leaves two reference cycles through every response, which kept
+            # each payload (a timeline's 1,000 events) alive until Python's cycle
+            # collector ran: the response puts itself into this dict, which it
+            # holds, and the view (also in this dict) keeps the response. Neither
+            # is read after render().
             renderer_context.pop("response", None)
+            view = renderer_context.get("view")
+            if view is not None:
+                view.response = None
         if data is None:
             return b""
         return orjson.dumps(data, option=orjson.OPT_UTC_Z | orjson.OPT_NON_STR_KEYS)

@@ -58,21 +58,6 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
     return response
 
 
-class ApiView(APIView):
-    """APIView that lets go of its response once dispatched.
-
-    DRF keeps the response on the view while the response's renderer context
-    holds the view: a reference cycle through the payload (1,000 events for a
-    timeline), freed only when Python's cycle collector runs. The renderer drops
-    the other half (sessions_app.api.renderers).
-    """
-
-    def dispatch(self, request: Any, *args: Any, **kwargs: Any) -> HttpResponseBase:
-        response = super().dispatch(request, *args, **kwargs)
-        self.response = None
-        return response
-
-
 def _site(site_id: uuid.UUID) -> Site:
     site = Site.objects.filter(id=site_id).first()
     if site is None:
@@ -126,7 +111,7 @@ END = OpenApiParameter(
 )
 
 
-class UserSessions(ApiView):
+class UserSessions(APIView):
     """A user's sessions newest first, including anonymous ids linked by identify()."""
 
     @extend_schema(parameters=[CURSOR, LIMIT], responses=OpenApiTypes.OBJECT)
@@ -163,7 +148,7 @@ def _session_payload(site: Site, session_id: uuid.UUID) -> dict[str, Any]:
     return {"session": summary, "events": events}
 
 
-class SessionEvents(ApiView):
+class SessionEvents(APIView):
     """Every event of a session in time order, with the session's summary."""
 
     @extend_schema(responses=OpenApiTypes.OBJECT)
@@ -171,7 +156,7 @@ class SessionEvents(ApiView):
         return Response(_session_payload(_site(site_id), session_id))
 
 
-class UserActivity(ApiView):
+class UserActivity(APIView):
     """A user's events across time buckets, in time order, with the partitions read."""
 
     @extend_schema(
@@ -226,7 +211,7 @@ def _aggregates(result: Any, *, with_details: bool) -> dict[str, Any]:
     return payload
 
 
-class SiteReport(ApiView):
+class SiteReport(APIView):
     """A site's numbers per hour or day; each bucket says whether it is sealed or live.
 
     Sealed buckets are read from the aggregates their seal stored; unsealed ones
@@ -271,7 +256,7 @@ class SiteReport(ApiView):
         )
 
 
-class UserCounters(ApiView):
+class UserCounters(APIView):
     """A user's rolling counts of one event (custom name, or pageview/click) over the
     last 1 h, 24 h, 7 d, 30 d and 12 months, with the partitions each read."""
 
@@ -359,7 +344,7 @@ def _export(rows: Iterator[dict[str, Any]], fmt: str, name: str) -> HttpResponse
     return response
 
 
-class SessionExport(ApiView):
+class SessionExport(APIView):
     """A session's events as CSV or JSON."""
 
     @extend_schema(
@@ -376,7 +361,7 @@ class SessionExport(ApiView):
         )
 
 
-class ActivityExport(ApiView):
+class ActivityExport(APIView):
     """A user's activity over a range as CSV or JSON (at most 100,000 events)."""
 
     @extend_schema(

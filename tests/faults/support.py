@@ -1,4 +1,5 @@
-"""Shared by the fault tests: ports, processes, a gunicorn collector, an event's stored id."""
+"""Shared by the fault tests: ports, processes, a fresh keyspace, a gunicorn collector,
+an event's stored id."""
 
 from __future__ import annotations
 
@@ -27,6 +28,17 @@ def children(pid: int) -> list[int]:
     """Return the pids of a process's direct children."""
     out = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout
     return [int(p) for p in out.split()]
+
+
+def keyspace_recreate(driver: Any, keyspace: str, env: dict[str, str]) -> None:
+    """Drop a keyspace through `driver` (then shut it down) and sync it anew as `env` says."""
+    with driver.connect() as setup:
+        setup.execute(f"DROP KEYSPACE IF EXISTS {keyspace}", timeout=60)
+    driver.shutdown()
+    subprocess.run(
+        [sys.executable, "manage.py", "sync_cassandra"], cwd=ROOT, env=env, check=True,
+        capture_output=True,
+    )  # fmt: skip
 
 
 def collector_start(

@@ -27,7 +27,7 @@ from django.utils import timezone
 from ops import cassandra as launcher
 from sessions_app import buckets
 from tests.conftest import ROOT
-from tests.faults.support import collector_start, event_id_of, process_stop
+from tests.faults.support import collector_start, event_id_of, keyspace_recreate, process_stop
 
 pytestmark = [
     pytest.mark.slow,
@@ -98,14 +98,9 @@ def test_kill_9_cassandra_gives_503_then_recovers_without_losing_acknowledged_ev
     site, fault_node
 ):
     env = _env()
-    driver = Cluster([NODE.address], port=NODE.cql_port, protocol_version=4)
-    with driver.connect() as setup:
-        setup.execute(f"DROP KEYSPACE IF EXISTS {KEYSPACE}", timeout=60)
-    driver.shutdown()
-    subprocess.run(
-        [sys.executable, "manage.py", "sync_cassandra"], cwd=ROOT, env=env, check=True,
-        capture_output=True,
-    )  # fmt: skip
+    keyspace_recreate(
+        Cluster([NODE.address], port=NODE.cql_port, protocol_version=4), KEYSPACE, env
+    )
     web, base = collector_start(env, log_name="fault-cassandra-gunicorn.log")
     url = f"{base}/collect"
     now = timezone.now().replace(microsecond=0)

@@ -13,8 +13,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 import threading
 import time
 import urllib.error
@@ -32,8 +30,7 @@ from django.utils import timezone
 
 from ops import cassandra as launcher
 from sessions_app import buckets
-from tests.conftest import ROOT
-from tests.faults.support import collector_start, event_id_of, process_stop
+from tests.faults.support import collector_start, event_id_of, keyspace_recreate, process_stop
 
 pytestmark = [
     pytest.mark.slow,
@@ -153,14 +150,7 @@ class Load:
 
 def test_kill_one_of_three_nodes_under_ingest_no_client_error_no_lost_event(site, token, ring):
     env = _env()
-    driver = _driver()
-    with driver.connect() as setup:
-        setup.execute(f"DROP KEYSPACE IF EXISTS {KEYSPACE}", timeout=60)
-    driver.shutdown()
-    subprocess.run(
-        [sys.executable, "manage.py", "sync_cassandra"], cwd=ROOT, env=env, check=True,
-        capture_output=True,
-    )  # fmt: skip
+    keyspace_recreate(_driver(), KEYSPACE, env)
     driver = _driver()
     with driver.connect() as check:
         row = check.execute(
