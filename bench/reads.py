@@ -2,9 +2,12 @@
 
 1. Session timeline of 1,000 events: GET /api/.../sessions/<id>/events through gunicorn
    (server time from the Server-Timing header, and client time) beside the raw driver
-   reading the same partition with a prepared statement — once right after the ingest
-   benchmark (Cassandra still flushing and compacting what it wrote), once after the
-   node has settled (no compaction or flush running or pending).
+   reading the same partition with a prepared statement. Two sessions of the same
+   shape: an open one (last event just now), which the API reads from its rows, and a
+   closed one, which it serves from the materialized copy (api/timeline.py). The open
+   one is read right after the ingest benchmark (Cassandra still flushing and
+   compacting what it wrote) and again, like the closed one, once the node has settled
+   (no compaction or flush running or pending).
 2. A user's activity over 30 daily buckets: parallel vs sequential vs one IN query,
    through the selector, in this process, on the settled node.
 """
@@ -18,8 +21,10 @@ import sys
 import time
 import urllib.request
 import uuid
+from collections import Counter
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import django
 
@@ -40,17 +45,17 @@ def _pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def _timeline_data(site) -> str:
-    start = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=2)
+def _timeline_data(site, user_key: str, start: datetime) -> str:
+    """Record a session of 1,000 events from start, one a second; return its id."""
     for offset in range(0, 1000, 50):
         events_record(
-            source=Source(site=site, received_at=start + timedelta(seconds=offset + 60)),
+            source=Source(site=site, received_at=start + timedelta(seconds=offset + 50)),
             raw_events=[
                 {
-                    "id": f"tl-{i}",
+                    "id": f"{user_key}-{i}",
                     "type": "click" if i % 3 else "pageview",
                     "ts": (start + timedelta(seconds=i)).isoformat(),
-                    "anonymous_id": "reader",
+                    "anonymous_id": user_key,
                     "url": f"https://shop.example/p{i % 9}",
                     **(
                         {
@@ -67,7 +72,7 @@ def _timeline_data(site) -> str:
                 for i in range(offset, offset + 50)
             ],
         )
-    [summary] = selectors.session_list(site_id=site.id, user_key="reader", limit=1)
+    [summary] = selectors.session_list(site_id=site.id, user_key=user_key, limit=1)
     return str(summary["session_id"])
 
 
@@ -122,19 +127,20 @@ def _cassandra_cpu() -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def timeline(url: str, token: str, session_id: str, runs: int) -> dict[str, float]:
+def timeline(url: str, token: str, session_id: str, runs: int) -> dict[str, Any]:
     """API server/client time and the raw driver's time for the same partition."""
-    server, client = [], []
+    server, client, sources = [], [], []
     for _ in range(runs + 10):
         request = urllib.request.Request(url, headers={"Authorization": f"Token {token}"})  # noqa: S310 - loopback
         started = time.perf_counter()
         with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310
             body = response.read()
             timing = response.headers.get("Server-Timing", "app;dur=0")
+            sources.append(response.headers.get("X-Timeline-Source", "?"))
         client.append((time.perf_counter() - started) * 1000)
         server.append(float(timing.split("dur=")[1]))
     events = len(json.loads(body)["events"])
-    server, client = server[10:], client[10:]
+    server, client, sources = server[10:], client[10:], sources[10:]
 
     # The selector's own statement (same columns), without the API around it.
     statement = prepare(selectors.SELECT_SESSION_EVENTS)
@@ -147,6 +153,8 @@ def timeline(url: str, token: str, session_id: str, runs: int) -> dict[str, floa
     return {
         "events": events,
         "rows_raw": len(rows),
+        # Which path answered the measured requests: "rows" or "materialized".
+        "sources": dict(Counter(sources)),
         "api_server_p50_ms": statistics.median(server),
         "api_server_p95_ms": _pct(server, 0.95),
         "api_client_p50_ms": statistics.median(client),
@@ -160,14 +168,25 @@ def main() -> None:
     base_url = sys.argv[1]
     runs = int(sys.argv[2]) if len(sys.argv) > 2 else 200
     site = services.site_create(name=f"reads-{int(time.time())}", origins=[])
-    session_id = _timeline_data(site)
+    now = datetime.now(UTC).replace(microsecond=0)
+    closed_id = _timeline_data(site, "reader-closed", now - timedelta(hours=2))
+    open_id = _timeline_data(site, "reader-open", now - timedelta(seconds=1000))
+    written = time.monotonic()
     _buckets_data(site)
     user, _ = User.objects.get_or_create(username="bench-reader", defaults={"is_superuser": True})
     token, _ = Token.objects.get_or_create(user=user)
-    url = f"{base_url}/api/sites/{site.id}/sessions/{session_id}/events"
-    busy = timeline(url, token.key, session_id, runs)
+
+    def url(session_id: str) -> str:
+        return f"{base_url}/api/sites/{site.id}/sessions/{session_id}/events"
+
+    busy = timeline(url(open_id), token.key, open_id, runs)
     settled_after = settle()
-    quiet = timeline(url, token.key, session_id, runs)
+    # The closed session's copy can only be stamped once its last write is older
+    # than the margin (the web app's setting, default 30 s).
+    margin = float(os.environ.get("TIMELINE_MATERIALIZE_MARGIN_SECONDS", "30"))
+    time.sleep(max(0.0, written + margin + 1 - time.monotonic()))
+    quiet = timeline(url(open_id), token.key, open_id, runs)
+    materialized = timeline(url(closed_id), token.key, closed_id, runs)
 
     now = datetime.now(UTC)
     strategies = {}
@@ -198,6 +217,7 @@ def main() -> None:
             {
                 "timeline_busy": busy,
                 "timeline": quiet,
+                "timeline_materialized": materialized,
                 "settled_after_s": settled_after,
                 "buckets": strategies,
             }

@@ -296,13 +296,18 @@ def render(rows: list[dict], reads: dict, *, workers: int, threads: int, seconds
             )
     if not reads:
         return "\n".join(lines)
+    settled = f"node settled ({reads['settled_after_s']:.0f}s wait)"
     for key, when in (
-        ("timeline_busy", "right after the ingest runs, node compacting"),
-        ("timeline", f"node settled ({reads['settled_after_s']:.0f}s wait)"),
+        ("timeline_busy", "open session (read from rows), right after the ingest runs"),
+        ("timeline", f"open session (read from rows), {settled}"),
+        ("timeline_materialized", f"closed session (materialized copy), {settled}"),
     ):
         t = reads[key]
+        answered = ", ".join(f"{n} {source}" for source, n in t.get("sources", {}).items())
         lines.append(
-            f"| session timeline ({t['events']} events), {when}: API server time p50 / p95 ms "
+            f"| session timeline ({t['events']} events), {when}"
+            + (f" [answered: {answered}]" if answered else "")
+            + ": API server time p50 / p95 ms "
             f"vs raw driver reading the partition | {t['api_server_p50_ms']:.1f} / "
             f"{t['api_server_p95_ms']:.1f} | {t['raw_p50_ms']:.1f} / {t['raw_p95_ms']:.1f} "
             f"| {t['raw_p95_ms'] / t['api_server_p95_ms']:.2f} |"

@@ -117,6 +117,50 @@ def session_events(*, session_id: uuid.UUID, limit: int = MAX_PAGE) -> list[dict
     return [_event_row(row) for row in rows]
 
 
+SELECT_TIMELINE_STATE = """
+SELECT timeline, timeline_site, writetime(timeline) AS built_us, writetime(touched) AS touched_us,
+       ttl(touched) AS touched_ttl
+FROM {ks}.session_events WHERE session_id = ? LIMIT 1
+"""
+
+
+@dataclass(frozen=True)
+class TimelineState:
+    """A session partition's static cells: its materialized timeline and last write."""
+
+    body: bytes | None
+    site_id: uuid.UUID | None
+    built_us: int | None  # write time of the materialized copy (µs since the epoch)
+    touched_us: int | None  # write time of the partition's last event insert
+    touched_ttl: int | None  # seconds that last insert has left
+
+    @property
+    def current(self) -> bool:
+        """The copy was stamped after the partition's last write, so it holds every event."""
+        return (
+            self.body is not None
+            and self.built_us is not None
+            and self.touched_us is not None
+            and self.built_us > self.touched_us
+        )
+
+
+def timeline_state(*, session_id: uuid.UUID) -> TimelineState | None:
+    """Return a session partition's static cells (None when there is no partition)."""
+    if session_id.version != 1:
+        return None
+    row = session().execute(prepare(SELECT_TIMELINE_STATE), (session_id,)).one()
+    if row is None:
+        return None
+    return TimelineState(
+        body=row["timeline"],
+        site_id=row["timeline_site"],
+        built_us=row["built_us"],
+        touched_us=row["touched_us"],
+        touched_ttl=row["touched_ttl"],
+    )
+
+
 @dataclass(frozen=True)
 class Check:
     """The outcome of one health probe."""

@@ -78,12 +78,20 @@ def test_a_paged_query_still_reads_every_page(timeline):
     assert len(list(session().execute(statement))) == EVENTS
 
 
-def test_an_api_request_frees_its_payload(site, timeline, token, collector_paused):
+@pytest.mark.parametrize("endpoint", ["timeline", "activity"])
+def test_an_api_request_frees_its_payload(site, timeline, token, collector_paused, endpoint):
+    """The timeline (its own JSON body) and a DRF Response of as many rows (activity)."""
+    start = (timezone.now() - timedelta(hours=1)).isoformat()
+    path, marker = {
+        "timeline": (f"sessions/{timeline}/events", b'"event_count":%d' % EVENTS),
+        "activity": ("users/mem/activity", b'"strategy":'),
+    }[endpoint]
     handler = WSGIHandler()
     environ = (
         RequestFactory()
         .get(
-            f"/api/sites/{site.id}/sessions/{timeline}/events",
+            f"/api/sites/{site.id}/{path}",
+            {"limit": 1000, "start": start} if endpoint == "activity" else {},
             HTTP_AUTHORIZATION=f"Token {token}",
         )
         .environ
@@ -103,7 +111,8 @@ def test_an_api_request_frees_its_payload(site, timeline, token, collector_pause
     call()  # first use: lazy imports, prepared statements, caches
     _unreachable()
     for _ in range(CALLS):
-        assert b'"event_count":%d' % EVENTS in call()
+        content = call()
+        assert marker in content and content.count(b'"event_id":') == EVENTS
     # DRF's view <-> response <-> renderer context cycles held each payload's
     # events (about 3 * EVENTS objects); what is left is ~75 objects a request.
     assert _unreachable() < CALLS * EVENTS // 2

@@ -288,6 +288,17 @@ ACTIVITY_READ_STRATEGY = env("ACTIVITY_READ_STRATEGY", default="auto")
 ACTIVITY_IN_MAX_BUCKETS = env.int("ACTIVITY_IN_MAX_BUCKETS", default=4)
 ACTIVITY_PARALLEL_WINDOW = env.int("ACTIVITY_PARALLEL_WINDOW", default=32)
 
+# Session timelines (sessions_app/timeline.py): a closed session's API payload is
+# materialized in its session_events partition and served from there until an event
+# is written after it. The copy is stamped this many seconds before the read it was
+# built from, so a write still in flight (driver retries, an app host whose clock is
+# behind) invalidates it too: keep it above CASSANDRA_REQUEST_TIMEOUT plus the clock
+# skew between app hosts.
+TIMELINE_MATERIALIZE = env.bool("TIMELINE_MATERIALIZE", default=True)
+TIMELINE_MATERIALIZE_MARGIN = timedelta(
+    seconds=env.int("TIMELINE_MATERIALIZE_MARGIN_SECONDS", default=30)
+)
+
 # Web processes (clickstream/wsgi.py): Python's cycle collector runs after this many
 # net new container objects. A request holds thousands at once (a timeline's rows);
 # at Python's default of 700 every such request ran several collections that

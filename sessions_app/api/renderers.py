@@ -7,6 +7,13 @@ from typing import Any
 import orjson
 from rest_framework.renderers import BaseRenderer
 
+OPTIONS = orjson.OPT_UTC_Z | orjson.OPT_NON_STR_KEYS
+
+
+def dumps(data: Any) -> bytes:
+    """Return the API's JSON for data (what ORJSONRenderer renders)."""
+    return orjson.dumps(data, option=OPTIONS)
+
 
 class ORJSONRenderer(BaseRenderer):
     media_type = "application/json"
@@ -31,4 +38,4 @@ class ORJSONRenderer(BaseRenderer):
                 view.response = None
         if data is None:
             return b""
-        return orjson.dumps(data, option=orjson.OPT_UTC_Z | orjson.OPT_NON_STR_KEYS)
+        return dumps(data)

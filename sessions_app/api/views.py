@@ -25,6 +25,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView, exception_handler
 
 from sessions_app import selectors
+from sessions_app.api import timeline
 from sessions_app.models import Site
 from sessions_app.selectors import RangeError
 
@@ -134,26 +135,28 @@ class UserSessions(APIView):
         )
 
 
-def _session_payload(site: Site, session_id: uuid.UUID) -> dict[str, Any]:
-    events = [
-        e
-        for e in selectors.session_events(session_id=session_id)
-        if e.get("site_id", site.id) == site.id
-    ]
+def _session_events(site: Site, session_id: uuid.UUID) -> list[dict[str, Any]]:
+    events = [e for e in selectors.session_events(session_id=session_id) if e["site_id"] == site.id]
     if not events:
         raise NotFound("no such session")
-    summary = selectors.session_summary(
-        site_id=site.id, user_key=events[0]["user_key"], session_id=session_id
-    )
-    return {"session": summary, "events": events}
+    return events
 
 
 class SessionEvents(APIView):
-    """Every event of a session in time order, with the session's summary."""
+    """Every event of a session in time order, with the session's summary.
+
+    The body is the timeline's JSON as built (or materialized) by api/timeline.py;
+    `X-Timeline-Source` says which: `rows` or `materialized`.
+    """
 
     @extend_schema(responses=OpenApiTypes.OBJECT)
-    def get(self, request: Request, site_id: uuid.UUID, session_id: uuid.UUID) -> Response:
-        return Response(_session_payload(_site(site_id), session_id))
+    def get(self, request: Request, site_id: uuid.UUID, session_id: uuid.UUID) -> HttpResponseBase:
+        found = timeline.session_timeline(site_id=_site(site_id).id, session_id=session_id)
+        if found is None:
+            raise NotFound("no such session")
+        response = HttpResponse(found.body, content_type="application/json")
+        response["X-Timeline-Source"] = found.source
+        return response
 
 
 class UserActivity(APIView):
@@ -355,7 +358,7 @@ class SessionExport(APIView):
         },
     )
     def get(self, request: Request, site_id: uuid.UUID, session_id: uuid.UUID) -> HttpResponseBase:
-        events = _session_payload(_site(site_id), session_id)["events"]
+        events = _session_events(_site(site_id), session_id)
         return _export(
             iter(events), request.query_params.get("format", "csv"), f"session-{session_id}"
         )

@@ -37,8 +37,8 @@ MAX_BATCH_ROWS = 50
 INSERT_SESSION_EVENT = """
 INSERT INTO {ks}.session_events
   (session_id, event_id, site_id, user_key, type, name, ts, url, referrer, title,
-   element, props, late, clamped, is_bot)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+   element, props, late, clamped, is_bot, touched)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, true)
 USING TTL ?
 """
 INSERT_USER_EVENT = """

@@ -64,6 +64,13 @@ class SessionEvent(Model):
     late = columns.Boolean(default=False)
     clamped = columns.Boolean(default=False)  # client clock > 24 h ahead: ts set to receipt
     is_bot = columns.Boolean(default=False)
+    # Static (one per partition). Every event insert sets `touched`, so its write time
+    # is the time of the partition's last write; `timeline` is the session's API
+    # payload materialized once the session closed, valid while its write time is
+    # later than touched's (sessions_app/timeline.py).
+    touched = columns.Boolean(static=True)
+    timeline = columns.Blob(static=True)
+    timeline_site = columns.UUID(static=True)
 
 
 class UserEventByBucket(Model):

@@ -1,0 +1,172 @@
+"""Materialized timelines: a closed session is served from its stored copy while current."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from datetime import timedelta
+
+import orjson
+import pytest
+from django.contrib.auth.models import User
+from django.utils import timezone
+
+from sessions_app import erasure, retention, selectors, services, tasks
+from sessions_app.cassandra import prepare, session
+from sessions_app.collector.pipeline import Source, events_record
+from sessions_app.ids import time_uuid
+from tests.collector.conftest import event
+
+pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
+
+EVENTS = 40
+
+
+@pytest.fixture(autouse=True)
+def _no_margin(settings):
+    """Nothing is in flight in these tests: a session may be materialized right away."""
+    settings.TIMELINE_MATERIALIZE_MARGIN = timedelta(0)
+
+
+def _record(site, start, anon: str, count: int, *, prefix: str = "t"):
+    events_record(
+        source=Source(site=site, received_at=timezone.now()),
+        raw_events=[
+            event(
+                start + timedelta(seconds=10 * i),
+                anon=anon,
+                id=f"{prefix}{i}",
+                **({"type": "click", "element": {"tag": "a", "text": "Go"}} if i % 2 else {}),
+            )
+            for i in range(count)
+        ],
+    )
+
+
+@pytest.fixture
+def closed(site):
+    """A session that ended two hours ago (recorded just now)."""
+    start = timezone.now().replace(microsecond=0) - timedelta(hours=2)
+    _record(site, start, "closed", EVENTS)
+    [summary] = selectors.session_list(site_id=site.id, user_key="closed")
+    return summary["session_id"], start
+
+
+def _get(client, site, session_id, token):
+    return client.get(
+        f"/api/sites/{site.id}/sessions/{session_id}/events", HTTP_AUTHORIZATION=f"Token {token}"
+    )
+
+
+def test_a_closed_session_is_served_from_its_copy_with_the_same_body(client, site, closed, token):
+    session_id, _ = closed
+    first = _get(client, site, session_id, token)
+    assert first.status_code == 200 and first["X-Timeline-Source"] == "rows"
+    second = _get(client, site, session_id, token)
+    assert second.status_code == 200 and second["X-Timeline-Source"] == "materialized"
+    assert second.content == first.content
+    body = orjson.loads(second.content)
+    assert len(body["events"]) == EVENTS and body["session"]["event_count"] == EVENTS
+    assert [e["event_id"] for e in body["events"]] == sorted(
+        (e["event_id"] for e in body["events"]), key=lambda i: uuid.UUID(i).time
+    )
+
+
+def test_a_late_event_makes_the_next_read_rebuild_it(client, site, closed, token):
+    session_id, start = closed
+    _get(client, site, session_id, token)
+    assert _get(client, site, session_id, token)["X-Timeline-Source"] == "materialized"
+    # A late event inside the session's span lands in the same session.
+    _record(site, start + timedelta(seconds=5), "closed", 1, prefix="late")
+    rebuilt = _get(client, site, session_id, token)
+    assert rebuilt["X-Timeline-Source"] == "rows"
+    assert len(orjson.loads(rebuilt.content)["events"]) == EVENTS + 1
+    again = _get(client, site, session_id, token)
+    assert again["X-Timeline-Source"] == "materialized" and again.content == rebuilt.content
+
+
+def test_a_write_in_flight_during_the_build_still_invalidates_the_copy(
+    client, site, closed, token, settings
+):
+    """A write stamped before the read began, landing after it, is newer than the copy."""
+    session_id, start = closed
+    settings.TIMELINE_MATERIALIZE_MARGIN = timedelta(seconds=1)
+    time.sleep(1.1)  # the session's last write is now older than the margin
+    read_began_us = time.time_ns() // 1000
+    assert _get(client, site, session_id, token)["X-Timeline-Source"] == "rows"
+    state = selectors.timeline_state(session_id=session_id)
+    assert state is not None and state.current
+    # Stamped (by its client) just before that read began, but landing after it.
+    session().execute(
+        prepare(
+            "INSERT INTO {ks}.session_events (session_id, event_id, site_id, user_key, type, ts,"
+            " touched) VALUES (?, ?, ?, ?, 'pageview', ?, true) USING TIMESTAMP ?"
+        ),
+        (
+            session_id,
+            time_uuid(start + timedelta(seconds=1), "in-flight"),
+            site.id,
+            "closed",
+            start + timedelta(seconds=1),
+            read_began_us - 1000,
+        ),
+    )
+    after = _get(client, site, session_id, token)
+    assert after["X-Timeline-Source"] == "rows"
+    assert len(orjson.loads(after.content)["events"]) == EVENTS + 1
+
+
+def test_an_open_session_is_always_read_from_its_rows(client, site, token):
+    _record(site, timezone.now() - timedelta(minutes=5), "open", 5)
+    [summary] = selectors.session_list(site_id=site.id, user_key="open")
+    for _ in range(2):
+        assert _get(client, site, summary["session_id"], token)["X-Timeline-Source"] == "rows"
+    state = selectors.timeline_state(session_id=summary["session_id"])
+    assert state is not None and state.body is None
+
+
+def test_materializing_can_be_turned_off(client, site, closed, token, settings):
+    settings.TIMELINE_MATERIALIZE = False
+    session_id, _ = closed
+    for _ in range(2):
+        assert _get(client, site, session_id, token)["X-Timeline-Source"] == "rows"
+
+
+def test_another_sites_id_gets_404_even_when_materialized(client, site, closed, token):
+    session_id, _ = closed
+    _get(client, site, session_id, token)
+    assert _get(client, site, session_id, token)["X-Timeline-Source"] == "materialized"
+    other = services.site_create(name="Other", origins=[])
+    response = _get(client, other, session_id, token)
+    assert response.status_code == 404 and response.json()["field"] == "path"
+
+
+def test_the_copy_lives_no_longer_than_the_sessions_events(client, site, closed, token):
+    session_id, start = closed
+    _get(client, site, session_id, token)
+    [row] = session().execute(
+        prepare(
+            "SELECT ttl(timeline) AS ttl, ttl(touched) AS last FROM {ks}.session_events"
+            " WHERE session_id = ? LIMIT 1"
+        ),
+        (session_id,),
+    )
+    age = (timezone.now() - start).total_seconds()
+    limit = retention.ttl_seconds(retention.RAW_EVENTS) - age
+    assert 0 < row["ttl"] <= min(row["last"], limit)
+    assert row["ttl"] >= limit - 60  # and not much shorter: a cache that keeps missing is useless
+
+
+def test_erasing_the_user_deletes_the_copy(client, site, closed, token, settings):
+    settings.SUPPRESSION_CACHE_SECONDS = 0
+    settings.ERASURE_SETTLE_SECONDS = 0
+    session_id, _ = closed
+    _get(client, site, session_id, token)
+    assert _get(client, site, session_id, token)["X-Timeline-Source"] == "materialized"
+    root = User.objects.create_superuser("root", password="pw-root-123")
+    request = erasure.erasure_request(
+        site=site, key="closed", kind="anonymous_id", requested_by=root
+    )
+    tasks.erase_user.apply(args=[str(request.pk)]).get()
+    assert selectors.timeline_state(session_id=session_id) is None
+    assert _get(client, site, session_id, token).status_code == 404
