@@ -109,12 +109,17 @@ def _time_uuid(value: uuid.UUID | None, field: str) -> uuid.UUID | None:
     return value
 
 
-def session_events(*, session_id: uuid.UUID, limit: int = MAX_PAGE) -> list[dict[str, Any]]:
-    """Return a session's events in time order (none for an id that cannot be a session)."""
+def session_events(
+    *, session_id: uuid.UUID, site_id: uuid.UUID | None = None, limit: int = MAX_PAGE
+) -> list[dict[str, Any]]:
+    """Return a session's events in time order (only a site's when site_id is given).
+
+    None for an id that cannot be a session, nor for another site's session.
+    """
     if session_id.version != 1:
         return []
     rows = session().execute(prepare(SELECT_SESSION_EVENTS), (session_id, _bounded(limit)))
-    return [_event_row(row) for row in rows]
+    return [_event_row(row) for row in rows if site_id is None or row["site_id"] == site_id]
 
 
 SELECT_TIMELINE_STATE = """

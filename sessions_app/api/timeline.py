@@ -49,7 +49,7 @@ def session_timeline(*, site_id: uuid.UUID, session_id: uuid.UUID) -> Timeline |
     if state.current and state.site_id == site_id and state.body is not None:
         return Timeline(state.body, "materialized")
     read_started_us = time.time_ns() // 1000
-    events = [e for e in selectors.session_events(session_id=session_id) if e["site_id"] == site_id]
+    events = selectors.session_events(session_id=session_id, site_id=site_id)
     if not events:
         return None
     summary = selectors.session_summary(

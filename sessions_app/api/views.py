@@ -136,7 +136,7 @@ class UserSessions(APIView):
 
 
 def _session_events(site: Site, session_id: uuid.UUID) -> list[dict[str, Any]]:
-    events = [e for e in selectors.session_events(session_id=session_id) if e["site_id"] == site.id]
+    events = selectors.session_events(session_id=session_id, site_id=site.id)
     if not events:
         raise NotFound("no such session")
     return events

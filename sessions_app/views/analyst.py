@@ -179,11 +179,7 @@ def session_timeline(
     request: HttpRequest, site_id: uuid.UUID, session_id: uuid.UUID
 ) -> HttpResponse:
     site = _site(site_id)
-    events = [
-        e
-        for e in selectors.session_events(session_id=session_id)
-        if e.get("site_id") in (None, site.id)
-    ]
+    events = selectors.session_events(session_id=session_id, site_id=site.id)
     if not events:
         raise Http404("no such session")
     user_key = events[0]["user_key"]
