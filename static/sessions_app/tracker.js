@@ -193,7 +193,7 @@
     var interval = +attr("flush-interval") || 5000;
     var batch = +attr("batch-size") || 20;
     var crypto = w.crypto;
-    var queue = [], stopped = 0, retryTimer = 0, failures = 0, lastUrl, lastClick, lastClickAt, userId, anonId;
+    var queue = [], stopped = 0, retryTimer = 0, retrying = 0, failures = 0, lastUrl, lastClick, lastClickAt, userId, anonId;
 
     function noop() {}
     var api = {
@@ -284,8 +284,10 @@
 
     // ---- sending ----
     // One request of at most 50 events. Resolves to true when the events are done with
-    // (sent, or rejected for good); retryable failures go to the retry store.
-    function send(events, beacon) {
+    // (sent, or rejected for good); retryable failures go to the retry store. Events sent
+    // from the store stay there until they are done with, so a page closed mid-retry
+    // loses none (a resend is a duplicate the collector counts once).
+    function send(events, beacon, stored) {
       var body = JSON.stringify({ site: site, sent_at: new Date().toISOString(), events: events });
       var blob = new Blob([body], { type: "text/plain" });
       try {
@@ -299,15 +301,18 @@
         function (r) { return r.status; },
         function () { return 0; }
       ).then(function (status) {
-        if (!retryable(status) || off()) return true;
-        writeRetry(readRetry().concat(events));
-        return false;
+        var done = !retryable(status) || off(), ids = {};
+        events.forEach(function (e) { ids[e.id] = 1; });
+        if (stored ? done : !done) {
+          writeRetry(stored ? readRetry().filter(function (e) { return !ids[e.id]; }) : readRetry().concat(events));
+        }
+        return done;
       });
     }
 
-    function sendAll(events, beacon) {
+    function sendAll(events, beacon, stored) {
       return Promise.all(chunks(events, PER_REQUEST).map(function (c) {
-        return send(c, beacon);
+        return send(c, beacon, stored);
       })).then(function (results) {
         return results.indexOf(false) < 0;
       });
@@ -328,9 +333,10 @@
     function retry() {
       retryTimer = 0;
       var events = readRetry();
-      if (off() || !events.length) return;
-      del(RETRY_KEY);
-      sendAll(events).then(function (ok) {
+      if (retrying || off() || !events.length) return;
+      retrying = 1;
+      sendAll(events, 0, 1).then(function (ok) {
+        retrying = 0;
         if (ok) failures = 0;
         if (!ok || readRetry().length) scheduleRetry();
       });

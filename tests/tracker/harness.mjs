@@ -137,7 +137,7 @@ export function helpers(extraGlobals = {}) {
 //   opts.attrs       data-* attributes of the script tag (without "data-")
 //   opts.storage     a shared Map for localStorage (survives "page loads"), or "broken"
 //   opts.cookies     a shared Map as the cookie jar
-//   opts.respond     (request) => status number or "network-error" (default 200)
+//   opts.respond     (request) => status number or "network-error" (default 200), or a promise of one
 //   opts.beacon      (url, blob) => boolean, or null for no navigator.sendBeacon
 //   opts.navigator / opts.window: extra properties (doNotTrack, globalPrivacyControl ...)
 export function loadPage(file, opts = {}) {
@@ -231,9 +231,11 @@ export function loadPage(file, opts = {}) {
   const fetch = (url, options) => {
     const request = { via: "fetch", url, options, body: JSON.parse(options.body) };
     requests.push(request);
-    const status = opts.respond ? opts.respond(request) : 200;
-    if (status === "network-error") return Promise.reject(new TypeError("Failed to fetch"));
-    return Promise.resolve({ status, ok: status >= 200 && status < 300 });
+    // respond may return a promise: the request stays in flight until it settles.
+    return Promise.resolve(opts.respond ? opts.respond(request) : 200).then((status) => {
+      if (status === "network-error") throw new TypeError("Failed to fetch");
+      return { status, ok: status >= 200 && status < 300 };
+    });
   };
 
   const addTimer = (fn, ms, repeat) => {

@@ -394,6 +394,54 @@ for (const [label, file] of [
       });
     }
 
+    test("events stay stored while their retry is in flight: a page closed then loses none", async () => {
+      const storage = new Map();
+      let answer = null;
+      let calls = 0;
+      const down = load({
+        storage,
+        attrs: { site: "cs_test", "flush-interval": "3600000" },
+        respond: () => (++calls > 1 ? new Promise((res) => (answer = res)) : 503),
+      });
+      await down.api.flush();
+      assert.equal(down.retryStore().length, 1);
+      await down.tick(1000); // the retry goes out and hangs
+      assert.equal(down.requests.length, 2);
+      assert.equal(answer !== null, true);
+      assert.deepEqual(plain(down.retryStore().map((e) => e.id)), [down.requests[0].body.events[0].id]);
+
+      // The page is closed before the answer: the next page load sends the event again.
+      const next = load({ storage, attrs: { site: "cs_test", "flush-interval": "3600000" } });
+      await next.tick(1000);
+      assert.equal(next.events()[0].id, down.requests[0].body.events[0].id);
+      assert.equal(storage.has("cs_retry"), false);
+    });
+
+    test("a retry removes only what it delivered; one retry in flight at a time", async () => {
+      let mode = 503;
+      let answer = null;
+      const page = load({
+        attrs: { site: "cs_test", "flush-interval": "3600000" },
+        respond: () => (mode === "hold" ? new Promise((res) => (answer = res)) : mode),
+      });
+      await page.api.flush(); // the page view fails: stored
+      mode = "hold";
+      await page.tick(1000); // its retry hangs
+      assert.equal(page.requests.length, 2);
+      mode = 503;
+      page.api.track("meanwhile");
+      await page.api.flush(); // fails: stored beside the one in flight
+      assert.deepEqual(plain(page.retryStore().map((e) => e.name ?? e.type)), ["pageview", "meanwhile"]);
+      await page.tick(5000); // a second retry would resend the page view now
+      assert.equal(page.requests.filter((r) => r.body.events.some((e) => e.type === "pageview")).length, 2);
+      mode = 202;
+      answer(202);
+      await page.tick(0);
+      assert.deepEqual(plain(page.retryStore().map((e) => e.name ?? e.type)), ["meanwhile"]);
+      await page.tick(60000);
+      assert.equal(page.storage.has("cs_retry"), false, "the rest is retried and delivered");
+    });
+
     test("the retry store keeps at most 100 events, the newest", async () => {
       const page = load({ attrs: { site: "cs_test", "batch-size": "1000" }, respond: () => 503 });
       for (let i = 0; i < 149; i++) page.api.track(`e${i}`);
