@@ -3,11 +3,14 @@
 1. Session timeline of 1,000 events: GET /api/.../sessions/<id>/events through gunicorn
    (server time from the Server-Timing header, and client time) beside the raw driver
    reading the same partition with a prepared statement. Two sessions of the same
-   shape: an open one (last event just now), which the API reads from its rows, and a
-   closed one, which it serves from the materialized copy (api/timeline.py). The open
-   one is read right after the ingest benchmark (Cassandra still flushing and
-   compacting what it wrote) and again, like the closed one, once the node has settled
-   (no compaction or flush running or pending).
+   shape, one event a second: an open one (last event just now) and a closed one,
+   which the API serves from its materialized copy (api/timeline.py). The open one is
+   read right after the ingest benchmark (Cassandra still flushing and compacting what
+   it wrote): all its events were written at once, most of them older than half the
+   prefix lag, so they mark the partition `backfilled` and it is read from its rows.
+   Once the margin has passed and the node has settled (no compaction or flush running
+   or pending) it is read again, like the closed one: from the prefix of its events
+   older than the lag (stored by the first of those reads) and the rows after it.
 2. A user's activity over 30 daily buckets: parallel vs sequential vs one IN query,
    through the selector, in this process, on the settled node.
 """

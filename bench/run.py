@@ -298,8 +298,8 @@ def render(rows: list[dict], reads: dict, *, workers: int, threads: int, seconds
         return "\n".join(lines)
     settled = f"node settled ({reads['settled_after_s']:.0f}s wait)"
     for key, when in (
-        ("timeline_busy", "open session (read from rows), right after the ingest runs"),
-        ("timeline", f"open session (read from rows), {settled}"),
+        ("timeline_busy", "open session (its rows: all just written), right after the ingest runs"),
+        ("timeline", f"open session (materialized prefix + rows after it), {settled}"),
         ("timeline_materialized", f"closed session (materialized copy), {settled}"),
     ):
         t = reads[key]

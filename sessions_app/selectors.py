@@ -33,6 +33,11 @@ SELECT event_id, site_id, user_key, type, name, ts, url, referrer, title, elemen
        clamped, is_bot
 FROM {ks}.session_events WHERE session_id = ? LIMIT ?
 """
+SELECT_SESSION_EVENTS_AFTER = """
+SELECT event_id, site_id, user_key, type, name, ts, url, referrer, title, element, props, late,
+       clamped, is_bot
+FROM {ks}.session_events WHERE session_id = ? AND event_id > ? LIMIT ?
+"""
 SELECT_HEARTBEATS = "SELECT worker, beat_at, written_at FROM {ks}.pipeline_heartbeats LIMIT 100"
 
 
@@ -110,23 +115,44 @@ def _time_uuid(value: uuid.UUID | None, field: str) -> uuid.UUID | None:
 
 
 def session_events(
-    *, session_id: uuid.UUID, site_id: uuid.UUID | None = None, limit: int = MAX_PAGE
+    *,
+    session_id: uuid.UUID,
+    site_id: uuid.UUID | None = None,
+    limit: int = MAX_PAGE,
+    after: uuid.UUID | None = None,
 ) -> list[dict[str, Any]]:
     """Return a session's events in time order (only a site's when site_id is given).
 
-    None for an id that cannot be a session, nor for another site's session.
+    None for an id that cannot be a session, nor for another site's session. With
+    `after`, only the events that sort after that event id.
     """
     if session_id.version != 1:
         return []
-    rows = session().execute(prepare(SELECT_SESSION_EVENTS), (session_id, _bounded(limit)))
+    if after is None:
+        rows = session().execute(prepare(SELECT_SESSION_EVENTS), (session_id, _bounded(limit)))
+    else:
+        rows = session().execute(
+            prepare(SELECT_SESSION_EVENTS_AFTER), (session_id, after, _bounded(limit))
+        )
     return [_event_row(row) for row in rows if site_id is None or row["site_id"] == site_id]
 
 
 SELECT_TIMELINE_STATE = """
 SELECT timeline, timeline_site, writetime(timeline) AS built_us, writetime(touched) AS touched_us,
-       ttl(touched) AS touched_ttl
+       ttl(touched) AS touched_ttl, prefix, prefix_upto, prefix_count, prefix_user,
+       writetime(prefix) AS prefix_us, writetime(backfilled) AS backfilled_us
 FROM {ks}.session_events WHERE session_id = ? LIMIT 1
 """
+
+
+@dataclass(frozen=True)
+class Prefix:
+    """A materialized prefix of an open session: its first events' JSON, up to `upto`."""
+
+    events: bytes  # the events' JSON array without its brackets
+    upto: uuid.UUID  # the last event's id
+    count: int
+    user_key: str
 
 
 @dataclass(frozen=True)
@@ -138,6 +164,9 @@ class TimelineState:
     built_us: int | None  # write time of the materialized copy (µs since the epoch)
     touched_us: int | None  # write time of the partition's last event insert
     touched_ttl: int | None  # seconds that last insert has left
+    prefix: Prefix | None = None
+    prefix_us: int | None = None  # write time of the prefix
+    backfilled_us: int | None = None  # write time of the last insert of an old event
 
     @property
     def current(self) -> bool:
@@ -149,6 +178,15 @@ class TimelineState:
             and self.built_us > self.touched_us
         )
 
+    @property
+    def prefix_current(self) -> bool:
+        """The prefix was stamped after the last insert that could sort inside it."""
+        return (
+            self.prefix is not None
+            and self.prefix_us is not None
+            and (self.backfilled_us is None or self.prefix_us > self.backfilled_us)
+        )
+
 
 def timeline_state(*, session_id: uuid.UUID) -> TimelineState | None:
     """Return a session partition's static cells (None when there is no partition)."""
@@ -157,12 +195,23 @@ def timeline_state(*, session_id: uuid.UUID) -> TimelineState | None:
     row = session().execute(prepare(SELECT_TIMELINE_STATE), (session_id,)).one()
     if row is None:
         return None
+    prefix = None
+    if row["prefix"] is not None and row["prefix_upto"] is not None and row["prefix_user"]:
+        prefix = Prefix(
+            events=row["prefix"],
+            upto=row["prefix_upto"],
+            count=row["prefix_count"] or 0,
+            user_key=row["prefix_user"],
+        )
     return TimelineState(
         body=row["timeline"],
         site_id=row["timeline_site"],
         built_us=row["built_us"],
         touched_us=row["touched_us"],
         touched_ttl=row["touched_ttl"],
+        prefix=prefix,
+        prefix_us=row["prefix_us"],
+        backfilled_us=row["backfilled_us"],
     )
 
 

@@ -288,7 +288,7 @@ ACTIVITY_READ_STRATEGY = env("ACTIVITY_READ_STRATEGY", default="auto")
 ACTIVITY_IN_MAX_BUCKETS = env.int("ACTIVITY_IN_MAX_BUCKETS", default=4)
 ACTIVITY_PARALLEL_WINDOW = env.int("ACTIVITY_PARALLEL_WINDOW", default=32)
 
-# Session timelines (sessions_app/timeline.py): a closed session's API payload is
+# Session timelines (sessions_app/api/timeline.py): a closed session's API payload is
 # materialized in its session_events partition and served from there until an event
 # is written after it. The copy is stamped this many seconds before the read it was
 # built from, so a write still in flight (driver retries, an app host whose clock is
@@ -298,6 +298,15 @@ TIMELINE_MATERIALIZE = env.bool("TIMELINE_MATERIALIZE", default=True)
 TIMELINE_MATERIALIZE_MARGIN = timedelta(
     seconds=env.int("TIMELINE_MATERIALIZE_MARGIN_SECONDS", default=30)
 )
+# An open session's events older than this (before the stamp of the read that stores
+# them) are kept as a materialized prefix; reads add the rows after it. Inserts of
+# events older than half of it when they are sent mark the partition `backfilled`,
+# which invalidates the prefix: only an event written later than the prefix's stamp
+# can be missing from it, and such an event is either newer than the prefix's end
+# (read as a row) or older than the half lag when written (marked).
+TIMELINE_PREFIX_LAG = timedelta(seconds=env.int("TIMELINE_PREFIX_LAG_SECONDS", default=120))
+# A prefix is stored (or extended) only when it gains at least this many events.
+TIMELINE_PREFIX_MIN_EVENTS = env.int("TIMELINE_PREFIX_MIN_EVENTS", default=100)
 
 # Web processes (clickstream/wsgi.py): Python's cycle collector runs after this many
 # net new container objects. A request holds thousands at once (a timeline's rows);

@@ -14,6 +14,17 @@ serve the stored bytes while their write time is later than touched's:
 - erasure deletes the partition, copy included (its tombstone is newer);
 - the copy expires no later than the session's last insert or its start plus the
   raw-event retention, whichever is first.
+
+An open session keeps changing, but only at its end: an event inserted older than
+TIMELINE_PREFIX_LAG / 2 (late, replayed) also writes the static `backfilled` cell.
+A read of an open session stores the JSON of its events older than the lag before
+the read (stamped like the copy) as `prefix`, with the last one's id; later reads
+serve the prefix followed by the rows after that id and the session's current
+summary, while the prefix's write time is later than backfilled's, and extend it
+once TIMELINE_PREFIX_MIN_EVENTS more events have aged past the lag. An event
+missing from a prefix was written after its stamp; it is either newer than the
+prefix's end (a row after it) or was more than half the lag old when sent, so it
+marked the partition.
 """
 
 from __future__ import annotations
@@ -21,7 +32,7 @@ from __future__ import annotations
 import time
 import uuid
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
 
@@ -33,44 +44,108 @@ STORE = """
 UPDATE {ks}.session_events USING TIMESTAMP ? AND TTL ?
 SET timeline = ?, timeline_site = ? WHERE session_id = ?
 """
+STORE_PREFIX = """
+UPDATE {ks}.session_events USING TIMESTAMP ? AND TTL ?
+SET prefix = ?, prefix_upto = ?, prefix_count = ?, prefix_user = ?, timeline_site = ?
+WHERE session_id = ?
+"""
 
 
 @dataclass(frozen=True)
 class Timeline:
     body: bytes  # {"session": summary, "events": [...]}
-    source: str  # "materialized" or "rows"
+    source: str  # "materialized", "prefix" (+ the rows after it) or "rows"
 
 
 def session_timeline(*, site_id: uuid.UUID, session_id: uuid.UUID) -> Timeline | None:
     """Return a session's timeline JSON, or None when the site has no such session."""
+    # Whatever this request stores is stamped before its first read (the probe): a
+    # write it did not see, the probe's backfilled cell included, is stamped later.
+    stamp_us = time.time_ns() // 1000 - _us(settings.TIMELINE_MATERIALIZE_MARGIN)
     state = selectors.timeline_state(session_id=session_id)
     if state is None:
         return None
     if state.current and state.site_id == site_id and state.body is not None:
         return Timeline(state.body, "materialized")
-    read_started_us = time.time_ns() // 1000
-    events = selectors.session_events(session_id=session_id, site_id=site_id)
-    if not events:
-        return None
-    summary = selectors.session_summary(
-        site_id=site_id, user_key=events[0]["user_key"], session_id=session_id
-    )
-    body = dumps({"session": summary, "events": events})
-    stamp_us = read_started_us - int(settings.TIMELINE_MATERIALIZE_MARGIN.total_seconds() * 1e6)
-    ttl = _ttl(summary, state)
-    if (
-        settings.TIMELINE_MATERIALIZE
-        and summary is not None
-        and _closed(summary)
-        and state.touched_us is not None
-        and state.touched_us < stamp_us
-        and ttl > 0
-    ):
-        session().execute(
-            prepare(STORE, idempotent=True, write=True),
-            (stamp_us, ttl, body, site_id, session_id),
+    prefix = state.prefix if state.prefix_current and state.site_id == site_id else None
+    if prefix is not None and settings.TIMELINE_MATERIALIZE:
+        left = selectors.MAX_PAGE - prefix.count
+        events = (
+            selectors.session_events(
+                session_id=session_id, site_id=site_id, after=prefix.upto, limit=left
+            )
+            if left > 0
+            else []
         )
-    return Timeline(body, "rows")
+        user_key, source = prefix.user_key, "prefix"
+    else:
+        prefix = None
+        events = selectors.session_events(session_id=session_id, site_id=site_id)
+        if not events:
+            return None
+        user_key, source = events[0]["user_key"], "rows"
+    summary = selectors.session_summary(site_id=site_id, user_key=user_key, session_id=session_id)
+    body = _body(summary, prefix, events)
+    ttl = _ttl(summary, state)
+    if not settings.TIMELINE_MATERIALIZE or summary is None or ttl <= 0:
+        return Timeline(body, source)
+    if _closed(summary):
+        if state.touched_us is not None and state.touched_us < stamp_us:
+            session().execute(
+                prepare(STORE, idempotent=True, write=True),
+                (stamp_us, ttl, body, site_id, session_id),
+            )
+    elif state.backfilled_us is None or state.backfilled_us < stamp_us:
+        _prefix_extend(site_id, session_id, user_key, prefix, events, stamp_us, ttl)
+    return Timeline(body, source)
+
+
+def _body(summary: dict | None, prefix: selectors.Prefix | None, events: list[dict]) -> bytes:
+    """The timeline's JSON: what dumps({"session": summary, "events": all events}) writes."""
+    if prefix is None:
+        return dumps({"session": summary, "events": events})
+    rest = dumps(events)[1:-1]
+    joined = prefix.events + b"," + rest if prefix.events and rest else prefix.events or rest
+    return b'{"session":' + dumps(summary) + b',"events":[' + joined + b"]}"
+
+
+def _prefix_extend(
+    site_id: uuid.UUID,
+    session_id: uuid.UUID,
+    user_key: str,
+    prefix: selectors.Prefix | None,
+    events: list[dict],
+    stamp_us: int,
+    ttl: int,
+) -> None:
+    """Store the prefix grown by the events read that are older than the lag, if enough."""
+    cutoff = datetime.fromtimestamp(stamp_us / 1e6, UTC) - settings.TIMELINE_PREFIX_LAG
+    aged = 0
+    while aged < len(events) and events[aged]["ts"] < cutoff:
+        aged += 1
+    if aged < settings.TIMELINE_PREFIX_MIN_EVENTS:
+        return
+    fragment = dumps(events[:aged])[1:-1]
+    if prefix is not None:
+        fragment = prefix.events + b"," + fragment
+    count = aged + (prefix.count if prefix is not None else 0)
+    session().execute(
+        prepare(STORE_PREFIX, idempotent=True, write=True),
+        (
+            stamp_us,
+            ttl,
+            fragment,
+            events[aged - 1]["event_id"],
+            count,
+            user_key,
+            site_id,
+            session_id,
+        ),
+    )
+
+
+def _us(delta: timedelta) -> int:
+    return int(delta.total_seconds() * 1e6)
 
 
 def _closed(summary: dict) -> bool:
@@ -79,7 +154,7 @@ def _closed(summary: dict) -> bool:
 
 
 def _ttl(summary: dict | None, state: selectors.TimelineState) -> int:
-    """Seconds the copy may live: not past the last insert, nor the session's events."""
+    """Seconds a copy may live: not past the last insert, nor the session's events."""
     if summary is None or state.touched_ttl is None:
         return 0
     age = (datetime.now(UTC) - buckets.as_utc(summary["started_at"])).total_seconds()

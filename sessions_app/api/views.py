@@ -146,7 +146,8 @@ class SessionEvents(APIView):
     """Every event of a session in time order, with the session's summary.
 
     The body is the timeline's JSON as built (or materialized) by api/timeline.py;
-    `X-Timeline-Source` says which: `rows` or `materialized`.
+    `X-Timeline-Source` says which: `rows`, `prefix` (a materialized prefix and the rows
+    after it) or `materialized`.
     """
 
     @extend_schema(responses=OpenApiTypes.OBJECT)

@@ -20,7 +20,7 @@ import zlib
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, fields, replace
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from cassandra.query import UNSET_VALUE, BatchStatement, BatchType, PreparedStatement
@@ -41,6 +41,12 @@ INSERT INTO {ks}.session_events
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, true)
 USING TTL ?
 """
+# The same for an event older than TIMELINE_PREFIX_LAG / 2 when it is written (late,
+# replayed, backfilled): it may sort inside a materialized prefix, so it marks the
+# partition (api/timeline.py).
+INSERT_SESSION_EVENT_BACKFILLED = INSERT_SESSION_EVENT.replace(
+    "is_bot, touched)", "is_bot, touched, backfilled)"
+).replace("?, true)", "?, true, true)")
 INSERT_USER_EVENT = """
 INSERT INTO {ks}.user_events_by_bucket
   (site_id, user_key, bucket, event_id, session_id, type, name, ts, url, element, props)
@@ -405,15 +411,19 @@ def _event_statements(events: Iterable[EventRow]) -> Iterable[tuple[Any, Any]]:
         list
     )
     by_session = prepare(INSERT_SESSION_EVENT, idempotent=True, write=True)
+    backfill = prepare(INSERT_SESSION_EVENT_BACKFILLED, idempotent=True, write=True)
     by_user = prepare(INSERT_USER_EVENT, idempotent=True, write=True)
     by_site = prepare(INSERT_SITE_EVENT, idempotent=True, write=True)
     ttl = retention.ttl_seconds(retention.RAW_EVENTS)
+    # Taken when the statements are built, just before they are sent: a replayed
+    # plan is judged by when it is applied, not when it was planned.
+    backfill_before = datetime.now(UTC) - settings.TIMELINE_PREFIX_LAG / 2
     for e in events:
         ts = buckets.as_utc(e.ts)
         element, props = _json(e.element), _json(e.props)
         groups[("s", e.session_id)].append(
             (
-                by_session,
+                backfill if ts < backfill_before else by_session,
                 (
                     e.session_id,
                     e.event_id,

@@ -67,10 +67,18 @@ class SessionEvent(Model):
     # Static (one per partition). Every event insert sets `touched`, so its write time
     # is the time of the partition's last write; `timeline` is the session's API
     # payload materialized once the session closed, valid while its write time is
-    # later than touched's (sessions_app/timeline.py).
+    # later than touched's. An insert of an event older than TIMELINE_PREFIX_LAG / 2
+    # also sets `backfilled`; `prefix` holds the JSON of the session's events up to
+    # `prefix_upto` (all older than its write time minus the lag), valid while its
+    # write time is later than backfilled's (sessions_app/api/timeline.py).
     touched = columns.Boolean(static=True)
     timeline = columns.Blob(static=True)
     timeline_site = columns.UUID(static=True)
+    backfilled = columns.Boolean(static=True)
+    prefix = columns.Blob(static=True)
+    prefix_upto = columns.TimeUUID(static=True)
+    prefix_count = columns.Integer(static=True)
+    prefix_user = columns.Text(static=True)
 
 
 class UserEventByBucket(Model):

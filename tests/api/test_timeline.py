@@ -1,4 +1,5 @@
-"""Materialized timelines: a closed session is served from its stored copy while current."""
+"""Materialized timelines: a closed session is served from its stored copy while current;
+an open one from its materialized prefix and the rows after it."""
 
 from __future__ import annotations
 
@@ -28,12 +29,12 @@ def _no_margin(settings):
     settings.TIMELINE_MATERIALIZE_MARGIN = timedelta(0)
 
 
-def _record(site, start, anon: str, count: int, *, prefix: str = "t"):
+def _record(site, start, anon: str, count: int, *, prefix: str = "t", step: float = 10):
     events_record(
         source=Source(site=site, received_at=timezone.now()),
         raw_events=[
             event(
-                start + timedelta(seconds=10 * i),
+                start + timedelta(seconds=step * i),
                 anon=anon,
                 id=f"{prefix}{i}",
                 **({"type": "click", "element": {"tag": "a", "text": "Go"}} if i % 2 else {}),
@@ -116,13 +117,147 @@ def test_a_write_in_flight_during_the_build_still_invalidates_the_copy(
     assert len(orjson.loads(after.content)["events"]) == EVENTS + 1
 
 
-def test_an_open_session_is_always_read_from_its_rows(client, site, token):
+def test_an_open_session_is_never_stored_whole(client, site, token):
     _record(site, timezone.now() - timedelta(minutes=5), "open", 5)
     [summary] = selectors.session_list(site_id=site.id, user_key="open")
-    for _ in range(2):
+    for _ in range(2):  # 5 events: fewer than TIMELINE_PREFIX_MIN_EVENTS, no prefix either
         assert _get(client, site, summary["session_id"], token)["X-Timeline-Source"] == "rows"
     state = selectors.timeline_state(session_id=summary["session_id"])
-    assert state is not None and state.body is None
+    assert state is not None and state.body is None and state.prefix is None
+
+
+def _from_rows(client, site, session_id, token, settings) -> bytes:
+    """The timeline as built from the session's rows alone."""
+    settings.TIMELINE_MATERIALIZE = False
+    try:
+        response = _get(client, site, session_id, token)
+        assert response["X-Timeline-Source"] == "rows"
+        return response.content
+    finally:
+        settings.TIMELINE_MATERIALIZE = True
+
+
+@pytest.fixture
+def live(site, settings):
+    """An open session: 30 events 20-15 minutes ago (sent late), and 2 sent as they happen."""
+    settings.TIMELINE_PREFIX_MIN_EVENTS = 10
+    start = timezone.now() - timedelta(minutes=20)
+    _record(site, start, "live", 30)
+    _record(site, timezone.now() - timedelta(seconds=5), "live", 2, prefix="now", step=1)
+    [summary] = selectors.session_list(site_id=site.id, user_key="live")
+    assert summary["event_count"] == 32
+    return summary["session_id"], start
+
+
+def test_an_open_session_is_served_from_its_prefix_and_the_rows_after_it(
+    client, site, live, token, settings
+):
+    session_id, _ = live
+    first = _get(client, site, session_id, token)
+    assert first["X-Timeline-Source"] == "rows"
+    state = selectors.timeline_state(session_id=session_id)
+    assert state is not None and state.prefix is not None and state.prefix_current
+    assert state.prefix.count == 30 and state.body is None  # the 2 recent ones are not aged
+    second = _get(client, site, session_id, token)
+    assert second["X-Timeline-Source"] == "prefix" and second.content == first.content
+
+    # The session goes on: the new event is a row after the prefix; the summary is current.
+    _record(site, timezone.now(), "live", 1, prefix="next")
+    third = _get(client, site, session_id, token)
+    assert third["X-Timeline-Source"] == "prefix"
+    body = orjson.loads(third.content)
+    assert len(body["events"]) == 33 and body["session"]["event_count"] == 33
+    assert third.content == _from_rows(client, site, session_id, token, settings)
+
+    other = services.site_create(name="Other", origins=[])
+    assert _get(client, other, session_id, token).status_code == 404
+
+
+def test_an_event_inserted_inside_the_prefix_invalidates_it(client, site, live, token, settings):
+    session_id, start = live
+    _get(client, site, session_id, token)
+    assert _get(client, site, session_id, token)["X-Timeline-Source"] == "prefix"
+    # A late event between the prefix's first two: sent long after it happened.
+    _record(site, start + timedelta(seconds=5), "live", 1, prefix="late")
+    state = selectors.timeline_state(session_id=session_id)
+    assert state is not None and not state.prefix_current
+    rebuilt = _get(client, site, session_id, token)
+    assert rebuilt["X-Timeline-Source"] == "rows"
+    assert len(orjson.loads(rebuilt.content)["events"]) == 33
+    again = _get(client, site, session_id, token)  # rebuilt with the late event
+    assert again["X-Timeline-Source"] == "prefix" and again.content == rebuilt.content
+
+
+def test_only_events_older_than_half_the_lag_when_sent_mark_the_partition(site):
+    _record(site, timezone.now() - timedelta(seconds=30), "fresh", 3)
+    [fresh] = selectors.session_list(site_id=site.id, user_key="fresh")
+    state = selectors.timeline_state(session_id=fresh["session_id"])
+    assert state is not None and state.backfilled_us is None  # 30 s < 120 s / 2
+    _record(site, timezone.now() - timedelta(seconds=90), "old", 1, prefix="o")
+    [old] = selectors.session_list(site_id=site.id, user_key="old")
+    state = selectors.timeline_state(session_id=old["session_id"])
+    assert state is not None and state.backfilled_us is not None
+
+
+def test_a_backfilled_write_in_flight_during_the_build_invalidates_the_prefix(
+    client, site, live, token, settings
+):
+    session_id, start = live
+    settings.TIMELINE_MATERIALIZE_MARGIN = timedelta(seconds=1)
+    time.sleep(1.1)  # the session's last write is now older than the margin
+    read_began_us = time.time_ns() // 1000
+    assert _get(client, site, session_id, token)["X-Timeline-Source"] == "rows"
+    assert selectors.timeline_state(session_id=session_id).prefix_current
+    # An old event (so marked by its writer), stamped before that read began, landing after.
+    session().execute(
+        prepare(
+            "INSERT INTO {ks}.session_events (session_id, event_id, site_id, user_key, type, ts,"
+            " touched, backfilled) VALUES (?, ?, ?, ?, 'pageview', ?, true, true)"
+            " USING TIMESTAMP ?"
+        ),
+        (
+            session_id,
+            time_uuid(start + timedelta(seconds=1), "in-flight"),
+            site.id,
+            "live",
+            start + timedelta(seconds=1),
+            read_began_us - 1000,
+        ),
+    )
+    after = _get(client, site, session_id, token)
+    assert after["X-Timeline-Source"] == "rows"
+    assert len(orjson.loads(after.content)["events"]) == 33
+
+
+def test_the_prefix_grows_as_events_age_past_the_lag(client, site, live, token, settings):
+    session_id, _ = live
+    _get(client, site, session_id, token)
+    assert selectors.timeline_state(session_id=session_id).prefix.count == 30
+    settings.TIMELINE_PREFIX_LAG = timedelta(seconds=2)  # writers mark events older than 1 s
+    _record(site, timezone.now(), "live", 12, prefix="burst", step=0.01)
+    time.sleep(2.1)  # the 2 + 12 recent events are now older than the lag
+    grown = _get(client, site, session_id, token)
+    assert grown["X-Timeline-Source"] == "prefix"
+    state = selectors.timeline_state(session_id=session_id)
+    assert state.prefix_current and state.prefix.count == 44
+    again = _get(client, site, session_id, token)
+    assert again["X-Timeline-Source"] == "prefix" and again.content == grown.content
+    assert grown.content == _from_rows(client, site, session_id, token, settings)
+
+
+def test_a_prefix_holding_the_first_1000_events_is_the_whole_page(client, site, token, settings):
+    settings.TIMELINE_PREFIX_MIN_EVENTS = 10
+    start = timezone.now() - timedelta(minutes=20)
+    for offset in range(0, 1005, 335):  # batches of at most COLLECT_MAX_EVENTS
+        _record(site, start + timedelta(seconds=offset), "long", 335, prefix=f"b{offset}-", step=1)
+    [summary] = selectors.session_list(site_id=site.id, user_key="long")
+    session_id = summary["session_id"]
+    first = _get(client, site, session_id, token)
+    assert first["X-Timeline-Source"] == "rows"
+    assert selectors.timeline_state(session_id=session_id).prefix.count == selectors.MAX_PAGE
+    second = _get(client, site, session_id, token)
+    assert second["X-Timeline-Source"] == "prefix" and second.content == first.content
+    assert len(orjson.loads(second.content)["events"]) == selectors.MAX_PAGE
 
 
 def test_materializing_can_be_turned_off(client, site, closed, token, settings):
