@@ -115,25 +115,15 @@ def _time_uuid(value: uuid.UUID | None, field: str) -> uuid.UUID | None:
 
 
 def session_events(
-    *,
-    session_id: uuid.UUID,
-    site_id: uuid.UUID | None = None,
-    limit: int = MAX_PAGE,
-    after: uuid.UUID | None = None,
+    *, session_id: uuid.UUID, site_id: uuid.UUID | None = None, limit: int = MAX_PAGE
 ) -> list[dict[str, Any]]:
     """Return a session's events in time order (only a site's when site_id is given).
 
-    None for an id that cannot be a session, nor for another site's session. With
-    `after`, only the events that sort after that event id.
+    None for an id that cannot be a session, nor for another site's session.
     """
     if session_id.version != 1:
         return []
-    if after is None:
-        rows = session().execute(prepare(SELECT_SESSION_EVENTS), (session_id, _bounded(limit)))
-    else:
-        rows = session().execute(
-            prepare(SELECT_SESSION_EVENTS_AFTER), (session_id, after, _bounded(limit))
-        )
+    rows = session().execute(prepare(SELECT_SESSION_EVENTS), (session_id, _bounded(limit)))
     return [_event_row(row) for row in rows if site_id is None or row["site_id"] == site_id]
 
 
@@ -482,6 +472,28 @@ def session_summary(
         return None
     row = session().execute(prepare(SELECT_SESSION_ONE), (site_id, user_key, session_id)).one()
     return _session_row(row) if row else None
+
+
+def session_tail(
+    *, site_id: uuid.UUID, user_key: str, session_id: uuid.UUID, after: uuid.UUID, limit: int
+) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+    """Return a session's events after `after` (at most limit, none for 0) and its summary.
+
+    The two reads run concurrently: what a materialized prefix still needs.
+    """
+    if session_id.version != 1:
+        return [], None
+    summary = session().execute_async(prepare(SELECT_SESSION_ONE), (site_id, user_key, session_id))
+    rows = (
+        session().execute_async(
+            prepare(SELECT_SESSION_EVENTS_AFTER), (session_id, after, _bounded(limit))
+        )
+        if limit
+        else None
+    )
+    events = [_event_row(row) for row in rows.result() if row["site_id"] == site_id] if rows else []
+    row = summary.result().one()
+    return events, _session_row(row) if row else None
 
 
 @dataclass(frozen=True)

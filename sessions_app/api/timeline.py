@@ -69,22 +69,23 @@ def session_timeline(*, site_id: uuid.UUID, session_id: uuid.UUID) -> Timeline |
         return Timeline(state.body, "materialized")
     prefix = state.prefix if state.prefix_current and state.site_id == site_id else None
     if prefix is not None and settings.TIMELINE_MATERIALIZE:
-        left = selectors.MAX_PAGE - prefix.count
-        events = (
-            selectors.session_events(
-                session_id=session_id, site_id=site_id, after=prefix.upto, limit=left
-            )
-            if left > 0
-            else []
-        )
         user_key, source = prefix.user_key, "prefix"
+        events, summary = selectors.session_tail(
+            site_id=site_id,
+            user_key=user_key,
+            session_id=session_id,
+            after=prefix.upto,
+            limit=max(0, selectors.MAX_PAGE - prefix.count),
+        )
     else:
         prefix = None
         events = selectors.session_events(session_id=session_id, site_id=site_id)
         if not events:
             return None
         user_key, source = events[0]["user_key"], "rows"
-    summary = selectors.session_summary(site_id=site_id, user_key=user_key, session_id=session_id)
+        summary = selectors.session_summary(
+            site_id=site_id, user_key=user_key, session_id=session_id
+        )
     body = _body(summary, prefix, events)
     ttl = _ttl(summary, state)
     if not settings.TIMELINE_MATERIALIZE or summary is None or ttl <= 0:
