@@ -13,6 +13,7 @@ from typing import Any
 
 import orjson
 import redis
+from cassandra.concurrent import execute_concurrent
 from django.conf import settings
 from django.db import connections
 
@@ -720,16 +721,51 @@ FROM {ks}.site_events_by_bucket WHERE site_id = ? AND bucket = ? AND shard = ?
 MAX_AGGREGATE_ROWS = 2_000  # a 92-day range of hours is 2,208 rows: read hours ≤ 83 days
 
 
+SELECT_SESSIONS_OF_USERS = """
+SELECT session_id, user_key, started_at, last_seen_at, anonymous_id, user_id, event_count,
+       pageview_count, click_count, entry_url, exit_url, converted, is_bot
+FROM {ks}.user_sessions
+WHERE site_id = ? AND user_key IN ? AND session_id >= ? AND session_id <= ? LIMIT ?
+"""
+USERS_PER_QUERY = 50  # the IN list's cap
+SESSIONS_PER_QUERY = 2_000
+
+
 def sessions_by_id(
     *, site_id: uuid.UUID, keys: list[tuple[str, uuid.UUID]]
 ) -> dict[uuid.UUID, dict[str, Any]]:
-    """Return user_sessions rows for (user_key, session_id) pairs, read in parallel."""
-    statement = prepare(SELECT_SESSION_ONE)
+    """Return user_sessions rows for (user_key, session_id) pairs.
+
+    For a seal's thousands of sessions: one query per USERS_PER_QUERY users (an IN
+    list of their partitions, sliced between the first and last id wanted), all in
+    flight at once within a window; ids it did not return (a slice cut by its
+    LIMIT) are read one by one.
+    """
+    wanted = {session_id for _, session_id in keys}
+    users = sorted({user_key for user_key, _ in keys})
+    by_user: dict[str, list[uuid.UUID]] = {}
+    for user_key, session_id in keys:
+        by_user.setdefault(user_key, []).append(session_id)
+    work = []
+    for start in range(0, len(users), USERS_PER_QUERY):
+        group = users[start : start + USERS_PER_QUERY]
+        ids = [i for user in group for i in by_user[user]]
+        low = min(ids, key=lambda i: (i.time, i.bytes))
+        high = max(ids, key=lambda i: (i.time, i.bytes))
+        work.append(
+            (prepare(SELECT_SESSIONS_OF_USERS), (site_id, group, low, high, SESSIONS_PER_QUERY))
+        )
     found: dict[uuid.UUID, dict[str, Any]] = {}
-    for start in range(0, len(keys), 256):  # bounded fan-out per wave
+    for _, rows in execute_concurrent(session(), work, concurrency=32, raise_on_first_error=True):
+        for row in rows:
+            if row["session_id"] in wanted:
+                found[row["session_id"]] = _session_row(row)
+    statement = prepare(SELECT_SESSION_ONE)
+    missing = [(u, i) for u, i in keys if i not in found]
+    for start in range(0, len(missing), 256):  # bounded fan-out per wave
         futures = [
             session().execute_async(statement, (site_id, user_key, session_id))
-            for user_key, session_id in keys[start : start + 256]
+            for user_key, session_id in missing[start : start + 256]
         ]
         for future in futures:
             row = future.result().one()

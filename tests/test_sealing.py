@@ -197,3 +197,31 @@ def test_a_session_running_past_the_hour_is_measured_whole(site):
     assert agg["events"] == 2 and agg["sessions_started"] == 2
     assert agg["bounces"] == 1  # "brief" only: "long" had three page views
     assert agg["durations"] == {"0-10s": 1, "30m+": 1}
+
+
+@pytest.mark.parametrize("per_query", [selectors.SESSIONS_PER_QUERY, 3])
+def test_session_summaries_are_read_for_many_users_with_in_lists(site, monkeypatch, per_query):
+    """Seals read thousands of summaries: users in IN lists of 50, the rest one by one."""
+    monkeypatch.setattr(selectors, "SESSIONS_PER_QUERY", per_query)  # 3: slices cut short
+    start = timezone.now().replace(microsecond=0) - timedelta(hours=3)
+    users = [f"u{n}" for n in range(selectors.USERS_PER_QUERY + 13)]  # two IN lists
+    events_record(
+        source=Source(site=site, received_at=timezone.now()),
+        raw_events=[
+            event(start + timedelta(minutes=minutes, seconds=n), anon=user, id=f"{user}-{minutes}")
+            for n, user in enumerate(users)
+            for minutes in (0, 40)  # two sessions each: 40 minutes apart
+        ],
+    )
+    sessions = {u: selectors.session_list(site_id=site.id, user_key=u) for u in users}
+    assert all(len(s) == 2 for s in sessions.values())
+    # The earlier session of each user, and of every third user the later one too.
+    keys = [(u, s[-1]["session_id"]) for u, s in sessions.items()]
+    keys += [(u, s[0]["session_id"]) for n, (u, s) in enumerate(sessions.items()) if n % 3 == 0]
+    keys.append(("nobody", uuid.uuid1()))
+    found = selectors.sessions_by_id(site_id=site.id, keys=keys)
+    assert set(found) == {session_id for user, session_id in keys if user != "nobody"}
+    for user, session_id in keys[:-1]:
+        assert found[session_id] == selectors.session_summary(
+            site_id=site.id, user_key=user, session_id=session_id
+        )
