@@ -10,12 +10,13 @@ from __future__ import annotations
 import atexit
 import os
 import threading
+from collections.abc import Iterable
 from typing import Any
 
 from cassandra import ConsistencyLevel
 from cassandra.cluster import ResponseFuture, Session
 from cassandra.concurrent import execute_concurrent
-from cassandra.query import PreparedStatement
+from cassandra.query import BatchStatement, BatchType, PreparedStatement
 from django.conf import settings
 from django.db import connections
 
@@ -150,6 +151,63 @@ def execute_windowed(work: list[tuple[Any, Any]], *, window: int = 128) -> None:
     """
     if work:
         execute_concurrent(session(), work, concurrency=window, raise_on_first_error=True)
+
+
+# Cassandra logs a warning for unlogged batches over more partitions than this
+# (unlogged_batch_across_partitions_warn_threshold).
+PARTITIONS_PER_BATCH = 10
+
+
+def replica_batches(
+    statement: PreparedStatement,
+    partitions: Iterable[list[tuple[Any, ...]]],
+    *,
+    partitions_per_batch: int = PARTITIONS_PER_BATCH,
+    rows_per_batch: int = 200,
+) -> list[tuple[Any, None]]:
+    """Pack many small partitions' rows into unlogged batches for execute_windowed.
+
+    Each batch holds whole partitions whose replicas are the same nodes, so the
+    token-aware coordinator is a replica of all of them: it applies the batch
+    locally and forwards it as one message per other replica, instead of one
+    request per partition (a seal writes a row set for each of thousands of users).
+    A batch takes another partition only while it stays within rows_per_batch
+    rows (a bigger partition goes alone), so it stays far from the node's batch
+    size limits.
+    """
+    metadata = session().cluster.metadata
+    name = keyspace()
+    groups: dict[tuple[str, ...], list[list[Any]]] = {}
+    for rows in partitions:
+        bound = [statement.bind(row) for row in rows]
+        replicas = metadata.get_replicas(name, bound[0].routing_key) if bound else []
+        key = tuple(sorted(str(host.endpoint) for host in replicas))
+        groups.setdefault(key, []).append(bound)
+    work: list[tuple[Any, None]] = []
+    for members in groups.values():
+        packed: list[list[Any]] = []
+        for bound in members:
+            if packed and (
+                len(packed) == partitions_per_batch
+                or sum(map(len, packed)) + len(bound) > rows_per_batch
+            ):
+                work.append((_unlogged(statement, packed), None))
+                packed = []
+            packed.append(bound)
+        if packed:
+            work.append((_unlogged(statement, packed), None))
+    return work
+
+
+def _unlogged(statement: PreparedStatement, partitions: list[list[Any]]) -> BatchStatement:
+    batch = BatchStatement(
+        batch_type=BatchType.UNLOGGED, consistency_level=statement.consistency_level
+    )
+    batch.is_idempotent = statement.is_idempotent
+    for bound in partitions:
+        for row in bound:
+            batch.add(row)
+    return batch
 
 
 def reset_after_fork() -> None:

@@ -25,7 +25,13 @@ from django.db.models.functions import Greatest
 from django.utils import timezone
 
 from sessions_app import aggregation, buckets, retention, selectors, series
-from sessions_app.cassandra import consistency, execute_windowed, prepare, session
+from sessions_app.cassandra import (
+    consistency,
+    execute_windowed,
+    prepare,
+    replica_batches,
+    session,
+)
 from sessions_app.models import (
     AdminAction,
     BucketState,
@@ -357,8 +363,9 @@ def _aggregates_write(
     Every value is computed, never added, so a second or concurrent seal writes
     the same cells. Per-user counts go to two tables: bucket_user_counts (site
     partition, what the parent's rollup reads) and rolling_counts (user
-    partition, what the rolling-counter reads use), in unlogged batches that each
-    stay inside one partition.
+    partition, what the rolling-counter reads use), in unlogged batches: the site's
+    rows 200 at a time (one partition), the users' by up to 10 partitions that
+    share their replicas (cassandra.replica_batches).
     """
     ttl = _ttl(granularity)
     work: list[tuple[Any, Any]] = [
@@ -404,7 +411,7 @@ def _aggregates_write(
         by_user.setdefault(user, []).append(
             (site_id, user, granularity, period, key, bucket, n, ttl)
         )
-    work.extend(_batch(user_rows, rows) for rows in by_user.values())
+    work.extend(replica_batches(user_rows, by_user.values()))
     execute_windowed(work)
     series.points_write(_metric_points(site_id, granularity, bucket, result), ttl=ttl)
 

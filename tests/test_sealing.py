@@ -225,3 +225,38 @@ def test_session_summaries_are_read_for_many_users_with_in_lists(site, monkeypat
         assert found[session_id] == selectors.session_summary(
             site_id=site.id, user_key=user, session_id=session_id
         )
+
+
+def test_per_user_counts_of_many_users_are_written_in_batches_of_whole_partitions(site):
+    """A seal writes each user's rolling counts; users' partitions share batches (10 each)."""
+    from sessions_app.cassandra import prepare, replica_batches, session
+
+    now = timezone.now().replace(microsecond=0)
+    hour = buckets.floor(now - timedelta(hours=3), "hour")
+    users = [f"p{n}" for n in range(25)]
+    events_record(
+        source=Source(site=site, received_at=now),
+        raw_events=[
+            event(hour + timedelta(minutes=1, seconds=n), anon=user, id=f"{user}-{k}")
+            for n, user in enumerate(users)
+            for k in range(n % 3 + 1)  # 1, 2 or 3 page views
+        ],
+    )
+    assert services.bucket_seal(site_id=site.id, hour=hour, now=now)
+    period = buckets.rolling_period("hour", hour)
+    for n, user in enumerate(users):
+        [row] = session().execute(
+            prepare(selectors.SELECT_ROLLING),
+            (site.id, user, "hour", period, "pageview", hour, hour),
+        )
+        assert row["count"] == n % 3 + 1
+
+    statement = prepare(services.UPSERT_ROLLING_COUNT, idempotent=True, write=True)
+    partitions = [
+        [(site.id, user, "hour", period, key, hour, 1, 60) for key in ("a", "b")] for user in users
+    ]
+    assert [len(batch) for batch, _ in replica_batches(statement, partitions)] == [20, 20, 10]
+    # A partition over the row cap goes alone; the others fill batches up to it.
+    partitions[1] = [(site.id, "big", "hour", period, f"k{i}", hour, 1, 60) for i in range(7)]
+    packed = replica_batches(statement, partitions, rows_per_batch=6)
+    assert [len(batch) for batch, _ in packed[:3]] == [2, 7, 6]
