@@ -379,7 +379,10 @@ def plan_apply(plan: Plan, *, wait_for_mark: bool = True) -> int:
 
 def log_mark_applied(plan: Plan) -> None:
     """Mark a plan's transaction-log entry applied (when nothing of it is left to apply)."""
-    session().execute(prepare(MARK_APPLIED, idempotent=True, write=True), log_key(plan))
+    session().execute(
+        prepare(MARK_APPLIED, idempotent=True, write=True),
+        (retention.ttl_seconds(retention.TRANSACTION_LOG), *log_key(plan)),
+    )
 
 
 def plan_without(plan: Plan, keys: frozenset[str] | set[str]) -> Plan:

@@ -104,3 +104,22 @@ def _key(site):
         if rows:
             return minute, shard, rows[0]["batch_id"]
     raise AssertionError("no log entry")
+
+
+def test_replay_of_a_plan_whose_keys_were_all_erased_only_marks_it(
+    client, site, live_now, monkeypatch, settings
+):
+    from sessions_app.models import Suppression
+
+    monkeypatch.setattr(pipeline, "plan_apply", lambda plan, **kw: None)  # died before apply
+    post(client, site, [event(live_now - minutes(15), anon="gone")])
+    monkeypatch.undo()
+    Suppression.objects.create(site=site, key="gone")
+    selectors.suppressed_keys_forget(site_id=site.id)
+    settings.TXLOG_REPLAY_GRACE = minutes(0)
+
+    assert pipeline.txlog_replay(now=timezone.now()) == 1
+
+    assert selectors.session_list(site_id=site.id, user_key="gone") == []
+    assert [r["applied"] for r in _log_rows(site)] == [True]
+    assert pipeline.txlog_replay(now=timezone.now()) == 0
