@@ -108,6 +108,8 @@ def _wrk(
     ok = values["requests"] - values["errors_status"]
     seconds_measured = values["duration_us"] / 1e6
     return {
+        "events": ok * events,
+        "seconds": seconds_measured,
         "events_per_second": ok * events / seconds_measured,
         "requests_per_second": ok / seconds_measured,
         "p50_ms": values["p50_us"] / 1000,
@@ -139,8 +141,26 @@ def services(stack: ExitStack) -> None:
         stack.callback(cassandra.stop, node)
 
 
+def _queue(env: dict[str, str]) -> dict[str, int]:
+    """The applier queue's length and how many plans the web workers wrote themselves."""
+    import redis as redis_lib
+
+    from sessions_app.collector.coordination import INLINE_KEY, QUEUE_KEY
+
+    client = redis_lib.Redis.from_url(env["REDIS_URL"])
+    return {"queued": int(client.llen(QUEUE_KEY)), "inline": int(client.get(INLINE_KEY) or 0)}
+
+
+def _drained(env: dict[str, str], timeout: float = 120) -> float:
+    """Wait until the applier queue is empty; return the seconds waited."""
+    started = time.monotonic()
+    while _queue(env)["queued"] and time.monotonic() - started < timeout:
+        time.sleep(0.05)
+    return time.monotonic() - started
+
+
 def collector(
-    stack: ExitStack, *, workers: int, threads: int
+    stack: ExitStack, *, workers: int, threads: int, appliers: int = 1
 ) -> tuple[dict[str, str], str, subprocess.Popen[bytes]]:
     """A fresh bench keyspace and site, and gunicorn serving /collect; (env, url, process)."""
     env = _env()
@@ -181,6 +201,15 @@ def collector(
         start_new_session=True,
     )
     stack.callback(lambda: (os.killpg(gunicorn.pid, signal.SIGTERM), gunicorn.wait(20)))
+    for _ in range(appliers):
+        applier = subprocess.Popen(
+            [sys.executable, "manage.py", "run_applier"],
+            cwd=ROOT,
+            env=env,
+            start_new_session=True,
+            stdout=subprocess.DEVNULL,
+        )
+        stack.callback(lambda a=applier: (os.killpg(a.pid, signal.SIGTERM), a.wait(60)))
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:
@@ -202,8 +231,9 @@ def ingest(
     warmup: int,
     seal_events: int,
     full: bool = True,
+    appliers: int = 1,
 ) -> tuple[list[dict], dict]:
-    env, url, _ = collector(stack, workers=workers, threads=threads)
+    env, url, _ = collector(stack, workers=workers, threads=threads, appliers=appliers)
     site_id = env["BENCH_SITE_ID"]
     # Warm the JVM first: Cassandra's JIT compiler takes most of a core for a minute
     # or two after a start, which would tax whichever figure runs first.
@@ -232,6 +262,8 @@ def ingest(
             run=f"warm-{visitors}",
             visitors=visitors,
         )
+        _drained(env)
+        before = _queue(env)
         http = _wrk(
             url,
             env,
@@ -241,6 +273,12 @@ def ingest(
             run=f"m-{visitors}",
             visitors=visitors,
         )
+        # Throughput counts what is written, not only acknowledged: the time the
+        # applier needs to empty its queue after the load is part of the run.
+        http["queued_at_end"] = _queue(env)["queued"]
+        http["drain_s"] = _drained(env)
+        http["inline_plans"] = _queue(env)["inline"] - before["inline"]
+        http["events_per_second"] = http["events"] / (http["seconds"] + http["drain_s"])
         raw = _raw(site_id, events=events, seconds=seconds, processes=workers)
         rows.append({"beacon": events, "http": http, "raw": raw})
         log(
@@ -361,6 +399,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=1, help="1 = sync workers")
     parser.add_argument("--seal-events", type=int, default=200_000)
     parser.add_argument("--ingest-only", action="store_true", help="skip reads and sealing")
+    parser.add_argument(
+        "--appliers", type=int, default=1, help="run_applier processes (0: workers write plans)"
+    )
     args = parser.parse_args(argv)
     with ExitStack() as stack:
         services(stack)
@@ -372,6 +413,7 @@ def main(argv: list[str] | None = None) -> int:
             warmup=args.warmup,
             seal_events=args.seal_events,
             full=not args.ingest_only,
+            appliers=args.appliers,
         )
     table = render(rows, reads, workers=args.workers, threads=args.threads, seconds=args.seconds)
     RESULTS.mkdir(exist_ok=True)

@@ -139,6 +139,7 @@ def run() -> int:
         children.start(
             "beat", [*celery, "beat", "-l", "INFO", "-s", str(STATE / "celerybeat-schedule")], env
         )
+        children.start("applier", [PYTHON, "manage.py", "run_applier"], env)
         children.start("web", [PYTHON, "manage.py", "runserver", WEB_ADDRESS], env)
         status = _wait_http(f"http://{WEB_ADDRESS}/healthz", timeout=60)
         login_file = STATE / "admin_password"
@@ -151,7 +152,7 @@ def run() -> int:
             f"  health    http://{WEB_ADDRESS}/healthz\n"
             f"  admin     http://{WEB_ADDRESS}/admin/\n"
             f"  login     admin / {password}\n"
-            f"  logs      {LOGS}/ (web, worker, beat), "
+            f"  logs      {LOGS}/ (web, applier, worker, beat), "
             f"{cassandra.node_from_env().system_log}\n"
             "  Ctrl-C stops everything this command started.\n",
             flush=True,

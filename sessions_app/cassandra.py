@@ -16,7 +16,7 @@ from typing import Any
 from cassandra import ConsistencyLevel
 from cassandra.cluster import ResponseFuture, Session
 from cassandra.concurrent import execute_concurrent
-from cassandra.query import BatchStatement, BatchType, PreparedStatement
+from cassandra.query import BatchStatement, BatchType, BoundStatement, PreparedStatement
 from django.conf import settings
 from django.db import connections
 
@@ -165,45 +165,63 @@ def replica_batches(
     partitions_per_batch: int = PARTITIONS_PER_BATCH,
     rows_per_batch: int = 200,
 ) -> list[tuple[Any, None]]:
-    """Pack many small partitions' rows into unlogged batches for execute_windowed.
+    """Pack many small partitions' rows of one statement into unlogged batches.
+
+    See `pack_by_replicas`; a seal writes a row set for each of thousands of users.
+    """
+    return pack_by_replicas(
+        ([statement.bind(row) for row in rows] for rows in partitions),
+        partitions_per_batch=partitions_per_batch,
+        rows_per_batch=rows_per_batch,
+    )
+
+
+def pack_by_replicas(
+    partitions: Iterable[list[BoundStatement]],
+    *,
+    partitions_per_batch: int = PARTITIONS_PER_BATCH,
+    rows_per_batch: int = 200,
+) -> list[tuple[Any, None]]:
+    """Pack whole partitions' bound rows into unlogged batches for execute_windowed.
 
     Each batch holds whole partitions whose replicas are the same nodes, so the
     token-aware coordinator is a replica of all of them: it applies the batch
     locally and forwards it as one message per other replica, instead of one
-    request per partition (a seal writes a row set for each of thousands of users).
-    A batch takes another partition only while it stays within rows_per_batch
-    rows (a bigger partition goes alone), so it stays far from the node's batch
-    size limits.
+    request per partition. A batch takes another partition only while it stays
+    within rows_per_batch rows (a bigger partition goes alone), so it stays far
+    from the node's batch size limits. A lone row goes as itself.
     """
     metadata = session().cluster.metadata
     name = keyspace()
-    groups: dict[tuple[str, ...], list[list[Any]]] = {}
-    for rows in partitions:
-        bound = [statement.bind(row) for row in rows]
-        replicas = metadata.get_replicas(name, bound[0].routing_key) if bound else []
+    groups: dict[tuple[str, ...], list[list[BoundStatement]]] = {}
+    for bound in partitions:
+        if not bound:
+            continue
+        replicas = metadata.get_replicas(name, bound[0].routing_key)
         key = tuple(sorted(str(host.endpoint) for host in replicas))
         groups.setdefault(key, []).append(bound)
     work: list[tuple[Any, None]] = []
     for members in groups.values():
-        packed: list[list[Any]] = []
+        packed: list[list[BoundStatement]] = []
         for bound in members:
             if packed and (
                 len(packed) == partitions_per_batch
                 or sum(map(len, packed)) + len(bound) > rows_per_batch
             ):
-                work.append((_unlogged(statement, packed), None))
+                work.append((_unlogged(packed), None))
                 packed = []
             packed.append(bound)
         if packed:
-            work.append((_unlogged(statement, packed), None))
+            work.append((_unlogged(packed), None))
     return work
 
 
-def _unlogged(statement: PreparedStatement, partitions: list[list[Any]]) -> BatchStatement:
-    batch = BatchStatement(
-        batch_type=BatchType.UNLOGGED, consistency_level=statement.consistency_level
-    )
-    batch.is_idempotent = statement.is_idempotent
+def _unlogged(partitions: list[list[BoundStatement]]) -> Any:
+    first = partitions[0][0]
+    if len(partitions) == 1 and len(partitions[0]) == 1:
+        return first
+    batch = BatchStatement(batch_type=BatchType.UNLOGGED, consistency_level=first.consistency_level)
+    batch.is_idempotent = all(row.is_idempotent for bound in partitions for row in bound)
     for bound in partitions:
         for row in bound:
             batch.add(row)

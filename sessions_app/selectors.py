@@ -279,7 +279,19 @@ def health_report() -> dict[str, Any]:
     return {
         "ok": all(check.ok for check in checks.values()),
         "checks": {name: {"ok": c.ok, "detail": c.detail} for name, c in checks.items()},
+        "applier": _applier_state(),
     }
+
+
+def _applier_state() -> dict[str, Any]:
+    """The applier queue, for operators (not a check: without an applier the collector
+    writes plans itself)."""
+    from sessions_app.collector.applier import backlog
+
+    try:
+        return {**backlog(), "max": settings.APPLY_QUEUE_MAX_PLANS}
+    except Exception as exc:  # noqa: BLE001 - Redis down is the redis check's failure
+        return {"error": f"{type(exc).__name__}: {exc}"}
 
 
 SELECT_LOG_STATE = """

@@ -24,7 +24,7 @@ def _settings_env_names() -> set[str]:
 
 def test_services_and_healthchecks() -> None:
     services = _compose()["services"]
-    assert set(services) == {"cassandra", "redis", "web", "worker", "beat"}
+    assert set(services) == {"cassandra", "redis", "web", "applier", "worker", "beat"}
     assert services["cassandra"]["image"].startswith("cassandra:5.0")
     assert services["redis"]["image"].startswith("redis:7")
     for name, service in services.items():
@@ -34,7 +34,7 @@ def test_services_and_healthchecks() -> None:
 def test_app_services_use_only_names_the_settings_read() -> None:
     known = _settings_env_names() | {"DJANGO_SETTINGS_MODULE"}
     services = _compose()["services"]
-    for name in ("web", "worker", "beat"):
+    for name in ("web", "applier", "worker", "beat"):
         env = services[name]["environment"]
         unknown = set(env) - known
         assert not unknown, f"{name} sets variables the settings never read: {unknown}"
@@ -52,7 +52,7 @@ def test_app_services_use_only_names_the_settings_read() -> None:
 
 def test_app_services_wait_for_healthy_dependencies() -> None:
     services = _compose()["services"]
-    for name in ("web", "worker", "beat"):
+    for name in ("web", "applier", "worker", "beat"):
         depends = services[name]["depends_on"]
         assert depends["cassandra"]["condition"] == "service_healthy"
         assert depends["redis"]["condition"] == "service_healthy"

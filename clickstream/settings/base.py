@@ -265,6 +265,17 @@ TXLOG_SHARDS = env.int("TXLOG_SHARDS", default=4)
 TXLOG_REPLAY_GRACE = timedelta(seconds=env.int("TXLOG_REPLAY_GRACE_SECONDS", default=60))
 TXLOG_REPLAY_WINDOW = timedelta(hours=env.int("TXLOG_REPLAY_WINDOW_HOURS", default=2))
 FAILED_EVENT_PAYLOAD_BYTES = 8 * 1024
+# The applier queue (sessions_app/collector/applier.py): the collector answers once a
+# plan is in the transaction log and hands it through Redis to `manage.py run_applier`,
+# which writes many plans at once; with no applier alive, or this many plans waiting,
+# the collector writes the plan itself. An applier leaves plans older than
+# APPLY_QUEUE_MAX_AGE_SECONDS to the replay task; it stays below
+# ERASURE_SETTLE_SECONDS - SUPPRESSION_CACHE_SECONDS, so an erasure's deletes always
+# come after any write from the queue (the replay reads the log, which an erasure edits).
+APPLY_QUEUE = env.bool("APPLY_QUEUE", default=True)
+APPLY_QUEUE_MAX_PLANS = env.int("APPLY_QUEUE_MAX_PLANS", default=2000)
+APPLY_QUEUE_MAX_AGE_SECONDS = env.int("APPLY_QUEUE_MAX_AGE_SECONDS", default=10)
+APPLIER_BATCH_PLANS = env.int("APPLIER_BATCH_PLANS", default=32)
 # Adaptive user buckets: a user whose busiest hour, kept up for a whole bucket of
 # USER_EVENTS_BUCKET, would pass the budget gets hour buckets from the next bucket on.
 USER_EVENT_ROW_BYTES = env.int("USER_EVENT_ROW_BYTES", default=500)

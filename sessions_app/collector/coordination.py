@@ -3,7 +3,8 @@
 `begin` marks event ids as pending (the first sighting wins), takes each user's
 sessionization lock and reads their cached session state; `finish` — called once
 the batch is durably in the transaction log — commits the marks as seen for
-DEDUP_TTL, stores the new states and releases the locks. A request that dies
+DEDUP_TTL, stores the new states, releases the locks and hands the plan to the
+applier queue. A request that dies
 between the two (kill -9) leaves pending marks that expire in PENDING_MS, and a
 retry that meets one waits for it to be committed or to expire, then takes it
 over: an event is only ever reported as a duplicate once an earlier request
@@ -22,6 +23,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.conf import settings
 from redis.exceptions import RedisError
 
 from sessions_app.collector.identity import state_key
@@ -34,6 +36,11 @@ LOCK_PREFIX = "cs:lock"
 LOCK_MS = 10_000
 LOCK_WAIT_SECONDS = 5.0
 PENDING_MS = 30_000  # longer than any request may take to write its log entry
+# The applier queue (collector/applier.py): plans waiting to be written to the tables,
+# the key an applier keeps alive while it runs, and how many plans found none.
+QUEUE_KEY = "cs:apply:queue"
+ALIVE_KEY = "cs:apply:alive"
+INLINE_KEY = "cs:apply:inline"
 
 _BEGIN = """
 local nd, nu = tonumber(ARGV[1]), tonumber(ARGV[2])
@@ -59,18 +66,27 @@ return {fresh, locked, states}
 _FINISH = """
 local ns, nl = tonumber(ARGV[1]), tonumber(ARGV[2])
 local token = ARGV[4]
-for i = 1, ns do
-  redis.call('SET', KEYS[i], ARGV[5 + i], 'EX', ARGV[3])
-end
-for j = ns + 1, ns + nl do
-  if redis.call('GET', KEYS[j]) == token then redis.call('DEL', KEYS[j]) end
-end
-for k = ns + nl + 1, #KEYS do
-  if redis.call('GET', KEYS[k]) == 'p:' .. token then
-    redis.call('SET', KEYS[k], 1, 'EX', ARGV[5])
+local queued = 0
+if ARGV[6] == '1' then
+  if redis.call('EXISTS', KEYS[2]) == 1 and redis.call('LLEN', KEYS[1]) < tonumber(ARGV[7]) then
+    redis.call('RPUSH', KEYS[1], ARGV[8])
+    queued = 1
+  else
+    redis.call('INCR', KEYS[3])
   end
 end
-return ns
+for i = 1, ns do
+  redis.call('SET', KEYS[3 + i], ARGV[8 + i], 'EX', ARGV[3])
+end
+for j = ns + 1, ns + nl do
+  if redis.call('GET', KEYS[3 + j]) == token then redis.call('DEL', KEYS[3 + j]) end
+end
+for k = ns + nl + 1, #KEYS - 3 do
+  if redis.call('GET', KEYS[3 + k]) == 'p:' .. token then
+    redis.call('SET', KEYS[3 + k], 1, 'EX', ARGV[5])
+  end
+end
+return queued
 """
 _ABANDON = """
 for i = 1, #KEYS do
@@ -197,18 +213,22 @@ def _wait_for_lock(claim: Claim, user_key: str) -> str | None:
     return text.decode() if isinstance(text, bytes) else text
 
 
-def finish(claim: Claim, *, states: dict[str, str], ttl: int) -> None:
+def finish(claim: Claim, *, states: dict[str, str], ttl: int, enqueue: bytes | None = None) -> bool:
     """Commit the event marks as seen, store the new session states, unlock (one round trip).
 
-    Call it only once the batch is durable (in the transaction log).
+    Call it only once the batch is durable (in the transaction log). With `enqueue`
+    (a plan's log payload), the same round trip hands the plan to the applier
+    queue when an applier is alive and the queue is under APPLY_QUEUE_MAX_PLANS;
+    returns whether it was queued (if not, the caller applies it itself).
     """
-    if not claim.redis_ok or not (states or claim.locked or claim.new_keys):
-        return
-    keys = [state_key(claim.site_id, u) for u in states]
+    if not claim.redis_ok or not (states or claim.locked or claim.new_keys or enqueue):
+        return False
+    keys = [QUEUE_KEY, ALIVE_KEY, INLINE_KEY]
+    keys += [state_key(claim.site_id, u) for u in states]
     keys += [lock_key(claim.site_id, u) for u in claim.locked]
     keys += claim.new_keys
     try:
-        _script(_FINISH)(
+        queued = _script(_FINISH)(
             keys=keys,
             args=[
                 len(states),
@@ -216,11 +236,16 @@ def finish(claim: Claim, *, states: dict[str, str], ttl: int) -> None:
                 ttl,
                 claim.token,
                 claim.dedup_ttl,
+                "1" if enqueue else "0",
+                settings.APPLY_QUEUE_MAX_PLANS,
+                enqueue or b"",
                 *states.values(),
             ],
         )
     except RedisError:
         log.warning("session cache not updated: Redis unavailable")
+        return False
+    return bool(queued)
 
 
 def abandon(claim: Claim) -> None:

@@ -2,8 +2,10 @@
 
 `events_record` is the one entry point for every source (the tracker's /collect,
 the Segment-compatible /v1 endpoints, generate_clicks). The accepted batch is in
-the transaction log before it returns; a failure after that point is repaired by
-`txlog_replay`, which re-applies unapplied log entries.
+the transaction log before it returns; then it is either handed to the applier
+queue (collector/applier.py, when an applier runs) or written to the tables
+before returning. A failure after the log write is repaired by `txlog_replay`,
+which re-applies unapplied log entries.
 """
 
 from __future__ import annotations
@@ -88,6 +90,7 @@ class Outcome:
     clamped: int = 0
     rejected: list[dict[str, Any]] = field(default_factory=list)
     batch_id: uuid.UUID | None = None
+    queued: bool = False  # handed to the applier (else written before returning)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -151,7 +154,7 @@ def events_record(*, source: Source, raw_events: Sequence[Any]) -> Outcome:
             clamped=sum(c.clamped for c in fresh),
             rejected=dict(reasons),
         )
-        log_write(
+        payload = log_write(
             plan,
             site_id=site.id,
             batch_id=batch_id,
@@ -163,16 +166,22 @@ def events_record(*, source: Source, raw_events: Sequence[Any]) -> Outcome:
         coordination.abandon(claim)
         raise StorageUnavailable(f"Cassandra: {type(exc).__name__}: {exc}") from exc
     ttl = int((settings.SESSION_INACTIVITY + timedelta(minutes=5)).total_seconds())
-    coordination.finish(claim, states={k: v.to_json() for k, v in states.items()}, ttl=ttl)
+    outcome.queued = coordination.finish(
+        claim,
+        states={k: v.to_json() for k, v in states.items()},
+        ttl=ttl,
+        enqueue=payload if settings.APPLY_QUEUE else None,
+    )
 
     outcome.accepted = len(fresh)
     outcome.late, outcome.clamped = stats.late, stats.clamped
     if plan is not None:
         _touch_buckets(site, plan)
-        try:
-            plan_apply(plan, wait_for_mark=False)
-        except Exception:  # the plan is in the log: the replay task finishes it
-            log.exception("apply of batch %s failed; left for txlog_replay", batch_id)
+        if not outcome.queued:  # no applier running (or the queue is full): write it now
+            try:
+                plan_apply(plan, wait_for_mark=False)
+            except Exception:  # the plan is in the log: the replay task finishes it
+                log.exception("apply of batch %s failed; left for txlog_replay", batch_id)
     return outcome
 
 

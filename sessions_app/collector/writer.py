@@ -289,11 +289,16 @@ def log_write(
     received_at: datetime,
     failures: Sequence[Failure],
     stats: Stats,
-) -> None:
-    """Durably store the plan, the failed events and the request's counts (before the 200)."""
+) -> bytes | None:
+    """Durably store the plan, the failed events and the request's counts (before the 200).
+
+    Returns the plan's log payload (what the applier queue carries), if it had events.
+    """
     work: list[tuple[Any, Any]] = []
+    payload = None
     if plan is not None and plan.events:
         key = log_key(plan)
+        payload = plan_encode(plan)
         work.append(
             (
                 prepare(INSERT_LOG, idempotent=True, write=True),
@@ -301,7 +306,7 @@ def log_write(
                     *key,
                     plan.received_at,
                     len(plan.events),
-                    plan_encode(plan),
+                    payload,
                     retention.ttl_seconds(retention.TRANSACTION_LOG),
                 ),
             )
@@ -343,6 +348,7 @@ def log_write(
         )
     )
     _run(work)
+    return payload
 
 
 def plan_apply(plan: Plan, *, wait_for_mark: bool = True) -> int:
@@ -377,6 +383,64 @@ def plan_apply(plan: Plan, *, wait_for_mark: bool = True) -> int:
     return len(work)
 
 
+APPLY_PARTITIONS_PER_BATCH = 10
+APPLY_ROWS_PER_BATCH = 100
+
+
+def plans_apply(plans: Sequence[Plan]) -> int:
+    """Write several plans at once (the applier), then mark each applied; return statements.
+
+    The same cells as `plan_apply` of each plan in turn: rows of one partition from
+    every plan go together, and partitions that share their replicas are packed
+    into unlogged batches (`cassandra.pack_by_replicas`), so twenty beacons cost a
+    few requests instead of a hundred and sixty. Summaries keep their plan's write
+    timestamp, so the newest plan's summary wins whatever the order. The marks go
+    only once every row is written; on a failure nothing is marked, and the
+    replay task applies those plans again.
+    """
+    from sessions_app.cassandra import pack_by_replicas
+
+    partitions: dict[tuple[Any, ...], list[Row]] = _event_groups(
+        e for plan in plans for e in plan.events
+    )
+    link = prepare(INSERT_LINK, idempotent=True, write=True)
+    link_ttl = retention.ttl_seconds(retention.SESSIONS)
+    for plan in plans:
+        for key, row in _session_rows(plan):
+            partitions.setdefault(key, []).append(row)
+        for user, anon in plan.links:
+            partitions.setdefault(("l", plan.site_id, user), []).append(
+                (link, (plan.site_id, user, anon, plan.received_at, link_ttl))
+            )
+    work = pack_by_replicas(
+        (
+            [
+                statement.bind(_bindable(params))
+                for statement, params in rows[start : start + MAX_BATCH_ROWS]
+            ]
+            for rows in partitions.values()
+            for start in range(0, len(rows), MAX_BATCH_ROWS)
+        ),
+        partitions_per_batch=APPLY_PARTITIONS_PER_BATCH,
+        rows_per_batch=APPLY_ROWS_PER_BATCH,
+    )
+    _run(work)
+    mark = prepare(MARK_APPLIED, idempotent=True, write=True)
+    ttl = retention.ttl_seconds(retention.TRANSACTION_LOG)
+    marks: dict[tuple[Any, ...], list[Any]] = defaultdict(list)
+    for plan in plans:
+        if plan.events:
+            key = log_key(plan)
+            marks[key[:3]].append(mark.bind((ttl, *key)))
+    marked = pack_by_replicas(
+        marks.values(),
+        partitions_per_batch=APPLY_PARTITIONS_PER_BATCH,
+        rows_per_batch=APPLY_ROWS_PER_BATCH,
+    )
+    _run(marked)
+    return len(work) + len(marked)
+
+
 def log_mark_applied(plan: Plan) -> None:
     """Mark a plan's transaction-log entry applied (when nothing of it is left to apply)."""
     session().execute(
@@ -408,11 +472,18 @@ def plan_without(plan: Plan, keys: frozenset[str] | set[str]) -> Plan:
 
 
 def _event_statements(events: Iterable[EventRow]) -> Iterable[tuple[Any, Any]]:
+    for rows in _event_groups(events).values():
+        yield from _single_partition(rows)
+
+
+Row = tuple[PreparedStatement, tuple[Any, ...]]
+
+
+def _event_groups(events: Iterable[EventRow]) -> dict[tuple[Any, ...], list[Row]]:
+    """Return the rows of the three event tables, grouped by partition."""
     width = buckets.parse_width(settings.USER_EVENTS_BUCKET)
-    histories: dict[str, list[tuple[datetime, buckets.Width]]] | None = None
-    groups: dict[tuple[Any, ...], list[tuple[PreparedStatement, tuple[Any, ...]]]] = defaultdict(
-        list
-    )
+    histories: dict[uuid.UUID, dict[str, list[tuple[datetime, buckets.Width]]]] = {}
+    groups: dict[tuple[Any, ...], list[Row]] = defaultdict(list)
     by_session = prepare(INSERT_SESSION_EVENT, idempotent=True, write=True)
     backfill = prepare(INSERT_SESSION_EVENT_BACKFILLED, idempotent=True, write=True)
     by_user = prepare(INSERT_USER_EVENT, idempotent=True, write=True)
@@ -447,11 +518,12 @@ def _event_statements(events: Iterable[EventRow]) -> Iterable[tuple[Any, Any]]:
                 ),
             )
         )
-        if histories is None:  # one cached lookup per batch (a batch is one site)
+        widths = histories.get(e.site_id)
+        if widths is None:  # one cached lookup per site and call
             from sessions_app.selectors import user_widths
 
-            histories = user_widths(e.site_id)
-        history = histories.get(e.user_key)
+            widths = histories[e.site_id] = user_widths(e.site_id)
+        history = widths.get(e.user_key)
         user_bucket = buckets.bucket_of(ts, width, history) if history else buckets.floor(ts, width)
         groups[("u", e.site_id, e.user_key, user_bucket)].append(
             (
@@ -494,8 +566,7 @@ def _event_statements(events: Iterable[EventRow]) -> Iterable[tuple[Any, Any]]:
                 ),
             )
         )
-    for rows in groups.values():
-        yield from _single_partition(rows)
+    return groups
 
 
 def _single_partition(
@@ -521,47 +592,60 @@ def feed_sentinel(user_key: str) -> int:
 
 
 def _session_statements(plan: Plan) -> Iterable[tuple[Any, Any]]:
+    for _, row in _session_rows(plan):
+        yield row
+
+
+def _session_rows(plan: Plan) -> Iterable[tuple[tuple[Any, ...], Row]]:
+    """The summary and feed rows of a plan's sessions, each with its partition key."""
     upsert = prepare(UPSERT_USER_SESSION, idempotent=True, write=True)
     feed = prepare(INSERT_FEED, idempotent=True, write=True)
     ttl = retention.ttl_seconds(retention.SESSIONS) if plan.sessions else 0
     for s in plan.sessions:
+        sentinel = feed_sentinel(s.user_key)
         yield (
-            upsert,
+            ("us", s.site_id, s.user_key),
             (
-                s.site_id,
-                s.user_key,
-                s.session_id,
-                buckets.as_utc(s.started_at),
-                buckets.as_utc(s.last_seen_at),
-                s.anonymous_id,
-                s.user_id,
-                s.event_count,
-                s.pageview_count,
-                s.click_count,
-                s.entry_url,
-                s.exit_url,
-                s.converted,
-                s.is_bot,
-                s.user_agent,
-                s.ip_prefix,
-                plan.version,
-                ttl,
+                upsert,
+                (
+                    s.site_id,
+                    s.user_key,
+                    s.session_id,
+                    buckets.as_utc(s.started_at),
+                    buckets.as_utc(s.last_seen_at),
+                    s.anonymous_id,
+                    s.user_id,
+                    s.event_count,
+                    s.pageview_count,
+                    s.click_count,
+                    s.entry_url,
+                    s.exit_url,
+                    s.converted,
+                    s.is_bot,
+                    s.user_agent,
+                    s.ip_prefix,
+                    plan.version,
+                    ttl,
+                ),
             ),
         )
         yield (
-            feed,
+            ("f", s.site_id, sentinel),
             (
-                s.site_id,
-                feed_sentinel(s.user_key),
-                time_uuid(s.last_seen_at, str(s.session_id)),
-                s.session_id,
-                s.user_key,
-                s.started_at,
-                s.last_seen_at,
-                s.event_count,
-                s.entry_url,
-                s.exit_url,
-                s.is_bot,
+                feed,
+                (
+                    s.site_id,
+                    sentinel,
+                    time_uuid(s.last_seen_at, str(s.session_id)),
+                    s.session_id,
+                    s.user_key,
+                    s.started_at,
+                    s.last_seen_at,
+                    s.event_count,
+                    s.entry_url,
+                    s.exit_url,
+                    s.is_bot,
+                ),
             ),
         )
 

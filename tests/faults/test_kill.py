@@ -67,53 +67,53 @@ def _post(url: str, body: bytes) -> dict[str, Any] | None:
     return None
 
 
-def test_kill_9_a_web_worker_under_load_loses_no_acknowledged_event(site):
-    master, base = collector_start(_env(), log_name="fault-gunicorn.log")
-    try:
-        url = f"{base}/collect"
-        deadline = time.monotonic() + 60
-        while _post_probe(url) is False:
-            assert time.monotonic() < deadline, "gunicorn did not answer"
-            time.sleep(0.2)
-        now = timezone.now().replace(microsecond=0)
-        sent: dict[str, Any] = {}
-        acknowledged: set[str] = set()
-        lock = threading.Lock()
+def _beacon_load(url: str, site: Site, now: Any, kill: Any) -> dict[str, Any]:
+    """Four visitors send 30 beacons of 10 events each, retrying; `kill()` runs 1.5 s in.
 
-        def visitor(n: int) -> None:
-            for b in range(30):
-                events = [
-                    {
-                        "id": f"v{n}-b{b}-e{i}",
-                        "type": "pageview",
-                        "ts": (now - timedelta(seconds=300 - b * 5 - i / 10)).isoformat(),
-                        "anonymous_id": f"fault-{n}",
-                        "url": "https://shop.example/",
-                    }
-                    for i in range(10)
-                ]
-                body = json.dumps({"site": site.key, "events": events}).encode()
+    Returns every event sent, once each visitor has had all its beacons acknowledged.
+    """
+    deadline = time.monotonic() + 60
+    while _post_probe(url) is False:
+        assert time.monotonic() < deadline, "gunicorn did not answer"
+        time.sleep(0.2)
+    sent: dict[str, Any] = {}
+    acknowledged: set[str] = set()
+    lock = threading.Lock()
+
+    def visitor(n: int) -> None:
+        for b in range(30):
+            events = [
+                {
+                    "id": f"v{n}-b{b}-e{i}",
+                    "type": "pageview",
+                    "ts": (now - timedelta(seconds=300 - b * 5 - i / 10)).isoformat(),
+                    "anonymous_id": f"fault-{n}",
+                    "url": "https://shop.example/",
+                }
+                for i in range(10)
+            ]
+            body = json.dumps({"site": site.key, "events": events}).encode()
+            with lock:
+                sent.update({e["id"]: e for e in events})
+            answer = _post(url, body)
+            if answer is not None:
+                assert answer["accepted"] + answer["duplicates"] == 10, answer
                 with lock:
-                    sent.update({e["id"]: e for e in events})
-                answer = _post(url, body)
-                if answer is not None:
-                    assert answer["accepted"] + answer["duplicates"] == 10, answer
-                    with lock:
-                        acknowledged.update(e["id"] for e in events)
+                    acknowledged.update(e["id"] for e in events)
 
-        threads = [threading.Thread(target=visitor, args=(n,)) for n in range(4)]
-        for thread in threads:
-            thread.start()
-        time.sleep(1.5)
-        killed = random.choice(children(master.pid))
-        os.kill(killed, signal.SIGKILL)
-        for thread in threads:
-            thread.join(300)
-        assert acknowledged == set(sent)  # the retries got every beacon through
-    finally:
-        process_stop(master)
+    threads = [threading.Thread(target=visitor, args=(n,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    time.sleep(1.5)
+    kill()
+    for thread in threads:
+        thread.join(300)
+    assert acknowledged == set(sent)  # the retries got every beacon through
+    return sent
 
-    # A batch logged but not applied by the killed worker is completed by the replay.
+
+def _assert_stored_exactly_once(site: Site, now: Any, sent: dict[str, Any]) -> None:
+    # A batch logged but not applied (killed worker or applier) is completed by the replay.
     txlog_replay(now=timezone.now() + settings.TXLOG_REPLAY_GRACE + timedelta(seconds=1))
     statement = prepare(
         "SELECT event_id FROM {ks}.user_events_by_bucket "
@@ -129,6 +129,56 @@ def test_kill_9_a_web_worker_under_load_loses_no_acknowledged_event(site):
     expected = {event_id_of(site, e) for e in sent.values()}
     assert len(stored) == len(set(stored))
     assert set(stored) == expected  # every acknowledged event exactly once, nothing else
+    for n in range(4):  # and counted once in its session summary
+        summaries = selectors.session_list(site_id=site.id, user_key=f"fault-{n}")
+        assert sum(s["event_count"] for s in summaries) == 300
+
+
+def test_kill_9_a_web_worker_under_load_loses_no_acknowledged_event(site):
+    master, base = collector_start(_env(), log_name="fault-gunicorn.log")
+    now = timezone.now().replace(microsecond=0)
+    try:
+        sent = _beacon_load(
+            f"{base}/collect",
+            site,
+            now,
+            kill=lambda: os.kill(random.choice(children(master.pid)), signal.SIGKILL),
+        )
+    finally:
+        process_stop(master)
+    _assert_stored_exactly_once(site, now, sent)
+
+
+def test_kill_9_the_applier_under_load_loses_no_acknowledged_event(site):
+    """Plans the applier popped and never wrote are in the log: the replay writes them.
+    Once its alive key expires, the web workers write their plans themselves."""
+    from sessions_app.collector.applier import backlog
+
+    env = _env()
+    with open(ROOT / ".state" / "logs" / "fault-applier.log", "ab") as out:
+        applier = subprocess.Popen(
+            [sys.executable, "manage.py", "run_applier"],
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    master, base = collector_start(env, log_name="fault-applier-gunicorn.log")
+    now = timezone.now().replace(microsecond=0)
+    try:
+        deadline = time.monotonic() + 60
+        while not backlog()["alive"]:
+            assert time.monotonic() < deadline, "the applier never announced itself"
+            time.sleep(0.2)
+        sent = _beacon_load(
+            f"{base}/collect", site, now, kill=lambda: os.killpg(applier.pid, signal.SIGKILL)
+        )
+    finally:
+        process_stop(master)
+        applier.wait(10)
+    assert applier.returncode == -signal.SIGKILL
+    _assert_stored_exactly_once(site, now, sent)
 
 
 def _post_probe(url: str) -> bool:

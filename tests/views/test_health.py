@@ -17,6 +17,7 @@ def test_healthy_stack_answers_200(client, celery_worker_process) -> None:
     assert set(body["checks"]) == {"cassandra", "redis", "celery"}
     assert "Cassandra 5.0" in body["checks"]["cassandra"]["detail"]
     assert "worker" in body["checks"]["celery"]["detail"]
+    assert body["applier"]["max"] > 0 and {"queued", "alive", "inline"} <= set(body["applier"])
 
 
 def test_redis_down_is_503_naming_redis(client) -> None:
