@@ -1,8 +1,9 @@
 """Where the collector's time goes: py-spy samples every gunicorn worker under a wrk load.
 
 `make profile` (after `make bench`'s set-up: its keyspace, Redis and site) starts gunicorn
-like the ingest benchmark, warms it up, then records each worker with py-spy while wrk
-sends 30-event beacons, and prints each stage's share of the workers' CPU samples. Stages
+and the applier like the ingest benchmark, warms them up, then records each worker and
+the applier with py-spy while wrk sends 30-event beacons, and prints the CPU each process
+used per request (from /proc) and each stage's share of the samples. Stages
 are matched by function name in the sampled stacks (the driver's compiled code shows up
 in the Python frame that called it). Written to bench/results/profile.md.
 """
@@ -24,25 +25,38 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from bench import run as bench
+from bench.cpu import cassandra_pid, machine_busy, process_cpu
+from ops import redis
 from ops.common import log
 
 # (stage, frame pattern) — the first stage whose pattern is in a stack takes the sample.
 STAGES = [
     ("driver I/O thread: sending, receiving, decoding responses", r"LibevLoop\._run_loop"),
-    ("Redis: dedup marks, session locks and cache (2 Lua calls)", r"collector/coordination\.py"),
+    (
+        "Redis: dedup marks, session locks and cache, queueing the plan (2 Lua calls)",
+        r"collector/coordination\.py",
+    ),
     ("validation of every field", r"\b_validate \(sessions_app"),
     ("sessionization and the plan (ids, buckets, summaries)", r"\b_plan \(sessions_app"),
     ("transaction-log write (plan encoding + 2 statements, waited)", r"\blog_write \("),
-    ("apply: binding rows into per-partition batches", r"_event_statements|_session_statements"),
-    ("apply: handing statements to the driver (execute_async)", r"\b_run\.<locals>\.<listcomp>"),
-    ("apply: waiting for Cassandra's answers", r"\b_wait_all \("),
+    ("apply in the request (no applier alive, or its queue full)", r"\bplan_apply \("),
     ("rest of the request pipeline (parse, rate limits, response)", r"\bcollect \(sessions_app"),
     ("gunicorn + Django around the view (middleware, HTTP)", r"SyncWorker\.handle"),
     ("gunicorn idle/accept loop", r"SyncWorker"),
 ]
+APPLIER_STAGES = [
+    ("driver I/O thread: sending, receiving, decoding responses", r"LibevLoop\._run_loop"),
+    ("popping plans from Redis", r"\bdrain_once \(.*(redis|socket)"),
+    ("decoding plans (zlib, JSON, records)", r"\bplan_decode \("),
+    ("dropping erased keys", r"\bsuppressed_keys \(|\bplan_without \("),
+    ("rows of every table, grouped by partition", r"\b_event_groups \(|\b_session_rows \("),
+    ("binding rows and packing batches by replicas", r"\bpack_by_replicas \(|\bplans_apply \("),
+    ("handing statements to the driver and waiting", r"\b_run \(|\b_wait_all \("),
+    ("applier loop (announce, Redis)", r"\brun \(sessions_app"),
+]
 
 
-def _attribute(files: list[Path]) -> tuple[Counter[str], int]:
+def _attribute(files: list[Path], stages: list[tuple[str, str]]) -> tuple[Counter[str], int]:
     shares: Counter[str] = Counter()
     total = 0
     for path in files:
@@ -52,7 +66,7 @@ def _attribute(files: list[Path]) -> tuple[Counter[str], int]:
                 continue
             samples = int(count)
             total += samples
-            for stage, pattern in STAGES:
+            for stage, pattern in stages:
                 if re.search(pattern, stack):
                     shares[stage] += samples
                     break
@@ -61,18 +75,38 @@ def _attribute(files: list[Path]) -> tuple[Counter[str], int]:
     return shares, total
 
 
-def render(shares: Counter[str], total: int, *, rps: float, workers: int, seconds: int) -> str:
-    lines = [
-        f"collector profile, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC — {bench.machine()}",
-        f"py-spy (100 Hz, non-blocking) on {workers} gunicorn sync workers for {seconds}s, "
-        f"wrk 16 connections sending 30-event beacons ({rps:.0f} requests/s while sampled)",
-        "",
-        "| stage | share of worker CPU samples |",
-        "|---|---|",
-    ]
-    for stage, _ in [*STAGES, ("other", "")]:
+def _table(
+    title: str, stages: list[tuple[str, str]], shares: Counter[str], total: int
+) -> list[str]:
+    lines = ["", f"| {title} | share of its CPU samples |", "|---|---|"]
+    for stage, _ in [*stages, ("other", "")]:
         if shares[stage]:
             lines.append(f"| {stage} | {shares[stage] / total:.1%} |")
+    return lines
+
+
+def render(
+    web: tuple[Counter[str], int],
+    applied: tuple[Counter[str], int],
+    cpu: dict[str, float],
+    *,
+    rps: float,
+    workers: int,
+    seconds: int,
+) -> str:
+    lines = [
+        f"collector profile, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC — {bench.machine()}",
+        f"py-spy (100 Hz, non-blocking) on {workers} gunicorn sync workers and the applier for "
+        f"{seconds}s, wrk 16 connections sending 30-event beacons ({rps:.0f} requests/s)",
+        "",
+        "| CPU per request (30 events), from /proc | ms |",
+        "|---|---|",
+    ]
+    for name, value in cpu.items():
+        lines.append(f"| {name} | {value:.1f} |")
+    lines += _table("web worker stage", STAGES, *web)
+    if applied[1]:
+        lines += _table("applier stage", APPLIER_STAGES, *applied)
     return "\n".join(lines)
 
 
@@ -104,6 +138,12 @@ def main(argv: list[str] | None = None) -> int:
                 ["pgrep", "-P", str(gunicorn.pid)], capture_output=True, text=True
             ).stdout.split()
         ]
+        appliers = [
+            int(p)
+            for p in subprocess.run(
+                ["pgrep", "-f", "manage.py run_applier"], capture_output=True, text=True
+            ).stdout.split()
+        ]
         folder = Path(tempfile.mkdtemp(prefix="clickstream-profile-"))
         recorders = [
             subprocess.Popen(
@@ -120,13 +160,21 @@ def main(argv: list[str] | None = None) -> int:
                     "--format",
                     "raw",
                     "-o",
-                    str(folder / f"{pid}.txt"),
+                    str(folder / f"{'applier' if pid in appliers else 'web'}-{pid}.txt"),
                 ],
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
             )
-            for pid in workers
+            for pid in workers + appliers
         ]
+        groups: dict[str, list[int | None]] = {
+            "web workers": list(workers),
+            "applier": list(appliers),
+            "Cassandra": [cassandra_pid()],
+            "Redis": [redis.pid_of(bench.BENCH_REDIS_PORT)],
+        }
+        before = {k: sum(process_cpu(p) for p in pids) for k, pids in groups.items()}
+        busy_before, started = machine_busy(), time.monotonic()
         load = bench._wrk(
             url,
             env,
@@ -136,15 +184,26 @@ def main(argv: list[str] | None = None) -> int:
             run=f"pm-{time.time()}",
             visitors="profile",
         )
+        bench._drained(env)
+        requests = load["requests_per_second"] * (time.monotonic() - started)
+        used: dict[str, float] = {
+            k: sum(process_cpu(p) for p in pids) - before[k] for k, pids in groups.items()
+        }
+        used["everything else (wrk, py-spy, kernel, gunicorn master)"] = (
+            machine_busy() - busy_before - sum(used.values())
+        )
+        cpu = {k: v / requests * 1000 for k, v in used.items()}
         for recorder in recorders:
             recorder.wait(60)
-        shares, total = _attribute(sorted(folder.glob("*.txt")))
-        if not total:
+        web = _attribute(sorted(folder.glob("web-*.txt")), STAGES)
+        applied = _attribute(sorted(folder.glob("applier-*.txt")), APPLIER_STAGES)
+        if not web[1]:
             print("py-spy recorded nothing (is ptrace allowed here?)", file=sys.stderr)
             return 1
         table = render(
-            shares,
-            total,
+            web,
+            applied,
+            cpu,
             rps=load["requests_per_second"],
             workers=args.workers,
             seconds=args.seconds,

@@ -26,10 +26,11 @@ import urllib.request
 import uuid
 from collections import Counter
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import django
+
+from bench.cpu import cassandra_pid, process_cpu
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "clickstream.settings.local")
 os.environ["ACTIVITY_IN_MAX_BUCKETS"] = "31"  # let the IN strategy take all 30 buckets
@@ -121,13 +122,7 @@ def settle(timeout: float = 180.0) -> float:
 
 def _cassandra_cpu() -> float:
     """CPU seconds the local node has used so far (0 when it is not this project's node)."""
-    from ops.cassandra import node_from_env, node_pid
-
-    pid = node_pid(node_from_env())
-    if pid is None:
-        return 0.0
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return process_cpu(cassandra_pid())
 
 
 def timeline(url: str, token: str, session_id: str, runs: int) -> dict[str, Any]:

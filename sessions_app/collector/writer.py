@@ -23,11 +23,11 @@ from dataclasses import dataclass, field, fields, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from cassandra.query import UNSET_VALUE, BatchStatement, BatchType, PreparedStatement
+from cassandra.query import BatchStatement, BatchType, PreparedStatement
 from django.conf import settings
 
 from sessions_app import buckets, retention
-from sessions_app.cassandra import consistency, prepare, session
+from sessions_app.cassandra import bind, consistency, prepare, session
 from sessions_app.ids import time_uuid
 
 log = logging.getLogger(__name__)
@@ -265,14 +265,11 @@ def _json(value: dict[str, Any] | None) -> str | None:
     return None if value is None else json.dumps(value, separators=(",", ":"), sort_keys=True)
 
 
-def _bindable(params: tuple[Any, ...]) -> tuple[Any, ...]:
-    """Bind missing values as UNSET: a bound null (or empty collection) writes a tombstone.
-
-    These rows are inserted whole and never updated column by column, so an unset
-    column and a null one read the same; tombstones would only slow reads and
-    compaction (a 1,000-event timeline otherwise scans thousands of them).
-    """
-    return tuple(UNSET_VALUE if v is None or v == {} else v for v in params)
+# Every write binds through cassandra.bind, which binds a missing value (None, or an
+# empty map) as UNSET: a bound null writes a tombstone. These rows are inserted
+# whole and never updated column by column, so an unset column and a null one read
+# the same; tombstones would only slow reads and compaction (a 1,000-event
+# timeline otherwise scans thousands of them).
 
 
 def log_key(plan: Plan) -> tuple[uuid.UUID, datetime, int, uuid.UUID]:
@@ -414,10 +411,7 @@ def plans_apply(plans: Sequence[Plan]) -> int:
             )
     work = pack_by_replicas(
         (
-            [
-                statement.bind(_bindable(params))
-                for statement, params in rows[start : start + MAX_BATCH_ROWS]
-            ]
+            [bind(statement, params) for statement, params in rows[start : start + MAX_BATCH_ROWS]]
             for rows in partitions.values()
             for start in range(0, len(rows), MAX_BATCH_ROWS)
         ),
@@ -431,7 +425,7 @@ def plans_apply(plans: Sequence[Plan]) -> int:
     for plan in plans:
         if plan.events:
             key = log_key(plan)
-            marks[key[:3]].append(mark.bind((ttl, *key)))
+            marks[key[:3]].append(bind(mark, (ttl, *key)))
     marked = pack_by_replicas(
         marks.values(),
         partitions_per_batch=APPLY_PARTITIONS_PER_BATCH,
@@ -582,7 +576,7 @@ def _single_partition(
         )
         batch.is_idempotent = True
         for statement, params in rows[start : start + MAX_BATCH_ROWS]:
-            batch.add(statement, _bindable(params))
+            batch.add(bind(statement, params))
         yield batch, None
 
 
@@ -659,7 +653,7 @@ def _run(work: list[tuple[Any, Any]]) -> None:
     """
     current = session()
     futures = [
-        current.execute_async(statement, params if params is None else _bindable(params))
+        current.execute_async(statement if params is None else bind(statement, params))
         for statement, params in work
     ]
     _wait_all(futures)
