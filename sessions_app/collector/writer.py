@@ -27,7 +27,7 @@ from cassandra.query import BatchStatement, BatchType, PreparedStatement
 from django.conf import settings
 
 from sessions_app import buckets, retention
-from sessions_app.cassandra import bind, consistency, prepare, session
+from sessions_app.cassandra import bind, consistency, pack_by_replicas, prepare, session
 from sessions_app.ids import time_uuid
 
 log = logging.getLogger(__name__)
@@ -344,7 +344,10 @@ def log_write(
             ),
         )
     )
-    _run(work)
+    # The log entry, the counts and any failed events are separate partitions; where
+    # they share their replicas (always, on one node or with RF = nodes) they go as
+    # one unlogged batch: one request to wait for instead of two or more.
+    _run(pack_by_replicas([bind(statement, params)] for statement, params in work))
     return payload
 
 
@@ -395,8 +398,6 @@ def plans_apply(plans: Sequence[Plan]) -> int:
     only once every row is written; on a failure nothing is marked, and the
     replay task applies those plans again.
     """
-    from sessions_app.cassandra import pack_by_replicas
-
     partitions: dict[tuple[Any, ...], list[Row]] = _event_groups(
         e for plan in plans for e in plan.events
     )
