@@ -295,9 +295,17 @@ def ingest(
 
 
 def _step(env: dict[str, str], module: str, *args: str) -> dict:
-    """Run one benchmark module; return the JSON of its last line, or fail with its stderr."""
+    """Run one benchmark module; return the JSON of its last line, or fail with its stderr.
+
+    Its data set-up writes each batch before going on (APPLY_QUEUE off): what it then
+    measures reads those rows at once.
+    """
     result = subprocess.run(
-        [sys.executable, "-m", module, *args], cwd=ROOT, env=env, capture_output=True, text=True
+        [sys.executable, "-m", module, *args],
+        cwd=ROOT,
+        env={**env, "APPLY_QUEUE": "false"},
+        capture_output=True,
+        text=True,
     )
     if result.returncode != 0:
         raise RuntimeError(f"{module} failed:\n{result.stderr[-3000:]}")
