@@ -141,9 +141,14 @@ def begin(
             keys=[*keys, *locks, *states],
             args=[len(keys), len(user_keys), PENDING_MS, token, LOCK_MS],
         )
+        # One deadline for every wait of this request (pending marks, then locks): a
+        # retry of a beacon whose request died answers within LOCK_WAIT_SECONDS or so,
+        # not once per event — a client that times out meanwhile would send a third copy
+        # that runs beside it, without the lock.
+        deadline = time.monotonic() + LOCK_WAIT_SECONDS
         for i, mark in enumerate(fresh):
             if mark == 2:  # another request holds it pending: wait for its outcome
-                fresh[i] = _wait_for_mark(keys[i], token)
+                fresh[i] = _wait_for_mark(keys[i], token, deadline)
     except RedisError:
         log.warning("dedup, locks and session cache skipped: Redis unavailable")
         return Claim(
@@ -164,11 +169,11 @@ def begin(
         else:
             waiting.append(user_key)
     for user_key in waiting:  # another request holds it: wait, then read the state it left
-        claim.states[user_key] = _wait_for_lock(claim, user_key)
+        claim.states[user_key] = _wait_for_lock(claim, user_key, deadline)
     return claim
 
 
-def _wait_for_mark(key: str, token: str) -> int:
+def _wait_for_mark(key: str, token: str, deadline: float) -> int:
     """Return 0 once the holder committed the mark (a duplicate), 1 once it is ours.
 
     The mark becomes ours when the holder gave up (deleted) or died (expired), or
@@ -177,7 +182,6 @@ def _wait_for_mark(key: str, token: str) -> int:
     """
     client = redis_client()
     pending = f"p:{token}"
-    deadline = time.monotonic() + LOCK_WAIT_SECONDS
     while time.monotonic() < deadline:
         seen = client.get(key)
         if seen is None:
@@ -192,9 +196,8 @@ def _wait_for_mark(key: str, token: str) -> int:
     return 1
 
 
-def _wait_for_lock(claim: Claim, user_key: str) -> str | None:
+def _wait_for_lock(claim: Claim, user_key: str, deadline: float) -> str | None:
     client = redis_client()
-    deadline = time.monotonic() + LOCK_WAIT_SECONDS
     try:
         while time.monotonic() < deadline:
             if client.set(lock_key(claim.site_id, user_key), claim.token, nx=True, px=LOCK_MS):

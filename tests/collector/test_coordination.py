@@ -58,3 +58,30 @@ def test_an_abandoned_claim_frees_its_marks(site):
     coordination.abandon(first)  # the log write failed: nothing was stored
     second = coordination.begin(site_id=site.id, client_ids=ids, user_keys=[], dedup_ttl=DEDUP_TTL)
     assert second.fresh == [True, True]
+
+
+def test_a_retry_waits_for_a_dead_requests_marks_and_lock_once_not_once_per_event(
+    site, monkeypatch
+):
+    """The kill -9 fault test lost 8 events from a session count: a retry waited
+    LOCK_WAIT_SECONDS for each of ten pending marks, the client timed out and sent a
+    third copy, which ran beside it without the lock and overwrote its session state."""
+    import time
+
+    waits: list[float] = []
+    sleep = time.sleep
+    monkeypatch.setattr(coordination, "LOCK_WAIT_SECONDS", 0.2)
+    monkeypatch.setattr(coordination.time, "sleep", lambda s: (waits.append(s), sleep(s)))
+    ids = [f"dead-{i}" for i in range(20)]
+    coordination.begin(site_id=site.id, client_ids=ids, user_keys=["dead"], dedup_ttl=DEDUP_TTL)
+
+    started = time.monotonic()
+    retry = coordination.begin(
+        site_id=site.id, client_ids=ids, user_keys=["dead"], dedup_ttl=DEDUP_TTL
+    )
+
+    assert retry.fresh == [True] * 20  # taken over from the dead request
+    # One shared deadline: about LOCK_WAIT_SECONDS of polling in all (20 x 0.2 s before).
+    assert sum(waits) < 0.2 * 3
+    assert time.monotonic() - started < 0.2 * 10
+    coordination.finish(retry, states={}, ttl=60)
