@@ -114,11 +114,38 @@ def cluster_from_env() -> list[Node]:
 def cluster_start(nodes: list[Node], *, timeout: float = 300.0) -> list[Node]:
     """Start the nodes one after another (joins must not overlap); return those started.
 
-    Returns once every node answers CQL and the first one sees all the others up.
+    Returns once every node answers CQL and the first one sees all the others up. If one
+    fails, the nodes this call started are stopped before the error goes on.
     """
-    started = [node for node in nodes if start(node, timeout=timeout)]
-    wait_peers_up(nodes, timeout=timeout)
+    started: list[Node] = []
+    try:
+        for node in nodes:
+            if _start_joining(node, timeout=timeout):
+                started.append(node)
+        wait_peers_up(nodes, timeout=timeout)
+    except BaseException:
+        for node in reversed(started):
+            stop(node)
+        raise
     return started
+
+
+def _start_joining(node: Node, *, timeout: float) -> bool:
+    """Start a node that joins through a seed, once more if the seed did not answer in time.
+
+    On two loaded cores the seed can miss a joining node's shadow round (a one-second
+    ring delay here): Cassandra then exits with "Unable to contact any seeds".
+    """
+    try:
+        return start(node, timeout=timeout)
+    except StackError:
+        log_file = node.system_log
+        text = log_file.read_text(errors="replace") if log_file.exists() else ""
+        if "Unable to contact any seeds" not in text:
+            raise
+        log(f"cassandra node{node.index}: the seed missed its shadow round; starting it again")
+        time.sleep(5)
+        return start(node, timeout=timeout)
 
 
 def wait_peers_up(nodes: list[Node], *, timeout: float) -> None:

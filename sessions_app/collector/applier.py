@@ -112,7 +112,12 @@ def apply_payloads(payloads: list[bytes], *, now: datetime | None = None) -> Rou
     emptied: list[Plan] = []
     by_site: dict[object, list[Plan]] = defaultdict(list)
     for payload in payloads:
-        plan = plan_decode(payload)
+        try:
+            plan = plan_decode(payload)
+        except Exception:  # not one of ours: nothing to write (its log entry is the record)
+            log.exception("applier: a queued payload does not decode; dropped")
+            done.failed += 1
+            continue
         if plan.received_at < oldest:
             done.stale += 1
             continue
@@ -131,7 +136,7 @@ def apply_payloads(payloads: list[bytes], *, now: datetime | None = None) -> Rou
             log_mark_applied(plan)
         done.applied = len(plans) + len(emptied)
     except Exception:
-        done.failed = len(plans) + len(emptied)
+        done.failed += len(plans) + len(emptied)
         log.exception("applying %d queued plans failed; left for txlog_replay", done.failed)
     return done
 
@@ -148,6 +153,9 @@ def run(stop: threading.Event) -> Round:
             _add(total, drain_once(wait=WAIT_SECONDS))
         except RedisError as exc:
             log.warning("applier: Redis unavailable (%s); retrying", exc)
+            time.sleep(WAIT_SECONDS)
+        except Exception:  # a round's plans are in the log: the replay writes them
+            log.exception("applier: a round failed; going on")
             time.sleep(WAIT_SECONDS)
     try:
         retire()

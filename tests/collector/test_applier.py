@@ -166,6 +166,17 @@ def test_a_plan_that_waited_too_long_is_left_to_the_replay_task(site, live_now, 
     assert selectors.session_list(site_id=site.id, user_key="slow")[0]["event_count"] == 1
 
 
+def test_a_payload_that_does_not_decode_is_counted_and_the_others_are_written(site, live_now):
+    applier.announce()
+    _record(site, [event(live_now - minutes(5), anon="next-to-junk")])
+    [payload] = redis_client().lpop(QUEUE_KEY, 5)
+
+    done = applier.apply_payloads([b"junk", payload])
+
+    assert (done.popped, done.failed, done.applied) == (2, 1, 1)
+    assert selectors.session_list(site_id=site.id, user_key="next-to-junk")[0]["event_count"] == 1
+
+
 def test_a_key_erased_while_its_plan_waited_is_not_written(site, live_now):
     applier.announce()
     t0 = live_now - minutes(5)
