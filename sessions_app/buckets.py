@@ -47,6 +47,15 @@ def as_utc(value: datetime) -> datetime:
     return value.astimezone(UTC)
 
 
+def epoch_ms(value: datetime) -> int:
+    """Milliseconds since the epoch, floored (what a Cassandra timestamp stores).
+
+    Raises TypeError for a naive datetime (it cannot be subtracted from EPOCH).
+    """
+    delta = value - EPOCH
+    return (delta.days * 86_400 + delta.seconds) * 1000 + delta.microseconds // 1000
+
+
 def from_driver(value: datetime) -> datetime:
     """Mark a naive datetime read from Cassandra (always UTC) as UTC."""
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)

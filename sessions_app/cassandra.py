@@ -12,7 +12,7 @@ import os
 import struct
 import threading
 from collections.abc import Callable, Iterable, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from cassandra import ConsistencyLevel
@@ -27,6 +27,8 @@ from cassandra.query import (
 )
 from django.conf import settings
 from django.db import connections
+
+from sessions_app import buckets
 
 ALIAS = "cassandra"
 
@@ -154,14 +156,13 @@ def prepare(cql: str, *, idempotent: bool = False, write: bool = False) -> Prepa
 _INT64 = struct.Struct(">q").pack
 _INT32 = struct.Struct(">i").pack
 _INT16 = struct.Struct(">h").pack
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _BOOLEANS = {True: b"\x01", False: b"\x00"}
 
 
 def _timestamp(value: datetime) -> bytes:
-    # DateType.serialize's integer arithmetic without utctimetuple + timegm.
-    delta = value - _EPOCH  # TypeError for a naive datetime: the driver's path handles it
-    return _INT64((delta.days * 86_400 + delta.seconds) * 1000 + delta.microseconds // 1000)
+    # DateType.serialize's integer arithmetic without utctimetuple + timegm; a naive
+    # datetime raises TypeError, and the driver's own path handles it.
+    return _INT64(buckets.epoch_ms(value))
 
 
 def _boolean(value: bool) -> bytes:

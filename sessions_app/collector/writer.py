@@ -185,8 +185,7 @@ class Stats:
 
 
 def _ms(value: datetime) -> int:
-    delta = buckets.as_utc(value) - buckets.EPOCH
-    return (delta.days * 86_400 + delta.seconds) * 1000 + delta.microseconds // 1000
+    return buckets.epoch_ms(buckets.as_utc(value))
 
 
 def _from_ms(value: int) -> datetime:
@@ -278,6 +277,12 @@ def log_key(plan: Plan) -> tuple[uuid.UUID, datetime, int, uuid.UUID]:
     return plan.site_id, buckets.floor(plan.received_at, LOG_WIDTH), shard, plan.batch_id
 
 
+def _mark_params(plan: Plan) -> tuple[Any, ...]:
+    # The mark carries the log's TTL too: an UPDATE cell without one would get the
+    # table's backstop and outlive the rest of its row.
+    return (retention.ttl_seconds(retention.TRANSACTION_LOG), *log_key(plan))
+
+
 def log_write(
     plan: Plan | None,
     *,
@@ -359,19 +364,11 @@ def plan_apply(plan: Plan, *, wait_for_mark: bool = True) -> int:
     same cells.
     """
     work = list(_event_statements(plan.events))
-    work.extend(_session_statements(plan))
-    link = prepare(INSERT_LINK, idempotent=True, write=True)
-    if plan.links:
-        ttl = retention.ttl_seconds(retention.SESSIONS)
-        work.extend(
-            (link, (plan.site_id, user, anon, plan.received_at, ttl)) for user, anon in plan.links
-        )
+    work.extend(row for _, row in _session_rows(plan))
     _run(work)
     if plan.events:
         mark = prepare(MARK_APPLIED, idempotent=True, write=True)
-        # The mark carries the log's TTL too: an UPDATE cell without one would get the
-        # table's backstop and outlive the rest of its row.
-        params = (retention.ttl_seconds(retention.TRANSACTION_LOG), *log_key(plan))
+        params = _mark_params(plan)
         if wait_for_mark:
             session().execute(mark, params)
         else:
@@ -401,15 +398,9 @@ def plans_apply(plans: Sequence[Plan]) -> int:
     partitions: dict[tuple[Any, ...], list[Row]] = _event_groups(
         e for plan in plans for e in plan.events
     )
-    link = prepare(INSERT_LINK, idempotent=True, write=True)
-    link_ttl = retention.ttl_seconds(retention.SESSIONS)
     for plan in plans:
         for key, row in _session_rows(plan):
             partitions.setdefault(key, []).append(row)
-        for user, anon in plan.links:
-            partitions.setdefault(("l", plan.site_id, user), []).append(
-                (link, (plan.site_id, user, anon, plan.received_at, link_ttl))
-            )
     work = pack_by_replicas(
         (
             [bind(statement, params) for statement, params in rows[start : start + MAX_BATCH_ROWS]]
@@ -421,12 +412,10 @@ def plans_apply(plans: Sequence[Plan]) -> int:
     )
     _run(work)
     mark = prepare(MARK_APPLIED, idempotent=True, write=True)
-    ttl = retention.ttl_seconds(retention.TRANSACTION_LOG)
     marks: dict[tuple[Any, ...], list[Any]] = defaultdict(list)
     for plan in plans:
         if plan.events:
-            key = log_key(plan)
-            marks[key[:3]].append(bind(mark, (ttl, *key)))
+            marks[log_key(plan)[:3]].append(bind(mark, _mark_params(plan)))
     marked = pack_by_replicas(
         marks.values(),
         partitions_per_batch=APPLY_PARTITIONS_PER_BATCH,
@@ -438,10 +427,7 @@ def plans_apply(plans: Sequence[Plan]) -> int:
 
 def log_mark_applied(plan: Plan) -> None:
     """Mark a plan's transaction-log entry applied (when nothing of it is left to apply)."""
-    session().execute(
-        prepare(MARK_APPLIED, idempotent=True, write=True),
-        (retention.ttl_seconds(retention.TRANSACTION_LOG), *log_key(plan)),
-    )
+    session().execute(prepare(MARK_APPLIED, idempotent=True, write=True), _mark_params(plan))
 
 
 def plan_without(plan: Plan, keys: frozenset[str] | set[str]) -> Plan:
@@ -586,16 +572,15 @@ def feed_sentinel(user_key: str) -> int:
     return zlib.crc32(user_key.encode()) % settings.FEED_SHARDS
 
 
-def _session_statements(plan: Plan) -> Iterable[tuple[Any, Any]]:
-    for _, row in _session_rows(plan):
-        yield row
-
-
 def _session_rows(plan: Plan) -> Iterable[tuple[tuple[Any, ...], Row]]:
-    """The summary and feed rows of a plan's sessions, each with its partition key."""
+    """The summary and feed rows of a plan's sessions and its identity links, each with
+    its partition key."""
     upsert = prepare(UPSERT_USER_SESSION, idempotent=True, write=True)
     feed = prepare(INSERT_FEED, idempotent=True, write=True)
-    ttl = retention.ttl_seconds(retention.SESSIONS) if plan.sessions else 0
+    link = prepare(INSERT_LINK, idempotent=True, write=True)
+    ttl = retention.ttl_seconds(retention.SESSIONS) if plan.sessions or plan.links else 0
+    for user, anon in plan.links:
+        yield ("l", plan.site_id, user), (link, (plan.site_id, user, anon, plan.received_at, ttl))
     for s in plan.sessions:
         sentinel = feed_sentinel(s.user_key)
         yield (
