@@ -34,9 +34,12 @@ def test_create_site_prints_the_key_last() -> None:
     assert site.event_shards == 29
 
 
-def test_create_site_refuses_an_origin_with_a_path() -> None:
+@pytest.mark.parametrize(
+    "origin", ["https://shop.example/path", "https://[shop.example", "https://shop.example:port"]
+)
+def test_create_site_refuses_an_origin_that_is_not_scheme_host_port(origin) -> None:
     with pytest.raises(CommandError, match="expected scheme://host"):
-        call_command("create_site", "Shop", "--origin", "https://shop.example/path")
+        call_command("create_site", "Shop", "--origin", origin)
 
 
 def test_generate_clicks_goes_through_the_collector() -> None:

@@ -92,6 +92,8 @@ def parse_json(body: bytes) -> Any:
         raise BatchError(400, "body", "not UTF-8") from None
     except json.JSONDecodeError as exc:
         raise BatchError(400, "body", f"invalid JSON ({exc.msg} at char {exc.pos})") from None
+    except RecursionError:  # "[[[[…": deeper than the decoder's recursion limit
+        raise BatchError(400, "body", "JSON nested too deeply") from None
 
 
 def parse_batch(data: Any, *, max_events: int) -> Batch:
@@ -160,7 +162,10 @@ def _url(raw: dict[str, Any], key: str, *, required: bool) -> str | None:
     value = _text(raw, key, required=required)
     if value is None:
         return None
-    parts = urlsplit(value)
+    try:
+        parts = urlsplit(value)
+    except ValueError:  # "http://[x": an unclosed IPv6 host
+        raise EventError(key, "expected an absolute http(s) URL") from None
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise EventError(key, "expected an absolute http(s) URL")
     return value
@@ -186,12 +191,14 @@ def _element(value: Any) -> dict[str, Any] | None:
     return element or None
 
 
-def _depth(value: Any, level: int = 0) -> int:
-    if isinstance(value, dict):
-        return max([_depth(v, level + 1) for v in value.values()], default=level + 1)
-    if isinstance(value, list):
-        return max([_depth(v, level + 1) for v in value], default=level + 1)
-    return level
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether containers nest more than limit levels (stops looking below the limit)."""
+    if not isinstance(value, dict | list):
+        return False
+    if limit == 0:
+        return True
+    children = value.values() if isinstance(value, dict) else value
+    return any(_deeper_than(child, limit - 1) for child in children)
 
 
 def _props(value: Any) -> dict[str, Any] | None:
@@ -204,7 +211,7 @@ def _props(value: Any) -> dict[str, Any] | None:
     for key in value:
         if len(key) > MAX_PROP_KEY:
             raise EventError("props", f"key longer than {MAX_PROP_KEY} characters")
-    if _depth(value) > MAX_PROPS_DEPTH:
+    if _deeper_than(value, MAX_PROPS_DEPTH):
         raise EventError("props", f"nested deeper than {MAX_PROPS_DEPTH} levels")
     size = len(json.dumps(value, separators=(",", ":")))
     if size > MAX_PROPS_BYTES:

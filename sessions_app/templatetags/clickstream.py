@@ -24,9 +24,11 @@ def safe_url(value: object) -> str | None:
     if not isinstance(value, str):
         return None
     cleaned = _CONTROL.sub("", value)
-    if urlsplit(cleaned).scheme.lower() not in ("http", "https"):
+    try:
+        scheme = urlsplit(cleaned).scheme
+    except ValueError:  # "http://[x" (an unclosed IPv6 host): not a link
         return None
-    return cleaned
+    return cleaned if scheme.lower() in ("http", "https") else None
 
 
 @register.filter
@@ -52,7 +54,10 @@ def path_of(value: object) -> str:
     """Return the path (and query) of a URL for compact display."""
     if not isinstance(value, str):
         return ""
-    parts = urlsplit(value)
+    try:
+        parts = urlsplit(value)
+    except ValueError:  # an unclosed IPv6 host: show it as it came
+        return value
     return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
 
 

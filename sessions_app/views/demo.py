@@ -32,8 +32,7 @@ def demo(request: HttpRequest, path: str = "") -> HttpResponse:
     # collector; only loopback http(s) URLs are taken, so a crafted link cannot send
     # a visitor's clicks elsewhere.
     endpoint = request.GET.get("endpoint", "")
-    override = urlsplit(endpoint)
-    if override.scheme not in ("http", "https") or override.hostname not in LOOPBACK:
+    if not _loopback(endpoint):
         endpoint = request.build_absolute_uri("/collect")
     response = render(
         request,
@@ -46,3 +45,12 @@ def demo(request: HttpRequest, path: str = "") -> HttpResponse:
         "connect-src 'self'", f"connect-src 'self' {parts.scheme}://{parts.netloc}"
     )
     return response
+
+
+def _loopback(endpoint: str) -> bool:
+    try:
+        parts = urlsplit(endpoint)
+        parts.port  # noqa: B018 - raises for a port that is not a number
+        return parts.scheme in ("http", "https") and parts.hostname in LOOPBACK
+    except ValueError:  # an unclosed IPv6 host or a port that is not a number
+        return False

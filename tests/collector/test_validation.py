@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 
 import pytest
@@ -28,6 +29,9 @@ INVALID = [
     ({**GOOD, "anonymous_id": 42}, "events[0].anonymous_id: expected a string, got int"),
     ({**GOOD, "user_id": "u" * 257}, "events[0].user_id: 257 characters; at most 256"),
     ({**GOOD, "url": "javascript:alert(1)"}, "events[0].url: expected an absolute http(s) URL"),
+    # urlsplit raises on an unclosed IPv6 host: a reason, not a 500 for the whole beacon
+    ({**GOOD, "url": "http://[::1/cart"}, "events[0].url: expected an absolute http(s) URL"),
+    ({**GOOD, "referrer": "https://[x"}, "events[0].referrer: expected an absolute http(s) URL"),
     (
         {**GOOD, "url": "https://x.example/" + "a" * 2048},
         "events[0].url: 2066 characters; at most 2048",
@@ -54,6 +58,11 @@ INVALID = [
         "events[0].props: nested deeper than 3 levels",
     ),
     ({**GOOD, "props": {"blob": "x" * 5000}}, "events[0].props: 5011 bytes as JSON; at most 4096"),
+    # 500 levels: within the JSON decoder's limit, beyond a naive recursive depth check's
+    (
+        {**GOOD, "props": functools.reduce(lambda v, _: {"k": v}, range(500), 1)},
+        "events[0].props: nested deeper than 3 levels",
+    ),
     ("not an object", "events[0].event: expected an object"),
 ]
 
@@ -86,6 +95,12 @@ def test_invalid_field_is_rejected_with_its_reason(client, site, bad, reason) ->
         (b'{"site": "k", "events": []}', 400, "events"),
         (b'{"site": "k", "events": [{}], "sent_at": "soon"}', 400, "sent_at"),
         (b"\xff\xfe", 400, "body"),
+        (b"[" * 100_000, 400, "body"),  # RecursionError in the decoder
+        (
+            b'{"site": "k", "events": [' + b'{"a": ' * 5_000 + b"1" + b"}" * 5_000 + b"]}",
+            400,
+            "body",
+        ),
     ],
 )
 def test_unusable_body_is_400_naming_the_field(client, body, status, field) -> None:

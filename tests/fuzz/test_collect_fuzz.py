@@ -72,8 +72,13 @@ NEAR_MISSES = {
     "type": st.sampled_from([None, "view", 3, ""]),
     "ts": st.sampled_from([None, "yesterday", "2026-01-01T00:00:00", -1, True, 1e20, "9" * 50]),
     "anonymous_id": st.sampled_from([None, "", ["a"], "a\x00b"]),
-    "url": st.sampled_from([None, "javascript:alert(1)", "/relative", "https://x/" + "a" * 3000]),
-    "element": st.sampled_from(["button", [1], {"text": "t" * 500}, {"classes": "c"}]),
+    "url": st.sampled_from(
+        [None, "javascript:alert(1)", "/relative", "https://x/" + "a" * 3000, "http://[::1/"]
+    ),
+    "referrer": st.sampled_from(["ftp://x/", "https://[x", 5, "r\x01"]),
+    "element": st.sampled_from(
+        ["button", [1], {"text": "t" * 500}, {"classes": "c"}, {"href": "http://[x/"}]
+    ),
     "props": st.sampled_from(["x", [1], {str(i): i for i in range(80)}, {"a": {"b": {"c": {}}}}]),
     "name": st.sampled_from([None, "", 5, "n" * 300]),
 }

@@ -50,6 +50,12 @@ def visit(site):
                 anon="evil",
                 element={"tag": "a", "text": "safe", "href": "https://docs.example/ok"},
             ),
+            event(  # urlsplit raises on it: shown as text, never a 500
+                now - timedelta(minutes=5),
+                kind="click",
+                anon="evil",
+                element={"tag": "a", "text": "ipv6", "href": "http://[evil/"},
+            ),
         ],
     )
     [summary] = selectors.session_list(site_id=site.id, user_key="evil")
@@ -96,6 +102,7 @@ def test_hostile_payloads_are_rendered_inert(client, analyst, site, visit):
     hrefs = re.findall(r'href="([^"]*)"', html)
     assert not any("script:" in h.lower().replace("\t", "") for h in hrefs)
     assert "https://docs.example/ok" in hrefs  # an http(s) link stays a link
+    assert "→ http://[evil/" in html  # an unparseable one is text
     assert "onerror=" not in html.replace("onerror=&quot;", "")
     assert not re.search(r"<script(?![^>]*src=)", html)  # no inline script at all
 
@@ -120,8 +127,12 @@ def test_dashboard_range_cap_is_explained(client, analyst, site):
     assert "at most 744 hour buckets" in html
 
 
-def test_demo_page_ignores_a_non_loopback_endpoint(client, site):
-    html = client.get("/demo/", {"site": site.key, "endpoint": "https://evil.example/collect"})
+@pytest.mark.parametrize(
+    "endpoint", ["https://evil.example/collect", "http://[evil.example/collect", "http://127.0.0.1:x/"]
+)
+def test_demo_page_ignores_a_non_loopback_endpoint(client, site, endpoint):
+    html = client.get("/demo/", {"site": site.key, "endpoint": endpoint})
+    assert html.status_code == 200
     assert "evil.example" not in html.content.decode()
     assert "evil.example" not in html["Content-Security-Policy"]
     assert 'data-endpoint="http://testserver/collect"' in html.content.decode()

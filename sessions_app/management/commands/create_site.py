@@ -31,12 +31,17 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         for origin in options["origins"]:
-            parts = urlsplit(origin)
-            if (
-                parts.scheme not in ("http", "https")
-                or not parts.netloc
-                or parts.path not in ("", "/")
-            ):
+            try:
+                parts = urlsplit(origin)
+                valid = (
+                    parts.scheme in ("http", "https")
+                    and bool(parts.netloc)
+                    and parts.path in ("", "/")
+                    and (parts.port or 0) >= 0  # .port raises for a port that is not a number
+                )
+            except ValueError:  # an unclosed IPv6 host, a port out of range
+                valid = False
+            if not valid:
                 raise CommandError(f"--origin {origin!r}: expected scheme://host[:port]")
         site = services.site_create(
             name=options["name"],
