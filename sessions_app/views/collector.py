@@ -10,6 +10,7 @@ import base64
 import binascii
 import logging
 import time
+import zlib
 from typing import Any
 
 from django.conf import settings
@@ -22,7 +23,13 @@ from redis.exceptions import RedisError
 from sessions_app.collector.limits import rate_limited
 from sessions_app.collector.pipeline import Source, StorageUnavailable, events_record
 from sessions_app.collector.segment import segment_to_events
-from sessions_app.collector.validation import BatchError, parse_batch, parse_json, parse_time
+from sessions_app.collector.validation import (
+    BatchError,
+    EventError,
+    parse_batch,
+    parse_json,
+    parse_time,
+)
 from sessions_app.collector.visitor import client_ip
 from sessions_app.models import Site
 
@@ -85,6 +92,25 @@ def read_body(request: HttpRequest) -> bytes:
     data = stream.read(cap + 1) if stream is not None else b""
     if len(data) > cap:
         raise BatchError(413, "body", f"more than {cap} bytes")
+    return data
+
+
+def gunzip(body: bytes) -> bytes:
+    """Inflate a gzip body to at most COLLECT_MAX_BODY_BYTES, or raise BatchError.
+
+    Inflating is bounded: a small body that expands past the cap (a gzip bomb) is a
+    413 after cap + 1 bytes, never decompressed in full.
+    """
+    cap = settings.COLLECT_MAX_BODY_BYTES
+    inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)  # gzip header and trailer
+    try:
+        data = inflater.decompress(body, cap + 1)
+    except zlib.error as exc:
+        raise BatchError(400, "body", f"invalid gzip body ({exc})") from None
+    if len(data) > cap:
+        raise BatchError(413, "body", f"more than {cap} bytes once decompressed")
+    if not inflater.eof:
+        raise BatchError(400, "body", "invalid gzip body (truncated)")
     return data
 
 
@@ -201,10 +227,8 @@ def segment(request: HttpRequest, kind: str) -> HttpResponse:
     started = time.monotonic()
     try:
         body = read_body(request)
-        if request.headers.get("Content-Encoding") == "gzip":
-            import gzip
-
-            body = gzip.decompress(body)[: settings.COLLECT_MAX_BODY_BYTES + 1]
+        if request.headers.get("Content-Encoding", "").lower() == "gzip":
+            body = gunzip(body)
         data = parse_json(body)
         if not isinstance(data, dict):
             raise BatchError(400, "body", "expected a JSON object")
@@ -222,10 +246,8 @@ def segment(request: HttpRequest, kind: str) -> HttpResponse:
         sent_at = parse_time(data["sentAt"], "sentAt") if data.get("sentAt") else None
     except BatchError as exc:
         return JsonResponse(exc.as_dict(), status=exc.status)
-    except (OSError, EOFError):
-        return _error(400, "body", "invalid gzip body")
-    except ValueError as exc:
-        return _error(400, "sentAt", str(exc))
+    except EventError as exc:  # sentAt
+        return _error(400, exc.field, str(exc).split(": ", 1)[1])
     events, agent = segment_to_events(messages)
     response = _record(request, site, events, sent_at, "segment", agent, None)
     log.debug(

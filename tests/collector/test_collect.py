@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import gzip
 import io
 import json
 from datetime import timedelta
@@ -229,3 +231,61 @@ def test_bots_are_flagged_and_ips_anonymised(client, site, live_now):
     assert human["is_bot"] is False and human["ip_prefix"] == "2001:db8:abcd::"
     stored = " ".join(str(v) for row in (bot, human) for v in row.values())
     assert "203.0.113.77" not in stored and "1:2:3:4" not in stored
+
+
+def _segment(client, site, body: bytes, *, gzip_it: bool = False, path: str = "/v1/batch"):
+    auth = base64.b64encode(f"{site.key}:".encode()).decode()
+    headers = {"HTTP_AUTHORIZATION": f"Basic {auth}"}
+    if gzip_it:
+        headers["HTTP_CONTENT_ENCODING"] = "gzip"
+    return client.post(path, body, content_type="application/json", **headers)
+
+
+def _track(ts, message_id: str) -> dict:
+    return {
+        "type": "track",
+        "event": "purchase",
+        "userId": "gz-user",
+        "messageId": message_id,
+        "timestamp": ts.isoformat(),
+    }
+
+
+def test_segment_gzip_body_is_inflated(client, site, live_now):
+    body = json.dumps({"batch": [_track(live_now - minutes(1), "gz-1")]}).encode()
+    response = _segment(client, site, gzip.compress(body), gzip_it=True)
+    assert response.status_code == 200, response.content
+    assert response.json()["accepted"] == 1
+    assert [s["event_count"] for s in selectors.session_list(site_id=site.id, user_key="gz-user")]
+
+
+@pytest.mark.parametrize(
+    ("mangle", "error"),
+    [
+        # a corrupt deflate stream raises zlib.error, which is not an OSError
+        (lambda g: g[:12] + b"\xff\xff\xff" + g[15:], "body: invalid gzip body"),
+        (lambda g: g[:-12], "body: invalid gzip body (truncated)"),
+        (lambda g: b"not gzip at all", "body: invalid gzip body"),
+    ],
+)
+def test_segment_corrupt_gzip_is_400(client, site, live_now, mangle, error):
+    body = json.dumps({"batch": [_track(live_now, "gz-2")] * 20}).encode()
+    response = _segment(client, site, mangle(gzip.compress(body)), gzip_it=True)
+    assert response.status_code == 400, response.content
+    assert response.json()["error"].startswith(error)
+
+
+def test_segment_gzip_bomb_is_413_without_inflating_it(client, site, settings):
+    settings.COLLECT_MAX_BODY_BYTES = 100_000
+    bomb = gzip.compress(b" " * 50_000_000)  # ~50 KB that inflates to 50 MB
+    assert len(bomb) < settings.COLLECT_MAX_BODY_BYTES
+    response = _segment(client, site, bomb, gzip_it=True)
+    assert response.status_code == 413
+    assert response.json()["error"] == "body: more than 100000 bytes once decompressed"
+
+
+def test_segment_bad_sent_at_names_the_field(client, site, live_now):
+    body = json.dumps({"batch": [_track(live_now, "gz-3")], "sentAt": "soon"}).encode()
+    response = _segment(client, site, body)
+    assert response.status_code == 400
+    assert response.json() == {"error": "sentAt: not an ISO-8601 time: 'soon'", "field": "sentAt"}

@@ -121,6 +121,18 @@ def test_segment_sdk_end_to_end(live_server, site):
     assert selectors.identity_links(site_id=site.id, user_id="seg-user-1") == ["seg-anon-1"]
 
 
+def test_segment_sdk_with_gzip(live_server, site):
+    from segment.analytics.client import Client
+
+    analytics = Client(write_key=site.key, host=live_server.url, max_retries=1, gzip=True)
+    analytics.track("seg-gzip", "purchase", {"value": 5}, timestamp=timezone.now())
+    analytics.flush()
+    analytics.shutdown()
+    [summary] = selectors.session_list(site_id=site.id, user_key="seg-gzip")
+    [stored] = selectors.session_events(session_id=summary["session_id"])
+    assert (stored["name"], stored["props"]) == ("purchase", {"value": 5})
+
+
 def test_segment_endpoints_require_the_site_key(live_server, site):
     request = urllib.request.Request(
         f"{live_server.url}/v1/track",

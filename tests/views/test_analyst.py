@@ -128,7 +128,8 @@ def test_dashboard_range_cap_is_explained(client, analyst, site):
 
 
 @pytest.mark.parametrize(
-    "endpoint", ["https://evil.example/collect", "http://[evil.example/collect", "http://127.0.0.1:x/"]
+    "endpoint",
+    ["https://evil.example/collect", "http://[evil.example/collect", "http://127.0.0.1:x/"],
 )
 def test_demo_page_ignores_a_non_loopback_endpoint(client, site, endpoint):
     html = client.get("/demo/", {"site": site.key, "endpoint": endpoint})
