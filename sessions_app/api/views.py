@@ -24,7 +24,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView, exception_handler
 
-from sessions_app import selectors
+from sessions_app import buckets, selectors
 from sessions_app.api import timeline
 from sessions_app.models import Site
 from sessions_app.selectors import RangeError
@@ -76,6 +76,10 @@ def _time(request: Request, name: str, default: datetime) -> datetime:
         raise BadRequest(name, f"not an ISO-8601 time: {value!r}") from None
     if parsed.tzinfo is None:
         raise BadRequest(name, "time zone missing (use Z or an offset)")
+    # Nothing is stored outside these, and bucket arithmetic near year 1 or 9999 overflows
+    # (aware datetimes compare as instants, without converting).
+    if not buckets.EPOCH <= parsed <= datetime.now(UTC) + timedelta(days=366):
+        raise BadRequest(name, "between 1970-01-01 and a year from now")
     return parsed.astimezone(UTC)
 
 

@@ -11,7 +11,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
-from sessions_app import selectors
+from sessions_app import buckets, selectors
 from sessions_app.models import Site
 from sessions_app.permissions import analyst_required
 from sessions_app.selectors import RangeError
@@ -25,14 +25,23 @@ def _site(site_id: uuid.UUID) -> Site:
 
 
 def _when(value: str | None, default: datetime) -> datetime:
-    """Parse a datetime-local / ISO value as UTC; fall back to the default."""
+    """Parse a datetime-local / ISO value as UTC; fall back to the default.
+
+    Values before the epoch or more than a year ahead fall back too: nothing is stored
+    there, and bucket arithmetic near year 1 or 9999 overflows.
+    """
     if not value:
         return default
     try:
         parsed = datetime.fromisoformat(value)
     except ValueError:
         return default
-    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    # Aware datetimes compare as instants, without converting (which can overflow).
+    if not buckets.EPOCH <= parsed <= datetime.now(UTC) + timedelta(days=366):
+        return default
+    return parsed.astimezone(UTC)
 
 
 def _uuid(value: str | None) -> uuid.UUID | None:

@@ -93,6 +93,10 @@ def test_missing_or_wrong_credentials_are_json_errors(client, site, data):
         ({"start": "2026-01-01T00:00:00"}, "start"),
         ({"cursor": "not-a-uuid"}, "cursor"),
         ({"strategy": "magic"}, "strategy"),
+        # bucket arithmetic overflows near year 1 and 9999: refused before it
+        ({"end": "9999-12-31T23:59:59+00:00"}, "end"),
+        ({"start": "0001-01-01T00:00:00+01:00"}, "start"),
+        ({"start": "1960-01-01T00:00:00+00:00"}, "start"),
     ],
 )
 def test_bad_parameters_are_400_naming_the_field(client, site, token, params, field):

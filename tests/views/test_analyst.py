@@ -137,3 +137,22 @@ def test_demo_page_ignores_a_non_loopback_endpoint(client, site, endpoint):
     assert "evil.example" not in html.content.decode()
     assert "evil.example" not in html["Content-Security-Policy"]
     assert 'data-endpoint="http://testserver/collect"' in html.content.decode()
+
+
+JUNK = {
+    "start": ["x", "9999-12-31T23:59", "0001-01-01T00:00+01:00", "2026-13-40T00:00", "\x00"],
+    "end": ["x", "9999-12-31T23:59", "0001-01-01T00:00", "9999-12-31T23:59-05:00"],
+    "width": ["x", "month"],
+    "cursor": ["x", "00000000-0000-0000-0000-000000000000", "6ba7b810-9dad-41d1-80b4-00c04fd430c8"],
+    "strategy": ["x", "in", "\x00"],
+    "counter": ["x" * 500, "\x00"],
+    "q": ["\x00", "x" * 5000, "%"],
+}
+
+
+def test_junk_query_parameters_never_fail_a_page(client, analyst, site, visit):
+    for url in _pages(site, visit):
+        for name, values in JUNK.items():
+            for value in values:
+                response = client.get(url, {name: value}, follow=True)
+                assert response.status_code in (200, 400, 404), (url, name, value)
