@@ -232,7 +232,10 @@ def _validate(
             if suppressed:
                 _check_suppressed(raw, suppressed)
             event = validate_event(raw)
-            ts, clamped = event.ts + skew, False
+            try:
+                ts, clamped = event.ts + skew, False
+            except OverflowError:  # ts and sent_at at opposite ends of the range
+                raise EventError("ts", "out of range once corrected by sent_at") from None
             if ts > received_at + timedelta(hours=24):
                 ts, clamped = received_at, True
             if ts < received_at - settings.MAX_EVENT_AGE:

@@ -33,6 +33,9 @@ MAX_PROP_KEY = 128
 MAX_PROPS_BYTES = 4096
 MAX_PROPS_DEPTH = 3
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f]")  # tab is allowed
+_EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
+_LATEST = datetime(9000, 1, 1, tzinfo=UTC)  # far from datetime.max: skew arithmetic fits
+_LATEST_MS = 221_845_392_000_000  # _LATEST in epoch milliseconds
 
 
 class BatchError(Exception):
@@ -124,7 +127,7 @@ def parse_time(value: Any, field: str = "ts") -> datetime:
     if isinstance(value, bool):
         raise EventError(field, "expected an ISO-8601 time or epoch milliseconds")
     if isinstance(value, int | float):
-        if not math.isfinite(value) or not 0 < value < 253402300800000:
+        if not math.isfinite(value) or not 0 < value < _LATEST_MS:
             raise EventError(field, "epoch milliseconds out of range")
         ts = datetime.fromtimestamp(value / 1000, tz=UTC)
     elif isinstance(value, str) and len(value) <= 40:
@@ -134,6 +137,9 @@ def parse_time(value: Any, field: str = "ts") -> datetime:
             raise EventError(field, f"not an ISO-8601 time: {value!r}") from None
         if ts.tzinfo is None:
             raise EventError(field, "time zone missing (use Z or an offset)")
+        # Aware datetimes compare as instants; converting year 1 or 9999 can overflow.
+        if not _EARLIEST <= ts < _LATEST:
+            raise EventError(field, "out of range (1970 to 9000)")
         ts = ts.astimezone(UTC)
     else:
         raise EventError(field, "expected an ISO-8601 time or epoch milliseconds")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+from datetime import UTC, datetime
 
 import pytest
 from django.utils import timezone
@@ -23,6 +24,10 @@ INVALID = [
     ({**GOOD, "ts": "yesterday"}, "events[0].ts: not an ISO-8601 time: 'yesterday'"),
     ({**GOOD, "ts": "2026-03-01T10:00:00"}, "events[0].ts: time zone missing (use Z or an offset)"),
     ({**GOOD, "ts": True}, "events[0].ts: expected an ISO-8601 time or epoch milliseconds"),
+    # converting these to UTC overflows: a reason, not a 500 for the whole beacon
+    ({**GOOD, "ts": "0001-01-01T00:00:00+01:00"}, "events[0].ts: out of range (1970 to 9000)"),
+    ({**GOOD, "ts": "9999-12-31T23:59:59-01:00"}, "events[0].ts: out of range (1970 to 9000)"),
+    ({**GOOD, "ts": 253402300799999}, "events[0].ts: epoch milliseconds out of range"),
     ({**GOOD, "ts": "2001-01-01T00:00:00Z"}, "events[0].ts: older than 30 days; not accepted"),
     ({k: v for k, v in GOOD.items() if k != "ts"}, "events[0].ts: required"),
     ({**GOOD, "anonymous_id": ""}, "events[0].anonymous_id: required"),
@@ -115,3 +120,13 @@ def test_too_many_events_is_400(client, site, settings) -> None:
     response = post(client, site, [event(NOW) for _ in range(4)])
     assert response.status_code == 400
     assert response.json()["error"] == "events: 4 events; at most 3 a request"
+
+
+def test_sent_at_at_the_other_end_of_the_range_rejects_only_the_event(client, site):
+    # ts + (received_at - sent_at) would be before year 1
+    bad = {**GOOD, "ts": "1970-01-02T00:00:00Z"}
+    response = post(client, site, [bad], sent_at=datetime(8999, 1, 1, tzinfo=UTC))
+    assert response.status_code == 200
+    assert response.json()["rejected"] == [
+        {"index": 0, "reason": "events[0].ts: out of range once corrected by sent_at"}
+    ]

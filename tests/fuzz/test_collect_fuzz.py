@@ -70,7 +70,10 @@ def valid_events(draw: Any) -> dict[str, Any]:
 NEAR_MISSES = {
     "id": st.sampled_from([None, "", 7, "x" * 300]),
     "type": st.sampled_from([None, "view", 3, ""]),
-    "ts": st.sampled_from([None, "yesterday", "2026-01-01T00:00:00", -1, True, 1e20, "9" * 50]),
+    "ts": st.sampled_from(
+        [None, "yesterday", "2026-01-01T00:00:00", -1, True, 1e20, "9" * 50]
+        + ["0001-01-01T00:00:00+01:00", "9999-12-31T23:59:59-01:00", "1970-01-01T00:00:01Z"]
+    ),
     "anonymous_id": st.sampled_from([None, "", ["a"], "a\x00b"]),
     "url": st.sampled_from(
         [None, "javascript:alert(1)", "/relative", "https://x/" + "a" * 3000, "http://[::1/"]
@@ -100,7 +103,11 @@ events = st.one_of(valid_events(), near_valid_events(), junk_json)
 bodies = st.one_of(
     st.fixed_dictionaries(
         {"events": st.lists(events, max_size=12)},
-        optional={"sent_at": st.sampled_from([None, "soon", datetime.now(UTC).isoformat(), 5])},
+        optional={
+            "sent_at": st.sampled_from(
+                [None, "soon", datetime.now(UTC).isoformat(), 5, "8999-12-31T00:00:00Z"]
+            )
+        },
     ),
     junk_json,
 )
