@@ -10,7 +10,7 @@ import pytest
 from django.utils import timezone
 
 from sessions_app import selectors
-from tests.collector.conftest import event, post
+from tests.collector.conftest import ORIGIN, event, post
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 
@@ -101,6 +101,11 @@ def test_invalid_field_is_rejected_with_its_reason(client, site, bad, reason) ->
         (b'{"site": "k", "events": [{}], "sent_at": "soon"}', 400, "sent_at"),
         (b"\xff\xfe", 400, "body"),
         (b"[" * 100_000, 400, "body"),  # RecursionError in the decoder
+        # Not JSON (RFC 8259), though Python's json module takes them: NaN cannot be read
+        # back by the API, a lone surrogate cannot be encoded for Cassandra or Redis.
+        (b'{"site": "k", "events": [{"props": {"x": NaN}}]}', 400, "body"),
+        (b'{"site": "k", "events": [{"props": {"x": -Infinity}}]}', 400, "body"),
+        (b'{"site": "k", "events": [{"title": "\\ud800"}]}', 400, "body"),
         (
             b'{"site": "k", "events": [' + b'{"a": ' * 5_000 + b"1" + b"}" * 5_000 + b"]}",
             400,
@@ -130,3 +135,16 @@ def test_sent_at_at_the_other_end_of_the_range_rejects_only_the_event(client, si
     assert response.json()["rejected"] == [
         {"index": 0, "reason": "events[0].ts: out of range once corrected by sent_at"}
     ]
+
+
+def test_a_lone_surrogate_or_nan_is_refused_before_anything_is_stored(client, site):
+    # Python's json module accepts both; stored, the first failed every apply of its
+    # batch and the second every read of its session.
+    for anon, token in [("sur", '"\\ud800"'), ("nan", "NaN")]:
+        raw = json.dumps({"site": site.key, "events": [event(NOW, anon=anon, title="T")]})
+        response = client.post(
+            "/collect", raw.replace('"T"', token), content_type="text/plain", HTTP_ORIGIN=ORIGIN
+        )
+        assert response.status_code == 400, response.content
+        assert response.json()["field"] == "body"
+        assert selectors.session_list(site_id=site.id, user_key=anon) == []

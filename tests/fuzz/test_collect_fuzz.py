@@ -71,8 +71,10 @@ NEAR_MISSES = {
     "id": st.sampled_from([None, "", 7, "x" * 300]),
     "type": st.sampled_from([None, "view", 3, ""]),
     "ts": st.sampled_from(
-        [None, "yesterday", "2026-01-01T00:00:00", -1, True, 1e20, "9" * 50]
-        + ["0001-01-01T00:00:00+01:00", "9999-12-31T23:59:59-01:00", "1970-01-01T00:00:01Z"]
+        [
+            *(None, "yesterday", "2026-01-01T00:00:00", -1, True, 1e20, "9" * 50),
+            *("0001-01-01T00:00:00+01:00", "9999-12-31T23:59:59-01:00", "1970-01-01T00:00:01Z"),
+        ]
     ),
     "anonymous_id": st.sampled_from([None, "", ["a"], "a\x00b"]),
     "url": st.sampled_from(
