@@ -398,34 +398,74 @@ def txlog_replay(*, now: datetime, max_buckets: int = 24) -> int:
     `max_buckets` log buckets per site per run; the watermark then advances.
     Events, sessions and links of suppressed (erased) user keys are dropped from
     each plan before it is applied, so a replay never brings them back.
+
+    An entry that fails to apply is logged and does not stop the others, nor other
+    sites: the watermark stops before its bucket, so the next run tries it again,
+    until the entry is older than TXLOG_REPLAY_WINDOW — then it is reported as given
+    up (logged at ERROR with its batch id; it stays in the log until its TTL) and
+    the watermark moves past it, so one entry cannot stall a site's replay for good.
     """
     now = buckets.as_utc(now)
     horizon = buckets.floor(now - settings.TXLOG_REPLAY_GRACE, buckets.Width.TEN_MINUTES)
+    give_up_before = now - settings.TXLOG_REPLAY_WINDOW
     replayed = 0
     for site in Site.objects.all():
         mark = ReplayWatermark.objects.filter(site=site).first()
         start = mark.replayed_through if mark else horizon - settings.TXLOG_REPLAY_WINDOW
         scanned = buckets.buckets_between(start, now, buckets.Width.TEN_MINUTES)[:max_buckets]
-        suppressed = selectors.suppressed_keys(site_id=site.id)
-        for bucket in scanned:
-            for entry in selectors.txlog_unapplied(
-                site_id=site.id,
-                minute=bucket,
-                shards=settings.TXLOG_SHARDS,
-                received_before=now - settings.TXLOG_REPLAY_GRACE,
-            ):
-                plan = plan_decode(entry)
-                kept = plan_without(plan, suppressed) if suppressed else plan
-                _touch_buckets(site, kept)  # in case the request died before it did
-                plan_apply(kept)
-                if plan.events and not kept.events:  # nothing left to apply: mark it
-                    log_mark_applied(plan)
-                replayed += 1
-        # Only buckets fully behind the horizon are done; the newest stays open.
-        done = [b for b in scanned if buckets.next_start(b, buckets.Width.TEN_MINUTES) <= horizon]
+        blocked: datetime | None = None  # the first bucket with an entry to try again
+        try:
+            suppressed = selectors.suppressed_keys(site_id=site.id)
+            for bucket in scanned:
+                for entry in selectors.txlog_unapplied(
+                    site_id=site.id,
+                    minute=bucket,
+                    shards=settings.TXLOG_SHARDS,
+                    received_before=now - settings.TXLOG_REPLAY_GRACE,
+                ):
+                    failed = _replay_entry(site, entry, suppressed)
+                    if failed is None:
+                        replayed += 1
+                    elif bucket >= give_up_before:
+                        blocked = blocked or bucket
+                    else:
+                        log.error(
+                            "giving up on transaction-log entry %s (site %s, %s): it failed "
+                            "to apply for longer than the replay window",
+                            failed,
+                            site.id,
+                            bucket.isoformat(),
+                        )
+        except Exception:  # this site's log could not be read: the next run tries again
+            log.exception("replay of site %s stopped; its watermark stays", site.id)
+            continue
+        # Only buckets fully behind the horizon (and before a retry) are done.
+        done = [
+            b
+            for b in scanned
+            if buckets.next_start(b, buckets.Width.TEN_MINUTES) <= horizon
+            and (blocked is None or b < blocked)
+        ]
         if done:
             through = buckets.next_start(done[-1], buckets.Width.TEN_MINUTES)
             ReplayWatermark.objects.update_or_create(
                 site=site, defaults={"replayed_through": through}
             )
     return replayed
+
+
+def _replay_entry(site: Site, payload: bytes, suppressed: frozenset[str]) -> str | None:
+    """Apply one unapplied log entry; None, or the batch id (logged) if it failed."""
+    batch = "(undecodable)"
+    try:
+        plan = plan_decode(payload)
+        batch = str(plan.batch_id)
+        kept = plan_without(plan, suppressed) if suppressed else plan
+        _touch_buckets(site, kept)  # in case the request died before it did
+        plan_apply(kept)
+        if plan.events and not kept.events:  # nothing left to apply: mark it
+            log_mark_applied(plan)
+    except Exception:
+        log.exception("replay of transaction-log entry %s failed", batch)
+        return batch
+    return None

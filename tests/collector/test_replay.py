@@ -123,3 +123,47 @@ def test_replay_of_a_plan_whose_keys_were_all_erased_only_marks_it(
     assert selectors.session_list(site_id=site.id, user_key="gone") == []
     assert [r["applied"] for r in _log_rows(site)] == [True]
     assert pipeline.txlog_replay(now=timezone.now()) == 0
+
+
+@pytest.mark.parametrize("expired", [False, True], ids=["retried", "given-up"])
+def test_an_entry_that_keeps_failing_stops_neither_other_entries_nor_other_sites(
+    client, site, live_now, monkeypatch, settings, expired
+):
+    from sessions_app import buckets, services
+
+    other = services.site_create(name="Other", origins=["https://shop.example"])
+    monkeypatch.setattr(pipeline, "plan_apply", lambda plan, **kw: None)  # died before apply
+    post(client, site, [event(live_now - minutes(15), anon="poison")])
+    post(client, site, [event(live_now - minutes(14), anon="fine")])
+    post(client, other, [event(live_now - minutes(15), anon="elsewhere")])
+    monkeypatch.undo()
+    apply = pipeline.plan_apply
+
+    def poisoned(plan, **kw):
+        if any(e.user_key == "poison" for e in plan.events):
+            raise ValueError("cannot be encoded")
+        apply(plan, **kw)
+
+    monkeypatch.setattr(pipeline, "plan_apply", poisoned)
+    settings.TXLOG_REPLAY_GRACE = minutes(0)
+    # Half an hour on, the entries' bucket is behind the horizon; within the replay
+    # window the failing entry is retried, past it the replay gives up on it.
+    settings.TXLOG_REPLAY_WINDOW = minutes(20) if expired else minutes(120)
+    later = timezone.now() + minutes(30)
+    bucket = buckets.floor(timezone.now(), "10m")
+    for s in (site, other):  # both were replayed up to the entries' bucket
+        ReplayWatermark.objects.create(site=s, replayed_through=bucket)
+
+    assert pipeline.txlog_replay(now=later) == 2
+    assert selectors.session_list(site_id=site.id, user_key="fine")
+    assert selectors.session_list(site_id=other.id, user_key="elsewhere")
+    assert selectors.session_list(site_id=site.id, user_key="poison") == []
+    assert ReplayWatermark.objects.get(site=other).replayed_through > bucket
+    mark = ReplayWatermark.objects.get(site=site).replayed_through
+    if expired:
+        assert mark > bucket
+    else:
+        assert mark == bucket
+        monkeypatch.undo()  # whatever failed is fixed: the next run applies it
+        assert pipeline.txlog_replay(now=later) == 1
+        assert selectors.session_list(site_id=site.id, user_key="poison")
