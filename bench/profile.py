@@ -2,8 +2,9 @@
 
 `make profile` (after `make bench`'s set-up: its keyspace, Redis and site) starts gunicorn
 and the applier like the ingest benchmark, warms them up, then records each worker and
-the applier with py-spy while wrk sends 30-event beacons, and prints the CPU each process
-used per request (from /proc) and each stage's share of the samples. Stages
+the applier with py-spy while wrk sends 30-event beacons (`--events N` for others), and
+prints the CPU each process used per request (from /proc) and each stage's share of the
+samples. Stages
 are matched by function name in the sampled stacks (the driver's compiled code shows up
 in the Python frame that called it). Written to bench/results/profile.md.
 """
@@ -94,15 +95,16 @@ def render(
     sampled_rps: float,
     workers: int,
     seconds: int,
+    events: int = 30,
 ) -> str:
     lines = [
         f"collector profile, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC — {bench.machine()}",
-        f"wrk 16 connections sending 30-event beacons to {workers} gunicorn sync workers and "
+        f"wrk 16 connections sending {events}-event beacons to {workers} gunicorn sync workers and "
         f"the applier; {seconds}s without sampling ({rps:.0f} requests/s), then {seconds}s of "
         f"py-spy at 100 Hz, non-blocking, on every worker and the applier "
         f"({sampled_rps:.0f} requests/s)",
         "",
-        "| CPU per request (30 events), from /proc, unsampled run | ms |",
+        f"| CPU per request ({events} events), from /proc, unsampled run | ms |",
         "|---|---|",
     ]
     for name, value in cpu.items():
@@ -117,6 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seconds", type=int, default=20)
     parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--events", type=int, default=30, help="events per beacon")
     args = parser.parse_args(argv)
     spy = shutil.which("py-spy", path=str(Path(sys.executable).parent)) or shutil.which("py-spy")
     if spy is None:
@@ -129,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
         bench._wrk(
             url,
             env,
-            events=30,
+            events=args.events,
             seconds=30,
             connections=16,
             run=f"pw-{time.time()}",
@@ -159,14 +162,14 @@ def main(argv: list[str] | None = None) -> int:
         measured = bench._wrk(
             url,
             env,
-            events=30,
+            events=args.events,
             seconds=args.seconds,
             connections=16,
             run=f"pc-{time.time()}",
             visitors="profile",
         )
         bench._drained(env)
-        requests = measured["events"] / 30
+        requests = measured["events"] / args.events
         used: dict[str, float] = {
             k: sum(process_cpu(p) for p in pids) - before[k] for k, pids in groups.items()
         }
@@ -200,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
         load = bench._wrk(
             url,
             env,
-            events=30,
+            events=args.events,
             seconds=args.seconds + 2,
             connections=16,
             run=f"pm-{time.time()}",
@@ -221,6 +224,7 @@ def main(argv: list[str] | None = None) -> int:
             sampled_rps=load["requests_per_second"],
             workers=args.workers,
             seconds=args.seconds,
+            events=args.events,
         )
         print(table)
         bench.RESULTS.mkdir(exist_ok=True)

@@ -19,10 +19,11 @@ import uuid
 import zlib
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import orjson
 from cassandra.query import BatchStatement, BatchType, PreparedStatement
 from django.conf import settings
 
@@ -192,67 +193,73 @@ def _from_ms(value: int) -> datetime:
     return buckets.EPOCH + timedelta(milliseconds=value)
 
 
-_TIME_FIELDS = {"ts", "started_at", "last_seen_at"}
-_UUID_FIELDS = {"site_id", "session_id", "event_id"}
+_EVENT_TIMES = ("ts",)
+_SESSION_TIMES = ("started_at", "last_seen_at")
+_EVENT_UUIDS = ("site_id", "session_id", "event_id")
+_SESSION_UUIDS = ("site_id", "session_id")
 
 
-def _field_names(cls: type) -> tuple[str, ...]:
-    return tuple(f.name for f in fields(cls))
-
-
-_EVENT_FIELDS = _field_names(EventRow)
-_SESSION_FIELDS = _field_names(SessionSummary)
-
-
-def _encode_record(record: Any, names: tuple[str, ...]) -> dict[str, Any]:
-    # Hand-rolled rather than dataclasses.asdict, which deep-copies every value:
-    # this runs for every event on the collector's hot path.
-    data: dict[str, Any] = {}
-    for name in names:
-        value = getattr(record, name)
-        if value is None or value is False:
-            continue
-        if name in _TIME_FIELDS:
-            value = _ms(value)
-        elif name in _UUID_FIELDS:
-            value = str(value)
-        data[name] = value
+def _encode_record(record: Any, times: tuple[str, ...]) -> dict[str, Any]:
+    # Straight from the instance's __dict__ (in field order), rather than
+    # dataclasses.asdict, which deep-copies every value: this runs for every event on
+    # the collector's hot path. None and False are left out (the decoder's defaults);
+    # orjson writes UUIDs as str() does.
+    data = {k: v for k, v in record.__dict__.items() if v is not None and v is not False}
+    for name in times:
+        data[name] = _ms(data[name])
     return data
 
 
-def _decode_record(cls: type, data: dict[str, Any]) -> Any:
-    for key in _TIME_FIELDS & data.keys():
+def _decode_record(
+    cls: type, data: dict[str, Any], times: tuple[str, ...], uuids: tuple[str, ...], memo: dict
+) -> Any:
+    for key in times:
         data[key] = _from_ms(data[key])
-    for key in _UUID_FIELDS & data.keys():
-        data[key] = uuid.UUID(data[key])
+    for key in uuids:
+        text = data[key]
+        value = memo.get(text)  # a plan's events share their site and session ids
+        if value is None:
+            value = memo[text] = uuid.UUID(text)
+        data[key] = value
     return cls(**data)
 
 
 def plan_encode(plan: Plan) -> bytes:
-    """Serialize a plan for the transaction log (JSON, zlib-compressed)."""
+    """Serialize a plan for the transaction log (JSON, zlib-compressed).
+
+    Format "v": 1 — records as JSON objects without their None/False fields, times
+    in epoch milliseconds, UUIDs as strings (tests/collector/test_plan_codec.py holds
+    a payload of the first encoder, which the decoder must keep reading).
+    """
     body = {
         "v": 1,
-        "site_id": str(plan.site_id),
-        "batch_id": str(plan.batch_id),
+        "site_id": plan.site_id,
+        "batch_id": plan.batch_id,
         "received_at": _ms(plan.received_at),
         "version": plan.version,
-        "events": [_encode_record(e, _EVENT_FIELDS) for e in plan.events],
-        "sessions": [_encode_record(s, _SESSION_FIELDS) for s in plan.sessions],
+        "events": [_encode_record(e, _EVENT_TIMES) for e in plan.events],
+        "sessions": [_encode_record(s, _SESSION_TIMES) for s in plan.sessions],
         "links": plan.links,
     }
-    return zlib.compress(json.dumps(body, separators=(",", ":")).encode(), 1)
+    return zlib.compress(orjson.dumps(body), 1)
 
 
 def plan_decode(payload: bytes) -> Plan:
     """Rebuild a plan from its transaction-log payload."""
-    body = json.loads(zlib.decompress(payload))
+    body = orjson.loads(zlib.decompress(payload))
+    memo: dict[str, uuid.UUID] = {}
     return Plan(
         site_id=uuid.UUID(body["site_id"]),
         batch_id=uuid.UUID(body["batch_id"]),
         received_at=_from_ms(body["received_at"]),
         version=body["version"],
-        events=[_decode_record(EventRow, e) for e in body["events"]],
-        sessions=[_decode_record(SessionSummary, s) for s in body["sessions"]],
+        events=[
+            _decode_record(EventRow, e, _EVENT_TIMES, _EVENT_UUIDS, memo) for e in body["events"]
+        ],
+        sessions=[
+            _decode_record(SessionSummary, s, _SESSION_TIMES, _SESSION_UUIDS, memo)
+            for s in body["sessions"]
+        ],
         links=[(u, a) for u, a in body["links"]],
     )
 
