@@ -36,8 +36,9 @@ class Site(models.Model):
 
     def save(self, *args: Any, **kwargs: Any) -> None:
         super().save(*args, **kwargs)
-        # The collector caches key → site for a few seconds per process.
-        cache.delete(f"site-key:{self.key}")
+        # The collector caches key → site, and all sites' origins, for a few seconds per
+        # process (sessions_app/views/collector.py).
+        cache.delete_many([f"site-key:{self.key}", "site-origins"])
 
 
 class ReplayWatermark(models.Model):

@@ -14,6 +14,7 @@ from django.test import RequestFactory
 
 from sessions_app import buckets, selectors
 from sessions_app.cassandra import prepare, session
+from sessions_app.models import Site
 from sessions_app.views.collector import collect
 from tests.collector.conftest import ORIGIN, event, minutes, post
 
@@ -127,6 +128,25 @@ def test_preflight_allowed_and_denied(client, site):
     assert denied.status_code == 403
     assert "Access-Control-Allow-Origin" not in denied
     assert denied.json()["field"] == "origin"
+
+
+def test_preflight_without_a_site_key_reads_the_sites_once(
+    client, site, django_assert_max_num_queries
+):
+    def preflight(origin: str):
+        return client.options(
+            "/collect", HTTP_ORIGIN=origin, HTTP_ACCESS_CONTROL_REQUEST_METHOD="POST"
+        )
+
+    for _ in range(20):  # sites in SQL, all of which an uncached preflight used to read
+        Site.objects.create(name="x", allowed_origins=["https://other.example"])
+    with django_assert_max_num_queries(1):
+        assert preflight(ORIGIN).status_code == 204
+        assert preflight("https://other.example").status_code == 204
+        assert preflight("https://evil.example").status_code == 403
+    site.allowed_origins = ["https://moved.example"]
+    site.save()  # forgets the cached origins
+    assert preflight("https://moved.example").status_code == 204
 
 
 def test_declared_body_over_the_cap_is_413(client, site, settings, live_now):
