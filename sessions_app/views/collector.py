@@ -207,7 +207,7 @@ def _preflight(request: HttpRequest, origin: str | None) -> HttpResponse:
         site = _site_by_key(key)
         allowed = site is not None and site.enabled and _origin_allowed(site, origin)
     else:
-        allowed = bool(origin) and origin.rstrip("/") in _origins_of_enabled_sites()
+        allowed = origin is not None and origin.rstrip("/") in _origins_of_enabled_sites()
     if not allowed:
         return _error(403, "origin", f"{origin} is not an allowed origin")
     response = HttpResponse(status=204)
