@@ -24,24 +24,34 @@ def _site(site_id: uuid.UUID) -> Site:
     return site
 
 
-def _when(value: str | None, default: datetime) -> datetime:
-    """Parse a datetime-local / ISO value as UTC; fall back to the default.
+def _when(value: str | None, field: str, errors: list[str]) -> datetime | None:
+    """Parse a datetime-local / ISO value as UTC; None if absent, or bad (noted in errors).
 
-    Values before the epoch or more than a year ahead fall back too: nothing is stored
-    there, and bucket arithmetic near year 1 or 9999 overflows.
+    Values before the epoch or more than a year ahead are refused too: nothing is
+    stored there, and bucket arithmetic near year 1 or 9999 overflows.
     """
     if not value:
-        return default
+        return None
     try:
         parsed = datetime.fromisoformat(value)
     except ValueError:
-        return default
+        errors.append(f"{field}: not a date and time (YYYY-MM-DDTHH:MM, UTC); showing the default")
+        return None
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=UTC)
     # Aware datetimes compare as instants, without converting (which can overflow).
     if not buckets.EPOCH <= parsed <= datetime.now(UTC) + timedelta(days=366):
-        return default
+        errors.append(f"{field}: between 1970 and a year from now; showing the default")
+        return None
     return parsed.astimezone(UTC)
+
+
+def _range(request: HttpRequest, span: timedelta) -> tuple[datetime, datetime, list[str]]:
+    """The page's ?start= and ?end= (default: the `span` before now) and what was wrong."""
+    errors: list[str] = []
+    end = _when(request.GET.get("end"), "end", errors) or datetime.now(UTC)
+    start = _when(request.GET.get("start"), "start", errors) or end - span
+    return start, end, errors
 
 
 def _uuid(value: str | None) -> uuid.UUID | None:
@@ -77,19 +87,17 @@ def _bars(report: list[selectors.ReportBucket], key: str) -> list[dict[str, Any]
 @analyst_required
 def dashboard(request: HttpRequest, site_id: uuid.UUID) -> HttpResponse:
     site = _site(site_id)
-    now = datetime.now(UTC)
-    end = _when(request.GET.get("end"), now)
-    start = _when(request.GET.get("start"), end - timedelta(hours=24))
+    start, end, errors = _range(request, timedelta(hours=24))
     width = (
         request.GET.get("width", "hour") if request.GET.get("width") in ("hour", "day") else "hour"
     )
-    error, report = None, None
+    report = None
     try:
         report = selectors.site_report(
             site_id=site.id, shards=site.event_shards, start=start, end=end, width=width
         )
     except RangeError as exc:
-        error = str(exc)
+        errors.append(str(exc))
     charts = []
     if report:
         charts = [
@@ -108,7 +116,7 @@ def dashboard(request: HttpRequest, site_id: uuid.UUID) -> HttpResponse:
         "start": start,
         "end": end,
         "width": width,
-        "error": error,
+        "error": "; ".join(errors),
         "report": report,
         "charts": charts,
         "live_cap": selectors.MAX_LIVE_HOURS,
@@ -212,11 +220,9 @@ def session_timeline(
 @analyst_required
 def activity(request: HttpRequest, site_id: uuid.UUID, user_key: str) -> HttpResponse:
     site = _site(site_id)
-    now = datetime.now(UTC)
-    end = _when(request.GET.get("end"), now)
-    start = _when(request.GET.get("start"), end - timedelta(days=7))
+    start, end, errors = _range(request, timedelta(days=7))
     strategy = request.GET.get("strategy") or None
-    error, page = None, None
+    page = None
     try:
         page = selectors.user_activity(
             site_id=site.id,
@@ -228,7 +234,7 @@ def activity(request: HttpRequest, site_id: uuid.UUID, user_key: str) -> HttpRes
             strategy=strategy,
         )
     except RangeError as exc:
-        error = str(exc)
+        errors.append(str(exc))
     return render(
         request,
         "sessions_app/activity.html",
@@ -238,7 +244,7 @@ def activity(request: HttpRequest, site_id: uuid.UUID, user_key: str) -> HttpRes
             "start": start,
             "end": end,
             "page": page,
-            "error": error,
+            "error": "; ".join(errors),
             "strategy": strategy or "auto",
             "strategies": ["auto", "in", "parallel", "sequential"],
         },

@@ -156,3 +156,12 @@ def test_junk_query_parameters_never_fail_a_page(client, analyst, site, visit):
             for value in values:
                 response = client.get(url, {name: value}, follow=True)
                 assert response.status_code in (200, 400, 404), (url, name, value)
+
+
+@pytest.mark.parametrize("page", ["dashboard", "activity"])
+def test_a_bad_time_is_named_and_the_default_shown(client, analyst, site, visit, page):
+    url = f"/sites/{site.id}/" if page == "dashboard" else f"/sites/{site.id}/users/evil/activity"
+    html = client.get(url, {"start": "last tuesday", "end": "9999-01-01T00:00"}).content.decode()
+    assert "start: not a date and time (YYYY-MM-DDTHH:MM, UTC); showing the default" in html
+    assert "end: between 1970 and a year from now; showing the default" in html
+    assert client.get(url).content.decode().count('class="error"') == 0
