@@ -8,6 +8,7 @@ import uuid
 from datetime import timedelta
 
 import pytest
+from django.conf import settings
 from django.utils import timezone
 
 from sessions_app import buckets, selectors, services
@@ -93,11 +94,16 @@ def test_a_day_merges_its_sealed_hours_with_live_ones(client, analyst, site, two
     day = buckets.floor(sealed, "day")
     body = _report(client, site, day, buckets.next_start(now, "day"), width="day")
     by_day = {row["bucket"][:10]: row for row in body["buckets"]}
+    today = by_day[buckets.floor(current, "day").isoformat()[:10]]
+    assert today["state"] == "live"  # its current hour is open
     if day == buckets.floor(current, "day"):
-        assert by_day[day.isoformat()[:10]]["events"] == 5
-    else:  # just after midnight the sealed hour is yesterday
-        assert by_day[day.isoformat()[:10]]["events"] == 3
-    assert {row["state"] for row in body["buckets"]} == {"live"}  # no day is sealed yet
+        assert today["events"] == 5
+    else:  # before 03:00 the sealed hour is yesterday's
+        yesterday = by_day[day.isoformat()[:10]]
+        assert (yesterday["events"], today["events"]) == (3, 2)
+        # Its sealed hour and empty ones: sealed as a whole once its last hour is settled.
+        settled = buckets.next_start(day, "day") + settings.ALLOWED_LATENESS <= now
+        assert yesterday["state"] == ("sealed" if settled else "live")
 
 
 def test_report_ranges_are_capped(client, analyst, site):
