@@ -119,10 +119,14 @@ def cluster_start(nodes: list[Node], *, timeout: float = 300.0) -> list[Node]:
     """
     started: list[Node] = []
     try:
-        for node in nodes:
+        for count, node in enumerate(nodes, start=1):
             if _start_joining(node, timeout=timeout):
                 started.append(node)
-        wait_peers_up(nodes, timeout=timeout)
+            # The next node may join only once the ring knows this one's tokens: the
+            # allocator (allocate_tokens_for_local_replication_factor) is deterministic,
+            # so a node that joins before would pick the same ones and exit with
+            # "Bootstrap Token collision" (seen on a loaded 2-core VM).
+            wait_peers_up(nodes[:count], timeout=timeout)
     except BaseException:
         for node in reversed(started):
             stop(node)
@@ -149,7 +153,7 @@ def _start_joining(node: Node, *, timeout: float) -> bool:
 
 
 def wait_peers_up(nodes: list[Node], *, timeout: float) -> None:
-    """Block until the driver, through the first node, sees every node of the ring up."""
+    """Block until the driver sees every one of the nodes up and owning tokens."""
     from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
     from cassandra.policies import RoundRobinPolicy
 
@@ -164,7 +168,9 @@ def wait_peers_up(nodes: list[Node], *, timeout: float) -> None:
         )
         try:
             cluster.connect()
-            up = {host.address for host in cluster.metadata.all_hosts() if host.is_up}
+            token_map = cluster.metadata.token_map
+            owners = {h.address for h in token_map.token_to_host_owner.values()}
+            up = {h.address for h in cluster.metadata.all_hosts() if h.is_up} & owners
         except Exception:  # noqa: BLE001 - not ready yet
             up = set()
         finally:
