@@ -56,6 +56,15 @@ def epoch_ms(value: datetime) -> int:
     return (delta.days * 86_400 + delta.seconds) * 1000 + delta.microseconds // 1000
 
 
+def within_reach(value: datetime, *, now: datetime) -> bool:
+    """Whether a time a reader asks for lies between the epoch and a year after now.
+
+    Nothing is stored outside, and bucket arithmetic near year 1 or 9999 overflows.
+    Aware datetimes compare as instants, without the conversion that can overflow.
+    """
+    return EPOCH <= value <= now + timedelta(days=366)
+
+
 def from_driver(value: datetime) -> datetime:
     """Mark a naive datetime read from Cassandra (always UTC) as UTC."""
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)

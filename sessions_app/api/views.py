@@ -76,9 +76,7 @@ def _time(request: Request, name: str, default: datetime) -> datetime:
         raise BadRequest(name, f"not an ISO-8601 time: {value!r}") from None
     if parsed.tzinfo is None:
         raise BadRequest(name, "time zone missing (use Z or an offset)")
-    # Nothing is stored outside these, and bucket arithmetic near year 1 or 9999 overflows
-    # (aware datetimes compare as instants, without converting).
-    if not buckets.EPOCH <= parsed <= datetime.now(UTC) + timedelta(days=366):
+    if not buckets.within_reach(parsed, now=datetime.now(UTC)):
         raise BadRequest(name, "between 1970-01-01 and a year from now")
     return parsed.astimezone(UTC)
 

@@ -16,6 +16,8 @@ from urllib.parse import urlsplit
 
 import orjson
 
+from sessions_app import buckets
+
 EVENT_TYPES = ("pageview", "click", "custom")
 LIMITS = {
     "id": 64,
@@ -34,9 +36,8 @@ MAX_PROP_KEY = 128
 MAX_PROPS_BYTES = 4096
 MAX_PROPS_DEPTH = 3
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f]")  # tab is allowed
-_EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
 _LATEST = datetime(9000, 1, 1, tzinfo=UTC)  # far from datetime.max: skew arithmetic fits
-_LATEST_MS = 221_845_392_000_000  # _LATEST in epoch milliseconds
+_LATEST_MS = buckets.epoch_ms(_LATEST)
 
 
 class BatchError(Exception):
@@ -142,7 +143,7 @@ def parse_time(value: Any, field: str = "ts") -> datetime:
         if ts.tzinfo is None:
             raise EventError(field, "time zone missing (use Z or an offset)")
         # Aware datetimes compare as instants; converting year 1 or 9999 can overflow.
-        if not _EARLIEST <= ts < _LATEST:
+        if not buckets.EPOCH <= ts < _LATEST:
             raise EventError(field, "out of range (1970 to 9000)")
         ts = ts.astimezone(UTC)
     else:

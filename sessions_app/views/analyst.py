@@ -25,11 +25,7 @@ def _site(site_id: uuid.UUID) -> Site:
 
 
 def _when(value: str | None, field: str, errors: list[str]) -> datetime | None:
-    """Parse a datetime-local / ISO value as UTC; None if absent, or bad (noted in errors).
-
-    Values before the epoch or more than a year ahead are refused too: nothing is
-    stored there, and bucket arithmetic near year 1 or 9999 overflows.
-    """
+    """Parse a datetime-local / ISO value as UTC; None if absent, or bad (noted in errors)."""
     if not value:
         return None
     try:
@@ -39,8 +35,7 @@ def _when(value: str | None, field: str, errors: list[str]) -> datetime | None:
         return None
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=UTC)
-    # Aware datetimes compare as instants, without converting (which can overflow).
-    if not buckets.EPOCH <= parsed <= datetime.now(UTC) + timedelta(days=366):
+    if not buckets.within_reach(parsed, now=datetime.now(UTC)):
         errors.append(f"{field}: between 1970 and a year from now; showing the default")
         return None
     return parsed.astimezone(UTC)
