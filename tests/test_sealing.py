@@ -88,7 +88,7 @@ def test_seal_writes_the_aggregates_and_marks_the_bucket(site, hour_with_traffic
     assert agg["bounces"] == 1 and agg["conversions"] == 1
     assert agg["top_pages"] == [("/", 2), ("/cart", 1)]
     assert sum(agg["durations"].values()) == 2
-    state = BucketState.objects.get(site=site, bucket=hour)
+    state = BucketState.objects.get(site=site, granularity="hour", bucket=hour)
     assert state.state == BucketState.SEALED and state.seals == 1
     assert (site.id, "hour", hour) not in services.buckets_due(now=now)
 
@@ -100,7 +100,7 @@ def test_sealing_twice_gives_the_same_rows(site, hour_with_traffic):
     services.bucket_seal(site_id=site.id, hour=hour, now=now)
     second = selectors.bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
     assert first == second
-    assert BucketState.objects.get(site=site, bucket=hour).seals == 2
+    assert BucketState.objects.get(site=site, granularity="hour", bucket=hour).seals == 2
 
 
 @pytest.mark.django_db(transaction=True, databases=["default", "cassandra"])
@@ -129,13 +129,16 @@ def test_a_late_event_reopens_a_sealed_bucket(site, hour_with_traffic):
         raw_events=[event(hour + timedelta(minutes=50), anon="late")],
     )
     assert response.late == 1
-    state = BucketState.objects.get(site=site, bucket=hour)
+    state = BucketState.objects.get(site=site, granularity="hour", bucket=hour)
     assert state.state == BucketState.REOPENED and state.late_events == 1
     assert (site.id, "hour", hour) in services.buckets_due(now=now)
     services.bucket_seal(site_id=site.id, hour=hour, now=now)
     agg = selectors.bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
     assert agg["events"] == 6 and agg["users"] == 3
-    assert BucketState.objects.get(site=site, bucket=hour).state == BucketState.SEALED
+    assert (
+        BucketState.objects.get(site=site, granularity="hour", bucket=hour).state
+        == BucketState.SEALED
+    )
 
 
 def test_open_buckets_are_not_due(site):
@@ -155,7 +158,7 @@ def test_sweep_after_a_redis_flush_seals_with_a_real_worker(
     deadline = time.monotonic() + 60
     state = None
     while time.monotonic() < deadline:
-        state = BucketState.objects.get(site=site, bucket=hour)
+        state = BucketState.objects.get(site=site, granularity="hour", bucket=hour)
         if state.state == BucketState.SEALED:
             break
         time.sleep(0.5)

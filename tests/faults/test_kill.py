@@ -263,7 +263,9 @@ def test_kill_9_the_celery_worker_mid_seal_then_the_sweep_seals_it_right(site):
         for pid in [*children(worker.pid), worker.pid]:
             os.kill(pid, signal.SIGKILL)
         worker.wait(10)
-        assert BucketState.objects.get(site=site, bucket=hour).state != "sealed"  # killed mid-way
+        assert (
+            BucketState.objects.get(site=site, granularity="hour", bucket=hour).state != "sealed"
+        )  # killed mid-way
     finally:
         if worker.poll() is None:
             os.killpg(worker.pid, signal.SIGKILL)
@@ -272,7 +274,7 @@ def test_kill_9_the_celery_worker_mid_seal_then_the_sweep_seals_it_right(site):
     try:
         assert tasks.seal_due_buckets.apply().get() >= 1  # the sweep finds it from SQL
         deadline = time.monotonic() + 120
-        while BucketState.objects.get(site=site, bucket=hour).state != "sealed":
+        while BucketState.objects.get(site=site, granularity="hour", bucket=hour).state != "sealed":
             assert time.monotonic() < deadline, "not sealed after the restart"
             time.sleep(0.5)
     finally:

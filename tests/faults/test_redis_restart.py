@@ -222,7 +222,7 @@ def test_redis_restarted_sessions_stay_right_and_no_work_is_lost(site):
         # 3. Restart Redis on the same port, empty (no persistence).
         assert launcher.start(port)
         assert store.llen(PARKED) == 0  # the parked seal is gone with Redis
-        assert BucketState.objects.get(site=site, bucket=hour).state == "open"
+        assert BucketState.objects.get(site=site, granularity="hour", bucket=hour).state == "open"
         assert not store.exists(f"cs:sess:{site.id}:{a}")
         for n in (4, 5):
             assert send(beacons[n], "restarted")["accepted"] == 3
@@ -239,7 +239,7 @@ def test_redis_restarted_sessions_stay_right_and_no_work_is_lost(site):
             assert time.monotonic() < deadline, "the worker did not reconnect to Redis"
         client.send_task(tasks.seal_due_buckets.name, ignore_result=True)
         deadline = time.monotonic() + 90
-        while BucketState.objects.get(site=site, bucket=hour).state != "sealed":
+        while BucketState.objects.get(site=site, granularity="hour", bucket=hour).state != "sealed":
             assert time.monotonic() < deadline, "the lost seal was not re-derived"
             time.sleep(0.5)
         assert worker.poll() is None
