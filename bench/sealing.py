@@ -1,9 +1,10 @@
 """Seal and rolling-counter benchmarks (run by bench/run.py in the bench environment; prints JSON).
 
-1. Seal one hour holding EVENTS events (4 shards, ~20 events a session): events
-   aggregated per second by services.bucket_seal (read every shard, aggregate, write
-   the aggregates, per-user counts and series), beside the raw driver only reading the
-   same partitions (the floor any seal pays).
+1. Seal one hour holding EVENTS events (4 shards, ~20 events a session, two beacons
+   each): events aggregated per second by services.bucket_seal (merge the beacons'
+   tallies, aggregate, write the aggregates, per-user counts and series), beside the
+   raw driver only reading the hour's raw rows (the floor of a seal that scans them),
+   and the same seal made to scan the raw rows (as after an erasure).
 2. A user's 12-month rolling count from a year of sealed hours, days and months,
    beside the naive cover that reads sealed hours only: latency and partitions read.
 """
@@ -29,6 +30,7 @@ from cassandra.query import UNSET_VALUE as UNSET  # noqa: E402
 from sessions_app import buckets, selectors, services  # noqa: E402
 from sessions_app.cassandra import prepare, session  # noqa: E402
 from sessions_app.collector.pipeline import Source, events_record  # noqa: E402
+from sessions_app.collector.writer import EventRow, Plan, partial_rows  # noqa: E402
 from sessions_app.ids import time_uuid  # noqa: E402
 from sessions_app.models import BucketState, Site  # noqa: E402
 
@@ -56,37 +58,68 @@ BUTTONS = [
 
 
 def _hour_of_events(site: Site, hour: datetime, events: int) -> None:
-    """Write `events` raw rows and their sessions' summaries straight into the tables."""
+    """Write `events` raw rows, their sessions' summaries and their batches' tallies.
+
+    Raw rows and summaries go straight into the tables (the other event tables are
+    not what a seal reads); each session arrives as two 10-event beacons, whose
+    tallies are the rows the applier writes for them (writer.partial_rows).
+    """
     rng = random.Random(7)  # noqa: S311 - test data
     insert, summary = prepare(INSERT_SITE_EVENT), prepare(INSERT_SESSION)
     work = []
-    per_session = 20
+    per_session, per_beacon = 20, 10
     for s in range(events // per_session):
         user = f"user-{s % (events // 40)}"
         started = hour + timedelta(seconds=rng.uniform(0, 3000))
         session_id = time_uuid(started, f"s-{s}")
+        rows = []
         for i in range(per_session):
             ts = started + timedelta(seconds=i * 25)
             kind = ("pageview", "click", "click", "custom")[i % 4]
+            row = EventRow(
+                site_id=site.id,
+                user_key=user,
+                session_id=session_id,
+                event_id=time_uuid(ts, f"e-{s}-{i}"),
+                type=kind,
+                ts=ts,
+                name=rng.choice(["login", "purchase", "signup"]) if kind == "custom" else None,
+                url=rng.choice(PAGES),
+                element=json.loads(rng.choice(BUTTONS)) if kind == "click" else None,
+                is_bot=s % 50 == 0,
+                shard=(s * per_session + i) % SHARDS,
+            )
+            rows.append(row)
             work.append(
                 (
                     insert,
                     (
                         site.id,
                         hour,
-                        (s * per_session + i) % SHARDS,
-                        time_uuid(ts, f"e-{s}-{i}"),
+                        row.shard,
+                        row.event_id,
                         session_id,
                         user,
                         kind,
-                        rng.choice(["login", "purchase", "signup"]) if kind == "custom" else UNSET,
+                        row.name or UNSET,
                         ts,
-                        rng.choice(PAGES),
-                        rng.choice(BUTTONS) if kind == "click" else UNSET,
-                        s % 50 == 0,
+                        row.url,
+                        json.dumps(row.element) if row.element else UNSET,
+                        row.is_bot,
                     ),
                 )
             )
+        for b in range(0, per_session, per_beacon):
+            received = rows[b + per_beacon - 1].ts
+            beacon = Plan(
+                site_id=site.id,
+                batch_id=time_uuid(received, f"b-{s}-{b}"),
+                received_at=received,
+                version=0,
+                events=rows[b : b + per_beacon],
+                shards=SHARDS,
+            )
+            work.extend(row for _, row in partial_rows(beacon))
         work.append(
             (
                 summary,
@@ -120,22 +153,33 @@ def seal(events: int) -> dict[str, float]:
         site=site, granularity="hour", bucket=hour, defaults={"shards": SHARDS}
     )
     scan = prepare(SCAN)
-    scans, seals = [], []
+    scans: list[float] = []
+    seals: dict[bool, list[float]] = {True: [], False: []}
+    results = {}
     for _ in range(3):
         started = time.perf_counter()
         futures = [session().execute_async(scan, (site.id, hour, s)) for s in range(SHARDS)]
         rows = sum(1 for f in futures for _ in f.result())
         scans.append(time.perf_counter() - started)
-        started = time.perf_counter()
-        services.bucket_seal(site_id=site.id, hour=hour, now=datetime.now(UTC))
-        seals.append(time.perf_counter() - started)
-    aggregate = selectors.bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
-    assert aggregate is not None and aggregate["rows_read"] == rows == events
+        # From the batches' tallies, then (as after an erasure) from the raw rows.
+        for tallies in (True, False):
+            BucketState.objects.filter(site=site, granularity="hour", bucket=hour).update(
+                partials=tallies
+            )
+            started = time.perf_counter()
+            services.bucket_seal(site_id=site.id, hour=hour, now=datetime.now(UTC))
+            seals[tallies].append(time.perf_counter() - started)
+            aggregate = selectors.bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
+            assert aggregate is not None and aggregate["rows_read"] == rows == events
+            del aggregate["sealed_at"]
+            results[tallies] = aggregate
+    assert results[True] == results[False], "tallies and raw rows disagree"
     return {
         "events": events,
-        "seal_events_per_second": events / statistics.median(seals),
+        "seal_events_per_second": events / statistics.median(seals[True]),
+        "seal_raw_events_per_second": events / statistics.median(seals[False]),
         "scan_events_per_second": events / statistics.median(scans),
-        "seal_seconds": statistics.median(seals),
+        "seal_seconds": statistics.median(seals[True]),
         "per_user_rows": len(
             selectors.bucket_user_counts(site_id=site.id, granularity="hour", bucket_starts=[hour])
         ),

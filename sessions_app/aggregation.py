@@ -13,7 +13,7 @@ import zlib
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import orjson
@@ -146,16 +146,39 @@ class Span:
     pageviews: int = 0
 
 
+@dataclass
+class Tally:
+    """The additive counts behind a bucket's aggregates, from some of its raw events.
+
+    Tallies of disjoint sets of events add up (`tally_fold`) to the tally of their
+    union: the seal either tallies the hour's raw rows or folds the tallies the
+    applier wrote beside each batch (bucket_partials); `finish` turns either into
+    the same Aggregates. Pages and clicks are already paths and labels.
+    """
+
+    rows: int = 0
+    by_type: Counter[str] = field(default_factory=Counter)
+    by_name: Counter[str] = field(default_factory=Counter)
+    pages: Counter[str] = field(default_factory=Counter)
+    clicks: Counter[str] = field(default_factory=Counter)
+    per_user: Counter[tuple[str, str]] = field(default_factory=Counter)
+    spans: dict[uuid.UUID, Span] = field(default_factory=dict)
+
+
 def count_events(
     events: Iterable[dict[str, Any]], *, conversion_event: str
 ) -> tuple[Aggregates, dict[uuid.UUID, Span]]:
-    """Count a bucket's raw events (bots excluded); also return each human session's span.
+    """Count a bucket's raw events (bots excluded); also return each human session's span."""
+    return finish(tally(events), conversion_event=conversion_event)
+
+
+def tally(events: Iterable[dict[str, Any]]) -> Tally:
+    """Tally raw events (rows of site_events_by_bucket, or a plan's events as dicts).
 
     The loop only counts raw values (urls, element JSON); paths and labels are
     derived once per distinct value afterwards, which keeps a 200,000-event hour
     cheap.
     """
-    result = Aggregates()
     by_type: Counter[str] = Counter()
     by_name: Counter[str] = Counter()
     urls: Counter[str | None] = Counter()
@@ -202,17 +225,115 @@ def count_events(
         label = click_label(orjson.loads(raw) if raw else None)
         if label:
             clicks[label] += n
-    users = {span.user_key for span in spans.values()}
-    result.rows_read = rows
-    result.events = sum(by_type.values())
-    result.conversions = by_name.get(conversion_event, 0)
-    result.by_type, result.by_name = dict(by_type), dict(by_name)
+    return Tally(rows, by_type, by_name, pages, clicks, per_user, spans)
+
+
+def finish(counted: Tally, *, conversion_event: str) -> tuple[Aggregates, dict[uuid.UUID, Span]]:
+    """Turn a tally into a bucket's event aggregates (sessions are added by count_sessions)."""
+    result = Aggregates()
+    users = {span.user_key for span in counted.spans.values()}
+    result.rows_read = counted.rows
+    result.events = sum(counted.by_type.values())
+    result.conversions = counted.by_name.get(conversion_event, 0)
+    result.by_type, result.by_name = dict(counted.by_type), dict(counted.by_name)
     result.users = len(users)
     result.users_sketch = sketch_of(users)
-    result.top_pages = _top(pages)
-    result.top_clicks = _top(clicks)
-    result.user_counts = dict(per_user)
-    return result, spans
+    result.top_pages = _top(counted.pages)
+    result.top_clicks = _top(counted.clicks)
+    result.user_counts = dict(counted.per_user)
+    return result, counted.spans
+
+
+# --- Tallies stored beside each batch (bucket_partials) ---------------------------
+# Format "v": 1, orjson: counters as objects, per-user counts as {user: {key: n}},
+# spans as {session id: [user, first ms, last ms, events, pageviews]}. Span times
+# decode as naive UTC datetimes, as the driver returns the raw rows' ts.
+
+_EPOCH_NAIVE = datetime(1970, 1, 1)
+
+
+def _ms(value: datetime) -> int:
+    if value.tzinfo is not None:
+        value = value.astimezone(UTC).replace(tzinfo=None)
+    return (value - _EPOCH_NAIVE) // timedelta(milliseconds=1)
+
+
+def tally_encode(counted: Tally) -> bytes:
+    """Serialize a tally (of a plan's events: every span has its times)."""
+    users: dict[str, dict[str, int]] = {}
+    for (user, key), n in counted.per_user.items():
+        users.setdefault(user, {})[key] = n
+    return orjson.dumps(
+        {
+            "v": 1,
+            "rows": counted.rows,
+            "type": counted.by_type,
+            "name": counted.by_name,
+            "pages": counted.pages,
+            "clicks": counted.clicks,
+            "users": users,
+            "spans": {
+                str(sid): [s.user_key, _ms(s.first), _ms(s.last), s.events, s.pageviews]
+                for sid, s in counted.spans.items()
+            },
+        }
+    )
+
+
+def tally_fold(payloads: Iterable[bytes]) -> Tally:
+    """Add up tallies of disjoint sets of events, as tally_encode wrote them.
+
+    One pass over the decoded JSON with plain dicts (a seal folds tens of thousands
+    of them); a session's spans join up, and each session id is parsed once.
+    """
+    rows = 0
+    by_type: dict[str, int] = {}
+    by_name: dict[str, int] = {}
+    pages: dict[str, int] = {}
+    clicks: dict[str, int] = {}
+    per_user: dict[tuple[str, str], int] = {}
+    spans: dict[str, list[Any]] = {}
+    for payload in payloads:
+        body = orjson.loads(payload)
+        rows += body["rows"]
+        for total, part in (
+            (by_type, body["type"]),
+            (by_name, body["name"]),
+            (pages, body["pages"]),
+            (clicks, body["clicks"]),
+        ):
+            for key, n in part.items():
+                total[key] = total.get(key, 0) + n
+        for user, keys in body["users"].items():
+            for key, n in keys.items():
+                pair = (user, key)
+                per_user[pair] = per_user.get(pair, 0) + n
+        for session_id, span in body["spans"].items():
+            seen = spans.get(session_id)
+            if seen is None:
+                spans[session_id] = span
+                continue
+            if span[1] < seen[1]:
+                seen[1] = span[1]
+            if span[2] > seen[2]:
+                seen[2] = span[2]
+            seen[3] += span[3]
+            seen[4] += span[4]
+    ms = timedelta(milliseconds=1)
+    return Tally(
+        rows=rows,
+        by_type=Counter(by_type),
+        by_name=Counter(by_name),
+        pages=Counter(pages),
+        clicks=Counter(clicks),
+        per_user=Counter(per_user),
+        spans={
+            uuid.UUID(sid): Span(
+                user, _EPOCH_NAIVE + first * ms, _EPOCH_NAIVE + last * ms, n, views
+            )
+            for sid, (user, first, last, n, views) in spans.items()
+        },
+    )
 
 
 def count_sessions(

@@ -11,6 +11,7 @@ import atexit
 import os
 import struct
 import threading
+import uuid
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any
@@ -182,7 +183,12 @@ _SERIALIZERS: dict[str, Callable[[Any], bytes]] = {
     "smallint": _INT16,
     "bigint": _INT64,
 }
-_binders: dict[int, tuple[PreparedStatement, list[tuple[Callable[[Any], bytes], Any]]]] = {}
+_binders: dict[
+    int, tuple[PreparedStatement, list[tuple[Callable[[Any], bytes], Any]], list[Any]]
+] = {}
+# Values whose bytes a column may reuse when the next row passes the same object:
+# immutable, so the same object always serializes the same.
+_REUSABLE = frozenset({str, int, bool, uuid.UUID, datetime})
 
 
 def bind(statement: PreparedStatement, params: Sequence[Any]) -> BoundStatement:
@@ -193,7 +199,9 @@ def bind(statement: PreparedStatement, params: Sequence[Any]) -> BoundStatement:
     the collector's write path that was most of the CPU of writing a row. Here
     each column's serializer is looked up once per prepared statement; the bytes
     are the driver's (tests/test_cassandra_bind.py compares them), and any value a
-    fast serializer does not take goes through the driver's own.
+    fast serializer does not take goes through the driver's own. Each column also
+    remembers its last value and bytes: rows written together mostly repeat their
+    site, bucket and TTL, and those are serialized once.
     """
     entry = _binders.get(id(statement))
     if entry is None or entry[0] is not statement:
@@ -202,19 +210,27 @@ def bind(statement: PreparedStatement, params: Sequence[Any]) -> BoundStatement:
             (_SERIALIZERS.get(column.type.typename) or _driver(column.type, version), column.type)
             for column in statement.column_metadata
         ]
-        entry = _binders[id(statement)] = (statement, columns)
-    columns = entry[1]
+        entry = _binders[id(statement)] = (statement, columns, [None] * len(columns))
+    _, columns, last = entry
     if len(params) != len(columns):
         raise ValueError(f"{len(params)} values for {len(columns)} bind markers")
     values: list[Any] = []
-    for value, (serialize, kind) in zip(params, columns, strict=True):
+    for index, value in enumerate(params):
         if value is None or (type(value) is dict and not value):
             values.append(UNSET_VALUE)
             continue
+        seen = last[index]
+        if seen is not None and seen[0] is value:
+            values.append(seen[1])
+            continue
+        serialize, kind = columns[index]
         try:
-            values.append(serialize(value))
+            data = serialize(value)
         except (AttributeError, TypeError, struct.error):
-            values.append(kind.serialize(value, statement.protocol_version))
+            data = kind.serialize(value, statement.protocol_version)
+        if type(value) in _REUSABLE:
+            last[index] = (value, data)
+        values.append(data)
     for index in statement.routing_key_indexes or ():
         if values[index] is UNSET_VALUE:
             name = statement.column_metadata[index].name
@@ -279,12 +295,12 @@ def pack_by_replicas(
     """
     metadata = session().cluster.metadata
     name = keyspace()
-    groups: dict[tuple[str, ...], list[list[BoundStatement]]] = {}
+    groups: dict[frozenset[Any], list[list[BoundStatement]]] = {}
     for bound in partitions:
         if not bound:
             continue
-        replicas = metadata.get_replicas(name, bound[0].routing_key)
-        key = tuple(sorted(str(host.endpoint) for host in replicas))
+        # Hosts hash and compare by endpoint: the same replicas, in any order, are one key.
+        key = frozenset(metadata.get_replicas(name, bound[0].routing_key))
         groups.setdefault(key, []).append(bound)
     work: list[tuple[Any, None]] = []
     for members in groups.values():

@@ -56,6 +56,7 @@ MAX_LINKED_IDS = 1000
 # The tables of the receipt, in the order the job clears them.
 TABLES = (
     "site_events_by_bucket",
+    "bucket_partials",
     "user_events_by_bucket",
     "session_events",
     "latest_sessions",
@@ -108,6 +109,7 @@ DELETE_SITE_EVENT = """
 DELETE FROM {ks}.site_events_by_bucket
 WHERE site_id = ? AND bucket = ? AND shard = ? AND event_id = ?
 """
+DELETE_PARTIALS = "DELETE FROM {ks}.bucket_partials WHERE site_id = ? AND bucket = ? AND shard = ?"
 DELETE_FEED = """
 DELETE FROM {ks}.latest_sessions
 WHERE site_id = ? AND sentinel = ? AND seen_id = ? AND session_id = ?
@@ -277,6 +279,7 @@ class _Job:
         found = self._find(keys)
         self._progress("deleting events")
         self._delete_events(found)
+        self._delete_tallies(found)
         self._progress("deleting sessions and the feed")
         self._delete_sessions(keys, found)
         self._progress("deleting identity links and failed events")
@@ -403,6 +406,32 @@ class _Job:
         self.counts["user_events_by_bucket"] += sum(found.user_buckets.values())
         _write(DELETE_SESSION_EVENTS, ((s,) for s in found.sessions))
         self.counts["session_events"] += found.session_rows
+
+    def _delete_tallies(self, found: _Found) -> None:
+        """Delete the per-batch tallies of the user's hours; seal those hours from raw rows.
+
+        A tally counts the erased events and names their user key, and cannot be
+        edited without its batch's other events: every tally of those hours goes,
+        and the hours stop trusting tallies for good (later batches' tallies would
+        cover only part of them).
+        """
+        site_id, now_shards = self.site.id, max(1, self.site.event_shards)
+        hours = sorted({buckets.floor(ts, buckets.Width.HOUR) for ts in found.events.values()})
+        for hour in hours:
+            state, created = BucketState.objects.get_or_create(
+                site=self.site, granularity="hour", bucket=hour, defaults={"partials": False}
+            )
+            if not created and state.partials:
+                BucketState.objects.filter(pk=state.pk).update(partials=False)
+        recorded = selectors.hour_shards(site_id=site_id, hours=hours)
+        self.counts["bucket_partials"] += _write(
+            DELETE_PARTIALS,
+            (
+                (site_id, hour, shard)
+                for hour in hours
+                for shard in range(max(now_shards, recorded.get(hour, 1)))
+            ),
+        )
 
     def _delete_sessions(self, keys: list[str], found: _Found) -> None:
         site_id = self.site.id

@@ -58,8 +58,8 @@ class PolicySpec:
             days = math.ceil(needed / timedelta(days=1)) + 1
             return days, (
                 f"events up to MAX_EVENT_AGE_DAYS ({settings.MAX_EVENT_AGE.days}) old are still "
-                "accepted and reopen their hour, whose reseal reads every raw row of the hour "
-                "again; shorter raw retention would make that reseal undercount"
+                "accepted and reopen their hour, whose reseal reads all of the hour's tallies "
+                "(or raw rows) again; shorter raw retention would make that reseal undercount"
             )
         if self.key.startswith("aggregates_"):
             return ROLLING_WINDOW_DAYS + 1, (
@@ -77,7 +77,12 @@ SPECS: dict[str, PolicySpec] = {
         PolicySpec(
             RAW_EVENTS,
             "Raw events",
-            ("session_events", "user_events_by_bucket", "site_events_by_bucket"),
+            (
+                "session_events",
+                "user_events_by_bucket",
+                "site_events_by_bucket",
+                "bucket_partials",
+            ),
             max_days=1098,
         ),
         PolicySpec(SESSIONS, "Sessions", ("user_sessions", "identity_links"), max_days=MAX_DAYS),

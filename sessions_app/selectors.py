@@ -730,6 +730,9 @@ SELECT_SEAL_ROWS = """
 SELECT session_id, user_key, type, name, ts, url, element, is_bot
 FROM {ks}.site_events_by_bucket WHERE site_id = ? AND bucket = ? AND shard = ?
 """
+SELECT_PARTIALS = """
+SELECT tally FROM {ks}.bucket_partials WHERE site_id = ? AND bucket = ? AND shard = ?
+"""
 MAX_AGGREGATE_ROWS = 2_000  # a 92-day range of hours is 2,208 rows: read hours ≤ 83 days
 
 
@@ -848,12 +851,39 @@ def site_bucket_rows(
 ) -> Iterator[dict[str, Any]]:
     """Yield the raw rows of a site's hour from every shard (seal input), page by page.
 
-    Only the columns the aggregates need. Every shard pages concurrently: the
-    driver fetches a shard's next page as soon as its previous one arrived, while
-    this generator hands pages to the caller as they come.
+    Only the columns the aggregates need.
+    """
+    return _shards_scan(
+        SELECT_SEAL_ROWS, site_id=site_id, hour=hour, shards=shards, page_size=page_size
+    )
+
+
+def bucket_partials(*, site_id: uuid.UUID, hour: datetime, shards: int) -> aggregation.Tally | None:
+    """Return the merged tallies the applier wrote for a site's hour; None if it wrote none.
+
+    Each row is one batch's tally of its events in the hour (writer._partial_rows);
+    whether they cover every raw row is BucketState.partials' business.
+    """
+    payloads = [
+        row["tally"]
+        for row in _shards_scan(
+            SELECT_PARTIALS, site_id=site_id, hour=hour, shards=shards, page_size=5_000
+        )
+    ]
+    return aggregation.tally_fold(payloads) if payloads else None
+
+
+def _shards_scan(
+    query_text: str, *, site_id: uuid.UUID, hour: datetime, shards: int, page_size: int
+) -> Iterator[dict[str, Any]]:
+    """Yield the rows of a (site, hour, shard) table's hour from every shard.
+
+    Every shard pages concurrently: the driver fetches a shard's next page as soon
+    as its previous one arrived, while this generator hands pages to the caller as
+    they come.
     """
     bucket = buckets.floor(hour, buckets.Width.HOUR)
-    statement = prepare(SELECT_SEAL_ROWS)
+    statement = prepare(query_text)
     pages: queue.Queue[list[dict[str, Any]] | BaseException | None] = queue.Queue()
 
     def follow(future: Any) -> None:

@@ -9,13 +9,13 @@ import secrets
 import socket
 import uuid
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from cassandra.concurrent import execute_concurrent_with_args
-from cassandra.query import BatchStatement, BatchType
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
@@ -26,10 +26,10 @@ from django.utils import timezone
 
 from sessions_app import aggregation, buckets, retention, selectors, series
 from sessions_app.cassandra import (
-    consistency,
+    bind,
     execute_windowed,
+    pack_by_replicas,
     prepare,
-    replica_batches,
     session,
 )
 from sessions_app.models import (
@@ -357,85 +357,89 @@ def _aggregates_write(
     bucket: datetime,
     result: aggregation.Aggregates,
     now: datetime,
+    *,
+    counts: bool = True,
 ) -> None:
-    """Overwrite a bucket's aggregate row, series points and per-user counts.
+    """Overwrite a bucket's aggregate row, series points and (unless `counts` is
+    False: written already) its per-user counts.
 
     Every value is computed, never added, so a second or concurrent seal writes
-    the same cells. Per-user counts go to two tables: bucket_user_counts (site
-    partition, what the parent's rollup reads) and rolling_counts (user
-    partition, what the rolling-counter reads use), in unlogged batches: the site's
-    rows 200 at a time (one partition), the users' by up to 10 partitions that
-    share their replicas (cassandra.replica_batches).
+    the same cells.
     """
     ttl = _ttl(granularity)
-    work: list[tuple[Any, Any]] = [
+    if counts:
+        _user_counts_write(site_id, granularity, bucket, result.user_counts)
+    session().execute(
+        prepare(UPSERT_AGGREGATE, idempotent=True, write=True),
         (
-            prepare(UPSERT_AGGREGATE, idempotent=True, write=True),
-            (
-                site_id,
-                granularity,
-                bucket,
-                result.events,
-                result.by_type,
-                result.by_name,
-                result.sessions_started,
-                result.users,
-                result.bounces,
-                result.conversions,
-                result.durations,
-                json.dumps(result.top_pages),
-                json.dumps(result.top_clicks),
-                result.rows_read,
-                buckets.as_utc(now),
-                result.users_sketch,
-                ttl,
-            ),
-        )
-    ]
-    site_rows = prepare(UPSERT_BUCKET_USER_COUNT, idempotent=True, write=True)
-    user_rows = prepare(UPSERT_ROLLING_COUNT, idempotent=True, write=True)
-    period = buckets.rolling_period(granularity, bucket)
-    items = sorted(result.user_counts.items())
-    for offset in range(0, len(items), COUNT_BATCH_ROWS):
-        work.append(
-            _batch(
-                site_rows,
-                [
-                    (site_id, granularity, bucket, user, key, n, ttl)
-                    for (user, key), n in items[offset : offset + COUNT_BATCH_ROWS]
-                ],
-            )
-        )
-    by_user: dict[str, list[tuple[Any, ...]]] = {}
-    for (user, key), n in items:
-        by_user.setdefault(user, []).append(
-            (site_id, user, granularity, period, key, bucket, n, ttl)
-        )
-    work.extend(replica_batches(user_rows, by_user.values()))
-    execute_windowed(work)
+            site_id,
+            granularity,
+            bucket,
+            result.events,
+            result.by_type,
+            result.by_name,
+            result.sessions_started,
+            result.users,
+            result.bounces,
+            result.conversions,
+            result.durations,
+            json.dumps(result.top_pages),
+            json.dumps(result.top_clicks),
+            result.rows_read,
+            buckets.as_utc(now),
+            result.users_sketch,
+            ttl,
+        ),
+    )
     series.points_write(_metric_points(site_id, granularity, bucket, result), ttl=ttl)
 
 
-def _batch(statement: Any, rows: list[tuple[Any, ...]]) -> tuple[Any, Any]:
-    if len(rows) == 1:
-        return statement, rows[0]
-    batch = BatchStatement(
-        batch_type=BatchType.UNLOGGED,
-        consistency_level=consistency(settings.CASSANDRA_WRITE_CONSISTENCY),
+def _user_counts_write(
+    site_id: uuid.UUID, granularity: str, bucket: datetime, user_counts: dict[tuple[str, str], int]
+) -> None:
+    """Overwrite a bucket's per-user counts in both tables.
+
+    bucket_user_counts (site partition, what the parent's rollup reads) and
+    rolling_counts (user partition, what the rolling-counter reads use), in
+    unlogged batches: the site's rows 200 at a time (one partition), the users' by
+    up to 10 partitions that share their replicas (cassandra.pack_by_replicas).
+    """
+    ttl = _ttl(granularity)
+    site_rows = prepare(UPSERT_BUCKET_USER_COUNT, idempotent=True, write=True)
+    user_rows = prepare(UPSERT_ROLLING_COUNT, idempotent=True, write=True)
+    period = buckets.rolling_period(granularity, bucket)
+    items = list(user_counts.items())
+    site_bound = [
+        bind(site_rows, (site_id, granularity, bucket, u, k, n, ttl)) for (u, k), n in items
+    ]
+    # The site's rows are one partition: COUNT_BATCH_ROWS of them a batch.
+    work = pack_by_replicas(
+        (
+            site_bound[offset : offset + COUNT_BATCH_ROWS]
+            for offset in range(0, len(site_bound), COUNT_BATCH_ROWS)
+        ),
+        partitions_per_batch=1,
+        rows_per_batch=COUNT_BATCH_ROWS,
     )
-    batch.is_idempotent = True
-    for row in rows:
-        batch.add(statement, row)
-    return batch, None
+    by_user: dict[str, list[Any]] = {}
+    for (user, key), n in items:
+        by_user.setdefault(user, []).append(
+            bind(user_rows, (site_id, user, granularity, period, key, bucket, n, ttl))
+        )
+    work.extend(pack_by_replicas(by_user.values()))
+    execute_windowed(work)
 
 
 def bucket_seal(*, site_id: uuid.UUID | str, hour: datetime, now: datetime) -> bool:
     """Compute and overwrite one hour's aggregates, then mark it sealed; idempotent.
 
-    Streams the hour's rows from every shard, reads the summaries of the sessions
-    that started in the hour, writes everything, then flips the state only if no
-    late event bumped its version meanwhile. Returns False in that case (the
-    bucket stays reopened and the next sweep seals it again).
+    Merges the tallies the applier wrote beside each batch of the hour (one row per
+    batch instead of one per event), or, when the hour is not covered by tallies
+    (BucketState.partials off, or none written), streams the hour's raw rows from
+    every shard. Then it reads the summaries of the sessions that started in the
+    hour, writes everything, then flips the state only if no late event (or
+    erasure) bumped its version meanwhile. Returns False in that case (the bucket
+    stays reopened and the next sweep seals it again).
     """
     hour = buckets.floor(hour, buckets.Width.HOUR)
     state = BucketState.objects.select_related("site").get(
@@ -445,11 +449,22 @@ def bucket_seal(*, site_id: uuid.UUID | str, hour: datetime, now: datetime) -> b
     site = state.site
     end = buckets.next_start(hour, buckets.Width.HOUR)
     # Every shard the hour was ever written with, whatever the site uses now.
-    rows = selectors.site_bucket_rows(site_id=site.id, hour=hour, shards=state.shards)
-    result, spans = aggregation.count_events(rows, conversion_event=settings.CONVERSION_EVENT)
-    sessions = selectors.session_summaries(site_id=site.id, start=hour, end=end, spans=spans)
-    aggregation.count_sessions(result, sessions, start=hour, end=end)
-    _aggregates_write(site.id, "hour", hour, result, now)
+    counted = (
+        selectors.bucket_partials(site_id=site.id, hour=hour, shards=state.shards)
+        if state.partials
+        else None
+    )
+    if counted is None:  # no tallies cover the hour: its raw rows do
+        rows = selectors.site_bucket_rows(site_id=site.id, hour=hour, shards=state.shards)
+        counted = aggregation.tally(rows)
+    result, spans = aggregation.finish(counted, conversion_event=settings.CONVERSION_EVENT)
+    # The per-user counts need no session summaries: they are written meanwhile.
+    with ThreadPoolExecutor(1, thread_name_prefix="seal-counts") as pool:
+        counts = pool.submit(_user_counts_write, site.id, "hour", hour, result.user_counts)
+        sessions = selectors.session_summaries(site_id=site.id, start=hour, end=end, spans=spans)
+        aggregation.count_sessions(result, sessions, start=hour, end=end)
+        counts.result()
+    _aggregates_write(site.id, "hour", hour, result, now, counts=False)
     user_widths_adapt(site=site, hour_counts=result.user_counts, now=now)
     BucketState.objects.get_or_create(
         site=site, granularity="day", bucket=buckets.floor(hour, "day")
@@ -629,6 +644,10 @@ LIMIT 1
 DELETE_SITE_EVENTS = """
 DELETE FROM {ks}.site_events_by_bucket WHERE site_id = ? AND bucket = ? AND shard = ?
 """
+PROBE_PARTIALS = """
+SELECT batch_id FROM {ks}.bucket_partials WHERE site_id = ? AND bucket = ? AND shard = ? LIMIT 1
+"""
+DELETE_PARTIALS = "DELETE FROM {ks}.bucket_partials WHERE site_id = ? AND bucket = ? AND shard = ?"
 PROBE_LOG = """
 SELECT batch_id FROM {ks}.transaction_log WHERE site_id = ? AND minute = ? AND shard = ? LIMIT 1
 """
@@ -676,6 +695,16 @@ PURGE_TARGETS = (
         buckets.Width.HOUR,
         PROBE_SITE_EVENTS,
         DELETE_SITE_EVENTS,
+        lambda site, bucket: [
+            (site.id, bucket, shard) for shard in range(_shards_of(site, bucket))
+        ],
+    ),
+    PurgeTarget(
+        "bucket_partials",
+        retention.RAW_EVENTS,
+        buckets.Width.HOUR,
+        PROBE_PARTIALS,
+        DELETE_PARTIALS,
         lambda site, bucket: [
             (site.id, bucket, shard) for shard in range(_shards_of(site, bucket))
         ],

@@ -35,6 +35,7 @@ from sessions_app.collector.writer import (
     Stats,
     log_mark_applied,
     log_write,
+    partial_shard,
     plan_apply,
     plan_decode,
     plan_without,
@@ -191,9 +192,11 @@ def _touch_buckets(site: Site, plan: Plan) -> None:
     from sessions_app.services import bucket_states_touch
 
     hours: dict[datetime, tuple[int, int]] = {}
+    # The batch's tallies (bucket_partials) go to one shard of each of its hours.
+    tallies = partial_shard(plan.batch_id, plan.shards) + 1
     for event in plan.events:
         hour = buckets.floor(event.ts, buckets.Width.HOUR)
-        late, shards = hours.get(hour, (0, 1))
+        late, shards = hours.get(hour, (0, tallies))
         hours[hour] = (late + int(event.late), max(shards, event.shard + 1))
     try:
         bucket_states_touch(site=site, hours=hours)
@@ -328,12 +331,16 @@ def _plan(
     by_user: dict[str, list[_Candidate]] = defaultdict(list)
     for c in fresh:
         by_user[c.user_key].append(c)
+    shards = max(1, site.event_shards)
     plan = Plan(
-        site_id=site.id, batch_id=batch_id, received_at=received_at, version=version_of(received_at)
+        site_id=site.id,
+        batch_id=batch_id,
+        received_at=received_at,
+        version=version_of(received_at),
+        shards=shards,
     )
     states: dict[str, SessionState] = {}
     links: set[tuple[str, str]] = set()
-    shards = max(1, site.event_shards)
     for user_key, items in by_user.items():
         items.sort(key=lambda c: (c.ts, c.index))
         sessionizer = Sessionizer(

@@ -27,7 +27,7 @@ import orjson
 from cassandra.query import BatchStatement, BatchType, PreparedStatement
 from django.conf import settings
 
-from sessions_app import buckets, retention
+from sessions_app import aggregation, buckets, retention
 from sessions_app.cassandra import bind, consistency, pack_by_replicas, prepare, session
 from sessions_app.ids import time_uuid
 
@@ -59,6 +59,11 @@ INSERT INTO {ks}.site_events_by_bucket
   (site_id, bucket, shard, event_id, session_id, user_key, type, name, ts, url, element,
    is_bot, late)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+USING TTL ?
+"""
+INSERT_PARTIAL = """
+INSERT INTO {ks}.bucket_partials (site_id, bucket, shard, batch_id, events, tally)
+VALUES (?, ?, ?, ?, ?, ?)
 USING TTL ?
 """
 UPSERT_USER_SESSION = """
@@ -158,6 +163,8 @@ class Plan:
     events: list[EventRow] = field(default_factory=list)
     sessions: list[SessionSummary] = field(default_factory=list)
     links: list[tuple[str, str]] = field(default_factory=list)  # (user_id, anonymous_id)
+    # The site's event shards when planned: where the batch's tallies go (partial_shard).
+    shards: int = 1
 
 
 @dataclass(frozen=True)
@@ -229,7 +236,8 @@ def plan_encode(plan: Plan) -> bytes:
 
     Format "v": 1 — records as JSON objects without their None/False fields, times
     in epoch milliseconds, UUIDs as strings (tests/collector/test_plan_codec.py holds
-    a payload of the first encoder, which the decoder must keep reading).
+    a payload of the first encoder, which the decoder must keep reading; "shards"
+    came later and reads as 1 when absent).
     """
     body = {
         "v": 1,
@@ -240,6 +248,7 @@ def plan_encode(plan: Plan) -> bytes:
         "events": [_encode_record(e, _EVENT_TIMES) for e in plan.events],
         "sessions": [_encode_record(s, _SESSION_TIMES) for s in plan.sessions],
         "links": plan.links,
+        "shards": plan.shards,
     }
     return zlib.compress(orjson.dumps(body), 1)
 
@@ -261,6 +270,7 @@ def plan_decode(payload: bytes) -> Plan:
             for s in body["sessions"]
         ],
         links=[(u, a) for u, a in body["links"]],
+        shards=body.get("shards", 1),  # absent from plans logged before the tallies
     )
 
 
@@ -372,6 +382,7 @@ def plan_apply(plan: Plan, *, wait_for_mark: bool = True) -> int:
     """
     work = list(_event_statements(plan.events))
     work.extend(row for _, row in _session_rows(plan))
+    work.extend(row for _, row in partial_rows(plan))
     _run(work)
     if plan.events:
         mark = prepare(MARK_APPLIED, idempotent=True, write=True)
@@ -407,6 +418,8 @@ def plans_apply(plans: Sequence[Plan]) -> int:
     )
     for plan in plans:
         for key, row in _session_rows(plan):
+            partitions.setdefault(key, []).append(row)
+        for key, row in partial_rows(plan):
             partitions.setdefault(key, []).append(row)
     work = pack_by_replicas(
         (
@@ -632,6 +645,45 @@ def _session_rows(plan: Plan) -> Iterable[tuple[tuple[Any, ...], Row]]:
                     s.entry_url,
                     s.exit_url,
                     s.is_bot,
+                ),
+            ),
+        )
+
+
+def partial_shard(batch_id: uuid.UUID, shards: int) -> int:
+    """Return the bucket_partials shard of a batch's tallies (the same for every hour)."""
+    return zlib.crc32(batch_id.bytes) % max(1, shards)
+
+
+def partial_rows(plan: Plan) -> Iterable[tuple[tuple[Any, ...], Row]]:
+    """One bucket_partials row per hour the plan's events fall in: their tally.
+
+    Keyed by the batch id, so a replayed plan overwrites its own tallies; the shard
+    comes from the batch id and the plan's shard count, never from which events
+    are left after an erasure filtered the plan.
+    """
+    if not plan.events:
+        return
+    insert = prepare(INSERT_PARTIAL, idempotent=True, write=True)
+    ttl = retention.ttl_seconds(retention.RAW_EVENTS)
+    shard = partial_shard(plan.batch_id, plan.shards)
+    by_hour: dict[datetime, list[dict[str, Any]]] = defaultdict(list)
+    for e in plan.events:
+        by_hour[buckets.floor(e.ts, buckets.Width.HOUR)].append(e.__dict__)
+    for hour, events in by_hour.items():
+        counted = aggregation.tally(events)
+        yield (
+            ("p", plan.site_id, hour, shard),
+            (
+                insert,
+                (
+                    plan.site_id,
+                    hour,
+                    shard,
+                    plan.batch_id,
+                    counted.rows,
+                    aggregation.tally_encode(counted),
+                    ttl,
                 ),
             ),
         )

@@ -3,6 +3,7 @@
 from .erasure import ErasureRequest, Suppression
 from .events import (
     BucketAggregate,
+    BucketPartial,
     BucketUserCount,
     FailedEvent,
     IdentityLink,
@@ -22,6 +23,7 @@ from .sites import BucketState, ReplayWatermark, Site, UserBucketWidth
 
 CASSANDRA_MODELS = (
     BucketAggregate,
+    BucketPartial,
     BucketUserCount,
     FailedEvent,
     IdentityLink,
@@ -41,6 +43,7 @@ __all__ = [
     "CASSANDRA_MODELS",
     "AdminAction",
     "BucketAggregate",
+    "BucketPartial",
     "BucketState",
     "BucketUserCount",
     "ErasureRequest",

@@ -76,6 +76,11 @@ class BucketState(models.Model):
     # (the highest shard + 1, only ever raised), so readers fan out over every shard
     # the hour ever had even after Site.event_shards changed.
     shards = models.PositiveSmallIntegerField(default=1)
+    # Hour buckets: whether the applier's per-batch tallies (bucket_partials) cover
+    # every raw row, so a seal may merge them instead of scanning the rows. False
+    # for hours from before the tallies existed and after an erasure edited the
+    # raw rows; such an hour is sealed from its rows.
+    partials = models.BooleanField(default=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:

@@ -85,7 +85,9 @@ def _plan() -> Plan:
 
 
 def test_a_payload_of_the_first_encoder_still_decodes() -> None:
+    # It predates "shards" (where the batch's tallies go): one shard, as then.
     assert plan_decode(base64.b64decode(FIRST_ENCODER)) == _plan()
+    assert _plan().shards == 1
 
 
 def test_encode_then_decode_gives_the_plan_back() -> None:
@@ -131,7 +133,16 @@ def plans(draw) -> Plan:
         )
         for _ in range(draw(st.integers(0, 4)))
     ]
-    return Plan(SITE, uuid.uuid1(), draw(times), draw(st.integers(0, 2**62)), events, [], [])
+    return Plan(
+        SITE,
+        uuid.uuid1(),
+        draw(times),
+        draw(st.integers(0, 2**62)),
+        events,
+        [],
+        [],
+        shards=draw(st.integers(1, 64)),
+    )
 
 
 @settings(max_examples=200, deadline=None)

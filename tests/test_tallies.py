@@ -1,0 +1,253 @@
+"""Per-batch tallies (bucket_partials): a seal merges them instead of scanning raw rows.
+
+The property that matters: sealing an hour from its tallies writes exactly what
+sealing it from its raw rows writes. The real-node tests also prove which source a
+seal read (by deleting the other) and that replays and erasures keep it true.
+"""
+
+from __future__ import annotations
+
+import itertools
+import uuid
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.utils import timezone
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sessions_app import aggregation, buckets, erasure, selectors, services
+from sessions_app.cassandra import prepare, session
+from sessions_app.collector import pipeline, writer
+from sessions_app.collector.pipeline import Source, events_record
+from sessions_app.models import BucketState, ErasureRequest, Site
+from tests.collector.conftest import event
+
+# --- pure: tallies add up ------------------------------------------------------------
+
+HOUR = datetime(2026, 11, 20, 10, tzinfo=UTC)
+SESSIONS = [uuid.UUID(int=n) for n in range(1, 6)]
+
+raw_events = st.lists(
+    st.fixed_dictionaries(
+        {
+            "type": st.sampled_from(["pageview", "click", "custom"]),
+            "user_key": st.sampled_from(["a", "b", "c", "bot"]),
+            "session_id": st.sampled_from(SESSIONS),
+            "ts": st.integers(0, 3_599_999).map(lambda ms: HOUR + timedelta(milliseconds=ms)),
+            "name": st.sampled_from([None, "purchase", "signup"]),
+            "url": st.sampled_from([None, "", "https://x.example/", "https://x.example/p?q=1"]),
+            "element": st.sampled_from(
+                [None, {"tag": "a"}, {"text": "Buy", "tag": "button"}, {"selector": "#go"}]
+            ),
+            "is_bot": st.booleans(),
+        }
+    ),
+    max_size=40,
+)
+
+
+def _naive(span: aggregation.Span) -> tuple:
+    def plain(ts: datetime) -> datetime:
+        return ts.astimezone(UTC).replace(tzinfo=None) if ts.tzinfo else ts
+
+    return (span.user_key, plain(span.first), plain(span.last), span.events, span.pageviews)
+
+
+@settings(max_examples=300, deadline=None)
+@given(events=raw_events, cuts=st.lists(st.integers(0, 40), max_size=4))
+def test_stored_tallies_of_the_parts_finish_like_the_whole(events, cuts):
+    # One session belongs to one user, as the collector makes it.
+    for e in events:
+        e["session_id"] = SESSIONS[["a", "b", "c", "bot"].index(e["user_key"])]
+    bounds = sorted({0, len(events), *(c for c in cuts if c <= len(events))})
+    parts = [events[a:b] for a, b in itertools.pairwise(bounds)]
+    stored = [aggregation.tally_encode(aggregation.tally(p)) for p in parts]
+
+    whole, whole_spans = aggregation.finish(aggregation.tally(events), conversion_event="purchase")
+    merged, merged_spans = aggregation.finish(
+        aggregation.tally_fold(stored), conversion_event="purchase"
+    )
+
+    assert merged == whole
+    assert {k: _naive(s) for k, s in merged_spans.items()} == {
+        k: _naive(s) for k, s in whole_spans.items()
+    }
+
+
+# --- on the real node ------------------------------------------------------------------
+
+pytestmark_db = pytest.mark.django_db(databases=["default", "cassandra"])
+
+SELECT_PARTIALS = """
+SELECT batch_id, events FROM {ks}.bucket_partials WHERE site_id = ? AND bucket = ? AND shard = ?
+"""
+DELETE_RAW = "DELETE FROM {ks}.site_events_by_bucket WHERE site_id = ? AND bucket = ? AND shard = ?"
+
+
+def _partials(site: Site, hour: datetime) -> list[dict]:
+    shards = BucketState.objects.get(site=site, granularity="hour", bucket=hour).shards
+    return [
+        dict(row)
+        for shard in range(shards)
+        for row in session().execute(prepare(SELECT_PARTIALS), (site.id, hour, shard))
+    ]
+
+
+def _sealed(site: Site, hour: datetime, *, from_tallies: bool) -> tuple[dict, dict]:
+    BucketState.objects.filter(site=site, granularity="hour", bucket=hour).update(
+        partials=from_tallies
+    )
+    assert services.bucket_seal(site_id=site.id, hour=hour, now=timezone.now())
+    agg = selectors.bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
+    assert agg is not None
+    del agg["sealed_at"]
+    counts = selectors.bucket_user_counts(site_id=site.id, granularity="hour", bucket_starts=[hour])
+    return agg, counts
+
+
+@pytest.fixture
+def busy_hour(site):
+    """Three hours ago, on three shards: visits in several beacons, a bot, one beacon
+    that straddles into the next hour."""
+    Site.objects.filter(pk=site.pk).update(event_shards=3)
+    site.refresh_from_db()
+    hour = buckets.floor(timezone.now() - timedelta(hours=3), "hour")
+    received = hour + timedelta(minutes=59, seconds=50)
+    t = hour + timedelta(minutes=2)
+    for visitor in range(4):
+        anon = f"v{visitor}"
+        for beacon in range(3):
+            start = t + timedelta(minutes=visitor * 7 + beacon * 2)
+            events_record(
+                source=Source(site=site, received_at=received),
+                raw_events=[
+                    event(start, anon=anon, url=f"https://shop.example/p{beacon}?x={visitor}"),
+                    event(
+                        start + timedelta(seconds=20),
+                        kind="click",
+                        anon=anon,
+                        element={"tag": "button", "text": f"b{beacon}", "selector": "#buy"},
+                    ),
+                    event(
+                        start + timedelta(seconds=40),
+                        kind="custom",
+                        anon=anon,
+                        name="purchase" if visitor == 1 else "signup",
+                    ),
+                ],
+            )
+    events_record(
+        source=Source(site=site, received_at=received, user_agent="Googlebot/2.1"),
+        raw_events=[event(t, anon="bot"), event(t + timedelta(seconds=5), anon="bot")],
+    )
+    # The last minute of the hour and the first of the next, in one beacon.
+    events_record(
+        source=Source(site=site, received_at=hour + timedelta(minutes=61)),
+        raw_events=[
+            event(hour + timedelta(minutes=59, seconds=30), anon="v0"),
+            event(hour + timedelta(minutes=60, seconds=10), anon="v0", kind="click"),
+        ],
+    )
+    return hour
+
+
+@pytestmark_db
+def test_a_seal_from_tallies_writes_what_a_scan_of_the_raw_rows_writes(site, busy_hour):
+    hour = busy_hour
+    partials = _partials(site, hour)
+    # One row per batch of the hour (14 beacons), counting every event, bots too.
+    assert len(partials) == 14 and sum(p["events"] for p in partials) == 4 * 3 * 3 + 2 + 1
+    assert len(_partials(site, hour + timedelta(hours=1))) == 1
+
+    scanned = _sealed(site, hour, from_tallies=False)
+    merged = _sealed(site, hour, from_tallies=True)
+
+    assert merged == scanned
+    agg, counts = merged
+    assert agg["events"] == 37 and agg["rows_read"] == 39
+    assert agg["conversions"] == 3 and agg["users"] == 4
+    assert agg["sessions_started"] == 5  # v0 came back after 53 minutes: a new session
+    assert ("bot", "pageview") in counts and counts["v0", "pageview"] == 4
+
+
+@pytestmark_db
+def test_the_seal_reads_the_tallies_and_not_the_raw_rows(site, busy_hour):
+    hour = busy_hour
+    expected = _sealed(site, hour, from_tallies=True)
+    shards = BucketState.objects.get(site=site, granularity="hour", bucket=hour).shards
+    for shard in range(shards):
+        session().execute(prepare(DELETE_RAW), (site.id, hour, shard))
+
+    # Without its raw rows, the hour still seals the same from its tallies ...
+    assert _sealed(site, hour, from_tallies=True) == expected
+    # ... and a scan finds nothing: the tallies were what the seal read.
+    agg, _ = _sealed(site, hour, from_tallies=False)
+    assert agg["events"] == agg["rows_read"] == agg["users"] == 0
+
+
+@pytestmark_db
+def test_replayed_and_requeued_plans_overwrite_their_own_tallies(site, monkeypatch):
+    hour = buckets.floor(timezone.now() - timedelta(hours=3), "hour")
+    applied: list[writer.Plan] = []
+    original = pipeline.plan_apply
+
+    def keep(plan, **kwargs):
+        applied.append(plan)
+        return original(plan, **kwargs)
+
+    monkeypatch.setattr(pipeline, "plan_apply", keep)
+    t = hour + timedelta(minutes=10)
+    events_record(
+        source=Source(site=site, received_at=hour + timedelta(minutes=20)),
+        raw_events=[event(t), event(t + timedelta(minutes=1), kind="click")],
+    )
+    [plan] = applied
+    first = _sealed(site, hour, from_tallies=True)
+
+    # The replay task (plan_apply) and the applier (plans_apply) write the same plan again.
+    writer.plan_apply(writer.plan_decode(writer.plan_encode(plan)))
+    writer.plans_apply([plan, plan])
+
+    assert [p["events"] for p in _partials(site, hour)] == [2]
+    assert _sealed(site, hour, from_tallies=True) == first
+
+
+@pytestmark_db
+def test_a_plan_keeps_its_tally_shard_through_the_log(site):
+    Site.objects.filter(pk=site.pk).update(event_shards=5)
+    site.refresh_from_db()
+    hour = buckets.floor(timezone.now() - timedelta(hours=3), "hour")
+    outcome = events_record(
+        source=Source(site=site, received_at=hour + timedelta(minutes=20)),
+        raw_events=[event(hour + timedelta(minutes=10))],
+    )
+    shard = writer.partial_shard(outcome.batch_id, 5)
+    state = BucketState.objects.get(site=site, granularity="hour", bucket=hour)
+    # The hour records the tally's shard, so the seal's fan-out reaches it.
+    assert state.shards >= shard + 1
+    [row] = session().execute(prepare(SELECT_PARTIALS), (site.id, hour, shard))
+    assert row["batch_id"] == outcome.batch_id
+
+
+@pytest.mark.django_db(transaction=True, databases=["default", "cassandra"])
+def test_an_erasure_deletes_the_hours_tallies_and_reseals_from_raw_rows(site, busy_hour, settings):
+    settings.ERASURE_SETTLE_SECONDS = 0
+    settings.SUPPRESSION_CACHE_SECONDS = 0
+    hour = busy_hour
+    services.bucket_seal(site_id=site.id, hour=hour, now=timezone.now())
+    admin = get_user_model().objects.create_superuser("root", password="pw-root-123")
+    request = erasure.erasure_request(
+        site=site, key="v1", kind=ErasureRequest.ANONYMOUS_ID, requested_by=admin
+    )
+    done = erasure.user_erase(request_id=request.pk, now=timezone.now())
+
+    assert done.state == ErasureRequest.DONE and done.counts["bucket_partials"] >= 3
+    assert _partials(site, hour) == []
+    state = BucketState.objects.get(site=site, granularity="hour", bucket=hour)
+    assert state.partials is False and state.state == BucketState.SEALED
+    agg = selectors.bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
+    assert agg["events"] == 37 - 9 and agg["conversions"] == 0 and agg["users"] == 3
+    counts = selectors.bucket_user_counts(site_id=site.id, granularity="hour", bucket_starts=[hour])
+    assert not any(user == "v1" for user, _ in counts)
