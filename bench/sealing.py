@@ -24,6 +24,12 @@ import django
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "clickstream.settings.local")
 django.setup()
 
+from django.conf import settings  # noqa: E402
+
+from clickstream.runtime import tune_gc  # noqa: E402
+
+tune_gc(settings.WORKER_GC_THRESHOLD)  # as a Celery worker process is (clickstream/celery.py)
+
 from cassandra.concurrent import execute_concurrent  # noqa: E402
 from cassandra.query import UNSET_VALUE as UNSET  # noqa: E402
 

@@ -26,3 +26,14 @@ def _reset_cassandra_after_fork(**_: Any) -> None:
     from sessions_app.cassandra import reset_after_fork
 
     reset_after_fork()
+
+
+@worker_process_init.connect
+def _tune_gc(**_: Any) -> None:
+    """A worker child's startup objects out of the cycle collector's reach (seals
+    allocate hundreds of thousands of short-lived rows); WORKER_GC_THRESHOLD."""
+    from django.conf import settings
+
+    from clickstream.runtime import tune_gc
+
+    tune_gc(settings.WORKER_GC_THRESHOLD)

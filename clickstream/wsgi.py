@@ -6,16 +6,14 @@ threshold is raised to WEB_GC_THRESHOLD, so a request's short-lived rows are fre
 by reference counting before any collection sees them.
 """
 
-import gc
 import os
 
 from django.conf import settings
 from django.core.wsgi import get_wsgi_application
 
+from clickstream.runtime import tune_gc
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "clickstream.settings.local")
 application = get_wsgi_application()
 
-gc.collect()
-gc.freeze()
-_, older, oldest = gc.get_threshold()
-gc.set_threshold(settings.WEB_GC_THRESHOLD, older, oldest)
+tune_gc(settings.WEB_GC_THRESHOLD)

@@ -131,3 +131,26 @@ def test_the_web_process_tunes_the_cycle_collector():
         check=True,
     )
     assert result.stdout.split() == ["12345", "True"]
+
+
+def test_worker_processes_tune_the_cycle_collector():
+    # A Celery worker child (worker_process_init) and the applier command both call it.
+    from celery.signals import worker_process_init
+
+    import clickstream.celery as app
+
+    code = (
+        "import gc, django; django.setup(); "
+        "from clickstream import celery; celery._tune_gc(); "
+        "print(gc.get_threshold()[0], gc.get_freeze_count() > 0)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**os.environ, "WORKER_GC_THRESHOLD": "23456"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert result.stdout.split() == ["23456", "True"]
+    receivers = [ref() for _, ref in worker_process_init.receivers]
+    assert app._tune_gc in receivers

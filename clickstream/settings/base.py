@@ -324,6 +324,9 @@ TIMELINE_PREFIX_MIN_EVENTS = env.int("TIMELINE_PREFIX_MIN_EVENTS", default=100)
 # at Python's default of 700 every such request ran several collections that
 # promoted its rows and triggered full-heap ones (up to ~120 ms: the API's p95).
 WEB_GC_THRESHOLD = env.int("WEB_GC_THRESHOLD", default=20_000)
+# Celery worker processes and the applier (clickstream/runtime.tune_gc): the same for
+# a seal's hundreds of thousands of short-lived rows and an applier round's plans.
+WORKER_GC_THRESHOLD = env.int("WORKER_GC_THRESHOLD", default=20_000)
 
 REST_FRAMEWORK = {
     # Token first: an unauthenticated request gets 401 with WWW-Authenticate: Token.

@@ -11,8 +11,10 @@ import signal
 import threading
 from typing import Any
 
+from django.conf import settings
 from django.core.management.base import BaseCommand
 
+from clickstream.runtime import tune_gc
 from sessions_app.collector import applier
 
 
@@ -20,6 +22,7 @@ class Command(BaseCommand):
     help = __doc__
 
     def handle(self, *args: Any, **options: Any) -> None:
+        tune_gc(settings.WORKER_GC_THRESHOLD)
         stop = threading.Event()
 
         def _stop(signum: int, _frame: object) -> None:
