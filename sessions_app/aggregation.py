@@ -13,11 +13,12 @@ import zlib
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import orjson
 
+from sessions_app import buckets
 from sessions_app.ids import uuid_time
 
 DURATION_BINS = [
@@ -249,17 +250,11 @@ def finish(counted: Tally, *, conversion_event: str) -> tuple[Aggregates, dict[u
 # spans as {session id: [user, first ms, last ms, events, pageviews]}. Span times
 # decode as naive UTC datetimes, as the driver returns the raw rows' ts.
 
-_EPOCH_NAIVE = datetime(1970, 1, 1)
-
-
-def _ms(value: datetime) -> int:
-    if value.tzinfo is not None:
-        value = value.astimezone(UTC).replace(tzinfo=None)
-    return (value - _EPOCH_NAIVE) // timedelta(milliseconds=1)
+_EPOCH_NAIVE = buckets.EPOCH.replace(tzinfo=None)
 
 
 def tally_encode(counted: Tally) -> bytes:
-    """Serialize a tally (of a plan's events: every span has its times)."""
+    """Serialize a tally (of a plan's events: every span has its UTC-aware times)."""
     users: dict[str, dict[str, int]] = {}
     for (user, key), n in counted.per_user.items():
         users.setdefault(user, {})[key] = n
@@ -273,7 +268,13 @@ def tally_encode(counted: Tally) -> bytes:
             "clicks": counted.clicks,
             "users": users,
             "spans": {
-                str(sid): [s.user_key, _ms(s.first), _ms(s.last), s.events, s.pageviews]
+                str(sid): [
+                    s.user_key,
+                    buckets.epoch_ms(s.first),
+                    buckets.epoch_ms(s.last),
+                    s.events,
+                    s.pageviews,
+                ]
                 for sid, s in counted.spans.items()
             },
         }

@@ -272,7 +272,7 @@ def replica_batches(
     See `pack_by_replicas`; a seal writes a row set for each of thousands of users.
     """
     return pack_by_replicas(
-        ([statement.bind(row) for row in rows] for rows in partitions),
+        ([bind(statement, row) for row in rows] for rows in partitions),
         partitions_per_batch=partitions_per_batch,
         rows_per_batch=rows_per_batch,
     )

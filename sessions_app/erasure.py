@@ -278,15 +278,15 @@ class _Job:
         self._progress("finding sessions and events")
         found = self._find(keys)
         self._progress("deleting events")
+        hours = {buckets.floor(ts, buckets.Width.HOUR) for ts in found.events.values()}
         self._delete_events(found)
-        self._delete_tallies(found)
+        self._delete_tallies(sorted(hours))
         self._progress("deleting sessions and the feed")
         self._delete_sessions(keys, found)
         self._progress("deleting identity links and failed events")
         self._delete_links(keys)
         self._delete_failed(set(keys))
         self._rewrite_log(set(keys), found.earliest())
-        hours = {buckets.floor(ts, buckets.Width.HOUR) for ts in found.events.values()}
         self._progress("deleting per-user counts")
         self._delete_counts(keys, hours)
         self._reseal(hours)
@@ -407,7 +407,7 @@ class _Job:
         _write(DELETE_SESSION_EVENTS, ((s,) for s in found.sessions))
         self.counts["session_events"] += found.session_rows
 
-    def _delete_tallies(self, found: _Found) -> None:
+    def _delete_tallies(self, hours: list[datetime]) -> None:
         """Delete the per-batch tallies of the user's hours; seal those hours from raw rows.
 
         A tally counts the erased events and names their user key, and cannot be
@@ -416,7 +416,6 @@ class _Job:
         cover only part of them).
         """
         site_id, now_shards = self.site.id, max(1, self.site.event_shards)
-        hours = sorted({buckets.floor(ts, buckets.Width.HOUR) for ts in found.events.values()})
         for hour in hours:
             state, created = BucketState.objects.get_or_create(
                 site=self.site, granularity="hour", bucket=hour, defaults={"partials": False}

@@ -26,10 +26,9 @@ from django.utils import timezone
 
 from sessions_app import aggregation, buckets, retention, selectors, series
 from sessions_app.cassandra import (
-    bind,
     execute_windowed,
-    pack_by_replicas,
     prepare,
+    replica_batches,
     session,
 )
 from sessions_app.models import (
@@ -361,73 +360,77 @@ def _aggregates_write(
     counts: bool = True,
 ) -> None:
     """Overwrite a bucket's aggregate row, series points and (unless `counts` is
-    False: written already) its per-user counts.
+    False: written already) its per-user counts, all in one window.
 
     Every value is computed, never added, so a second or concurrent seal writes
     the same cells.
     """
     ttl = _ttl(granularity)
-    if counts:
-        _user_counts_write(site_id, granularity, bucket, result.user_counts)
-    session().execute(
-        prepare(UPSERT_AGGREGATE, idempotent=True, write=True),
+    work: list[tuple[Any, Any]] = [
         (
-            site_id,
-            granularity,
-            bucket,
-            result.events,
-            result.by_type,
-            result.by_name,
-            result.sessions_started,
-            result.users,
-            result.bounces,
-            result.conversions,
-            result.durations,
-            json.dumps(result.top_pages),
-            json.dumps(result.top_clicks),
-            result.rows_read,
-            buckets.as_utc(now),
-            result.users_sketch,
-            ttl,
-        ),
-    )
+            prepare(UPSERT_AGGREGATE, idempotent=True, write=True),
+            (
+                site_id,
+                granularity,
+                bucket,
+                result.events,
+                result.by_type,
+                result.by_name,
+                result.sessions_started,
+                result.users,
+                result.bounces,
+                result.conversions,
+                result.durations,
+                json.dumps(result.top_pages),
+                json.dumps(result.top_clicks),
+                result.rows_read,
+                buckets.as_utc(now),
+                result.users_sketch,
+                ttl,
+            ),
+        )
+    ]
+    if counts:
+        work.extend(_user_counts_work(site_id, granularity, bucket, result.user_counts))
+    execute_windowed(work)
     series.points_write(_metric_points(site_id, granularity, bucket, result), ttl=ttl)
 
 
-def _user_counts_write(
+def _user_counts_work(
     site_id: uuid.UUID, granularity: str, bucket: datetime, user_counts: dict[tuple[str, str], int]
-) -> None:
-    """Overwrite a bucket's per-user counts in both tables.
+) -> list[tuple[Any, None]]:
+    """The writes that overwrite a bucket's per-user counts in both tables.
 
     bucket_user_counts (site partition, what the parent's rollup reads) and
     rolling_counts (user partition, what the rolling-counter reads use), in
     unlogged batches: the site's rows 200 at a time (one partition), the users' by
-    up to 10 partitions that share their replicas (cassandra.pack_by_replicas).
+    up to 10 partitions that share their replicas (cassandra.replica_batches).
     """
     ttl = _ttl(granularity)
-    site_rows = prepare(UPSERT_BUCKET_USER_COUNT, idempotent=True, write=True)
-    user_rows = prepare(UPSERT_ROLLING_COUNT, idempotent=True, write=True)
     period = buckets.rolling_period(granularity, bucket)
-    items = list(user_counts.items())
-    site_bound = [
-        bind(site_rows, (site_id, granularity, bucket, u, k, n, ttl)) for (u, k), n in items
-    ]
+    site_rows: list[tuple[Any, ...]] = []
+    by_user: dict[str, list[tuple[Any, ...]]] = {}
+    for (user, key), n in user_counts.items():
+        site_rows.append((site_id, granularity, bucket, user, key, n, ttl))
+        by_user.setdefault(user, []).append(
+            (site_id, user, granularity, period, key, bucket, n, ttl)
+        )
     # The site's rows are one partition: COUNT_BATCH_ROWS of them a batch.
-    work = pack_by_replicas(
+    work = replica_batches(
+        prepare(UPSERT_BUCKET_USER_COUNT, idempotent=True, write=True),
         (
-            site_bound[offset : offset + COUNT_BATCH_ROWS]
-            for offset in range(0, len(site_bound), COUNT_BATCH_ROWS)
+            site_rows[offset : offset + COUNT_BATCH_ROWS]
+            for offset in range(0, len(site_rows), COUNT_BATCH_ROWS)
         ),
         partitions_per_batch=1,
         rows_per_batch=COUNT_BATCH_ROWS,
     )
-    by_user: dict[str, list[Any]] = {}
-    for (user, key), n in items:
-        by_user.setdefault(user, []).append(
-            bind(user_rows, (site_id, user, granularity, period, key, bucket, n, ttl))
+    work.extend(
+        replica_batches(
+            prepare(UPSERT_ROLLING_COUNT, idempotent=True, write=True), by_user.values()
         )
-    work.extend(pack_by_replicas(by_user.values()))
-    execute_windowed(work)
+    )
+    return work
 
 
 def bucket_seal(*, site_id: uuid.UUID | str, hour: datetime, now: datetime) -> bool:
@@ -460,7 +463,9 @@ def bucket_seal(*, site_id: uuid.UUID | str, hour: datetime, now: datetime) -> b
     result, spans = aggregation.finish(counted, conversion_event=settings.CONVERSION_EVENT)
     # The per-user counts need no session summaries: they are written meanwhile.
     with ThreadPoolExecutor(1, thread_name_prefix="seal-counts") as pool:
-        counts = pool.submit(_user_counts_write, site.id, "hour", hour, result.user_counts)
+        counts = pool.submit(
+            execute_windowed, _user_counts_work(site.id, "hour", hour, result.user_counts)
+        )
         sessions = selectors.session_summaries(site_id=site.id, start=hour, end=end, spans=spans)
         aggregation.count_sessions(result, sessions, start=hour, end=end)
         counts.result()
