@@ -18,7 +18,7 @@ from django.conf import settings
 from django.db import connections
 
 from sessions_app import aggregation, buckets, retention
-from sessions_app.cassandra import ALIAS, keyspace, prepare, session
+from sessions_app.cassandra import ALIAS, bind, keyspace, prepare, session
 from sessions_app.ids import time_uuid_bound, uuid_time
 
 MAX_PAGE = 1000
@@ -582,10 +582,11 @@ def user_activity(
     else:
         statement = prepare(SELECT_USER_BUCKET_AFTER)
         window = 1 if chosen == "sequential" else settings.ACTIVITY_PARALLEL_WINDOW
+        db = session()
         for offset in range(0, len(partitions), window):
             batch = partitions[offset : offset + window]
             futures = [
-                session().execute_async(statement, (site_id, user_key, b, low, high, limit + 1))
+                db.execute_async(bind(statement, (site_id, user_key, b, low, high, limit + 1)))
                 for b in batch
             ]
             for bucket, future in zip(batch, futures, strict=True):
