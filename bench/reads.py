@@ -31,6 +31,7 @@ from typing import Any
 import django
 
 from bench.cpu import cassandra_pid, process_cpu
+from bench.node import settle
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "clickstream.settings.local")
 os.environ["ACTIVITY_IN_MAX_BUCKETS"] = "31"  # let the IN strategy take all 30 buckets
@@ -97,27 +98,6 @@ def _buckets_data(site) -> None:
                 for i in range(20)
             ],
         )
-
-
-BACKGROUND_POOLS = ("CompactionExecutor", "MemtableFlushWriter", "MemtablePostFlush")
-
-
-def settle(timeout: float = 180.0) -> float:
-    """Wait until the node runs no compaction or flush (3 quiet polls); return seconds."""
-    started = time.monotonic()
-    quiet = 0
-    while quiet < 3 and time.monotonic() - started < timeout:
-        tasks = list(session().execute("SELECT kind FROM system_views.sstable_tasks"))
-        busy = sum(
-            row["active_tasks"] + row["pending_tasks"]
-            for row in session().execute(
-                "SELECT name, active_tasks, pending_tasks FROM system_views.thread_pools"
-            )
-            if row["name"] in BACKGROUND_POOLS
-        )
-        quiet = quiet + 1 if not tasks and not busy else 0
-        time.sleep(1.0)
-    return time.monotonic() - started
 
 
 def _cassandra_cpu() -> float:

@@ -33,6 +33,7 @@ tune_gc(settings.WORKER_GC_THRESHOLD)  # as a Celery worker process is (clickstr
 from cassandra.concurrent import execute_concurrent  # noqa: E402
 from cassandra.query import UNSET_VALUE as UNSET  # noqa: E402
 
+from bench.node import settle  # noqa: E402
 from sessions_app import buckets, selectors, services  # noqa: E402
 from sessions_app.cassandra import prepare, session  # noqa: E402
 from sessions_app.collector.pipeline import Source, events_record  # noqa: E402
@@ -162,7 +163,9 @@ def seal(events: int) -> dict[str, float]:
     scans: list[float] = []
     seals: dict[bool, list[float]] = {True: [], False: []}
     results = {}
+    settled = 0.0
     for _ in range(3):
+        settled += settle()
         started = time.perf_counter()
         futures = [session().execute_async(scan, (site.id, hour, s)) for s in range(SHARDS)]
         rows = sum(1 for f in futures for _ in f.result())
@@ -172,6 +175,7 @@ def seal(events: int) -> dict[str, float]:
             BucketState.objects.filter(site=site, granularity="hour", bucket=hour).update(
                 partials=tallies
             )
+            settled += settle()
             started = time.perf_counter()
             services.bucket_seal(site_id=site.id, hour=hour, now=datetime.now(UTC))
             seals[tallies].append(time.perf_counter() - started)
@@ -186,6 +190,7 @@ def seal(events: int) -> dict[str, float]:
         "seal_raw_events_per_second": events / statistics.median(seals[False]),
         "scan_events_per_second": events / statistics.median(scans),
         "seal_seconds": statistics.median(seals[True]),
+        "settled_s": settled,
         "per_user_rows": len(
             selectors.bucket_user_counts(site_id=site.id, granularity="hour", bucket_starts=[hour])
         ),

@@ -1,0 +1,31 @@
+"""The local Cassandra node's background work, waited out before a figure is taken."""
+
+from __future__ import annotations
+
+import time
+
+BACKGROUND_POOLS = ("CompactionExecutor", "MemtableFlushWriter", "MemtablePostFlush")
+
+
+def settle(timeout: float = 180.0) -> float:
+    """Wait until the node runs no compaction or flush (3 quiet polls); return seconds.
+
+    A benchmark's set-up writes in seconds what production writes over an hour; the
+    flushes and compactions that burst leaves behind are not part of what is measured.
+    """
+    from sessions_app.cassandra import session
+
+    started = time.monotonic()
+    quiet = 0
+    while quiet < 3 and time.monotonic() - started < timeout:
+        tasks = list(session().execute("SELECT kind FROM system_views.sstable_tasks"))
+        busy = sum(
+            row["active_tasks"] + row["pending_tasks"]
+            for row in session().execute(
+                "SELECT name, active_tasks, pending_tasks FROM system_views.thread_pools"
+            )
+            if row["name"] in BACKGROUND_POOLS
+        )
+        quiet = quiet + 1 if not tasks and not busy else 0
+        time.sleep(1.0)
+    return time.monotonic() - started
