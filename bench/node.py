@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
+import os
 import time
 
 BACKGROUND_POOLS = ("CompactionExecutor", "MemtableFlushWriter", "MemtablePostFlush")
 
 
-def settle(timeout: float = 180.0) -> float:
+def settle(timeout: float | None = None) -> float:
     """Wait until the node runs no compaction or flush (3 quiet polls); return seconds.
+
+    Gives up after `timeout` seconds (BENCH_SETTLE_TIMEOUT, default 180).
 
     A benchmark's set-up writes in seconds what production writes over an hour; the
     flushes and compactions that burst leaves behind are not part of what is measured.
     """
     from sessions_app.cassandra import session
 
+    if timeout is None:
+        timeout = float(os.environ.get("BENCH_SETTLE_TIMEOUT", "180"))
     started = time.monotonic()
     quiet = 0
     while quiet < 3 and time.monotonic() - started < timeout:

@@ -382,8 +382,8 @@ def render(rows: list[dict], reads: dict, *, workers: int, threads: int, seconds
     seal, rolling = reads["seal"], reads["rolling"]
     lines.append(
         f"| seal one hour of {seal['events']:,} events ({seal['per_user_rows']:,} per-user "
-        f"counts) from its beacons' tallies: events/s, vs the raw driver only reading "
-        f"the hour's raw rows "
+        f"counts) from its beacons' tallies, node settled before each figure: events/s, "
+        f"vs the raw driver only reading the hour's raw rows "
         f"| {seal['seal_events_per_second']:,.0f} | {seal['scan_events_per_second']:,.0f} "
         f"| {seal['seal_events_per_second'] / seal['scan_events_per_second']:.2f} |"
     )
