@@ -189,6 +189,7 @@ def main() -> None:
             "p50_ms": statistics.median(times[3:]),
             "events": len(page.events),
             "buckets": len(page.partitions),
+            "queries": page.queries,
         }
     print(
         json.dumps(

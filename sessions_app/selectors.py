@@ -6,7 +6,7 @@ import queue
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -517,6 +517,7 @@ class ActivityPage:
     next_cursor: uuid.UUID | None
     strategy: str
     partitions: list[dict[str, Any]]
+    queries: int = 0  # statements sent to Cassandra
 
 
 def _check_range(start: datetime, end: datetime) -> tuple[datetime, datetime]:
@@ -543,7 +544,10 @@ def user_activity(
     The cursor is the last event id of the previous page: the next page starts
     right after it, in its bucket and the ones after, so pages never skip or
     repeat an event at a bucket boundary. Few buckets are read with one IN query
-    (PER PARTITION LIMIT, merged here); more with parallel queries in windows.
+    (PER PARTITION LIMIT, merged here); more with parallel queries in windows, each
+    an IN list of a few consecutive buckets: every query has a fixed CPU cost in
+    Cassandra and in the driver, and on a small node that CPU, not waiting, is
+    what parallel queries have to hide.
     """
     limit = _bounded(limit)
     start, end = _check_range(start, end)
@@ -564,40 +568,61 @@ def user_activity(
         raise RangeError("strategy", "one of auto, in, parallel, sequential")
     read: list[dict[str, Any]] = []
     events: list[dict[str, Any]] = []
+    queries = 0
     if chosen == "in" and partitions:
         if len(partitions) > settings.ACTIVITY_IN_MAX_BUCKETS:
             raise RangeError(
                 "strategy", f"IN reads at most {settings.ACTIVITY_IN_MAX_BUCKETS} buckets"
             )
-        rows = session().execute(
-            prepare(SELECT_USER_BUCKETS_IN), (site_id, user_key, partitions, low, high, limit + 1)
-        )
-        per_bucket: dict[datetime, int] = dict.fromkeys(partitions, 0)
-        for row in rows:
-            per_bucket[buckets.from_driver(row["bucket"])] += 1
-            del row["bucket"]
-            events.append(_event_row(row))
-        events.sort(key=lambda e: (e["event_id"].time, e["event_id"].bytes))
-        read = [{"bucket": b, "rows": n} for b, n in per_bucket.items()]
-    else:
-        statement = prepare(SELECT_USER_BUCKET_AFTER)
-        window = 1 if chosen == "sequential" else settings.ACTIVITY_PARALLEL_WINDOW
-        db = session()
-        for offset in range(0, len(partitions), window):
-            batch = partitions[offset : offset + window]
-            futures = [
-                db.execute_async(bind(statement, (site_id, user_key, b, low, high, limit + 1)))
-                for b in batch
-            ]
-            for bucket, future in zip(batch, futures, strict=True):
-                rows = [_event_row(r) for r in future.result()]
-                read.append({"bucket": bucket, "rows": len(rows)})
-                events.extend(rows)
-            if len(events) > limit:
-                break
+        chunks, window = [partitions], 1
+    elif chosen == "sequential":
+        chunks, window = [[b] for b in partitions], 1
+    else:  # parallel: a few consecutive buckets a query, many queries at once
+        size = max(1, min(settings.ACTIVITY_PARALLEL_IN_BUCKETS, settings.ACTIVITY_IN_MAX_BUCKETS))
+        chunks = [partitions[i : i + size] for i in range(0, len(partitions), size)]
+        window = settings.ACTIVITY_PARALLEL_WINDOW
+    one, several = prepare(SELECT_USER_BUCKET_AFTER), prepare(SELECT_USER_BUCKETS_IN)
+    db = session()
+    for offset in range(0, len(chunks), window):
+        batch = chunks[offset : offset + window]
+        futures = [
+            db.execute_async(
+                bind(one, (site_id, user_key, chunk[0], low, high, limit + 1))
+                if len(chunk) == 1
+                else bind(several, (site_id, user_key, chunk, low, high, limit + 1))
+            )
+            for chunk in batch
+        ]
+        queries += len(futures)
+        # Chunks hold consecutive buckets, which hold disjoint time ranges: each
+        # chunk's rows in time order, chunk after chunk, are the range in time order.
+        for chunk, future in zip(batch, futures, strict=True):
+            found, per_bucket = _bucket_rows(future.result(), chunk)
+            read.extend({"bucket": b, "rows": n} for b, n in per_bucket.items())
+            events.extend(found)
+        if len(events) > limit:
+            break
     page = events[:limit]
     next_cursor = page[-1]["event_id"] if len(events) > limit else None
-    return ActivityPage(page, next_cursor, chosen, read)
+    return ActivityPage(page, next_cursor, chosen, read, queries)
+
+
+def _bucket_rows(
+    rows: Iterable[dict[str, Any]], chunk: list[datetime]
+) -> tuple[list[dict[str, Any]], dict[datetime, int]]:
+    """One query's rows in time order, and how many each of its buckets held."""
+    if len(chunk) == 1:
+        found = [_event_row(row) for row in rows]
+        return found, {chunk[0]: len(found)}
+    per_bucket: dict[datetime, int] = dict.fromkeys(chunk, 0)
+    found = []
+    for row in rows:
+        per_bucket[buckets.from_driver(row.pop("bucket"))] += 1
+        found.append(_event_row(row))
+    # Cassandra returns an IN list's partitions in the order of its sorted values
+    # (here: time), but no part of the protocol promises it.
+    found.sort(key=lambda e: (e["event_id"].time, e["event_id"].bytes))
+    return found, per_bucket
 
 
 MAX_LIVE_HOURS = 72

@@ -294,10 +294,13 @@ CASSANDRA_SCAN_TIMEOUT = env.int("CASSANDRA_SCAN_TIMEOUT_SECONDS", default=60)
 
 # --- Analyst reads -----------------------------------------------------------------
 # Multi-bucket reads: "auto" uses one IN query up to ACTIVITY_IN_MAX_BUCKETS buckets
-# and parallel queries (ACTIVITY_PARALLEL_WINDOW at a time) beyond.
+# and parallel queries (ACTIVITY_PARALLEL_WINDOW at a time) beyond, each reading
+# ACTIVITY_PARALLEL_IN_BUCKETS consecutive buckets with an IN list (1: one bucket a
+# query; never more than ACTIVITY_IN_MAX_BUCKETS).
 ACTIVITY_READ_STRATEGY = env("ACTIVITY_READ_STRATEGY", default="auto")
 ACTIVITY_IN_MAX_BUCKETS = env.int("ACTIVITY_IN_MAX_BUCKETS", default=4)
 ACTIVITY_PARALLEL_WINDOW = env.int("ACTIVITY_PARALLEL_WINDOW", default=32)
+ACTIVITY_PARALLEL_IN_BUCKETS = env.int("ACTIVITY_PARALLEL_IN_BUCKETS", default=4)
 
 # Session timelines (sessions_app/api/timeline.py): a closed session's API payload is
 # materialized in its session_events partition and served from there until an event

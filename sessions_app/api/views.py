@@ -193,6 +193,7 @@ class UserActivity(APIView):
                 "events": page.events,
                 "next_cursor": page.next_cursor,
                 "strategy": page.strategy,
+                "queries": page.queries,
                 "partitions": page.partitions,
             }
         )

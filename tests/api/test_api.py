@@ -61,6 +61,7 @@ def test_token_auth_reads_sessions_events_and_activity(client, site, data, token
     ).json()
     assert len(first["events"]) == 4 and first["next_cursor"]
     assert first["strategy"] in ("in", "parallel") and first["partitions"]
+    assert 1 <= first["queries"] <= len(first["partitions"])
     second = client.get(
         f"/api/sites/{site.id}/users/api-anon/activity",
         {

@@ -32,9 +32,15 @@ def history(site):
     return sorted(times), now
 
 
-@pytest.mark.parametrize("strategy", ["in", "parallel", "sequential"])
-def test_paging_across_buckets_returns_every_event_once_in_order(site, history, strategy, settings):
+@pytest.mark.parametrize(
+    ("strategy", "per_query"),
+    [("in", 4), ("parallel", 1), ("parallel", 2), ("parallel", 4), ("sequential", 4)],
+)
+def test_paging_across_buckets_returns_every_event_once_in_order(
+    site, history, strategy, per_query, settings
+):
     settings.ACTIVITY_IN_MAX_BUCKETS = 10
+    settings.ACTIVITY_PARALLEL_IN_BUCKETS = per_query
     times, now = history
     start, end = times[0] - timedelta(hours=1), now
     seen, cursor, pages = [], None, 0
@@ -69,6 +75,25 @@ def test_auto_strategy_uses_in_for_few_buckets_and_parallel_beyond(site, history
     assert many.strategy == "parallel"
     assert [p["bucket"] for p in many.partitions] == sorted(p["bucket"] for p in many.partitions)
     assert sum(p["rows"] for p in many.partitions) >= len(times)
+
+
+@pytest.mark.parametrize(("per_query", "queries"), [(1, 9), (2, 5), (4, 3), (20, 1)])
+def test_parallel_reads_a_few_buckets_a_query_and_the_same_events(
+    site, history, settings, per_query, queries
+):
+    """Nine daily buckets: IN lists of per_query of them (capped by the IN maximum, 10)."""
+    settings.ACTIVITY_IN_MAX_BUCKETS = 10
+    settings.ACTIVITY_PARALLEL_IN_BUCKETS = per_query
+    times, now = history
+    start = buckets.floor(times[0], "day") - timedelta(days=1)
+    args = dict(site_id=site.id, user_key="hist", start=start, end=now, limit=1000)
+    baseline = selectors.user_activity(**args, strategy="sequential")
+    page = selectors.user_activity(**args, strategy="parallel")
+    assert len(page.partitions) == len(baseline.partitions) == baseline.queries == 9
+    assert page.queries == queries
+    assert page.events == baseline.events
+    assert [e["ts"] for e in page.events] == times
+    assert page.partitions == baseline.partitions  # per-bucket row counts, in bucket order
 
 
 def test_range_boundaries_are_half_open(site, history):
