@@ -77,12 +77,15 @@ def test_auto_strategy_uses_in_for_few_buckets_and_parallel_beyond(site, history
     assert sum(p["rows"] for p in many.partitions) >= len(times)
 
 
-@pytest.mark.parametrize(("per_query", "queries"), [(1, 9), (2, 5), (4, 3), (20, 1)])
+@pytest.mark.parametrize(
+    ("per_query", "in_max", "queries"),
+    [(1, 10, 9), (2, 10, 5), (4, 10, 3), (20, 10, 1), (20, 4, 3)],
+)
 def test_parallel_reads_a_few_buckets_a_query_and_the_same_events(
-    site, history, settings, per_query, queries
+    site, history, settings, per_query, in_max, queries
 ):
-    """Nine daily buckets: IN lists of per_query of them (capped by the IN maximum, 10)."""
-    settings.ACTIVITY_IN_MAX_BUCKETS = 10
+    """Nine daily buckets: IN lists of per_query of them, never more than the IN maximum."""
+    settings.ACTIVITY_IN_MAX_BUCKETS = in_max
     settings.ACTIVITY_PARALLEL_IN_BUCKETS = per_query
     times, now = history
     start = buckets.floor(times[0], "day") - timedelta(days=1)
