@@ -80,6 +80,8 @@ def test_analyst_journey(live_server, context):
     first_page = page.locator("table.events tbody tr").count()
     assert first_page == 50
     assert page.locator("ul.partitions li").count() >= 3  # one row per day bucket read
+    # Five day buckets: more than the IN maximum (4), so two IN-list queries at once.
+    assert "2 IN-list queries over consecutive buckets" in page.locator("aside.panel").inner_text()
     screenshot(page, "activity")
     page.click("a.next")
     page.wait_for_selector("aside.panel")
