@@ -44,7 +44,12 @@ class KeyspaceGuardError(RuntimeError):
 
 def keyspace() -> str:
     """Return the active keyspace; refuse one without the required prefix (tests: test_)."""
-    name = str(connections[ALIAS].settings_dict["NAME"])
+    return _guarded(connections[ALIAS].settings_dict["NAME"])
+
+
+def _guarded(value: object) -> str:
+    """The keyspace name, unless the settings forbid it."""
+    name = str(value)
     prefix = settings.CASSANDRA_REQUIRED_KEYSPACE_PREFIX
     if prefix and not name.startswith(prefix):
         raise KeyspaceGuardError(
@@ -61,8 +66,10 @@ def session() -> Session:
     shares with this module.
     """
     global _shutdown_registered
-    keyspace()
-    registered = connections[ALIAS].connection
+    # One lookup of the connection (a thread-local): selectors call this per query.
+    wrapper = connections[ALIAS]
+    _guarded(wrapper.settings_dict["NAME"])
+    registered = wrapper.connection
     current = registered.session
     if current is None:
         # cqlengine's lazy connect flips its flag before setup() finishes, so a
