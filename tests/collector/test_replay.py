@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from django.utils import timezone
 
@@ -14,15 +16,24 @@ from tests.collector.conftest import event, minutes, post
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 
 
-def _log_rows(site):
+def _log_minutes(since):
+    """Return every log partition's minute from since to now: a test may cross a 10-minute edge."""
+    from sessions_app import buckets
+
+    return list(buckets.iter_buckets(since, timezone.now() + timedelta(microseconds=1), "10m"))
+
+
+def _log_rows(site, since):
     statement = prepare(
         "SELECT batch_id, applied FROM {ks}.transaction_log "
         "WHERE site_id = ? AND minute = ? AND shard = ?"
     )
-    from sessions_app import buckets
-
-    minute = buckets.floor(timezone.now(), "10m")
-    return [dict(r) for s in range(4) for r in session().execute(statement, (site.id, minute, s))]
+    return [
+        dict(r)
+        for minute in _log_minutes(since)
+        for s in range(4)
+        for r in session().execute(statement, (site.id, minute, s))
+    ]
 
 
 def test_crash_between_log_and_apply_is_completed_by_replay(
@@ -36,7 +47,7 @@ def test_crash_between_log_and_apply_is_completed_by_replay(
     response = post(client, site, [event(t0), event(t0 + minutes(1), kind="click")])
     assert response.status_code == 200 and response.json()["accepted"] == 2
     # Durable in the log, absent from the tables.
-    [entry] = _log_rows(site)
+    [entry] = _log_rows(site, live_now)
     assert entry["applied"] is False
     assert selectors.session_list(site_id=site.id, user_key="anon-1") == []
     monkeypatch.undo()
@@ -59,7 +70,7 @@ def test_crash_between_log_and_apply_is_completed_by_replay(
     assert [f["session_id"] for f in selectors.feed_latest(site_id=site.id)] == [
         summary["session_id"]
     ]
-    assert [r["applied"] for r in _log_rows(site)] == [True]
+    assert [r["applied"] for r in _log_rows(site, live_now)] == [True]
     assert ReplayWatermark.objects.filter(site=site).exists()
     # Nothing left: a second run applies nothing for this site.
     assert pipeline.txlog_replay(now=timezone.now()) == 0
@@ -78,7 +89,7 @@ def test_replaying_an_applied_plan_changes_nothing(client, site, live_now):
                 "SELECT payload FROM {ks}.transaction_log WHERE site_id = ? AND minute = ? "
                 "AND shard = ? AND batch_id = ?"
             ),
-            (site.id, *_key(site)),
+            (site.id, *_key(site, live_now)),
         )
         .one()["payload"]
     )
@@ -87,22 +98,20 @@ def test_replaying_an_applied_plan_changes_nothing(client, site, live_now):
     assert len(selectors.session_events(session_id=before[0]["session_id"])) == 2
 
 
-def _key(site):
-    from sessions_app import buckets
-
-    minute = buckets.floor(timezone.now(), "10m")
-    for shard in range(4):
-        rows = list(
-            session().execute(
-                prepare(
-                    "SELECT batch_id FROM {ks}.transaction_log WHERE site_id = ? AND minute = ? "
-                    "AND shard = ?"
-                ),
-                (site.id, minute, shard),
+def _key(site, since):
+    for minute in _log_minutes(since):
+        for shard in range(4):
+            rows = list(
+                session().execute(
+                    prepare(
+                        "SELECT batch_id FROM {ks}.transaction_log WHERE site_id = ? "
+                        "AND minute = ? AND shard = ?"
+                    ),
+                    (site.id, minute, shard),
+                )
             )
-        )
-        if rows:
-            return minute, shard, rows[0]["batch_id"]
+            if rows:
+                return minute, shard, rows[0]["batch_id"]
     raise AssertionError("no log entry")
 
 
@@ -121,7 +130,7 @@ def test_replay_of_a_plan_whose_keys_were_all_erased_only_marks_it(
     assert pipeline.txlog_replay(now=timezone.now()) == 1
 
     assert selectors.session_list(site_id=site.id, user_key="gone") == []
-    assert [r["applied"] for r in _log_rows(site)] == [True]
+    assert [r["applied"] for r in _log_rows(site, live_now)] == [True]
     assert pipeline.txlog_replay(now=timezone.now()) == 0
 
 
@@ -129,7 +138,7 @@ def test_replay_of_a_plan_whose_keys_were_all_erased_only_marks_it(
 def test_an_entry_that_keeps_failing_stops_neither_other_entries_nor_other_sites(
     client, site, live_now, monkeypatch, settings, expired
 ):
-    from sessions_app import buckets, services
+    from sessions_app import services
 
     other = services.site_create(name="Other", origins=["https://shop.example"])
     monkeypatch.setattr(pipeline, "plan_apply", lambda plan, **kw: None)  # died before apply
@@ -150,7 +159,7 @@ def test_an_entry_that_keeps_failing_stops_neither_other_entries_nor_other_sites
     # window the failing entry is retried, past it the replay gives up on it.
     settings.TXLOG_REPLAY_WINDOW = minutes(20) if expired else minutes(120)
     later = timezone.now() + minutes(30)
-    bucket = buckets.floor(timezone.now(), "10m")
+    bucket = _key(site, live_now)[0]  # the first entry's log partition
     for s in (site, other):  # both were replayed up to the entries' bucket
         ReplayWatermark.objects.create(site=s, replayed_through=bucket)
 

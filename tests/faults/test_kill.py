@@ -201,12 +201,20 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 """
 
 
+def _worker_log_tail(lines: int = 20) -> str:
+    """Return the end of the fault workers' log, for a failure message."""
+    log = ROOT / ".state" / "logs" / "fault-worker.log"
+    return "\n".join(log.read_text(errors="replace").splitlines()[-lines:])
+
+
 def _start_worker(queue: str) -> tuple[subprocess.Popen[bytes], str]:
     """Start a one-process Celery worker on queue; return it and its node name once it answers."""
     from clickstream.celery import app
 
     name = f"fault-{time.time()}@{socket.gethostname()}"
-    with open(ROOT / ".state" / "logs" / "fault-worker.log", "ab") as log:
+    logs = ROOT / ".state" / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    with open(logs / "fault-worker.log", "ab") as log:
         worker = subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "clickstream", "worker", "-l", "INFO",
              "--pool", "prefork", "--concurrency", "1", "-n", name,
@@ -214,8 +222,11 @@ def _start_worker(queue: str) -> tuple[subprocess.Popen[bytes], str]:
             cwd=ROOT, env=_env(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip
     deadline = time.monotonic() + 60
-    while not app.control.ping(timeout=0.5):
-        assert worker.poll() is None and time.monotonic() < deadline, "worker did not start"
+    # Ask this worker alone: another one (the suite's) answering says nothing about it.
+    while not app.control.ping(destination=[name], timeout=0.5):
+        assert worker.poll() is None and time.monotonic() < deadline, (
+            f"worker did not start:\n{_worker_log_tail()}"
+        )
     return worker, name
 
 
@@ -259,7 +270,7 @@ def test_kill_9_the_celery_worker_mid_seal_then_the_sweep_seals_it_right(site):
         inspect = app.control.inspect(destination=[name], timeout=2.0, limit=1)
         deadline = time.monotonic() + 30
         while not (inspect.active() or {}).get(name):
-            assert time.monotonic() < deadline, "the seal did not start"
+            assert time.monotonic() < deadline, f"the seal did not start:\n{_worker_log_tail()}"
         for pid in [*children(worker.pid), worker.pid]:
             os.kill(pid, signal.SIGKILL)
         worker.wait(10)
