@@ -610,19 +610,25 @@ def user_activity(
 def _bucket_rows(
     rows: Iterable[dict[str, Any]], chunk: list[datetime]
 ) -> tuple[list[dict[str, Any]], dict[datetime, int]]:
-    """One query's rows in time order, and how many each of its buckets held."""
+    """One query's rows in time order, and how many each of its buckets held.
+
+    A partition's rows come in clustering order (event id: time), and the
+    chunk's buckets are consecutive and disjoint in time, so the rows grouped by
+    bucket, group after group in the chunk's order, are in time order, whatever
+    order an IN list's partitions arrive in (no part of the protocol promises
+    one). No sort: Cassandra's own order is the one the cursor (event_id > ?) uses.
+    """
     if len(chunk) == 1:
         found = [_event_row(row) for row in rows]
         return found, {chunk[0]: len(found)}
-    per_bucket: dict[datetime, int] = dict.fromkeys(chunk, 0)
-    found = []
+    # Keyed by the driver's value (naive UTC): no conversion per row.
+    groups: dict[datetime, list[dict[str, Any]]] = {
+        b.astimezone(UTC).replace(tzinfo=None): [] for b in chunk
+    }
     for row in rows:
-        per_bucket[buckets.from_driver(row.pop("bucket"))] += 1
-        found.append(_event_row(row))
-    # Cassandra returns an IN list's partitions in the order of its sorted values
-    # (here: time), but no part of the protocol promises it.
-    found.sort(key=lambda e: (e["event_id"].time, e["event_id"].bytes))
-    return found, per_bucket
+        groups[row.pop("bucket")].append(_event_row(row))
+    found = [event for group in groups.values() for event in group]
+    return found, {b: len(group) for b, group in zip(chunk, groups.values(), strict=True)}
 
 
 MAX_LIVE_HOURS = 72

@@ -99,6 +99,36 @@ def test_parallel_reads_a_few_buckets_a_query_and_the_same_events(
     assert page.partitions == baseline.partitions  # per-bucket row counts, in bucket order
 
 
+def test_an_in_lists_rows_come_out_in_time_order_whatever_order_its_partitions_arrive():
+    """Rows of each partition in clustering order; partitions in any order (no promise)."""
+    from datetime import UTC, datetime
+
+    from sessions_app.ids import time_uuid
+
+    days = [datetime(2026, 3, d, tzinfo=UTC) for d in (1, 2, 3)]
+
+    def rows_of(day, n):  # what the driver gives: the bucket naive, in UTC
+        return [
+            {
+                "bucket": day.replace(tzinfo=None),
+                "event_id": time_uuid(day + timedelta(hours=i), f"{day.day}-{i}"),
+                "ts": (day + timedelta(hours=i)).replace(tzinfo=None),
+                "element": None,
+                "props": f'{{"i": {i}}}',
+            }
+            for i in range(n)
+        ]
+
+    arrived = rows_of(days[2], 2) + rows_of(days[0], 3) + rows_of(days[1], 0)
+    found, per_bucket = selectors._bucket_rows(arrived, days)
+
+    assert [e["ts"] for e in found] == sorted(e["ts"] for e in found)
+    assert [e["ts"].tzinfo for e in found] == [UTC] * 5
+    assert [e["props"]["i"] for e in found] == [0, 1, 2, 0, 1]
+    assert per_bucket == {days[0]: 3, days[1]: 0, days[2]: 2}
+    assert "bucket" not in found[0]
+
+
 def test_range_boundaries_are_half_open(site, history):
     times, _ = history
     page = selectors.user_activity(site_id=site.id, user_key="hist", start=times[1], end=times[3])
