@@ -142,6 +142,85 @@ def timeline(url: str, token: str, session_id: str, runs: int) -> dict[str, Any]
     }
 
 
+def _raw_activity(site, user_key: str, start: datetime, end: datetime) -> dict[str, Any]:
+    """The selector's statements for the same buckets through the driver alone.
+
+    Rows are fetched and not finished (no time zones, JSON or per-bucket counts):
+    what parallel and sequential queries gain over each other with nothing but the
+    driver and the node in the way, the ceiling for the selector's ratio.
+    """
+    from django.conf import settings
+
+    from sessions_app.cassandra import bind
+    from sessions_app.ids import time_uuid_bound
+
+    parts = selectors.user_partitions(
+        site_id=site.id, user_key=user_key, start=start, end=end, limit=100
+    )
+    low, high = time_uuid_bound(start - timedelta(microseconds=1), upper=True), time_uuid_bound(end)
+    one, several = (
+        prepare(selectors.SELECT_USER_BUCKET_AFTER),
+        prepare(selectors.SELECT_USER_BUCKETS_IN),
+    )
+    size = settings.ACTIVITY_PARALLEL_IN_BUCKETS
+    chunks = [parts[i : i + size] for i in range(0, len(parts), size)]
+    db = session()
+
+    def parallel() -> int:
+        futures = [
+            db.execute_async(bind(several, (site.id, user_key, c, low, high, 1001))) for c in chunks
+        ]
+        return sum(len(list(f.result())) for f in futures)
+
+    def sequential() -> int:
+        return sum(
+            len(list(db.execute(bind(one, (site.id, user_key, b, low, high, 1001))))) for b in parts
+        )
+
+    return {"raw_parallel": (parallel, len(chunks)), "raw_sequential": (sequential, len(parts))}
+
+
+def activity(site, user_key: str, now: datetime, rounds: int = 30) -> dict[str, Any]:
+    """Each strategy's p50 and CPU per call over 30 daily buckets, in interleaved rounds.
+
+    One call of each strategy a round, so a change in the VM's speed during the
+    measurement weighs on every strategy alike; the first three rounds warm up.
+    """
+    start = now - timedelta(days=30)
+
+    def selector(strategy: str) -> Any:
+        return lambda: selectors.user_activity(
+            site_id=site.id, user_key=user_key, start=start, end=now, limit=1000, strategy=strategy
+        )
+
+    runs: dict[str, Any] = {s: (selector(s), None) for s in ("parallel", "sequential", "in")}
+    runs.update(_raw_activity(site, user_key, start, now))
+    times: dict[str, list[float]] = {name: [] for name in runs}
+    cpu = {name: [0.0, 0.0] for name in runs}
+    results: dict[str, Any] = {}
+    for round_ in range(rounds + 3):
+        for name, (run, _) in runs.items():
+            app, node = time.process_time(), _cassandra_cpu()
+            started = time.perf_counter()
+            results[name] = run()
+            times[name].append((time.perf_counter() - started) * 1000)
+            if round_ >= 3:
+                cpu[name][0] += time.process_time() - app
+                cpu[name][1] += _cassandra_cpu() - node
+    measured: dict[str, Any] = {}
+    for name, (_, queries) in runs.items():
+        result = results[name]
+        measured[name] = {
+            "app_cpu_ms": cpu[name][0] / rounds * 1000,
+            "cassandra_cpu_ms": cpu[name][1] / rounds * 1000,
+            "p50_ms": statistics.median(times[name][3:]),
+            "events": result if isinstance(result, int) else len(result.events),
+            "buckets": None if isinstance(result, int) else len(result.partitions),
+            "queries": queries if isinstance(result, int) else result.queries,
+        }
+    return measured
+
+
 def main() -> None:
     base_url = sys.argv[1]
     runs = int(sys.argv[2]) if len(sys.argv) > 2 else 200
@@ -166,31 +245,7 @@ def main() -> None:
     quiet = timeline(url(open_id), token.key, open_id, runs)
     materialized = timeline(url(closed_id), token.key, closed_id, runs)
 
-    now = datetime.now(UTC)
-    strategies = {}
-    for strategy in ("parallel", "sequential", "in"):
-        times = []
-        cpu_before = (time.process_time(), _cassandra_cpu())
-        for _ in range(30 + 3):
-            started = time.perf_counter()
-            page = selectors.user_activity(
-                site_id=site.id,
-                user_key="monthly",
-                start=now - timedelta(days=30),
-                end=now,
-                limit=1000,
-                strategy=strategy,
-            )
-            times.append((time.perf_counter() - started) * 1000)
-        app_cpu, cassandra_cpu = time.process_time(), _cassandra_cpu()
-        strategies[strategy] = {
-            "app_cpu_ms": (app_cpu - cpu_before[0]) / 33 * 1000,
-            "cassandra_cpu_ms": (cassandra_cpu - cpu_before[1]) / 33 * 1000,
-            "p50_ms": statistics.median(times[3:]),
-            "events": len(page.events),
-            "buckets": len(page.partitions),
-            "queries": page.queries,
-        }
+    strategies = activity(site, "monthly", datetime.now(UTC))
     print(
         json.dumps(
             {

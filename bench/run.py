@@ -380,6 +380,15 @@ def render(rows: list[dict], reads: dict, *, workers: int, threads: int, seconds
             f"{b['sequential']['p50_ms']:.1f} | "
             f"{b['sequential']['p50_ms'] / b[strategy]['p50_ms']:.2f}x faster |"
         )
+    if "raw_parallel" in b:
+        raw_par, raw_seq = b["raw_parallel"], b["raw_sequential"]
+        lines.append(
+            f"| activity over 30 daily buckets, the raw driver alone (the same statements, rows "
+            f"not finished): parallel ({raw_par['queries']} vs {raw_seq['queries']} queries) "
+            "p50 ms vs sequential (what the selector adds to both only lowers the ratio) "
+            f"| {raw_par['p50_ms']:.1f} | "
+            f"{raw_seq['p50_ms']:.1f} | {raw_seq['p50_ms'] / raw_par['p50_ms']:.2f}x faster |"
+        )
     seal, rolling = reads["seal"], reads["rolling"]
     lines.append(
         f"| seal one hour of {seal['events']:,} events ({seal['per_user_rows']:,} per-user "
