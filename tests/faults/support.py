@@ -17,6 +17,13 @@ from sessions_app.ids import event_uuid
 from tests.conftest import ROOT
 
 
+def log_path(name: str) -> Any:
+    """Return .state/logs/<name> (the folder made if missing: a test may run alone)."""
+    logs = ROOT / ".state" / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    return logs / name
+
+
 def free_port() -> int:
     """Return a loopback TCP port nothing listens on now."""
     with socket.socket() as probe:
@@ -50,7 +57,7 @@ def collector_start(
     test can kill the master and its workers together.
     """
     port = free_port()
-    with open(ROOT / ".state" / "logs" / log_name, "ab") as log:
+    with open(log_path(log_name), "ab") as log:
         web = subprocess.Popen(
             [sys.executable, "-m", "gunicorn", "clickstream.wsgi", "-b", f"127.0.0.1:{port}",
              "-w", str(workers), "-k", "sync", "--timeout", "60", "--log-level", "warning"],

@@ -30,7 +30,7 @@ from sessions_app.collector.pipeline import txlog_replay
 from sessions_app.ids import time_uuid
 from sessions_app.models import BucketState, Site
 from tests.conftest import ROOT
-from tests.faults.support import children, collector_start, event_id_of, process_stop
+from tests.faults.support import children, collector_start, event_id_of, log_path, process_stop
 
 pytestmark = [
     pytest.mark.slow,
@@ -155,7 +155,7 @@ def test_kill_9_the_applier_under_load_loses_no_acknowledged_event(site):
     from sessions_app.collector.applier import backlog
 
     env = _env()
-    with open(ROOT / ".state" / "logs" / "fault-applier.log", "ab") as out:
+    with open(log_path("fault-applier.log"), "ab") as out:
         applier = subprocess.Popen(
             [sys.executable, "manage.py", "run_applier"],
             cwd=ROOT,
@@ -203,7 +203,7 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 
 def _worker_log_tail(lines: int = 20) -> str:
     """Return the end of the fault workers' log, for a failure message."""
-    log = ROOT / ".state" / "logs" / "fault-worker.log"
+    log = log_path("fault-worker.log")
     return "\n".join(log.read_text(errors="replace").splitlines()[-lines:])
 
 
@@ -212,9 +212,7 @@ def _start_worker(queue: str) -> tuple[subprocess.Popen[bytes], str]:
     from clickstream.celery import app
 
     name = f"fault-{time.time()}@{socket.gethostname()}"
-    logs = ROOT / ".state" / "logs"
-    logs.mkdir(parents=True, exist_ok=True)
-    with open(logs / "fault-worker.log", "ab") as log:
+    with open(log_path("fault-worker.log"), "ab") as log:
         worker = subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "clickstream", "worker", "-l", "INFO",
              "--pool", "prefork", "--concurrency", "1", "-n", name,

@@ -38,7 +38,13 @@ from sessions_app.cassandra import prepare, session
 from sessions_app.ids import time_uuid
 from sessions_app.models import BucketState
 from tests.conftest import ROOT
-from tests.faults.support import collector_start, event_id_of, free_port, process_stop
+from tests.faults.support import (
+    collector_start,
+    event_id_of,
+    free_port,
+    log_path,
+    process_stop,
+)
 from tests.faults.test_kill import INSERT_SITE_EVENT, _env
 
 pytestmark = [
@@ -131,7 +137,7 @@ def _ping(client: Celery) -> list[Any]:
 
 
 def _start_worker(env: dict[str, str], client: Celery) -> subprocess.Popen[bytes]:
-    with open(ROOT / ".state" / "logs" / "fault-redis-worker.log", "ab") as log:
+    with open(log_path("fault-redis-worker.log"), "ab") as log:
         worker = subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "clickstream", "worker", "-l", "INFO",
              "--pool", "prefork", "--concurrency", "1", "-n", f"redis-restart-{time.time()}@%h",
