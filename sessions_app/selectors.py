@@ -131,7 +131,8 @@ def session_events(
 SELECT_TIMELINE_STATE = """
 SELECT timeline, timeline_site, writetime(timeline) AS built_us, writetime(touched) AS touched_us,
        ttl(touched) AS touched_ttl, prefix, prefix_upto, prefix_count, prefix_user,
-       writetime(prefix) AS prefix_us, writetime(backfilled) AS backfilled_us
+       writetime(prefix) AS prefix_us, writetime(backfilled) AS backfilled_us,
+       user_key AS first_user
 FROM {ks}.session_events WHERE session_id = ? LIMIT 1
 """
 
@@ -158,6 +159,7 @@ class TimelineState:
     prefix: Prefix | None = None
     prefix_us: int | None = None  # write time of the prefix
     backfilled_us: int | None = None  # write time of the last insert of an old event
+    first_user: str | None = None  # the first event's user key (None: no event rows)
 
     @property
     def current(self) -> bool:
@@ -203,6 +205,7 @@ def timeline_state(*, session_id: uuid.UUID) -> TimelineState | None:
         prefix=prefix,
         prefix_us=row["prefix_us"],
         backfilled_us=row["backfilled_us"],
+        first_user=row["first_user"],
     )
 
 

@@ -39,7 +39,9 @@ from django.conf import settings
 from sessions_app import buckets, retention, selectors
 from sessions_app.api.renderers import dumps
 from sessions_app.cassandra import prepare, session
+from sessions_app.ids import time_uuid_bound
 
+FIRST_EVENT = time_uuid_bound(buckets.EPOCH)  # sorts before every event id
 STORE = """
 UPDATE {ks}.session_events USING TIMESTAMP ? AND TTL ?
 SET timeline = ?, timeline_site = ? WHERE session_id = ?
@@ -78,14 +80,21 @@ def session_timeline(*, site_id: uuid.UUID, session_id: uuid.UUID) -> Timeline |
             limit=max(0, selectors.MAX_PAGE - prefix.count),
         )
     else:
+        # The probe read the first event's user key: the rows and the summary are
+        # read at once, as for a prefix (after the lowest id: every event).
         prefix = None
-        events = selectors.session_events(session_id=session_id, site_id=site_id)
+        if state.first_user is None:
+            return None
+        user_key, source = state.first_user, "rows"
+        events, summary = selectors.session_tail(
+            site_id=site_id,
+            user_key=user_key,
+            session_id=session_id,
+            after=FIRST_EVENT,
+            limit=selectors.MAX_PAGE,
+        )
         if not events:
             return None
-        user_key, source = events[0]["user_key"], "rows"
-        summary = selectors.session_summary(
-            site_id=site_id, user_key=user_key, session_id=session_id
-        )
     body = _body(summary, prefix, events)
     ttl = _ttl(summary, state)
     if not settings.TIMELINE_MATERIALIZE or summary is None or ttl <= 0:

@@ -261,10 +261,22 @@ def test_a_prefix_holding_the_first_1000_events_is_the_whole_page(client, site, 
 
 
 def test_materializing_can_be_turned_off(client, site, closed, token, settings):
+    from sessions_app.api.renderers import dumps
+
     settings.TIMELINE_MATERIALIZE = False
     session_id, _ = closed
+    # The rows path: every event and the summary (read at once, the user key from the probe).
+    expected = {
+        "session": selectors.session_summary(
+            site_id=site.id, user_key="closed", session_id=session_id
+        ),
+        "events": selectors.session_events(session_id=session_id, site_id=site.id),
+    }
+    assert len(expected["events"]) == EVENTS and expected["session"] is not None
     for _ in range(2):
-        assert _get(client, site, session_id, token)["X-Timeline-Source"] == "rows"
+        response = _get(client, site, session_id, token)
+        assert response["X-Timeline-Source"] == "rows"
+        assert orjson.loads(response.content) == orjson.loads(dumps(expected))
 
 
 def test_another_sites_id_gets_404_even_when_materialized(client, site, closed, token):
