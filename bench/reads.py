@@ -149,8 +149,6 @@ def _raw_activity(site, user_key: str, start: datetime, end: datetime) -> dict[s
     what parallel and sequential queries gain over each other with nothing but the
     driver and the node in the way, the ceiling for the selector's ratio.
     """
-    from django.conf import settings
-
     from sessions_app.cassandra import bind
     from sessions_app.ids import time_uuid_bound
 
@@ -162,8 +160,7 @@ def _raw_activity(site, user_key: str, start: datetime, end: datetime) -> dict[s
         prepare(selectors.SELECT_USER_BUCKET_AFTER),
         prepare(selectors.SELECT_USER_BUCKETS_IN),
     )
-    size = settings.ACTIVITY_PARALLEL_IN_BUCKETS
-    chunks = [parts[i : i + size] for i in range(0, len(parts), size)]
+    chunks, _ = selectors.activity_chunks(parts, "parallel")
     db = session()
 
     def parallel() -> int:

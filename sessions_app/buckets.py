@@ -70,6 +70,11 @@ def from_driver(value: datetime) -> datetime:
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
+def as_driver(value: datetime) -> datetime:
+    """Return the naive UTC datetime the driver reads back for value (from_driver's inverse)."""
+    return as_utc(value).replace(tzinfo=None)
+
+
 def parse_width(value: str | Width) -> Width:
     """Return the Width for "10m", "hour", "day", "week" or "month"."""
     try:

@@ -491,22 +491,30 @@ def session_summary(
 
 
 def session_tail(
-    *, site_id: uuid.UUID, user_key: str, session_id: uuid.UUID, after: uuid.UUID, limit: int
+    *,
+    site_id: uuid.UUID,
+    user_key: str,
+    session_id: uuid.UUID,
+    after: uuid.UUID | None,
+    limit: int,
 ) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
-    """Return a session's events after `after` (at most limit, none for 0) and its summary.
+    """Return a session's events after `after` (all for None; at most limit, none for 0)
+    and its summary.
 
-    The two reads run concurrently: what a materialized prefix still needs.
+    The two reads run concurrently: what a timeline read from its rows (after None)
+    or from a materialized prefix (after its last event) needs.
     """
     if session_id.version != 1:
         return [], None
-    summary = session().execute_async(prepare(SELECT_SESSION_ONE), (site_id, user_key, session_id))
-    rows = (
-        session().execute_async(
+    db = session()
+    summary = db.execute_async(prepare(SELECT_SESSION_ONE), (site_id, user_key, session_id))
+    rows = None
+    if limit and after is None:
+        rows = db.execute_async(prepare(SELECT_SESSION_EVENTS), (session_id, _bounded(limit)))
+    elif limit:
+        rows = db.execute_async(
             prepare(SELECT_SESSION_EVENTS_AFTER), (session_id, after, _bounded(limit))
         )
-        if limit
-        else None
-    )
     events = [_event_row(row) for row in rows.result() if row["site_id"] == site_id] if rows else []
     row = summary.result().one()
     return events, _session_row(row) if row else None
@@ -572,18 +580,9 @@ def user_activity(
     read: list[dict[str, Any]] = []
     events: list[dict[str, Any]] = []
     queries = 0
-    if chosen == "in" and partitions:
-        if len(partitions) > settings.ACTIVITY_IN_MAX_BUCKETS:
-            raise RangeError(
-                "strategy", f"IN reads at most {settings.ACTIVITY_IN_MAX_BUCKETS} buckets"
-            )
-        chunks, window = [partitions], 1
-    elif chosen == "sequential":
-        chunks, window = [[b] for b in partitions], 1
-    else:  # parallel: a few consecutive buckets a query, many queries at once
-        size = max(1, min(settings.ACTIVITY_PARALLEL_IN_BUCKETS, settings.ACTIVITY_IN_MAX_BUCKETS))
-        chunks = [partitions[i : i + size] for i in range(0, len(partitions), size)]
-        window = settings.ACTIVITY_PARALLEL_WINDOW
+    if chosen == "in" and len(partitions) > settings.ACTIVITY_IN_MAX_BUCKETS:
+        raise RangeError("strategy", f"IN reads at most {settings.ACTIVITY_IN_MAX_BUCKETS} buckets")
+    chunks, window = activity_chunks(partitions, chosen)
     one, several = prepare(SELECT_USER_BUCKET_AFTER), prepare(SELECT_USER_BUCKETS_IN)
     db = session()
     for offset in range(0, len(chunks), window):
@@ -610,6 +609,18 @@ def user_activity(
     return ActivityPage(page, next_cursor, chosen, read, queries)
 
 
+def activity_chunks(partitions: list[datetime], strategy: str) -> tuple[list[list[datetime]], int]:
+    """Return the buckets each query of a strategy reads, and how many queries go at once."""
+    if strategy == "in":
+        return ([partitions] if partitions else []), 1
+    if strategy == "sequential":
+        return [[b] for b in partitions], 1
+    # parallel: a few consecutive buckets a query, many queries at once
+    size = max(1, min(settings.ACTIVITY_PARALLEL_IN_BUCKETS, settings.ACTIVITY_IN_MAX_BUCKETS))
+    chunks = [partitions[i : i + size] for i in range(0, len(partitions), size)]
+    return chunks, settings.ACTIVITY_PARALLEL_WINDOW
+
+
 def _bucket_rows(
     rows: Iterable[dict[str, Any]], chunk: list[datetime]
 ) -> tuple[list[dict[str, Any]], dict[datetime, int]]:
@@ -625,9 +636,7 @@ def _bucket_rows(
         found = [_event_row(row) for row in rows]
         return found, {chunk[0]: len(found)}
     # Keyed by the driver's value (naive UTC): no conversion per row.
-    groups: dict[datetime, list[dict[str, Any]]] = {
-        b.astimezone(UTC).replace(tzinfo=None): [] for b in chunk
-    }
+    groups: dict[datetime, list[dict[str, Any]]] = {buckets.as_driver(b): [] for b in chunk}
     for row in rows:
         groups[row.pop("bucket")].append(_event_row(row))
     found = [event for group in groups.values() for event in group]

@@ -117,3 +117,12 @@ def test_unknown_width_names_the_choices() -> None:
 
 def test_from_driver_marks_naive_values_as_utc() -> None:
     assert buckets.from_driver(datetime(2024, 1, 1, 5)) == utc(2024, 1, 1, 5)
+
+
+def test_as_driver_is_the_naive_utc_value_from_driver_reads_back() -> None:
+    plus_two = timezone(timedelta(hours=2))
+    value = datetime(2024, 1, 1, 7, tzinfo=plus_two)
+    assert buckets.as_driver(value) == datetime(2024, 1, 1, 5)
+    assert buckets.from_driver(buckets.as_driver(value)) == value
+    with pytest.raises(ValueError, match="naive"):
+        buckets.as_driver(datetime(2024, 1, 1, 5))

@@ -39,9 +39,7 @@ from django.conf import settings
 from sessions_app import buckets, retention, selectors
 from sessions_app.api.renderers import dumps
 from sessions_app.cassandra import prepare, session
-from sessions_app.ids import time_uuid_bound
 
-FIRST_EVENT = time_uuid_bound(buckets.EPOCH)  # sorts before every event id
 STORE = """
 UPDATE {ks}.session_events USING TIMESTAMP ? AND TTL ?
 SET timeline = ?, timeline_site = ? WHERE session_id = ?
@@ -81,7 +79,7 @@ def session_timeline(*, site_id: uuid.UUID, session_id: uuid.UUID) -> Timeline |
         )
     else:
         # The probe read the first event's user key: the rows and the summary are
-        # read at once, as for a prefix (after the lowest id: every event).
+        # read at once, as for a prefix.
         prefix = None
         if state.first_user is None:
             return None
@@ -90,7 +88,7 @@ def session_timeline(*, site_id: uuid.UUID, session_id: uuid.UUID) -> Timeline |
             site_id=site_id,
             user_key=user_key,
             session_id=session_id,
-            after=FIRST_EVENT,
+            after=None,
             limit=selectors.MAX_PAGE,
         )
         if not events:
