@@ -21,6 +21,8 @@ from ops.common import STATE, StackError, is_alive, log, port_open, tail
 HERE = Path(__file__).resolve().parent / "cassandra"
 LIB = STATE / "cassandra" / "lib"
 POM = HERE / "pom.xml"
+JOIN_RING_DELAY_MS = 5000  # a joining node's ring delay (see cluster_nodes)
+JOIN_ATTEMPTS = 3  # starts of a joining node that did not hear a seed in time
 
 
 @dataclass(frozen=True)
@@ -37,6 +39,9 @@ class Node:
     heap: str = "1g"
     # "periodic" (Cassandra's default) or "group" (no acknowledged write lost on a crash).
     commitlog_sync: str = "periodic"
+    # How long gossip gets to settle (Cassandra's default is 30 s): short for a lone node;
+    # a joining node must have heard from a seed by its end, or it exits.
+    ring_delay_ms: int = 1000
 
     @property
     def home(self) -> Path:
@@ -98,6 +103,9 @@ def cluster_nodes(
             seeds=f"127.0.0.1:{storage_port}",
             cluster_name=cluster_name,
             heap=heap,
+            # On two loaded cores one second was sometimes too little for a joining
+            # node to hear the seed's gossip ("Unable to contact any seeds").
+            ring_delay_ms=1000 if i == 0 else JOIN_RING_DELAY_MS,
         )
         for i in range(count)
     ]
@@ -135,21 +143,23 @@ def cluster_start(nodes: list[Node], *, timeout: float = 300.0) -> list[Node]:
 
 
 def _start_joining(node: Node, *, timeout: float) -> bool:
-    """Start a node that joins through a seed, once more if the seed did not answer in time.
+    """Start a node that joins through a seed, again if it did not hear the seed in time.
 
-    On two loaded cores the seed can miss a joining node's shadow round (a one-second
-    ring delay here): Cassandra then exits with "Unable to contact any seeds".
+    On two loaded cores a joining node can miss the seed's gossip within its ring
+    delay: Cassandra then exits with "Unable to contact any seeds".
     """
-    try:
-        return start(node, timeout=timeout)
-    except StackError:
-        log_file = node.system_log
-        text = log_file.read_text(errors="replace") if log_file.exists() else ""
-        if "Unable to contact any seeds" not in text:
-            raise
-        log(f"cassandra node{node.index}: the seed missed its shadow round; starting it again")
-        time.sleep(5)
-        return start(node, timeout=timeout)
+    for attempt in range(1, JOIN_ATTEMPTS + 1):
+        seen = node.system_log.stat().st_size if node.system_log.exists() else 0
+        try:
+            return start(node, timeout=timeout)
+        except StackError:
+            text = node.system_log.read_bytes()[seen:] if node.system_log.exists() else b""
+            missed = b"Unable to contact any seeds" in text  # in this attempt's lines
+            if not missed or attempt == JOIN_ATTEMPTS:
+                raise
+            log(f"cassandra node{node.index}: it did not hear the seed in time; starting it again")
+            time.sleep(5)
+    raise AssertionError("unreachable")
 
 
 def wait_peers_up(nodes: list[Node], *, timeout: float) -> None:
@@ -331,6 +341,7 @@ def _launch(node: Node) -> None:
         f"-Xms{node.heap}",
         f"-Xmx{node.heap}",
         *_jvm_options(),
+        f"-Dcassandra.ring_delay_ms={node.ring_delay_ms}",
         f"-javaagent:{jamm[-1]}",
         f"-Dcassandra.config=file://{conf / 'cassandra.yaml'}",
         f"-Dcassandra.storagedir={node.home / 'data'}",
