@@ -461,10 +461,11 @@ def bucket_seal(*, site_id: uuid.UUID | str, hour: datetime, now: datetime) -> b
         rows = selectors.site_bucket_rows(site_id=site.id, hour=hour, shards=state.shards)
         counted = aggregation.tally(rows)
     result, spans = aggregation.finish(counted, conversion_event=settings.CONVERSION_EVENT)
-    # The per-user counts need no session summaries: they are written meanwhile.
+    # The per-user counts need no session summaries: they are bound and written
+    # meanwhile, so the node has the summary reads to serve while the counts are bound.
     with ThreadPoolExecutor(1, thread_name_prefix="seal-counts") as pool:
         counts = pool.submit(
-            execute_windowed, _user_counts_work(site.id, "hour", hour, result.user_counts)
+            lambda: execute_windowed(_user_counts_work(site.id, "hour", hour, result.user_counts))
         )
         sessions = selectors.session_summaries(site_id=site.id, start=hour, end=end, spans=spans)
         aggregation.count_sessions(result, sessions, start=hour, end=end)
