@@ -469,9 +469,10 @@ def bucket_seal(*, site_id: uuid.UUID | str, hour: datetime, now: datetime) -> b
         )
         sessions = selectors.session_summaries(site_id=site.id, start=hour, end=end, spans=spans)
         aggregation.count_sessions(result, sessions, start=hour, end=end)
+        # Nothing reads a bucket's rows as sealed before its state says so (below).
+        _aggregates_write(site.id, "hour", hour, result, now, counts=False)
+        user_widths_adapt(site=site, hour_counts=result.user_counts, now=now)
         counts.result()
-    _aggregates_write(site.id, "hour", hour, result, now, counts=False)
-    user_widths_adapt(site=site, hour_counts=result.user_counts, now=now)
     BucketState.objects.get_or_create(
         site=site, granularity="day", bucket=buckets.floor(hour, "day")
     )
