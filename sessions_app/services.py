@@ -402,35 +402,47 @@ def _user_counts_work(
     """The writes that overwrite a bucket's per-user counts in both tables.
 
     bucket_user_counts (site partition, what the parent's rollup reads) and
-    rolling_counts (user partition, what the rolling-counter reads use), in
-    unlogged batches: the site's rows 200 at a time (one partition), the users' by
-    up to 10 partitions that share their replicas (cassandra.replica_batches).
+    rolling_counts (user partition, what the rolling-counter reads use).
     """
+    return _site_counts_work(site_id, granularity, bucket, user_counts) + _rolling_counts_work(
+        site_id, granularity, bucket, user_counts
+    )
+
+
+def _site_counts_work(
+    site_id: uuid.UUID, granularity: str, bucket: datetime, user_counts: dict[tuple[str, str], int]
+) -> list[tuple[Any, None]]:
+    """bucket_user_counts' rows: one partition, COUNT_BATCH_ROWS rows an unlogged batch."""
     ttl = _ttl(granularity)
-    period = buckets.rolling_period(granularity, bucket)
-    site_rows: list[tuple[Any, ...]] = []
-    by_user: dict[str, list[tuple[Any, ...]]] = {}
-    for (user, key), n in user_counts.items():
-        site_rows.append((site_id, granularity, bucket, user, key, n, ttl))
-        by_user.setdefault(user, []).append(
-            (site_id, user, granularity, period, key, bucket, n, ttl)
-        )
-    # The site's rows are one partition: COUNT_BATCH_ROWS of them a batch.
-    work = replica_batches(
+    rows = [
+        (site_id, granularity, bucket, user, key, n, ttl) for (user, key), n in user_counts.items()
+    ]
+    return replica_batches(
         prepare(UPSERT_BUCKET_USER_COUNT, idempotent=True, write=True),
         (
-            site_rows[offset : offset + COUNT_BATCH_ROWS]
-            for offset in range(0, len(site_rows), COUNT_BATCH_ROWS)
+            rows[offset : offset + COUNT_BATCH_ROWS]
+            for offset in range(0, len(rows), COUNT_BATCH_ROWS)
         ),
         partitions_per_batch=1,
         rows_per_batch=COUNT_BATCH_ROWS,
     )
-    work.extend(
-        replica_batches(
-            prepare(UPSERT_ROLLING_COUNT, idempotent=True, write=True), by_user.values()
+
+
+def _rolling_counts_work(
+    site_id: uuid.UUID, granularity: str, bucket: datetime, user_counts: dict[tuple[str, str], int]
+) -> list[tuple[Any, None]]:
+    """rolling_counts' rows: a partition per user, up to 10 that share their replicas a
+    batch (cassandra.replica_batches)."""
+    ttl = _ttl(granularity)
+    period = buckets.rolling_period(granularity, bucket)
+    by_user: dict[str, list[tuple[Any, ...]]] = {}
+    for (user, key), n in user_counts.items():
+        by_user.setdefault(user, []).append(
+            (site_id, user, granularity, period, key, bucket, n, ttl)
         )
+    return replica_batches(
+        prepare(UPSERT_ROLLING_COUNT, idempotent=True, write=True), by_user.values()
     )
-    return work
 
 
 def bucket_seal(*, site_id: uuid.UUID | str, hour: datetime, now: datetime) -> bool:
@@ -461,18 +473,22 @@ def bucket_seal(*, site_id: uuid.UUID | str, hour: datetime, now: datetime) -> b
         rows = selectors.site_bucket_rows(site_id=site.id, hour=hour, shards=state.shards)
         counted = aggregation.tally(rows)
     result, spans = aggregation.finish(counted, conversion_event=settings.CONVERSION_EVENT)
-    # The per-user counts need no session summaries: they are bound and written
-    # meanwhile, so the node has the summary reads to serve while the counts are bound.
-    with ThreadPoolExecutor(1, thread_name_prefix="seal-counts") as pool:
-        counts = pool.submit(
-            lambda: execute_windowed(_user_counts_work(site.id, "hour", hour, result.user_counts))
-        )
+
+    # The per-user counts need no session summaries. Each table's are bound and
+    # written on a thread of their own meanwhile, so the node has the first batches
+    # and the summary reads to serve while the rest are bound.
+    def counts_write(work: Callable[..., list[tuple[Any, None]]]) -> None:
+        execute_windowed(work(site.id, "hour", hour, result.user_counts))
+
+    with ThreadPoolExecutor(2, thread_name_prefix="seal-counts") as pool:
+        counts = [pool.submit(counts_write, w) for w in (_site_counts_work, _rolling_counts_work)]
         sessions = selectors.session_summaries(site_id=site.id, start=hour, end=end, spans=spans)
         aggregation.count_sessions(result, sessions, start=hour, end=end)
         # Nothing reads a bucket's rows as sealed before its state says so (below).
         _aggregates_write(site.id, "hour", hour, result, now, counts=False)
         user_widths_adapt(site=site, hour_counts=result.user_counts, now=now)
-        counts.result()
+        for written in counts:
+            written.result()
     BucketState.objects.get_or_create(
         site=site, granularity="day", bucket=buckets.floor(hour, "day")
     )
