@@ -391,29 +391,32 @@ def _aggregates_write(
         )
     ]
     if counts:
-        work.extend(_user_counts_work(site_id, granularity, bucket, result.user_counts))
+        work.extend(_user_counts_work(site_id, granularity, bucket, result.user_counts, ttl))
     execute_windowed(work)
     series.points_write(_metric_points(site_id, granularity, bucket, result), ttl=ttl)
 
 
+UserCounts = dict[tuple[str, str], int]  # (user key, event key) -> events
+
+
 def _user_counts_work(
-    site_id: uuid.UUID, granularity: str, bucket: datetime, user_counts: dict[tuple[str, str], int]
+    site_id: uuid.UUID, granularity: str, bucket: datetime, user_counts: UserCounts, ttl: int
 ) -> list[tuple[Any, None]]:
     """The writes that overwrite a bucket's per-user counts in both tables.
 
     bucket_user_counts (site partition, what the parent's rollup reads) and
-    rolling_counts (user partition, what the rolling-counter reads use).
+    rolling_counts (user partition, what the rolling-counter reads use). Binding
+    needs no Django database (ttl comes in), so a seal runs it on pool threads.
     """
-    return _site_counts_work(site_id, granularity, bucket, user_counts) + _rolling_counts_work(
-        site_id, granularity, bucket, user_counts
+    return _site_counts_work(site_id, granularity, bucket, user_counts, ttl) + _rolling_counts_work(
+        site_id, granularity, bucket, user_counts, ttl
     )
 
 
 def _site_counts_work(
-    site_id: uuid.UUID, granularity: str, bucket: datetime, user_counts: dict[tuple[str, str], int]
+    site_id: uuid.UUID, granularity: str, bucket: datetime, user_counts: UserCounts, ttl: int
 ) -> list[tuple[Any, None]]:
     """bucket_user_counts' rows: one partition, COUNT_BATCH_ROWS rows an unlogged batch."""
-    ttl = _ttl(granularity)
     rows = [
         (site_id, granularity, bucket, user, key, n, ttl) for (user, key), n in user_counts.items()
     ]
@@ -429,11 +432,10 @@ def _site_counts_work(
 
 
 def _rolling_counts_work(
-    site_id: uuid.UUID, granularity: str, bucket: datetime, user_counts: dict[tuple[str, str], int]
+    site_id: uuid.UUID, granularity: str, bucket: datetime, user_counts: UserCounts, ttl: int
 ) -> list[tuple[Any, None]]:
     """rolling_counts' rows: a partition per user, up to 10 that share their replicas a
     batch (cassandra.replica_batches)."""
-    ttl = _ttl(granularity)
     period = buckets.rolling_period(granularity, bucket)
     by_user: dict[str, list[tuple[Any, ...]]] = {}
     for (user, key), n in user_counts.items():
@@ -476,9 +478,12 @@ def bucket_seal(*, site_id: uuid.UUID | str, hour: datetime, now: datetime) -> b
 
     # The per-user counts need no session summaries. Each table's are bound and
     # written on a thread of their own meanwhile, so the node has the first batches
-    # and the summary reads to serve while the rest are bound.
+    # and the summary reads to serve while the rest are bound. The threads touch
+    # Cassandra only: the TTL (a retention policy, in SQL) is read here.
+    ttl = _ttl("hour")
+
     def counts_write(work: Callable[..., list[tuple[Any, None]]]) -> None:
-        execute_windowed(work(site.id, "hour", hour, result.user_counts))
+        execute_windowed(work(site.id, "hour", hour, result.user_counts, ttl))
 
     with ThreadPoolExecutor(2, thread_name_prefix="seal-counts") as pool:
         counts = [pool.submit(counts_write, w) for w in (_site_counts_work, _rolling_counts_work)]

@@ -230,6 +230,30 @@ def test_session_summaries_are_read_for_many_users_with_in_lists(site, monkeypat
         )
 
 
+def test_the_seal_reads_sql_only_on_its_own_thread(site, hour_with_traffic, monkeypatch):
+    """The seal's count threads use Cassandra only: a Django connection they opened
+    would never be closed (a worker would leak one per seal)."""
+    from django.db.backends.signals import connection_created
+
+    from sessions_app import retention
+
+    opened: list[tuple[str, str]] = []
+
+    def record(sender, connection, **kwargs):
+        opened.append((connection.alias, threading.current_thread().name))
+
+    hour, now = hour_with_traffic
+    monkeypatch.setattr(retention, "_cache", None)  # the TTL's policy is read from SQL again
+    connection_created.connect(record)
+    try:
+        assert services.bucket_seal(site_id=site.id, hour=hour, now=now)
+    finally:
+        connection_created.disconnect(record)
+    assert not [name for alias, name in opened if alias == "default" and name != "MainThread"]
+    counts = selectors.bucket_user_counts(site_id=site.id, granularity="hour", bucket_starts=[hour])
+    assert counts[("h1", "pageview")] == 2
+
+
 def test_per_user_counts_of_many_users_are_written_in_batches_of_whole_partitions(site):
     """A seal writes each user's rolling counts; users' partitions share batches (10 each)."""
     from sessions_app.cassandra import prepare, replica_batches, session
