@@ -64,6 +64,7 @@ TABLES = (
     "identity_links",
     "failed_events",
     "transaction_log",
+    "bucket_users",
     "bucket_user_counts",
     "rolling_counts",
 )
@@ -91,6 +92,10 @@ SELECT failed_id, payload FROM {ks}.failed_events WHERE site_id = ? AND day = ?
 SELECT_LOG_ENTRIES = """
 SELECT batch_id, received_at, payload FROM {ks}.transaction_log
 WHERE site_id = ? AND minute = ? AND shard = ?
+"""
+SELECT_BUCKET_USER = """
+SELECT user_key FROM {ks}.bucket_users
+WHERE site_id = ? AND granularity = ? AND bucket = ? AND user_key = ?
 """
 SELECT_USER_COUNT_KEYS = """
 SELECT event_key FROM {ks}.bucket_user_counts
@@ -122,6 +127,9 @@ DELETE FROM {ks}.transaction_log WHERE site_id = ? AND minute = ? AND shard = ? 
 REWRITE_LOG = """
 UPDATE {ks}.transaction_log USING TTL ? SET payload = ?, event_count = ?
 WHERE site_id = ? AND minute = ? AND shard = ? AND batch_id = ?
+"""
+DELETE_BUCKET_USER = """
+DELETE FROM {ks}.bucket_users WHERE site_id = ? AND granularity = ? AND bucket = ? AND user_key = ?
 """
 DELETE_USER_COUNTS = """
 DELETE FROM {ks}.bucket_user_counts
@@ -522,22 +530,27 @@ class _Job:
         self.counts["transaction_log_rewritten"] += len(rewritten)
 
     def _delete_counts(self, keys: list[str], hours: set[datetime]) -> None:
-        """Delete the keys' per-user counts of every affected hour, day and month."""
+        """Delete the keys' per-user counts of every affected hour, day and month.
+
+        From bucket_users and from the legacy bucket_user_counts (buckets sealed
+        before it), whichever holds them.
+        """
         site_id = self.site.id
         starts = {g: {buckets.floor(h, g) for h in hours} for g in RESEALED}
-        bucket_rows, rolling_rows = [], set()
+        user_rows, bucket_rows, rolling_rows = [], [], set()
         for granularity, found in starts.items():
             for bucket in sorted(found):
                 for key in keys:
-                    n = sum(
-                        1
-                        for _ in _pages(SELECT_USER_COUNT_KEYS, (site_id, granularity, bucket, key))
-                    )
+                    row = (site_id, granularity, bucket, key)
+                    if any(True for _ in _pages(SELECT_BUCKET_USER, row)):
+                        user_rows.append(row)
+                    n = sum(1 for _ in _pages(SELECT_USER_COUNT_KEYS, row))
                     if n:
-                        bucket_rows.append(((site_id, granularity, bucket, key), n))
+                        bucket_rows.append((row, n))
                     rolling_rows.add(
                         (site_id, key, granularity, buckets.rolling_period(granularity, bucket))
                     )
+        self.counts["bucket_users"] += _write(DELETE_BUCKET_USER, user_rows)
         _write(DELETE_USER_COUNTS, (row for row, _ in bucket_rows))
         self.counts["bucket_user_counts"] += sum(n for _, n in bucket_rows)
         rolling = sorted(rolling_rows, key=str)

@@ -766,7 +766,10 @@ SELECT bucket, events, by_type, by_name, sessions_started, users, bounces, conve
 FROM {ks}.bucket_aggregates
 WHERE site_id = ? AND granularity = ? AND bucket >= ? AND bucket < ? LIMIT ?
 """
-SELECT_BUCKET_USER_COUNTS = """
+SELECT_BUCKET_USERS = """
+SELECT user_key, counts FROM {ks}.bucket_users WHERE site_id = ? AND granularity = ? AND bucket = ?
+"""
+SELECT_LEGACY_USER_COUNTS = """
 SELECT user_key, event_key, count FROM {ks}.bucket_user_counts
 WHERE site_id = ? AND granularity = ? AND bucket = ?
 """
@@ -1022,20 +1025,40 @@ def bucket_user_counts(
 ) -> dict[tuple[str, str], int]:
     """Return the summed per-(user, event key) counts of a site's sealed buckets.
 
-    Reads one partition per bucket (24 for a day, about 30 for a month), in
-    parallel, paging through each.
+    Reads one bucket_users partition per bucket (24 for a day, about 30 for a
+    month), in parallel, paging through each. A bucket with no rows there was
+    sealed before that table (or had no users): its legacy bucket_user_counts
+    partition is read instead.
     """
-    statement = prepare(SELECT_BUCKET_USER_COUNTS)
     totals: Counter[tuple[str, str]] = Counter()
-    for offset in range(0, len(bucket_starts), 32):
+    empty = []
+    statement = prepare(SELECT_BUCKET_USERS)
+    for chunk in _chunks(bucket_starts, 32):
         futures = [
-            session().execute_async(statement, (site_id, granularity, b))
-            for b in bucket_starts[offset : offset + 32]
+            (b, session().execute_async(statement, (site_id, granularity, b))) for b in chunk
         ]
-        for future in futures:
+        for bucket, future in futures:
+            found = False
+            for row in future.result():
+                found = True
+                user = row["user_key"]
+                for key, n in row["counts"].items():
+                    totals[user, key] += n
+            if not found:
+                empty.append(bucket)
+    statement = prepare(SELECT_LEGACY_USER_COUNTS)
+    for chunk in _chunks(empty, 32):
+        for future in [
+            session().execute_async(statement, (site_id, granularity, b)) for b in chunk
+        ]:
             for row in future.result():
                 totals[row["user_key"], row["event_key"]] += row["count"]
     return dict(totals)
+
+
+def _chunks(items: list[datetime], size: int) -> Iterator[list[datetime]]:
+    for offset in range(0, len(items), size):
+        yield items[offset : offset + size]
 
 
 def bucket_aggregate(

@@ -270,9 +270,9 @@ INSERT INTO {ks}.bucket_aggregates
    conversions, durations, top_pages, top_clicks, rows_read, sealed_at, users_sketch)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) USING TTL ?
 """
-UPSERT_BUCKET_USER_COUNT = """
-INSERT INTO {ks}.bucket_user_counts (site_id, granularity, bucket, user_key, event_key, count)
-VALUES (?, ?, ?, ?, ?, ?) USING TTL ?
+UPSERT_BUCKET_USERS = """
+INSERT INTO {ks}.bucket_users (site_id, granularity, bucket, user_key, counts)
+VALUES (?, ?, ?, ?, ?) USING TTL ?
 """
 UPSERT_ROLLING_COUNT = """
 INSERT INTO {ks}.rolling_counts (site_id, user_key, granularity, period, event_key, bucket, count)
@@ -284,8 +284,8 @@ _known_open: dict[tuple[object, datetime], int] = {}  # (site, hour) -> shards r
 ROLLUP_CHAIN = ("hour", "day", "month")
 CHILD = {"day": "hour", "month": "day"}
 EVENT_TYPES = ("pageview", "click", "custom")
-# Rows per unlogged batch of one partition's user counts.
-COUNT_BATCH_ROWS = 200
+# Users (one row and map each) per unlogged batch of a bucket's bucket_users rows.
+COUNT_BATCH_USERS = 100
 
 
 def _ttl(granularity: str) -> int:
@@ -404,7 +404,7 @@ def _user_counts_work(
 ) -> list[tuple[Any, None]]:
     """The writes that overwrite a bucket's per-user counts in both tables.
 
-    bucket_user_counts (site partition, what the parent's rollup reads) and
+    bucket_users (site partition, what the parent's rollup reads) and
     rolling_counts (user partition, what the rolling-counter reads use). Binding
     needs no Django database (ttl comes in), so a seal runs it on pool threads.
     """
@@ -416,18 +416,23 @@ def _user_counts_work(
 def _site_counts_work(
     site_id: uuid.UUID, granularity: str, bucket: datetime, user_counts: UserCounts, ttl: int
 ) -> list[tuple[Any, None]]:
-    """bucket_user_counts' rows: one partition, COUNT_BATCH_ROWS rows an unlogged batch."""
-    rows = [
-        (site_id, granularity, bucket, user, key, n, ttl) for (user, key), n in user_counts.items()
-    ]
+    """bucket_users' rows: one partition, a row (and map) per user, overwritten whole;
+    COUNT_BATCH_USERS rows an unlogged batch."""
+    by_user: dict[str, dict[str, int]] = {}
+    for (user, key), n in user_counts.items():
+        counts = by_user.get(user)
+        if counts is None:
+            counts = by_user[user] = {}
+        counts[key] = n
+    rows = [(site_id, granularity, bucket, user, counts, ttl) for user, counts in by_user.items()]
     return replica_batches(
-        prepare(UPSERT_BUCKET_USER_COUNT, idempotent=True, write=True),
+        prepare(UPSERT_BUCKET_USERS, idempotent=True, write=True),
         (
-            rows[offset : offset + COUNT_BATCH_ROWS]
-            for offset in range(0, len(rows), COUNT_BATCH_ROWS)
+            rows[offset : offset + COUNT_BATCH_USERS]
+            for offset in range(0, len(rows), COUNT_BATCH_USERS)
         ),
         partitions_per_batch=1,
-        rows_per_batch=COUNT_BATCH_ROWS,
+        rows_per_batch=COUNT_BATCH_USERS,
     )
 
 
@@ -682,6 +687,14 @@ SELECT batch_id FROM {ks}.transaction_log WHERE site_id = ? AND minute = ? AND s
 DELETE_LOG = "DELETE FROM {ks}.transaction_log WHERE site_id = ? AND minute = ? AND shard = ?"
 PROBE_FAILED = "SELECT failed_id FROM {ks}.failed_events WHERE site_id = ? AND day = ? LIMIT 1"
 DELETE_FAILED = "DELETE FROM {ks}.failed_events WHERE site_id = ? AND day = ?"
+PROBE_BUCKET_USERS = """
+SELECT user_key FROM {ks}.bucket_users WHERE site_id = ? AND granularity = ? AND bucket = ?
+LIMIT 1
+"""
+DELETE_BUCKET_USERS = """
+DELETE FROM {ks}.bucket_users WHERE site_id = ? AND granularity = ? AND bucket = ?
+"""
+# The legacy per-(user, key) rows of buckets sealed before bucket_users.
 PROBE_USER_COUNTS = """
 SELECT user_key FROM {ks}.bucket_user_counts WHERE site_id = ? AND granularity = ? AND bucket = ?
 LIMIT 1
@@ -757,12 +770,16 @@ PURGE_TARGETS = (
     ),
     *(
         PurgeTarget(
-            f"bucket_user_counts:{granularity}",
+            f"{table}:{granularity}",
             retention.aggregate_key(granularity),
             buckets.Width(granularity),
-            PROBE_USER_COUNTS,
-            DELETE_USER_COUNTS,
+            probe,
+            delete,
             _count_keys(granularity),
+        )
+        for table, probe, delete in (
+            ("bucket_users", PROBE_BUCKET_USERS, DELETE_BUCKET_USERS),
+            ("bucket_user_counts", PROBE_USER_COUNTS, DELETE_USER_COUNTS),
         )
         for granularity in ROLLUP_CHAIN
     ),
@@ -847,13 +864,19 @@ def _watermark_advance(site: Site, table: str, through: datetime, cursor: str = 
 
 
 # Per-user partitions of user_events_by_bucket cannot be listed without a scan, but
-# the sealed per-user counts of the same time (bucket_user_counts, site-partitioned)
-# name every user who had events in it: those are the keys to delete.
+# the sealed per-user counts of the same time (bucket_users, site-partitioned; the
+# legacy bucket_user_counts for buckets sealed before it) name every user who had
+# events in it: those are the keys to delete.
 USER_BUCKETS = "user_events_by_bucket"
 SELECT_BUCKET_USERS = """
+SELECT user_key FROM {ks}.bucket_users
+WHERE site_id = ? AND granularity = ? AND bucket = ? AND user_key > ?
+"""
+SELECT_LEGACY_BUCKET_USERS = """
 SELECT user_key FROM {ks}.bucket_user_counts
 WHERE site_id = ? AND granularity = ? AND bucket = ? AND user_key > ?
 """
+BUCKET_USER_SOURCES = (SELECT_BUCKET_USERS, SELECT_LEGACY_BUCKET_USERS)
 PROBE_USER_EVENTS = """
 SELECT event_id FROM {ks}.user_events_by_bucket WHERE site_id = ? AND user_key = ? AND bucket = ?
 LIMIT 1
@@ -865,13 +888,14 @@ DELETE FROM {ks}.user_events_by_bucket WHERE site_id = ? AND user_key = ? AND bu
 
 def _bucket_users(site: Site, bucket: datetime, width: buckets.Width, after: str) -> Iterator[str]:
     """Yield each user with events in a user bucket once, in key order, after `after`."""
-    statement = prepare(SELECT_BUCKET_USERS)
     streams = [
-        (row["user_key"] for row in session().execute(statement, (site.id, g.value, b, after)))
+        (row["user_key"] for row in session().execute(prepare(cql), (site.id, g.value, b, after)))
         for g, b in buckets.count_buckets(bucket, width)
+        for cql in BUCKET_USER_SOURCES
     ]
     previous = None
-    for user in heapq.merge(*streams):  # one row per (user, event key): skip repeats
+    # Users repeat across the buckets and tables (and legacy rows are per event key).
+    for user in heapq.merge(*streams):
         if user != previous:
             yield user
             previous = user
@@ -904,10 +928,11 @@ def _purge_user_buckets(
         sources = buckets.count_buckets(bucket, width)
         if _counts_unsealed(site, sources):
             break  # its users are not final yet: wait for the seal
-        if (reads or keys) and reads + len(keys) + len(sources) > budget:
+        partitions = len(sources) * len(BUCKET_USER_SOURCES)
+        if (reads or keys) and reads + len(keys) + partitions > budget:
             done = False
             break
-        reads += len(sources)
+        reads += partitions
         finished = True
         for user in _bucket_users(site, bucket, width, cursor):
             if reads + len(keys) >= budget:

@@ -52,7 +52,7 @@ ASSUMED_ROW_BYTES = {
     "ingest_stats": 100,
     "failed_events": 1000,
     "latest_sessions": 200,
-    "bucket_user_counts": 60,
+    "bucket_users": 70,
 }
 
 SELECT_INGEST_TOTALS = """
@@ -80,9 +80,8 @@ SELECT batch_id FROM {ks}.transaction_log WHERE site_id = ? AND minute = ? AND s
 """
 COUNT_INGEST = "SELECT batch_id FROM {ks}.ingest_stats WHERE site_id = ? AND bucket = ? LIMIT ?"
 COUNT_FAILED = "SELECT failed_id FROM {ks}.failed_events WHERE site_id = ? AND day = ? LIMIT ?"
-COUNT_USER_COUNTS = """
-SELECT user_key FROM {ks}.bucket_user_counts
-WHERE site_id = ? AND granularity = ? AND bucket = ? LIMIT ?
+COUNT_BUCKET_USERS = """
+SELECT user_key FROM {ks}.bucket_users WHERE site_id = ? AND granularity = ? AND bucket = ? LIMIT ?
 """
 COUNT_FEED = """
 SELECT seen_id FROM {ks}.latest_sessions WHERE site_id = ? AND sentinel = ? LIMIT ?
@@ -115,8 +114,8 @@ SAMPLE_FAILED = """
 SELECT failed_id, received_at, reason, field, source, payload
 FROM {ks}.failed_events WHERE site_id = ? AND day = ? LIMIT ?
 """
-SAMPLE_USER_COUNTS = """
-SELECT user_key, event_key, count FROM {ks}.bucket_user_counts
+SAMPLE_BUCKET_USERS = """
+SELECT user_key, counts FROM {ks}.bucket_users
 WHERE site_id = ? AND granularity = ? AND bucket = ? LIMIT ?
 """
 SAMPLE_FEED = """
@@ -450,7 +449,7 @@ def partition_report(
         _ingest_stats(window),
         _failed_events(window),
         _latest_sessions(window),
-        _bucket_user_counts(window),
+        _bucket_users(window),
     ]
     return PartitionReport(
         site_id=site_id,
@@ -615,24 +614,25 @@ def _failed_events(w: _Window) -> TableSize:
     )
 
 
-def _bucket_user_counts(w: _Window) -> TableSize:
+def _bucket_users(w: _Window) -> TableSize:
     """Count the peak hour's per-user counts (written when that hour was sealed)."""
-    parts = w.partitions(count_cql=COUNT_USER_COUNTS, sample_cql=SAMPLE_USER_COUNTS)
+    parts = w.partitions(count_cql=COUNT_BUCKET_USERS, sample_cql=SAMPLE_BUCKET_USERS)
     if w.peak is not None:
         hour = w.peak.hour
         parts.count((w.site_id, "hour", hour), f"hour bucket={_stamp(hour)}")
     return w.size(
-        "bucket_user_counts",
+        "bucket_users",
         parts,
         partition_key="(site_id, granularity, bucket)",
         span="hour",
         duration=timedelta(hours=1),
         width=Width.HOUR,
         rate=w.peak.accepted / 3600 if w.peak is not None else 0.0,
-        assumed_row_bytes=ASSUMED_ROW_BYTES["bucket_user_counts"],
+        assumed_row_bytes=ASSUMED_ROW_BYTES["bucket_users"],
         note=(
-            "One row per (user, event key) of a sealed hour: at most one per event, so "
-            "the estimate is an upper bound; days and months hold their children's pairs."
+            "One row per user of a sealed hour (a map of its event keys' counts): at most "
+            "one per event, so the estimate is an upper bound; days and months hold their "
+            "children's users."
         ),
     )
 

@@ -288,7 +288,10 @@ def test_ingest_erase_replay_leaves_nothing_of_the_user(site, traffic, root, set
     # The identified batch and the unapplied one deleted; the mixed batch rewritten.
     assert counts["transaction_log"] == 3 and counts["transaction_log_rewritten"] == 1
     assert counts["latest_sessions"] >= 2
-    assert counts["bucket_user_counts"] > 0 and counts["rolling_counts"] > 0
+    # Her rows of the two hours, the day and the month; nothing was sealed in the
+    # legacy per-(user, key) table.
+    assert counts["bucket_users"] == 6 and counts["rolling_counts"] > 0
+    assert counts["bucket_user_counts"] == 0
     assert counts["hours_resealed"] == 2 and counts["months_resealed"] == 1
     assert counts["days_resealed"] == 1
     assert set(Suppression.objects.filter(site=site).values_list("key", flat=True)) == {
@@ -590,3 +593,54 @@ def test_collect_answers_200_with_the_reason_and_keeps_the_good_events(client, s
     ]
     assert selectors.session_list(site_id=site.id, user_key="kept")
     assert selectors.session_list(site_id=site.id, user_key="gone") == []
+
+
+def _to_legacy_counts(site, granularity: str, bucket: datetime) -> int:
+    """Rewrite a bucket's per-user counts as a seal before bucket_users left them."""
+    key = (site.id, granularity, bucket)
+    rows = _rows(
+        "SELECT user_key, counts FROM {ks}.bucket_users "
+        "WHERE site_id = ? AND granularity = ? AND bucket = ?",
+        key,
+    )
+    insert = prepare(
+        "INSERT INTO {ks}.bucket_user_counts "
+        "(site_id, granularity, bucket, user_key, event_key, count) VALUES (?, ?, ?, ?, ?, ?)"
+    )
+    for row in rows:
+        for event_key, n in row["counts"].items():
+            session().execute(insert, (*key, row["user_key"], event_key, n))
+    session().execute(
+        prepare(
+            "DELETE FROM {ks}.bucket_users WHERE site_id = ? AND granularity = ? AND bucket = ?"
+        ),
+        key,
+    )
+    return len(rows)
+
+
+def test_erasure_deletes_the_legacy_counts_of_buckets_sealed_before_bucket_users(
+    site, traffic, root
+):
+    h1 = traffic.hours[0]
+    day = buckets.floor(h1, "day")
+    assert _to_legacy_counts(site, "hour", h1) == 2 and _to_legacy_counts(site, "day", day) == 3
+    before = _user_counts(site, traffic)  # read from the legacy rows of h1 and the day
+    assert before[ALICE_ANON, "pageview"] == 3 and before[BOB, "pageview"] == 6
+
+    receipt = _erase(site, ALICE_ANON, ErasureRequest.ANONYMOUS_ID, root)
+
+    # Her page view and click in the legacy rows of h1 and of the day; the month's in
+    # bucket_users.
+    assert receipt.counts["bucket_user_counts"] == 4 and receipt.counts["bucket_users"] == 1
+    legacy = (
+        "SELECT user_key FROM {ks}.bucket_user_counts "
+        "WHERE site_id = ? AND granularity = ? AND bucket = ?"
+    )
+    for granularity, bucket in (("hour", h1), ("day", day)):
+        assert ALICE_ANON not in {
+            r["user_key"] for r in _rows(legacy, (site.id, granularity, bucket))
+        }
+    after = _user_counts(site, traffic)
+    assert not {user for user, _ in after} & {ALICE_ANON}
+    assert after[BOB, "pageview"] == 6  # his two, in the hours, the day and the month

@@ -376,30 +376,41 @@ def test_purge_is_bounded_per_run_and_continues_from_its_watermark(old_site):
     assert PurgeRun.objects.count() == 3
 
 
+INSERT_BUCKET_USER = """
+INSERT INTO {ks}.bucket_users (site_id, granularity, bucket, user_key, counts)
+VALUES (?, ?, ?, ?, ?)
+"""
 INSERT_USER_COUNT = """
 INSERT INTO {ks}.bucket_user_counts (site_id, granularity, bucket, user_key, event_key, count)
-VALUES (?, ?, ?, 'u', 'pageview', 1)
+VALUES (?, ?, ?, ?, ?, 1)
 """
 
 
-def test_purge_drops_per_user_count_buckets_past_their_resolutions_policy(site):
+@pytest.mark.parametrize("table", ["bucket_users", "bucket_user_counts"])
+def test_purge_drops_per_user_count_buckets_past_their_resolutions_policy(site, table):
     now = timezone.now()
     keep = retention.SPECS[retention.AGGREGATES_HOUR].default_days()  # 400 days
     edge = buckets.floor(now - timedelta(days=keep), "hour")
     day_edge = buckets.floor(now - timedelta(days=keep), "day")
     rows = [("hour", edge - timedelta(hours=1)), ("hour", edge), ("day", day_edge)]
     for granularity, bucket in rows:
-        session().execute(prepare(INSERT_USER_COUNT), (site.id, granularity, bucket))
+        if table == "bucket_users":
+            session().execute(
+                prepare(INSERT_BUCKET_USER), (site.id, granularity, bucket, "u", {"pageview": 1})
+            )
+        else:  # legacy rows of a bucket sealed before bucket_users
+            session().execute(
+                prepare(INSERT_USER_COUNT), (site.id, granularity, bucket, "u", "pageview")
+            )
     for target in services.PURGE_TARGETS:
-        start = edge - timedelta(hours=3) if target.name == "bucket_user_counts:hour" else now
+        start = edge - timedelta(hours=3) if target.name == f"{table}:hour" else now
         PurgeWatermark.objects.create(site=site, table=target.name, purged_through=start)
 
     run = services.partitions_purge(now=now)
 
-    assert run.by_table == {name: 0 for name in run.by_table} | {"bucket_user_counts:hour": 1}
+    assert run.by_table == {name: 0 for name in run.by_table} | {f"{table}:hour": 1}
     counts = (
-        "SELECT user_key FROM {ks}.bucket_user_counts "
-        "WHERE site_id = ? AND granularity = ? AND bucket = ?"
+        f"SELECT user_key FROM {{ks}}.{table} WHERE site_id = ? AND granularity = ? AND bucket = ?"
     )
     remaining = [_count(counts, (site.id, g, b)) for g, b in rows]
     assert remaining == [0, 1, 1]  # the hour holding now - 400 d and the day stay
@@ -435,30 +446,34 @@ USER_EVENTS = (
 )
 
 
-def _put_user_day(site: Site, user: str, day: datetime, *, counted: bool = True) -> None:
+def _put_user_day(
+    site: Site, user: str, day: datetime, *, counted: bool = True, legacy: bool = False
+) -> None:
     ts = day + timedelta(hours=3)
     session().execute(
         prepare(INSERT_USER_EVENT),
         (site.id, user, day, time_uuid(ts, user), time_uuid(ts, "s"), ts),
     )
-    if counted:
-        for key in ("pageview", "click"):  # two count rows per user: named once
-            session().execute(
-                prepare(
-                    "INSERT INTO {ks}.bucket_user_counts "
-                    "(site_id, granularity, bucket, user_key, event_key, count) "
-                    "VALUES (?, 'day', ?, ?, ?, 1)"
-                ),
-                (site.id, day, user, key),
-            )
+    if not counted:
+        return
+    if legacy:  # sealed before bucket_users: two count rows per user, named once
+        for key in ("pageview", "click"):
+            session().execute(prepare(INSERT_USER_COUNT), (site.id, "day", day, user, key))
+    else:
+        session().execute(
+            prepare(INSERT_BUCKET_USER), (site.id, "day", day, user, {"pageview": 1, "click": 1})
+        )
 
 
 def test_purge_names_expired_user_partitions_from_the_sealed_counts_of_their_day(old_site):
     site, now = old_site, timezone.now()
     edge = buckets.floor(now - timedelta(days=32), "day")  # holds now - 32 d: kept
     old = edge - timedelta(days=1)
-    for user in ("ann", "bob", "cat"):
+    for user in ("ann", "bob"):
         _put_user_day(site, user, old)
+    # Legacy rows name users too; ann is in both tables (a day resealed since).
+    for user in ("ann", "cat"):
+        _put_user_day(site, user, old, legacy=True)
     _put_user_day(site, "ann", edge)
     _put_user_day(site, "dan", old, counted=False)  # in no sealed counts: left to its TTL
     state = BucketState.objects.create(site=site, granularity="day", bucket=old, state="open")
@@ -473,8 +488,9 @@ def test_purge_names_expired_user_partitions_from_the_sealed_counts_of_their_day
 
     state.state = BucketState.SEALED
     state.save()
-    first = services.partitions_purge(now=now, limit=3)  # 1 count read + 2 users
-    assert (first.probed, first.deleted, first.more_left) == (3, 2, True)
+    # 2 count reads (bucket_users and the legacy table) + 2 users
+    first = services.partitions_purge(now=now, limit=4)
+    assert (first.probed, first.deleted, first.more_left) == (4, 2, True)
     mark = PurgeWatermark.objects.get(table="user_events_by_bucket")
     assert (mark.purged_through, mark.cursor) == (old, "bob")
     second = services.partitions_purge(now=now, limit=3)

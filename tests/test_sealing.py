@@ -287,3 +287,56 @@ def test_per_user_counts_of_many_users_are_written_in_batches_of_whole_partition
     partitions[1] = [(site.id, "big", "hour", period, f"k{i}", hour, 1, 60) for i in range(7)]
     packed = replica_batches(statement, partitions, rows_per_batch=6)
     assert [len(batch) for batch, _ in packed[:3]] == [2, 7, 6]
+
+
+INSERT_LEGACY_COUNT = """
+INSERT INTO {ks}.bucket_user_counts (site_id, granularity, bucket, user_key, event_key, count)
+VALUES (?, 'hour', ?, ?, ?, ?)
+"""
+
+
+def test_a_seal_writes_one_row_of_counts_per_user_and_readers_fall_back_to_legacy_rows(
+    site, hour_with_traffic
+):
+    """bucket_users holds a map per user; hours sealed before it have per-(user, key) rows."""
+    from sessions_app.cassandra import prepare, session
+
+    hour, now = hour_with_traffic
+    assert services.bucket_seal(site_id=site.id, hour=hour, now=now)
+    rows = session().execute(prepare(selectors.SELECT_BUCKET_USERS), (site.id, "hour", hour)).all()
+    assert {row["user_key"]: dict(row["counts"]) for row in rows} == {
+        "h1": {"pageview": 2, "click": 1, "purchase": 1},
+        "h2": {"pageview": 1},
+        "bot": {"pageview": 1},  # per-user counts keep bots (the aggregates do not)
+    }
+
+    legacy = hour - timedelta(hours=1)  # sealed before bucket_users: legacy rows only
+    both = hour - timedelta(hours=2)  # resealed since: its bucket_users rows are current
+    for bucket, user, key, n in [
+        (legacy, "old", "pageview", 4),
+        (legacy, "old", "click", 1),
+        (legacy, "h1", "pageview", 1),
+        (both, "stale", "pageview", 9),
+    ]:
+        session().execute(prepare(INSERT_LEGACY_COUNT), (site.id, bucket, user, key, n))
+    session().execute(
+        prepare(
+            "INSERT INTO {ks}.bucket_users (site_id, granularity, bucket, user_key, counts) "
+            "VALUES (?, 'hour', ?, 'new', ?)"
+        ),
+        (site.id, both, {"click": 1}),
+    )
+
+    counts = selectors.bucket_user_counts(
+        site_id=site.id, granularity="hour", bucket_starts=[hour, legacy, both]
+    )
+    assert counts == {
+        ("h1", "pageview"): 3,
+        ("h1", "click"): 1,
+        ("h1", "purchase"): 1,
+        ("h2", "pageview"): 1,
+        ("bot", "pageview"): 1,
+        ("old", "pageview"): 4,
+        ("old", "click"): 1,
+        ("new", "click"): 1,
+    }

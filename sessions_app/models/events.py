@@ -277,12 +277,32 @@ class BucketAggregate(Model):
     users_sketch = columns.Blob()
 
 
-class BucketUserCount(Model):
-    """Events per (user, event key) in one sealed bucket of a site: the rollup source.
+class BucketUsers(Model):
+    """Each user's events by event key in one sealed bucket of a site: the rollup source.
 
     Site-partitioned so a day's rollup reads its 24 hour partitions (and a month
-    its days) without knowing the users beforehand. Rows: distinct (user, key)
-    pairs of the bucket, about 60 bytes each.
+    its days) without knowing the users beforehand. One row per user of the
+    bucket, its counts one frozen map (a single cell: a seal writes ~1/4.5 the
+    rows and cells of one row per (user, key) pair, and overwrites a user's map
+    whole without a tombstone). About 20 bytes plus 12 per event key.
+    """
+
+    __table_name__ = "bucket_users"
+    __options__ = table_options(policies=_AGGREGATES)
+
+    site_id = columns.UUID(partition_key=True)
+    granularity = columns.Text(partition_key=True)
+    bucket = columns.DateTime(partition_key=True)
+    user_key = columns.Text(primary_key=True)
+    counts = columns.Map(columns.Text, columns.BigInt, frozen=True)  # event key -> events
+
+
+class BucketUserCount(Model):
+    """Legacy: per-(user, event key) counts of buckets sealed before bucket_users.
+
+    No seal writes it any more. Readers fall back to it for a bucket with no
+    bucket_users rows, erasure and the purge still delete from it, and its rows
+    expire with the aggregates' TTL; then it can be dropped.
     """
 
     __table_name__ = "bucket_user_counts"
