@@ -64,20 +64,26 @@ def run(keyspace: str, site_id: str, events_per_batch: int, seconds: float, seed
         )
     }
     site = uuid.UUID(site_id)
-    written, latencies, counter = 0, [], 0
+    written, failed, latencies, counter = 0, 0, [], 0
     sessions: dict[str, uuid.UUID] = {}
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        work = []
-        for _ in range(IN_FLIGHT):
+        work, owner = [], []
+        for n in range(IN_FLIGHT):
             counter += 1
-            work.extend(_batch(prepared, site, events_per_batch, seed, counter, sessions))
+            statements = _batch(prepared, site, events_per_batch, seed, counter, sessions)
+            work.extend(statements)
+            owner.extend([n] * len(statements))
         started = time.monotonic()
-        execute_concurrent(session, work, concurrency=64, raise_on_first_error=True)
+        # A timeout fails its batch, as it fails a collector request, and the run goes
+        # on: only batches whose every statement succeeded count as written.
+        results = execute_concurrent(session, work, concurrency=64, raise_on_first_error=False)
         latencies.append(time.monotonic() - started)
-        written += IN_FLIGHT * events_per_batch
+        lost = {n for n, (ok, _) in zip(owner, results, strict=True) if not ok}
+        written += (IN_FLIGHT - len(lost)) * events_per_batch
+        failed += len(lost)
     cluster.shutdown()
-    return {"events": written, "latencies": latencies}
+    return {"events": written, "failed_batches": failed, "latencies": latencies}
 
 
 def _batch(
@@ -264,6 +270,7 @@ def summarize(results: list[dict], seconds: float, events_per_batch: int) -> dic
     wave = sorted(lat * 1000 for r in results for lat in r["latencies"])
     return {
         "events_per_second": events / seconds,
+        "failed_batches": sum(r.get("failed_batches", 0) for r in results),
         "p50_ms": statistics.median(wave) if wave else 0.0,
         "p99_ms": wave[int(len(wave) * 0.99) - 1] if wave else 0.0,
         "per_batch_ms": statistics.median(per_batch) if per_batch else 0.0,

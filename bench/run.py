@@ -336,9 +336,11 @@ def render(rows: list[dict], reads: dict, *, workers: int, threads: int, seconds
             f"(raw: per wave of 8 batches) | {http['p50_ms']:.1f} / {http['p99_ms']:.1f} "
             f"| {raw['p50_ms']:.1f} / {raw['p99_ms']:.1f} | — |"
         )
-        if http["errors"]:
+        if http["errors"] or raw.get("failed_batches"):
             lines.append(
-                f"| ingest, {n}-event beacons: failed requests | {http['errors']:.0f} | — | — |"
+                f"| ingest, {n}-event beacons: failed requests (raw: failed batches, "
+                f"not counted as written) | {http['errors']:.0f} "
+                f"| {raw.get('failed_batches', 0):.0f} | — |"
             )
     if not reads:
         return "\n".join(lines)
