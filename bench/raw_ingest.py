@@ -18,6 +18,7 @@ import uuid
 import zlib
 from datetime import UTC, datetime
 
+import orjson
 from cassandra import ConsistencyLevel
 from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
 from cassandra.concurrent import execute_concurrent
@@ -122,17 +123,27 @@ def _batch(
                     event_id,
                     site,
                     user,
-                    kind,
-                    None,
                     now,
-                    url,
-                    None,
-                    title,
-                    element,
-                    None,
-                    False,
-                    False,
-                    False,
+                    # The event's document, the same keys and JSON as the collector's.
+                    orjson.dumps(
+                        {
+                            "event_id": event_id,
+                            "site_id": site,
+                            "user_key": user,
+                            "type": kind,
+                            "name": None,
+                            "ts": now,
+                            "url": url,
+                            "referrer": None,
+                            "title": title,
+                            "element": None if element is None else orjson.Fragment(element),
+                            "props": None,
+                            "late": False,
+                            "clamped": False,
+                            "is_bot": False,
+                        },
+                        option=orjson.OPT_UTC_Z,
+                    ),
                     RAW_TTL,
                 ),
             )

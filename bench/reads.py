@@ -120,8 +120,8 @@ def timeline(url: str, token: str, session_id: str, runs: int) -> dict[str, Any]
     events = len(json.loads(body)["events"])
     server, client, sources = server[10:], client[10:], sources[10:]
 
-    # The selector's own statement (same columns), without the API around it.
-    statement = prepare(selectors.SELECT_SESSION_EVENTS)
+    # The rows path's own statement (each event's document), without the API around it.
+    statement = prepare(selectors.SELECT_SESSION_DOCS)
     raw = []
     for _ in range(runs + 10):
         started = time.perf_counter()

@@ -189,6 +189,7 @@ _SERIALIZERS: dict[str, Callable[[Any], bytes]] = {
     "int": _INT32,
     "smallint": _INT16,
     "bigint": _INT64,
+    "blob": lambda value: value if type(value) is bytes else bytes(value),
 }
 _binders: dict[
     int, tuple[PreparedStatement, list[tuple[Callable[[Any], bytes], Any]], list[Any]]

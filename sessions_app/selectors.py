@@ -18,6 +18,7 @@ from django.conf import settings
 from django.db import connections
 
 from sessions_app import aggregation, buckets, retention
+from sessions_app.api.renderers import dumps
 from sessions_app.cassandra import ALIAS, bind, keyspace, prepare, session
 from sessions_app.ids import time_uuid_bound, uuid_time
 
@@ -29,15 +30,39 @@ SELECT session_id, started_at, last_seen_at, anonymous_id, user_id, event_count,
        pageview_count, click_count, entry_url, exit_url, converted, is_bot
 FROM {ks}.user_sessions WHERE site_id = ? AND user_key = ? LIMIT ?
 """
+# An event as the API serves it: these keys, in this order (collector.writer.event_doc
+# renders them into session_events.doc at write time; rows written before doc hold
+# them as columns, which these statements read after it).
+EVENT_FIELDS = (
+    "event_id",
+    "site_id",
+    "user_key",
+    "type",
+    "name",
+    "ts",
+    "url",
+    "referrer",
+    "title",
+    "element",
+    "props",
+    "late",
+    "clamped",
+    "is_bot",
+)
 SELECT_SESSION_EVENTS = """
-SELECT event_id, site_id, user_key, type, name, ts, url, referrer, title, element, props, late,
-       clamped, is_bot
+SELECT doc, event_id, site_id, user_key, type, name, ts, url, referrer, title, element, props,
+       late, clamped, is_bot
 FROM {ks}.session_events WHERE session_id = ? LIMIT ?
 """
 SELECT_SESSION_EVENTS_AFTER = """
-SELECT event_id, site_id, user_key, type, name, ts, url, referrer, title, element, props, late,
-       clamped, is_bot
+SELECT doc, event_id, site_id, user_key, type, name, ts, url, referrer, title, element, props,
+       late, clamped, is_bot
 FROM {ks}.session_events WHERE session_id = ? AND event_id > ? LIMIT ?
+"""
+# The timeline's read: the documents alone (one cell a row, nothing to decode).
+SELECT_SESSION_DOCS = "SELECT doc FROM {ks}.session_events WHERE session_id = ? LIMIT ?"
+SELECT_SESSION_DOCS_AFTER = """
+SELECT doc FROM {ks}.session_events WHERE session_id = ? AND event_id > ? LIMIT ?
 """
 SELECT_HEARTBEATS = "SELECT worker, beat_at, written_at FROM {ks}.pipeline_heartbeats LIMIT 100"
 
@@ -61,11 +86,42 @@ def _session_row(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def _event_row(row: dict[str, Any]) -> dict[str, Any]:
-    """Finish a driver row in place (each is a fresh dict): a timeline has 1,000 of them."""
+    """An event as a dict: from its document, or (rows written before it) its columns."""
+    doc = row.pop("doc", None)
+    if doc is not None:
+        return event_from_doc(doc)
     row["ts"] = buckets.from_driver(row["ts"])
     row["element"] = _decode(row.get("element"))
     row["props"] = _decode(row.get("props"))
     return row
+
+
+def event_from_doc(doc: bytes) -> dict[str, Any]:
+    """Decode an event's document into the dict the columns read as (UUIDs, UTC time)."""
+    event = orjson.loads(doc)
+    event["event_id"] = uuid.UUID(event["event_id"])
+    event["site_id"] = uuid.UUID(event["site_id"])
+    event["ts"] = datetime.fromisoformat(event["ts"])
+    return event
+
+
+def _doc(row: dict[str, Any]) -> bytes:
+    """An event's document: stored, or rendered from the columns of an older row."""
+    doc = row.pop("doc")
+    return doc if doc is not None else dumps(_event_row(row))
+
+
+_TS_KEY = b'"ts":"'
+
+
+def doc_time(doc: bytes) -> datetime:
+    """The time of an event's document, read without decoding the rest of it.
+
+    The first `"ts":"` in a document is its key: before it come only string values,
+    inside which JSON escapes every quote.
+    """
+    start = doc.index(_TS_KEY) + len(_TS_KEY)
+    return datetime.fromisoformat(doc[start : doc.index(b'"', start)].decode())
 
 
 def session_list(*, site_id: uuid.UUID, user_key: str, limit: int = 50) -> list[dict[str, Any]]:
@@ -132,7 +188,7 @@ SELECT_TIMELINE_STATE = """
 SELECT timeline, timeline_site, writetime(timeline) AS built_us, writetime(touched) AS touched_us,
        ttl(touched) AS touched_ttl, prefix, prefix_upto, prefix_count, prefix_user,
        writetime(prefix) AS prefix_us, writetime(backfilled) AS backfilled_us,
-       user_key AS first_user
+       user_key AS first_user, site_id AS first_site
 FROM {ks}.session_events WHERE session_id = ? LIMIT 1
 """
 
@@ -160,6 +216,7 @@ class TimelineState:
     prefix_us: int | None = None  # write time of the prefix
     backfilled_us: int | None = None  # write time of the last insert of an old event
     first_user: str | None = None  # the first event's user key (None: no event rows)
+    first_site: uuid.UUID | None = None  # the first event's site (a session has one)
 
     @property
     def current(self) -> bool:
@@ -206,6 +263,7 @@ def timeline_state(*, session_id: uuid.UUID) -> TimelineState | None:
         prefix_us=row["prefix_us"],
         backfilled_us=row["backfilled_us"],
         first_user=row["first_user"],
+        first_site=row["first_site"],
     )
 
 
@@ -497,27 +555,33 @@ def session_tail(
     session_id: uuid.UUID,
     after: uuid.UUID | None,
     limit: int,
-) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
-    """Return a session's events after `after` (all for None; at most limit, none for 0)
-    and its summary.
+) -> tuple[list[bytes], dict[str, Any] | None]:
+    """Return the documents of a session's events after `after` (all for None; at most
+    limit, none for 0) and its summary.
 
     The two reads run concurrently: what a timeline read from its rows (after None)
-    or from a materialized prefix (after its last event) needs.
+    or from a materialized prefix (after its last event) needs. The caller has
+    checked the partition's site (a session's id hashes its site's). Rows written
+    before documents are read again with their columns, and rendered.
     """
     if session_id.version != 1:
         return [], None
     db = session()
     summary = db.execute_async(prepare(SELECT_SESSION_ONE), (site_id, user_key, session_id))
-    rows = None
-    if limit and after is None:
-        rows = db.execute_async(prepare(SELECT_SESSION_EVENTS), (session_id, _bounded(limit)))
-    elif limit:
-        rows = db.execute_async(
-            prepare(SELECT_SESSION_EVENTS_AFTER), (session_id, after, _bounded(limit))
-        )
-    events = [_event_row(row) for row in rows.result() if row["site_id"] == site_id] if rows else []
+    docs: list[bytes] = []
+    if limit:
+        if after is None:
+            params: tuple[Any, ...] = (session_id, _bounded(limit))
+            only_docs, with_columns = SELECT_SESSION_DOCS, SELECT_SESSION_EVENTS
+        else:
+            params = (session_id, after, _bounded(limit))
+            only_docs, with_columns = SELECT_SESSION_DOCS_AFTER, SELECT_SESSION_EVENTS_AFTER
+        docs = [row["doc"] for row in db.execute_async(prepare(only_docs), params).result()]
+        if None in docs:
+            rows = db.execute(prepare(with_columns), params)
+            docs = [_doc(row) for row in rows if row["site_id"] == site_id]
     row = summary.result().one()
-    return events, _session_row(row) if row else None
+    return docs, _session_row(row) if row else None
 
 
 @dataclass(frozen=True)

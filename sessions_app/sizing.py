@@ -98,8 +98,8 @@ SELECT event_id, session_id, type, name, ts, url, element, props
 FROM {ks}.user_events_by_bucket WHERE site_id = ? AND user_key = ? AND bucket = ? LIMIT ?
 """
 SAMPLE_SESSION_EVENTS = """
-SELECT event_id, site_id, user_key, type, name, ts, url, referrer, title, element, props, late,
-       clamped, is_bot
+SELECT event_id, site_id, user_key, ts, doc, type, name, url, referrer, title, element, props,
+       late, clamped, is_bot
 FROM {ks}.session_events WHERE session_id = ? LIMIT ?
 """
 SAMPLE_TXLOG = """

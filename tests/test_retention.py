@@ -87,7 +87,7 @@ def _ttls(site: Site, *, anon: str, at: datetime) -> dict[str, int]:
     )
     ttls["user_sessions"] = sessions[0]["ttl"]
     ttls["session_events"] = _ttl(
-        "SELECT TTL(type) FROM {ks}.session_events WHERE session_id = ? LIMIT 1",
+        "SELECT TTL(doc) FROM {ks}.session_events WHERE session_id = ? LIMIT 1",
         (sessions[0]["session_id"],),
     )
     return ttls

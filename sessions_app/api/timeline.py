@@ -70,7 +70,7 @@ def session_timeline(*, site_id: uuid.UUID, session_id: uuid.UUID) -> Timeline |
     prefix = state.prefix if state.prefix_current and state.site_id == site_id else None
     if prefix is not None and settings.TIMELINE_MATERIALIZE:
         user_key, source = prefix.user_key, "prefix"
-        events, summary = selectors.session_tail(
+        docs, summary = selectors.session_tail(
             site_id=site_id,
             user_key=user_key,
             session_id=session_id,
@@ -81,19 +81,19 @@ def session_timeline(*, site_id: uuid.UUID, session_id: uuid.UUID) -> Timeline |
         # The probe read the first event's user key: the rows and the summary are
         # read at once, as for a prefix.
         prefix = None
-        if state.first_user is None:
+        if state.first_user is None or state.first_site != site_id:
             return None
         user_key, source = state.first_user, "rows"
-        events, summary = selectors.session_tail(
+        docs, summary = selectors.session_tail(
             site_id=site_id,
             user_key=user_key,
             session_id=session_id,
             after=None,
             limit=selectors.MAX_PAGE,
         )
-        if not events:
+        if not docs:
             return None
-    body = _body(summary, prefix, events)
+    body = _body(summary, prefix, docs)
     ttl = _ttl(summary, state)
     if not settings.TIMELINE_MATERIALIZE or summary is None or ttl <= 0:
         return Timeline(body, source)
@@ -104,17 +104,16 @@ def session_timeline(*, site_id: uuid.UUID, session_id: uuid.UUID) -> Timeline |
                 (stamp_us, ttl, body, site_id, session_id),
             )
     elif state.backfilled_us is None or state.backfilled_us < stamp_us:
-        _prefix_extend(site_id, session_id, user_key, prefix, events, stamp_us, ttl)
+        _prefix_extend(site_id, session_id, user_key, prefix, docs, stamp_us, ttl)
     return Timeline(body, source)
 
 
-def _body(summary: dict | None, prefix: selectors.Prefix | None, events: list[dict]) -> bytes:
+def _body(summary: dict | None, prefix: selectors.Prefix | None, docs: list[bytes]) -> bytes:
     """The timeline's JSON: what dumps({"session": summary, "events": all events}) writes."""
-    if prefix is None:
-        return dumps({"session": summary, "events": events})
-    rest = dumps(events)[1:-1]
-    joined = prefix.events + b"," + rest if prefix.events and rest else prefix.events or rest
-    return b'{"session":' + dumps(summary) + b',"events":[' + joined + b"]}"
+    rest = b",".join(docs)
+    if prefix is not None and prefix.events:
+        rest = prefix.events + b"," + rest if rest else prefix.events
+    return b'{"session":' + dumps(summary) + b',"events":[' + rest + b"]}"
 
 
 def _prefix_extend(
@@ -122,19 +121,19 @@ def _prefix_extend(
     session_id: uuid.UUID,
     user_key: str,
     prefix: selectors.Prefix | None,
-    events: list[dict],
+    docs: list[bytes],
     stamp_us: int,
     ttl: int,
 ) -> None:
     """Store the prefix grown by the events read that are older than the lag, if enough."""
     cutoff = datetime.fromtimestamp(stamp_us / 1e6, UTC) - settings.TIMELINE_PREFIX_LAG
     aged = 0
-    while aged < len(events) and events[aged]["ts"] < cutoff:
+    while aged < len(docs) and selectors.doc_time(docs[aged]) < cutoff:
         aged += 1
     if aged < settings.TIMELINE_PREFIX_MIN_EVENTS:
         return
-    fragment = dumps(events[:aged])[1:-1]
-    if prefix is not None:
+    fragment = b",".join(docs[:aged])
+    if prefix is not None and prefix.events:
         fragment = prefix.events + b"," + fragment
     count = aged + (prefix.count if prefix is not None else 0)
     session().execute(
@@ -143,7 +142,7 @@ def _prefix_extend(
             stamp_us,
             ttl,
             fragment,
-            events[aged - 1]["event_id"],
+            selectors.event_from_doc(docs[aged - 1])["event_id"],
             count,
             user_key,
             site_id,

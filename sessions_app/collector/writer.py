@@ -28,6 +28,7 @@ from cassandra.query import BatchStatement, BatchType, PreparedStatement
 from django.conf import settings
 
 from sessions_app import aggregation, buckets, retention
+from sessions_app.api.renderers import dumps
 from sessions_app.cassandra import bind, consistency, pack_by_replicas, prepare, session
 from sessions_app.ids import time_uuid
 
@@ -35,18 +36,21 @@ log = logging.getLogger(__name__)
 
 MAX_BATCH_ROWS = 50
 
+# A session's events are read by one query only, the timeline's, which serves each
+# event's JSON as the API renders it: `doc`, rendered once here (event_doc). The
+# other columns are the row's keys and what erasure and the timeline probe read;
+# rows written before `doc` have the event's fields as columns instead
+# (selectors.session_tail reads those the old way).
 INSERT_SESSION_EVENT = """
-INSERT INTO {ks}.session_events
-  (session_id, event_id, site_id, user_key, type, name, ts, url, referrer, title,
-   element, props, late, clamped, is_bot, touched)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, true)
+INSERT INTO {ks}.session_events (session_id, event_id, site_id, user_key, ts, doc, touched)
+VALUES (?, ?, ?, ?, ?, ?, true)
 USING TTL ?
 """
 # The same for an event older than TIMELINE_PREFIX_LAG / 2 when it is written (late,
 # replayed, backfilled): it may sort inside a materialized prefix, so it marks the
 # partition (api/timeline.py).
 INSERT_SESSION_EVENT_BACKFILLED = INSERT_SESSION_EVENT.replace(
-    "is_bot, touched)", "is_bot, touched, backfilled)"
+    "doc, touched)", "doc, touched, backfilled)"
 ).replace("?, true)", "?, true, true)")
 INSERT_USER_EVENT = """
 INSERT INTO {ks}.user_events_by_bucket
@@ -281,6 +285,33 @@ def _json(value: dict[str, Any] | None) -> str | None:
     return None if value is None else json.dumps(value, separators=(",", ":"), sort_keys=True)
 
 
+def event_doc(e: EventRow, ts: datetime, element: str | None, props: str | None) -> bytes:
+    """The event's JSON as the API serves it in a timeline (session_events.doc).
+
+    The keys and values of selectors.EVENT_FIELDS as the columns read back: the
+    time floored to the millisecond a Cassandra timestamp keeps, element and props
+    the JSON text the other tables store (_json), embedded as it is.
+    """
+    return dumps(
+        {
+            "event_id": e.event_id,
+            "site_id": e.site_id,
+            "user_key": e.user_key,
+            "type": e.type,
+            "name": e.name,
+            "ts": ts.replace(microsecond=ts.microsecond - ts.microsecond % 1000),
+            "url": e.url,
+            "referrer": e.referrer,
+            "title": e.title,
+            "element": None if element is None else orjson.Fragment(element),
+            "props": None if props is None else orjson.Fragment(props),
+            "late": e.late,
+            "clamped": e.clamped,
+            "is_bot": e.is_bot,
+        }
+    )
+
+
 # Every write binds through cassandra.bind, which binds a missing value (None, or an
 # empty map) as UNSET: a bound null writes a tombstone. These rows are inserted
 # whole and never updated column by column, so an unset column and a null one read
@@ -504,17 +535,8 @@ def _event_groups(events: Iterable[EventRow]) -> dict[tuple[Any, ...], list[Row]
                     e.event_id,
                     e.site_id,
                     e.user_key,
-                    e.type,
-                    e.name,
                     ts,
-                    e.url,
-                    e.referrer,
-                    e.title,
-                    element,
-                    props,
-                    e.late,
-                    e.clamped,
-                    e.is_bot,
+                    event_doc(e, ts, element, props),
                     ttl,
                 ),
             )

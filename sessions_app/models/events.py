@@ -64,6 +64,10 @@ class SessionEvent(Model):
     late = columns.Boolean(default=False)
     clamped = columns.Boolean(default=False)  # client clock > 24 h ahead: ts set to receipt
     is_bot = columns.Boolean(default=False)
+    # The event's API JSON (selectors.EVENT_FIELDS), rendered when it is written: the
+    # timeline reads this one cell a row. Rows written since it hold only the keys,
+    # site, user, ts and doc; type through is_bot are set on older rows only.
+    doc = columns.Blob()
     # Static (one per partition). Every event insert sets `touched`, so its write time
     # is the time of the partition's last write; `timeline` is the session's API
     # payload materialized once the session closed, valid while its write time is

@@ -3,9 +3,10 @@ an open one from its materialized prefix and the rows after it."""
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import orjson
 import pytest
@@ -317,3 +318,151 @@ def test_erasing_the_user_deletes_the_copy(client, site, closed, token, settings
     tasks.erase_user.apply(args=[str(request.pk)]).get()
     assert selectors.timeline_state(session_id=session_id) is None
     assert _get(client, site, session_id, token).status_code == 404
+
+
+# The columns a row had before documents (and still reads back from older rows).
+LEGACY_INSERT = """
+INSERT INTO {ks}.session_events
+  (session_id, event_id, site_id, user_key, type, name, ts, url, referrer, title,
+   element, props, late, clamped, is_bot, touched)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, true)
+"""
+
+
+def _legacy_copy(session_id: uuid.UUID, event: dict) -> None:
+    """Write an event as a row of the form written before session_events.doc."""
+    session().execute(
+        prepare(LEGACY_INSERT),
+        (
+            session_id,
+            *(event[k] for k in ("event_id", "site_id", "user_key", "type", "name", "ts")),
+            event["url"],
+            event["referrer"],
+            event["title"],
+            *(
+                None if event[k] is None else json.dumps(event[k], separators=(",", ":"))
+                for k in ("element", "props")
+            ),
+            event["late"],
+            event["clamped"],
+            event["is_bot"],
+        ),
+    )
+
+
+def _docs(session_id: uuid.UUID) -> list[dict]:
+    rows = session().execute(
+        prepare("SELECT doc, type, url, element FROM {ks}.session_events WHERE session_id = ?"),
+        (session_id,),
+    )
+    return list(rows)
+
+
+def test_an_event_is_stored_as_its_api_json_and_the_timeline_serves_those_bytes(
+    client, site, token, settings
+):
+    settings.TIMELINE_MATERIALIZE = False
+    start = timezone.now().replace(microsecond=0) - timedelta(hours=2)
+    events_record(
+        source=Source(site=site, received_at=timezone.now()),
+        raw_events=[
+            event(start, anon="docs", id="d0", title="Café \u2028 «ünï»"),
+            event(
+                start + timedelta(milliseconds=1500, microseconds=700),
+                anon="docs",
+                id="d1",
+                type="click",
+                element={"tag": "a", "text": 'He said "ts":"x" — ok'},
+                props={"plan": "pro", "seats": 3, "ratio": 0.25},
+            ),
+        ],
+    )
+    [summary] = selectors.session_list(site_id=site.id, user_key="docs")
+    session_id = summary["session_id"]
+    rows = _docs(session_id)
+    # One cell carries the event: the older per-field columns are not written.
+    assert all(r["doc"] and r["type"] is None and r["url"] is None for r in rows)
+    docs = [orjson.loads(r["doc"]) for r in rows]
+    assert [list(d) for d in docs] == [list(selectors.EVENT_FIELDS)] * 2
+    # Floored to the millisecond, as the timestamp column keeps it.
+    assert datetime.fromisoformat(docs[1]["ts"]) == start + timedelta(milliseconds=1500)
+    assert selectors.doc_time(rows[1]["doc"]) == start + timedelta(milliseconds=1500)
+    assert docs[1]["element"]["text"] == 'He said "ts":"x" — ok' and docs[1]["props"]["seats"] == 3
+
+    response = _get(client, site, session_id, token)
+    assert response["X-Timeline-Source"] == "rows"
+    assert response.content.endswith(b'"events":[' + b",".join(r["doc"] for r in rows) + b"]}")
+
+
+def test_rows_written_before_documents_are_served_as_the_same_json(client, site, closed, token):
+    """A partition of doc-less rows, and one mixing both forms, read as the same events."""
+    session_id, _ = closed
+    events = selectors.session_events(session_id=session_id, site_id=site.id)
+    assert len(events) == EVENTS
+    stored = [r["doc"] for r in _docs(session_id)]
+    # The same events in the older form, in a partition of their own...
+    legacy = time_uuid(timezone.now(), "legacy-session")
+    for e in events:
+        _legacy_copy(legacy, e)
+    docs, _ = selectors.session_tail(
+        site_id=site.id, user_key="closed", session_id=legacy, after=None, limit=1000
+    )
+    assert docs == stored  # byte for byte: rendered from the columns as the collector does
+    assert selectors.session_events(session_id=legacy, site_id=site.id) == events
+    # ...and half of them in the older form inside the session's own partition.
+    for e in events[::2]:
+        session().execute(
+            prepare("DELETE doc FROM {ks}.session_events WHERE session_id = ? AND event_id = ?"),
+            (session_id, e["event_id"]),
+        )
+        _legacy_copy(session_id, e)
+    assert sum(r["doc"] is None for r in _docs(session_id)) == EVENTS // 2
+    response = _get(client, site, session_id, token)
+    assert response["X-Timeline-Source"] == "rows"
+    assert orjson.loads(response.content)["events"] == [orjson.loads(d) for d in stored]
+    after, _ = selectors.session_tail(
+        site_id=site.id,
+        user_key="closed",
+        session_id=session_id,
+        after=events[9]["event_id"],
+        limit=5,
+    )
+    assert after == stored[10:15]
+
+
+def test_a_documents_time_is_its_ts_key_whatever_its_strings_hold():
+    from sessions_app.api.renderers import dumps
+
+    tricky = '"ts":"2000-01-01T00:00:00Z"'
+    for ts in (
+        datetime(2026, 11, 24, 9, 30, tzinfo=UTC),
+        datetime(2026, 11, 24, 9, 30, 1, 5000, tzinfo=UTC),
+    ):
+        doc = dumps(
+            {"event_id": uuid.uuid1(), "user_key": tricky, "name": tricky, "ts": ts, "url": tricky}
+        )
+        assert selectors.doc_time(doc) == ts
+
+
+def test_the_column_reads_list_the_fields_of_a_document_in_its_order():
+    for cql in (selectors.SELECT_SESSION_EVENTS, selectors.SELECT_SESSION_EVENTS_AFTER):
+        listed = cql.split("SELECT", 1)[1].split("FROM", 1)[0]
+        assert [c.strip() for c in listed.split(",")] == ["doc", *selectors.EVENT_FIELDS]
+
+
+def test_a_documents_time_is_floored_to_the_millisecond_the_column_keeps():
+    from sessions_app.collector.writer import EventRow, event_doc
+
+    ts = datetime(2026, 11, 24, 9, 30, 1, 123_999, tzinfo=UTC)  # e.g. a clamped receipt time
+    row = EventRow(
+        site_id=uuid.uuid4(),
+        user_key="u",
+        session_id=uuid.uuid1(),
+        event_id=uuid.uuid1(),
+        type="click",
+        ts=ts,
+        element={"tag": "a"},
+    )
+    doc = event_doc(row, ts, '{"tag":"a"}', None)
+    assert selectors.doc_time(doc) == ts.replace(microsecond=123_000)
+    assert selectors.event_from_doc(doc)["element"] == {"tag": "a"}
