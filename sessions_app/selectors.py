@@ -18,9 +18,9 @@ from django.conf import settings
 from django.db import connections
 
 from sessions_app import aggregation, buckets, retention
-from sessions_app.api.renderers import dumps
 from sessions_app.cassandra import ALIAS, bind, keyspace, prepare, session
 from sessions_app.ids import time_uuid_bound, uuid_time
+from sessions_app.jsonfmt import dumps
 
 MAX_PAGE = 1000
 MAX_RANGE_BUCKETS = 93

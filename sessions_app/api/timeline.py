@@ -37,8 +37,8 @@ from datetime import UTC, datetime, timedelta
 from django.conf import settings
 
 from sessions_app import buckets, retention, selectors
-from sessions_app.api.renderers import dumps
 from sessions_app.cassandra import prepare, session
+from sessions_app.jsonfmt import dumps
 
 STORE = """
 UPDATE {ks}.session_events USING TIMESTAMP ? AND TTL ?

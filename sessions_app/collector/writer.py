@@ -28,9 +28,9 @@ from cassandra.query import BatchStatement, BatchType, PreparedStatement
 from django.conf import settings
 
 from sessions_app import aggregation, buckets, retention
-from sessions_app.api.renderers import dumps
 from sessions_app.cassandra import bind, consistency, pack_by_replicas, prepare, session
 from sessions_app.ids import time_uuid
+from sessions_app.jsonfmt import dumps
 
 log = logging.getLogger(__name__)
 

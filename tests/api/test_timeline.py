@@ -236,7 +236,9 @@ def test_the_prefix_grows_as_events_age_past_the_lag(client, site, live, token, 
     assert selectors.timeline_state(session_id=session_id).prefix.count == 30
     settings.TIMELINE_PREFIX_LAG = timedelta(seconds=2)  # writers mark events older than 1 s
     _record(site, timezone.now(), "live", 12, prefix="burst", step=0.01)
-    time.sleep(2.1)  # the 2 + 12 recent events are now older than the lag
+    # The 2 + 12 recent events are then older than the lag: the burst's last is 0.11 s
+    # after its first (2.1 s failed whenever recording the burst took under 10 ms).
+    time.sleep(2.3)
     grown = _get(client, site, session_id, token)
     assert grown["X-Timeline-Source"] == "prefix"
     state = selectors.timeline_state(session_id=session_id)
