@@ -16,17 +16,17 @@ def settle(timeout: float | None = None) -> float:
     A benchmark's set-up writes in seconds what production writes over an hour; the
     flushes and compactions that burst leaves behind are not part of what is measured.
     """
-    from sessions_app.cassandra import session
+    from sessions_app.core.cql import cassandra_session
 
     if timeout is None:
         timeout = float(os.environ.get("BENCH_SETTLE_TIMEOUT", "180"))
     started = time.monotonic()
     quiet = 0
     while quiet < 3 and time.monotonic() - started < timeout:
-        tasks = list(session().execute("SELECT kind FROM system_views.sstable_tasks"))
+        tasks = list(cassandra_session().execute("SELECT kind FROM system_views.sstable_tasks"))
         busy = sum(
             row["active_tasks"] + row["pending_tasks"]
-            for row in session().execute(
+            for row in cassandra_session().execute(
                 "SELECT name, active_tasks, pending_tasks FROM system_views.thread_pools"
             )
             if row["name"] in BACKGROUND_POOLS

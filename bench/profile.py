@@ -35,7 +35,7 @@ STAGES = [
     ("driver I/O thread: sending, receiving, decoding responses", r"LibevLoop\._run_loop"),
     (
         "Redis: dedup marks, session locks and cache, queueing the plan (2 Lua calls)",
-        r"collector/coordination\.py",
+        r"ingest/coordination\.py",
     ),
     ("validation of every field", r"\b_validate \(sessions_app"),
     ("sessionization and the plan (ids, buckets, summaries)", r"\b_plan \(sessions_app"),
@@ -50,9 +50,9 @@ APPLIER_STAGES = [
     ("popping plans from Redis", r"\bdrain_once \(.*(redis|socket)"),
     ("decoding plans (zlib, JSON, records)", r"\bplan_decode \("),
     ("dropping erased keys", r"\bsuppressed_keys \(|\bplan_without \("),
-    ("rows of every table, grouped by partition", r"\b_event_groups \(|\b_session_rows \("),
+    ("rows of every table, grouped by partition", r"\b_event_groups \(|\bsession_rows \("),
     ("binding rows and packing batches by replicas", r"\bpack_by_replicas \(|\bplans_apply \("),
-    ("handing statements to the driver and waiting", r"\b_run \(|\b_wait_all \("),
+    ("handing statements to the driver and waiting", r"\bexecute_all \(|\bwait_all \("),
     ("applier loop (announce, Redis)", r"\brun \(sessions_app"),
 ]
 

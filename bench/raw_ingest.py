@@ -25,6 +25,8 @@ from cassandra.concurrent import execute_concurrent
 from cassandra.policies import DCAwareRoundRobinPolicy, TokenAwarePolicy
 from cassandra.query import UNSET_VALUE, BatchStatement, BatchType
 
+from sessions_app.ingest.apply import statement_text
+
 IN_FLIGHT = 8  # batches written concurrently, like concurrent HTTP requests
 # The TTLs the collector binds with the default retention policies (days).
 RAW_TTL, SESSIONS_TTL, LOG_TTL = 400 * 86400, 400 * 86400, 7 * 86400
@@ -37,7 +39,6 @@ def _floor(ts: datetime, seconds: int) -> datetime:
 
 def run(keyspace: str, site_id: str, events_per_batch: int, seconds: float, seed: int) -> dict:
     """Write batches for `seconds`; return events written and per-wave latencies."""
-    from sessions_app.collector import writer
 
     profile = ExecutionProfile(
         load_balancing_policy=TokenAwarePolicy(DCAwareRoundRobinPolicy(local_dc="datacenter1")),
@@ -52,7 +53,7 @@ def run(keyspace: str, site_id: str, events_per_batch: int, seconds: float, seed
     )
     session = cluster.connect()
     prepared = {
-        name: session.prepare(getattr(writer, name).format(ks=keyspace))
+        name: session.prepare(statement_text(name).format(ks=keyspace))
         for name in (
             "INSERT_SESSION_EVENT",
             "INSERT_USER_EVENT",

@@ -4,7 +4,7 @@
    (server time from the Server-Timing header, and client time) beside the raw driver
    reading the same partition with a prepared statement. Two sessions of the same
    shape, one event a second: an open one (last event just now) and a closed one,
-   which the API serves from its materialized copy (api/timeline.py). The open one is
+   which the API serves from its materialized copy (sessions/timeline.py). The open one is
    read right after the ingest benchmark (Cassandra still flushing and compacting what
    it wrote): all its events were written at once, most of them older than half the
    prefix lag, so they mark the partition `backfilled` and it is read from its rows.
@@ -32,6 +32,16 @@ import django
 
 from bench.cpu import cassandra_pid, process_cpu
 from bench.node import settle
+from sessions_app.partitions import widths
+from sessions_app.sessions.activity import (
+    SELECT_USER_BUCKET_AFTER,
+    SELECT_USER_BUCKETS_IN,
+    activity_chunks,
+    user_activity,
+)
+from sessions_app.sessions.timeline import SELECT_SESSION_DOCS
+from sessions_app.sites import services
+from sessions_app.tables import user_sessions
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "clickstream.settings.local")
 os.environ["ACTIVITY_IN_MAX_BUCKETS"] = "31"  # let the IN strategy take all 30 buckets
@@ -40,9 +50,8 @@ django.setup()
 from django.contrib.auth.models import User  # noqa: E402
 from rest_framework.authtoken.models import Token  # noqa: E402
 
-from sessions_app import selectors, services  # noqa: E402
-from sessions_app.cassandra import prepare, session  # noqa: E402
-from sessions_app.collector.pipeline import Source, events_record  # noqa: E402
+from sessions_app.core.cql import cassandra_session, prepare  # noqa: E402
+from sessions_app.ingest.pipeline import Source, events_record  # noqa: E402
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -77,7 +86,7 @@ def _timeline_data(site, user_key: str, start: datetime) -> str:
                 for i in range(offset, offset + 50)
             ],
         )
-    [summary] = selectors.session_list(site_id=site.id, user_key=user_key, limit=1)
+    [summary] = user_sessions.session_list(site_id=site.id, user_key=user_key, limit=1)
     return str(summary["session_id"])
 
 
@@ -121,11 +130,11 @@ def timeline(url: str, token: str, session_id: str, runs: int) -> dict[str, Any]
     server, client, sources = server[10:], client[10:], sources[10:]
 
     # The rows path's own statement (each event's document), without the API around it.
-    statement = prepare(selectors.SELECT_SESSION_DOCS)
+    statement = prepare(SELECT_SESSION_DOCS)
     raw = []
     for _ in range(runs + 10):
         started = time.perf_counter()
-        rows = list(session().execute(statement, (uuid.UUID(session_id), 1000)))
+        rows = list(cassandra_session().execute(statement, (uuid.UUID(session_id), 1000)))
         raw.append((time.perf_counter() - started) * 1000)
     raw = raw[10:]
     return {
@@ -149,19 +158,19 @@ def _raw_activity(site, user_key: str, start: datetime, end: datetime) -> dict[s
     what parallel and sequential queries gain over each other with nothing but the
     driver and the node in the way, the ceiling for the selector's ratio.
     """
-    from sessions_app.cassandra import bind
-    from sessions_app.ids import time_uuid_bound
+    from sessions_app.core.cql import bind
+    from sessions_app.core.ids import time_uuid_bound
 
-    parts = selectors.user_partitions(
+    parts = widths.user_partitions(
         site_id=site.id, user_key=user_key, start=start, end=end, limit=100
     )
     low, high = time_uuid_bound(start - timedelta(microseconds=1), upper=True), time_uuid_bound(end)
     one, several = (
-        prepare(selectors.SELECT_USER_BUCKET_AFTER),
-        prepare(selectors.SELECT_USER_BUCKETS_IN),
+        prepare(SELECT_USER_BUCKET_AFTER),
+        prepare(SELECT_USER_BUCKETS_IN),
     )
-    chunks, _ = selectors.activity_chunks(parts, "parallel")
-    db = session()
+    chunks, _ = activity_chunks(parts, "parallel")
+    db = cassandra_session()
 
     def parallel() -> int:
         futures = [
@@ -186,7 +195,7 @@ def activity(site, user_key: str, now: datetime, rounds: int = 30) -> dict[str, 
     start = now - timedelta(days=30)
 
     def selector(strategy: str) -> Any:
-        return lambda: selectors.user_activity(
+        return lambda: user_activity(
             site_id=site.id, user_key=user_key, start=start, end=now, limit=1000, strategy=strategy
         )
 

@@ -145,7 +145,7 @@ def _queue(env: dict[str, str]) -> dict[str, int]:
     """The applier queue's length and how many plans the web workers wrote themselves."""
     import redis as redis_lib
 
-    from sessions_app.collector.coordination import INLINE_KEY, QUEUE_KEY
+    from sessions_app.ingest.coordination import INLINE_KEY, QUEUE_KEY
 
     client = redis_lib.Redis.from_url(env["REDIS_URL"])
     return {"queued": int(client.llen(QUEUE_KEY)), "inline": int(client.get(INLINE_KEY) or 0)}

@@ -1,7 +1,7 @@
 """Seal and rolling-counter benchmarks (run by bench/run.py in the bench environment; prints JSON).
 
 1. Seal one hour holding EVENTS events (4 shards, ~20 events a session, two beacons
-   each): events aggregated per second by services.bucket_seal (merge the beacons'
+   each): events aggregated per second by bucket_seal (merge the beacons'
    tallies, aggregate, write the aggregates, per-user counts and series), beside the
    raw driver only reading the hour's raw rows (the floor of a seal that scans them),
    and the same seal made to scan the raw rows (as after an erasure).
@@ -21,6 +21,12 @@ from datetime import UTC, datetime, timedelta
 
 import django
 
+from sessions_app.aggregates import rollup, states, stored
+from sessions_app.aggregates.rolling import rolling_count
+from sessions_app.aggregates.seal import bucket_seal
+from sessions_app.core import timebuckets
+from sessions_app.sites import services
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "clickstream.settings.local")
 django.setup()
 
@@ -34,11 +40,11 @@ from cassandra.concurrent import execute_concurrent  # noqa: E402
 from cassandra.query import UNSET_VALUE as UNSET  # noqa: E402
 
 from bench.node import settle  # noqa: E402
-from sessions_app import buckets, selectors, services  # noqa: E402
-from sessions_app.cassandra import prepare, session  # noqa: E402
-from sessions_app.collector.pipeline import Source, events_record  # noqa: E402
-from sessions_app.collector.writer import EventRow, Plan, partial_rows  # noqa: E402
-from sessions_app.ids import time_uuid  # noqa: E402
+from sessions_app.core.cql import cassandra_session, prepare  # noqa: E402
+from sessions_app.core.ids import time_uuid  # noqa: E402
+from sessions_app.ingest.pipeline import Source, events_record  # noqa: E402
+from sessions_app.ingest.plan import EventRow, Plan  # noqa: E402
+from sessions_app.ingest.rows import partial_rows  # noqa: E402
 from sessions_app.models import BucketState, Site  # noqa: E402
 
 INSERT_SITE_EVENT = """
@@ -146,14 +152,14 @@ def _hour_of_events(site: Site, hour: datetime, events: int) -> None:
                 ),
             )
         )
-    execute_concurrent(session(), work, concurrency=256, raise_on_first_error=True)
+    execute_concurrent(cassandra_session(), work, concurrency=256, raise_on_first_error=True)
 
 
 def seal(events: int) -> dict[str, float]:
     site = services.site_create(name=f"seal-{int(time.time())}", origins=[])
     Site.objects.filter(pk=site.pk).update(event_shards=SHARDS)
     site.refresh_from_db()
-    hour = buckets.floor(datetime.now(UTC) - timedelta(hours=6), "hour")
+    hour = timebuckets.floor(datetime.now(UTC) - timedelta(hours=6), "hour")
     _hour_of_events(site, hour, events)
     # The collector records the shards each hour was written with; readers fan out over them.
     BucketState.objects.get_or_create(
@@ -167,7 +173,9 @@ def seal(events: int) -> dict[str, float]:
     for _ in range(3):
         settled += settle()
         started = time.perf_counter()
-        futures = [session().execute_async(scan, (site.id, hour, s)) for s in range(SHARDS)]
+        futures = [
+            cassandra_session().execute_async(scan, (site.id, hour, s)) for s in range(SHARDS)
+        ]
         rows = sum(1 for f in futures for _ in f.result())
         scans.append(time.perf_counter() - started)
         # From the batches' tallies, then (as after an erasure) from the raw rows.
@@ -177,9 +185,9 @@ def seal(events: int) -> dict[str, float]:
             )
             settled += settle()
             started = time.perf_counter()
-            services.bucket_seal(site_id=site.id, hour=hour, now=datetime.now(UTC))
+            bucket_seal(site_id=site.id, hour=hour, now=datetime.now(UTC))
             seals[tallies].append(time.perf_counter() - started)
-            aggregate = selectors.bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
+            aggregate = stored.bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
             assert aggregate is not None and aggregate["rows_read"] == rows == events
             del aggregate["sealed_at"]
             results[tallies] = aggregate
@@ -192,7 +200,7 @@ def seal(events: int) -> dict[str, float]:
         "seal_seconds": statistics.median(seals[True]),
         "settled_s": settled,
         "per_user_rows": len(
-            selectors.bucket_user_counts(site_id=site.id, granularity="hour", bucket_starts=[hour])
+            stored.bucket_user_counts(site_id=site.id, granularity="hour", bucket_starts=[hour])
         ),
     }
 
@@ -219,13 +227,13 @@ def rolling(runs: int) -> dict[str, float]:
                 ],
             )
     for _ in range(3):  # hours, then the days they complete, then the months
-        for site_id, granularity, start in services.buckets_due(now=now, limit=100_000):
+        for site_id, granularity, start in states.buckets_due(now=now, limit=100_000):
             if site_id != site.id:
                 continue
             if granularity == "hour":
-                services.bucket_seal(site_id=site_id, hour=start, now=now)
+                bucket_seal(site_id=site_id, hour=start, now=now)
             else:
-                services.bucket_rollup(
+                rollup.bucket_rollup(
                     site_id=site_id, granularity=granularity, bucket=start, now=now
                 )
     year = timedelta(days=365)
@@ -233,12 +241,12 @@ def rolling(runs: int) -> dict[str, float]:
     results = {}
     for _ in range(runs + 3):
         started = time.perf_counter()
-        results["cover"] = selectors.rolling_count(
+        results["cover"] = rolling_count(
             site_id=site.id, user_key="loyal", event_key="login", start=now - year, end=now
         )
         figures["cover"].append((time.perf_counter() - started) * 1000)
         started = time.perf_counter()
-        results["naive"] = selectors.rolling_count(
+        results["naive"] = rolling_count(
             site_id=site.id,
             user_key="loyal",
             event_key="login",
@@ -247,7 +255,7 @@ def rolling(runs: int) -> dict[str, float]:
             # The baseline: hours only (every hour counts as sealed: all of them
             # with events are), no days or months.
             sealed=lambda width, bucket: True,
-            widths=(buckets.Width.HOUR,),
+            widths=(timebuckets.Width.HOUR,),
         )
         figures["naive"].append((time.perf_counter() - started) * 1000)
     cover, naive = results["cover"], results["naive"]

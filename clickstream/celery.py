@@ -23,7 +23,7 @@ def _reset_cassandra_after_fork(**_: Any) -> None:
     reset only unregisters, so this hook stays fast (Celery kills a child whose
     init takes longer than 4 s); the first query in the child connects.
     """
-    from sessions_app.cassandra import reset_after_fork
+    from sessions_app.core.cql import reset_after_fork
 
     reset_after_fork()
 

@@ -11,7 +11,6 @@ from django.db.models import QuerySet
 from django.forms import ModelForm
 from django.http import HttpRequest
 
-from sessions_app import services
 from sessions_app.admin_site import RoleModelAdmin
 from sessions_app.models import (
     AdminAction,
@@ -23,6 +22,7 @@ from sessions_app.models import (
     Suppression,
     UserBucketWidth,
 )
+from sessions_app.sites import services
 
 
 @admin.register(Site)

@@ -10,9 +10,13 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
-from sessions_app import erasure, services
-from sessions_app.collector.pipeline import txlog_replay
+from sessions_app.aggregates import rollup, seal, states
+from sessions_app.erasure import erasures
+from sessions_app.ingest.replay import txlog_replay
 from sessions_app.models import PurgeRun
+from sessions_app.partitions import shards
+from sessions_app.retention import purge
+from sessions_app.system import health
 
 
 @shared_task(acks_late=True, soft_time_limit=20, time_limit=30, max_retries=3)
@@ -20,7 +24,7 @@ def pipeline_heartbeat(beat_at: str | None = None) -> str:
     """Record that beat, the broker, a worker and Cassandra all work end to end."""
     now = timezone.now()
     sent = datetime.fromisoformat(beat_at) if beat_at else now
-    return services.heartbeat_record(beat_at=sent, now=now)
+    return health.heartbeat_record(beat_at=sent, now=now)
 
 
 @shared_task(acks_late=True, soft_time_limit=240, time_limit=300, max_retries=3)
@@ -32,13 +36,13 @@ def replay_transaction_log() -> int:
 @shared_task(acks_late=True, soft_time_limit=120, time_limit=180, max_retries=3)
 def adjust_event_shards() -> dict[str, tuple[int, int]]:
     """Resize each site's event shards to its busiest recent hour (hot partitions)."""
-    return services.event_shards_adjust(now=timezone.now())
+    return shards.event_shards_adjust(now=timezone.now())
 
 
 @shared_task(acks_late=True, soft_time_limit=60, time_limit=90, max_retries=3)
 def seal_due_buckets() -> int:
     """Enqueue one seal task per due bucket; the state lives in SQL, not in the queue."""
-    due = services.buckets_due(now=timezone.now())
+    due = states.buckets_due(now=timezone.now())
     for site_id, granularity, bucket in due:
         seal_bucket.delay(str(site_id), granularity, bucket.isoformat())
     return len(due)
@@ -60,10 +64,8 @@ def seal_bucket(self: Any, site_id: str, granularity: str, bucket: str) -> bool:
     start, now = datetime.fromisoformat(bucket), timezone.now()
     try:
         if granularity == "hour":
-            return services.bucket_seal(site_id=site_id, hour=start, now=now)
-        return services.bucket_rollup(
-            site_id=site_id, granularity=granularity, bucket=start, now=now
-        )
+            return seal.bucket_seal(site_id=site_id, hour=start, now=now)
+        return rollup.bucket_rollup(site_id=site_id, granularity=granularity, bucket=start, now=now)
     except SoftTimeLimitExceeded:
         raise
     except Exception as exc:  # Cassandra timeouts and the like: try again later
@@ -77,7 +79,7 @@ def purge_expired_partitions(requested_by: int | None = None) -> dict[str, Any]:
     Re-running is harmless: deletes are idempotent and the watermarks only move forward.
     """
     user = get_user_model().objects.filter(pk=requested_by).first() if requested_by else None
-    run = services.partitions_purge(
+    run = purge.partitions_purge(
         now=timezone.now(),
         trigger=PurgeRun.ADMIN if requested_by else PurgeRun.BEAT,
         requested_by=user,
@@ -104,7 +106,7 @@ def erase_user(self: Any, request_id: str) -> dict[str, int]:
     Safe to run again: rows already deleted are not found twice.
     """
     try:
-        return erasure.user_erase(request_id=request_id, now=timezone.now()).counts
+        return erasures.user_erase(request_id=request_id, now=timezone.now()).counts
     except SoftTimeLimitExceeded:
         raise
     except Exception as exc:  # Cassandra timeouts and the like: the request says failed
@@ -114,7 +116,7 @@ def erase_user(self: Any, request_id: str) -> dict[str, int]:
 @shared_task(acks_late=True, soft_time_limit=30, time_limit=60, max_retries=3)
 def resume_erasures() -> int:
     """Enqueue again the erasures whose task was lost (a Redis flush, a killed worker)."""
-    stalled = erasure.erasures_stalled(
+    stalled = erasures.erasures_stalled(
         now=timezone.now(), after=timedelta(seconds=ERASURE_HARD_LIMIT + 60)
     )
     for request in stalled:

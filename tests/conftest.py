@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from sessions_app.sites import services
+
 ROOT = Path(__file__).resolve().parent.parent
 CASSANDRA_DBS = ["default", "cassandra"]
 # Millisecond precision: Cassandra timestamps keep milliseconds.
@@ -58,7 +60,7 @@ def django_db_setup(django_test_environment, django_db_blocker, django_db_modify
     from django.db import connections
     from django.test.utils import setup_databases, teardown_databases
 
-    from sessions_app.cassandra import session
+    from sessions_app.core.cql import cassandra_session
 
     with django_db_blocker.unblock():
         conn = connections["cassandra"]
@@ -68,7 +70,7 @@ def django_db_setup(django_test_environment, django_db_blocker, django_db_modify
         config = setup_databases(
             verbosity=0, interactive=False, aliases=set(CASSANDRA_DBS), serialized_aliases=set()
         )
-        session().add_request_init_listener(lambda future: guard_statement(future.query))
+        cassandra_session().add_request_init_listener(lambda future: guard_statement(future.query))
     yield
     with django_db_blocker.unblock():
         teardown_databases(config, verbosity=0)
@@ -96,7 +98,6 @@ def now() -> datetime:
 @pytest.fixture
 def site(db):
     """Return a fresh site whose allowed origin is https://shop.example."""
-    from sessions_app import services
 
     return services.site_create(name="Shop", origins=["https://shop.example"])
 

@@ -8,10 +8,13 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from sessions_app import buckets, selectors, services
-from sessions_app.cassandra import prepare, session
-from sessions_app.collector.pipeline import Source, events_record
+from sessions_app.aggregates import rolling, seal
+from sessions_app.core import timebuckets
+from sessions_app.core.cql import cassandra_session, prepare
+from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.models import UserBucketWidth
+from sessions_app.partitions import widths
+from sessions_app.sessions import activity
 from tests.collector.conftest import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
@@ -29,31 +32,31 @@ def _record(site, ts, user: str, tag: str) -> None:
 
 
 def _rows(site, user: str, bucket) -> int:
-    return session().execute(prepare(COUNT_PARTITION), (site.id, user, bucket)).one()["n"]
+    return cassandra_session().execute(prepare(COUNT_PARTITION), (site.id, user, bucket)).one()["n"]
 
 
 def test_a_super_active_user_gets_hour_buckets_from_the_next_day(site, settings):
     # 60 events in an hour, kept up all day at 500 B: 720 KB a day; budget 500 KB.
     settings.USER_PARTITION_BUDGET_BYTES = 500_000
     now = timezone.now().replace(microsecond=0)
-    hour = buckets.floor(now - timedelta(hours=3), "hour")
+    hour = timebuckets.floor(now - timedelta(hours=3), "hour")
     for i in range(60):
         _record(site, hour + timedelta(seconds=30 * i), "busy", f"busy-{i}")
     _record(site, hour + timedelta(minutes=5), "calm", "calm-0")
-    services.bucket_seal(site_id=site.id, hour=hour, now=now)
+    seal.bucket_seal(site_id=site.id, hour=hour, now=now)
     [change] = UserBucketWidth.objects.filter(site=site)
     assert (change.user_key, change.width) == ("busy", "hour")
-    assert change.effective_from == buckets.next_start(now + timedelta(hours=1), "day")
+    assert change.effective_from == timebuckets.next_start(now + timedelta(hours=1), "day")
     assert "60 events" in change.reason
-    services.bucket_seal(site_id=site.id, hour=hour, now=now)  # idempotent
+    seal.bucket_seal(site_id=site.id, hour=hour, now=now)  # idempotent
     assert UserBucketWidth.objects.filter(site=site).count() == 1
 
 
 def test_writes_and_reads_follow_the_width_history(site):
     now = timezone.now().replace(microsecond=0)
-    switch = buckets.floor(now - timedelta(days=2), "day")  # hour buckets from here on
+    switch = timebuckets.floor(now - timedelta(days=2), "day")  # hour buckets from here on
     UserBucketWidth.objects.create(site=site, user_key="busy", width="hour", effective_from=switch)
-    selectors.user_widths_forget(site.id)
+    widths.user_widths_forget(site.id)
     before = [switch - timedelta(hours=5, minutes=i) for i in range(3)]
     after = [switch + timedelta(hours=h, minutes=7) for h in (0, 1, 30)]
     for i, ts in enumerate(sorted(before + after)):
@@ -65,7 +68,7 @@ def test_writes_and_reads_follow_the_width_history(site):
     assert _rows(site, "busy", switch + timedelta(hours=1)) == 1
     assert _rows(site, "busy", switch + timedelta(hours=30)) == 1
 
-    page = selectors.user_activity(
+    page = activity.user_activity(
         site_id=site.id,
         user_key="busy",
         start=day_before,
@@ -77,7 +80,7 @@ def test_writes_and_reads_follow_the_width_history(site):
     assert (read[0] == day_before and switch + timedelta(hours=1) in read) or len(read) >= 1
     seen, cursor = [], None
     while True:  # cursor paging across the width change
-        page = selectors.user_activity(
+        page = activity.user_activity(
             site_id=site.id,
             user_key="busy",
             start=day_before,
@@ -91,7 +94,5 @@ def test_writes_and_reads_follow_the_width_history(site):
             break
     assert seen == sorted(before + after)
 
-    counts = selectors.rolling_counts(
-        site_id=site.id, user_key="busy", event_key="pageview", now=now
-    )
+    counts = rolling.rolling_counts(site_id=site.id, user_key="busy", event_key="pageview", now=now)
     assert counts[-1].count == 6  # the 12-month window, from raw partitions of both widths

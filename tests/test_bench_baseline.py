@@ -19,7 +19,7 @@ from django.conf import settings
 from django.db import connections
 
 from bench import raw_ingest
-from sessions_app.cassandra import session
+from sessions_app.core.cql import cassandra_session
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.django_db(transaction=True, databases=["default", "cassandra"])
@@ -38,7 +38,7 @@ def test_raw_baseline_binds_the_collector_statements_and_writes_its_rows(site):
     batches = result["events"] // 5
 
     site_rows = sum(
-        session()
+        cassandra_session()
         .execute(
             f"SELECT COUNT(*) AS n FROM {keyspace}.site_events_by_bucket "
             "WHERE site_id = %s AND bucket = %s AND shard = 0",
@@ -52,7 +52,7 @@ def test_raw_baseline_binds_the_collector_statements_and_writes_its_rows(site):
         row
         for minute in _partitions(started, ended, 600)
         for shard in range(4)
-        for row in session().execute(
+        for row in cassandra_session().execute(
             f"SELECT applied, TTL(applied) AS ttl, TTL(payload) AS payload_ttl "
             f"FROM {keyspace}.transaction_log WHERE site_id = %s AND minute = %s AND shard = %s",
             (site.id, minute, shard),

@@ -12,8 +12,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from sessions_app import buckets
-from sessions_app.collector.pipeline import Source, events_record
+from sessions_app.core import timebuckets
+from sessions_app.ingest.pipeline import Source, events_record
 from tests.collector.conftest import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
@@ -26,7 +26,7 @@ def test_every_strategy_and_the_raw_driver_read_the_same_events(site, settings, 
     settings.ACTIVITY_IN_MAX_BUCKETS = 31
     settings.ACTIVITY_PARALLEL_IN_BUCKETS = 3
     now = timezone.now().replace(microsecond=0)
-    day = buckets.floor(now, "day")
+    day = timebuckets.floor(now, "day")
     for d in range(1, 7):  # three events on each of six days
         events_record(
             source=Source(site=site, received_at=now),

@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from sessions_app import buckets
-from sessions_app.buckets import BucketRangeError, Width
+from sessions_app.core import timebuckets
+from sessions_app.core.timebuckets import BucketRangeError, Width
 
 
 def utc(*args: int) -> datetime:
@@ -33,13 +33,13 @@ def utc(*args: int) -> datetime:
     ],
 )
 def test_floor(ts: datetime, width: Width, expected: datetime) -> None:
-    assert buckets.floor(ts, width) == expected
+    assert timebuckets.floor(ts, width) == expected
 
 
 def test_floor_of_a_bucket_start_is_itself() -> None:
     for width in Width:
-        start = buckets.floor(utc(2024, 2, 29, 13, 41), width)
-        assert buckets.floor(start, width) == start
+        start = timebuckets.floor(utc(2024, 2, 29, 13, 41), width)
+        assert timebuckets.floor(start, width) == start
 
 
 @pytest.mark.parametrize(
@@ -54,75 +54,78 @@ def test_floor_of_a_bucket_start_is_itself() -> None:
     ],
 )
 def test_next_start(start: datetime, width: Width, expected_end: datetime) -> None:
-    assert buckets.next_start(start, width) == expected_end
+    assert timebuckets.next_start(start, width) == expected_end
 
 
 def test_month_durations_follow_the_calendar() -> None:
-    assert buckets.duration(utc(2024, 2, 3), Width.MONTH) == timedelta(days=29)
-    assert buckets.duration(utc(2023, 2, 3), Width.MONTH) == timedelta(days=28)
-    assert buckets.duration(utc(2024, 4, 30), Width.MONTH) == timedelta(days=30)
+    assert timebuckets.duration(utc(2024, 2, 3), Width.MONTH) == timedelta(days=29)
+    assert timebuckets.duration(utc(2023, 2, 3), Width.MONTH) == timedelta(days=28)
+    assert timebuckets.duration(utc(2024, 4, 30), Width.MONTH) == timedelta(days=30)
 
 
 def test_range_ending_exactly_on_a_boundary_excludes_the_next_bucket() -> None:
-    got = buckets.buckets_between(utc(2024, 1, 1, 10), utc(2024, 1, 1, 13), Width.HOUR)
+    got = timebuckets.buckets_between(utc(2024, 1, 1, 10), utc(2024, 1, 1, 13), Width.HOUR)
     assert got == [utc(2024, 1, 1, 10), utc(2024, 1, 1, 11), utc(2024, 1, 1, 12)]
 
 
 def test_range_ending_just_past_a_boundary_includes_it() -> None:
-    got = buckets.buckets_between(utc(2024, 1, 1, 10, 30), utc(2024, 1, 1, 12, 0, 0, 1), Width.HOUR)
+    got = timebuckets.buckets_between(
+        utc(2024, 1, 1, 10, 30), utc(2024, 1, 1, 12, 0, 0, 1), Width.HOUR
+    )
     assert got == [utc(2024, 1, 1, 10), utc(2024, 1, 1, 11), utc(2024, 1, 1, 12)]
 
 
 def test_range_across_leap_day_and_year_end() -> None:
-    days = buckets.buckets_between(utc(2024, 2, 27, 5), utc(2024, 3, 2), Width.DAY)
+    days = timebuckets.buckets_between(utc(2024, 2, 27, 5), utc(2024, 3, 2), Width.DAY)
     assert days == [utc(2024, 2, 27), utc(2024, 2, 28), utc(2024, 2, 29), utc(2024, 3, 1)]
-    months = buckets.buckets_between(utc(2024, 11, 15), utc(2025, 2, 1), Width.MONTH)
+    months = timebuckets.buckets_between(utc(2024, 11, 15), utc(2025, 2, 1), Width.MONTH)
     assert months == [utc(2024, 11, 1), utc(2024, 12, 1), utc(2025, 1, 1)]
 
 
 def test_empty_range_has_no_buckets() -> None:
-    assert buckets.buckets_between(utc(2024, 1, 1, 10), utc(2024, 1, 1, 10), Width.DAY) == []
+    assert timebuckets.buckets_between(utc(2024, 1, 1, 10), utc(2024, 1, 1, 10), Width.DAY) == []
 
 
 def test_reversed_range_is_refused() -> None:
     with pytest.raises(ValueError, match="before its start"):
-        buckets.buckets_between(utc(2024, 1, 2), utc(2024, 1, 1), Width.DAY)
+        timebuckets.buckets_between(utc(2024, 1, 2), utc(2024, 1, 1), Width.DAY)
 
 
 def test_range_cap() -> None:
     assert (
-        len(buckets.buckets_between(utc(2024, 1, 1), utc(2024, 1, 31), Width.DAY, limit=30)) == 30
+        len(timebuckets.buckets_between(utc(2024, 1, 1), utc(2024, 1, 31), Width.DAY, limit=30))
+        == 30
     )
     with pytest.raises(BucketRangeError, match="more than 30 day buckets"):
-        buckets.buckets_between(utc(2024, 1, 1), utc(2024, 1, 31, 0, 0, 1), Width.DAY, limit=30)
+        timebuckets.buckets_between(utc(2024, 1, 1), utc(2024, 1, 31, 0, 0, 1), Width.DAY, limit=30)
 
 
 def test_naive_datetimes_are_refused() -> None:
     with pytest.raises(ValueError, match="UTC-aware"):
-        buckets.floor(datetime(2024, 1, 1, 12), Width.DAY)
+        timebuckets.floor(datetime(2024, 1, 1, 12), Width.DAY)
     with pytest.raises(ValueError, match="UTC-aware"):
-        buckets.buckets_between(datetime(2024, 1, 1), utc(2024, 1, 2), Width.DAY)
+        timebuckets.buckets_between(datetime(2024, 1, 1), utc(2024, 1, 2), Width.DAY)
 
 
 def test_other_offsets_are_converted_to_utc_first() -> None:
     cet = timezone(timedelta(hours=1))
     # 00:30 in UTC+1 is 23:30 UTC the day before: the UTC day bucket wins.
-    assert buckets.floor(datetime(2024, 3, 1, 0, 30, tzinfo=cet), Width.DAY) == utc(2024, 2, 29)
+    assert timebuckets.floor(datetime(2024, 3, 1, 0, 30, tzinfo=cet), Width.DAY) == utc(2024, 2, 29)
 
 
 def test_unknown_width_names_the_choices() -> None:
     with pytest.raises(ValueError, match="10m, hour, day, week, month"):
-        buckets.parse_width("fortnight")
+        timebuckets.parse_width("fortnight")
 
 
 def test_from_driver_marks_naive_values_as_utc() -> None:
-    assert buckets.from_driver(datetime(2024, 1, 1, 5)) == utc(2024, 1, 1, 5)
+    assert timebuckets.from_driver(datetime(2024, 1, 1, 5)) == utc(2024, 1, 1, 5)
 
 
 def test_as_driver_is_the_naive_utc_value_from_driver_reads_back() -> None:
     plus_two = timezone(timedelta(hours=2))
     value = datetime(2024, 1, 1, 7, tzinfo=plus_two)
-    assert buckets.as_driver(value) == datetime(2024, 1, 1, 5)
-    assert buckets.from_driver(buckets.as_driver(value)) == value
+    assert timebuckets.as_driver(value) == datetime(2024, 1, 1, 5)
+    assert timebuckets.from_driver(timebuckets.as_driver(value)) == value
     with pytest.raises(ValueError, match="naive"):
-        buckets.as_driver(datetime(2024, 1, 1, 5))
+        timebuckets.as_driver(datetime(2024, 1, 1, 5))

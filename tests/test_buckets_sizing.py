@@ -6,8 +6,9 @@ from datetime import timedelta
 
 import pytest
 
-from sessions_app import buckets
-from sessions_app.buckets import Verdict, Width
+from sessions_app.core.timebuckets import Width
+from sessions_app.partitions import sizing
+from sessions_app.partitions.sizing import Verdict
 
 # Seed 003's "Bucket Size Decision Matrix", copied verbatim.
 SEED_003_MATRIX = """
@@ -49,9 +50,9 @@ def test_the_matrix_has_every_cell_of_the_seed() -> None:
 def test_seed_003_decision_matrix_cell(
     rate: float, row_bytes: int, width: Width, size: str, mark: str
 ) -> None:
-    computed = buckets.partition_bytes(writes_per_second=rate, row_bytes=row_bytes, width=width)
-    assert buckets.format_size(computed) == size
-    assert buckets.verdict(computed).mark == mark
+    computed = sizing.partition_bytes(writes_per_second=rate, row_bytes=row_bytes, width=width)
+    assert sizing.format_size(computed) == size
+    assert sizing.verdict(computed).mark == mark
 
 
 def test_partition_sizes_reproduce_the_matrix_rows() -> None:
@@ -59,7 +60,7 @@ def test_partition_sizes_reproduce_the_matrix_rows() -> None:
     for rate, row_bytes, width, size, mark in seed_cells():
         by_row.setdefault((rate, row_bytes), {})[width] = (size, mark)
     for (rate, row_bytes), expected in by_row.items():
-        table = buckets.partition_sizes(writes_per_second=rate, row_bytes=row_bytes)
+        table = sizing.partition_sizes(writes_per_second=rate, row_bytes=row_bytes)
         assert [w for w, _, _ in table] == [
             Width.TEN_MINUTES,
             Width.HOUR,
@@ -67,16 +68,16 @@ def test_partition_sizes_reproduce_the_matrix_rows() -> None:
             Width.WEEK,
             Width.MONTH,
         ]
-        got = {w: (buckets.format_size(s), v.mark) for w, s, v in table if w in expected}
+        got = {w: (sizing.format_size(s), v.mark) for w, s, v in table if w in expected}
         assert got == expected
 
 
 def test_seed_worked_examples() -> None:
     # "86,400 rows x ~100 bytes = 8.6 MB" (a daily bucket at one reading a second)
-    assert buckets.partition_bytes(writes_per_second=1, row_bytes=100, width=Width.DAY) == 8.64e6
+    assert sizing.partition_bytes(writes_per_second=1, row_bytes=100, width=Width.DAY) == 8.64e6
     # Mistake 1: "At 100 events/second: 259 million events/month = 25.9 GB partition"
-    month = buckets.partition_bytes(writes_per_second=100, row_bytes=100, width=Width.MONTH)
-    assert month == 25.92e9 and buckets.verdict(month) is Verdict.SERIOUS
+    month = sizing.partition_bytes(writes_per_second=100, row_bytes=100, width=Width.MONTH)
+    assert month == 25.92e9 and sizing.verdict(month) is Verdict.SERIOUS
 
 
 @pytest.mark.parametrize(
@@ -94,7 +95,7 @@ def test_seed_worked_examples() -> None:
     ],
 )
 def test_verdict_thresholds(size: float, expected: Verdict) -> None:
-    assert buckets.verdict(size) is expected
+    assert sizing.verdict(size) is expected
 
 
 def test_verdicts_use_the_seed_wording_and_flags() -> None:
@@ -108,13 +109,13 @@ def test_verdicts_use_the_seed_wording_and_flags() -> None:
 
 def test_negative_or_nan_sizes_are_refused() -> None:
     with pytest.raises(ValueError, match="cannot be negative"):
-        buckets.verdict(-1)
+        sizing.verdict(-1)
     with pytest.raises(ValueError, match="cannot be negative"):
-        buckets.verdict(float("nan"))
+        sizing.verdict(float("nan"))
     with pytest.raises(ValueError, match="cannot be negative"):
-        buckets.span_bytes(writes_per_second=-1, row_bytes=100, span=timedelta(hours=1))
+        sizing.span_bytes(writes_per_second=-1, row_bytes=100, span=timedelta(hours=1))
     with pytest.raises(ValueError, match="cannot format"):
-        buckets.format_size(float("inf"))
+        sizing.format_size(float("inf"))
 
 
 @pytest.mark.parametrize(
@@ -130,7 +131,7 @@ def test_negative_or_nan_sizes_are_refused() -> None:
     ],
 )
 def test_format_size(size: float, text: str) -> None:
-    assert buckets.format_size(size) == text
+    assert sizing.format_size(size) == text
 
 
 @pytest.mark.parametrize(
@@ -150,29 +151,29 @@ def test_format_size(size: float, text: str) -> None:
 def test_recommendation_for_each_matrix_row(
     rate: float, row_bytes: int, width: Width, shards: int
 ) -> None:
-    chosen = buckets.recommend_width(writes_per_second=rate, row_bytes=row_bytes)
+    chosen = sizing.recommend_width(writes_per_second=rate, row_bytes=row_bytes)
     assert (chosen.width, chosen.shards) == (width, shards)
     assert chosen.verdict.mark == "✓"
-    assert chosen.size_bytes <= buckets.CEILING_BYTES
+    assert chosen.size_bytes <= sizing.CEILING_BYTES
 
 
 def test_low_volume_moves_to_a_coarser_width_that_reaches_1mb() -> None:
     # 0.1/s x 100 B: a day is 864 KB (too small), a week 6 MB.
-    chosen = buckets.recommend_width(writes_per_second=0.1, row_bytes=100)
+    chosen = sizing.recommend_width(writes_per_second=0.1, row_bytes=100)
     assert chosen.width is Width.WEEK and chosen.verdict is Verdict.ACCEPTABLE
     assert "below 1MB" in chosen.reason and "6 MB" in chosen.reason
     # 0.03/s x 100 B: a day is 259 KB, a week 1.8 MB.
-    assert buckets.recommend_width(writes_per_second=0.03, row_bytes=100).width is Width.WEEK
+    assert sizing.recommend_width(writes_per_second=0.03, row_bytes=100).width is Width.WEEK
     # 0.01/s x 100 B: a week is 605 KB, a month 2.6 MB.
-    assert buckets.recommend_width(writes_per_second=0.01, row_bytes=100).width is Width.MONTH
+    assert sizing.recommend_width(writes_per_second=0.01, row_bytes=100).width is Width.MONTH
 
 
 def test_tiny_volume_stays_below_1mb_at_a_month() -> None:
-    chosen = buckets.recommend_width(writes_per_second=0.001, row_bytes=100)
+    chosen = sizing.recommend_width(writes_per_second=0.001, row_bytes=100)
     assert chosen.width is Width.MONTH and chosen.verdict is Verdict.TOO_SMALL
     assert "below 1MB at every width" in chosen.reason
 
 
 def test_shards_for_uses_the_100mb_ceiling() -> None:
-    assert buckets.shards_for(writes_per_second=2000, row_bytes=400, width=Width.HOUR) == 29
-    assert buckets.shards_for(writes_per_second=10, row_bytes=400, width=Width.HOUR) == 1
+    assert sizing.shards_for(writes_per_second=2000, row_bytes=400, width=Width.HOUR) == 29
+    assert sizing.shards_for(writes_per_second=10, row_bytes=400, width=Width.HOUR) == 1

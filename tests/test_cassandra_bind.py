@@ -10,8 +10,9 @@ from cassandra.query import UNSET_VALUE
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sessions_app.cassandra import bind, prepare
-from sessions_app.collector import writer
+from sessions_app.core.cql import bind, prepare
+from sessions_app.ingest import rows
+from sessions_app.ingest.apply import statement_text
 
 pytestmark = pytest.mark.django_db(databases=["cassandra"])
 
@@ -57,7 +58,7 @@ def _value(column, draw):
 @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_bind_writes_the_bytes_the_driver_writes(name, data):
-    statement = prepare(getattr(writer, name), idempotent=True, write=True)
+    statement = prepare(statement_text(name), idempotent=True, write=True)
     keys = set(statement.routing_key_indexes or ())
     params = tuple(
         _value(column, data.draw)
@@ -75,7 +76,7 @@ def test_bind_writes_the_bytes_the_driver_writes(name, data):
 
 
 def test_a_missing_partition_key_value_or_a_wrong_type_is_refused():
-    statement = prepare(writer.INSERT_LINK, idempotent=True, write=True)
+    statement = prepare(rows.INSERT_LINK, idempotent=True, write=True)
     with pytest.raises(ValueError, match="partition key"):
         bind(statement, (None, "user", "anon", datetime.now(UTC), 60))
     with pytest.raises(TypeError):

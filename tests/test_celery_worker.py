@@ -7,7 +7,8 @@ from datetime import timedelta
 
 import pytest
 
-from sessions_app import selectors, tasks
+from sessions_app import tasks
+from sessions_app.system import health
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 
@@ -21,9 +22,7 @@ def test_worker_runs_heartbeat_task_into_cassandra(celery_worker_process, now) -
     rows = []
     while time.monotonic() < deadline and not rows:
         rows = [
-            r
-            for r in selectors.heartbeat_list()
-            if r["worker"] == worker and r["beat_at"] == beat_at
+            r for r in health.heartbeat_list() if r["worker"] == worker and r["beat_at"] == beat_at
         ]
         time.sleep(0.2)
     assert rows, "the worker's heartbeat row never reached Cassandra"

@@ -8,8 +8,8 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
-from sessions_app import selectors
 from sessions_app.models import Site
+from sessions_app.tables import user_sessions
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 
@@ -61,7 +61,7 @@ def test_generate_clicks_goes_through_the_collector() -> None:
     )
     accepted = int(out.getvalue().split()[0])
     assert accepted > 0
-    sessions = selectors.session_list(site_id=site.id, user_key="anon-7-00001")
+    sessions = user_sessions.session_list(site_id=site.id, user_key="anon-7-00001")
     assert sessions and all(s["event_count"] >= 2 for s in sessions)
     assert sessions[0]["started_at"] <= timezone.now()
     # Running it again only produces duplicates.

@@ -15,14 +15,19 @@ from django.contrib.auth.models import Group, User
 from django.test import Client
 from django.utils import timezone
 
-from sessions_app import buckets, erasure, selectors, services, tasks
-from sessions_app.cassandra import prepare, session
-from sessions_app.collector import pipeline
-from sessions_app.collector.identity import state_key
-from sessions_app.collector.pipeline import Source, events_record
-from sessions_app.collector.writer import EventRow, Plan, SessionSummary, plan_without
+from sessions_app import tasks
+from sessions_app.aggregates import rollup, seal, sources, stored
+from sessions_app.core import timebuckets
+from sessions_app.core.cql import cassandra_session, prepare
+from sessions_app.core.redis_client import redis_client
+from sessions_app.erasure import erasures, job, scan, suppression
+from sessions_app.ingest import pipeline, quality, replay
+from sessions_app.ingest.pipeline import Source, events_record
+from sessions_app.ingest.plan import EventRow, Plan, SessionSummary, plan_without
+from sessions_app.ingest.sessionizer import state_key
 from sessions_app.models import AdminAction, BucketState, ErasureRequest, Suppression
-from sessions_app.redis_client import redis_client
+from sessions_app.sessions import lists, timeline
+from sessions_app.tables import user_sessions
 from tests.collector.conftest import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
@@ -60,7 +65,7 @@ def traffic(site, monkeypatch) -> Traffic:
     more batch of alice's is logged but never applied (a crash after the log write).
     """
     now = timezone.now().replace(microsecond=0)
-    h1 = buckets.floor(now - timedelta(hours=4), "hour")
+    h1 = timebuckets.floor(now - timedelta(hours=4), "hour")
     if h1.hour == 23:  # keep both hours in one day (and month): one parent of each
         h1 -= timedelta(hours=1)
     h2 = h1 + timedelta(hours=1)
@@ -105,14 +110,14 @@ def traffic(site, monkeypatch) -> Traffic:
     monkeypatch.undo()
 
     for hour in t.hours:
-        assert services.bucket_seal(site_id=site.id, hour=hour, now=now)
-    for day in sorted({buckets.floor(h, "day") for h in t.hours}):
-        assert services.bucket_rollup(site_id=site.id, granularity="day", bucket=day, now=now)
-    month = buckets.floor(h1, "month")
-    assert services.bucket_rollup(site_id=site.id, granularity="month", bucket=month, now=now)
+        assert seal.bucket_seal(site_id=site.id, hour=hour, now=now)
+    for day in sorted({timebuckets.floor(h, "day") for h in t.hours}):
+        assert rollup.bucket_rollup(site_id=site.id, granularity="day", bucket=day, now=now)
+    month = timebuckets.floor(h1, "month")
+    assert rollup.bucket_rollup(site_id=site.id, granularity="month", bucket=month, now=now)
     for key in (ALICE, ALICE_ANON, BOB):
         t.sessions[key] = [
-            s["session_id"] for s in selectors.session_list(site_id=site.id, user_key=key)
+            s["session_id"] for s in user_sessions.session_list(site_id=site.id, user_key=key)
         ]
     assert len(t.sessions[ALICE]) == 1 and len(t.sessions[ALICE_ANON]) == 1
     return t
@@ -122,13 +127,13 @@ def traffic(site, monkeypatch) -> Traffic:
 
 
 def _rows(cql: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
-    return list(session().execute(prepare(cql), params))
+    return list(cassandra_session().execute(prepare(cql), params))
 
 
 def _user_bucket_rows(site, key: str, t: Traffic) -> list[dict[str, Any]]:
-    width = buckets.parse_width("day")
+    width = timebuckets.parse_width("day")
     found = []
-    for bucket in buckets.buckets_between(t.hours[0], t.now + timedelta(hours=1), width):
+    for bucket in timebuckets.buckets_between(t.hours[0], t.now + timedelta(hours=1), width):
         found += _rows(
             "SELECT event_id FROM {ks}.user_events_by_bucket "
             "WHERE site_id = ? AND user_key = ? AND bucket = ?",
@@ -138,7 +143,7 @@ def _user_bucket_rows(site, key: str, t: Traffic) -> list[dict[str, Any]]:
 
 
 def _site_rows(site, hour: datetime) -> list[dict[str, Any]]:
-    return selectors.site_bucket_events(site_id=site.id, hour=hour, shards=site.event_shards)
+    return sources.site_bucket_events(site_id=site.id, hour=hour, shards=site.event_shards)
 
 
 def _feed_keys(site) -> set[str]:
@@ -156,7 +161,7 @@ def _feed_keys(site) -> set[str]:
 
 def _log_plans(site, t: Traffic) -> list[dict[str, Any]]:
     plans = []
-    for minute in buckets.buckets_between(
+    for minute in timebuckets.buckets_between(
         t.hours[0], timezone.now() + timedelta(minutes=10), "10m"
     ):
         for shard in range(4):
@@ -171,16 +176,16 @@ def _log_plans(site, t: Traffic) -> list[dict[str, Any]]:
 
 def _failed(site, t: Traffic) -> list[dict[str, Any]]:
     rows = []
-    for day in buckets.buckets_between(t.hours[0], timezone.now() + timedelta(days=1), "day"):
-        rows += selectors.failed_events_list(site_id=site.id, day=day, limit=1000)
+    for day in timebuckets.buckets_between(t.hours[0], timezone.now() + timedelta(days=1), "day"):
+        rows += quality.failed_events_list(site_id=site.id, day=day, limit=1000)
     return rows
 
 
 def _user_counts(site, t: Traffic) -> dict[tuple[str, str], int]:
     counts: dict[tuple[str, str], int] = {}
     for granularity in ("hour", "day", "month"):
-        starts = sorted({buckets.floor(h, granularity) for h in t.hours})
-        for (user, key), n in selectors.bucket_user_counts(
+        starts = sorted({timebuckets.floor(h, granularity) for h in t.hours})
+        for (user, key), n in stored.bucket_user_counts(
             site_id=site.id, granularity=granularity, bucket_starts=starts
         ).items():
             counts[user, key] = counts.get((user, key), 0) + n
@@ -191,7 +196,8 @@ def _rolling_rows(site, key: str, t: Traffic) -> list[dict[str, Any]]:
     rows = []
     for granularity in ("hour", "day", "month"):
         periods = {
-            buckets.rolling_period(granularity, buckets.floor(h, granularity)) for h in t.hours
+            timebuckets.rolling_period(granularity, timebuckets.floor(h, granularity))
+            for h in t.hours
         }
         for period in periods:
             rows += _rows(
@@ -203,7 +209,7 @@ def _rolling_rows(site, key: str, t: Traffic) -> list[dict[str, Any]]:
 
 
 def _aggregate(site, granularity: str, bucket: datetime) -> dict[str, Any]:
-    found = selectors.bucket_aggregate(site_id=site.id, granularity=granularity, bucket=bucket)
+    found = stored.bucket_aggregate(site_id=site.id, granularity=granularity, bucket=bucket)
     assert found is not None
     return found
 
@@ -212,15 +218,15 @@ def assert_alice_absent(site, t: Traffic) -> None:
     """Query every table by its keys: nothing of alice (user id or anonymous id) is left."""
     alice = {ALICE, ALICE_ANON}
     for key in alice:
-        assert selectors.session_list(site_id=site.id, user_key=key) == [], key
+        assert user_sessions.session_list(site_id=site.id, user_key=key) == [], key
         assert _user_bucket_rows(site, key, t) == [], key
         assert _rolling_rows(site, key, t) == [], key
     for session_id in t.sessions[ALICE] + t.sessions[ALICE_ANON]:
-        assert selectors.session_events(session_id=session_id) == []
+        assert timeline.session_events(session_id=session_id) == []
     for hour in t.hours:
         assert {e["user_key"] for e in _site_rows(site, hour)} == {BOB}
     assert not _feed_keys(site) & alice
-    assert selectors.identity_links(site_id=site.id, user_id=ALICE) == []
+    assert lists.identity_links(site_id=site.id, user_id=ALICE) == []
     for row in _failed(site, t):
         assert ALICE_ANON not in (row["payload"] or "") and ALICE not in (row["payload"] or "")
     for plan in _log_plans(site, t):
@@ -232,7 +238,7 @@ def assert_alice_absent(site, t: Traffic) -> None:
 
 
 def assert_bob_untouched(site, t: Traffic) -> None:
-    assert selectors.session_list(site_id=site.id, user_key=BOB)
+    assert user_sessions.session_list(site_id=site.id, user_key=BOB)
     assert [e["user_key"] for e in _site_rows(site, t.hours[0])] == [BOB]
     assert BOB in _feed_keys(site)
     assert any(BOB in (row["payload"] or "") for row in _failed(site, t))
@@ -242,7 +248,7 @@ def assert_bob_untouched(site, t: Traffic) -> None:
 
 
 def _erase(site, key: str, kind: str, by: User) -> ErasureRequest:
-    request = erasure.erasure_request(site=site, key=key, kind=kind, requested_by=by)
+    request = erasures.erasure_request(site=site, key=key, kind=kind, requested_by=by)
     tasks.erase_user.apply(args=[str(request.pk)]).get()
     request.refresh_from_db()
     return request
@@ -259,7 +265,7 @@ def root(db) -> User:
 def test_ingest_erase_replay_leaves_nothing_of_the_user(site, traffic, root, settings):
     t = traffic
     h1, h2 = t.hours
-    day, month = buckets.floor(h1, "day"), buckets.floor(h1, "month")
+    day, month = timebuckets.floor(h1, "day"), timebuckets.floor(h1, "month")
     before = {
         "h1": _aggregate(site, "hour", h1),
         "h2": _aggregate(site, "hour", h2),
@@ -270,7 +276,7 @@ def test_ingest_erase_replay_leaves_nothing_of_the_user(site, traffic, root, set
     assert before["month"]["events"] == 6 and before["month"]["conversions"] == 1
     assert _user_counts(site, t)[ALICE_ANON, "pageview"] == 3
     assert _rolling_rows(site, ALICE, t)
-    assert selectors.identity_links(site_id=site.id, user_id=ALICE) == [ALICE_ANON]
+    assert lists.identity_links(site_id=site.id, user_id=ALICE) == [ALICE_ANON]
 
     receipt = _erase(site, ALICE, ErasureRequest.USER_ID, root)
 
@@ -288,10 +294,8 @@ def test_ingest_erase_replay_leaves_nothing_of_the_user(site, traffic, root, set
     # The identified batch and the unapplied one deleted; the mixed batch rewritten.
     assert counts["transaction_log"] == 3 and counts["transaction_log_rewritten"] == 1
     assert counts["latest_sessions"] >= 2
-    # Her rows of the two hours, the day and the month; nothing was sealed in the
-    # legacy per-(user, key) table.
+    # Her rows of the two hours, the day and the month.
     assert counts["bucket_users"] == 6 and counts["rolling_counts"] > 0
-    assert counts["bucket_user_counts"] == 0
     assert counts["hours_resealed"] == 2 and counts["months_resealed"] == 1
     assert counts["days_resealed"] == 1
     assert set(Suppression.objects.filter(site=site).values_list("key", flat=True)) == {
@@ -334,7 +338,7 @@ def test_ingest_erase_replay_leaves_nothing_of_the_user(site, traffic, root, set
         site, received, [event(received - timedelta(minutes=2), anon="new-device", user_id=ALICE)]
     )
     assert [r["reason"] for r in other_device.rejected] == [f"events[0].user_id: {ERASED}"]
-    stats = selectors.ingest_counts(site_id=site.id, hour=received)
+    stats = quality.ingest_counts(site_id=site.id, hour=received)
     assert stats["rejected"]["anonymous_id"] == 5 and stats["rejected"]["user_id"] == 1
     assert stats["received"] == stats["accepted"] + stats["duplicates"] + sum(
         stats["rejected"].values()
@@ -347,7 +351,7 @@ def test_ingest_erase_replay_leaves_nothing_of_the_user(site, traffic, root, set
     # A log entry the erasure could not have seen (its request passed the check
     # before the suppression): the replay applies bob's part and drops alice's.
     monkeypatch = pytest.MonkeyPatch()
-    monkeypatch.setattr(pipeline.selectors, "suppressed_keys", lambda site_id: frozenset())
+    monkeypatch.setattr(suppression, "suppressed_keys", lambda site_id: frozenset())
     monkeypatch.setattr(pipeline, "plan_apply", lambda plan, **kwargs: None)
     straggler = _record(
         site,
@@ -357,12 +361,12 @@ def test_ingest_erase_replay_leaves_nothing_of_the_user(site, traffic, root, set
     monkeypatch.undo()
     assert straggler.accepted == 2
     settings.TXLOG_REPLAY_GRACE = timedelta(0)
-    assert pipeline.txlog_replay(now=timezone.now() + timedelta(seconds=1)) >= 1
-    assert selectors.session_list(site_id=site.id, user_key=ALICE_ANON) == []
+    assert replay.txlog_replay(now=timezone.now() + timedelta(seconds=1)) >= 1
+    assert user_sessions.session_list(site_id=site.id, user_key=ALICE_ANON) == []
     assert _user_bucket_rows(site, ALICE_ANON, t) == []
-    bob_now = selectors.session_list(site_id=site.id, user_key=BOB)[0]
+    bob_now = user_sessions.session_list(site_id=site.id, user_key=BOB)[0]
     assert bob_now["event_count"] == 2  # new_bob and the straggler's bob event
-    hour_now = buckets.floor(received, "hour")
+    hour_now = timebuckets.floor(received, "hour")
     assert {e["user_key"] for e in _site_rows(site, hour_now)} == {BOB}
     redis_client().delete(state_key(site.id, ALICE_ANON))  # the straggler's own cache entry
     # Still nothing of alice, and the sealed aggregates stayed as resealed.
@@ -373,9 +377,9 @@ def test_ingest_erase_replay_leaves_nothing_of_the_user(site, traffic, root, set
 def test_erasing_an_anonymous_id_covers_that_id_only(site, traffic, root):
     receipt = _erase(site, ALICE_ANON, ErasureRequest.ANONYMOUS_ID, root)
     assert receipt.keys == [ALICE_ANON] and receipt.counts["user_sessions"] == 1
-    assert selectors.session_list(site_id=site.id, user_key=ALICE_ANON) == []
+    assert user_sessions.session_list(site_id=site.id, user_key=ALICE_ANON) == []
     # The identified sessions are keyed by the user id: erase that to remove them.
-    assert selectors.session_list(site_id=site.id, user_key=ALICE)
+    assert user_sessions.session_list(site_id=site.id, user_key=ALICE)
     assert _aggregate(site, "hour", traffic.hours[0])["events"] == 1
     assert _aggregate(site, "hour", traffic.hours[1])["events"] == 3
 
@@ -387,7 +391,7 @@ def test_running_the_job_again_deletes_nothing_more(site, traffic, root):
     tasks.erase_user.apply(args=[str(receipt.pk)]).get()
     receipt.refresh_from_db()
     assert receipt.state == ErasureRequest.DONE and receipt.attempts > attempts
-    for table in erasure.TABLES:
+    for table in job.TABLES:
         assert receipt.counts.get(table, 0) == first.get(table, 0), table
 
 
@@ -396,13 +400,13 @@ def test_running_the_job_again_deletes_nothing_more(site, traffic, root):
 
 def test_failed_payloads_are_matched_on_their_ids():
     keys = {"k1"}
-    assert erasure.payload_mentions('{"anonymous_id":"k1","type":"x"}', keys)
-    assert erasure.payload_mentions('{"userId":"k1"}', keys)
-    assert erasure.payload_mentions('{"events":[{"anonymous_id":"k1"', keys)  # truncated
-    assert not erasure.payload_mentions('{"anonymous_id":"k10"}', keys)
-    assert not erasure.payload_mentions('{"anonymous_id":"other","url":"https://x/k1x"}', keys)
-    assert erasure.payload_mentions('{"anonymous_id":["k1"]}', keys)  # carries it: erased
-    assert not erasure.payload_mentions(None, keys)
+    assert scan.payload_mentions('{"anonymous_id":"k1","type":"x"}', keys)
+    assert scan.payload_mentions('{"userId":"k1"}', keys)
+    assert scan.payload_mentions('{"events":[{"anonymous_id":"k1"', keys)  # truncated
+    assert not scan.payload_mentions('{"anonymous_id":"k10"}', keys)
+    assert not scan.payload_mentions('{"anonymous_id":"other","url":"https://x/k1x"}', keys)
+    assert scan.payload_mentions('{"anonymous_id":["k1"]}', keys)  # carries it: erased
+    assert not scan.payload_mentions(None, keys)
 
 
 def test_a_plan_without_keys_drops_their_events_sessions_and_links():
@@ -502,7 +506,7 @@ def test_an_admin_erases_from_the_page_and_reads_the_receipt(
     assert "root" in body
     listing = client.get("/erasure/").content.decode()
     assert f"/erasure/{request.pk}/" in listing and "done" in listing
-    assert selectors.session_list(site_id=site.id, user_key=BOB) == []
+    assert user_sessions.session_list(site_id=site.id, user_key=BOB) == []
     audit = AdminAction.objects.get(action="erasure.request")
     assert audit.actor_name == "root" and audit.details["erasure"] == str(request.pk)
     assert BOB not in str(audit.details) + audit.target  # the audit keeps no erased key
@@ -525,7 +529,7 @@ def test_stalled_requests_are_found_for_resuming(site, root):
     ErasureRequest.objects.create(
         site=site, key="k2", kind="user_id", requested_by=root, requested_by_name="root"
     )
-    stalled = erasure.erasures_stalled(now=timezone.now(), after=timedelta(hours=1))
+    stalled = erasures.erasures_stalled(now=timezone.now(), after=timedelta(hours=1))
     assert [r.pk for r in stalled] == [old.pk]
 
 
@@ -547,7 +551,7 @@ def test_a_real_worker_erases_and_reseals(site, traffic, root, celery_worker_pro
         time.sleep(0.5)
     assert request.state == ErasureRequest.DONE, request.error
     assert request.counts["user_sessions"] == 2 and request.counts["hours_resealed"] == 2
-    assert selectors.session_list(site_id=site.id, user_key=BOB) == []
+    assert user_sessions.session_list(site_id=site.id, user_key=BOB) == []
     for hour in traffic.hours:
         assert {e["user_key"] for e in _site_rows(site, hour)} <= {ALICE, ALICE_ANON}
         assert _aggregate(site, "hour", hour)["users"] == 1
@@ -556,18 +560,18 @@ def test_a_real_worker_erases_and_reseals(site, traffic, root, celery_worker_pro
 def test_the_job_waits_for_collectors_to_reload_the_list(site, root, settings, monkeypatch):
     settings.ERASURE_SETTLE_SECONDS = 30
     slept: list[float] = []
-    monkeypatch.setattr(erasure, "_pause", slept.append)
+    monkeypatch.setattr(job, "_pause", slept.append)
     _erase(site, "someone", ErasureRequest.ANONYMOUS_ID, root)
     assert len(slept) == 1 and 25 < slept[0] <= 30
 
 
 def test_the_suppression_list_is_cached_per_process(site, settings):
     settings.SUPPRESSION_CACHE_SECONDS = 60
-    assert selectors.suppressed_keys(site_id=site.id) == frozenset()
+    assert suppression.suppressed_keys(site_id=site.id) == frozenset()
     Suppression.objects.create(site=site, key="gone")
-    assert selectors.suppressed_keys(site_id=site.id) == frozenset()  # cached
-    selectors.suppressed_keys_forget(site_id=site.id)
-    assert selectors.suppressed_keys(site_id=site.id) == frozenset({"gone"})
+    assert suppression.suppressed_keys(site_id=site.id) == frozenset()  # cached
+    suppression.suppressed_keys_forget(site_id=site.id)
+    assert suppression.suppressed_keys(site_id=site.id) == frozenset({"gone"})
 
 
 def test_collect_answers_200_with_the_reason_and_keeps_the_good_events(client, site):
@@ -591,56 +595,5 @@ def test_collect_answers_200_with_the_reason_and_keeps_the_good_events(client, s
         {"index": 0, "reason": f"events[0].anonymous_id: {ERASED}"},
         {"index": 2, "reason": f"events[2].user_id: {ERASED}"},
     ]
-    assert selectors.session_list(site_id=site.id, user_key="kept")
-    assert selectors.session_list(site_id=site.id, user_key="gone") == []
-
-
-def _to_legacy_counts(site, granularity: str, bucket: datetime) -> int:
-    """Rewrite a bucket's per-user counts as a seal before bucket_users left them."""
-    key = (site.id, granularity, bucket)
-    rows = _rows(
-        "SELECT user_key, counts FROM {ks}.bucket_users "
-        "WHERE site_id = ? AND granularity = ? AND bucket = ?",
-        key,
-    )
-    insert = prepare(
-        "INSERT INTO {ks}.bucket_user_counts "
-        "(site_id, granularity, bucket, user_key, event_key, count) VALUES (?, ?, ?, ?, ?, ?)"
-    )
-    for row in rows:
-        for event_key, n in row["counts"].items():
-            session().execute(insert, (*key, row["user_key"], event_key, n))
-    session().execute(
-        prepare(
-            "DELETE FROM {ks}.bucket_users WHERE site_id = ? AND granularity = ? AND bucket = ?"
-        ),
-        key,
-    )
-    return len(rows)
-
-
-def test_erasure_deletes_the_legacy_counts_of_buckets_sealed_before_bucket_users(
-    site, traffic, root
-):
-    h1 = traffic.hours[0]
-    day = buckets.floor(h1, "day")
-    assert _to_legacy_counts(site, "hour", h1) == 2 and _to_legacy_counts(site, "day", day) == 3
-    before = _user_counts(site, traffic)  # read from the legacy rows of h1 and the day
-    assert before[ALICE_ANON, "pageview"] == 3 and before[BOB, "pageview"] == 6
-
-    receipt = _erase(site, ALICE_ANON, ErasureRequest.ANONYMOUS_ID, root)
-
-    # Her page view and click in the legacy rows of h1 and of the day; the month's in
-    # bucket_users.
-    assert receipt.counts["bucket_user_counts"] == 4 and receipt.counts["bucket_users"] == 1
-    legacy = (
-        "SELECT user_key FROM {ks}.bucket_user_counts "
-        "WHERE site_id = ? AND granularity = ? AND bucket = ?"
-    )
-    for granularity, bucket in (("hour", h1), ("day", day)):
-        assert ALICE_ANON not in {
-            r["user_key"] for r in _rows(legacy, (site.id, granularity, bucket))
-        }
-    after = _user_counts(site, traffic)
-    assert not {user for user, _ in after} & {ALICE_ANON}
-    assert after[BOB, "pageview"] == 6  # his two, in the hours, the day and the month
+    assert user_sessions.session_list(site_id=site.id, user_key="kept")
+    assert user_sessions.session_list(site_id=site.id, user_key="gone") == []

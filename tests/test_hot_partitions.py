@@ -8,9 +8,12 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from sessions_app import buckets, selectors, services
-from sessions_app.collector.pipeline import Source, events_record
+from sessions_app.aggregates import seal, sources, stored
+from sessions_app.aggregates.report import site_report
+from sessions_app.core import timebuckets
+from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.models import AdminAction, BucketState, Site
+from sessions_app.partitions.shards import event_shards_adjust
 from tests.collector.conftest import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
@@ -33,22 +36,22 @@ def _resize(site: Site, shards: int) -> Site:
 
 def test_changing_the_shard_count_mid_hour_never_loses_a_read(site):
     now = timezone.now().replace(microsecond=0)
-    hour = buckets.floor(now - timedelta(hours=3), "hour")
+    hour = timebuckets.floor(now - timedelta(hours=3), "hour")
     _record(site, hour, 5, "one")  # 1 shard
     _record(_resize(site, 4), hour, 24, "four")  # then 4
     _record(_resize(site, 2), hour, 5, "two")  # then back to 2
     state = BucketState.objects.get(site=site, granularity="hour", bucket=hour)
     assert state.shards == 4  # raised by the 4-shard writes, not lowered by the 2-shard ones
-    rows = list(selectors.site_bucket_rows(site_id=site.id, hour=hour, shards=state.shards))
+    rows = list(sources.site_bucket_rows(site_id=site.id, hour=hour, shards=state.shards))
     assert len(rows) == 34
-    assert len(list(selectors.site_bucket_rows(site_id=site.id, hour=hour, shards=2))) < 34
+    assert len(list(sources.site_bucket_rows(site_id=site.id, hour=hour, shards=2))) < 34
 
-    report = selectors.site_report(
+    report = site_report(
         site_id=site.id, shards=site.event_shards, start=hour, end=hour + timedelta(hours=1)
     )
     assert report["buckets"][0].aggregates.events == 34  # live: read all 4 shards
-    services.bucket_seal(site_id=site.id, hour=hour, now=now)
-    aggregate = selectors.bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
+    seal.bucket_seal(site_id=site.id, hour=hour, now=now)
+    aggregate = stored.bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
     assert aggregate["events"] == aggregate["rows_read"] == 34
 
 
@@ -57,12 +60,12 @@ def test_the_shard_count_follows_the_busiest_recent_hour(site, settings):
     # 10 / 3600 * 2 events/s * 3600 s * 20 MB = 400 MB an hour -> 4 shards of 100 MB.
     settings.SITE_EVENT_ROW_BYTES = 20_000_000
     now = timezone.now().replace(microsecond=0)
-    _record(site, buckets.floor(now - timedelta(hours=2), "hour"), 10, "busy")
-    _record(site, buckets.floor(now - timedelta(hours=5), "hour"), 3, "calm")
-    assert services.event_shards_adjust(now=now) == {str(site.id): (1, 4)}
+    _record(site, timebuckets.floor(now - timedelta(hours=2), "hour"), 10, "busy")
+    _record(site, timebuckets.floor(now - timedelta(hours=5), "hour"), 3, "calm")
+    assert event_shards_adjust(now=now) == {str(site.id): (1, 4)}
     site.refresh_from_db()
     assert site.event_shards == 4
     audit = AdminAction.objects.get(action="site.shards")
     assert audit.actor_name == "system" and audit.details["peak_hour_events"] == 10
-    assert services.event_shards_adjust(now=now) == {}  # already right: no change, no entry
+    assert event_shards_adjust(now=now) == {}  # already right: no change, no entry
     assert AdminAction.objects.filter(action="site.shards").count() == 1

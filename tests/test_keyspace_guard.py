@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.db import connections
 
-from sessions_app.cassandra import KeyspaceGuardError, keyspace, session
+from sessions_app.core.cql import KeyspaceGuardError, cassandra_session, keyspace
 from tests.conftest import KeyspaceGuardViolation, guard_statement
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
@@ -17,7 +17,7 @@ def test_active_keyspace_is_a_test_keyspace() -> None:
 
 def test_statement_against_the_real_keyspace_is_refused() -> None:
     with pytest.raises(KeyspaceGuardViolation, match="'clickstream'"):
-        session().execute("SELECT * FROM clickstream.user_sessions LIMIT 1")
+        cassandra_session().execute("SELECT * FROM clickstream.user_sessions LIMIT 1")
 
 
 def test_guard_reads_prepared_and_quoted_names() -> None:

@@ -21,9 +21,9 @@ from django.core.handlers.wsgi import WSGIHandler
 from django.test import RequestFactory
 from django.utils import timezone
 
-from sessions_app import selectors
-from sessions_app.cassandra import prepare, session
-from sessions_app.collector.pipeline import Source, events_record
+from sessions_app.core.cql import cassandra_session, prepare
+from sessions_app.ingest.pipeline import Source, events_record
+from sessions_app.tables import user_sessions
 from tests.collector.conftest import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
@@ -57,25 +57,30 @@ def timeline(site):
             for i in range(EVENTS)
         ],
     )
-    [summary] = selectors.session_list(site_id=site.id, user_key="mem")
+    [summary] = user_sessions.session_list(site_id=site.id, user_key="mem")
     return summary["session_id"]
 
 
+EVENT_COLUMNS = """
+SELECT event_id, site_id, user_key, ts FROM {ks}.session_events WHERE session_id = ? LIMIT ?
+"""
+
+
 def test_a_finished_query_leaves_no_cyclic_garbage(timeline, collector_paused):
-    statement = prepare(selectors.SELECT_SESSION_EVENTS)
-    assert len(list(session().execute(statement, (timeline, 1000)))) == EVENTS
+    statement = prepare(EVENT_COLUMNS)
+    assert len(list(cassandra_session().execute(statement, (timeline, 1000)))) == EVENTS
     _unreachable()
     for _ in range(CALLS):
-        assert len(list(session().execute(statement, (timeline, 1000)))) == EVENTS
+        assert len(list(cassandra_session().execute(statement, (timeline, 1000)))) == EVENTS
     # Without the driver fix every row (a dict and two UUIDs) waits for the
     # collector: about 3 * EVENTS objects a call.
     assert _unreachable() < CALLS * EVENTS // 2
 
 
 def test_a_paged_query_still_reads_every_page(timeline):
-    statement = prepare(selectors.SELECT_SESSION_EVENTS).bind((timeline, 1000))
+    statement = prepare(EVENT_COLUMNS).bind((timeline, 1000))
     statement.fetch_size = 50
-    assert len(list(session().execute(statement))) == EVENTS
+    assert len(list(cassandra_session().execute(statement))) == EVENTS
 
 
 @pytest.mark.parametrize("endpoint", ["timeline", "activity"])

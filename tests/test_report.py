@@ -11,8 +11,9 @@ import pytest
 from django.conf import settings
 from django.utils import timezone
 
-from sessions_app import buckets, selectors, services
-from sessions_app.collector.pipeline import Source, events_record
+from sessions_app.aggregates import report, seal
+from sessions_app.core import timebuckets
+from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.models import BucketState, SiteEventByBucket
 from tests.collector.conftest import event
 
@@ -23,8 +24,8 @@ pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 def two_hours(site):
     """Three hours ago (sealed): 3 events of 2 users; the current hour (open): 2 events."""
     now = timezone.now().replace(microsecond=0)
-    sealed = buckets.floor(now - timedelta(hours=3), "hour")
-    current = buckets.floor(now, "hour")
+    sealed = timebuckets.floor(now - timedelta(hours=3), "hour")
+    current = timebuckets.floor(now, "hour")
     for i, anon in enumerate(["a", "a", "b"]):
         ts = sealed + timedelta(minutes=5 + i)
         events_record(
@@ -35,7 +36,7 @@ def two_hours(site):
         source=Source(site=site, received_at=now),
         raw_events=[event(current + timedelta(seconds=i), anon="c") for i in range(2)],
     )
-    assert services.bucket_seal(site_id=site.id, hour=sealed, now=now)
+    assert seal.bucket_seal(site_id=site.id, hour=sealed, now=now)
     return sealed, current, now
 
 
@@ -91,18 +92,18 @@ def test_a_reopened_bucket_is_live_again(client, analyst, site, two_hours):
 
 def test_a_day_merges_its_sealed_hours_with_live_ones(client, analyst, site, two_hours):
     sealed, current, now = two_hours
-    day = buckets.floor(sealed, "day")
-    body = _report(client, site, day, buckets.next_start(now, "day"), width="day")
+    day = timebuckets.floor(sealed, "day")
+    body = _report(client, site, day, timebuckets.next_start(now, "day"), width="day")
     by_day = {row["bucket"][:10]: row for row in body["buckets"]}
-    today = by_day[buckets.floor(current, "day").isoformat()[:10]]
+    today = by_day[timebuckets.floor(current, "day").isoformat()[:10]]
     assert today["state"] == "live"  # its current hour is open
-    if day == buckets.floor(current, "day"):
+    if day == timebuckets.floor(current, "day"):
         assert today["events"] == 5
     else:  # before 03:00 the sealed hour is yesterday's
         yesterday = by_day[day.isoformat()[:10]]
         assert (yesterday["events"], today["events"]) == (3, 2)
         # Its sealed hour and empty ones: sealed as a whole once its last hour is settled.
-        settled = buckets.next_start(day, "day") + settings.ALLOWED_LATENESS <= now
+        settled = timebuckets.next_start(day, "day") + settings.ALLOWED_LATENESS <= now
         assert yesterday["state"] == ("sealed" if settled else "live")
 
 
@@ -125,15 +126,15 @@ def test_report_ranges_are_capped(client, analyst, site):
 
 def test_unsealed_hours_past_the_live_budget_are_pending(client, analyst, site):
     now = timezone.now()
-    start = buckets.floor(now - timedelta(days=5), "hour")
+    start = timebuckets.floor(now - timedelta(days=5), "hour")
     BucketState.objects.bulk_create(  # hours with events, none sealed yet (beat behind)
         BucketState(site=site, granularity="hour", bucket=hour)
-        for hour in buckets.iter_buckets(start, now, "hour")
+        for hour in timebuckets.iter_buckets(start, now, "hour")
     )
     body = _report(client, site, start, now)
     states = [row["state"] for row in body["buckets"]]
-    assert states.count("live") == selectors.MAX_LIVE_HOURS
-    assert body["pending"] == len(states) - selectors.MAX_LIVE_HOURS
+    assert states.count("live") == report.MAX_LIVE_HOURS
+    assert body["pending"] == len(states) - report.MAX_LIVE_HOURS
 
 
 def test_a_quiet_range_is_empty_not_pending(client, analyst, site):

@@ -13,10 +13,11 @@ from django.contrib.auth.models import Group, User
 from django.core.management import call_command
 from django.utils import timezone
 
-from sessions_app import buckets, retention, selectors, services
-from sessions_app.cassandra import keyspace, prepare, session
-from sessions_app.collector.pipeline import Source, events_record
-from sessions_app.ids import time_uuid
+from sessions_app.aggregates import seal
+from sessions_app.core import timebuckets
+from sessions_app.core.cql import cassandra_session, keyspace, prepare
+from sessions_app.core.ids import time_uuid
+from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.models import (
     AdminAction,
     BucketState,
@@ -25,6 +26,8 @@ from sessions_app.models import (
     RetentionPolicy,
     Site,
 )
+from sessions_app.retention import policies, purge, specs
+from sessions_app.sites import services
 from tests.collector.conftest import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
@@ -34,9 +37,9 @@ DAY = 86_400
 @pytest.fixture(autouse=True)
 def _fresh_policies() -> Iterator[None]:
     """Drop cached policies around each test: saved rows are rolled back after it."""
-    retention.invalidate()
+    policies.invalidate()
     yield
-    retention.invalidate()
+    policies.invalidate()
 
 
 @pytest.fixture
@@ -47,16 +50,16 @@ def admin() -> User:
 
 
 def _ttl(cql: str, params: tuple) -> int:
-    row = session().execute(prepare(cql), params).one()
+    row = cassandra_session().execute(prepare(cql), params).one()
     assert row is not None, cql
     return next(iter(row.values()))
 
 
 def _ttls(site: Site, *, anon: str, at: datetime) -> dict[str, int]:
     """Return the TTL of one event's row in every raw table and of its session summary."""
-    hour = buckets.floor(at, "hour")
+    hour = timebuckets.floor(at, "hour")
     row = (
-        session()
+        cassandra_session()
         .execute(
             prepare(
                 "SELECT event_id, session_id, TTL(type) AS ttl FROM {ks}.site_events_by_bucket "
@@ -67,7 +70,7 @@ def _ttls(site: Site, *, anon: str, at: datetime) -> dict[str, int]:
         .all()
     )
     mine = [r for r in row if r["ttl"] is not None]
-    by_user = buckets.floor(at, settings.USER_EVENTS_BUCKET)
+    by_user = timebuckets.floor(at, settings.USER_EVENTS_BUCKET)
     ttls = {"site_events_by_bucket": min(r["ttl"] for r in mine)}
     ttls["user_events_by_bucket"] = _ttl(
         "SELECT TTL(type) FROM {ks}.user_events_by_bucket "
@@ -75,7 +78,7 @@ def _ttls(site: Site, *, anon: str, at: datetime) -> dict[str, int]:
         (site.id, anon, by_user),
     )
     sessions = (
-        session()
+        cassandra_session()
         .execute(
             prepare(
                 "SELECT session_id, TTL(started_at) AS ttl FROM {ks}.user_sessions "
@@ -107,8 +110,8 @@ def test_saved_policies_set_the_ttl_of_new_writes_and_old_rows_keep_theirs(site,
     before = _ttls(site, anon="before", at=now - timedelta(seconds=20))
     assert all(_near(ttl, 400) for ttl in before.values()), before
 
-    services.retention_set(key=retention.RAW_EVENTS, days=45, actor=admin)
-    services.retention_set(key=retention.SESSIONS, days=90, actor=admin)
+    policies.retention_set(key=specs.RAW_EVENTS, days=45, actor=admin)
+    policies.retention_set(key=specs.SESSIONS, days=90, actor=admin)
     events_record(
         source=Source(site=site, received_at=now),
         raw_events=[event(now - timedelta(seconds=10), anon="after")],
@@ -123,17 +126,17 @@ def test_saved_policies_set_the_ttl_of_new_writes_and_old_rows_keep_theirs(site,
     # The site's hour partition now holds rows of both TTLs.
     hour_ttls = sorted(
         r["ttl"]
-        for r in session()
+        for r in cassandra_session()
         .execute(
             prepare(
                 "SELECT TTL(type) AS ttl FROM {ks}.site_events_by_bucket "
                 "WHERE site_id = ? AND bucket = ? AND shard = 0"
             ),
-            (site.id, buckets.floor(now - timedelta(seconds=20), "hour")),
+            (site.id, timebuckets.floor(now - timedelta(seconds=20), "hour")),
         )
         .all()
     )
-    if buckets.floor(now - timedelta(seconds=20), "hour") == buckets.floor(
+    if timebuckets.floor(now - timedelta(seconds=20), "hour") == timebuckets.floor(
         now - timedelta(seconds=10), "hour"
     ):
         assert _near(hour_ttls[0], 45) and _near(hour_ttls[-1], 400)
@@ -141,10 +144,10 @@ def test_saved_policies_set_the_ttl_of_new_writes_and_old_rows_keep_theirs(site,
 
 def test_log_failed_events_and_aggregates_follow_their_policies(site, admin):
     now = timezone.now().replace(microsecond=0)
-    services.retention_set(key=retention.TRANSACTION_LOG, days=3, actor=admin)
-    services.retention_set(key=retention.FAILED_EVENTS, days=5, actor=admin)
-    services.retention_set(key=retention.AGGREGATES_HOUR, days=500, actor=admin)
-    hour = buckets.floor(now - timedelta(hours=2), "hour")
+    policies.retention_set(key=specs.TRANSACTION_LOG, days=3, actor=admin)
+    policies.retention_set(key=specs.FAILED_EVENTS, days=5, actor=admin)
+    policies.retention_set(key=specs.AGGREGATES_HOUR, days=500, actor=admin)
+    hour = timebuckets.floor(now - timedelta(hours=2), "hour")
     received = hour + timedelta(minutes=20)
     result = events_record(
         source=Source(site=site, received_at=received),
@@ -154,12 +157,12 @@ def test_log_failed_events_and_aggregates_follow_their_policies(site, admin):
         ],
     )
     assert result.accepted == 1 and len(result.rejected) == 1
-    log_bucket = buckets.floor(received, "10m")
+    log_bucket = timebuckets.floor(received, "10m")
     time.sleep(0.5)  # the collector does not wait for the applied mark
     log_rows = [
         r
         for shard in range(settings.TXLOG_SHARDS)
-        for r in session()
+        for r in cassandra_session()
         .execute(
             prepare(
                 "SELECT TTL(payload) AS ttl, TTL(applied) AS mark FROM {ks}.transaction_log "
@@ -173,10 +176,10 @@ def test_log_failed_events_and_aggregates_follow_their_policies(site, admin):
     assert _near(log_rows[0]["ttl"], 3) and _near(log_rows[0]["mark"], 3)
     failed = _ttl(
         "SELECT TTL(reason) FROM {ks}.failed_events WHERE site_id = ? AND day = ? LIMIT 1",
-        (site.id, buckets.floor(received, "day")),
+        (site.id, timebuckets.floor(received, "day")),
     )
     assert _near(failed, 5)
-    services.bucket_seal(site_id=site.id, hour=hour, now=now)
+    seal.bucket_seal(site_id=site.id, hour=hour, now=now)
     sealed = _ttl(
         "SELECT TTL(events) FROM {ks}.bucket_aggregates "
         "WHERE site_id = ? AND granularity = 'hour' AND bucket = ?",
@@ -188,24 +191,24 @@ def test_log_failed_events_and_aggregates_follow_their_policies(site, admin):
 @pytest.mark.parametrize(
     ("key", "days", "message"),
     [
-        (retention.RAW_EVENTS, 10, "at least 32 days: events up to MAX_EVENT_AGE_DAYS (30) old"),
-        (retention.RAW_EVENTS, 2000, "at most 1098 days"),
-        (retention.AGGREGATES_HOUR, 100, "12-month rolling counters"),
-        (retention.FAILED_EVENTS, 0, "at least 1 days"),
-        (retention.SESSIONS, 4000, "at most 3660 days"),
+        (specs.RAW_EVENTS, 10, "at least 32 days: events up to MAX_EVENT_AGE_DAYS (30) old"),
+        (specs.RAW_EVENTS, 2000, "at most 1098 days"),
+        (specs.AGGREGATES_HOUR, 100, "12-month rolling counters"),
+        (specs.FAILED_EVENTS, 0, "at least 1 days"),
+        (specs.SESSIONS, 4000, "at most 3660 days"),
         ("nonsense", 10, "unknown policy"),
     ],
 )
 def test_policies_outside_their_bounds_are_refused_with_the_reason(admin, key, days, message):
-    with pytest.raises(retention.RetentionError, match=re.escape(message)):
-        services.retention_set(key=key, days=days, actor=admin)
+    with pytest.raises(specs.RetentionError, match=re.escape(message)):
+        policies.retention_set(key=key, days=days, actor=admin)
     assert not RetentionPolicy.objects.exists()
     assert not AdminAction.objects.exists()
 
 
 def test_policy_changes_are_audited_with_the_previous_value(admin):
-    services.retention_set(key=retention.RAW_EVENTS, days=90, actor=admin)
-    services.retention_set(key=retention.RAW_EVENTS, days=60, actor=admin)
+    policies.retention_set(key=specs.RAW_EVENTS, days=90, actor=admin)
+    policies.retention_set(key=specs.RAW_EVENTS, days=60, actor=admin)
     actions = list(AdminAction.objects.order_by("id"))
     assert [(a.actor, a.action, a.target) for a in actions] == [
         (admin, "retention.set", "retention raw_events"),
@@ -219,8 +222,8 @@ def test_policy_changes_are_audited_with_the_previous_value(admin):
 # --- table options -------------------------------------------------------------------
 
 
-def _options() -> dict[str, selectors.TableOptions]:
-    return {t.table: t for t in selectors.table_options()}
+def _options() -> dict[str, policies.TableOptions]:
+    return {t.table: t for t in policies.live_table_options()}
 
 
 def test_tables_carry_twcs_windows_backstop_ttls_and_gc_grace():
@@ -239,7 +242,7 @@ def test_tables_carry_twcs_windows_backstop_ttls_and_gc_grace():
         assert options[table].window == window, table
     for table in ("user_sessions", "bucket_aggregates", "rolling_counts", "series_points"):
         assert options[table].compaction == "SizeTieredCompactionStrategy", table
-    for spec in retention.SPECS.values():
+    for spec in specs.SPECS.values():
         for table in spec.tables:
             backstop = options[table].default_time_to_live
             assert backstop >= spec.max_days * DAY >= spec.default_days() * DAY, table
@@ -249,7 +252,7 @@ def test_tables_carry_twcs_windows_backstop_ttls_and_gc_grace():
 
 
 def test_sync_cassandra_restores_options_on_existing_tables():
-    session().execute(
+    cassandra_session().execute(
         f"ALTER TABLE {keyspace()}.failed_events WITH gc_grace_seconds = 1 "
         "AND default_time_to_live = 60 AND compaction = {'class': 'SizeTieredCompactionStrategy'}"
     )
@@ -281,14 +284,14 @@ VALUES (?, ?, ?, ?, ?, 1, 0x00)
 
 def _put_site_events(site: Site, hour: datetime, shard: int = 0) -> None:
     ts = hour + timedelta(minutes=7)
-    session().execute(
+    cassandra_session().execute(
         prepare(INSERT_SITE_EVENT),
         (site.id, hour, shard, time_uuid(ts, f"{hour}:{shard}"), time_uuid(ts, "s"), "u", ts),
     )
 
 
 def _count(cql: str, params: tuple) -> int:
-    return len(session().execute(prepare(cql), params).all())
+    return len(cassandra_session().execute(prepare(cql), params).all())
 
 
 def _site_events(site: Site, hour: datetime, shard: int = 0) -> int:
@@ -306,31 +309,35 @@ def old_site(admin) -> Site:
     Site.objects.filter(pk=site.pk).update(
         created_at=timezone.now() - timedelta(days=34), event_shards=2
     )
-    services.retention_set(key=retention.RAW_EVENTS, days=32, actor=admin)
-    services.retention_set(key=retention.FAILED_EVENTS, days=3, actor=admin)
-    services.retention_set(key=retention.TRANSACTION_LOG, days=33, actor=admin)
+    policies.retention_set(key=specs.RAW_EVENTS, days=32, actor=admin)
+    policies.retention_set(key=specs.FAILED_EVENTS, days=3, actor=admin)
+    policies.retention_set(key=specs.TRANSACTION_LOG, days=33, actor=admin)
     return Site.objects.get(pk=site.pk)
 
 
 def test_purge_deletes_expired_partitions_and_spares_the_unexpired_beside_them(old_site):
     site, now = old_site, timezone.now()
-    edge = buckets.floor(now - timedelta(days=32), "hour")  # holds now - 32 d: not wholly expired
+    edge = timebuckets.floor(
+        now - timedelta(days=32), "hour"
+    )  # holds now - 32 d: not wholly expired
     expired = [edge - timedelta(hours=1), edge - timedelta(hours=30)]
     for hour in [*expired, edge, edge + timedelta(hours=1)]:
         for shard in (0, 1):
             _put_site_events(site, hour, shard)
-    old_day = buckets.floor(now - timedelta(days=5), "day")
-    young_day = buckets.floor(now - timedelta(days=3), "day")  # holds now - 3 d
+    old_day = timebuckets.floor(now - timedelta(days=5), "day")
+    young_day = timebuckets.floor(now - timedelta(days=3), "day")  # holds now - 3 d
     for day in (old_day, young_day):
-        session().execute(
+        cassandra_session().execute(
             prepare(INSERT_FAILED), (site.id, day, time_uuid(day, "f"), day + timedelta(hours=1))
         )
-    old_log = buckets.floor(now - timedelta(days=33, minutes=30), "10m")
-    young_log = buckets.floor(now - timedelta(days=33), "10m")
+    old_log = timebuckets.floor(now - timedelta(days=33, minutes=30), "10m")
+    young_log = timebuckets.floor(now - timedelta(days=33), "10m")
     for minute in (old_log, young_log):
-        session().execute(prepare(INSERT_LOG), (site.id, minute, 1, time_uuid(minute, "b"), minute))
+        cassandra_session().execute(
+            prepare(INSERT_LOG), (site.id, minute, 1, time_uuid(minute, "b"), minute)
+        )
 
-    run = services.partitions_purge(now=now)
+    run = purge.partitions_purge(now=now)
 
     assert run.error == "" and not run.more_left and run.finished_at is not None
     assert run.by_table["site_events_by_bucket"] == 4  # two hours, two shards each
@@ -348,29 +355,29 @@ def test_purge_deletes_expired_partitions_and_spares_the_unexpired_beside_them(o
     assert mark.purged_through == edge
 
     # Nothing left to do: a second run probes nothing new and deletes nothing.
-    again = services.partitions_purge(now=now)
+    again = purge.partitions_purge(now=now)
     assert (again.probed, again.deleted) == (0, 0)
 
 
 def test_purge_is_bounded_per_run_and_continues_from_its_watermark(old_site):
     site, now = old_site, timezone.now()
-    first = buckets.floor(now - timedelta(days=33), "hour")
+    first = timebuckets.floor(now - timedelta(days=33), "hour")
     hours = [first + timedelta(hours=n) for n in range(5)]
     for hour in hours:
         _put_site_events(site, hour, 0)
     Site.objects.filter(pk=site.pk).update(event_shards=1)
-    for target in services.PURGE_TARGETS:  # only site_events_by_bucket has work left
+    for target in purge.PURGE_TARGETS:  # only site_events_by_bucket has work left
         PurgeWatermark.objects.create(
             site=site,
             table=target.name,
             purged_through=first if target.name == "site_events_by_bucket" else now,
         )
 
-    runs = [services.partitions_purge(now=now, limit=2) for _ in range(2)]
+    runs = [purge.partitions_purge(now=now, limit=2) for _ in range(2)]
 
     assert [(r.probed, r.deleted, r.more_left) for r in runs] == [(2, 2, True), (2, 2, True)]
     assert [_site_events(site, hour) for hour in hours] == [0, 0, 0, 0, 1]
-    last = services.partitions_purge(now=now, limit=1000)
+    last = purge.partitions_purge(now=now, limit=1000)
     assert last.deleted == 1 and not last.more_left
     assert [_site_events(site, hour) for hour in hours] == [0] * 5
     assert PurgeRun.objects.count() == 3
@@ -380,33 +387,24 @@ INSERT_BUCKET_USER = """
 INSERT INTO {ks}.bucket_users (site_id, granularity, bucket, user_key, counts)
 VALUES (?, ?, ?, ?, ?)
 """
-INSERT_USER_COUNT = """
-INSERT INTO {ks}.bucket_user_counts (site_id, granularity, bucket, user_key, event_key, count)
-VALUES (?, ?, ?, ?, ?, 1)
-"""
 
 
-@pytest.mark.parametrize("table", ["bucket_users", "bucket_user_counts"])
-def test_purge_drops_per_user_count_buckets_past_their_resolutions_policy(site, table):
+def test_purge_drops_per_user_count_buckets_past_their_resolutions_policy(site):
+    table = "bucket_users"
     now = timezone.now()
-    keep = retention.SPECS[retention.AGGREGATES_HOUR].default_days()  # 400 days
-    edge = buckets.floor(now - timedelta(days=keep), "hour")
-    day_edge = buckets.floor(now - timedelta(days=keep), "day")
+    keep = specs.SPECS[specs.AGGREGATES_HOUR].default_days()  # 400 days
+    edge = timebuckets.floor(now - timedelta(days=keep), "hour")
+    day_edge = timebuckets.floor(now - timedelta(days=keep), "day")
     rows = [("hour", edge - timedelta(hours=1)), ("hour", edge), ("day", day_edge)]
     for granularity, bucket in rows:
-        if table == "bucket_users":
-            session().execute(
-                prepare(INSERT_BUCKET_USER), (site.id, granularity, bucket, "u", {"pageview": 1})
-            )
-        else:  # legacy rows of a bucket sealed before bucket_users
-            session().execute(
-                prepare(INSERT_USER_COUNT), (site.id, granularity, bucket, "u", "pageview")
-            )
-    for target in services.PURGE_TARGETS:
+        cassandra_session().execute(
+            prepare(INSERT_BUCKET_USER), (site.id, granularity, bucket, "u", {"pageview": 1})
+        )
+    for target in purge.PURGE_TARGETS:
         start = edge - timedelta(hours=3) if target.name == f"{table}:hour" else now
         PurgeWatermark.objects.create(site=site, table=target.name, purged_through=start)
 
-    run = services.partitions_purge(now=now)
+    run = purge.partitions_purge(now=now)
 
     assert run.by_table == {name: 0 for name in run.by_table} | {f"{table}:hour": 1}
     counts = (
@@ -420,7 +418,7 @@ def test_the_policy_lookup_costs_one_query_per_process_every_few_seconds(
     site, django_assert_max_num_queries
 ):
     now = timezone.now().replace(microsecond=0)
-    retention.policy_days()  # warm, as any running process is
+    policies.policy_days()  # warm, as any running process is
     with django_assert_max_num_queries(50) as captured:
         for n in range(3):
             events_record(
@@ -446,54 +444,45 @@ USER_EVENTS = (
 )
 
 
-def _put_user_day(
-    site: Site, user: str, day: datetime, *, counted: bool = True, legacy: bool = False
-) -> None:
+def _put_user_day(site: Site, user: str, day: datetime, *, counted: bool = True) -> None:
     ts = day + timedelta(hours=3)
-    session().execute(
+    cassandra_session().execute(
         prepare(INSERT_USER_EVENT),
         (site.id, user, day, time_uuid(ts, user), time_uuid(ts, "s"), ts),
     )
     if not counted:
         return
-    if legacy:  # sealed before bucket_users: two count rows per user, named once
-        for key in ("pageview", "click"):
-            session().execute(prepare(INSERT_USER_COUNT), (site.id, "day", day, user, key))
-    else:
-        session().execute(
-            prepare(INSERT_BUCKET_USER), (site.id, "day", day, user, {"pageview": 1, "click": 1})
-        )
+    cassandra_session().execute(
+        prepare(INSERT_BUCKET_USER), (site.id, "day", day, user, {"pageview": 1, "click": 1})
+    )
 
 
 def test_purge_names_expired_user_partitions_from_the_sealed_counts_of_their_day(old_site):
     site, now = old_site, timezone.now()
-    edge = buckets.floor(now - timedelta(days=32), "day")  # holds now - 32 d: kept
+    edge = timebuckets.floor(now - timedelta(days=32), "day")  # holds now - 32 d: kept
     old = edge - timedelta(days=1)
-    for user in ("ann", "bob"):
+    for user in ("ann", "bob", "cat"):
         _put_user_day(site, user, old)
-    # Legacy rows name users too; ann is in both tables (a day resealed since).
-    for user in ("ann", "cat"):
-        _put_user_day(site, user, old, legacy=True)
     _put_user_day(site, "ann", edge)
     _put_user_day(site, "dan", old, counted=False)  # in no sealed counts: left to its TTL
     state = BucketState.objects.create(site=site, granularity="day", bucket=old, state="open")
-    for target in services.PURGE_TARGETS:
+    for target in purge.PURGE_TARGETS:
         PurgeWatermark.objects.create(site=site, table=target.name, purged_through=now)
     PurgeWatermark.objects.create(site=site, table="user_events_by_bucket", purged_through=old)
 
     # The day is not sealed yet: its users are not final, nothing is touched.
-    waiting = services.partitions_purge(now=now)
+    waiting = purge.partitions_purge(now=now)
     assert (waiting.deleted, waiting.more_left) == (0, False)
     assert PurgeWatermark.objects.get(table="user_events_by_bucket").purged_through == old
 
     state.state = BucketState.SEALED
     state.save()
-    # 2 count reads (bucket_users and the legacy table) + 2 users
-    first = services.partitions_purge(now=now, limit=4)
-    assert (first.probed, first.deleted, first.more_left) == (4, 2, True)
+    # 1 count read + 2 users
+    first = purge.partitions_purge(now=now, limit=3)
+    assert (first.probed, first.deleted, first.more_left) == (3, 2, True)
     mark = PurgeWatermark.objects.get(table="user_events_by_bucket")
     assert (mark.purged_through, mark.cursor) == (old, "bob")
-    second = services.partitions_purge(now=now, limit=3)
+    second = purge.partitions_purge(now=now, limit=2)
     assert (second.deleted, second.by_table["user_events_by_bucket"]) == (1, 1)
 
     left = {u: _count(USER_EVENTS, (site.id, u, old)) for u in ("ann", "bob", "cat", "dan")}

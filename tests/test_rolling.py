@@ -12,10 +12,12 @@ from django.utils import timezone
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from sessions_app import aggregation, buckets, selectors, services
-from sessions_app.buckets import Width
-from sessions_app.collector.pipeline import Source, events_record
+from sessions_app.aggregates import rolling, rollup, seal, sketch, states
+from sessions_app.core import timebuckets
+from sessions_app.core.timebuckets import Width
+from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.models import BucketState, Site
+from sessions_app.sites import services
 from tests.collector.conftest import event
 
 WIDTHS = (Width.MONTH, Width.DAY, Width.HOUR)
@@ -29,7 +31,9 @@ def t(text: str) -> datetime:
 
 
 def test_a_cover_uses_the_largest_sealed_buckets_and_raw_edges():
-    pieces = buckets.cover(t("2026-03-10 13:25"), t("2026-03-14 15:09"), WIDTHS, lambda w, b: True)
+    pieces = timebuckets.cover(
+        t("2026-03-10 13:25"), t("2026-03-14 15:09"), WIDTHS, lambda w, b: True
+    )
     assert pieces[0] == ("raw", t("2026-03-10 13:25"), t("2026-03-10 14:00"))
     assert [p for p in pieces if p[0] == "day"] == [
         ("day", t(f"2026-03-{d} 00:00"), t(f"2026-03-{d + 1} 00:00")) for d in (11, 12, 13)
@@ -44,14 +48,16 @@ def test_an_unsealed_day_is_covered_by_its_hours_and_unsealed_hours_by_raw():
             return start != t("2026-03-12 00:00")
         return not (width is Width.HOUR and start == t("2026-03-12 05:00"))
 
-    pieces = buckets.cover(t("2026-03-11 00:00"), t("2026-03-13 00:00"), WIDTHS, sealed)
+    pieces = timebuckets.cover(t("2026-03-11 00:00"), t("2026-03-13 00:00"), WIDTHS, sealed)
     assert pieces[0] == ("day", t("2026-03-11 00:00"), t("2026-03-12 00:00"))
     assert ("raw", t("2026-03-12 05:00"), t("2026-03-12 06:00")) in pieces
     assert sum(1 for p in pieces if p[0] == "hour") == 23
 
 
 def test_a_year_uses_months():
-    pieces = buckets.cover(t("2025-11-21 09:30"), t("2026-11-21 09:30"), WIDTHS, lambda w, b: True)
+    pieces = timebuckets.cover(
+        t("2025-11-21 09:30"), t("2026-11-21 09:30"), WIDTHS, lambda w, b: True
+    )
     assert [p[1].month for p in pieces if p[0] == "month"] == [12, *range(1, 11)]
     assert len(pieces) == 2 + (14 + 9) + (9 + 20) + 11  # raw, hours, days, months
 
@@ -71,7 +77,7 @@ def test_covers_tile_the_range_exactly(start, length, seed):
     def sealed(width: Width, bucket: datetime) -> bool:
         return verdicts.setdefault((width, bucket), rng.random() < 0.7)
 
-    pieces = buckets.cover(start, end, WIDTHS, sealed)
+    pieces = timebuckets.cover(start, end, WIDTHS, sealed)
     assert pieces[0][1] == start and pieces[-1][2] == end
     for (kind, _, high), (next_kind, low, _) in itertools.pairwise(pieces):
         assert high == low
@@ -79,7 +85,7 @@ def test_covers_tile_the_range_exactly(start, length, seed):
     for kind, low, high in pieces:
         if kind != "raw":
             assert verdicts[(Width(kind), low)] is True
-            assert buckets.floor(low, kind) == low and buckets.next_start(low, kind) == high
+            assert timebuckets.floor(low, kind) == low and timebuckets.next_start(low, kind) == high
 
 
 # --- unique-user sketches (pure) ---------------------------------------------------
@@ -87,16 +93,16 @@ def test_covers_tile_the_range_exactly(start, length, seed):
 
 def test_sketches_count_small_sets_exactly_and_large_ones_closely():
     for n in (0, 1, 7, 20):
-        assert aggregation.sketch_estimate(aggregation.sketch_of(f"u{i}" for i in range(n))) == n
-    assert abs(aggregation.sketch_estimate(aggregation.sketch_of(map(str, range(500)))) - 500) < 10
-    big = aggregation.sketch_estimate(aggregation.sketch_of(f"user-{i}" for i in range(50_000)))
+        assert sketch.sketch_estimate(sketch.sketch_of(f"u{i}" for i in range(n))) == n
+    assert abs(sketch.sketch_estimate(sketch.sketch_of(map(str, range(500)))) - 500) < 10
+    big = sketch.sketch_estimate(sketch.sketch_of(f"user-{i}" for i in range(50_000)))
     assert abs(big - 50_000) / 50_000 < 0.05
 
 
 def test_merged_sketches_count_the_union():
-    a = aggregation.sketch_of(f"u{i}" for i in range(0, 3000))
-    b = aggregation.sketch_of(f"u{i}" for i in range(2000, 5000))
-    union = aggregation.sketch_estimate(aggregation.sketch_merge([a, b]))
+    a = sketch.sketch_of(f"u{i}" for i in range(0, 3000))
+    b = sketch.sketch_of(f"u{i}" for i in range(2000, 5000))
+    union = sketch.sketch_estimate(sketch.sketch_merge([a, b]))
     assert abs(union - 5000) / 5000 < 0.05  # not 6000: the overlap counts once
 
 
@@ -108,13 +114,13 @@ KEYS = ("login", "purchase", "pageview")
 def _seal_some(site: Site, now: datetime, rng: random.Random, share: float) -> None:
     """Seal a random share of the due buckets, hours first, then days, then months."""
     for _ in range(3):
-        for site_id, granularity, start in services.buckets_due(now=now, limit=100_000):
+        for site_id, granularity, start in states.buckets_due(now=now, limit=100_000):
             if site_id != site.id or rng.random() > share:
                 continue
             if granularity == "hour":
-                services.bucket_seal(site_id=site_id, hour=start, now=now)
+                seal.bucket_seal(site_id=site_id, hour=start, now=now)
             else:
-                services.bucket_rollup(
+                rollup.bucket_rollup(
                     site_id=site_id, granularity=granularity, bucket=start, now=now
                 )
 
@@ -168,8 +174,8 @@ def test_rolling_counts_equal_a_brute_force_count(data):
         _record(site, ts, now, "u1", written[-1][2])
 
     for key in KEYS:
-        counts = selectors.rolling_counts(site_id=site.id, user_key="u1", event_key=key, now=now)
-        for window, (_, length) in zip(counts, selectors.ROLLING_WINDOWS, strict=True):
+        counts = rolling.rolling_counts(site_id=site.id, user_key="u1", event_key=key, now=now)
+        for window, (_, length) in zip(counts, rolling.ROLLING_WINDOWS, strict=True):
             expected = sum(
                 1
                 for ts, user, k in written
@@ -189,8 +195,8 @@ def test_a_sealed_year_is_read_from_few_partitions(site):
         site=site, granularity="month", state=BucketState.SEALED
     ).count()
     assert sealed_months >= 4
-    year = selectors.rolling_counts(site_id=site.id, user_key="u1", event_key="login", now=now)[-1]
-    naive = selectors.rolling_count(
+    year = rolling.rolling_counts(site_id=site.id, user_key="u1", event_key="login", now=now)[-1]
+    naive = rolling.rolling_count(
         site_id=site.id,
         user_key="u1",
         event_key="login",

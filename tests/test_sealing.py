@@ -10,10 +10,15 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from sessions_app import aggregation, buckets, selectors, services, tasks
-from sessions_app.collector.pipeline import Source, events_record
+from sessions_app import tasks
+from sessions_app.aggregates import rolling, states, stored, tally
+from sessions_app.aggregates.seal import UPSERT_ROLLING_COUNT, bucket_seal
+from sessions_app.core import timebuckets
+from sessions_app.core.redis_client import redis_client
+from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.models import BucketState
-from sessions_app.redis_client import redis_client
+from sessions_app.retention import policies
+from sessions_app.tables import user_sessions
 from tests.collector.conftest import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
@@ -23,7 +28,7 @@ pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 def hour_with_traffic(site):
     """Three hours ago: two human visits (one bounce, one purchase) and a bot."""
     now = timezone.now().replace(microsecond=0)
-    hour = buckets.floor(now - timedelta(hours=3), "hour")
+    hour = timebuckets.floor(now - timedelta(hours=3), "hour")
     t = hour + timedelta(minutes=5)
     human = [
         event(t, anon="h1", url="https://shop.example/"),
@@ -64,7 +69,7 @@ def test_aggregation_of_a_bucket_excludes_bots():
     ]
     for e in events:
         e["session_id"] = sid[e["user_key"]]
-    result = aggregation.aggregate_bucket(
+    result = tally.aggregate_bucket(
         events,
         start=start,
         end=start + timedelta(hours=1),
@@ -78,10 +83,10 @@ def test_aggregation_of_a_bucket_excludes_bots():
 
 def test_seal_writes_the_aggregates_and_marks_the_bucket(site, hour_with_traffic):
     hour, now = hour_with_traffic
-    assert (site.id, "hour", hour) in services.buckets_due(now=now)
-    assert services.bucket_seal(site_id=site.id, hour=hour, now=now) is True
+    assert (site.id, "hour", hour) in states.buckets_due(now=now)
+    assert bucket_seal(site_id=site.id, hour=hour, now=now) is True
 
-    agg = selectors.bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
+    agg = stored.bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
     assert agg["events"] == 5 and agg["rows_read"] == 6  # the bot's event is read, not counted
     assert agg["by_type"] == {"pageview": 3, "click": 1, "custom": 1}
     assert agg["users"] == 2 and agg["sessions_started"] == 2
@@ -90,15 +95,15 @@ def test_seal_writes_the_aggregates_and_marks_the_bucket(site, hour_with_traffic
     assert sum(agg["durations"].values()) == 2
     state = BucketState.objects.get(site=site, granularity="hour", bucket=hour)
     assert state.state == BucketState.SEALED and state.seals == 1
-    assert (site.id, "hour", hour) not in services.buckets_due(now=now)
+    assert (site.id, "hour", hour) not in states.buckets_due(now=now)
 
 
 def test_sealing_twice_gives_the_same_rows(site, hour_with_traffic):
     hour, now = hour_with_traffic
-    services.bucket_seal(site_id=site.id, hour=hour, now=now)
-    first = selectors.bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
-    services.bucket_seal(site_id=site.id, hour=hour, now=now)
-    second = selectors.bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
+    bucket_seal(site_id=site.id, hour=hour, now=now)
+    first = stored.bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
+    bucket_seal(site_id=site.id, hour=hour, now=now)
+    second = stored.bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
     assert first == second
     assert BucketState.objects.get(site=site, granularity="hour", bucket=hour).seals == 2
 
@@ -110,20 +115,20 @@ def test_concurrent_seals_never_double(site, hour_with_traffic):
 
     def seal() -> None:
         barrier.wait()
-        services.bucket_seal(site_id=site.id, hour=hour, now=now)
+        bucket_seal(site_id=site.id, hour=hour, now=now)
 
     threads = [threading.Thread(target=seal) for _ in range(2)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    agg = selectors.bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
+    agg = stored.bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
     assert agg["events"] == 5 and agg["users"] == 2
 
 
 def test_a_late_event_reopens_a_sealed_bucket(site, hour_with_traffic):
     hour, now = hour_with_traffic
-    services.bucket_seal(site_id=site.id, hour=hour, now=now)
+    bucket_seal(site_id=site.id, hour=hour, now=now)
     response = events_record(
         source=Source(site=site, received_at=now),
         raw_events=[event(hour + timedelta(minutes=50), anon="late")],
@@ -131,9 +136,9 @@ def test_a_late_event_reopens_a_sealed_bucket(site, hour_with_traffic):
     assert response.late == 1
     state = BucketState.objects.get(site=site, granularity="hour", bucket=hour)
     assert state.state == BucketState.REOPENED and state.late_events == 1
-    assert (site.id, "hour", hour) in services.buckets_due(now=now)
-    services.bucket_seal(site_id=site.id, hour=hour, now=now)
-    agg = selectors.bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
+    assert (site.id, "hour", hour) in states.buckets_due(now=now)
+    bucket_seal(site_id=site.id, hour=hour, now=now)
+    agg = stored.bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
     assert agg["events"] == 6 and agg["users"] == 3
     assert (
         BucketState.objects.get(site=site, granularity="hour", bucket=hour).state
@@ -144,7 +149,7 @@ def test_a_late_event_reopens_a_sealed_bucket(site, hour_with_traffic):
 def test_open_buckets_are_not_due(site):
     now = timezone.now()
     events_record(source=Source(site=site, received_at=now), raw_events=[event(now)])
-    assert not [due for due in services.buckets_due(now=now) if due[0] == site.id]
+    assert not [due for due in states.buckets_due(now=now) if due[0] == site.id]
 
 
 @pytest.mark.django_db(transaction=True, databases=["default", "cassandra"])
@@ -163,7 +168,7 @@ def test_sweep_after_a_redis_flush_seals_with_a_real_worker(
             break
         time.sleep(0.5)
     assert state is not None and state.state == BucketState.SEALED
-    agg = selectors.bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
+    agg = stored.bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
     assert agg["events"] == 5
 
 
@@ -171,7 +176,7 @@ def test_admins_see_bucket_states_read_only(client, site, hour_with_traffic):
     from django.contrib.auth.models import User
 
     hour, now = hour_with_traffic
-    services.bucket_seal(site_id=site.id, hour=hour, now=now)
+    bucket_seal(site_id=site.id, hour=hour, now=now)
     client.force_login(User.objects.create_superuser("root", password="pw-root-123"))
     listing = client.get("/admin/sessions_app/bucketstate/", {"state__exact": "sealed"})
     assert listing.status_code == 200
@@ -183,7 +188,7 @@ def test_a_session_running_past_the_hour_is_measured_whole(site):
     """A session still active near the hour's end is read from user_sessions: here it
     is one event inside the hour, but 40 minutes and three events in all."""
     now = timezone.now().replace(microsecond=0)
-    hour = buckets.floor(now - timedelta(hours=4), "hour")
+    hour = timebuckets.floor(now - timedelta(hours=4), "hour")
     start = hour + timedelta(minutes=50)
     for minutes in (0, 20, 40):
         ts = start + timedelta(minutes=minutes)
@@ -195,19 +200,19 @@ def test_a_session_running_past_the_hour_is_measured_whole(site):
     events_record(
         source=Source(site=site, received_at=short), raw_events=[event(short, anon="brief")]
     )
-    services.bucket_seal(site_id=site.id, hour=hour, now=now)
-    agg = selectors.bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
+    bucket_seal(site_id=site.id, hour=hour, now=now)
+    agg = stored.bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
     assert agg["events"] == 2 and agg["sessions_started"] == 2
     assert agg["bounces"] == 1  # "brief" only: "long" had three page views
     assert agg["durations"] == {"0-10s": 1, "30m+": 1}
 
 
-@pytest.mark.parametrize("per_query", [selectors.SESSIONS_PER_QUERY, 3])
+@pytest.mark.parametrize("per_query", [user_sessions.SESSIONS_PER_QUERY, 3])
 def test_session_summaries_are_read_for_many_users_with_in_lists(site, monkeypatch, per_query):
     """Seals read thousands of summaries: users in IN lists of 50, the rest one by one."""
-    monkeypatch.setattr(selectors, "SESSIONS_PER_QUERY", per_query)  # 3: slices cut short
+    monkeypatch.setattr(user_sessions, "SESSIONS_PER_QUERY", per_query)  # 3: slices cut short
     start = timezone.now().replace(microsecond=0) - timedelta(hours=3)
-    users = [f"u{n}" for n in range(selectors.USERS_PER_QUERY + 13)]  # two IN lists
+    users = [f"u{n}" for n in range(user_sessions.USERS_PER_QUERY + 13)]  # two IN lists
     events_record(
         source=Source(site=site, received_at=timezone.now()),
         raw_events=[
@@ -216,16 +221,16 @@ def test_session_summaries_are_read_for_many_users_with_in_lists(site, monkeypat
             for minutes in (0, 40)  # two sessions each: 40 minutes apart
         ],
     )
-    sessions = {u: selectors.session_list(site_id=site.id, user_key=u) for u in users}
+    sessions = {u: user_sessions.session_list(site_id=site.id, user_key=u) for u in users}
     assert all(len(s) == 2 for s in sessions.values())
     # The earlier session of each user, and of every third user the later one too.
     keys = [(u, s[-1]["session_id"]) for u, s in sessions.items()]
     keys += [(u, s[0]["session_id"]) for n, (u, s) in enumerate(sessions.items()) if n % 3 == 0]
     keys.append(("nobody", uuid.uuid1()))
-    found = selectors.sessions_by_id(site_id=site.id, keys=keys)
+    found = user_sessions.sessions_by_id(site_id=site.id, keys=keys)
     assert set(found) == {session_id for user, session_id in keys if user != "nobody"}
     for user, session_id in keys[:-1]:
-        assert found[session_id] == selectors.session_summary(
+        assert found[session_id] == user_sessions.session_summary(
             site_id=site.id, user_key=user, session_id=session_id
         )
 
@@ -235,31 +240,29 @@ def test_the_seal_reads_sql_only_on_its_own_thread(site, hour_with_traffic, monk
     would never be closed (a worker would leak one per seal)."""
     from django.db.backends.signals import connection_created
 
-    from sessions_app import retention
-
     opened: list[tuple[str, str]] = []
 
     def record(sender, connection, **kwargs):
         opened.append((connection.alias, threading.current_thread().name))
 
     hour, now = hour_with_traffic
-    monkeypatch.setattr(retention, "_cache", None)  # the TTL's policy is read from SQL again
+    monkeypatch.setattr(policies, "_cache", None)  # the TTL's policy is read from SQL again
     connection_created.connect(record)
     try:
-        assert services.bucket_seal(site_id=site.id, hour=hour, now=now)
+        assert bucket_seal(site_id=site.id, hour=hour, now=now)
     finally:
         connection_created.disconnect(record)
     assert not [name for alias, name in opened if alias == "default" and name != "MainThread"]
-    counts = selectors.bucket_user_counts(site_id=site.id, granularity="hour", bucket_starts=[hour])
+    counts = stored.bucket_user_counts(site_id=site.id, granularity="hour", bucket_starts=[hour])
     assert counts[("h1", "pageview")] == 2
 
 
 def test_per_user_counts_of_many_users_are_written_in_batches_of_whole_partitions(site):
     """A seal writes each user's rolling counts; users' partitions share batches (10 each)."""
-    from sessions_app.cassandra import prepare, replica_batches, session
+    from sessions_app.core.cql import cassandra_session, prepare, replica_batches
 
     now = timezone.now().replace(microsecond=0)
-    hour = buckets.floor(now - timedelta(hours=3), "hour")
+    hour = timebuckets.floor(now - timedelta(hours=3), "hour")
     users = [f"p{n}" for n in range(25)]
     events_record(
         source=Source(site=site, received_at=now),
@@ -269,16 +272,16 @@ def test_per_user_counts_of_many_users_are_written_in_batches_of_whole_partition
             for k in range(n % 3 + 1)  # 1, 2 or 3 page views
         ],
     )
-    assert services.bucket_seal(site_id=site.id, hour=hour, now=now)
-    period = buckets.rolling_period("hour", hour)
+    assert bucket_seal(site_id=site.id, hour=hour, now=now)
+    period = timebuckets.rolling_period("hour", hour)
     for n, user in enumerate(users):
-        [row] = session().execute(
-            prepare(selectors.SELECT_ROLLING),
+        [row] = cassandra_session().execute(
+            prepare(rolling.SELECT_ROLLING),
             (site.id, user, "hour", period, "pageview", hour, hour),
         )
         assert row["count"] == n % 3 + 1
 
-    statement = prepare(services.UPSERT_ROLLING_COUNT, idempotent=True, write=True)
+    statement = prepare(UPSERT_ROLLING_COUNT, idempotent=True, write=True)
     partitions = [
         [(site.id, user, "hour", period, key, hour, 1, 60) for key in ("a", "b")] for user in users
     ]
@@ -289,54 +292,37 @@ def test_per_user_counts_of_many_users_are_written_in_batches_of_whole_partition
     assert [len(batch) for batch, _ in packed[:3]] == [2, 7, 6]
 
 
-INSERT_LEGACY_COUNT = """
-INSERT INTO {ks}.bucket_user_counts (site_id, granularity, bucket, user_key, event_key, count)
-VALUES (?, 'hour', ?, ?, ?, ?)
-"""
-
-
-def test_a_seal_writes_one_row_of_counts_per_user_and_readers_fall_back_to_legacy_rows(
-    site, hour_with_traffic
-):
-    """bucket_users holds a map per user; hours sealed before it have per-(user, key) rows."""
-    from sessions_app.cassandra import prepare, session
+def test_a_seal_writes_one_row_of_counts_per_user(site, hour_with_traffic):
+    """bucket_users holds a map per user; the reader sums the maps of several buckets."""
+    from sessions_app.core.cql import cassandra_session, prepare
 
     hour, now = hour_with_traffic
-    assert services.bucket_seal(site_id=site.id, hour=hour, now=now)
-    rows = session().execute(prepare(selectors.SELECT_BUCKET_USERS), (site.id, "hour", hour)).all()
+    assert bucket_seal(site_id=site.id, hour=hour, now=now)
+    rows = (
+        cassandra_session()
+        .execute(prepare(stored.SELECT_BUCKET_USERS), (site.id, "hour", hour))
+        .all()
+    )
     assert {row["user_key"]: dict(row["counts"]) for row in rows} == {
         "h1": {"pageview": 2, "click": 1, "purchase": 1},
         "h2": {"pageview": 1},
         "bot": {"pageview": 1},  # per-user counts keep bots (the aggregates do not)
     }
-
-    legacy = hour - timedelta(hours=1)  # sealed before bucket_users: legacy rows only
-    both = hour - timedelta(hours=2)  # resealed since: its bucket_users rows are current
-    for bucket, user, key, n in [
-        (legacy, "old", "pageview", 4),
-        (legacy, "old", "click", 1),
-        (legacy, "h1", "pageview", 1),
-        (both, "stale", "pageview", 9),
-    ]:
-        session().execute(prepare(INSERT_LEGACY_COUNT), (site.id, bucket, user, key, n))
-    session().execute(
+    other = hour - timedelta(hours=1)
+    cassandra_session().execute(
         prepare(
             "INSERT INTO {ks}.bucket_users (site_id, granularity, bucket, user_key, counts) "
-            "VALUES (?, 'hour', ?, 'new', ?)"
+            "VALUES (?, 'hour', ?, ?, ?)"
         ),
-        (site.id, both, {"click": 1}),
+        (site.id, other, "h1", {"pageview": 1, "click": 2}),
     )
-
-    counts = selectors.bucket_user_counts(
-        site_id=site.id, granularity="hour", bucket_starts=[hour, legacy, both]
+    counts = stored.bucket_user_counts(
+        site_id=site.id, granularity="hour", bucket_starts=[hour, other]
     )
     assert counts == {
         ("h1", "pageview"): 3,
-        ("h1", "click"): 1,
+        ("h1", "click"): 3,
         ("h1", "purchase"): 1,
         ("h2", "pageview"): 1,
         ("bot", "pageview"): 1,
-        ("old", "pageview"): 4,
-        ("old", "click"): 1,
-        ("new", "click"): 1,
     }

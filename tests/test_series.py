@@ -7,8 +7,10 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from sessions_app import buckets, selectors, series, services
-from sessions_app.collector.pipeline import Source, events_record
+from sessions_app.aggregates import rollup, seal, series, stored
+from sessions_app.aggregates.states import buckets_due
+from sessions_app.core import timebuckets
+from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.models import BucketState
 from tests.collector.conftest import event
 
@@ -24,11 +26,11 @@ SEED_TAGS = {
 
 
 def test_seed_004_worked_numbers():
-    assert buckets.SERIES_PERIOD_MS == 4294967296
-    assert buckets.series_base(1300000000000) == 1297080123392
-    assert 1300000000000 - buckets.series_base(1300000000000) == 2919876608
-    assert buckets.series_base(1300001000000) == 1297080123392
-    assert 1300001000000 - buckets.series_base(1300001000000) == 2920876608
+    assert series.SERIES_PERIOD_MS == 4294967296
+    assert series.series_base(1300000000000) == 1297080123392
+    assert 1300000000000 - series.series_base(1300000000000) == 2919876608
+    assert series.series_base(1300001000000) == 1297080123392
+    assert 1300001000000 - series.series_base(1300001000000) == 2920876608
     assert series.series_key("system", SEED_TAGS) == (
         "system,cpu-type=idle,site=gew,system-component=cpu,unit=%,what=cpu-idle-percentage"
     )
@@ -36,8 +38,8 @@ def test_seed_004_worked_numbers():
 
 def test_seed_004_points_round_trip(site):
     key = series.series_key("system", {**SEED_TAGS, "site": f"gew-{site.id}"})
-    first = buckets.EPOCH + timedelta(milliseconds=1300000000000)
-    second = buckets.EPOCH + timedelta(milliseconds=1300001000000)
+    first = timebuckets.EPOCH + timedelta(milliseconds=1300000000000)
+    second = timebuckets.EPOCH + timedelta(milliseconds=1300001000000)
     series.points_write([(key, first, 42.0), (key, second, 84.0)], ttl=3600)
     assert series.point_location(first) == (1297080123392, 2919876608)
     assert series.points_read(key, first, second + timedelta(milliseconds=1)) == [
@@ -48,8 +50,8 @@ def test_seed_004_points_round_trip(site):
 
 def test_reads_cross_base_periods(site):
     key = series.series_key("events", {"site": str(site.id), "resolution": "test"})
-    boundary = buckets.EPOCH + timedelta(
-        milliseconds=buckets.series_base(1300000000000) + buckets.SERIES_PERIOD_MS
+    boundary = timebuckets.EPOCH + timedelta(
+        milliseconds=series.series_base(1300000000000) + series.SERIES_PERIOD_MS
     )
     points = [
         (key, boundary - timedelta(hours=1), 1.0),
@@ -69,35 +71,35 @@ def test_series_keys_refuse_separators():
 
 def test_days_roll_up_from_sealed_hours_only(site):
     now = timezone.now().replace(microsecond=0)
-    day = buckets.floor(now - timedelta(days=2), "day")
+    day = timebuckets.floor(now - timedelta(days=2), "day")
     for hour_offset, n in ((3, 2), (15, 3)):
         t = day + timedelta(hours=hour_offset, minutes=5)
         events_record(
             source=Source(site=site, received_at=t + timedelta(minutes=1)),
             raw_events=[event(t + timedelta(seconds=i), anon=f"u{hour_offset}") for i in range(n)],
         )
-    due = services.buckets_due(now=now)
+    due = buckets_due(now=now)
     assert (site.id, "day", day) not in due  # not before its hours are sealed
     for site_id, granularity, start in due:
         if site_id == site.id and granularity == "hour":
-            services.bucket_seal(site_id=site_id, hour=start, now=now)
-    assert (site.id, "day", day) in services.buckets_due(now=now)
-    assert services.bucket_rollup(site_id=site.id, granularity="day", bucket=day, now=now)
+            seal.bucket_seal(site_id=site_id, hour=start, now=now)
+    assert (site.id, "day", day) in buckets_due(now=now)
+    assert rollup.bucket_rollup(site_id=site.id, granularity="day", bucket=day, now=now)
     key = series.series_key("events", {"resolution": "day", "site": str(site.id)})
     assert series.points_read(key, day, day + timedelta(days=1)) == [(day, 5.0)]
     # Idempotent: rolling up again writes the same value, never a sum of sums.
-    services.bucket_rollup(site_id=site.id, granularity="day", bucket=day, now=now)
+    rollup.bucket_rollup(site_id=site.id, granularity="day", bucket=day, now=now)
     assert series.points_read(key, day, day + timedelta(days=1)) == [(day, 5.0)]
     pageviews = series.series_key(
         "events", {"resolution": "day", "site": str(site.id), "type": "pageview"}
     )
     assert series.points_read(pageviews, day, day + timedelta(days=1)) == [(day, 5.0)]
     # The day's aggregate row: counts summed, unique users from the hours' sketches.
-    aggregate = selectors.bucket_aggregate(site_id=site.id, granularity="day", bucket=day)
+    aggregate = stored.bucket_aggregate(site_id=site.id, granularity="day", bucket=day)
     assert aggregate["events"] == 5 and aggregate["users"] == 2
     assert aggregate["top_pages"] == [("/", 5)]
     month = BucketState.objects.get(
-        site=site, granularity="month", bucket=buckets.floor(day, "month")
+        site=site, granularity="month", bucket=timebuckets.floor(day, "month")
     )
     assert month.state == BucketState.OPEN
 

@@ -11,16 +11,28 @@ import pytest
 from django.conf import settings
 from django.test import override_settings
 
-from sessions_app import buckets, selectors, sizing
-from sessions_app.buckets import Verdict, Width
-from sessions_app.collector.pipeline import Source, events_record
+from sessions_app.aggregates import seal, sources, stored
+from sessions_app.core import timebuckets
+from sessions_app.core.timebuckets import Width
+from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.models import CASSANDRA_MODELS
+from sessions_app.partitions import counting, partition_report, sizing
+from sessions_app.partitions.estimates import (
+    MAX_WINDOW_HOURS,
+    TableEstimate,
+    estimates_combine,
+    ingest_hours,
+    mean_row_bytes,
+    size_estimates,
+    value_bytes,
+)
+from sessions_app.partitions.sizing import Verdict
 from tests.collector.conftest import event
 from tests.conftest import FIXED_NOW
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 
-HOUR = buckets.floor(FIXED_NOW, Width.HOUR)  # 15:00; FIXED_NOW is 15:09:26
+HOUR = timebuckets.floor(FIXED_NOW, Width.HOUR)  # 15:00; FIXED_NOW is 15:09:26
 LONG_URL = "https://shop.example/" + "p" * 300
 
 
@@ -38,13 +50,13 @@ def visits(site):
     assert len(outcome.rejected) == 1
 
 
-def by_table(report: sizing.PartitionReport) -> dict[str, sizing.TableSize]:
+def by_table(report: partition_report.PartitionReport) -> dict[str, counting.TableSize]:
     return {t.table: t for t in report.tables}
 
 
 def test_report_counts_what_the_collector_wrote(site):
     visits(site)
-    report = sizing.partition_report(
+    report = partition_report.partition_report(
         site_id=site.id, event_shards=site.event_shards, now=FIXED_NOW, hours=24
     )
     assert report.start == HOUR + timedelta(hours=1) - timedelta(hours=24)
@@ -65,14 +77,14 @@ def test_report_counts_what_the_collector_wrote(site):
     assert tables["bucket_users"].largest.rows == 0  # the hour is not sealed yet
 
     site_events = tables["site_events_by_bucket"]
-    assert site_events.largest == sizing.Counted(
+    assert site_events.largest == counting.Counted(
         key="bucket=2026-03-14 15:00, shard=0", rows=45, capped=False
     )
     assert site_events.row_bytes_measured and site_events.row_bytes > 16 + 16 + 8 + 100
     assert site_events.writes_per_second == pytest.approx(45 / 3600)
     # Every event arrived in the peak hour: the formula and the count agree.
     assert site_events.estimate_bytes == pytest.approx(site_events.observed_bytes)
-    assert site_events.recommendation == buckets.recommend_width(
+    assert site_events.recommendation == sizing.recommend_width(
         writes_per_second=45 / 3600, row_bytes=site_events.row_bytes
     )
     assert "needs 1 shard(s); the site has 1" in site_events.note
@@ -87,7 +99,7 @@ def test_report_counts_what_the_collector_wrote(site):
     assert user_events.estimate_bytes == pytest.approx(
         40
         / 3600
-        * buckets.nominal_duration(user_events.width).total_seconds()
+        * timebuckets.nominal_duration(user_events.width).total_seconds()
         * user_events.row_bytes
     )
 
@@ -118,12 +130,14 @@ def test_sharded_hours_are_sized_per_shard(site, monkeypatch):
     site.event_shards = 4
     site.save()
     visits(site)
-    rows = selectors.site_bucket_events(site_id=site.id, hour=HOUR, shards=4)
+    rows = sources.site_bucket_events(site_id=site.id, hour=HOUR, shards=4)
     shard_of = {row["event_id"]: zlib.crc32(row["event_id"].bytes) % 4 for row in rows}
     per_shard = Counter(shard_of.values())
     assert sum(per_shard.values()) == 45 and len(per_shard) > 1
 
-    report = sizing.partition_report(site_id=site.id, event_shards=4, now=FIXED_NOW, hours=24)
+    report = partition_report.partition_report(
+        site_id=site.id, event_shards=4, now=FIXED_NOW, hours=24
+    )
     site_events = by_table(report)["site_events_by_bucket"]
     assert site_events.partitions_counted == 4
     assert site_events.largest is not None
@@ -135,7 +149,9 @@ def test_sharded_hours_are_sized_per_shard(site, monkeypatch):
 
     # Reading two shards of four: the users' counts are scaled by 4 / 2.
     monkeypatch.setattr(sizing, "MAX_COUNTED", 2)
-    report = sizing.partition_report(site_id=site.id, event_shards=4, now=FIXED_NOW, hours=24)
+    report = partition_report.partition_report(
+        site_id=site.id, event_shards=4, now=FIXED_NOW, hours=24
+    )
     heavy_in_two = sum(
         1 for row in rows if row["user_key"] == "heavy" and shard_of[row["event_id"]] < 2
     )
@@ -154,7 +170,7 @@ def test_a_heavy_user_in_month_buckets_is_flagged_and_sent_to_a_finer_width(site
                 for i in range(100)
             ]
             assert record(site, events).accepted == 100
-        report = sizing.partition_report(
+        report = partition_report.partition_report(
             site_id=site.id, event_shards=site.event_shards, now=FIXED_NOW, hours=3
         )
     user_events = by_table(report)["user_events_by_bucket"]
@@ -162,7 +178,7 @@ def test_a_heavy_user_in_month_buckets_is_flagged_and_sent_to_a_finer_width(site
     assert user_events.largest is not None and user_events.largest.rows == 200
     assert user_events.row_bytes > 3000
     # 200 events an hour for a 30-day month: 144,000 rows of ~3.5 KB, about 500 MB.
-    assert user_events.estimate_bytes > 100 * buckets.MB
+    assert user_events.estimate_bytes > 100 * sizing.MB
     assert user_events.estimate_verdict.flag == "above 100 MB"
     assert user_events.recommendation is not None
     assert user_events.recommendation.width is Width.DAY  # 4,800 rows a day, ~17 MB
@@ -175,14 +191,14 @@ def test_a_heavy_user_in_month_buckets_is_flagged_and_sent_to_a_finer_width(site
 def test_counts_stop_at_the_cap_and_say_so(site, monkeypatch):
     visits(site)
     monkeypatch.setattr(sizing, "COUNT_CAP", 10)
-    report = sizing.partition_report(
+    report = partition_report.partition_report(
         site_id=site.id, event_shards=site.event_shards, now=FIXED_NOW, hours=24
     )
     site_events = by_table(report)["site_events_by_bucket"]
     assert site_events.largest is not None
     assert (site_events.largest.rows, site_events.largest.capped) == (10, True)
     assert site_events.observed_bytes == 10 * site_events.row_bytes  # a lower bound
-    assert by_table(report)["ingest_stats"].largest == sizing.Counted(
+    assert by_table(report)["ingest_stats"].largest == counting.Counted(
         key="bucket=2026-03-14 15:00", rows=3, capped=False
     )
     assert not report.budget_reached
@@ -191,7 +207,7 @@ def test_counts_stop_at_the_cap_and_say_so(site, monkeypatch):
 def test_the_row_budget_bounds_the_whole_report(site, monkeypatch):
     visits(site)
     monkeypatch.setattr(sizing, "ROW_BUDGET", 50)
-    report = sizing.partition_report(
+    report = partition_report.partition_report(
         site_id=site.id, event_shards=site.event_shards, now=FIXED_NOW, hours=24
     )
     assert report.budget_reached
@@ -206,7 +222,7 @@ def test_the_row_budget_bounds_the_whole_report(site, monkeypatch):
 def test_a_quiet_window_estimates_nothing(site):
     visits(site)
     later = FIXED_NOW + timedelta(days=3)
-    report = sizing.partition_report(
+    report = partition_report.partition_report(
         site_id=site.id, event_shards=site.event_shards, now=later, hours=6
     )
     assert report.peak is None
@@ -215,7 +231,7 @@ def test_a_quiet_window_estimates_nothing(site):
     assert tables["site_events_by_bucket"].largest is None
     assert not tables["site_events_by_bucket"].row_bytes_measured
     assert tables["site_events_by_bucket"].row_bytes == settings.SITE_EVENT_ROW_BYTES
-    assert tables["failed_events"].largest == sizing.Counted(
+    assert tables["failed_events"].largest == counting.Counted(
         key=f"day={later.date().isoformat()}", rows=0, capped=False
     )
 
@@ -225,7 +241,7 @@ def test_ingest_hours_sums_each_hour(site):
     record(site, [first, event(HOUR + timedelta(minutes=2))])
     record(site, [first, {"id": "x", "type": "pageview"}])  # a duplicate and a rejection
     record(site, [event(HOUR - timedelta(minutes=30))], at=HOUR - timedelta(minutes=20))
-    hours = sizing.ingest_hours(
+    hours = ingest_hours(
         site_id=site.id, start=HOUR - timedelta(hours=2), end=HOUR + timedelta(hours=1)
     )
     assert [(h.hour, h.requests, h.accepted, h.rejected) for h in hours] == [
@@ -236,13 +252,15 @@ def test_ingest_hours_sums_each_hour(site):
 
 
 def test_window_is_capped_at_a_week(site):
-    for hours in (0, sizing.MAX_WINDOW_HOURS + 1):
+    for hours in (0, MAX_WINDOW_HOURS + 1):
         with pytest.raises(ValueError, match="hours: between 1 and 168"):
-            sizing.partition_report(site_id=site.id, event_shards=1, now=FIXED_NOW, hours=hours)
+            partition_report.partition_report(
+                site_id=site.id, event_shards=1, now=FIXED_NOW, hours=hours
+            )
 
 
 def test_size_estimates_name_only_this_keyspaces_tables():
-    estimates = sizing.size_estimates()
+    estimates = size_estimates()
     assert set(estimates) <= {model.__table_name__ for model in CASSANDRA_MODELS}
     for estimate in estimates.values():
         assert estimate.partitions >= 0 and estimate.mean_bytes >= 0
@@ -255,9 +273,9 @@ def test_estimates_combine_weights_the_mean_by_partitions():
         {"table_name": "a", "mean_partition_size": 0, "partitions_count": 0},
         {"table_name": "b", "mean_partition_size": 0, "partitions_count": 0},
     ]
-    assert sizing.estimates_combine(rows) == {
-        "a": sizing.TableEstimate(partitions=4, mean_bytes=2000),
-        "b": sizing.TableEstimate(partitions=0, mean_bytes=0),
+    assert estimates_combine(rows) == {
+        "a": TableEstimate(partitions=4, mean_bytes=2000),
+        "b": TableEstimate(partitions=0, mean_bytes=0),
     }
 
 
@@ -272,19 +290,18 @@ def test_value_bytes_of_driver_values():
         "rejected": {"ts": 2},
         "missing": None,
     }
-    assert sizing.mean_row_bytes([row]) == (16 + 8 + 19 + 1 + 4 + 10 + (2 + 4) + 0, 1)
-    assert sizing.mean_row_bytes([]) == (0, 0)
+    assert mean_row_bytes([row]) == (16 + 8 + 19 + 1 + 4 + 10 + (2 + 4) + 0, 1)
+    assert mean_row_bytes([]) == (0, 0)
     with pytest.raises(TypeError, match="no size for a column value of type object"):
-        sizing.value_bytes(object())
+        value_bytes(object())
 
 
 def test_the_report_counts_a_sealed_hours_per_user_counts(site):
-    from sessions_app import selectors, services
 
     visits(site)
-    services.bucket_seal(site_id=site.id, hour=HOUR, now=FIXED_NOW + timedelta(hours=2))
-    pairs = selectors.bucket_user_counts(site_id=site.id, granularity="hour", bucket_starts=[HOUR])
-    report = sizing.partition_report(
+    seal.bucket_seal(site_id=site.id, hour=HOUR, now=FIXED_NOW + timedelta(hours=2))
+    pairs = stored.bucket_user_counts(site_id=site.id, granularity="hour", bucket_starts=[HOUR])
+    report = partition_report.partition_report(
         site_id=site.id, event_shards=site.event_shards, now=FIXED_NOW, hours=24
     )
     counts = by_table(report)["bucket_users"]

@@ -17,10 +17,14 @@ from django.utils import timezone
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sessions_app import aggregation, buckets, erasure, selectors, services
-from sessions_app.cassandra import prepare, session
-from sessions_app.collector import pipeline, writer
-from sessions_app.collector.pipeline import Source, events_record
+from sessions_app.aggregates import seal, tally
+from sessions_app.aggregates.stored import bucket_aggregate, bucket_user_counts
+from sessions_app.core import timebuckets
+from sessions_app.core.cql import cassandra_session, prepare
+from sessions_app.erasure import erasures
+from sessions_app.ingest import apply, pipeline, rows
+from sessions_app.ingest.pipeline import Source, events_record
+from sessions_app.ingest.plan import Plan, plan_decode, plan_encode
 from sessions_app.models import BucketState, ErasureRequest, Site
 from tests.collector.conftest import event
 
@@ -48,7 +52,7 @@ raw_events = st.lists(
 )
 
 
-def _naive(span: aggregation.Span) -> tuple:
+def _naive(span: tally.Span) -> tuple:
     def plain(ts: datetime) -> datetime:
         return ts.astimezone(UTC).replace(tzinfo=None) if ts.tzinfo else ts
 
@@ -63,12 +67,10 @@ def test_stored_tallies_of_the_parts_finish_like_the_whole(events, cuts):
         e["session_id"] = SESSIONS[["a", "b", "c", "bot"].index(e["user_key"])]
     bounds = sorted({0, len(events), *(c for c in cuts if c <= len(events))})
     parts = [events[a:b] for a, b in itertools.pairwise(bounds)]
-    stored = [aggregation.tally_encode(aggregation.tally(p)) for p in parts]
+    stored = [tally.tally_encode(tally.tally(p)) for p in parts]
 
-    whole, whole_spans = aggregation.finish(aggregation.tally(events), conversion_event="purchase")
-    merged, merged_spans = aggregation.finish(
-        aggregation.tally_fold(stored), conversion_event="purchase"
-    )
+    whole, whole_spans = tally.finish(tally.tally(events), conversion_event="purchase")
+    merged, merged_spans = tally.finish(tally.tally_fold(stored), conversion_event="purchase")
 
     assert merged == whole
     assert {k: _naive(s) for k, s in merged_spans.items()} == {
@@ -91,7 +93,7 @@ def _partials(site: Site, hour: datetime) -> list[dict]:
     return [
         dict(row)
         for shard in range(shards)
-        for row in session().execute(prepare(SELECT_PARTIALS), (site.id, hour, shard))
+        for row in cassandra_session().execute(prepare(SELECT_PARTIALS), (site.id, hour, shard))
     ]
 
 
@@ -99,11 +101,11 @@ def _sealed(site: Site, hour: datetime, *, from_tallies: bool) -> tuple[dict, di
     BucketState.objects.filter(site=site, granularity="hour", bucket=hour).update(
         partials=from_tallies
     )
-    assert services.bucket_seal(site_id=site.id, hour=hour, now=timezone.now())
-    agg = selectors.bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
+    assert seal.bucket_seal(site_id=site.id, hour=hour, now=timezone.now())
+    agg = bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
     assert agg is not None
     del agg["sealed_at"]
-    counts = selectors.bucket_user_counts(site_id=site.id, granularity="hour", bucket_starts=[hour])
+    counts = bucket_user_counts(site_id=site.id, granularity="hour", bucket_starts=[hour])
     return agg, counts
 
 
@@ -113,7 +115,7 @@ def busy_hour(site):
     that straddles into the next hour."""
     Site.objects.filter(pk=site.pk).update(event_shards=3)
     site.refresh_from_db()
-    hour = buckets.floor(timezone.now() - timedelta(hours=3), "hour")
+    hour = timebuckets.floor(timezone.now() - timedelta(hours=3), "hour")
     received = hour + timedelta(minutes=59, seconds=50)
     t = hour + timedelta(minutes=2)
     for visitor in range(4):
@@ -178,7 +180,7 @@ def test_the_seal_reads_the_tallies_and_not_the_raw_rows(site, busy_hour):
     expected = _sealed(site, hour, from_tallies=True)
     shards = BucketState.objects.get(site=site, granularity="hour", bucket=hour).shards
     for shard in range(shards):
-        session().execute(prepare(DELETE_RAW), (site.id, hour, shard))
+        cassandra_session().execute(prepare(DELETE_RAW), (site.id, hour, shard))
 
     # Without its raw rows, the hour still seals the same from its tallies ...
     assert _sealed(site, hour, from_tallies=True) == expected
@@ -189,8 +191,8 @@ def test_the_seal_reads_the_tallies_and_not_the_raw_rows(site, busy_hour):
 
 @pytestmark_db
 def test_replayed_and_requeued_plans_overwrite_their_own_tallies(site, monkeypatch):
-    hour = buckets.floor(timezone.now() - timedelta(hours=3), "hour")
-    applied: list[writer.Plan] = []
+    hour = timebuckets.floor(timezone.now() - timedelta(hours=3), "hour")
+    applied: list[Plan] = []
     original = pipeline.plan_apply
 
     def keep(plan, **kwargs):
@@ -207,8 +209,8 @@ def test_replayed_and_requeued_plans_overwrite_their_own_tallies(site, monkeypat
     first = _sealed(site, hour, from_tallies=True)
 
     # The replay task (plan_apply) and the applier (plans_apply) write the same plan again.
-    writer.plan_apply(writer.plan_decode(writer.plan_encode(plan)))
-    writer.plans_apply([plan, plan])
+    apply.plan_apply(plan_decode(plan_encode(plan)))
+    apply.plans_apply([plan, plan])
 
     assert [p["events"] for p in _partials(site, hour)] == [2]
     assert _sealed(site, hour, from_tallies=True) == first
@@ -218,16 +220,16 @@ def test_replayed_and_requeued_plans_overwrite_their_own_tallies(site, monkeypat
 def test_a_plan_keeps_its_tally_shard_through_the_log(site):
     Site.objects.filter(pk=site.pk).update(event_shards=5)
     site.refresh_from_db()
-    hour = buckets.floor(timezone.now() - timedelta(hours=3), "hour")
+    hour = timebuckets.floor(timezone.now() - timedelta(hours=3), "hour")
     outcome = events_record(
         source=Source(site=site, received_at=hour + timedelta(minutes=20)),
         raw_events=[event(hour + timedelta(minutes=10))],
     )
-    shard = writer.partial_shard(outcome.batch_id, 5)
+    shard = rows.partial_shard(outcome.batch_id, 5)
     state = BucketState.objects.get(site=site, granularity="hour", bucket=hour)
     # The hour records the tally's shard, so the seal's fan-out reaches it.
     assert state.shards >= shard + 1
-    [row] = session().execute(prepare(SELECT_PARTIALS), (site.id, hour, shard))
+    [row] = cassandra_session().execute(prepare(SELECT_PARTIALS), (site.id, hour, shard))
     assert row["batch_id"] == outcome.batch_id
 
 
@@ -236,18 +238,18 @@ def test_an_erasure_deletes_the_hours_tallies_and_reseals_from_raw_rows(site, bu
     settings.ERASURE_SETTLE_SECONDS = 0
     settings.SUPPRESSION_CACHE_SECONDS = 0
     hour = busy_hour
-    services.bucket_seal(site_id=site.id, hour=hour, now=timezone.now())
+    seal.bucket_seal(site_id=site.id, hour=hour, now=timezone.now())
     admin = get_user_model().objects.create_superuser("root", password="pw-root-123")
-    request = erasure.erasure_request(
+    request = erasures.erasure_request(
         site=site, key="v1", kind=ErasureRequest.ANONYMOUS_ID, requested_by=admin
     )
-    done = erasure.user_erase(request_id=request.pk, now=timezone.now())
+    done = erasures.user_erase(request_id=request.pk, now=timezone.now())
 
     assert done.state == ErasureRequest.DONE and done.counts["bucket_partials"] >= 3
     assert _partials(site, hour) == []
     state = BucketState.objects.get(site=site, granularity="hour", bucket=hour)
     assert state.partials is False and state.state == BucketState.SEALED
-    agg = selectors.bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
+    agg = bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
     assert agg["events"] == 37 - 9 and agg["conversions"] == 0 and agg["users"] == 3
-    counts = selectors.bucket_user_counts(site_id=site.id, granularity="hour", bucket_starts=[hour])
+    counts = bucket_user_counts(site_id=site.id, granularity="hour", bucket_starts=[hour])
     assert not any(user == "v1" for user, _ in counts)

@@ -243,7 +243,7 @@ MAX_EVENT_AGE = timedelta(days=env.int("MAX_EVENT_AGE_DAYS", default=30))
 ALLOWED_LATENESS = timedelta(minutes=env.int("ALLOWED_LATENESS_MINUTES", default=10))
 DEDUP_TTL = timedelta(hours=env.int("DEDUP_TTL_HOURS", default=48))
 # Retention per policy (days) while no RetentionPolicy row exists; admins change
-# them on /retention/ (sessions_app.retention.SPECS has the bounds). New rows are
+# them on /retention/ (sessions_app.retention.specs.SPECS has the bounds). New rows are
 # written with USING TTL from the policy. Aggregate hours must outlive the longest
 # rolling-counter window (12 months), whose edges are filled from hours.
 RETENTION_DEFAULT_DAYS = {
@@ -265,7 +265,7 @@ TXLOG_SHARDS = env.int("TXLOG_SHARDS", default=4)
 TXLOG_REPLAY_GRACE = timedelta(seconds=env.int("TXLOG_REPLAY_GRACE_SECONDS", default=60))
 TXLOG_REPLAY_WINDOW = timedelta(hours=env.int("TXLOG_REPLAY_WINDOW_HOURS", default=2))
 FAILED_EVENT_PAYLOAD_BYTES = 8 * 1024
-# The applier queue (sessions_app/collector/applier.py): the collector answers once a
+# The applier queue (sessions_app/ingest/applier.py): the collector answers once a
 # plan is in the transaction log and hands it through Redis to `manage.py run_applier`,
 # which writes many plans at once; with no applier alive, or this many plans waiting,
 # the collector writes the plan itself. An applier leaves plans older than
@@ -302,7 +302,7 @@ ACTIVITY_IN_MAX_BUCKETS = env.int("ACTIVITY_IN_MAX_BUCKETS", default=4)
 ACTIVITY_PARALLEL_WINDOW = env.int("ACTIVITY_PARALLEL_WINDOW", default=32)
 ACTIVITY_PARALLEL_IN_BUCKETS = env.int("ACTIVITY_PARALLEL_IN_BUCKETS", default=4)
 
-# Session timelines (sessions_app/api/timeline.py): a closed session's API payload is
+# Session timelines (sessions_app/sessions/timeline.py): a closed session's API payload is
 # materialized in its session_events partition and served from there until an event
 # is written after it. The copy is stamped this many seconds before the read it was
 # built from, so a write still in flight (driver retries, an app host whose clock is

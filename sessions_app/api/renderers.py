@@ -6,7 +6,7 @@ from typing import Any
 
 from rest_framework.renderers import BaseRenderer
 
-from sessions_app.jsonfmt import dumps
+from sessions_app.core.jsonfmt import dumps
 
 __all__ = ["ORJSONRenderer", "dumps"]
 

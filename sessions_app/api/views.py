@@ -24,10 +24,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView, exception_handler
 
-from sessions_app import buckets, selectors
-from sessions_app.api import timeline
+from sessions_app.aggregates import rolling
+from sessions_app.aggregates.report import site_report
+from sessions_app.core import timebuckets
+from sessions_app.core.bounds import RangeError
 from sessions_app.models import Site
-from sessions_app.selectors import RangeError
+from sessions_app.sessions import activity, lists, timeline
 
 EXPORT_MAX_EVENTS = 100_000
 EXPORT_FIELDS = ["ts", "event_id", "session_id", "type", "name", "url", "title", "element", "props"]
@@ -76,7 +78,7 @@ def _time(request: Request, name: str, default: datetime) -> datetime:
         raise BadRequest(name, f"not an ISO-8601 time: {value!r}") from None
     if parsed.tzinfo is None:
         raise BadRequest(name, "time zone missing (use Z or an offset)")
-    if not buckets.within_reach(parsed, now=datetime.now(UTC)):
+    if not timebuckets.within_reach(parsed, now=datetime.now(UTC)):
         raise BadRequest(name, "between 1970-01-01 and a year from now")
     return parsed.astimezone(UTC)
 
@@ -120,8 +122,8 @@ class UserSessions(APIView):
     @extend_schema(parameters=[CURSOR, LIMIT], responses=OpenApiTypes.OBJECT)
     def get(self, request: Request, site_id: uuid.UUID, user_key: str) -> Response:
         site = _site(site_id)
-        linked = selectors.identity_links(site_id=site.id, user_id=user_key, limit=19)
-        page = selectors.sessions_page(
+        linked = lists.identity_links(site_id=site.id, user_id=user_key, limit=19)
+        page = lists.sessions_page(
             site_id=site.id,
             user_keys=[user_key, *linked],
             limit=_int(request, "limit", 20, low=1, high=1000),
@@ -138,7 +140,7 @@ class UserSessions(APIView):
 
 
 def _session_events(site: Site, session_id: uuid.UUID) -> list[dict[str, Any]]:
-    events = selectors.session_events(session_id=session_id, site_id=site.id)
+    events = timeline.session_events(session_id=session_id, site_id=site.id)
     if not events:
         raise NotFound("no such session")
     return events
@@ -147,7 +149,7 @@ def _session_events(site: Site, session_id: uuid.UUID) -> list[dict[str, Any]]:
 class SessionEvents(APIView):
     """Every event of a session in time order, with the session's summary.
 
-    The body is the timeline's JSON as built (or materialized) by api/timeline.py;
+    The body is the timeline's JSON as built (or materialized) by sessions/timeline.py;
     `X-Timeline-Source` says which: `rows`, `prefix` (a materialized prefix and the rows
     after it) or `materialized`.
     """
@@ -179,7 +181,7 @@ class UserActivity(APIView):
         site = _site(site_id)
         end = _time(request, "end", datetime.now(UTC))
         start = _time(request, "start", end - timedelta(days=7))
-        page = selectors.user_activity(
+        page = activity.user_activity(
             site_id=site.id,
             user_key=user_key,
             start=start,
@@ -235,7 +237,7 @@ class SiteReport(APIView):
         site = _site(site_id)
         end = _time(request, "end", datetime.now(UTC))
         start = _time(request, "start", end - timedelta(hours=24))
-        report = selectors.site_report(
+        report = site_report(
             site_id=site.id,
             shards=site.event_shards,
             start=start,
@@ -282,7 +284,7 @@ class UserCounters(APIView):
         if not event_key or len(event_key) > 128:
             raise BadRequest("event", "an event name of 1-128 characters is required")
         at = _time(request, "at", datetime.now(UTC))
-        windows = selectors.rolling_counts(
+        windows = rolling.rolling_counts(
             site_id=site.id, user_key=user_key, event_key=event_key, now=at
         )
         return Response(
@@ -382,14 +384,14 @@ class ActivityExport(APIView):
         site = _site(site_id)
         end = _time(request, "end", datetime.now(UTC))
         start = _time(request, "start", end - timedelta(days=7))
-        selectors.user_activity(
+        activity.user_activity(
             site_id=site.id, user_key=user_key, start=start, end=end, limit=1
         )  # validates the range before streaming starts
 
         def rows() -> Iterator[dict[str, Any]]:
             cursor, sent = None, 0
             while sent < EXPORT_MAX_EVENTS:
-                page = selectors.user_activity(
+                page = activity.user_activity(
                     site_id=site.id,
                     user_key=user_key,
                     start=start,

@@ -4,7 +4,6 @@ from .erasure import ErasureRequest, Suppression
 from .events import (
     BucketAggregate,
     BucketPartial,
-    BucketUserCount,
     BucketUsers,
     FailedEvent,
     IdentityLink,
@@ -25,7 +24,6 @@ from .sites import BucketState, ReplayWatermark, Site, UserBucketWidth
 CASSANDRA_MODELS = (
     BucketAggregate,
     BucketPartial,
-    BucketUserCount,
     BucketUsers,
     FailedEvent,
     IdentityLink,
@@ -47,7 +45,6 @@ __all__ = [
     "BucketAggregate",
     "BucketPartial",
     "BucketState",
-    "BucketUserCount",
     "BucketUsers",
     "ErasureRequest",
     "FailedEvent",

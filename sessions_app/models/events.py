@@ -11,19 +11,19 @@ from cassandra.cqlengine import columns
 from cassandra.cqlengine.models import Model
 from django.conf import settings
 
-from sessions_app import retention
-from sessions_app.retention import table_options
+from sessions_app.retention import specs
+from sessions_app.retention.specs import table_options
 
 # Mixed resolutions with TTLs of a year to ten years, rewritten by reseals: TWCS would
 # keep SSTables alive for their longest-lived row, so these keep size-tiered compaction.
-_AGGREGATES = (retention.AGGREGATES_HOUR, retention.AGGREGATES_DAY, retention.AGGREGATES_MONTH)
+_AGGREGATES = (specs.AGGREGATES_HOUR, specs.AGGREGATES_DAY, specs.AGGREGATES_MONTH)
 
 
 class UserSession(Model):
     """One row per session in the partition of (site, user key), newest first."""
 
     __table_name__ = "user_sessions"
-    __options__ = table_options(policies=(retention.SESSIONS,))
+    __options__ = table_options(policies=(specs.SESSIONS,))
 
     site_id = columns.UUID(partition_key=True)
     user_key = columns.Text(partition_key=True)
@@ -47,26 +47,15 @@ class SessionEvent(Model):
     """Every event of one session, in time order (event TimeUUIDs sort by time)."""
 
     __table_name__ = "session_events"
-    __options__ = table_options(policies=(retention.RAW_EVENTS,), window="day")  # ≤ 24 h sessions
+    __options__ = table_options(policies=(specs.RAW_EVENTS,), window="day")  # ≤ 24 h sessions
 
     session_id = columns.TimeUUID(partition_key=True)
     event_id = columns.TimeUUID(primary_key=True, clustering_order="ASC")
     site_id = columns.UUID(required=True)
     user_key = columns.Text(required=True)
-    type = columns.Text(required=True)
-    name = columns.Text()
     ts = columns.DateTime(required=True)
-    url = columns.Text()
-    referrer = columns.Text()
-    title = columns.Text()
-    element = columns.Text()  # JSON: tag, id, classes, text, href, selector
-    props = columns.Text()  # JSON object
-    late = columns.Boolean(default=False)
-    clamped = columns.Boolean(default=False)  # client clock > 24 h ahead: ts set to receipt
-    is_bot = columns.Boolean(default=False)
     # The event's API JSON (selectors.EVENT_FIELDS), rendered when it is written: the
-    # timeline reads this one cell a row. Rows written since it hold only the keys,
-    # site, user, ts and doc; type through is_bot are set on older rows only.
+    # timeline reads this one cell a row.
     doc = columns.Blob()
     # Static (one per partition). Every event insert sets `touched`, so its write time
     # is the time of the partition's last write; `timeline` is the session's API
@@ -74,7 +63,7 @@ class SessionEvent(Model):
     # later than touched's. An insert of an event older than TIMELINE_PREFIX_LAG / 2
     # also sets `backfilled`; `prefix` holds the JSON of the session's events up to
     # `prefix_upto` (all older than its write time minus the lag), valid while its
-    # write time is later than backfilled's (sessions_app/api/timeline.py).
+    # write time is later than backfilled's (sessions_app/sessions/timeline.py).
     touched = columns.Boolean(static=True)
     timeline = columns.Blob(static=True)
     timeline_site = columns.UUID(static=True)
@@ -89,9 +78,7 @@ class UserEventByBucket(Model):
     """A user's events per time bucket: (site, user key, bucket start) partitions."""
 
     __table_name__ = "user_events_by_bucket"
-    __options__ = table_options(
-        policies=(retention.RAW_EVENTS,), window=settings.USER_EVENTS_BUCKET
-    )
+    __options__ = table_options(policies=(specs.RAW_EVENTS,), window=settings.USER_EVENTS_BUCKET)
 
     site_id = columns.UUID(partition_key=True)
     user_key = columns.Text(partition_key=True)
@@ -125,7 +112,7 @@ class SiteEventByBucket(Model):
     """
 
     __table_name__ = "site_events_by_bucket"
-    __options__ = table_options(policies=(retention.RAW_EVENTS,), window="hour")
+    __options__ = table_options(policies=(specs.RAW_EVENTS,), window="hour")
 
     site_id = columns.UUID(partition_key=True)
     bucket = columns.DateTime(partition_key=True)
@@ -153,7 +140,7 @@ class BucketPartial(Model):
     """
 
     __table_name__ = "bucket_partials"
-    __options__ = table_options(policies=(retention.RAW_EVENTS,), window="hour")
+    __options__ = table_options(policies=(specs.RAW_EVENTS,), window="hour")
 
     site_id = columns.UUID(partition_key=True)
     bucket = columns.DateTime(partition_key=True)
@@ -194,7 +181,7 @@ class TransactionLog(Model):
     """
 
     __table_name__ = "transaction_log"
-    __options__ = table_options(policies=(retention.TRANSACTION_LOG,), window="10m")
+    __options__ = table_options(policies=(specs.TRANSACTION_LOG,), window="10m")
 
     site_id = columns.UUID(partition_key=True)
     minute = columns.DateTime(partition_key=True)
@@ -210,7 +197,7 @@ class FailedEvent(Model):
     """A rejected event or request with its reason and raw payload (≤ 8 KB), kept with a TTL."""
 
     __table_name__ = "failed_events"
-    __options__ = table_options(policies=(retention.FAILED_EVENTS,), window="day")
+    __options__ = table_options(policies=(specs.FAILED_EVENTS,), window="day")
 
     site_id = columns.UUID(partition_key=True)
     day = columns.DateTime(partition_key=True)
@@ -247,7 +234,7 @@ class IdentityLink(Model):
     """Anonymous ids that identify() linked to a user id, for the user's profile."""
 
     __table_name__ = "identity_links"
-    __options__ = table_options(policies=(retention.SESSIONS,))
+    __options__ = table_options(policies=(specs.SESSIONS,))
 
     site_id = columns.UUID(partition_key=True)
     user_id = columns.Text(partition_key=True)
@@ -299,25 +286,6 @@ class BucketUsers(Model):
     bucket = columns.DateTime(partition_key=True)
     user_key = columns.Text(primary_key=True)
     counts = columns.Map(columns.Text, columns.BigInt, frozen=True)  # event key -> events
-
-
-class BucketUserCount(Model):
-    """Legacy: per-(user, event key) counts of buckets sealed before bucket_users.
-
-    No seal writes it any more. Readers fall back to it for a bucket with no
-    bucket_users rows, erasure and the purge still delete from it, and its rows
-    expire with the aggregates' TTL; then it can be dropped.
-    """
-
-    __table_name__ = "bucket_user_counts"
-    __options__ = table_options(policies=_AGGREGATES)
-
-    site_id = columns.UUID(partition_key=True)
-    granularity = columns.Text(partition_key=True)
-    bucket = columns.DateTime(partition_key=True)
-    user_key = columns.Text(primary_key=True)
-    event_key = columns.Text(primary_key=True)  # custom event name, else the type
-    count = columns.BigInt(required=True)
 
 
 class RollingCount(Model):

@@ -8,7 +8,8 @@ from urllib.parse import urlsplit
 
 from django import template
 
-from sessions_app import buckets, permissions
+from sessions_app import permissions
+from sessions_app.partitions import sizing
 
 register = template.Library()
 _CONTROL = re.compile(r"[\x00-\x20\x7f-\x9f]")
@@ -64,7 +65,7 @@ def path_of(value: object) -> str:
 @register.filter
 def size(value: float | None) -> str:
     """Render a byte count as seed 003 writes sizes ("8.6 MB")."""
-    return "" if value is None else buckets.format_size(value)
+    return "" if value is None else sizing.format_size(value)
 
 
 @register.filter

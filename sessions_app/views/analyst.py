@@ -11,10 +11,15 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
-from sessions_app import buckets, selectors
+from sessions_app.aggregates import rolling
+from sessions_app.aggregates.report import MAX_LIVE_HOURS, ReportBucket, site_report
+from sessions_app.core import timebuckets
+from sessions_app.core.bounds import RangeError
 from sessions_app.models import Site
 from sessions_app.permissions import analyst_required
-from sessions_app.selectors import RangeError
+from sessions_app.sessions import feed, lists, timeline
+from sessions_app.sessions.activity import user_activity
+from sessions_app.tables import user_sessions
 
 
 def _site(site_id: uuid.UUID) -> Site:
@@ -35,7 +40,7 @@ def _when(value: str | None, field: str, errors: list[str]) -> datetime | None:
         return None
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=UTC)
-    if not buckets.within_reach(parsed, now=datetime.now(UTC)):
+    if not timebuckets.within_reach(parsed, now=datetime.now(UTC)):
         errors.append(f"{field}: between 1970 and a year from now; showing the default")
         return None
     return parsed.astimezone(UTC)
@@ -58,7 +63,7 @@ def _uuid(value: str | None) -> uuid.UUID | None:
     return parsed if parsed is not None and parsed.version == 1 else None
 
 
-def _bars(report: list[selectors.ReportBucket], key: str) -> list[dict[str, Any]]:
+def _bars(report: list[ReportBucket], key: str) -> list[dict[str, Any]]:
     values = [getattr(r.aggregates, key) for r in report]
     peak = max(values, default=0) or 1
     width = 100 / max(1, len(report))
@@ -88,7 +93,7 @@ def dashboard(request: HttpRequest, site_id: uuid.UUID) -> HttpResponse:
     )
     report = None
     try:
-        report = selectors.site_report(
+        report = site_report(
             site_id=site.id, shards=site.event_shards, start=start, end=end, width=width
         )
     except RangeError as exc:
@@ -114,8 +119,8 @@ def dashboard(request: HttpRequest, site_id: uuid.UUID) -> HttpResponse:
         "error": "; ".join(errors),
         "report": report,
         "charts": charts,
-        "live_cap": selectors.MAX_LIVE_HOURS,
-        "feed": selectors.feed_latest(site_id=site.id, limit=15),
+        "live_cap": MAX_LIVE_HOURS,
+        "feed": feed.feed_latest(site_id=site.id, limit=15),
     }
     return render(request, "sessions_app/dashboard.html", context)
 
@@ -126,8 +131,8 @@ def user_search(request: HttpRequest, site_id: uuid.UUID) -> HttpResponse:
     query = (request.GET.get("q") or "").strip()[:256]
     found = None
     if query:
-        page = selectors.sessions_page(site_id=site.id, user_keys=[query], limit=1)
-        linked = selectors.identity_links(site_id=site.id, user_id=query, limit=1)
+        page = lists.sessions_page(site_id=site.id, user_keys=[query], limit=1)
+        linked = lists.identity_links(site_id=site.id, user_id=query, limit=1)
         if page.sessions or linked:
             return redirect(reverse("sessions_app:user-profile", args=[site.id, query]))
         found = False
@@ -139,8 +144,8 @@ def user_search(request: HttpRequest, site_id: uuid.UUID) -> HttpResponse:
 @analyst_required
 def user_profile(request: HttpRequest, site_id: uuid.UUID, user_key: str) -> HttpResponse:
     site = _site(site_id)
-    linked = selectors.identity_links(site_id=site.id, user_id=user_key, limit=19)
-    page = selectors.sessions_page(
+    linked = lists.identity_links(site_id=site.id, user_id=user_key, limit=19)
+    page = lists.sessions_page(
         site_id=site.id,
         user_keys=[user_key, *linked],
         limit=20,
@@ -151,7 +156,7 @@ def user_profile(request: HttpRequest, site_id: uuid.UUID, user_key: str) -> Htt
     if counter not in choices:
         choices.append(counter[:128])
         counter = counter[:128]
-    counts = selectors.rolling_counts(
+    counts = rolling.rolling_counts(
         site_id=site.id, user_key=user_key, event_key=counter, now=datetime.now(UTC)
     )
     return render(
@@ -191,11 +196,13 @@ def session_timeline(
     request: HttpRequest, site_id: uuid.UUID, session_id: uuid.UUID
 ) -> HttpResponse:
     site = _site(site_id)
-    events = selectors.session_events(session_id=session_id, site_id=site.id)
+    events = timeline.session_events(session_id=session_id, site_id=site.id)
     if not events:
         raise Http404("no such session")
     user_key = events[0]["user_key"]
-    summary = selectors.session_summary(site_id=site.id, user_key=user_key, session_id=session_id)
+    summary = user_sessions.session_summary(
+        site_id=site.id, user_key=user_key, session_id=session_id
+    )
     duration = events[-1]["ts"] - events[0]["ts"]
     return render(
         request,
@@ -219,7 +226,7 @@ def activity(request: HttpRequest, site_id: uuid.UUID, user_key: str) -> HttpRes
     strategy = request.GET.get("strategy") or None
     page = None
     try:
-        page = selectors.user_activity(
+        page = user_activity(
             site_id=site.id,
             user_key=user_key,
             start=start,

@@ -20,17 +20,17 @@ from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 from redis.exceptions import RedisError
 
-from sessions_app.collector.limits import rate_limited
-from sessions_app.collector.pipeline import Source, StorageUnavailable, events_record
-from sessions_app.collector.segment import segment_to_events
-from sessions_app.collector.validation import (
+from sessions_app.ingest.limits import rate_limited
+from sessions_app.ingest.pipeline import Source, StorageUnavailable, events_record
+from sessions_app.ingest.segment import segment_to_events
+from sessions_app.ingest.validation import (
     BatchError,
     EventError,
     parse_batch,
     parse_json,
     parse_time,
 )
-from sessions_app.collector.visitor import client_ip
+from sessions_app.ingest.visitor import client_ip
 from sessions_app.models import Site
 
 log = logging.getLogger(__name__)

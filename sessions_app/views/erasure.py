@@ -10,7 +10,7 @@ from django import forms
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
-from sessions_app import erasure
+from sessions_app.erasure import erasures, job
 from sessions_app.models import ErasureRequest, Site
 from sessions_app.permissions import admin_required
 
@@ -53,10 +53,10 @@ def erasure_list(request: HttpRequest) -> HttpResponse:
         if form.is_valid():
             data = form.cleaned_data
             try:
-                created = erasure.erasure_request(
+                created = erasures.erasure_request(
                     site=data["site"], key=data["key"], kind=data["kind"], requested_by=request.user
                 )
-            except erasure.ErasureError as exc:
+            except erasures.ErasureError as exc:
                 context["errors"] = [str(exc)]
             else:
                 return redirect("sessions_app:erasure", request_id=created.pk)
@@ -76,8 +76,8 @@ def erasure_detail(request: HttpRequest, request_id: uuid.UUID) -> HttpResponse:
     if found is None:
         raise Http404("no such erasure request")
     counts = found.counts or {}
-    rows = [(table, counts.get(table, 0)) for table in erasure.TABLES]
-    resealed = [(g, counts.get(f"{g}s_resealed", 0)) for g in erasure.RESEALED]
+    rows = [(table, counts.get(table, 0)) for table in job.TABLES]
+    resealed = [(g, counts.get(f"{g}s_resealed", 0)) for g in job.RESEALED]
     return render(
         request,
         "sessions_app/erasure_detail.html",

@@ -6,7 +6,7 @@ from django.http import HttpRequest, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
-from sessions_app.selectors import health_report
+from sessions_app.system.health import health_report
 
 
 @never_cache

@@ -13,8 +13,9 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from sessions_app import retention, selectors, services
 from sessions_app.permissions import admin_required
+from sessions_app.retention import policies, purge, specs
+from sessions_app.sites import services
 
 PAGE = "sessions_app:retention"
 
@@ -50,14 +51,12 @@ def _page(request: HttpRequest, *, errors: dict[str, list[str]], status: int = 2
         "queued": _queued(request),
         "policies": [
             {"policy": policy, "errors": errors.get(policy.key, [])}
-            for policy in selectors.retention_policies()
+            for policy in policies.retention_policies()
         ],
-        "options": selectors.table_options(),
-        "runs": selectors.purge_runs(limit=20),
-        "unknown": [
-            m for key, found in errors.items() if key not in retention.SPECS for m in found
-        ],
-        "cache_seconds": retention.POLICY_CACHE_SECONDS,
+        "options": policies.live_table_options(),
+        "runs": purge.purge_runs(limit=20),
+        "unknown": [m for key, found in errors.items() if key not in specs.SPECS for m in found],
+        "cache_seconds": policies.POLICY_CACHE_SECONDS,
     }
     return render(request, "sessions_app/retention.html", context, status=status)
 
@@ -73,19 +72,19 @@ def retention_page(request: HttpRequest) -> HttpResponse:
 @require_POST
 def policy_save(request: HttpRequest, key: str) -> HttpResponse:
     """Save one policy (new writes use it from now on) or show why it was refused (400)."""
-    if key not in retention.SPECS:
+    if key not in specs.SPECS:
         return _page(request, errors={key: [f"policy: unknown policy {key!r}"]}, status=404)
     form = PolicyForm(request.POST)
     if not form.is_valid():
         problems = [str(m) for messages_ in form.errors.values() for m in messages_]
         return _page(request, errors={key: problems}, status=400)
     try:
-        services.retention_set(key=key, days=form.cleaned_data["days"], actor=request.user)
-    except retention.RetentionError as exc:
+        policies.retention_set(key=key, days=form.cleaned_data["days"], actor=request.user)
+    except specs.RetentionError as exc:
         return _page(request, errors={key: [str(exc)]}, status=400)
     messages.success(
         request,
-        f"{retention.SPECS[key].label}: {form.cleaned_data['days']} days for new writes; "
+        f"{specs.SPECS[key].label}: {form.cleaned_data['days']} days for new writes; "
         "rows already written keep their TTL.",
     )
     return redirect(PAGE)

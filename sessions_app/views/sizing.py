@@ -10,8 +10,9 @@ from django import forms
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from sessions_app import buckets, sizing
 from sessions_app.models import Site
+from sessions_app.partitions import counting, estimates, sizing
+from sessions_app.partitions.partition_report import partition_report as report_partitions
 from sessions_app.permissions import admin_required
 
 MAX_WRITES_PER_SECOND = 1_000_000
@@ -57,12 +58,12 @@ class ReportForm(forms.Form):
     site = forms.UUIDField(required=False, error_messages={"invalid": "site: not a site id"})
     hours = forms.IntegerField(
         min_value=1,
-        max_value=sizing.MAX_WINDOW_HOURS,
+        max_value=estimates.MAX_WINDOW_HOURS,
         required=False,
         error_messages={
             "invalid": "hours: a whole number",
             "min_value": "hours: at least 1",
-            "max_value": f"hours: at most {sizing.MAX_WINDOW_HOURS} (a week)",
+            "max_value": f"hours: at most {estimates.MAX_WINDOW_HOURS} (a week)",
         },
     )
 
@@ -84,11 +85,11 @@ def _size_rows(writes_per_second: float, row_bytes: int) -> list[dict[str, Any]]
     return [
         {
             "width": width,
-            "label": buckets.WIDTH_LABELS[width],
+            "label": sizing.WIDTH_LABELS[width],
             "size": size,
             "verdict": verdict,
         }
-        for width, size, verdict in buckets.partition_sizes(
+        for width, size, verdict in sizing.partition_sizes(
             writes_per_second=writes_per_second, row_bytes=row_bytes
         )
     ]
@@ -116,7 +117,7 @@ def calculator(request: HttpRequest) -> HttpResponse:
             "writes_per_second": rate,
             "row_bytes": row_bytes,
             "rows": rows,
-            "recommendation": buckets.recommend_width(writes_per_second=rate, row_bytes=row_bytes),
+            "recommendation": sizing.recommend_width(writes_per_second=rate, row_bytes=row_bytes),
             "chart": size_chart(
                 [(r["label"], [("size", r["size"])]) for r in rows], series=["size"]
             ),
@@ -125,12 +126,12 @@ def calculator(request: HttpRequest) -> HttpResponse:
     context["matrix"] = [
         {
             "rate": rate,
-            "row": buckets.format_size(row_bytes),
+            "row": sizing.format_size(row_bytes),
             "cells": {r["width"].value: r for r in _size_rows(rate, row_bytes)},
         }
         for rate, row_bytes in SEED_003_ROWS
     ]
-    context["verdicts"] = list(buckets.Verdict)
+    context["verdicts"] = list(sizing.Verdict)
     return render(request, "sessions_app/sizing_calculator.html", context, status=status)
 
 
@@ -141,9 +142,9 @@ def partition_report(request: HttpRequest) -> HttpResponse:
     context: dict[str, Any] = {"form": form, "errors": [], "report": None, "site": None}
     context["sites"] = list(Site.objects.all())
     context.update(
-        count_cap=f"{sizing.COUNT_CAP:,}",
-        row_budget=f"{sizing.ROW_BUDGET:,}",
-        sample_rows=sizing.SAMPLE_ROWS,
+        count_cap=f"{counting.COUNT_CAP:,}",
+        row_budget=f"{counting.ROW_BUDGET:,}",
+        sample_rows=counting.SAMPLE_ROWS,
     )
     if not form.is_valid():
         context["errors"] = _errors(form)
@@ -152,7 +153,7 @@ def partition_report(request: HttpRequest) -> HttpResponse:
     hours = form.cleaned_data["hours"] or 24
     context.update({"chosen": site, "hours": hours})
     if site is not None:
-        report = sizing.partition_report(
+        report = report_partitions(
             site_id=site.id, event_shards=site.event_shards, now=datetime.now(UTC), hours=hours
         )
         context["report"] = report
@@ -212,18 +213,18 @@ def size_chart(
                     "y": y0 + row * BAR_HEIGHT,
                     "w": max(1.0, round(_x(size) - LABEL_WIDTH, 1)),
                     "h": BAR_HEIGHT - 1,
-                    "title": f"{label} {name}: {buckets.format_size(size)}",
-                    "verdict": buckets.verdict(size),
+                    "title": f"{label} {name}: {sizing.format_size(size)}",
+                    "verdict": sizing.verdict(size),
                 }
             )
     height = top + len(groups) * group_height + 4
     ticks = [
-        {"x": _x(10.0**d), "label": buckets.format_size(10.0**d)}
+        {"x": _x(10.0**d), "label": sizing.format_size(10.0**d)}
         for d in range(LOW_DECADE, HIGH_DECADE + 1)
     ]
     limits = [
-        {"x": _x(buckets.FLOOR_BYTES), "label": "1 MB floor"},
-        {"x": _x(buckets.CEILING_BYTES), "label": "100 MB ceiling"},
+        {"x": _x(sizing.FLOOR_BYTES), "label": "1 MB floor"},
+        {"x": _x(sizing.CEILING_BYTES), "label": "100 MB ceiling"},
     ]
     return {
         "width": CHART_WIDTH,

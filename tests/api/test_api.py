@@ -11,8 +11,8 @@ import pytest
 from django.contrib.auth.models import User
 from django.utils import timezone
 
-from sessions_app import selectors
-from sessions_app.collector.pipeline import Source, events_record
+from sessions_app.ingest.pipeline import Source, events_record
+from sessions_app.tables import user_sessions
 from tests.collector.conftest import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
@@ -37,7 +37,7 @@ def data(site):
             for i in range(6)
         ],
     )
-    [summary] = selectors.session_list(site_id=site.id, user_key="api-anon")
+    [summary] = user_sessions.session_list(site_id=site.id, user_key="api-anon")
     return summary, now
 
 

@@ -18,13 +18,18 @@ import pytest
 from django.db import connections
 from django.utils import timezone
 
-from sessions_app import buckets, selectors
-from sessions_app.cassandra import prepare, session
-from sessions_app.collector import applier
-from sessions_app.collector.coordination import ALIVE_KEY, INLINE_KEY, QUEUE_KEY
-from sessions_app.collector.pipeline import Source, events_record, txlog_replay
+from sessions_app.core import timebuckets
+from sessions_app.core.cql import cassandra_session, prepare
+from sessions_app.core.redis_client import redis_client
+from sessions_app.erasure import suppression
+from sessions_app.ingest import applier
+from sessions_app.ingest.coordination import ALIVE_KEY, INLINE_KEY, QUEUE_KEY
+from sessions_app.ingest.pipeline import Source, events_record
+from sessions_app.ingest.replay import txlog_replay
 from sessions_app.models import Suppression
-from sessions_app.redis_client import redis_client
+from sessions_app.sessions import feed, lists, timeline
+from sessions_app.sessions.activity import user_activity
+from sessions_app.tables import user_sessions
 from tests.collector.conftest import event, minutes
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
@@ -48,12 +53,12 @@ def _log_applied(site) -> list[bool]:
     statement = prepare(
         "SELECT applied FROM {ks}.transaction_log WHERE site_id = ? AND minute = ? AND shard = ?"
     )
-    minutes_ = {buckets.floor(timezone.now() - minutes(m), "10m") for m in (0, 1)}
+    minutes_ = {timebuckets.floor(timezone.now() - minutes(m), "10m") for m in (0, 1)}
     return [
         row["applied"]
         for minute in minutes_
         for shard in range(4)
-        for row in session().execute(statement, (site.id, minute, shard))
+        for row in cassandra_session().execute(statement, (site.id, minute, shard))
     ]
 
 
@@ -62,7 +67,9 @@ def _site_event_count(site, hour) -> int:
         "SELECT count(*) AS n FROM {ks}.site_events_by_bucket "
         "WHERE site_id = ? AND bucket = ? AND shard = ?"
     )
-    return sum(session().execute(statement, (site.id, hour, s)).one()["n"] for s in range(4))
+    return sum(
+        cassandra_session().execute(statement, (site.id, hour, s)).one()["n"] for s in range(4)
+    )
 
 
 def test_queued_plans_are_written_to_every_table_in_one_round(site, live_now):
@@ -83,7 +90,7 @@ def test_queued_plans_are_written_to_every_table_in_one_round(site, live_now):
         assert outcome.queued and outcome.accepted == 3
     assert applier.backlog()["queued"] == 12
     # Acknowledged and logged, not written yet.
-    assert selectors.session_list(site_id=site.id, user_key="q-0") == []
+    assert user_sessions.session_list(site_id=site.id, user_key="q-0") == []
     assert _log_applied(site) == [False] * 12
 
     done = applier.drain_once()
@@ -93,20 +100,18 @@ def test_queued_plans_are_written_to_every_table_in_one_round(site, live_now):
     assert done.statements < 12 * 8 / 2
     assert applier.backlog()["queued"] == 0
     for n, anon in enumerate(visitors):
-        [summary] = selectors.session_list(site_id=site.id, user_key=anon)
+        [summary] = user_sessions.session_list(site_id=site.id, user_key=anon)
         assert summary["event_count"] == 2 and summary["click_count"] == 1
         assert summary["entry_url"] == f"https://shop.example/p{n}"
-        [linked] = selectors.session_list(site_id=site.id, user_key=f"u-{n}")
+        [linked] = user_sessions.session_list(site_id=site.id, user_key=f"u-{n}")
         assert linked["event_count"] == 1
-        assert len(selectors.session_events(session_id=summary["session_id"])) == 2
-        activity = selectors.user_activity(
-            site_id=site.id, user_key=anon, start=t0, end=live_now
-        ).events
+        assert len(timeline.session_events(session_id=summary["session_id"])) == 2
+        activity = user_activity(site_id=site.id, user_key=anon, start=t0, end=live_now).events
         assert len(activity) == 2
-        assert selectors.identity_links(site_id=site.id, user_id=f"u-{n}") == [anon]
-    hours = {buckets.floor(t0 + minutes(k), "hour") for k in range(3)}
+        assert lists.identity_links(site_id=site.id, user_id=f"u-{n}") == [anon]
+    hours = {timebuckets.floor(t0 + minutes(k), "hour") for k in range(3)}
     assert sum(_site_event_count(site, hour) for hour in hours) == 36
-    assert len(selectors.feed_latest(site_id=site.id, limit=50)) >= 24
+    assert len(feed.feed_latest(site_id=site.id, limit=50)) >= 24
     assert _log_applied(site) == [True] * 12
 
 
@@ -120,13 +125,13 @@ def test_the_newest_plan_of_a_session_wins_whatever_the_order_in_a_round(site, l
     done = applier.apply_payloads([second, first])  # the older plan written after the newer
 
     assert done.applied == 2
-    [summary] = selectors.session_list(site_id=site.id, user_key="same")
+    [summary] = user_sessions.session_list(site_id=site.id, user_key="same")
     assert summary["event_count"] == 2
     assert (summary["entry_url"], summary["exit_url"]) == (
         "https://shop.example/a",
         "https://shop.example/b",
     )
-    assert len(selectors.session_events(session_id=summary["session_id"])) == 2
+    assert len(timeline.session_events(session_id=summary["session_id"])) == 2
 
 
 def test_with_no_applier_alive_or_a_full_queue_the_collector_writes_the_plan_itself(
@@ -135,15 +140,15 @@ def test_with_no_applier_alive_or_a_full_queue_the_collector_writes_the_plan_its
     t0 = live_now - minutes(5)
     outcome = _record(site, [event(t0, anon="alone")])
     assert not outcome.queued
-    assert selectors.session_list(site_id=site.id, user_key="alone")[0]["event_count"] == 1
+    assert user_sessions.session_list(site_id=site.id, user_key="alone")[0]["event_count"] == 1
 
     applier.announce()
     settings.APPLY_QUEUE_MAX_PLANS = 1
     assert _record(site, [event(t0, anon="first")]).queued
     outcome = _record(site, [event(t0, anon="second")])
     assert not outcome.queued  # the queue holds its maximum
-    assert selectors.session_list(site_id=site.id, user_key="second")[0]["event_count"] == 1
-    assert selectors.session_list(site_id=site.id, user_key="first") == []
+    assert user_sessions.session_list(site_id=site.id, user_key="second")[0]["event_count"] == 1
+    assert user_sessions.session_list(site_id=site.id, user_key="first") == []
     assert applier.backlog() == {"queued": 1, "alive": 1, "inline": 2}
 
     settings.APPLY_QUEUE = False
@@ -160,10 +165,10 @@ def test_a_plan_that_waited_too_long_is_left_to_the_replay_task(site, live_now, 
     done = applier.apply_payloads([payload], now=late)
 
     assert (done.stale, done.applied) == (1, 0)
-    assert selectors.session_list(site_id=site.id, user_key="slow") == []
+    assert user_sessions.session_list(site_id=site.id, user_key="slow") == []
     settings.TXLOG_REPLAY_GRACE = minutes(0)
     assert txlog_replay(now=timezone.now()) >= 1
-    assert selectors.session_list(site_id=site.id, user_key="slow")[0]["event_count"] == 1
+    assert user_sessions.session_list(site_id=site.id, user_key="slow")[0]["event_count"] == 1
 
 
 def test_a_payload_that_does_not_decode_is_counted_and_the_others_are_written(site, live_now):
@@ -174,7 +179,9 @@ def test_a_payload_that_does_not_decode_is_counted_and_the_others_are_written(si
     done = applier.apply_payloads([b"junk", payload])
 
     assert (done.popped, done.failed, done.applied) == (2, 1, 1)
-    assert selectors.session_list(site_id=site.id, user_key="next-to-junk")[0]["event_count"] == 1
+    assert (
+        user_sessions.session_list(site_id=site.id, user_key="next-to-junk")[0]["event_count"] == 1
+    )
 
 
 def test_a_key_erased_while_its_plan_waited_is_not_written(site, live_now):
@@ -183,13 +190,13 @@ def test_a_key_erased_while_its_plan_waited_is_not_written(site, live_now):
     _record(site, [event(t0, anon="erased-soon")])
     _record(site, [event(t0, anon="kept")])
     Suppression.objects.create(site=site, key="erased-soon")
-    selectors.suppressed_keys_forget(site_id=site.id)
+    suppression.suppressed_keys_forget(site_id=site.id)
 
     done = applier.drain_once()
 
     assert done.applied == 2
-    assert selectors.session_list(site_id=site.id, user_key="erased-soon") == []
-    assert selectors.session_list(site_id=site.id, user_key="kept")[0]["event_count"] == 1
+    assert user_sessions.session_list(site_id=site.id, user_key="erased-soon") == []
+    assert user_sessions.session_list(site_id=site.id, user_key="kept")[0]["event_count"] == 1
     assert _log_applied(site) == [True, True]  # nothing left for the replay to write
 
 
@@ -220,11 +227,12 @@ def test_run_applier_applies_queued_plans_and_hands_back_when_stopped(site, live
             site, [event(t0, anon="via-process"), event(t0, kind="click", anon="via-process")]
         ).queued
         deadline = time.monotonic() + 30
-        while not selectors.session_list(site_id=site.id, user_key="via-process"):
+        while not user_sessions.session_list(site_id=site.id, user_key="via-process"):
             assert time.monotonic() < deadline, "the applier did not write the queued plan"
             time.sleep(0.1)
         assert (
-            selectors.session_list(site_id=site.id, user_key="via-process")[0]["event_count"] == 2
+            user_sessions.session_list(site_id=site.id, user_key="via-process")[0]["event_count"]
+            == 2
         )
     finally:
         process.send_signal(signal.SIGTERM)

@@ -12,9 +12,15 @@ import pytest
 from django.core.handlers.wsgi import WSGIRequest
 from django.test import RequestFactory
 
-from sessions_app import buckets, selectors
-from sessions_app.cassandra import prepare, session
+from sessions_app.aggregates import sources
+from sessions_app.core import timebuckets
+from sessions_app.core.cql import cassandra_session, prepare
+from sessions_app.ingest import quality
 from sessions_app.models import Site
+from sessions_app.sessions import feed
+from sessions_app.sessions.activity import user_activity
+from sessions_app.sessions.timeline import session_events
+from sessions_app.tables import user_sessions
 from sessions_app.views.collector import collect
 from tests.collector.conftest import ORIGIN, event, minutes, post
 
@@ -22,7 +28,9 @@ pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 
 
 def _rows(table: str, where: str, *params) -> list[dict]:
-    return list(session().execute(prepare(f"SELECT * FROM {{ks}}.{table} WHERE {where}"), params))
+    return list(
+        cassandra_session().execute(prepare(f"SELECT * FROM {{ks}}.{table} WHERE {where}"), params)
+    )
 
 
 def test_mixed_batch_lands_in_every_table_and_keeps_its_good_events(client, site, live_now):
@@ -50,28 +58,24 @@ def test_mixed_batch_lands_in_every_table_and_keeps_its_good_events(client, site
     assert body["accepted"] == 3 and body["duplicates"] == 0
     assert [r["index"] for r in body["rejected"]] == [1]
 
-    [summary] = selectors.session_list(site_id=site.id, user_key="anon-1")
+    [summary] = user_sessions.session_list(site_id=site.id, user_key="anon-1")
     assert summary["event_count"] == 3 and summary["pageview_count"] == 1
     assert summary["click_count"] == 1 and summary["converted"] is True
     assert summary["entry_url"] == "https://shop.example/"
     assert summary["started_at"] == t0
-    timeline = selectors.session_events(session_id=summary["session_id"])
+    timeline = session_events(session_id=summary["session_id"])
     assert [e["type"] for e in timeline] == ["pageview", "click", "custom"]
     assert timeline[1]["element"]["selector"] == "main > button#buy"
-    activity = selectors.user_activity(
-        site_id=site.id, user_key="anon-1", start=t0, end=live_now
-    ).events
+    activity = user_activity(site_id=site.id, user_key="anon-1", start=t0, end=live_now).events
     assert [e["event_id"] for e in activity] == [e["event_id"] for e in timeline]
     hour_events = [
         e
-        for h in {buckets.floor(t0, "hour"), buckets.floor(t0 + minutes(2), "hour")}
-        for e in selectors.site_bucket_events(site_id=site.id, hour=h, shards=site.event_shards)
+        for h in {timebuckets.floor(t0, "hour"), timebuckets.floor(t0 + minutes(2), "hour")}
+        for e in sources.site_bucket_events(site_id=site.id, hour=h, shards=site.event_shards)
     ]
     assert len(hour_events) == 3
-    assert [f["session_id"] for f in selectors.feed_latest(site_id=site.id)] == [
-        summary["session_id"]
-    ]
-    counts = selectors.ingest_counts(site_id=site.id, hour=live_now)
+    assert [f["session_id"] for f in feed.feed_latest(site_id=site.id)] == [summary["session_id"]]
+    counts = quality.ingest_counts(site_id=site.id, hour=live_now)
     assert counts["received"] == 4 and counts["accepted"] == 3
     assert counts["rejected"] == {"ts": 1}
 
@@ -80,7 +84,7 @@ def test_received_equals_accepted_plus_rejected_plus_duplicates(client, site, li
     batch = [event(live_now - minutes(5)), event(live_now - minutes(4)), {"bad": True}]
     post(client, site, batch)
     post(client, site, batch)  # a replay: two duplicates, one rejected again
-    counts = selectors.ingest_counts(site_id=site.id, hour=live_now)
+    counts = quality.ingest_counts(site_id=site.id, hour=live_now)
     rejected = sum(counts["rejected"].values())
     assert counts == {**counts, "received": 6, "accepted": 2, "duplicates": 2}
     assert counts["accepted"] + rejected + counts["duplicates"] == counts["received"]
@@ -102,7 +106,7 @@ def test_origin_outside_the_allow_list_is_403(client, site, live_now):
     response = post(client, site, [event(live_now)], origin="https://evil.example")
     assert response.status_code == 403
     assert response.json()["field"] == "origin"
-    assert selectors.session_list(site_id=site.id, user_key="anon-1") == []
+    assert user_sessions.session_list(site_id=site.id, user_key="anon-1") == []
 
 
 def test_allowed_origin_gets_cors_headers_without_credentials(client, site, live_now):
@@ -202,31 +206,31 @@ def test_clock_skew_is_corrected_with_sent_at(client, site, live_now):
     # in its own time and sent the batch "now" in its own time.
     client_now = live_now - timedelta(hours=2)
     post(client, site, [event(client_now - minutes(10))], sent_at=client_now)
-    [summary] = selectors.session_list(site_id=site.id, user_key="anon-1")
+    [summary] = user_sessions.session_list(site_id=site.id, user_key="anon-1")
     assert abs(summary["started_at"] - (live_now - minutes(10))) < timedelta(seconds=5)
 
 
 def test_small_clock_differences_are_transit_time_not_skew(client, site, live_now):
     ts = live_now - minutes(3)
     post(client, site, [event(ts)], sent_at=live_now - timedelta(seconds=20))
-    [summary] = selectors.session_list(site_id=site.id, user_key="anon-1")
+    [summary] = user_sessions.session_list(site_id=site.id, user_key="anon-1")
     assert summary["started_at"] == ts
 
 
 def test_far_future_events_are_clamped_and_flagged(client, site, live_now):
     response = post(client, site, [event(live_now + timedelta(days=3))])
     assert response.json()["clamped"] == 1
-    [summary] = selectors.session_list(site_id=site.id, user_key="anon-1")
+    [summary] = user_sessions.session_list(site_id=site.id, user_key="anon-1")
     assert summary["started_at"] <= live_now + timedelta(seconds=5)
-    [stored] = selectors.session_events(session_id=summary["session_id"])
+    [stored] = session_events(session_id=summary["session_id"])
     assert stored["clamped"] is True
 
 
 def test_late_events_are_accepted_and_marked(client, site, live_now):
     response = post(client, site, [event(live_now - timedelta(hours=3))])
     assert response.json()["late"] == 1 and response.json()["accepted"] == 1
-    [summary] = selectors.session_list(site_id=site.id, user_key="anon-1")
-    [stored] = selectors.session_events(session_id=summary["session_id"])
+    [summary] = user_sessions.session_list(site_id=site.id, user_key="anon-1")
+    [stored] = session_events(session_id=summary["session_id"])
     assert stored["late"] is True
 
 
@@ -276,7 +280,9 @@ def test_segment_gzip_body_is_inflated(client, site, live_now):
     response = _segment(client, site, gzip.compress(body), gzip_it=True)
     assert response.status_code == 200, response.content
     assert response.json()["accepted"] == 1
-    assert [s["event_count"] for s in selectors.session_list(site_id=site.id, user_key="gz-user")]
+    assert [
+        s["event_count"] for s in user_sessions.session_list(site_id=site.id, user_key="gz-user")
+    ]
 
 
 @pytest.mark.parametrize(

@@ -8,9 +8,9 @@ import pytest
 from django.conf import settings
 from django.utils import timezone
 
-from sessions_app import selectors
-from sessions_app.collector import coordination
-from sessions_app.collector.pipeline import Source, events_record
+from sessions_app.ingest import coordination
+from sessions_app.ingest.pipeline import Source, events_record
+from sessions_app.tables import user_sessions
 from tests.collector.conftest import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
@@ -35,7 +35,7 @@ def test_a_request_killed_after_marking_does_not_turn_its_retry_into_duplicates(
     assert all(dead.fresh)
     retry = events_record(source=Source(site=site, received_at=now), raw_events=beacon)
     assert (retry.accepted, retry.duplicates) == (3, 0)
-    [summary] = selectors.session_list(site_id=site.id, user_key="killed")
+    [summary] = user_sessions.session_list(site_id=site.id, user_key="killed")
     assert summary["event_count"] == 3
     # Once logged, the marks are committed: a replay is all duplicates.
     again = events_record(source=Source(site=site, received_at=now), raw_events=beacon)

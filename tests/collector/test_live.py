@@ -11,8 +11,11 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from sessions_app import selectors
-from sessions_app.cassandra import prepare, session
+from sessions_app.aggregates import sources
+from sessions_app.core.cql import cassandra_session, prepare
+from sessions_app.sessions import activity, feed, lists
+from sessions_app.sessions.timeline import session_events
+from sessions_app.tables import user_sessions
 from tests.collector.conftest import ORIGIN, event, minutes
 
 pytestmark = pytest.mark.django_db(transaction=True, databases=["default", "cassandra"])
@@ -20,7 +23,7 @@ pytestmark = pytest.mark.django_db(transaction=True, databases=["default", "cass
 
 def _count(table: str, where: str, *params) -> int:
     statement = prepare(f"SELECT COUNT(*) AS n FROM {{ks}}.{table} WHERE {where}")
-    return session().execute(statement, params).one()["n"]
+    return cassandra_session().execute(statement, params).one()["n"]
 
 
 def test_one_beacon_replayed_three_times_concurrently_writes_once(live_server, site, live_now):
@@ -56,24 +59,24 @@ def test_one_beacon_replayed_three_times_concurrently_writes_once(live_server, s
 
     assert sorted(a["accepted"] for a in answers) == [0, 0, 2]
     assert sum(a["duplicates"] for a in answers) == 4
-    [summary] = selectors.session_list(site_id=site.id, user_key="anon-1")
+    [summary] = user_sessions.session_list(site_id=site.id, user_key="anon-1")
     sid = summary["session_id"]
     assert summary["event_count"] == 2
     assert _count("session_events", "session_id = ?", sid) == 2
-    bucket = selectors.user_activity(
+    bucket = activity.user_activity(
         site_id=site.id, user_key="anon-1", start=t0, end=live_now
     ).events
     assert len(bucket) == 2
-    site_rows = selectors.site_bucket_events(site_id=site.id, hour=t0, shards=site.event_shards)
+    site_rows = sources.site_bucket_events(site_id=site.id, hour=t0, shards=site.event_shards)
     site_rows += (
-        selectors.site_bucket_events(
+        sources.site_bucket_events(
             site_id=site.id, hour=t0 + timedelta(seconds=5), shards=site.event_shards
         )
         if (t0.hour != (t0 + timedelta(seconds=5)).hour)
         else []
     )
     assert len(site_rows) == 2
-    assert len(selectors.feed_latest(site_id=site.id)) == 1
+    assert len(feed.feed_latest(site_id=site.id)) == 1
 
 
 def test_segment_sdk_end_to_end(live_server, site):
@@ -105,11 +108,11 @@ def test_segment_sdk_end_to_end(live_server, site):
     deadline = time.monotonic() + 10
     sessions = []
     while time.monotonic() < deadline and not sessions:
-        sessions = selectors.session_list(site_id=site.id, user_key="seg-user-1")
+        sessions = user_sessions.session_list(site_id=site.id, user_key="seg-user-1")
         time.sleep(0.2)
     [summary] = sessions
     assert summary["event_count"] == 3 and summary["converted"] is True
-    timeline = selectors.session_events(session_id=summary["session_id"])
+    timeline = session_events(session_id=summary["session_id"])
     assert [(e["type"], e["name"]) for e in timeline] == [
         ("custom", "$identify"),
         ("pageview", None),
@@ -118,7 +121,7 @@ def test_segment_sdk_end_to_end(live_server, site):
     assert timeline[0]["props"] == {"plan": "pro"}
     assert timeline[1]["url"] == "https://shop.example/pricing"
     assert timeline[2]["props"] == {"value": 99, "currency": "EUR"}
-    assert selectors.identity_links(site_id=site.id, user_id="seg-user-1") == ["seg-anon-1"]
+    assert lists.identity_links(site_id=site.id, user_id="seg-user-1") == ["seg-anon-1"]
 
 
 def test_segment_sdk_with_gzip(live_server, site):
@@ -128,8 +131,8 @@ def test_segment_sdk_with_gzip(live_server, site):
     analytics.track("seg-gzip", "purchase", {"value": 5}, timestamp=timezone.now())
     analytics.flush()
     analytics.shutdown()
-    [summary] = selectors.session_list(site_id=site.id, user_key="seg-gzip")
-    [stored] = selectors.session_events(session_id=summary["session_id"])
+    [summary] = user_sessions.session_list(site_id=site.id, user_key="seg-gzip")
+    [stored] = session_events(session_id=summary["session_id"])
     assert (stored["name"], stored["props"]) == ("purchase", {"value": 5})
 
 

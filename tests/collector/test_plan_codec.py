@@ -9,8 +9,8 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sessions_app.buckets import EPOCH
-from sessions_app.collector.writer import EventRow, Plan, SessionSummary, plan_decode, plan_encode
+from sessions_app.core.timebuckets import EPOCH
+from sessions_app.ingest.plan import EventRow, Plan, SessionSummary, plan_decode, plan_encode
 
 SITE = uuid.UUID("0f6b2a4e-3c1d-4e5f-8a9b-0c1d2e3f4a5b")
 SESSION = uuid.UUID("7c9e6679-e605-11f1-9d62-99cbae29d7a6")

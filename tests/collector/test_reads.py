@@ -7,9 +7,10 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from sessions_app import buckets, selectors
-from sessions_app.collector.pipeline import Source, events_record
-from sessions_app.selectors import RangeError
+from sessions_app.core import timebuckets
+from sessions_app.core.bounds import RangeError
+from sessions_app.ingest.pipeline import Source, events_record
+from sessions_app.sessions import activity, lists
 from tests.collector.conftest import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
@@ -19,7 +20,7 @@ pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 def history(site):
     """Thirty events of one user over six days, several per day, around midnights."""
     now = timezone.now().replace(microsecond=0)
-    day = buckets.floor(now, "day")
+    day = timebuckets.floor(now, "day")
     times = []
     for d in range(6, 0, -1):
         for minutes in (-7, -1, 0, 3, 200):  # around each midnight
@@ -45,7 +46,7 @@ def test_paging_across_buckets_returns_every_event_once_in_order(
     start, end = times[0] - timedelta(hours=1), now
     seen, cursor, pages = [], None, 0
     while True:
-        page = selectors.user_activity(
+        page = activity.user_activity(
             site_id=site.id,
             user_key="hist",
             start=start,
@@ -67,11 +68,11 @@ def test_paging_across_buckets_returns_every_event_once_in_order(
 def test_auto_strategy_uses_in_for_few_buckets_and_parallel_beyond(site, history, settings):
     settings.ACTIVITY_IN_MAX_BUCKETS = 3
     times, now = history
-    few = selectors.user_activity(
+    few = activity.user_activity(
         site_id=site.id, user_key="hist", start=now - timedelta(hours=30), end=now
     )
     assert few.strategy == "in" and len(few.partitions) <= 3
-    many = selectors.user_activity(site_id=site.id, user_key="hist", start=times[0], end=now)
+    many = activity.user_activity(site_id=site.id, user_key="hist", start=times[0], end=now)
     assert many.strategy == "parallel"
     assert [p["bucket"] for p in many.partitions] == sorted(p["bucket"] for p in many.partitions)
     assert sum(p["rows"] for p in many.partitions) >= len(times)
@@ -88,10 +89,10 @@ def test_parallel_reads_a_few_buckets_a_query_and_the_same_events(
     settings.ACTIVITY_IN_MAX_BUCKETS = in_max
     settings.ACTIVITY_PARALLEL_IN_BUCKETS = per_query
     times, now = history
-    start = buckets.floor(times[0], "day") - timedelta(days=1)
+    start = timebuckets.floor(times[0], "day") - timedelta(days=1)
     args = dict(site_id=site.id, user_key="hist", start=start, end=now, limit=1000)
-    baseline = selectors.user_activity(**args, strategy="sequential")
-    page = selectors.user_activity(**args, strategy="parallel")
+    baseline = activity.user_activity(**args, strategy="sequential")
+    page = activity.user_activity(**args, strategy="parallel")
     assert len(page.partitions) == len(baseline.partitions) == baseline.queries == 9
     assert page.queries == queries
     assert page.events == baseline.events
@@ -103,7 +104,7 @@ def test_an_in_lists_rows_come_out_in_time_order_whatever_order_its_partitions_a
     """Rows of each partition in clustering order; partitions in any order (no promise)."""
     from datetime import UTC, datetime
 
-    from sessions_app.ids import time_uuid
+    from sessions_app.core.ids import time_uuid
 
     days = [datetime(2026, 3, d, tzinfo=UTC) for d in (1, 2, 3)]
 
@@ -120,7 +121,7 @@ def test_an_in_lists_rows_come_out_in_time_order_whatever_order_its_partitions_a
         ]
 
     arrived = rows_of(days[2], 2) + rows_of(days[0], 3) + rows_of(days[1], 0)
-    found, per_bucket = selectors._bucket_rows(arrived, days)
+    found, per_bucket = activity._bucket_rows(arrived, days)
 
     assert [e["ts"] for e in found] == sorted(e["ts"] for e in found)
     assert [e["ts"].tzinfo for e in found] == [UTC] * 5
@@ -131,19 +132,19 @@ def test_an_in_lists_rows_come_out_in_time_order_whatever_order_its_partitions_a
 
 def test_range_boundaries_are_half_open(site, history):
     times, _ = history
-    page = selectors.user_activity(site_id=site.id, user_key="hist", start=times[1], end=times[3])
+    page = activity.user_activity(site_id=site.id, user_key="hist", start=times[1], end=times[3])
     assert [e["ts"] for e in page.events] == times[1:3]
 
 
 def test_empty_range_and_unknown_user(site, history):
     times, _ = history
     assert (
-        selectors.user_activity(
+        activity.user_activity(
             site_id=site.id, user_key="nobody", start=times[0], end=times[-1]
         ).events
         == []
     )
-    gap = selectors.user_activity(
+    gap = activity.user_activity(
         site_id=site.id,
         user_key="hist",
         start=times[4] + timedelta(minutes=1),
@@ -155,17 +156,17 @@ def test_empty_range_and_unknown_user(site, history):
 def test_caps_are_clear_errors(site):
     now = timezone.now()
     with pytest.raises(RangeError, match="end: range longer than 92 days"):
-        selectors.user_activity(
+        activity.user_activity(
             site_id=site.id, user_key="u", start=now - timedelta(days=93), end=now
         )
     with pytest.raises(RangeError, match="end: must be after start"):
-        selectors.user_activity(site_id=site.id, user_key="u", start=now, end=now)
+        activity.user_activity(site_id=site.id, user_key="u", start=now, end=now)
     with pytest.raises(ValueError, match="limit must be between 1 and 1000"):
-        selectors.user_activity(
+        activity.user_activity(
             site_id=site.id, user_key="u", start=now - timedelta(days=1), end=now, limit=1001
         )
     with pytest.raises(RangeError, match="strategy: IN reads at most"):
-        selectors.user_activity(
+        activity.user_activity(
             site_id=site.id, user_key="u", start=now - timedelta(days=30), end=now, strategy="in"
         )
 
@@ -183,14 +184,14 @@ def test_session_pages_merge_linked_ids_newest_first(site):
             source=Source(site=site, received_at=now),
             raw_events=[event(ts, anon=anon, user_id=user) if user else event(ts, anon=anon)],
         )
-    linked = selectors.identity_links(site_id=site.id, user_id="u-9")
+    linked = lists.identity_links(site_id=site.id, user_id="u-9")
     assert sorted(linked) == ["a-2", "a-3"]
-    first = selectors.sessions_page(site_id=site.id, user_keys=["u-9", *linked], limit=2)
+    first = lists.sessions_page(site_id=site.id, user_keys=["u-9", *linked], limit=2)
     assert [s["started_at"] for s in first.sessions] == [
         now - timedelta(hours=5),
         now - timedelta(hours=10),
     ]
-    rest = selectors.sessions_page(
+    rest = lists.sessions_page(
         site_id=site.id, user_keys=["u-9", *linked], limit=2, before=first.next_cursor
     )
     assert [(s["user_key"], s["started_at"]) for s in rest.sessions] == [

@@ -7,10 +7,15 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from sessions_app import selectors, tasks
-from sessions_app.cassandra import prepare, session
-from sessions_app.collector import pipeline
+from sessions_app import tasks
+from sessions_app.core import timebuckets
+from sessions_app.core.cql import cassandra_session, prepare
+from sessions_app.erasure import suppression
+from sessions_app.ingest import pipeline, replay
 from sessions_app.models import ReplayWatermark
+from sessions_app.sessions import activity, feed, timeline
+from sessions_app.sites import services
+from sessions_app.tables import user_sessions
 from tests.collector.conftest import event, minutes, post
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
@@ -18,9 +23,8 @@ pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 
 def _log_minutes(since):
     """Return every log partition's minute from since to now: a test may cross a 10-minute edge."""
-    from sessions_app import buckets
 
-    return list(buckets.iter_buckets(since, timezone.now() + timedelta(microseconds=1), "10m"))
+    return list(timebuckets.iter_buckets(since, timezone.now() + timedelta(microseconds=1), "10m"))
 
 
 def _log_rows(site, since):
@@ -32,7 +36,7 @@ def _log_rows(site, since):
         dict(r)
         for minute in _log_minutes(since)
         for s in range(4)
-        for r in session().execute(statement, (site.id, minute, s))
+        for r in cassandra_session().execute(statement, (site.id, minute, s))
     ]
 
 
@@ -49,41 +53,40 @@ def test_crash_between_log_and_apply_is_completed_by_replay(
     # Durable in the log, absent from the tables.
     [entry] = _log_rows(site, live_now)
     assert entry["applied"] is False
-    assert selectors.session_list(site_id=site.id, user_key="anon-1") == []
+    assert user_sessions.session_list(site_id=site.id, user_key="anon-1") == []
     monkeypatch.undo()
 
     settings.TXLOG_REPLAY_GRACE = minutes(0)
     replayed = tasks.replay_transaction_log.apply().get()
 
     assert replayed >= 1
-    [summary] = selectors.session_list(site_id=site.id, user_key="anon-1")
+    [summary] = user_sessions.session_list(site_id=site.id, user_key="anon-1")
     assert summary["event_count"] == 2
-    assert len(selectors.session_events(session_id=summary["session_id"])) == 2
+    assert len(timeline.session_events(session_id=summary["session_id"])) == 2
     assert (
         len(
-            selectors.user_activity(
+            activity.user_activity(
                 site_id=site.id, user_key="anon-1", start=t0, end=live_now
             ).events
         )
         == 2
     )
-    assert [f["session_id"] for f in selectors.feed_latest(site_id=site.id)] == [
-        summary["session_id"]
-    ]
+    assert [f["session_id"] for f in feed.feed_latest(site_id=site.id)] == [summary["session_id"]]
     assert [r["applied"] for r in _log_rows(site, live_now)] == [True]
     assert ReplayWatermark.objects.filter(site=site).exists()
     # Nothing left: a second run applies nothing for this site.
-    assert pipeline.txlog_replay(now=timezone.now()) == 0
+    assert replay.txlog_replay(now=timezone.now()) == 0
 
 
 def test_replaying_an_applied_plan_changes_nothing(client, site, live_now):
     t0 = live_now - minutes(15)
     post(client, site, [event(t0), event(t0 + minutes(1))])
-    before = selectors.session_list(site_id=site.id, user_key="anon-1")
-    from sessions_app.collector.writer import plan_apply, plan_decode
+    before = user_sessions.session_list(site_id=site.id, user_key="anon-1")
+    from sessions_app.ingest.apply import plan_apply
+    from sessions_app.ingest.plan import plan_decode
 
     payload = (
-        session()
+        cassandra_session()
         .execute(
             prepare(
                 "SELECT payload FROM {ks}.transaction_log WHERE site_id = ? AND minute = ? "
@@ -94,15 +97,15 @@ def test_replaying_an_applied_plan_changes_nothing(client, site, live_now):
         .one()["payload"]
     )
     plan_apply(plan_decode(payload))
-    assert selectors.session_list(site_id=site.id, user_key="anon-1") == before
-    assert len(selectors.session_events(session_id=before[0]["session_id"])) == 2
+    assert user_sessions.session_list(site_id=site.id, user_key="anon-1") == before
+    assert len(timeline.session_events(session_id=before[0]["session_id"])) == 2
 
 
 def _key(site, since):
     for minute in _log_minutes(since):
         for shard in range(4):
             rows = list(
-                session().execute(
+                cassandra_session().execute(
                     prepare(
                         "SELECT batch_id FROM {ks}.transaction_log WHERE site_id = ? "
                         "AND minute = ? AND shard = ?"
@@ -124,21 +127,20 @@ def test_replay_of_a_plan_whose_keys_were_all_erased_only_marks_it(
     post(client, site, [event(live_now - minutes(15), anon="gone")])
     monkeypatch.undo()
     Suppression.objects.create(site=site, key="gone")
-    selectors.suppressed_keys_forget(site_id=site.id)
+    suppression.suppressed_keys_forget(site_id=site.id)
     settings.TXLOG_REPLAY_GRACE = minutes(0)
 
-    assert pipeline.txlog_replay(now=timezone.now()) == 1
+    assert replay.txlog_replay(now=timezone.now()) == 1
 
-    assert selectors.session_list(site_id=site.id, user_key="gone") == []
+    assert user_sessions.session_list(site_id=site.id, user_key="gone") == []
     assert [r["applied"] for r in _log_rows(site, live_now)] == [True]
-    assert pipeline.txlog_replay(now=timezone.now()) == 0
+    assert replay.txlog_replay(now=timezone.now()) == 0
 
 
 @pytest.mark.parametrize("expired", [False, True], ids=["retried", "given-up"])
 def test_an_entry_that_keeps_failing_stops_neither_other_entries_nor_other_sites(
     client, site, live_now, monkeypatch, settings, expired
 ):
-    from sessions_app import services
 
     other = services.site_create(name="Other", origins=["https://shop.example"])
     monkeypatch.setattr(pipeline, "plan_apply", lambda plan, **kw: None)  # died before apply
@@ -163,10 +165,10 @@ def test_an_entry_that_keeps_failing_stops_neither_other_entries_nor_other_sites
     for s in (site, other):  # both were replayed up to the entries' bucket
         ReplayWatermark.objects.create(site=s, replayed_through=bucket)
 
-    assert pipeline.txlog_replay(now=later) == 2
-    assert selectors.session_list(site_id=site.id, user_key="fine")
-    assert selectors.session_list(site_id=other.id, user_key="elsewhere")
-    assert selectors.session_list(site_id=site.id, user_key="poison") == []
+    assert replay.txlog_replay(now=later) == 2
+    assert user_sessions.session_list(site_id=site.id, user_key="fine")
+    assert user_sessions.session_list(site_id=other.id, user_key="elsewhere")
+    assert user_sessions.session_list(site_id=site.id, user_key="poison") == []
     assert ReplayWatermark.objects.get(site=other).replayed_through > bucket
     mark = ReplayWatermark.objects.get(site=site).replayed_through
     if expired:
@@ -174,5 +176,5 @@ def test_an_entry_that_keeps_failing_stops_neither_other_entries_nor_other_sites
     else:
         assert mark == bucket
         monkeypatch.undo()  # whatever failed is fixed: the next run applies it
-        assert pipeline.txlog_replay(now=later) == 1
-        assert selectors.session_list(site_id=site.id, user_key="poison")
+        assert replay.txlog_replay(now=later) == 1
+        assert user_sessions.session_list(site_id=site.id, user_key="poison")

@@ -8,9 +8,11 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from sessions_app import selectors
-from sessions_app.collector.pipeline import Source, events_record
-from sessions_app.redis_client import redis_client
+from sessions_app.core.redis_client import redis_client
+from sessions_app.ingest.pipeline import Source, events_record
+from sessions_app.sessions import lists
+from sessions_app.sessions.timeline import session_events
+from sessions_app.tables import user_sessions
 from tests.collector.conftest import event, minutes
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
@@ -23,7 +25,7 @@ def record(site, events, *, received_at=None):
 
 def starts(site, user_key="anon-1"):
     return sorted(
-        s["started_at"] for s in selectors.session_list(site_id=site.id, user_key=user_key)
+        s["started_at"] for s in user_sessions.session_list(site_id=site.id, user_key=user_key)
     )
 
 
@@ -45,7 +47,7 @@ def test_gap_setting_is_configurable(site, live_now, settings):
 def test_sessions_last_at_most_24_hours(site, live_now):
     t0 = live_now - timedelta(hours=26)
     record(site, [event(t0 + minutes(20 * i)) for i in range(76)])  # every 20 min for 25 h
-    sessions = selectors.session_list(site_id=site.id, user_key="anon-1")
+    sessions = user_sessions.session_list(site_id=site.id, user_key="anon-1")
     assert len(sessions) == 2
     for s in sessions:
         assert s["last_seen_at"] - s["started_at"] <= timedelta(hours=24)
@@ -56,7 +58,7 @@ def test_events_of_a_batch_are_ordered_by_time_first(site, live_now):
     events = [event(t0 + minutes(i), url=f"https://shop.example/p{i}") for i in range(10)]
     random.Random(4).shuffle(events)
     record(site, events)
-    [summary] = selectors.session_list(site_id=site.id, user_key="anon-1")
+    [summary] = user_sessions.session_list(site_id=site.id, user_key="anon-1")
     assert summary["entry_url"] == "https://shop.example/p0"
     assert summary["exit_url"] == "https://shop.example/p9"
     assert summary["started_at"] == t0 and summary["event_count"] == 10
@@ -68,11 +70,11 @@ def test_late_event_lands_in_the_session_that_covers_it(site, live_now):
     record(site, [event(live_now - minutes(10))])  # a later, separate session
     record(site, [event(morning + minutes(10), id="straggler")])  # arrives hours late
     sessions = {
-        s["started_at"]: s for s in selectors.session_list(site_id=site.id, user_key="anon-1")
+        s["started_at"]: s for s in user_sessions.session_list(site_id=site.id, user_key="anon-1")
     }
     assert sorted(sessions) == [morning, live_now - minutes(10)]
     assert sessions[morning]["event_count"] == 3
-    timeline = selectors.session_events(session_id=sessions[morning]["session_id"])
+    timeline = session_events(session_id=sessions[morning]["session_id"])
     assert [e["ts"] for e in timeline] == [morning, morning + minutes(10), morning + minutes(20)]
 
 
@@ -81,7 +83,7 @@ def test_assignment_survives_a_redis_flush_mid_session(site, live_now):
     record(site, [event(t0), event(t0 + minutes(5))])
     redis_client().flushdb()
     record(site, [event(t0 + minutes(15))])
-    [summary] = selectors.session_list(site_id=site.id, user_key="anon-1")
+    [summary] = user_sessions.session_list(site_id=site.id, user_key="anon-1")
     assert summary["event_count"] == 3
     assert summary["last_seen_at"] == t0 + minutes(15)
 
@@ -94,9 +96,9 @@ def test_a_resend_after_a_redis_flush_is_a_duplicate_not_a_second_count(site, li
     redis_client().flushdb()  # the dedup marks are gone, the rows are not
     outcome = record(site, [*first, event(t0 + minutes(15))])
     assert (outcome.accepted, outcome.duplicates) == (1, 2)
-    [summary] = selectors.session_list(site_id=site.id, user_key="anon-1")
+    [summary] = user_sessions.session_list(site_id=site.id, user_key="anon-1")
     assert summary["event_count"] == summary["pageview_count"] == 4
-    assert len(selectors.session_events(session_id=summary["session_id"])) == 4
+    assert len(session_events(session_id=summary["session_id"])) == 4
 
 
 def test_identify_switches_the_key_and_links_the_anonymous_id(site, live_now):
@@ -109,17 +111,17 @@ def test_identify_switches_the_key_and_links_the_anonymous_id(site, live_now):
             event(t0 + minutes(3), anon="a-77", user_id="u-1"),
         ],
     )
-    assert len(selectors.session_list(site_id=site.id, user_key="a-77")) == 1
-    [user_session] = selectors.session_list(site_id=site.id, user_key="u-1")
+    assert len(user_sessions.session_list(site_id=site.id, user_key="a-77")) == 1
+    [user_session] = user_sessions.session_list(site_id=site.id, user_key="u-1")
     assert user_session["user_id"] == "u-1" and user_session["event_count"] == 2
-    assert selectors.identity_links(site_id=site.id, user_id="u-1") == ["a-77"]
+    assert lists.identity_links(site_id=site.id, user_id="u-1") == ["a-77"]
 
 
 def test_the_session_id_is_a_timeuuid_of_its_first_event(site, live_now):
-    from sessions_app.ids import uuid_time
+    from sessions_app.core.ids import uuid_time
 
     t0 = live_now - minutes(12)
     record(site, [event(t0 + minutes(2)), event(t0)])
-    [summary] = selectors.session_list(site_id=site.id, user_key="anon-1")
+    [summary] = user_sessions.session_list(site_id=site.id, user_key="anon-1")
     assert summary["session_id"].version == 1
     assert uuid_time(summary["session_id"]) == t0

@@ -9,7 +9,8 @@ from datetime import UTC, datetime
 import pytest
 from django.utils import timezone
 
-from sessions_app import selectors
+from sessions_app.ingest import quality
+from sessions_app.tables import user_sessions
 from tests.collector.conftest import ORIGIN, event, post
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
@@ -82,7 +83,7 @@ def test_invalid_field_is_rejected_with_its_reason(client, site, bad, reason) ->
     assert body["rejected"] == [{"index": 0, "reason": reason}]
     assert body["accepted"] == 1  # the good event beside it is kept
     [failed] = [
-        f for f in selectors.failed_events_list(site_id=site.id, day=NOW) if f["reason"] == reason
+        f for f in quality.failed_events_list(site_id=site.id, day=NOW) if f["reason"] == reason
     ]
     assert failed["source"] == "collect"
     assert json.loads(failed["payload"]) == bad
@@ -147,4 +148,4 @@ def test_a_lone_surrogate_or_nan_is_refused_before_anything_is_stored(client, si
         )
         assert response.status_code == 400, response.content
         assert response.json()["field"] == "body"
-        assert selectors.session_list(site_id=site.id, user_key=anon) == []
+        assert user_sessions.session_list(site_id=site.id, user_key=anon) == []

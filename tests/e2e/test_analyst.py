@@ -8,8 +8,8 @@ import pytest
 from django.contrib.auth.models import Group, User
 from django.utils import timezone
 
-from sessions_app import services
-from sessions_app.collector.pipeline import Source, events_record
+from sessions_app.ingest.pipeline import Source, events_record
+from sessions_app.sites import services
 from tests.collector.conftest import event
 from tests.e2e.conftest import screenshot
 

@@ -10,7 +10,9 @@ from typing import Any
 
 import pytest
 
-from sessions_app import selectors, services
+from sessions_app.sessions import feed, lists, timeline
+from sessions_app.sites import services
+from sessions_app.tables import user_sessions
 from tests.e2e.conftest import screenshot, wait_for
 
 pytestmark = [
@@ -21,9 +23,9 @@ pytestmark = [
 
 def _timeline(site, user_key: str | None = None) -> list[dict[str, Any]]:
     events: list[dict[str, Any]] = []
-    for entry in selectors.feed_latest(site_id=site.id, limit=50):
+    for entry in feed.feed_latest(site_id=site.id, limit=50):
         if user_key is None or entry["user_key"] == user_key:
-            events.extend(selectors.session_events(session_id=entry["session_id"]))
+            events.extend(timeline.session_events(session_id=entry["session_id"]))
     return sorted(events, key=lambda e: e["ts"])
 
 
@@ -62,8 +64,8 @@ def test_clicks_spa_navigation_and_page_hide_flush(live_server, context):
     stored = repr(events)
     assert "hunter2-secret" not in stored  # never an input's value
     assert not any(c.get("tag") == "input" and "password" in repr(c) for c in clicks)
-    [entry] = selectors.feed_latest(site_id=site.id)
-    [summary] = selectors.session_list(site_id=site.id, user_key=entry["user_key"])
+    [entry] = feed.feed_latest(site_id=site.id)
+    [summary] = user_sessions.session_list(site_id=site.id, user_key=entry["user_key"])
     assert summary["is_bot"] is False
     assert summary["pageview_count"] == 4
 
@@ -76,9 +78,9 @@ def test_identify_links_the_anonymous_visitor(live_server, context):
     page.fill("#login-email", "ada@example.com")
     page.click("#login-button")
     page.click("#nav-products")
-    wait_for(lambda: selectors.session_list(site_id=site.id, user_key="ada@example.com"))
+    wait_for(lambda: user_sessions.session_list(site_id=site.id, user_key="ada@example.com"))
     anonymous = page.evaluate("localStorage.getItem('cs_aid')")
-    assert selectors.identity_links(site_id=site.id, user_id="ada@example.com") == [anonymous]
+    assert lists.identity_links(site_id=site.id, user_id="ada@example.com") == [anonymous]
 
 
 class _Proxy:
@@ -155,7 +157,7 @@ def test_events_are_retried_after_the_collector_was_down(live_server, context):
     # (the add_to_cart the second click tracks), not for the first one stored.
     stored = wait_for(lambda: "add_to_cart" in _retry_store(page) and _retry_store(page))
     assert {"pageview", "click", "add_to_cart"} <= set(stored)
-    assert selectors.feed_latest(site_id=site.id) == []
+    assert feed.feed_latest(site_id=site.id) == []
 
     proxy.start()  # the collector is back on the same port
     try:

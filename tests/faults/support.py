@@ -12,8 +12,8 @@ import time
 from datetime import datetime
 from typing import Any
 
-from sessions_app import buckets
-from sessions_app.ids import event_uuid
+from sessions_app.core import timebuckets
+from sessions_app.core.ids import event_uuid
 from tests.conftest import ROOT
 
 
@@ -85,5 +85,5 @@ def process_stop(process: subprocess.Popen[bytes]) -> None:
 
 def event_id_of(site: Any, event: dict[str, Any]) -> Any:
     """Return the TimeUUID the collector stores for a beacon event of this site."""
-    ts = buckets.as_utc(datetime.fromisoformat(event["ts"]))
+    ts = timebuckets.as_utc(datetime.fromisoformat(event["ts"]))
     return event_uuid(site_id=site.id, client_event_id=event["id"], ts=ts)

@@ -25,7 +25,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from ops import cassandra as launcher
-from sessions_app import buckets
+from sessions_app.core import timebuckets
 from tests.conftest import ROOT
 from tests.faults.support import collector_start, event_id_of, keyspace_recreate, process_stop
 
@@ -161,8 +161,8 @@ def test_kill_9_cassandra_gives_503_then_recovers_without_losing_acknowledged_ev
         stored = set()
         for user in {e["anonymous_id"] for e in acknowledged}:
             for day in {
-                buckets.floor(now - timedelta(minutes=2), "day"),
-                buckets.floor(now, "day"),
+                timebuckets.floor(now - timedelta(minutes=2), "day"),
+                timebuckets.floor(now, "day"),
             }:
                 stored |= {row.event_id for row in check.execute(query, (site.id, user, day))}
     driver.shutdown()

@@ -29,7 +29,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from ops import cassandra as launcher
-from sessions_app import buckets
+from sessions_app.core import timebuckets
 from tests.faults.support import collector_start, event_id_of, keyspace_recreate, process_stop
 
 pytestmark = [
@@ -217,8 +217,8 @@ def test_kill_one_of_three_nodes_under_ingest_no_client_error_no_lost_event(site
         stored: list[Any] = []
         for visitor in range(VISITORS):
             for day in {
-                buckets.floor(now - timedelta(minutes=10), "day"),
-                buckets.floor(now, "day"),
+                timebuckets.floor(now - timedelta(minutes=10), "day"),
+                timebuckets.floor(now, "day"),
             }:
                 rows = check.execute(query, (site.id, f"ring-visitor-{visitor}", day))
                 stored += [r.event_id for r in rows]

@@ -24,11 +24,15 @@ from django.conf import settings
 from django.db import connections
 from django.utils import timezone
 
-from sessions_app import buckets, selectors, services, tasks
-from sessions_app.cassandra import prepare, session
-from sessions_app.collector.pipeline import txlog_replay
-from sessions_app.ids import time_uuid
+from sessions_app import tasks
+from sessions_app.aggregates import states
+from sessions_app.aggregates.stored import bucket_aggregate
+from sessions_app.core import timebuckets
+from sessions_app.core.cql import cassandra_session, prepare
+from sessions_app.core.ids import time_uuid
+from sessions_app.ingest.replay import txlog_replay
 from sessions_app.models import BucketState, Site
+from sessions_app.tables import user_sessions
 from tests.conftest import ROOT
 from tests.faults.support import children, collector_start, event_id_of, log_path, process_stop
 
@@ -119,18 +123,19 @@ def _assert_stored_exactly_once(site: Site, now: Any, sent: dict[str, Any]) -> N
         "SELECT event_id FROM {ks}.user_events_by_bucket "
         "WHERE site_id = ? AND user_key = ? AND bucket = ?"
     )
-    day = buckets.floor(now - timedelta(seconds=300), "day")
+    day = timebuckets.floor(now - timedelta(seconds=300), "day")
     stored: list[Any] = []
     for n in range(4):
-        for bucket in {day, buckets.floor(now, "day")}:
+        for bucket in {day, timebuckets.floor(now, "day")}:
             stored += [
-                r["event_id"] for r in session().execute(statement, (site.id, f"fault-{n}", bucket))
+                r["event_id"]
+                for r in cassandra_session().execute(statement, (site.id, f"fault-{n}", bucket))
             ]
     expected = {event_id_of(site, e) for e in sent.values()}
     assert len(stored) == len(set(stored))
     assert set(stored) == expected  # every acknowledged event exactly once, nothing else
     for n in range(4):  # and counted once in its session summary
-        summaries = selectors.session_list(site_id=site.id, user_key=f"fault-{n}")
+        summaries = user_sessions.session_list(site_id=site.id, user_key=f"fault-{n}")
         assert sum(s["event_count"] for s in summaries) == 300
 
 
@@ -152,7 +157,7 @@ def test_kill_9_a_web_worker_under_load_loses_no_acknowledged_event(site):
 def test_kill_9_the_applier_under_load_loses_no_acknowledged_event(site):
     """Plans the applier popped and never wrote are in the log: the replay writes them.
     Once its alive key expires, the web workers write their plans themselves."""
-    from sessions_app.collector.applier import backlog
+    from sessions_app.ingest.applier import backlog
 
     env = _env()
     with open(log_path("fault-applier.log"), "ab") as out:
@@ -231,7 +236,7 @@ def _start_worker(queue: str) -> tuple[subprocess.Popen[bytes], str]:
 def test_kill_9_the_celery_worker_mid_seal_then_the_sweep_seals_it_right(site):
     Site.objects.filter(pk=site.pk).update(event_shards=4)
     now = timezone.now().replace(microsecond=0)
-    hour = buckets.floor(now - timedelta(hours=3), "hour")
+    hour = timebuckets.floor(now - timedelta(hours=3), "hour")
     BucketState.objects.create(site=site, granularity="hour", bucket=hour, shards=4)
     insert = prepare(INSERT_SITE_EVENT)
     events = 120_000  # enough for the seal to take a few seconds
@@ -255,7 +260,7 @@ def test_kill_9_the_celery_worker_mid_seal_then_the_sweep_seals_it_right(site):
         )
         for i in range(events)
     ]
-    execute_concurrent(session(), work, concurrency=128, raise_on_first_error=True)
+    execute_concurrent(cassandra_session(), work, concurrency=128, raise_on_first_error=True)
 
     # A queue of its own: the suite's session-wide worker must not take this seal.
     worker, name = _start_worker("faults")
@@ -289,7 +294,7 @@ def test_kill_9_the_celery_worker_mid_seal_then_the_sweep_seals_it_right(site):
     finally:
         os.killpg(worker.pid, signal.SIGTERM)
         worker.wait(30)
-    aggregate = selectors.bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
+    aggregate = bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
     assert aggregate["events"] == aggregate["rows_read"] == events
     assert aggregate["users"] == 250
-    assert (site.id, "hour", hour) not in services.buckets_due(now=now)
+    assert (site.id, "hour", hour) not in states.buckets_due(now=now)

@@ -33,10 +33,13 @@ from kombu.exceptions import OperationalError
 from redis.exceptions import RedisError
 
 from ops import redis as launcher
-from sessions_app import buckets, selectors, tasks
-from sessions_app.cassandra import prepare, session
-from sessions_app.ids import time_uuid
+from sessions_app import tasks
+from sessions_app.aggregates import stored
+from sessions_app.core import timebuckets
+from sessions_app.core.cql import cassandra_session, prepare
+from sessions_app.core.ids import time_uuid
 from sessions_app.models import BucketState
+from sessions_app.tables import user_sessions
 from tests.conftest import ROOT
 from tests.faults.support import (
     collector_start,
@@ -83,25 +86,25 @@ def _beacon(visitor: str, name: str, times: list[datetime]) -> list[dict[str, An
 
 def _stored(site: Any, visitor: str, events: list[dict[str, Any]]) -> dict[str, Counter[Any]]:
     """Count the rows of each event table for one visitor, keyed by (event id, session id)."""
-    times = [buckets.as_utc(datetime.fromisoformat(e["ts"])) for e in events]
+    times = [timebuckets.as_utc(datetime.fromisoformat(e["ts"])) for e in events]
     rows: dict[str, Counter[Any]] = {"session": Counter(), "user": Counter(), "site": Counter()}
     by_session = prepare("SELECT event_id FROM {ks}.session_events WHERE session_id = ?")
-    for summary in selectors.session_list(site_id=site.id, user_key=visitor):
-        for row in session().execute(by_session, (summary["session_id"],)):
+    for summary in user_sessions.session_list(site_id=site.id, user_key=visitor):
+        for row in cassandra_session().execute(by_session, (summary["session_id"],)):
             rows["session"][row["event_id"], summary["session_id"]] += 1
     by_user = prepare(
         "SELECT event_id, session_id FROM {ks}.user_events_by_bucket "
         "WHERE site_id = ? AND user_key = ? AND bucket = ?"
     )
-    for day in {buckets.floor(t, "day") for t in times}:
-        for row in session().execute(by_user, (site.id, visitor, day)):
+    for day in {timebuckets.floor(t, "day") for t in times}:
+        for row in cassandra_session().execute(by_user, (site.id, visitor, day)):
             rows["user"][row["event_id"], row["session_id"]] += 1
     by_site = prepare(
         "SELECT event_id, session_id, user_key FROM {ks}.site_events_by_bucket "
         "WHERE site_id = ? AND bucket = ? AND shard = 0"
     )
-    for hour in {buckets.floor(t, "hour") for t in times}:
-        for row in session().execute(by_site, (site.id, hour)):
+    for hour in {timebuckets.floor(t, "hour") for t in times}:
+        for row in cassandra_session().execute(by_site, (site.id, hour)):
             if row["user_key"] == visitor:
                 rows["site"][row["event_id"], row["session_id"]] += 1
     return rows
@@ -163,12 +166,12 @@ def test_redis_restarted_sessions_stay_right_and_no_work_is_lost(site):
     }
     now = timezone.now().replace(microsecond=0)
     # A due hour bucket for the seal (as test_kill.py makes one), far from the visitors' hours.
-    hour = buckets.floor(now - timedelta(hours=8), "hour")
+    hour = timebuckets.floor(now - timedelta(hours=8), "hour")
     BucketState.objects.create(site=site, granularity="hour", bucket=hour, shards=1)
     sealed_events = 400
     insert = prepare(INSERT_SITE_EVENT)
     work = [(insert, _site_event(site.id, hour, i)) for i in range(sealed_events)]
-    execute_concurrent(session(), work, concurrency=64, raise_on_first_error=True)
+    execute_concurrent(cassandra_session(), work, concurrency=64, raise_on_first_error=True)
 
     launcher.start(port)
     store = redis_py.Redis.from_url(url_of_redis)
@@ -202,7 +205,7 @@ def test_redis_restarted_sessions_stay_right_and_no_work_is_lost(site):
         for n in (0, 1):
             assert send(beacons[n], "up")["accepted"] == 3
         assert send(b_before, "up")["accepted"] == 2
-        [first] = selectors.session_list(site_id=site.id, user_key=a)
+        [first] = user_sessions.session_list(site_id=site.id, user_key=a)
         session_id = first["session_id"]
         assert first["event_count"] == 6
         assert store.exists(f"cs:sess:{site.id}:{a}")  # the cache Redis will lose
@@ -261,7 +264,7 @@ def test_redis_restarted_sessions_stay_right_and_no_work_is_lost(site):
 
     # a: one session, every distinct event once, in every table.
     sent_a = [e for n in range(6) for e in beacons[n]]
-    [summary] = selectors.session_list(site_id=site.id, user_key=a)
+    [summary] = user_sessions.session_list(site_id=site.id, user_key=a)
     assert summary["session_id"] == session_id
     assert summary["event_count"] == summary["pageview_count"] == len(sent_a) == 18
     assert summary["started_at"] == t0
@@ -271,7 +274,7 @@ def test_redis_restarted_sessions_stay_right_and_no_work_is_lost(site):
 
     # b: split by the 30-minute gap from Cassandra alone: 0, 10, 39 | 70, 75.
     sessions = sorted(
-        selectors.session_list(site_id=site.id, user_key=b), key=lambda s: s["started_at"]
+        user_sessions.session_list(site_id=site.id, user_key=b), key=lambda s: s["started_at"]
     )
     assert [(s["started_at"], s["event_count"]) for s in sessions] == [
         (t1, 3),
@@ -288,7 +291,7 @@ def test_redis_restarted_sessions_stay_right_and_no_work_is_lost(site):
     }
 
     # The seal lost with Redis was redone by the sweep, with the right aggregate.
-    aggregate = selectors.bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
+    aggregate = stored.bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
     assert aggregate is not None
     assert aggregate["events"] == aggregate["rows_read"] == sealed_events
     assert aggregate["users"] == 40

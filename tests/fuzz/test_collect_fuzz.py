@@ -21,7 +21,8 @@ from django.utils import timezone
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sessions_app import buckets, selectors
+from sessions_app.core import timebuckets
+from sessions_app.ingest import quality
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 
@@ -142,8 +143,8 @@ def _check(response, body: Any, totals: dict[str, int]) -> None:
 
 def _ingest_totals(site, since: datetime) -> dict[str, int]:
     found = {"received": 0, "accepted": 0, "duplicates": 0, "rejected": 0}
-    for hour in buckets.iter_buckets(since, timezone.now() + timedelta(hours=1), "hour"):
-        counts = selectors.ingest_counts(site_id=site.id, hour=hour)
+    for hour in timebuckets.iter_buckets(since, timezone.now() + timedelta(hours=1), "hour"):
+        counts = quality.ingest_counts(site_id=site.id, hour=hour)
         for name in ("received", "accepted", "duplicates"):
             found[name] += counts[name]
         found["rejected"] += sum(counts["rejected"].values())

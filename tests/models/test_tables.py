@@ -8,10 +8,14 @@ from datetime import timedelta
 import pytest
 from django.db import connections
 
-from sessions_app import buckets, selectors, services
-from sessions_app.collector.writer import EventRow, Plan, SessionSummary, plan_apply, version_of
-from sessions_app.ids import event_uuid
+from sessions_app.core import bounds, timebuckets
+from sessions_app.core.ids import event_uuid
+from sessions_app.ingest.apply import plan_apply
+from sessions_app.ingest.plan import EventRow, Plan, SessionSummary, version_of
 from sessions_app.models import SessionEvent, UserEventByBucket, UserSession
+from sessions_app.sessions import activity, timeline
+from sessions_app.system import health
+from sessions_app.tables import user_sessions
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 
@@ -65,7 +69,7 @@ def test_user_sessions_come_back_newest_first(site_id, now) -> None:
         )
     _apply(site_id, sessions=summaries)
 
-    got = selectors.session_list(site_id=site_id, user_key="u1")
+    got = user_sessions.session_list(site_id=site_id, user_key="u1")
 
     assert [s["started_at"] for s in got] == [
         now - timedelta(hours=2),
@@ -93,7 +97,7 @@ def test_session_events_are_in_time_order_whatever_the_write_order(site_id, now)
     ]
     _apply(site_id, events=rows)
 
-    got = selectors.session_events(session_id=sid)
+    got = timeline.session_events(session_id=sid)
 
     assert [e["ts"] for e in got] == [now, now + timedelta(seconds=5), now + timedelta(seconds=20)]
     assert got[1]["props"] == {"plan": "pro"}
@@ -106,16 +110,16 @@ def test_rewriting_the_same_events_adds_no_rows(site_id, now) -> None:
     rows = [_event(site_id, sid, now + timedelta(seconds=s), s) for s in range(4)]
     _apply(site_id, events=rows)
     _apply(site_id, events=rows)
-    assert len(selectors.session_events(session_id=sid)) == 4
+    assert len(timeline.session_events(session_id=sid)) == 4
 
 
 def test_user_events_by_bucket_span_buckets_in_order(site_id, now) -> None:
     sid = event_uuid(site_id=site_id, client_event_id="s", ts=now)
-    day = buckets.floor(now, "day")
+    day = timebuckets.floor(now, "day")
     times = [day - timedelta(minutes=1), day, day + timedelta(hours=30), day + timedelta(days=2)]
     _apply(site_id, events=[_event(site_id, sid, ts, n) for n, ts in enumerate(times)])
 
-    got = selectors.user_activity(
+    got = activity.user_activity(
         site_id=site_id, user_key="u1", start=day - timedelta(hours=1), end=times[-1]
     ).events
 
@@ -124,23 +128,23 @@ def test_user_events_by_bucket_span_buckets_in_order(site_id, now) -> None:
     partitions = {
         (row.bucket)
         for row in UserEventByBucket.objects(
-            site_id=site_id, user_key="u1", bucket=buckets.floor(times[2], "day")
+            site_id=site_id, user_key="u1", bucket=timebuckets.floor(times[2], "day")
         )
     }
     assert len(partitions) == 1
 
 
 def test_user_events_range_is_capped(site_id, now) -> None:
-    with pytest.raises(selectors.RangeError, match="longer than 92 days"):
-        selectors.user_activity(
+    with pytest.raises(bounds.RangeError, match="longer than 92 days"):
+        activity.user_activity(
             site_id=site_id, user_key="u1", start=now - timedelta(days=200), end=now
         )
 
 
 def test_pipeline_heartbeat_round_trip(now) -> None:
     worker = f"test-{uuid.uuid4()}"
-    services.heartbeat_record(beat_at=now, now=now + timedelta(seconds=1), worker=worker)
-    [row] = [r for r in selectors.heartbeat_list() if r["worker"] == worker]
+    health.heartbeat_record(beat_at=now, now=now + timedelta(seconds=1), worker=worker)
+    [row] = [r for r in health.heartbeat_list() if r["worker"] == worker]
     assert row["beat_at"] == now and row["written_at"] == now + timedelta(seconds=1)
 
 

@@ -11,8 +11,8 @@ import pytest
 from django.contrib.auth.models import Group, User
 from django.test import Client
 
-from sessions_app import retention
 from sessions_app.models import AdminAction, PurgeRun, RetentionPolicy, Site
+from sessions_app.retention import policies, specs
 from tests.collector.conftest import event, post
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
@@ -24,9 +24,9 @@ PURGE = "/retention/purge"
 
 @pytest.fixture(autouse=True)
 def _fresh_policies() -> Iterator[None]:
-    retention.invalidate()
+    policies.invalidate()
     yield
-    retention.invalidate()
+    policies.invalidate()
 
 
 def login(client: Client, name: str, group: str | None) -> User:
@@ -97,7 +97,7 @@ def test_admins_see_the_retention_page_with_policies_and_table_options(client, a
     assert response.status_code == 200
     html = re.sub(r"\s+", " ", response.content.decode())
     assert "rows already written keep the TTL they were written with" in html
-    for spec in retention.SPECS.values():
+    for spec in specs.SPECS.values():
         assert spec.label in html
     assert "TimeWindowCompactionStrategy" in html and "1 HOURS" in html
     assert 'name="csrfmiddlewaretoken"' in html
@@ -112,7 +112,7 @@ def test_saving_a_policy_applies_it_and_is_audited(client, admin):
         response.content.decode()
     )
     assert RetentionPolicy.objects.get(key="raw_events").days == 60
-    assert retention.ttl_seconds(retention.RAW_EVENTS) == 60 * 86_400
+    assert policies.ttl_seconds(specs.RAW_EVENTS) == 60 * 86_400
     action = AdminAction.objects.get()
     assert (action.actor, action.actor_name, action.action) == (admin, "adm", "retention.set")
     assert action.details == {"days": 60, "previous": 400}

@@ -9,7 +9,8 @@ from django.core.management.base import BaseCommand, CommandParser
 from django.utils import timezone
 from tqdm import tqdm
 
-from sessions_app import services
+from sessions_app.sites import services
+from sessions_app.system import demo, health
 
 
 class Command(BaseCommand):
@@ -27,11 +28,11 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         origins = options["origin"] or ["http://127.0.0.1:8000", "http://localhost:8000"]
-        site, created = services.demo_site_ensure(origins=origins)
+        site, created = demo.demo_site_ensure(origins=origins)
         self.stdout.write(f"demo site: {site.name} key={site.key}" + (" (new)" if created else ""))
-        if services.keyspace_is_empty():
+        if health.keyspace_is_empty():
             with tqdm(total=options["users"], desc="demo users", unit="user") as bar:
-                written = services.clicks_generate(
+                written = demo.clicks_generate(
                     site=site,
                     users=options["users"],
                     days=options["days"],

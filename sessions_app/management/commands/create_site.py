@@ -7,7 +7,7 @@ from urllib.parse import urlsplit
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from sessions_app import services
+from sessions_app.sites import services
 
 
 class Command(BaseCommand):

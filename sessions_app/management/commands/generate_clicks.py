@@ -8,8 +8,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 from tqdm import tqdm
 
-from sessions_app import services
 from sessions_app.models import Site
+from sessions_app.system import demo
 
 
 class Command(BaseCommand):
@@ -28,7 +28,7 @@ class Command(BaseCommand):
         if not 1 <= options["days"] <= 30:
             raise CommandError("--days must be between 1 and 30 (older events are rejected)")
         with tqdm(total=options["users"], desc="users", unit="user") as bar:
-            accepted = services.clicks_generate(
+            accepted = demo.clicks_generate(
                 site=site,
                 users=options["users"],
                 days=options["days"],

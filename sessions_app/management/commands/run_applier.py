@@ -1,4 +1,4 @@
-"""Write queued plans into the tables until SIGTERM or SIGINT (sessions_app/collector/applier.py).
+"""Write queued plans into the tables until SIGTERM or SIGINT (sessions_app/ingest/applier.py).
 
 Run one or more beside the web workers; without any, the collector writes each
 plan itself. On a stop signal it stops announcing itself, applies what is left in
@@ -15,7 +15,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 
 from clickstream.runtime import tune_gc
-from sessions_app.collector import applier
+from sessions_app.ingest import applier
 
 
 class Command(BaseCommand):

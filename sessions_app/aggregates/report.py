@@ -1,0 +1,131 @@
+"""The site report: sealed buckets from their aggregates, the open ones counted live."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from django.conf import settings
+
+from sessions_app.aggregates import tally
+from sessions_app.aggregates.sources import session_summaries, site_bucket_rows
+from sessions_app.aggregates.stored import aggregates_range
+from sessions_app.core import timebuckets
+from sessions_app.core.bounds import RangeError, checked_range
+
+MAX_LIVE_HOURS = 72
+
+
+MAX_REPORT_BUCKETS = 744  # 31 days of hours, or 92 days of days (the range cap)
+
+
+@dataclass(frozen=True)
+class ReportBucket:
+    """One bucket of a site report and where its numbers came from."""
+
+    bucket: datetime
+    state: str  # "sealed" (stored aggregates), "live" (raw rows read now), "pending"
+    aggregates: tally.Aggregates
+
+
+def _live_hour(site_id: uuid.UUID, hour: datetime, shards: int) -> tally.Aggregates:
+    """Compute an unsealed hour from its raw rows, as a seal would (without storing it)."""
+    end = timebuckets.next_start(hour, timebuckets.Width.HOUR)
+    rows = site_bucket_rows(site_id=site_id, hour=hour, shards=shards)
+    result, spans = tally.count_events(rows, conversion_event=settings.CONVERSION_EVENT)
+    tally.count_sessions(
+        result,
+        session_summaries(site_id=site_id, start=hour, end=end, spans=spans),
+        start=hour,
+        end=end,
+    )
+    return result
+
+
+def site_report(
+    *, site_id: uuid.UUID, shards: int, start: datetime, end: datetime, width: str = "hour"
+) -> dict[str, Any]:
+    """Return a site's numbers per hour or day over [start, end), widened to whole buckets.
+
+    Sealed buckets come from their stored aggregates (one slice per resolution);
+    an unsealed day is merged from its sealed hours plus its other hours computed
+    live from the raw partitions; at most MAX_LIVE_HOURS hours are computed live
+    per report, later ones are "pending" until sealed. Each bucket says which.
+    """
+    from sessions_app.models import BucketState
+
+    start, end = checked_range(start, end)
+    grain = timebuckets.parse_width(width)
+    if grain not in (timebuckets.Width.HOUR, timebuckets.Width.DAY):
+        raise RangeError("width", "hour or day")
+    start, end = timebuckets.floor(start, grain), timebuckets.ceil(end, grain)
+    try:
+        shown = timebuckets.buckets_between(start, end, grain, limit=MAX_REPORT_BUCKETS)
+    except timebuckets.BucketRangeError:
+        raise RangeError("end", f"at most {MAX_REPORT_BUCKETS} {grain.value} buckets") from None
+    states = BucketState.objects.filter(site_id=site_id, bucket__gte=start, bucket__lt=end)
+    known: dict[tuple[str, datetime], str] = {}
+    hour_shards: dict[datetime, int] = {}
+    for g, b, state, used in states.values_list("granularity", "bucket", "state", "shards"):
+        known[g, timebuckets.as_utc(b)] = state
+        if g == "hour":
+            hour_shards[timebuckets.as_utc(b)] = used
+    sealed_at = {key for key, state in known.items() if state == BucketState.SEALED}
+    # Every event opens its hour's state: an hour past its sealing time without one
+    # had no events, so it is empty, not unknown (no raw read needed).
+    settled = datetime.now(UTC) - settings.ALLOWED_LATENESS
+    stored: dict[tuple[str, datetime], tally.Aggregates] = {}
+    hours_from: datetime | None = start
+    if grain is timebuckets.Width.DAY:
+        stored.update(
+            (("day", b), a)
+            for b, a in aggregates_range(site_id=site_id, granularity="day", start=start, end=end)
+        )
+        # Hours only for the days not sealed: one slice from the first of them on.
+        hours_from = next((b for b in shown if ("day", b) not in sealed_at), None)
+    if hours_from is not None:
+        stored.update(
+            (("hour", b), a)
+            for b, a in aggregates_range(
+                site_id=site_id, granularity="hour", start=hours_from, end=end
+            )
+        )
+    report: list[ReportBucket] = []
+    live_hours, partitions = 0, 0
+    for bucket in shown:
+        key = (grain.value, bucket)
+        if key in sealed_at and key in stored:
+            report.append(ReportBucket(bucket, "sealed", stored[key]))
+            continue
+        parts: list[tally.Aggregates] = []
+        state = "sealed"
+        for hour in timebuckets.buckets_between(
+            bucket, timebuckets.next_start(bucket, grain), "hour"
+        ):
+            if ("hour", hour) in sealed_at and ("hour", hour) in stored:
+                parts.append(stored["hour", hour])
+            elif ("hour", hour) not in known and timebuckets.next_start(hour, "hour") <= settled:
+                continue  # empty
+            elif live_hours < MAX_LIVE_HOURS:
+                live_hours += 1
+                used = max(shards, hour_shards.get(hour, 1))  # every shard the hour had
+                partitions += used
+                parts.append(_live_hour(site_id, hour, used))
+                state = "live"
+            else:
+                state = "pending"
+        merged = tally.aggregates_merge(parts) if parts else tally.Aggregates()
+        report.append(ReportBucket(bucket, state, merged))
+    totals = tally.aggregates_merge([r.aggregates for r in report]) if report else None
+    return {
+        "start": start,
+        "end": end,
+        "width": grain.value,
+        "buckets": report,
+        "totals": totals or tally.Aggregates(),
+        "live_hours": live_hours,
+        "raw_partitions_read": partitions,
+        "pending": sum(1 for r in report if r.state == "pending"),
+    }

@@ -1,0 +1,229 @@
+"""Rolling-window counters: a user's counts over a window, from sealed buckets of every width."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+
+from sessions_app.core import timebuckets
+from sessions_app.core.bounds import MAX_RANGE_BUCKETS, RangeError
+from sessions_app.core.cql import cassandra_session, prepare
+from sessions_app.core.ids import time_uuid_bound
+from sessions_app.partitions.widths import user_partitions
+
+ROLLING_WINDOWS = (
+    ("1h", timedelta(hours=1)),
+    ("24h", timedelta(hours=24)),
+    ("7d", timedelta(days=7)),
+    ("30d", timedelta(days=30)),
+    ("12mo", timedelta(days=365)),
+)
+
+
+ROLLING_WIDTHS = (timebuckets.Width.MONTH, timebuckets.Width.DAY, timebuckets.Width.HOUR)
+
+
+SELECT_ROLLING = """
+SELECT bucket, count FROM {ks}.rolling_counts
+WHERE site_id = ? AND user_key = ? AND granularity = ? AND period = ? AND event_key = ?
+  AND bucket >= ? AND bucket <= ?
+"""
+
+
+SELECT_USER_RAW_KEYS = """
+SELECT type, name FROM {ks}.user_events_by_bucket
+WHERE site_id = ? AND user_key = ? AND bucket = ? AND event_id >= ? AND event_id < ?
+"""
+
+
+MAX_ROLLING_RAW_ROWS = 100_000
+
+
+class SealedBuckets:
+    """Which buckets of a site a cover may take from stored per-bucket counts.
+
+    A bucket qualifies when it is sealed, or when it is provably empty: past its
+    sealing time with no state of its own and none inside it (every event opens
+    its hour's state, so no state means no events). States are fetched from SQL
+    one counter period at a time (a month of hours, a year of days, all months).
+    """
+
+    def __init__(self, site_id: uuid.UUID, now: datetime) -> None:
+        self.site_id = site_id
+        self.now = timebuckets.as_utc(now)
+        self._states: dict[tuple[str, datetime], dict[datetime, str]] = {}
+        self._busy_days: dict[datetime, set[datetime]] = {}
+
+    def __call__(self, width: timebuckets.Width, start: datetime) -> bool:
+        from sessions_app.models import BucketState
+
+        period = timebuckets.rolling_period(width, start)
+        states = self._load(width, period)
+        state = states.get(start)
+        if state is not None:
+            return state == BucketState.SEALED
+        end = timebuckets.next_start(start, width)
+        if end + settings.ALLOWED_LATENESS > self.now:
+            return False  # events may still arrive
+        if width is timebuckets.Width.HOUR:
+            return True
+        if width is timebuckets.Width.DAY:
+            return start not in self._days_with_hours(period)
+        return not BucketState.objects.filter(
+            site_id=self.site_id, bucket__gte=start, bucket__lt=end
+        ).exists()
+
+    def _load(self, width: timebuckets.Width, period: datetime) -> dict[datetime, str]:
+        from sessions_app.models import BucketState
+
+        key = (width.value, period)
+        if key not in self._states:
+            rows = BucketState.objects.filter(site_id=self.site_id, granularity=width.value)
+            if width is not timebuckets.Width.MONTH:
+                rows = rows.filter(
+                    bucket__gte=period, bucket__lt=timebuckets.rolling_period_end(width, period)
+                )
+            self._states[key] = {
+                timebuckets.as_utc(b): state for b, state in rows.values_list("bucket", "state")
+            }
+        return self._states[key]
+
+    def _days_with_hours(self, year: datetime) -> set[datetime]:
+        """The days of a year that have any hour state (their events may be unsealed)."""
+        from django.db.models.functions import TruncDay
+
+        from sessions_app.models import BucketState
+
+        if year not in self._busy_days:
+            days = (
+                BucketState.objects.filter(
+                    site_id=self.site_id,
+                    granularity="hour",
+                    bucket__gte=year,
+                    bucket__lt=timebuckets.rolling_period_end(timebuckets.Width.DAY, year),
+                )
+                .annotate(day=TruncDay("bucket", tzinfo=UTC))
+                .values_list("day", flat=True)
+                .distinct()
+            )
+            self._busy_days[year] = {timebuckets.as_utc(d) for d in days}
+        return self._busy_days[year]
+
+
+@dataclass(frozen=True)
+class RollingCount:
+    window: str
+    start: datetime
+    end: datetime
+    count: int
+    partitions_read: int
+    rows_read: int
+    pieces: list[tuple[str, datetime, datetime]]
+
+
+def rolling_count(
+    *,
+    site_id: uuid.UUID,
+    user_key: str,
+    event_key: str,
+    start: datetime,
+    end: datetime,
+    sealed: Callable[[timebuckets.Width, datetime], bool] | None = None,
+    window: str = "",
+    widths: tuple[timebuckets.Width, ...] = ROLLING_WIDTHS,
+) -> RollingCount:
+    """Count a user's events with this key (custom name, else type) in [start, end).
+
+    The range is covered by the largest sealed buckets that fit inside it
+    (months, then days, then hours at the edges) whose per-user counts the seals
+    wrote, and the rest (the very edges, unsealed or reopened buckets) is counted
+    from the user's raw event partitions. All partitions are read in parallel.
+    """
+    start, end = _check_rolling_range(start, end)
+    usable = sealed or SealedBuckets(site_id, end)
+    pieces = timebuckets.cover(start, end, widths, usable)
+    wanted: dict[tuple[str, datetime], set[datetime]] = {}
+    raw: list[tuple[datetime, datetime]] = []
+    for width, low, high in pieces:
+        if width == timebuckets.RAW:
+            raw.append((low, high))
+        else:
+            wanted.setdefault((width, timebuckets.rolling_period(width, low)), set()).add(low)
+    counted = prepare(SELECT_ROLLING)
+    futures: list[tuple[set[datetime] | None, Any]] = [
+        (
+            starts,
+            cassandra_session().execute_async(
+                counted,
+                (site_id, user_key, width, period, event_key, min(starts), max(starts)),
+            ),
+        )
+        for (width, period), starts in wanted.items()
+    ]
+    raw_statement = prepare(SELECT_USER_RAW_KEYS)
+    raw_partitions: set[datetime] = set()
+    for low, high in raw:
+        for bucket in user_partitions(
+            site_id=site_id, user_key=user_key, start=low, end=high, limit=MAX_RANGE_BUCKETS * 24
+        ):
+            raw_partitions.add(bucket)
+            bounds = (time_uuid_bound(low), time_uuid_bound(high))
+            futures.append(
+                (
+                    None,
+                    cassandra_session().execute_async(
+                        raw_statement, (site_id, user_key, bucket, *bounds)
+                    ),
+                )
+            )
+    total, raw_rows, rows_read = 0, 0, 0
+    for starts, future in futures:
+        for row in future.result():
+            rows_read += 1
+            if starts is not None:
+                if timebuckets.from_driver(row["bucket"]) in starts:  # skip reopened buckets
+                    total += row["count"]
+                continue
+            raw_rows += 1
+            if raw_rows > MAX_ROLLING_RAW_ROWS:
+                raise RangeError("event", "too many raw events to count; seal the buckets first")
+            kind = row["type"]
+            if ((row["name"] or kind) if kind == "custom" else kind) == event_key:
+                total += 1
+    return RollingCount(
+        window, start, end, total, len(wanted) + len(raw_partitions), rows_read, pieces
+    )
+
+
+def _check_rolling_range(start: datetime, end: datetime) -> tuple[datetime, datetime]:
+    start, end = timebuckets.as_utc(start), timebuckets.as_utc(end)
+    if end <= start:
+        raise RangeError("end", "must be after start")
+    if end - start > timedelta(days=366):
+        raise RangeError("end", "rolling counters cover at most 366 days")
+    return start, end
+
+
+def rolling_counts(
+    *, site_id: uuid.UUID, user_key: str, event_key: str, now: datetime
+) -> list[RollingCount]:
+    """Return a user's counts of one event key over the last 1 h, 24 h, 7 d, 30 d, 12 months."""
+    now = timebuckets.as_utc(now)
+    sealed = SealedBuckets(site_id, now)  # shared: the windows overlap
+    return [
+        rolling_count(
+            site_id=site_id,
+            user_key=user_key,
+            event_key=event_key,
+            start=now - length,
+            end=now,
+            sealed=sealed,
+            window=name,
+        )
+        for name, length in ROLLING_WINDOWS
+    ]

@@ -1,0 +1,48 @@
+"""Roll sealed children up into a day or month bucket (aggregates, per-user counts, series)."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+
+from django.db.models import F
+
+from sessions_app.aggregates import stored, tally
+from sessions_app.aggregates.seal import CHILD, aggregates_write
+from sessions_app.core import timebuckets
+from sessions_app.models import (
+    BucketState,
+)
+
+
+def bucket_rollup(
+    *, site_id: uuid.UUID | str, granularity: str, bucket: datetime, now: datetime
+) -> bool:
+    """Seal a day from its sealed hours (or a month from its sealed days); idempotent.
+
+    Reads the children's aggregate rows and per-user counts, merges them
+    (counts add up, unique users from the merged sketches) and overwrites the
+    parent's. Returns False if a late event arrived meanwhile.
+    """
+    start = timebuckets.floor(bucket, granularity)
+    state = BucketState.objects.select_related("site").get(
+        site_id=site_id, granularity=granularity, bucket=start
+    )
+    version, site = state.version, state.site
+    end = timebuckets.next_start(start, granularity)
+    child = CHILD[granularity]
+    parts = stored.aggregates_range(site_id=site.id, granularity=child, start=start, end=end)
+    children = [b for b, _ in parts]
+    result = tally.aggregates_merge([a for _, a in parts]) if parts else tally.Aggregates()
+    result.user_counts = stored.bucket_user_counts(
+        site_id=site.id, granularity=child, bucket_starts=children
+    )
+    aggregates_write(site.id, granularity, start, result, now)
+    if granularity == "day":
+        BucketState.objects.get_or_create(
+            site=site, granularity="month", bucket=timebuckets.floor(start, "month")
+        )
+    updated = BucketState.objects.filter(pk=state.pk, version=version).update(
+        state=BucketState.SEALED, seals=F("seals") + 1, sealed_at=now
+    )
+    return bool(updated)

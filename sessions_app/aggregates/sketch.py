@@ -1,0 +1,52 @@
+"""A small HyperLogLog sketch of user keys: distinct users that merge across buckets."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import zlib
+from collections.abc import Iterable
+
+SKETCH_BITS = 12
+
+
+SKETCH_REGISTERS = 1 << SKETCH_BITS
+
+
+_REST_BITS = 64 - SKETCH_BITS
+
+
+def sketch_of(keys: Iterable[str]) -> bytes:
+    """Return the compressed HyperLogLog registers of a set of user keys."""
+    registers = bytearray(SKETCH_REGISTERS)
+    for key in keys:
+        h = int.from_bytes(hashlib.blake2b(key.encode(), digest_size=8).digest(), "big")
+        index, rest = h >> _REST_BITS, h & ((1 << _REST_BITS) - 1)
+        rank = _REST_BITS - rest.bit_length() + 1
+        if rank > registers[index]:
+            registers[index] = rank
+    return zlib.compress(bytes(registers))
+
+
+def sketch_merge(sketches: Iterable[bytes]) -> bytes:
+    """Return the sketch of the union of the sets behind the given sketches."""
+    merged: bytes | None = None
+    for sketch in sketches:
+        if not sketch:
+            continue
+        registers = zlib.decompress(sketch)
+        merged = registers if merged is None else bytes(map(max, merged, registers))
+    return zlib.compress(merged) if merged is not None else b""
+
+
+def sketch_estimate(sketch: bytes) -> int:
+    """Return the estimated number of distinct keys in a sketch."""
+    if not sketch:
+        return 0
+    registers = zlib.decompress(sketch)
+    m = len(registers)
+    estimate = 0.7213 / (1 + 1.079 / m) * m * m / sum(2.0**-r for r in registers)
+    zeros = registers.count(0)
+    if estimate <= 2.5 * m and zeros:
+        estimate = m * math.log(m / zeros)  # small-range correction (linear counting)
+    return round(estimate)

@@ -1,0 +1,141 @@
+"""What a seal reads: an hour's raw rows, its per-batch tallies and its sessions' summaries."""
+
+from __future__ import annotations
+
+import queue
+import uuid
+from collections.abc import Iterator
+from datetime import datetime
+from typing import Any
+
+from django.conf import settings
+
+from sessions_app.aggregates import tally
+from sessions_app.core import timebuckets
+from sessions_app.core.cql import cassandra_session, prepare
+from sessions_app.core.eventdoc import event_row
+from sessions_app.core.ids import uuid_time
+from sessions_app.tables.user_sessions import sessions_by_id
+
+SELECT_SITE_BUCKET = """
+SELECT event_id, session_id, user_key, type, name, ts, url, element, is_bot, late
+FROM {ks}.site_events_by_bucket WHERE site_id = ? AND bucket = ? AND shard = ?
+"""
+
+
+def site_bucket_events(*, site_id: uuid.UUID, hour: datetime, shards: int) -> list[dict[str, Any]]:
+    """Return every event of a site's hour across its shards (aggregation source)."""
+    bucket = timebuckets.floor(hour, timebuckets.Width.HOUR)
+    statement = prepare(SELECT_SITE_BUCKET)
+    futures = [
+        cassandra_session().execute_async(statement, (site_id, bucket, s)) for s in range(shards)
+    ]
+    events = [event_row(row) for f in futures for row in f.result()]
+    events.sort(key=lambda e: e["event_id"].time)
+    return events
+
+
+SELECT_SEAL_ROWS = """
+SELECT session_id, user_key, type, name, ts, url, element, is_bot
+FROM {ks}.site_events_by_bucket WHERE site_id = ? AND bucket = ? AND shard = ?
+"""
+
+
+SELECT_PARTIALS = """
+SELECT tally FROM {ks}.bucket_partials WHERE site_id = ? AND bucket = ? AND shard = ?
+"""
+
+
+def site_bucket_rows(
+    *, site_id: uuid.UUID, hour: datetime, shards: int, page_size: int = 20_000
+) -> Iterator[dict[str, Any]]:
+    """Yield the raw rows of a site's hour from every shard (seal input), page by page.
+
+    Only the columns the aggregates need.
+    """
+    return _shards_scan(
+        SELECT_SEAL_ROWS, site_id=site_id, hour=hour, shards=shards, page_size=page_size
+    )
+
+
+def bucket_partials(*, site_id: uuid.UUID, hour: datetime, shards: int) -> tally.Tally | None:
+    """Return the merged tallies the applier wrote for a site's hour; None if it wrote none.
+
+    Each row is one batch's tally of its events in the hour (writer.partial_rows);
+    whether they cover every raw row is BucketState.partials' business.
+    """
+    payloads = [
+        row["tally"]
+        for row in _shards_scan(
+            SELECT_PARTIALS, site_id=site_id, hour=hour, shards=shards, page_size=5_000
+        )
+    ]
+    return tally.tally_fold(payloads) if payloads else None
+
+
+def _shards_scan(
+    query_text: str, *, site_id: uuid.UUID, hour: datetime, shards: int, page_size: int
+) -> Iterator[dict[str, Any]]:
+    """Yield the rows of a (site, hour, shard) table's hour from every shard.
+
+    Every shard pages concurrently: the driver fetches a shard's next page as soon
+    as its previous one arrived, while this generator hands pages to the caller as
+    they come.
+    """
+    bucket = timebuckets.floor(hour, timebuckets.Width.HOUR)
+    statement = prepare(query_text)
+    pages: queue.Queue[list[dict[str, Any]] | BaseException | None] = queue.Queue()
+
+    def follow(future: Any) -> None:
+        def on_page(rows: list[dict[str, Any]]) -> None:
+            pages.put(rows)
+            if future.has_more_pages:
+                future.start_fetching_next_page()
+            else:
+                pages.put(None)
+
+        future.add_callbacks(on_page, pages.put)
+
+    for shard in range(shards):
+        query = statement.bind((site_id, bucket, shard))
+        query.fetch_size = page_size
+        follow(cassandra_session().execute_async(query))
+    remaining = shards
+    while remaining:
+        page = pages.get(timeout=settings.CASSANDRA_SCAN_TIMEOUT)
+        if page is None:
+            remaining -= 1
+        elif isinstance(page, BaseException):
+            raise page
+        else:
+            yield from page
+
+
+def session_summaries(
+    *, site_id: uuid.UUID, start: datetime, end: datetime, spans: dict[uuid.UUID, tally.Span]
+) -> dict[uuid.UUID, dict[str, Any]]:
+    """Return the summaries of the human sessions that started in [start, end).
+
+    A session whose last event in the bucket is more than the inactivity gap
+    before the bucket's end cannot have continued past it (a later event would
+    open a new session; a late one reopens this bucket), so its summary comes
+    from the bucket's own rows. Only the others are read from user_sessions.
+    """
+    horizon = (end - settings.SESSION_INACTIVITY).replace(tzinfo=None)  # rows' ts are naive UTC
+    found: dict[uuid.UUID, dict[str, Any]] = {}
+    lookups: list[tuple[str, uuid.UUID]] = []
+    for session_id, span in spans.items():
+        if not start <= uuid_time(session_id) < end:
+            continue
+        if span.last is not None and span.last < horizon:
+            found[session_id] = {
+                "started_at": span.first,
+                "last_seen_at": span.last,
+                "event_count": span.events,
+                "pageview_count": span.pageviews,
+                "is_bot": False,
+            }
+        else:
+            lookups.append((span.user_key, session_id))
+    found.update(sessions_by_id(site_id=site_id, keys=sorted(lookups, key=str)))
+    return found

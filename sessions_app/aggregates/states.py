@@ -1,0 +1,136 @@
+"""Bucket states (open, sealed, reopened): which buckets are due, and reopening them to reseal."""
+
+from __future__ import annotations
+
+import uuid
+from collections import Counter
+from collections.abc import Callable
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db.models import F
+from django.db.models.functions import Greatest
+
+from sessions_app.aggregates import rollup, seal
+from sessions_app.aggregates.seal import CHILD, ROLLUP_CHAIN
+from sessions_app.core import timebuckets
+from sessions_app.models import (
+    BucketState,
+    Site,
+)
+
+_known_open: dict[tuple[object, datetime], int] = {}  # (site, hour) -> shards recorded
+
+
+def bucket_states_touch(*, site: Site, hours: dict[datetime, tuple[int, int]]) -> None:
+    """Record that events arrived for these hour buckets ({hour: (late events, shards)}).
+
+    A new bucket becomes `open` with the shards the batch used; a batch that used
+    more shards raises the count (never lowers it). Both are cached per process.
+    Late events for a sealed bucket reopen it and are counted, so the sweep reseals it.
+    """
+    for hour, (late, shards) in hours.items():
+        key = (site.id, hour)
+        if _known_open.get(key, 0) < shards:
+            state, created = BucketState.objects.get_or_create(
+                site=site, granularity="hour", bucket=hour, defaults={"shards": shards}
+            )
+            if not created and state.shards < shards:
+                BucketState.objects.filter(pk=state.pk).update(shards=Greatest(F("shards"), shards))
+            _known_open[key] = max(shards, state.shards)
+        if late:
+            # The hour and the day and month built from it all change.
+            for granularity in ROLLUP_CHAIN:
+                start = timebuckets.floor(hour, granularity)
+                BucketState.objects.filter(site=site, granularity=granularity, bucket=start).update(
+                    late_events=F("late_events") + late, version=F("version") + 1
+                )
+                BucketState.objects.filter(
+                    site=site,
+                    granularity=granularity,
+                    bucket=start,
+                    state=BucketState.SEALED,
+                ).update(state=BucketState.REOPENED)
+
+
+def buckets_due(*, now: datetime, limit: int = 500) -> list[tuple[uuid.UUID, str, datetime]]:
+    """Return (site id, granularity, bucket) of buckets ready to seal.
+
+    An hour is due once its end + ALLOWED_LATENESS has passed; a day or month once
+    it has ended the same way and none of its children is still unsealed.
+    """
+    now = timebuckets.as_utc(now)
+    unsealed = [BucketState.OPEN, BucketState.REOPENED]
+    due: list[tuple[uuid.UUID, str, datetime]] = []
+    for granularity in ROLLUP_CHAIN:
+        candidates = (
+            BucketState.objects.filter(
+                granularity=granularity,
+                state__in=unsealed,
+                bucket__lte=now - settings.ALLOWED_LATENESS - timedelta(hours=1),
+            )
+            .order_by("bucket")
+            .values_list("site_id", "bucket")[:limit]
+        )
+        for site_id, start in candidates:
+            end = timebuckets.next_start(start, granularity)
+            if end + settings.ALLOWED_LATENESS > now:
+                continue
+            if (
+                granularity != "hour"
+                and BucketState.objects.filter(
+                    site_id=site_id,
+                    granularity=CHILD[granularity],
+                    state__in=unsealed,
+                    bucket__gte=start,
+                    bucket__lt=end,
+                ).exists()
+            ):
+                continue
+            due.append((site_id, granularity, start))
+    return due[:limit]
+
+
+def buckets_reseal(
+    *, site: Site, hours: set[datetime], now: datetime, progress: Callable[[str], None]
+) -> Counter[str]:
+    """Reopen the sealed hours, days and months holding these hours, then seal them again.
+
+    Hours first (from the remaining raw rows), then the days and months above
+    (from the resealed children). Reopening bumps each bucket's version, like a
+    late event: a seal already running cannot mark its stale result sealed. A
+    bucket that cannot be resealed now (a child still open) stays reopened for the
+    sweep. Return how many of each granularity were resealed.
+    """
+    resealed: Counter[str] = Counter()
+    starts = {g: sorted({timebuckets.floor(h, g) for h in hours}) for g in ROLLUP_CHAIN}
+    for granularity, chosen in starts.items():
+        states = BucketState.objects.filter(site=site, granularity=granularity, bucket__in=chosen)
+        states.update(version=F("version") + 1)
+        states.filter(state=BucketState.SEALED).update(state=BucketState.REOPENED)
+    unsealed = [BucketState.OPEN, BucketState.REOPENED]
+    for granularity, chosen in starts.items():
+        progress(f"resealing {len(chosen)} {granularity} buckets")
+        for start in chosen:
+            state = BucketState.objects.filter(
+                site=site, granularity=granularity, bucket=start
+            ).first()
+            if state is None or state.state != BucketState.REOPENED:
+                continue  # never sealed: its seal will read the remaining rows
+            if granularity == "hour":
+                done = seal.bucket_seal(site_id=site.id, hour=start, now=now)
+            else:
+                child = seal.CHILD[granularity]
+                if BucketState.objects.filter(
+                    site=site,
+                    granularity=child,
+                    state__in=unsealed,
+                    bucket__gte=start,
+                    bucket__lt=timebuckets.next_start(start, granularity),
+                ).exists():
+                    continue
+                done = rollup.bucket_rollup(
+                    site_id=site.id, granularity=granularity, bucket=start, now=now
+                )
+            resealed[f"{granularity}s_resealed"] += int(done)
+    return resealed

@@ -1,0 +1,120 @@
+"""Reads of sealed aggregates: bucket rows, ranges of them, and per-user counts."""
+
+from __future__ import annotations
+
+import uuid
+from collections import Counter
+from collections.abc import Iterator
+from datetime import datetime
+from typing import Any
+
+import orjson
+
+from sessions_app.aggregates import tally
+from sessions_app.core import timebuckets
+from sessions_app.core.cql import cassandra_session, prepare
+
+SELECT_AGGREGATE = """
+SELECT bucket, events, by_type, by_name, sessions_started, users, bounces, conversions,
+       durations, top_pages, top_clicks, rows_read, sealed_at, users_sketch
+FROM {ks}.bucket_aggregates WHERE site_id = ? AND granularity = ? AND bucket = ?
+"""
+
+
+SELECT_AGGREGATE_RANGE = """
+SELECT bucket, events, by_type, by_name, sessions_started, users, bounces, conversions,
+       durations, top_pages, top_clicks, rows_read, sealed_at, users_sketch
+FROM {ks}.bucket_aggregates
+WHERE site_id = ? AND granularity = ? AND bucket >= ? AND bucket < ? LIMIT ?
+"""
+
+
+SELECT_BUCKET_USERS = """
+SELECT user_key, counts FROM {ks}.bucket_users WHERE site_id = ? AND granularity = ? AND bucket = ?
+"""
+
+
+MAX_AGGREGATE_ROWS = 2_000  # a 92-day range of hours is 2,208 rows: read hours ≤ 83 days
+
+
+def _aggregate(row: dict[str, Any]) -> tally.Aggregates:
+    return tally.Aggregates(
+        events=row["events"] or 0,
+        by_type=dict(row["by_type"] or {}),
+        by_name=dict(row["by_name"] or {}),
+        sessions_started=row["sessions_started"] or 0,
+        users=row["users"] or 0,
+        bounces=row["bounces"] or 0,
+        conversions=row["conversions"] or 0,
+        durations=dict(row["durations"] or {}),
+        top_pages=[tuple(p) for p in orjson.loads(row["top_pages"] or "[]")],
+        top_clicks=[tuple(c) for c in orjson.loads(row["top_clicks"] or "[]")],
+        rows_read=row["rows_read"] or 0,
+        users_sketch=row["users_sketch"] or b"",
+    )
+
+
+def aggregates_range(
+    *, site_id: uuid.UUID, granularity: str, start: datetime, end: datetime
+) -> list[tuple[datetime, tally.Aggregates]]:
+    """Return the stored aggregates of a site's buckets in [start, end), in time order.
+
+    One slice of the (site, granularity) partition. A row exists once the bucket
+    was sealed; whether it is still current is BucketState's business.
+    """
+    rows = cassandra_session().execute(
+        prepare(SELECT_AGGREGATE_RANGE),
+        (
+            site_id,
+            granularity,
+            timebuckets.as_utc(start),
+            timebuckets.as_utc(end),
+            MAX_AGGREGATE_ROWS,
+        ),
+    )
+    return [(timebuckets.from_driver(row["bucket"]), _aggregate(row)) for row in rows]
+
+
+def bucket_user_counts(
+    *, site_id: uuid.UUID, granularity: str, bucket_starts: list[datetime]
+) -> dict[tuple[str, str], int]:
+    """Return the summed per-(user, event key) counts of a site's sealed buckets.
+
+    Reads one bucket_users partition per bucket (24 for a day, about 30 for a
+    month), in parallel, paging through each.
+    """
+    totals: Counter[tuple[str, str]] = Counter()
+    statement = prepare(SELECT_BUCKET_USERS)
+    for chunk in _chunks(bucket_starts, 32):
+        futures = [
+            (b, cassandra_session().execute_async(statement, (site_id, granularity, b)))
+            for b in chunk
+        ]
+        for _, future in futures:
+            for row in future.result():
+                user = row["user_key"]
+                for key, n in row["counts"].items():
+                    totals[user, key] += n
+    return dict(totals)
+
+
+def _chunks(items: list[datetime], size: int) -> Iterator[list[datetime]]:
+    for offset in range(0, len(items), size):
+        yield items[offset : offset + size]
+
+
+def bucket_aggregate(
+    *, site_id: uuid.UUID, granularity: str, bucket: datetime
+) -> dict[str, Any] | None:
+    """Return the sealed aggregates of one bucket, or None if it was never sealed."""
+    row = (
+        cassandra_session().execute(prepare(SELECT_AGGREGATE), (site_id, granularity, bucket)).one()
+    )
+    if row is None:
+        return None
+    result = _aggregate(row)
+    return {
+        **{k: v for k, v in vars(result).items() if k not in ("users_sketch", "user_counts")},
+        "bucket": timebuckets.from_driver(row["bucket"]),
+        "sealed_at": timebuckets.from_driver(row["sealed_at"]),
+    }

@@ -1,0 +1,350 @@
+"""Pure aggregate computation for one bucket of a site's events (no I/O).
+
+Given the bucket's raw events (all shards) and the summaries of the sessions that
+started in it, return the numbers a dashboard shows. Bots are excluded.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+import orjson
+
+from sessions_app.aggregates.sketch import sketch_estimate, sketch_merge, sketch_of
+from sessions_app.core import timebuckets
+from sessions_app.core.ids import uuid_time
+
+DURATION_BINS = [
+    ("0-10s", timedelta(seconds=10)),
+    ("10-60s", timedelta(minutes=1)),
+    ("1-3m", timedelta(minutes=3)),
+    ("3-10m", timedelta(minutes=10)),
+    ("10-30m", timedelta(minutes=30)),
+    ("30m+", timedelta.max),
+]
+
+
+TOP_N = 20
+
+
+@dataclass
+class Aggregates:
+    events: int = 0
+    by_type: dict[str, int] = field(default_factory=dict)
+    by_name: dict[str, int] = field(default_factory=dict)
+    sessions_started: int = 0
+    users: int = 0
+    bounces: int = 0
+    conversions: int = 0
+    durations: dict[str, int] = field(default_factory=dict)
+    top_pages: list[tuple[str, int]] = field(default_factory=list)
+    top_clicks: list[tuple[str, int]] = field(default_factory=list)
+    rows_read: int = 0
+    users_sketch: bytes = b""
+    # (user key, event key) -> events; feeds the rolling counters, not bucket_aggregates.
+    user_counts: dict[tuple[str, str], int] = field(default_factory=dict)
+
+
+def duration_bin(duration: timedelta) -> str:
+    """Return the histogram bin of a session duration."""
+    for name, upper in DURATION_BINS:
+        if duration < upper:
+            return name
+    return DURATION_BINS[-1][0]
+
+
+def page_path(url: str | None) -> str | None:
+    if not url:
+        return None
+    rest = url.split("://", 1)[-1]
+    path = "/" + rest.split("/", 1)[1] if "/" in rest else "/"
+    return path.split("?", 1)[0].split("#", 1)[0]
+
+
+def click_label(element: dict[str, Any] | None) -> str | None:
+    """Return how a clicked element is counted: its selector, else its text, else its tag."""
+    if not element:
+        return None
+    return element.get("selector") or element.get("text") or element.get("tag")
+
+
+def _top(counts: Counter[str], top: int = TOP_N) -> list[tuple[str, int]]:
+    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
+
+
+def aggregate_bucket(
+    events: Iterable[dict[str, Any]],
+    *,
+    start: datetime,
+    end: datetime,
+    sessions: dict[uuid.UUID, dict[str, Any]],
+    conversion_event: str,
+) -> Aggregates:
+    """Aggregate one bucket [start, end) from its raw events and its sessions' summaries."""
+    result, _ = count_events(events, conversion_event=conversion_event)
+    count_sessions(result, sessions, start=start, end=end)
+    return result
+
+
+@dataclass
+class Span:
+    """What a bucket's own rows say about one session: its user, first and last event."""
+
+    user_key: str
+    first: Any  # the rows' ts (a driver datetime), or None when rows carry no ts
+    last: Any
+    events: int = 1
+    pageviews: int = 0
+
+
+@dataclass
+class Tally:
+    """The additive counts behind a bucket's aggregates, from some of its raw events.
+
+    Tallies of disjoint sets of events add up (`tally_fold`) to the tally of their
+    union: the seal either tallies the hour's raw rows or folds the tallies the
+    applier wrote beside each batch (bucket_partials); `finish` turns either into
+    the same Aggregates. Pages and clicks are already paths and labels.
+    """
+
+    rows: int = 0
+    by_type: Counter[str] = field(default_factory=Counter)
+    by_name: Counter[str] = field(default_factory=Counter)
+    pages: Counter[str] = field(default_factory=Counter)
+    clicks: Counter[str] = field(default_factory=Counter)
+    per_user: Counter[tuple[str, str]] = field(default_factory=Counter)
+    spans: dict[uuid.UUID, Span] = field(default_factory=dict)
+
+
+def count_events(
+    events: Iterable[dict[str, Any]], *, conversion_event: str
+) -> tuple[Aggregates, dict[uuid.UUID, Span]]:
+    """Count a bucket's raw events (bots excluded); also return each human session's span."""
+    return finish(tally(events), conversion_event=conversion_event)
+
+
+def tally(events: Iterable[dict[str, Any]]) -> Tally:
+    """Tally raw events (rows of site_events_by_bucket, or a plan's events as dicts).
+
+    The loop only counts raw values (urls, element JSON); paths and labels are
+    derived once per distinct value afterwards, which keeps a 200,000-event hour
+    cheap.
+    """
+    by_type: Counter[str] = Counter()
+    by_name: Counter[str] = Counter()
+    urls: Counter[str | None] = Counter()
+    elements: Counter[Any] = Counter()
+    per_user: Counter[tuple[str, str]] = Counter()
+    spans: dict[uuid.UUID, Span] = {}
+    rows = 0
+    for event in events:
+        rows += 1
+        kind, user = event["type"], event["user_key"]
+        name = event.get("name") if kind == "custom" else None
+        # A user's own counts include everything the key did (rolling counters);
+        # the site's aggregates leave bots out.
+        per_user[user, name or kind] += 1
+        if event.get("is_bot"):
+            continue
+        by_type[kind] += 1
+        ts, pageview = event.get("ts"), kind == "pageview"
+        span = spans.get(event.get("session_id"))  # type: ignore[arg-type]
+        if span is None:
+            spans[event.get("session_id")] = Span(user, ts, ts, 1, pageview)  # type: ignore[index]
+        else:
+            span.events += 1
+            span.pageviews += pageview
+            if ts is not None:
+                if ts < span.first:
+                    span.first = ts
+                elif ts > span.last:
+                    span.last = ts
+        if name:
+            by_name[name] += 1
+        elif kind == "pageview":
+            urls[event.get("url")] += 1
+        elif kind == "click":
+            element = event.get("element")
+            elements[orjson.dumps(element) if element.__class__ is dict else element] += 1
+    pages: Counter[str] = Counter()
+    for url, n in urls.items():
+        path = page_path(url)
+        if path:
+            pages[path] += n
+    clicks: Counter[str] = Counter()
+    for raw, n in elements.items():
+        label = click_label(orjson.loads(raw) if raw else None)
+        if label:
+            clicks[label] += n
+    return Tally(rows, by_type, by_name, pages, clicks, per_user, spans)
+
+
+def finish(counted: Tally, *, conversion_event: str) -> tuple[Aggregates, dict[uuid.UUID, Span]]:
+    """Turn a tally into a bucket's event aggregates (sessions are added by count_sessions)."""
+    result = Aggregates()
+    users = {span.user_key for span in counted.spans.values()}
+    result.rows_read = counted.rows
+    result.events = sum(counted.by_type.values())
+    result.conversions = counted.by_name.get(conversion_event, 0)
+    result.by_type, result.by_name = dict(counted.by_type), dict(counted.by_name)
+    result.users = len(users)
+    result.users_sketch = sketch_of(users)
+    result.top_pages = _top(counted.pages)
+    result.top_clicks = _top(counted.clicks)
+    result.user_counts = dict(counted.per_user)
+    return result, counted.spans
+
+
+_EPOCH_NAIVE = timebuckets.EPOCH.replace(tzinfo=None)
+
+
+def tally_encode(counted: Tally) -> bytes:
+    """Serialize a tally (of a plan's events: every span has its UTC-aware times)."""
+    users: dict[str, dict[str, int]] = {}
+    for (user, key), n in counted.per_user.items():
+        users.setdefault(user, {})[key] = n
+    return orjson.dumps(
+        {
+            "v": 1,
+            "rows": counted.rows,
+            "type": counted.by_type,
+            "name": counted.by_name,
+            "pages": counted.pages,
+            "clicks": counted.clicks,
+            "users": users,
+            "spans": {
+                str(sid): [
+                    s.user_key,
+                    timebuckets.epoch_ms(s.first),
+                    timebuckets.epoch_ms(s.last),
+                    s.events,
+                    s.pageviews,
+                ]
+                for sid, s in counted.spans.items()
+            },
+        }
+    )
+
+
+def tally_fold(payloads: Iterable[bytes]) -> Tally:
+    """Add up tallies of disjoint sets of events, as tally_encode wrote them.
+
+    One pass over the decoded JSON with plain dicts (a seal folds tens of thousands
+    of them); a session's spans join up, and each session id is parsed once.
+    """
+    rows = 0
+    by_type: dict[str, int] = {}
+    by_name: dict[str, int] = {}
+    pages: dict[str, int] = {}
+    clicks: dict[str, int] = {}
+    per_user: dict[tuple[str, str], int] = {}
+    spans: dict[str, list[Any]] = {}
+    for payload in payloads:
+        body = orjson.loads(payload)
+        rows += body["rows"]
+        for total, part in (
+            (by_type, body["type"]),
+            (by_name, body["name"]),
+            (pages, body["pages"]),
+            (clicks, body["clicks"]),
+        ):
+            for key, n in part.items():
+                total[key] = total.get(key, 0) + n
+        for user, keys in body["users"].items():
+            for key, n in keys.items():
+                pair = (user, key)
+                per_user[pair] = per_user.get(pair, 0) + n
+        for session_id, span in body["spans"].items():
+            seen = spans.get(session_id)
+            if seen is None:
+                spans[session_id] = span
+                continue
+            if span[1] < seen[1]:
+                seen[1] = span[1]
+            if span[2] > seen[2]:
+                seen[2] = span[2]
+            seen[3] += span[3]
+            seen[4] += span[4]
+    ms = timedelta(milliseconds=1)
+    return Tally(
+        rows=rows,
+        by_type=Counter(by_type),
+        by_name=Counter(by_name),
+        pages=Counter(pages),
+        clicks=Counter(clicks),
+        per_user=Counter(per_user),
+        spans={
+            uuid.UUID(sid): Span(
+                user, _EPOCH_NAIVE + first * ms, _EPOCH_NAIVE + last * ms, n, views
+            )
+            for sid, (user, first, last, n, views) in spans.items()
+        },
+    )
+
+
+def count_sessions(
+    result: Aggregates,
+    sessions: dict[uuid.UUID, dict[str, Any]],
+    *,
+    start: datetime,
+    end: datetime,
+) -> None:
+    """Add the sessions that started in [start, end): count, bounces, duration bins.
+
+    `sessions` maps session ids to their user_sessions rows (a session's whole
+    span, not just this bucket).
+    """
+    durations: Counter[str] = Counter()
+    for session_id, summary in sessions.items():
+        if summary.get("is_bot") or not start <= uuid_time(session_id) < end:
+            continue
+        result.sessions_started += 1
+        if (summary.get("pageview_count") or 0) <= 1 and (summary.get("event_count") or 0) <= 1:
+            result.bounces += 1
+        durations[duration_bin(summary["last_seen_at"] - summary["started_at"])] += 1
+    result.durations = dict(durations)
+
+
+def aggregates_merge(parts: list[Aggregates]) -> Aggregates:
+    """Combine the aggregates of adjacent buckets into their parent's (a day, a month).
+
+    Counts add up; unique users come from the merged sketches (an estimate when
+    more than one bucket had users); top lists are the top of the children's
+    top lists, so a page that never made any child's top N is not counted.
+    """
+    if len(parts) == 1:
+        return parts[0]
+    result = Aggregates()
+    by_type: Counter[str] = Counter()
+    by_name: Counter[str] = Counter()
+    durations: Counter[str] = Counter()
+    pages: Counter[str] = Counter()
+    clicks: Counter[str] = Counter()
+    per_user: Counter[tuple[str, str]] = Counter()
+    for part in parts:
+        result.events += part.events
+        result.rows_read += part.rows_read
+        result.sessions_started += part.sessions_started
+        result.bounces += part.bounces
+        result.conversions += part.conversions
+        by_type.update(part.by_type)
+        by_name.update(part.by_name)
+        durations.update(part.durations)
+        pages.update(dict(part.top_pages))
+        clicks.update(dict(part.top_clicks))
+        per_user.update(part.user_counts)
+    result.by_type, result.by_name, result.durations = dict(by_type), dict(by_name), dict(durations)
+    result.top_pages, result.top_clicks = _top(pages), _top(clicks)
+    result.user_counts = dict(per_user)
+    with_users = [p for p in parts if p.users]
+    if len(with_users) == 1:
+        result.users, result.users_sketch = with_users[0].users, with_users[0].users_sketch
+    elif with_users:
+        result.users_sketch = sketch_merge(p.users_sketch for p in with_users)
+        result.users = sketch_estimate(result.users_sketch)
+    return result

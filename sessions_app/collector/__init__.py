@@ -1,1 +1,0 @@
-"""The write side: validation, sessionization and the single event writer."""

@@ -1,0 +1,403 @@
+"""Access to the Cassandra session and prepared statements for the hot paths.
+
+cqlengine models define and sync the schema; reads and writes on request paths
+go through statements prepared once per process here (cqlengine never prepares,
+and django-cassandra-engine's queryset adds ALLOW FILTERING to everything).
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import struct
+import threading
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+from cassandra import ConsistencyLevel
+from cassandra.cluster import ResponseFuture, Session
+from cassandra.concurrent import execute_concurrent
+from cassandra.query import (
+    UNSET_VALUE,
+    BatchStatement,
+    BatchType,
+    BoundStatement,
+    PreparedStatement,
+)
+from django.conf import settings
+from django.db import connections
+
+from sessions_app.core import timebuckets
+
+
+def cassandra_session() -> Session:
+    """Return this process's driver session (connecting on first use).
+
+    Rows come back as dicts: cqlengine sets dict_factory on the session it
+    shares with this module.
+    """
+    global _shutdown_registered
+    # One lookup of the connection (a thread-local): selectors call this per query.
+    wrapper = connections[ALIAS]
+    _guarded(wrapper.settings_dict["NAME"])
+    registered = wrapper.connection
+    current = registered.session
+    if current is None:
+        # cqlengine's lazy connect flips its flag before setup() finishes, so a
+        # second thread can see no session yet; wait on its lock for the setup.
+        from cassandra.cqlengine import connection as cql_connection
+
+        with cql_connection.get_connection(ALIAS).lazy_connect_lock:
+            current = registered.session
+    if not _shutdown_registered:
+        # Shut the cluster down before the driver's own atexit hook runs, which
+        # otherwise logs "Event loop thread could not be joined" at every exit.
+        atexit.register(_shutdown)
+        _shutdown_registered = True
+    return current
+
+
+ALIAS = "cassandra"
+
+
+_lock = threading.Lock()
+
+
+_prepared: dict[tuple[int, str, str], PreparedStatement] = {}
+
+
+_shutdown_registered = False
+
+
+class KeyspaceGuardError(RuntimeError):
+    """A statement was about to run against a keyspace the settings forbid."""
+
+
+def keyspace() -> str:
+    """Return the active keyspace; refuse one without the required prefix (tests: test_)."""
+    return _guarded(connections[ALIAS].settings_dict["NAME"])
+
+
+def _guarded(value: object) -> str:
+    """The keyspace name, unless the settings forbid it."""
+    name = str(value)
+    prefix = settings.CASSANDRA_REQUIRED_KEYSPACE_PREFIX
+    if prefix and not name.startswith(prefix):
+        raise KeyspaceGuardError(
+            f"refusing keyspace {name!r}: these settings only allow keyspaces starting with "
+            f"{prefix!r} (mark the test with django_db(databases=['default', 'cassandra']))"
+        )
+    return name
+
+
+def _shutdown() -> None:
+    from cassandra.cqlengine import connection as cql_connection
+
+    for registered in list(cql_connection._connections.values()):
+        if registered.cluster is not None:
+            registered.cluster.shutdown()
+
+
+class _SpentTimer:
+    """Stands in for a finished request's cancelled timeout timer."""
+
+    __slots__ = ()
+
+    def cancel(self) -> None:
+        return None
+
+
+_SPENT_TIMER = _SpentTimer()
+
+
+def _cancel_timer(future: ResponseFuture) -> None:
+    timer = future._timer
+    if timer:
+        timer.cancel()
+        future._timer = _SPENT_TIMER
+
+
+def free_finished_requests() -> None:
+    """Let a finished request's rows be freed at once instead of by the cyclic GC.
+
+    The driver's ResponseFuture keeps its cancelled timeout timer, and the timer
+    holds the future's bound `_on_timeout`: a reference cycle through the future's
+    result. Every query's rows (1,000 dicts and 2,000 UUIDs for a timeline) thus
+    outlived the request until Python's cycle collector ran, which made the
+    collections frequent and slow (the timeline's p95). The cancelled timer is
+    replaced by a placeholder that holds nothing; it is not None, so the driver
+    behaves exactly as before (`_start_timer` starts no new timer for later pages).
+    """
+    ResponseFuture._cancel_timer = _cancel_timer
+
+
+free_finished_requests()
+
+
+def consistency(name: str) -> int:
+    """Return the driver consistency level for a setting value such as LOCAL_QUORUM."""
+    return int(getattr(ConsistencyLevel, name))
+
+
+def prepare(cql: str, *, idempotent: bool = False, write: bool = False) -> PreparedStatement:
+    """Return the prepared form of cql, whose `{ks}` names the active keyspace.
+
+    Statements are cached per process and keyspace: a forked worker prepares its
+    own, and the test keyspace never shares statements with the real one. Reads are
+    always idempotent, so the driver may retry them on another node when one dies.
+    """
+    name = keyspace()
+    key = (os.getpid(), name, cql)
+    statement = _prepared.get(key)
+    if statement is None:
+        with _lock:
+            statement = _prepared.get(key)
+            if statement is None:
+                statement = cassandra_session().prepare(cql.format(ks=name))
+                statement.is_idempotent = idempotent or cql.lstrip().upper().startswith("SELECT")
+                level = (
+                    settings.CASSANDRA_WRITE_CONSISTENCY
+                    if write
+                    else settings.CASSANDRA_READ_CONSISTENCY
+                )
+                statement.consistency_level = consistency(level)
+                _prepared[key] = statement
+    return statement
+
+
+_INT64 = struct.Struct(">q").pack
+
+
+_INT32 = struct.Struct(">i").pack
+
+
+_INT16 = struct.Struct(">h").pack
+
+
+_BOOLEANS = {True: b"\x01", False: b"\x00"}
+
+
+def _timestamp(value: datetime) -> bytes:
+    # DateType.serialize's integer arithmetic without utctimetuple + timegm; a naive
+    # datetime raises TypeError, and the driver's own path handles it.
+    return _INT64(timebuckets.epoch_ms(value))
+
+
+def _boolean(value: bool) -> bytes:
+    if type(value) is not bool:
+        raise TypeError("not a bool")  # the driver's path decides
+    return _BOOLEANS[value]
+
+
+_SERIALIZERS: dict[str, Callable[[Any], bytes]] = {
+    "uuid": lambda value: value.bytes,
+    "timeuuid": lambda value: value.bytes,
+    "text": lambda value: value.encode(),
+    "varchar": lambda value: value.encode(),
+    "timestamp": _timestamp,
+    "boolean": _boolean,
+    "int": _INT32,
+    "smallint": _INT16,
+    "bigint": _INT64,
+    "blob": lambda value: value if type(value) is bytes else bytes(value),
+}
+
+
+_binders: dict[
+    int, tuple[PreparedStatement, list[tuple[Callable[[Any], bytes], Any]], list[Any]]
+] = {}
+
+
+# Values whose bytes a column may reuse when the next row passes the same object:
+# immutable, so the same object always serializes the same.
+_REUSABLE = frozenset({str, int, bool, uuid.UUID, datetime})
+
+
+def bind(statement: PreparedStatement, params: Sequence[Any]) -> BoundStatement:
+    """Bind a write's values, None and {} as UNSET (no tombstone), like statement.bind.
+
+    The driver's bind builds a column descriptor per value (for client-side
+    encryption, unused here) and serializes timestamps through utctimetuple; on
+    the collector's write path that was most of the CPU of writing a row. Here
+    each column's serializer is looked up once per prepared statement; the bytes
+    are the driver's (tests/test_cassandra_bind.py compares them), and any value a
+    fast serializer does not take goes through the driver's own. Each column also
+    remembers its last value and bytes: rows written together mostly repeat their
+    site, bucket and TTL, and those are serialized once.
+    """
+    entry = _binders.get(id(statement))
+    if entry is None or entry[0] is not statement:
+        version = statement.protocol_version
+        columns = [
+            (_SERIALIZERS.get(column.type.typename) or _driver(column.type, version), column.type)
+            for column in statement.column_metadata
+        ]
+        entry = _binders[id(statement)] = (statement, columns, [None] * len(columns))
+    _, columns, last = entry
+    if len(params) != len(columns):
+        raise ValueError(f"{len(params)} values for {len(columns)} bind markers")
+    values: list[Any] = []
+    for index, value in enumerate(params):
+        if value is None or (type(value) is dict and not value):
+            values.append(UNSET_VALUE)
+            continue
+        seen = last[index]
+        if seen is not None and seen[0] is value:
+            values.append(seen[1])
+            continue
+        serialize, kind = columns[index]
+        try:
+            data = serialize(value)
+        except (AttributeError, TypeError, struct.error):
+            data = kind.serialize(value, statement.protocol_version)
+        if type(value) in _REUSABLE:
+            last[index] = (value, data)
+        values.append(data)
+    for index in statement.routing_key_indexes or ():
+        if values[index] is UNSET_VALUE:
+            name = statement.column_metadata[index].name
+            raise ValueError(f"no value for {name!r}, part of the partition key")
+    bound = BoundStatement(statement)
+    bound.raw_values = params
+    bound.values = values
+    return bound
+
+
+def _driver(kind: Any, version: int) -> Callable[[Any], bytes]:
+    return lambda value: kind.serialize(value, version)
+
+
+def execute_windowed(work: list[tuple[Any, Any]], *, window: int = 128) -> None:
+    """Run (statement, params) pairs with at most `window` in flight; raise the first error.
+
+    For background jobs that write thousands of rows (seals): the driver's
+    execute_concurrent keeps the window full without flooding the node.
+    """
+    if work:
+        execute_concurrent(cassandra_session(), work, concurrency=window, raise_on_first_error=True)
+
+
+# Cassandra logs a warning for unlogged batches over more partitions than this
+# (unlogged_batch_across_partitions_warn_threshold).
+PARTITIONS_PER_BATCH = 10
+
+
+def replica_batches(
+    statement: PreparedStatement,
+    partitions: Iterable[list[tuple[Any, ...]]],
+    *,
+    partitions_per_batch: int = PARTITIONS_PER_BATCH,
+    rows_per_batch: int = 200,
+) -> list[tuple[Any, None]]:
+    """Pack many small partitions' rows of one statement into unlogged batches.
+
+    See `pack_by_replicas`; a seal writes a row set for each of thousands of users.
+    """
+    return pack_by_replicas(
+        ([bind(statement, row) for row in rows] for rows in partitions),
+        partitions_per_batch=partitions_per_batch,
+        rows_per_batch=rows_per_batch,
+    )
+
+
+def pack_by_replicas(
+    partitions: Iterable[list[BoundStatement]],
+    *,
+    partitions_per_batch: int = PARTITIONS_PER_BATCH,
+    rows_per_batch: int = 200,
+) -> list[tuple[Any, None]]:
+    """Pack whole partitions' bound rows into unlogged batches for execute_windowed.
+
+    Each batch holds whole partitions whose replicas are the same nodes, so the
+    token-aware coordinator is a replica of all of them: it applies the batch
+    locally and forwards it as one message per other replica, instead of one
+    request per partition. A batch takes another partition only while it stays
+    within rows_per_batch rows (a bigger partition goes alone), so it stays far
+    from the node's batch size limits. A lone row goes as itself.
+    """
+    metadata = cassandra_session().cluster.metadata
+    name = keyspace()
+    groups: dict[frozenset[Any], list[list[BoundStatement]]] = {}
+    for bound in partitions:
+        if not bound:
+            continue
+        # Hosts hash and compare by endpoint: the same replicas, in any order, are one key.
+        key = frozenset(metadata.get_replicas(name, bound[0].routing_key))
+        groups.setdefault(key, []).append(bound)
+    work: list[tuple[Any, None]] = []
+    for members in groups.values():
+        packed: list[list[BoundStatement]] = []
+        for bound in members:
+            if packed and (
+                len(packed) == partitions_per_batch
+                or sum(map(len, packed)) + len(bound) > rows_per_batch
+            ):
+                work.append((_unlogged(packed), None))
+                packed = []
+            packed.append(bound)
+        if packed:
+            work.append((_unlogged(packed), None))
+    return work
+
+
+def _unlogged(partitions: list[list[BoundStatement]]) -> Any:
+    first = partitions[0][0]
+    if len(partitions) == 1 and len(partitions[0]) == 1:
+        return first
+    batch = BatchStatement(batch_type=BatchType.UNLOGGED, consistency_level=first.consistency_level)
+    batch.is_idempotent = all(row.is_idempotent for bound in partitions for row in bound)
+    for bound in partitions:
+        for row in bound:
+            batch.add(row)
+    return batch
+
+
+def reset_after_fork() -> None:
+    """Forget the driver objects inherited across fork(); the next query reconnects.
+
+    Only drops references: shutting down an inherited Cluster would close
+    sockets the parent still uses and join threads that do not exist here.
+    """
+    from cassandra.cqlengine import connection as cql_connection
+
+    for registered in list(cql_connection._connections.values()):
+        registered.cluster = None
+        registered.session = None
+        registered.lazy_connect = True
+    cql_connection.cluster = None
+    cql_connection.session = None
+    _prepared.clear()
+
+
+def execute_all(work: list[tuple[Any, Any]]) -> None:
+    """Send every statement at once, wait for all, raise the first failure.
+
+    A batch is a handful of partitions, so plain execute_async beats
+    execute_concurrent's windowing machinery here; the responses count down a
+    latch on the driver's thread, so this thread wakes once, not once per future.
+    """
+    current = cassandra_session()
+    futures = [
+        current.execute_async(statement if params is None else bind(statement, params))
+        for statement, params in work
+    ]
+    wait_all(futures)
+
+
+def wait_all(futures: list[Any]) -> None:
+    remaining = [len(futures)]
+    lock, done = threading.Lock(), threading.Event()
+
+    def arrived(_: Any) -> None:
+        with lock:
+            remaining[0] -= 1
+            if remaining[0] == 0:
+                done.set()
+
+    for future in futures:
+        future.add_callbacks(arrived, arrived)
+    done.wait(timeout=settings.CASSANDRA_REQUEST_TIMEOUT * 2 + 1)
+    for future in futures:
+        future.result()  # raises the first failure (or a timeout if still pending)

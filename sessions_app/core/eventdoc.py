@@ -1,0 +1,98 @@
+"""An event as the API serves it: its JSON document, rendered once when written."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from datetime import datetime
+from typing import Any
+
+import orjson
+
+from sessions_app.core import timebuckets
+from sessions_app.core.jsonfmt import dumps
+from sessions_app.ingest.plan import EventRow
+
+# An event as the API serves it: these keys, in this order (collector.writer.event_doc
+# renders them into session_events.doc at write time).
+EVENT_FIELDS = (
+    "event_id",
+    "site_id",
+    "user_key",
+    "type",
+    "name",
+    "ts",
+    "url",
+    "referrer",
+    "title",
+    "element",
+    "props",
+    "late",
+    "clamped",
+    "is_bot",
+)
+
+
+def _decode(value: str | None) -> Any:
+    return None if value is None else orjson.loads(value)
+
+
+def event_row(row: dict[str, Any]) -> dict[str, Any]:
+    """An event of a bucket table as a dict (JSON columns decoded, UTC time)."""
+    row["ts"] = timebuckets.from_driver(row["ts"])
+    row["element"] = _decode(row.get("element"))
+    row["props"] = _decode(row.get("props"))
+    return row
+
+
+def event_from_doc(doc: bytes) -> dict[str, Any]:
+    """Decode an event's document into the dict the columns read as (UUIDs, UTC time)."""
+    event = orjson.loads(doc)
+    event["event_id"] = uuid.UUID(event["event_id"])
+    event["site_id"] = uuid.UUID(event["site_id"])
+    event["ts"] = datetime.fromisoformat(event["ts"])
+    return event
+
+
+_TS_KEY = b'"ts":"'
+
+
+def doc_time(doc: bytes) -> datetime:
+    """The time of an event's document, read without decoding the rest of it.
+
+    The first `"ts":"` in a document is its key: before it come only string values,
+    inside which JSON escapes every quote.
+    """
+    start = doc.index(_TS_KEY) + len(_TS_KEY)
+    return datetime.fromisoformat(doc[start : doc.index(b'"', start)].decode())
+
+
+def _json(value: dict[str, Any] | None) -> str | None:
+    return None if value is None else json.dumps(value, separators=(",", ":"), sort_keys=True)
+
+
+def event_doc(e: EventRow, ts: datetime, element: str | None, props: str | None) -> bytes:
+    """The event's JSON as the API serves it in a timeline (session_events.doc).
+
+    The keys and values of selectors.EVENT_FIELDS as the columns read back: the
+    time floored to the millisecond a Cassandra timestamp keeps, element and props
+    the JSON text the other tables store (_json), embedded as it is.
+    """
+    return dumps(
+        {
+            "event_id": e.event_id,
+            "site_id": e.site_id,
+            "user_key": e.user_key,
+            "type": e.type,
+            "name": e.name,
+            "ts": ts.replace(microsecond=ts.microsecond - ts.microsecond % 1000),
+            "url": e.url,
+            "referrer": e.referrer,
+            "title": e.title,
+            "element": None if element is None else orjson.Fragment(element),
+            "props": None if props is None else orjson.Fragment(props),
+            "late": e.late,
+            "clamped": e.clamped,
+            "is_bot": e.is_bot,
+        }
+    )

@@ -1,0 +1,116 @@
+"""Erasure on request: delete a user key's rows everywhere, reseal the aggregates, suppress it.
+
+A service module beside `services.py` (writes only; one entry point per action):
+`erasure_request` records who asked and suppresses the key at once; `user_erase`
+(run by the `erase_user` task) does the work and leaves the receipt in the same
+`ErasureRequest` row. Every read here pages by partition key (no ALLOW FILTERING,
+`PAGE` rows a page); every delete names a whole partition or a full primary key.
+Running it again is harmless: what was deleted is not found again, so the counts
+add up to what was removed in all.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from datetime import datetime, timedelta
+from typing import Any
+
+from celery import current_app
+from django.db import transaction
+from django.utils import timezone
+
+from sessions_app.core import timebuckets
+from sessions_app.erasure.job import _Job
+from sessions_app.models import (
+    ErasureRequest,
+    Site,
+    Suppression,
+)
+from sessions_app.sites import services
+
+log = logging.getLogger(__name__)
+
+
+# Looked up by name when a request is committed: tasks.py imports this module.
+ERASE_TASK = "sessions_app.tasks.erase_user"
+
+
+class ErasureError(ValueError):
+    """The request cannot be accepted; the message names the field."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+
+
+def erasure_request(*, site: Site, key: str, kind: str, requested_by: Any) -> ErasureRequest:
+    """Record an erasure request, suppress the key at once and enqueue the job.
+
+    The key is suppressed before the job runs, so beacons arriving while it waits
+    in the queue are already rejected. The task is sent after the commit, so the
+    worker always finds the row.
+    """
+
+    key = key.strip()
+    if not key:
+        raise ErasureError("key", "required")
+    if len(key) > 256:
+        raise ErasureError("key", "at most 256 characters")
+    if kind not in (ErasureRequest.USER_ID, ErasureRequest.ANONYMOUS_ID):
+        raise ErasureError("kind", "user_id or anonymous_id")
+    with transaction.atomic():
+        request = ErasureRequest.objects.create(
+            site=site,
+            key=key,
+            kind=kind,
+            requested_by=requested_by,
+            requested_by_name=getattr(requested_by, "username", "") or "system",
+            keys=[key],
+        )
+        Suppression.objects.get_or_create(site=site, key=key, defaults={"erasure": request})
+        # The audit names the request, not the key: the key is what is being erased.
+        services.admin_action_record(
+            actor=requested_by,
+            action="erasure.request",
+            target=f"site {site.name} ({site.id})",
+            details={"erasure": str(request.pk), "kind": kind},
+        )
+        transaction.on_commit(lambda: current_app.tasks[ERASE_TASK].delay(str(request.pk)))
+    log.info(
+        "erasure %s (%s) on site %s requested by %s",
+        request.pk,
+        kind,
+        site.pk,
+        request.requested_by_name,
+    )
+    return request
+
+
+def erasures_stalled(*, now: datetime, after: timedelta) -> list[ErasureRequest]:
+    """Return requests still queued, or running, longer than `after` (a lost task)."""
+    cutoff = timebuckets.as_utc(now) - after
+    queued = ErasureRequest.objects.filter(state=ErasureRequest.QUEUED, created_at__lt=cutoff)
+    running = ErasureRequest.objects.filter(state=ErasureRequest.RUNNING, started_at__lt=cutoff)
+    return list(queued) + list(running)
+
+
+def user_erase(*, request_id: uuid.UUID | str, now: datetime) -> ErasureRequest:
+    """Erase a request's user keys from every table, reseal the aggregates; return the receipt.
+
+    Idempotent: a done request is returned as is; a failed or interrupted one
+    runs again from the start (what it already deleted is simply not found).
+    """
+    request = ErasureRequest.objects.select_related("site").get(pk=request_id)
+    if request.state == ErasureRequest.DONE:
+        return request
+    job = _Job(request, timebuckets.as_utc(now))
+    try:
+        job.run()
+    except Exception as exc:
+        request.state = ErasureRequest.FAILED
+        request.error = f"{type(exc).__name__}: {exc}"[:2000]
+        request.finished_at = timezone.now()
+        request.save(update_fields=["state", "error", "finished_at"])
+        raise
+    return request

@@ -1,0 +1,413 @@
+"""The erasure job: find a user's rows in every table, delete them, reseal their buckets."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import uuid
+import zlib
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db.models import Max
+from django.utils import timezone
+from redis.exceptions import RedisError
+
+from sessions_app.aggregates import states
+from sessions_app.core import timebuckets
+from sessions_app.core.ids import time_uuid_bound
+from sessions_app.core.redis_client import redis_client
+from sessions_app.erasure import suppression
+from sessions_app.erasure.scan import feed_ttl, pages, payload_mentions, table_ttl, write_all
+from sessions_app.erasure.statements import (
+    DELETE_BUCKET_USER,
+    DELETE_FAILED,
+    DELETE_FEED,
+    DELETE_LINKS,
+    DELETE_LOG,
+    DELETE_PARTIALS,
+    DELETE_ROLLING,
+    DELETE_SESSION_EVENTS,
+    DELETE_SITE_EVENT,
+    DELETE_USER_BUCKET,
+    DELETE_USER_SESSIONS,
+    REWRITE_LOG,
+    SELECT_BUCKET_USER,
+    SELECT_FAILED_PAYLOADS,
+    SELECT_FEED_RANGE,
+    SELECT_LOG_ENTRIES,
+    SELECT_ROLLING_KEYS,
+    SELECT_SESSION_EVENT_IDS,
+    SELECT_USER_BUCKET_IDS,
+    SELECT_USER_SESSIONS,
+)
+from sessions_app.ingest.plan import plan_decode, plan_encode, plan_without
+from sessions_app.ingest.rows import feed_sentinel
+from sessions_app.ingest.sessionizer import state_key
+from sessions_app.ingest.txlog import LOG_WIDTH
+from sessions_app.models import (
+    BucketState,
+    ErasureRequest,
+    FailedEvent,
+    Suppression,
+    TransactionLog,
+)
+from sessions_app.partitions import shards, widths
+from sessions_app.sessions import lists
+
+log = logging.getLogger(__name__)
+
+
+MAX_LINKED_IDS = 1000
+
+
+# The tables of the receipt, in the order the job clears them.
+TABLES = (
+    "site_events_by_bucket",
+    "bucket_partials",
+    "user_events_by_bucket",
+    "session_events",
+    "latest_sessions",
+    "user_sessions",
+    "identity_links",
+    "failed_events",
+    "transaction_log",
+    "bucket_users",
+    "rolling_counts",
+)
+
+
+RESEALED = ("hour", "day", "month")
+
+
+# A clamped event's ts can be up to 24 h after its receipt: the log scan starts
+# that much before the user's earliest event.
+RECEIPT_BEFORE_TS = timedelta(hours=24)
+
+
+@dataclass
+class _Found:
+    """What the job found of the user keys before deleting it."""
+
+    # session id -> (user key, started_at, last_seen_at)
+    sessions: dict[uuid.UUID, tuple[str, datetime, datetime]] = field(default_factory=dict)
+    # event id -> ts
+    events: dict[uuid.UUID, datetime] = field(default_factory=dict)
+    # (user key, user-events bucket) -> rows
+    user_buckets: Counter[tuple[str, datetime]] = field(default_factory=Counter)
+    session_rows: int = 0
+
+    def earliest(self) -> datetime | None:
+        times = [s[1] for s in self.sessions.values()] + list(self.events.values())
+        return min(times) if times else None
+
+
+class _Job:
+    def __init__(self, request: ErasureRequest, now: datetime) -> None:
+        self.request = request
+        self.site = request.site
+        self.now = now
+        self.counts: Counter[str] = Counter(request.counts or {})
+
+    # --- bookkeeping ------------------------------------------------------------
+
+    def _progress(self, step: str) -> None:
+        self.request.step = step
+        self.request.counts = dict(self.counts)
+        self.request.save(update_fields=["step", "counts"])
+
+    def run(self) -> None:
+        request = self.request
+        request.state = ErasureRequest.RUNNING
+        request.started_at = request.started_at or timezone.now()
+        request.attempts += 1
+        request.error = ""
+        request.save(update_fields=["state", "started_at", "attempts", "error"])
+        keys = self._keys()
+        self._suppress(keys)
+        self._progress("waiting for collectors to see the suppression")
+        self._settle(keys)
+        self._forget_redis(keys)
+        self._progress("finding sessions and events")
+        found = self._find(keys)
+        self._progress("deleting events")
+        hours = {timebuckets.floor(ts, timebuckets.Width.HOUR) for ts in found.events.values()}
+        self._delete_events(found)
+        self._delete_tallies(sorted(hours))
+        self._progress("deleting sessions and the feed")
+        self._delete_sessions(keys, found)
+        self._progress("deleting identity links and failed events")
+        self._delete_links(keys)
+        self._delete_failed(set(keys))
+        self._rewrite_log(set(keys), found.earliest())
+        self._progress("deleting per-user counts")
+        self._delete_counts(keys, hours)
+        self._reseal(hours)
+        # A seal that read the rows before they were deleted may have written the
+        # per-user counts again meanwhile (its aggregate row it cannot mark sealed:
+        # the reopening bumped the version); clear them once more.
+        self._delete_counts(keys, hours)
+        request.state = ErasureRequest.DONE
+        request.finished_at = timezone.now()
+        request.step = "done"
+        request.counts = dict(self.counts)
+        request.save(update_fields=["state", "finished_at", "step", "counts"])
+        log.info("erasure %s done: %s", request.pk, dict(self.counts))
+
+    # --- steps ---------------------------------------------------------------------
+
+    def _keys(self) -> list[str]:
+        """Return the key and, for a user id, the anonymous ids identify() linked to it."""
+        keys = [self.request.key]
+        if self.request.kind == ErasureRequest.USER_ID:
+            linked = lists.identity_links(
+                site_id=self.site.id, user_id=self.request.key, limit=MAX_LINKED_IDS
+            )
+            keys += sorted(set(linked) - {self.request.key})
+        keys += [k for k in self.request.keys or [] if k not in keys]  # from an earlier run
+        self.request.keys = keys
+        self.request.save(update_fields=["keys"])
+        return keys
+
+    def _suppress(self, keys: list[str]) -> None:
+        for key in keys:
+            Suppression.objects.get_or_create(
+                site=self.site, key=key, defaults={"erasure": self.request}
+            )
+        suppression.suppressed_keys_forget(site_id=self.site.id)
+
+    def _settle(self, keys: list[str]) -> None:
+        """Wait until every collector process has reloaded the suppression list.
+
+        Collectors cache it for SUPPRESSION_CACHE_SECONDS; a request that passed
+        the check just before must also have finished writing. Deleting earlier
+        could leave rows that such a request wrote afterwards.
+        """
+        newest = Suppression.objects.filter(site=self.site, key__in=keys).aggregate(
+            newest=Max("created_at")
+        )["newest"]
+        if newest is None:
+            return
+        ready = newest + timedelta(seconds=settings.ERASURE_SETTLE_SECONDS)
+        wait = (ready - timezone.now()).total_seconds()
+        if wait > 0:
+            _pause(wait)
+
+    def _forget_redis(self, keys: list[str]) -> None:
+        """Drop the cached session states (they hold session ids, entry and exit URLs)."""
+        names = [state_key(self.site.id, k) for k in keys]
+        try:
+            self.counts["redis_keys"] += int(redis_client().delete(*names))
+        except RedisError:  # they expire with the inactivity gap anyway
+            log.warning(
+                "erasure %s: Redis unavailable, session states left to expire", self.request.pk
+            )
+
+    def _find(self, keys: list[str]) -> _Found:
+        """Read the keys' sessions, their events, and the user-event buckets they span."""
+        found = _Found()
+        site_id = self.site.id
+        for key in keys:
+            for row in pages(SELECT_USER_SESSIONS, (site_id, key)):
+                found.sessions[row["session_id"]] = (
+                    key,
+                    timebuckets.from_driver(row["started_at"]),
+                    timebuckets.from_driver(row["last_seen_at"]),
+                )
+        for session_id in found.sessions:
+            for row in pages(SELECT_SESSION_EVENT_IDS, (session_id,)):
+                found.events[row["event_id"]] = timebuckets.from_driver(row["ts"])
+                found.session_rows += 1
+        # Bucket partitions from the sessions' spans: they hold the same events, and
+        # are read too, so an event whose session_events row is missing still goes.
+        spans: set[tuple[str, datetime]] = set()
+        for key, started, last in found.sessions.values():
+            spans.update(
+                (key, b)
+                for b in widths.user_partitions(
+                    site_id=site_id, user_key=key, start=started, end=last + timedelta(seconds=1)
+                )
+            )
+        for key, bucket in sorted(spans):
+            for row in pages(SELECT_USER_BUCKET_IDS, (site_id, key, bucket)):
+                found.events.setdefault(row["event_id"], timebuckets.from_driver(row["ts"]))
+                found.user_buckets[key, bucket] += 1
+        return found
+
+    def _delete_events(self, found: _Found) -> None:
+        site_id, now_shards = self.site.id, max(1, self.site.event_shards)
+        hours = sorted(
+            {timebuckets.floor(ts, timebuckets.Width.HOUR) for ts in found.events.values()}
+        )
+        recorded = shards.hour_shards(site_id=site_id, hours=hours)
+        write_all(
+            DELETE_SITE_EVENT,
+            (
+                (site_id, hour, shard, event_id)
+                for event_id, ts in found.events.items()
+                for hour in (timebuckets.floor(ts, timebuckets.Width.HOUR),)
+                # The collector chose crc32 % the site's shard count at the time; any
+                # count up to what the hour recorded is possible.
+                for shard in sorted(
+                    {
+                        zlib.crc32(event_id.bytes) % n
+                        for n in range(1, max(now_shards, recorded.get(hour, 1)) + 1)
+                    }
+                )
+            ),
+        )
+        self.counts["site_events_by_bucket"] += len(found.events)
+        write_all(DELETE_USER_BUCKET, ((site_id, k, b) for k, b in found.user_buckets))
+        self.counts["user_events_by_bucket"] += sum(found.user_buckets.values())
+        write_all(DELETE_SESSION_EVENTS, ((s,) for s in found.sessions))
+        self.counts["session_events"] += found.session_rows
+
+    def _delete_tallies(self, hours: list[datetime]) -> None:
+        """Delete the per-batch tallies of the user's hours; seal those hours from raw rows.
+
+        A tally counts the erased events and names their user key, and cannot be
+        edited without its batch's other events: every tally of those hours goes,
+        and the hours stop trusting tallies for good (later batches' tallies would
+        cover only part of them).
+        """
+        site_id, now_shards = self.site.id, max(1, self.site.event_shards)
+        for hour in hours:
+            state, created = BucketState.objects.get_or_create(
+                site=self.site, granularity="hour", bucket=hour, defaults={"partials": False}
+            )
+            if not created and state.partials:
+                BucketState.objects.filter(pk=state.pk).update(partials=False)
+        recorded = shards.hour_shards(site_id=site_id, hours=hours)
+        self.counts["bucket_partials"] += write_all(
+            DELETE_PARTIALS,
+            (
+                (site_id, hour, shard)
+                for hour in hours
+                for shard in range(max(now_shards, recorded.get(hour, 1)))
+            ),
+        )
+
+    def _delete_sessions(self, keys: list[str], found: _Found) -> None:
+        site_id = self.site.id
+        # Feed rows: one per batch of each session, seen_id = the batch's last_seen;
+        # the sentinel partition holds a day (TTL), read over the sessions' span only.
+        by_sentinel: dict[int, list[tuple[datetime, datetime]]] = {}
+        for key, started, last in found.sessions.values():
+            by_sentinel.setdefault(feed_sentinel(key), []).append((started, last))
+        for key in keys:
+            by_sentinel.setdefault(feed_sentinel(key), [])
+        key_set = set(keys)
+        doomed = []
+        horizon = self.now - feed_ttl()
+        for sentinel, spans in by_sentinel.items():
+            low = max(horizon, min((started for started, _ in spans), default=horizon))
+            high = max([self.now, *(last for _, last in spans)])
+            bounds = (time_uuid_bound(low), time_uuid_bound(high, upper=True))
+            for row in pages(SELECT_FEED_RANGE, (site_id, sentinel, *bounds)):
+                if row["session_id"] in found.sessions or row["user_key"] in key_set:
+                    doomed.append((site_id, sentinel, row["seen_id"], row["session_id"]))
+        self.counts["latest_sessions"] += write_all(DELETE_FEED, doomed)
+        write_all(DELETE_USER_SESSIONS, ((site_id, k) for k in keys))
+        self.counts["user_sessions"] += len(found.sessions)
+
+    def _delete_links(self, keys: list[str]) -> None:
+        """Delete the identity links of a user id (the partition keyed by it)."""
+        if self.request.kind != ErasureRequest.USER_ID:
+            return
+        key = self.request.key
+        links = lists.identity_links(site_id=self.site.id, user_id=key, limit=MAX_LINKED_IDS)
+        write_all(DELETE_LINKS, [(self.site.id, key)])
+        self.counts["identity_links"] += len(links)
+
+    def _delete_failed(self, keys: set[str]) -> None:
+        """Delete rejected events whose stored payload carries one of the keys.
+
+        Scans every day partition still inside the failed-events TTL.
+        """
+        site_id = self.site.id
+        first = timebuckets.floor(self.now - table_ttl(FailedEvent), timebuckets.Width.DAY)
+        end = timebuckets.next_start(self.now, timebuckets.Width.DAY)
+        doomed = []
+        for day in timebuckets.buckets_between(first, end, timebuckets.Width.DAY):
+            for row in pages(SELECT_FAILED_PAYLOADS, (site_id, day)):
+                if payload_mentions(row["payload"], keys):
+                    doomed.append((site_id, day, row["failed_id"]))
+        self.counts["failed_events"] += write_all(DELETE_FAILED, doomed)
+
+    def _rewrite_log(self, keys: set[str], earliest: datetime | None) -> None:
+        """Strip the keys from transaction-log plans: delete entries left empty, rewrite others.
+
+        Scans the log from a day before the user's earliest event (or the whole
+        TTL when nothing was found) up to now, every shard, decompressing each
+        entry and decoding only those whose text holds a key.
+        """
+        site_id, ttl = self.site.id, table_ttl(TransactionLog)
+        start = self.now - ttl
+        if earliest is not None:
+            start = max(start, earliest - RECEIPT_BEFORE_TS)
+        minutes = timebuckets.buckets_between(start, self.now + timedelta(minutes=10), LOG_WIDTH)
+        needles = [json.dumps(k).encode() for k in keys]
+        deleted, rewritten = [], []
+        for index, minute in enumerate(minutes):
+            if index % 36 == 0:
+                self._progress(f"transaction log: {index} of {len(minutes)} buckets")
+            for shard in range(settings.TXLOG_SHARDS):
+                for row in pages(SELECT_LOG_ENTRIES, (site_id, minute, shard)):
+                    text = zlib.decompress(row["payload"])
+                    if not any(n in text for n in needles):
+                        continue
+                    plan = plan_decode(row["payload"])
+                    kept = plan_without(plan, keys)
+                    key = (site_id, minute, shard, row["batch_id"])
+                    if not kept.events and not kept.sessions and not kept.links:
+                        deleted.append(key)
+                        continue
+                    left = timebuckets.from_driver(row["received_at"]) + ttl - self.now
+                    rewritten.append(
+                        (
+                            max(1, int(left.total_seconds())),
+                            plan_encode(kept),
+                            len(kept.events),
+                            *key,
+                        )
+                    )
+        self.counts["transaction_log"] += write_all(DELETE_LOG, deleted) + write_all(
+            REWRITE_LOG, rewritten
+        )
+        self.counts["transaction_log_rewritten"] += len(rewritten)
+
+    def _delete_counts(self, keys: list[str], hours: set[datetime]) -> None:
+        """Delete the keys' per-user counts of every affected hour, day and month."""
+        site_id = self.site.id
+        starts = {g: {timebuckets.floor(h, g) for h in hours} for g in RESEALED}
+        user_rows, rolling_rows = [], set()
+        for granularity, found in starts.items():
+            for bucket in sorted(found):
+                for key in keys:
+                    row = (site_id, granularity, bucket, key)
+                    if any(True for _ in pages(SELECT_BUCKET_USER, row)):
+                        user_rows.append(row)
+                    rolling_rows.add(
+                        (site_id, key, granularity, timebuckets.rolling_period(granularity, bucket))
+                    )
+        self.counts["bucket_users"] += write_all(DELETE_BUCKET_USER, user_rows)
+        rolling = sorted(rolling_rows, key=str)
+        self.counts["rolling_counts"] += sum(
+            sum(1 for _ in pages(SELECT_ROLLING_KEYS, row)) for row in rolling
+        )
+        write_all(DELETE_ROLLING, rolling)
+
+    def _reseal(self, hours: set[datetime]) -> None:
+        """Reopen the sealed buckets the user's events were in, then seal them again."""
+        self.counts.update(
+            states.buckets_reseal(
+                site=self.site, hours=hours, now=self.now, progress=self._progress
+            )
+        )
+
+
+def _pause(seconds: float) -> None:
+    time.sleep(seconds)

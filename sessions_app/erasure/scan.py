@@ -1,0 +1,56 @@
+"""Paged reads and concurrent writes the erasure job runs, and how it matches stored payloads."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from datetime import timedelta
+from typing import Any
+
+from sessions_app.core.cql import cassandra_session, execute_windowed, prepare
+
+PAGE = 1000
+
+
+def table_ttl(model: Any) -> timedelta:
+    return timedelta(seconds=int(model.__options__["default_time_to_live"]))
+
+
+def pages(cql: str, params: tuple[Any, ...]) -> Iterator[dict[str, Any]]:
+    """Yield every row of one partition (or slice), PAGE rows per round trip."""
+    statement = prepare(cql).bind(params)
+    statement.fetch_size = PAGE
+    yield from cassandra_session().execute(statement)
+
+
+def write_all(cql: str, rows: Iterable[tuple[Any, ...]]) -> int:
+    statement = prepare(cql, idempotent=True, write=True)
+    work = [(statement, row) for row in rows]
+    execute_windowed(work)
+    return len(work)
+
+
+def feed_ttl() -> timedelta:
+    from sessions_app.models import LatestSession
+
+    return table_ttl(LatestSession)
+
+
+def payload_mentions(payload: str | None, keys: set[str]) -> bool:
+    """Return True if a failed event's stored payload belongs to one of the keys.
+
+    A JSON object (an event as sent) is matched on its anonymous_id and user_id
+    (also Segment's anonymousId/userId); anything else (a truncated payload, a
+    whole request body) on the key appearing as a JSON string anywhere in it.
+    """
+    if not payload:
+        return False
+    try:
+        data = json.loads(payload)
+    except ValueError:
+        data = None
+    if isinstance(data, dict):
+        names = ("anonymous_id", "user_id", "anonymousId", "userId")
+        if any(isinstance(data.get(n), str) and data[n] in keys for n in names):
+            return True
+    return any(json.dumps(k) in payload for k in keys)

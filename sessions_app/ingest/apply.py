@@ -1,0 +1,134 @@
+"""Apply plans: write their rows in replica-aware batches, and mark them applied."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections import defaultdict
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sessions_app.core.cql import (
+    bind,
+    cassandra_session,
+    execute_all,
+    pack_by_replicas,
+    prepare,
+)
+from sessions_app.ingest import txlog
+from sessions_app.ingest.plan import Plan
+from sessions_app.ingest.rows import (
+    MAX_BATCH_ROWS,
+    Row,
+    _event_groups,
+    event_statements,
+    partial_rows,
+    session_rows,
+)
+from sessions_app.ingest.txlog import MARK_APPLIED, _mark_params, log_key
+
+SELECT_USER_EVENTS_PRESENT = """
+SELECT event_id FROM {ks}.user_events_by_bucket
+WHERE site_id = ? AND user_key = ? AND bucket = ? AND event_id IN ?
+"""
+
+
+PRESENT_CHUNK = 100
+
+
+def user_events_present(
+    *, site_id: uuid.UUID, partitions: dict[tuple[str, datetime], list[uuid.UUID]]
+) -> set[uuid.UUID]:
+    """Return which of these event ids are stored, per (user key, bucket) partition."""
+    statement = prepare(SELECT_USER_EVENTS_PRESENT)
+    futures = [
+        cassandra_session().execute_async(
+            statement, (site_id, user_key, bucket, ids[start : start + PRESENT_CHUNK])
+        )
+        for (user_key, bucket), ids in partitions.items()
+        for start in range(0, len(ids), PRESENT_CHUNK)
+    ]
+    return {row["event_id"] for future in futures for row in future.result()}
+
+
+log = logging.getLogger(__name__)
+
+
+def plan_apply(plan: Plan, *, wait_for_mark: bool = True) -> int:
+    """Write a plan into every table, then mark its log entry applied; return statements.
+
+    The collector does not wait for the mark (`wait_for_mark=False`): a mark that
+    never lands only makes the replay task apply the plan again, which writes the
+    same cells.
+    """
+    work = list(event_statements(plan.events))
+    work.extend(row for _, row in session_rows(plan))
+    work.extend(row for _, row in partial_rows(plan))
+    execute_all(work)
+    if plan.events:
+        mark = prepare(MARK_APPLIED, idempotent=True, write=True)
+        params = _mark_params(plan)
+        if wait_for_mark:
+            cassandra_session().execute(mark, params)
+        else:
+            cassandra_session().execute_async(mark, params).add_errback(
+                lambda exc: log.warning(
+                    "applied mark of batch %s not written: %s", plan.batch_id, exc
+                )
+            )
+    return len(work)
+
+
+APPLY_PARTITIONS_PER_BATCH = 10
+
+
+APPLY_ROWS_PER_BATCH = 100
+
+
+def plans_apply(plans: Sequence[Plan]) -> int:
+    """Write several plans at once (the applier), then mark each applied; return statements.
+
+    The same cells as `plan_apply` of each plan in turn: rows of one partition from
+    every plan go together, and partitions that share their replicas are packed
+    into unlogged batches (`cassandra.pack_by_replicas`), so twenty beacons cost a
+    few requests instead of a hundred and sixty. Summaries keep their plan's write
+    timestamp, so the newest plan's summary wins whatever the order. The marks go
+    only once every row is written; on a failure nothing is marked, and the
+    replay task applies those plans again.
+    """
+    partitions: dict[tuple[Any, ...], list[Row]] = _event_groups(
+        e for plan in plans for e in plan.events
+    )
+    for plan in plans:
+        for key, row in session_rows(plan):
+            partitions.setdefault(key, []).append(row)
+        for key, row in partial_rows(plan):
+            partitions.setdefault(key, []).append(row)
+    work = pack_by_replicas(
+        (
+            [bind(statement, params) for statement, params in rows[start : start + MAX_BATCH_ROWS]]
+            for rows in partitions.values()
+            for start in range(0, len(rows), MAX_BATCH_ROWS)
+        ),
+        partitions_per_batch=APPLY_PARTITIONS_PER_BATCH,
+        rows_per_batch=APPLY_ROWS_PER_BATCH,
+    )
+    execute_all(work)
+    mark = prepare(MARK_APPLIED, idempotent=True, write=True)
+    marks: dict[tuple[Any, ...], list[Any]] = defaultdict(list)
+    for plan in plans:
+        if plan.events:
+            marks[log_key(plan)[:3]].append(bind(mark, _mark_params(plan)))
+    marked = pack_by_replicas(
+        marks.values(),
+        partitions_per_batch=APPLY_PARTITIONS_PER_BATCH,
+        rows_per_batch=APPLY_ROWS_PER_BATCH,
+    )
+    execute_all(marked)
+    return len(work) + len(marked)
+
+
+def statement_text(name: str) -> str:
+    """Return an ingest write statement's CQL by its constant's name (bench, tests)."""
+    return str(globals().get(name) or getattr(txlog, name))

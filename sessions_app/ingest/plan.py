@@ -1,0 +1,210 @@
+"""A plan: every row one request writes, and its compact codec for the log and the applier queue."""
+
+from __future__ import annotations
+
+import uuid
+import zlib
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from typing import Any
+
+import orjson
+
+from sessions_app.core import timebuckets
+
+
+@dataclass(frozen=True)
+class EventRow:
+    """One accepted, sessionized event."""
+
+    site_id: uuid.UUID
+    user_key: str
+    session_id: uuid.UUID
+    event_id: uuid.UUID
+    type: str
+    ts: datetime
+    name: str | None = None
+    url: str | None = None
+    referrer: str | None = None
+    title: str | None = None
+    element: dict[str, Any] | None = None
+    props: dict[str, Any] | None = None
+    late: bool = False
+    clamped: bool = False
+    is_bot: bool = False
+    shard: int = 0
+
+
+@dataclass
+class SessionSummary:
+    """The user_sessions row of one session (overwritten whole on every update)."""
+
+    site_id: uuid.UUID
+    user_key: str
+    session_id: uuid.UUID
+    started_at: datetime
+    last_seen_at: datetime
+    anonymous_id: str | None = None
+    user_id: str | None = None
+    event_count: int = 0
+    pageview_count: int = 0
+    click_count: int = 0
+    entry_url: str | None = None
+    exit_url: str | None = None
+    converted: bool = False
+    is_bot: bool = False
+    user_agent: str | None = None
+    ip_prefix: str | None = None
+
+
+@dataclass
+class Plan:
+    """Everything one accepted batch writes; `version` orders summary overwrites."""
+
+    site_id: uuid.UUID
+    batch_id: uuid.UUID
+    received_at: datetime
+    version: int  # write timestamp (µs) of summary rows: a replayed old plan never wins
+    events: list[EventRow] = field(default_factory=list)
+    sessions: list[SessionSummary] = field(default_factory=list)
+    links: list[tuple[str, str]] = field(default_factory=list)  # (user_id, anonymous_id)
+    # The site's event shards when planned: where the batch's tallies go (partial_shard).
+    shards: int = 1
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A rejected event (or request) to keep in failed_events."""
+
+    reason: str
+    field: str
+    payload: str
+    source: str
+
+
+@dataclass(frozen=True)
+class Stats:
+    """Data-quality counts of one request."""
+
+    received: int
+    accepted: int
+    duplicates: int
+    late: int
+    clamped: int
+    rejected: dict[str, int]
+
+
+def _ms(value: datetime) -> int:
+    return timebuckets.epoch_ms(timebuckets.as_utc(value))
+
+
+def _from_ms(value: int) -> datetime:
+    return timebuckets.EPOCH + timedelta(milliseconds=value)
+
+
+_EVENT_TIMES = ("ts",)
+
+
+_SESSION_TIMES = ("started_at", "last_seen_at")
+
+
+_EVENT_UUIDS = ("site_id", "session_id", "event_id")
+
+
+_SESSION_UUIDS = ("site_id", "session_id")
+
+
+def _encode_record(record: Any, times: tuple[str, ...]) -> dict[str, Any]:
+    # Straight from the instance's __dict__ (in field order), rather than
+    # dataclasses.asdict, which deep-copies every value: this runs for every event on
+    # the collector's hot path. None and False are left out (the decoder's defaults);
+    # orjson writes UUIDs as str() does.
+    data = {k: v for k, v in record.__dict__.items() if v is not None and v is not False}
+    for name in times:
+        data[name] = _ms(data[name])
+    return data
+
+
+def _decode_record(
+    cls: type, data: dict[str, Any], times: tuple[str, ...], uuids: tuple[str, ...], memo: dict
+) -> Any:
+    for key in times:
+        data[key] = _from_ms(data[key])
+    for key in uuids:
+        text = data[key]
+        value = memo.get(text)  # a plan's events share their site and session ids
+        if value is None:
+            value = memo[text] = uuid.UUID(text)
+        data[key] = value
+    return cls(**data)
+
+
+def plan_encode(plan: Plan) -> bytes:
+    """Serialize a plan for the transaction log (JSON, zlib-compressed).
+
+    Format "v": 1 — records as JSON objects without their None/False fields, times
+    in epoch milliseconds, UUIDs as strings (tests/collector/test_plan_codec.py holds
+    a payload of the first encoder, which the decoder must keep reading; "shards"
+    came later and reads as 1 when absent).
+    """
+    body = {
+        "v": 1,
+        "site_id": plan.site_id,
+        "batch_id": plan.batch_id,
+        "received_at": _ms(plan.received_at),
+        "version": plan.version,
+        "events": [_encode_record(e, _EVENT_TIMES) for e in plan.events],
+        "sessions": [_encode_record(s, _SESSION_TIMES) for s in plan.sessions],
+        "links": plan.links,
+        "shards": plan.shards,
+    }
+    return zlib.compress(orjson.dumps(body), 1)
+
+
+def plan_decode(payload: bytes) -> Plan:
+    """Rebuild a plan from its transaction-log payload."""
+    body = orjson.loads(zlib.decompress(payload))
+    memo: dict[str, uuid.UUID] = {}
+    return Plan(
+        site_id=uuid.UUID(body["site_id"]),
+        batch_id=uuid.UUID(body["batch_id"]),
+        received_at=_from_ms(body["received_at"]),
+        version=body["version"],
+        events=[
+            _decode_record(EventRow, e, _EVENT_TIMES, _EVENT_UUIDS, memo) for e in body["events"]
+        ],
+        sessions=[
+            _decode_record(SessionSummary, s, _SESSION_TIMES, _SESSION_UUIDS, memo)
+            for s in body["sessions"]
+        ],
+        links=[(u, a) for u, a in body["links"]],
+        shards=body.get("shards", 1),  # absent from plans logged before the tallies
+    )
+
+
+def plan_without(plan: Plan, keys: frozenset[str] | set[str]) -> Plan:
+    """Return the plan without the events, sessions and identity links of these user keys.
+
+    A session goes if its user key, anonymous id or user id is one of them; its
+    events go with it.
+    """
+    sessions = [
+        s
+        for s in plan.sessions
+        if s.user_key not in keys
+        and (s.anonymous_id or "") not in keys
+        and (s.user_id or "") not in keys
+    ]
+    dropped = {s.session_id for s in plan.sessions} - {s.session_id for s in sessions}
+    return replace(
+        plan,
+        events=[e for e in plan.events if e.user_key not in keys and e.session_id not in dropped],
+        sessions=sessions,
+        links=[(u, a) for u, a in plan.links if u not in keys and a not in keys],
+    )
+
+
+def version_of(received_at: datetime) -> int:
+    """Return the write timestamp (µs since the epoch) that orders plans by arrival."""
+    delta = timebuckets.as_utc(received_at) - timebuckets.EPOCH
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds

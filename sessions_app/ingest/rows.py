@@ -1,0 +1,298 @@
+"""The rows a plan writes, grouped by partition: events, sessions, feed, links, tallies."""
+
+from __future__ import annotations
+
+import uuid
+import zlib
+from collections import defaultdict
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from typing import Any
+
+from cassandra.query import BatchStatement, BatchType, PreparedStatement
+from django.conf import settings
+
+from sessions_app.aggregates import tally
+from sessions_app.core import timebuckets
+from sessions_app.core.cql import bind, consistency, prepare
+from sessions_app.core.eventdoc import _json, event_doc
+from sessions_app.core.ids import time_uuid
+from sessions_app.ingest.plan import EventRow, Plan
+from sessions_app.partitions.widths import bucket_of
+from sessions_app.retention import policies, specs
+
+# A session's events are read by one query only, the timeline's, which serves each
+# event's JSON as the API renders it: `doc`, rendered once here (event_doc). The
+# other columns are the row's keys and what erasure and the timeline probe read.
+INSERT_SESSION_EVENT = """
+INSERT INTO {ks}.session_events (session_id, event_id, site_id, user_key, ts, doc, touched)
+VALUES (?, ?, ?, ?, ?, ?, true)
+USING TTL ?
+"""
+
+
+# The same for an event older than TIMELINE_PREFIX_LAG / 2 when it is written (late,
+# replayed, backfilled): it may sort inside a materialized prefix, so it marks the
+# partition (sessions/timeline.py).
+INSERT_SESSION_EVENT_BACKFILLED = INSERT_SESSION_EVENT.replace(
+    "doc, touched)", "doc, touched, backfilled)"
+).replace("?, true)", "?, true, true)")
+
+
+INSERT_USER_EVENT = """
+INSERT INTO {ks}.user_events_by_bucket
+  (site_id, user_key, bucket, event_id, session_id, type, name, ts, url, element, props)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+USING TTL ?
+"""
+
+
+INSERT_SITE_EVENT = """
+INSERT INTO {ks}.site_events_by_bucket
+  (site_id, bucket, shard, event_id, session_id, user_key, type, name, ts, url, element,
+   is_bot, late)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+USING TTL ?
+"""
+
+
+INSERT_PARTIAL = """
+INSERT INTO {ks}.bucket_partials (site_id, bucket, shard, batch_id, events, tally)
+VALUES (?, ?, ?, ?, ?, ?)
+USING TTL ?
+"""
+
+
+UPSERT_USER_SESSION = """
+INSERT INTO {ks}.user_sessions
+  (site_id, user_key, session_id, started_at, last_seen_at, anonymous_id, user_id,
+   event_count, pageview_count, click_count, entry_url, exit_url, converted, is_bot,
+   user_agent, ip_prefix)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+USING TIMESTAMP ? AND TTL ?
+"""
+
+
+INSERT_FEED = """
+INSERT INTO {ks}.latest_sessions
+  (site_id, sentinel, seen_id, session_id, user_key, started_at, last_seen_at, event_count,
+   entry_url, exit_url, is_bot)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+"""
+
+
+INSERT_LINK = """
+INSERT INTO {ks}.identity_links (site_id, user_id, anonymous_id, linked_at) VALUES (?, ?, ?, ?)
+USING TTL ?
+"""
+
+
+def event_statements(events: Iterable[EventRow]) -> Iterable[tuple[Any, Any]]:
+    for rows in _event_groups(events).values():
+        yield from _single_partition(rows)
+
+
+Row = tuple[PreparedStatement, tuple[Any, ...]]
+
+
+def _event_groups(events: Iterable[EventRow]) -> dict[tuple[Any, ...], list[Row]]:
+    """Return the rows of the three event tables, grouped by partition."""
+    width = timebuckets.parse_width(settings.USER_EVENTS_BUCKET)
+    histories: dict[uuid.UUID, dict[str, list[tuple[datetime, timebuckets.Width]]]] = {}
+    groups: dict[tuple[Any, ...], list[Row]] = defaultdict(list)
+    by_session = prepare(INSERT_SESSION_EVENT, idempotent=True, write=True)
+    backfill = prepare(INSERT_SESSION_EVENT_BACKFILLED, idempotent=True, write=True)
+    by_user = prepare(INSERT_USER_EVENT, idempotent=True, write=True)
+    by_site = prepare(INSERT_SITE_EVENT, idempotent=True, write=True)
+    ttl = policies.ttl_seconds(specs.RAW_EVENTS)
+    # Taken when the statements are built, just before they are sent: a replayed
+    # plan is judged by when it is applied, not when it was planned.
+    backfill_before = datetime.now(UTC) - settings.TIMELINE_PREFIX_LAG / 2
+    for e in events:
+        ts = timebuckets.as_utc(e.ts)
+        element, props = _json(e.element), _json(e.props)
+        groups[("s", e.session_id)].append(
+            (
+                backfill if ts < backfill_before else by_session,
+                (
+                    e.session_id,
+                    e.event_id,
+                    e.site_id,
+                    e.user_key,
+                    ts,
+                    event_doc(e, ts, element, props),
+                    ttl,
+                ),
+            )
+        )
+        widths = histories.get(e.site_id)
+        if widths is None:  # one cached lookup per site and call
+            from sessions_app.partitions.widths import user_widths
+
+            widths = histories[e.site_id] = user_widths(e.site_id)
+        history = widths.get(e.user_key)
+        user_bucket = bucket_of(ts, width, history) if history else timebuckets.floor(ts, width)
+        groups[("u", e.site_id, e.user_key, user_bucket)].append(
+            (
+                by_user,
+                (
+                    e.site_id,
+                    e.user_key,
+                    user_bucket,
+                    e.event_id,
+                    e.session_id,
+                    e.type,
+                    e.name,
+                    ts,
+                    e.url,
+                    element,
+                    props,
+                    ttl,
+                ),
+            )
+        )
+        hour = timebuckets.floor(ts, timebuckets.Width.HOUR)
+        groups[("t", e.site_id, hour, e.shard)].append(
+            (
+                by_site,
+                (
+                    e.site_id,
+                    hour,
+                    e.shard,
+                    e.event_id,
+                    e.session_id,
+                    e.user_key,
+                    e.type,
+                    e.name,
+                    ts,
+                    e.url,
+                    element,
+                    e.is_bot,
+                    e.late,
+                    ttl,
+                ),
+            )
+        )
+    return groups
+
+
+def _single_partition(
+    rows: list[tuple[PreparedStatement, tuple[Any, ...]]],
+) -> Iterable[tuple[Any, Any]]:
+    if len(rows) == 1:
+        yield rows[0]  # _run binds it
+        return
+    for start in range(0, len(rows), MAX_BATCH_ROWS):
+        batch = BatchStatement(
+            batch_type=BatchType.UNLOGGED,
+            consistency_level=consistency(settings.CASSANDRA_WRITE_CONSISTENCY),
+        )
+        batch.is_idempotent = True
+        for statement, params in rows[start : start + MAX_BATCH_ROWS]:
+            batch.add(bind(statement, params))
+        yield batch, None
+
+
+def feed_sentinel(user_key: str) -> int:
+    """Return the latest-sessions partition of a user: a hash, never a time (seed 000)."""
+    return zlib.crc32(user_key.encode()) % settings.FEED_SHARDS
+
+
+def session_rows(plan: Plan) -> Iterable[tuple[tuple[Any, ...], Row]]:
+    """The summary and feed rows of a plan's sessions and its identity links, each with
+    its partition key."""
+    upsert = prepare(UPSERT_USER_SESSION, idempotent=True, write=True)
+    feed = prepare(INSERT_FEED, idempotent=True, write=True)
+    link = prepare(INSERT_LINK, idempotent=True, write=True)
+    ttl = policies.ttl_seconds(specs.SESSIONS) if plan.sessions or plan.links else 0
+    for user, anon in plan.links:
+        yield ("l", plan.site_id, user), (link, (plan.site_id, user, anon, plan.received_at, ttl))
+    for s in plan.sessions:
+        sentinel = feed_sentinel(s.user_key)
+        yield (
+            ("us", s.site_id, s.user_key),
+            (
+                upsert,
+                (
+                    s.site_id,
+                    s.user_key,
+                    s.session_id,
+                    timebuckets.as_utc(s.started_at),
+                    timebuckets.as_utc(s.last_seen_at),
+                    s.anonymous_id,
+                    s.user_id,
+                    s.event_count,
+                    s.pageview_count,
+                    s.click_count,
+                    s.entry_url,
+                    s.exit_url,
+                    s.converted,
+                    s.is_bot,
+                    s.user_agent,
+                    s.ip_prefix,
+                    plan.version,
+                    ttl,
+                ),
+            ),
+        )
+        yield (
+            ("f", s.site_id, sentinel),
+            (
+                feed,
+                (
+                    s.site_id,
+                    sentinel,
+                    time_uuid(s.last_seen_at, str(s.session_id)),
+                    s.session_id,
+                    s.user_key,
+                    s.started_at,
+                    s.last_seen_at,
+                    s.event_count,
+                    s.entry_url,
+                    s.exit_url,
+                    s.is_bot,
+                ),
+            ),
+        )
+
+
+def partial_shard(batch_id: uuid.UUID, shards: int) -> int:
+    """Return the bucket_partials shard of a batch's tallies (the same for every hour)."""
+    return zlib.crc32(batch_id.bytes) % max(1, shards)
+
+
+def partial_rows(plan: Plan) -> Iterable[tuple[tuple[Any, ...], Row]]:
+    """One bucket_partials row per hour the plan's events fall in: their tally.
+
+    Keyed by the batch id, so a replayed plan overwrites its own tallies; the shard
+    comes from the batch id and the plan's shard count, never from which events
+    are left after an erasure filtered the plan.
+    """
+    if not plan.events:
+        return
+    insert = prepare(INSERT_PARTIAL, idempotent=True, write=True)
+    ttl = policies.ttl_seconds(specs.RAW_EVENTS)
+    shard = partial_shard(plan.batch_id, plan.shards)
+    by_hour: dict[datetime, list[dict[str, Any]]] = defaultdict(list)
+    for e in plan.events:
+        by_hour[timebuckets.floor(e.ts, timebuckets.Width.HOUR)].append(e.__dict__)
+    for hour, events in by_hour.items():
+        counted = tally.tally(events)
+        yield (
+            ("p", plan.site_id, hour, shard),
+            (
+                insert,
+                (
+                    plan.site_id,
+                    hour,
+                    shard,
+                    plan.batch_id,
+                    counted.rows,
+                    tally.tally_encode(counted),
+                    ttl,
+                ),
+            ),
+        )
+
+
+MAX_BATCH_ROWS = 50

@@ -1,0 +1,187 @@
+"""Sessionization: which session each event belongs to.
+
+Rules: events of one site and user key belong to one session while the gap
+between them is at most SESSION_INACTIVITY and the session is at most
+SESSION_MAX_DURATION long. Redis caches each visitor's current session; Cassandra
+(`user_sessions`) is the truth, read when Redis has nothing (expired or flushed)
+and when a late event needs an older session that covers its time.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from typing import Any
+
+from sessions_app.core import timebuckets
+from sessions_app.core.ids import time_uuid
+
+STATE_PREFIX = "cs:sess"
+
+
+@dataclass
+class SessionState:
+    """A session's summary as it stands after the events assigned so far."""
+
+    session_id: uuid.UUID
+    started_at: datetime
+    last_seen_at: datetime
+    anonymous_id: str | None = None
+    user_id: str | None = None
+    event_count: int = 0
+    pageview_count: int = 0
+    click_count: int = 0
+    entry_url: str | None = None
+    exit_url: str | None = None
+    converted: bool = False
+    is_bot: bool = False
+    user_agent: str | None = None
+    ip_prefix: str | None = None
+
+    def covers(self, ts: datetime, *, gap: timedelta, longest: timedelta) -> bool:
+        """Return True if an event at ts belongs to this session's time span."""
+        return (
+            self.started_at - gap <= ts <= self.last_seen_at + gap
+            and max(ts, self.last_seen_at) - min(ts, self.started_at) <= longest
+        )
+
+    def to_json(self) -> str:
+        data = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        data["session_id"] = str(self.session_id)
+        data["started_at"] = self.started_at.isoformat()
+        data["last_seen_at"] = self.last_seen_at.isoformat()
+        return json.dumps(data, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> SessionState:
+        data = json.loads(text)
+        data["session_id"] = uuid.UUID(data["session_id"])
+        data["started_at"] = datetime.fromisoformat(data["started_at"])
+        data["last_seen_at"] = datetime.fromisoformat(data["last_seen_at"])
+        return cls(**data)
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> SessionState:
+        fields: dict[str, Any] = {k: row.get(k) for k in cls.__dataclass_fields__}
+        fields["started_at"] = timebuckets.from_driver(row["started_at"])
+        fields["last_seen_at"] = timebuckets.from_driver(row["last_seen_at"])
+        for name in ("event_count", "pageview_count", "click_count"):
+            fields[name] = fields[name] or 0
+        fields["converted"] = bool(fields["converted"])
+        fields["is_bot"] = bool(fields["is_bot"])
+        return cls(**fields)
+
+
+@dataclass(frozen=True)
+class Visit:
+    """What the collector knows about the visitor beyond each event."""
+
+    user_agent: str | None
+    ip_prefix: str | None
+    is_bot: bool
+
+
+def state_key(site_id: uuid.UUID, user_key: str) -> str:
+    return f"{STATE_PREFIX}:{site_id}:{user_key}"
+
+
+def session_id_for(site_id: uuid.UUID, first_client_id: str, first_ts: datetime) -> uuid.UUID:
+    """Return the TimeUUID of a session from its first event (deterministic)."""
+    return time_uuid(first_ts, f"session:{site_id}:{first_client_id}")
+
+
+class Sessionizer:
+    """Assign one user's time-ordered events to sessions, starting from a known state.
+
+    `history` lazily returns the user's recent sessions (newest first) from
+    Cassandra; it is only called for events older than the current session.
+    """
+
+    def __init__(
+        self,
+        *,
+        site_id: uuid.UUID,
+        current: SessionState | None,
+        history: Callable[[], list[SessionState]],
+        gap: timedelta,
+        longest: timedelta,
+        conversion_event: str,
+    ) -> None:
+        self.site_id = site_id
+        self.current = current
+        self._history = history
+        self._older: list[SessionState] | None = None
+        self.gap = gap
+        self.longest = longest
+        self.conversion_event = conversion_event
+        self.touched: dict[uuid.UUID, SessionState] = {}
+
+    def assign(
+        self,
+        *,
+        client_id: str,
+        ts: datetime,
+        kind: str,
+        name: str | None,
+        url: str | None,
+        anonymous_id: str,
+        user_id: str | None,
+        visit: Visit,
+    ) -> SessionState:
+        """Return the session (updated in place) that the event belongs to."""
+        target = self._find(ts)
+        if target is None:
+            target = SessionState(
+                session_id=session_id_for(self.site_id, client_id, ts),
+                started_at=ts,
+                last_seen_at=ts,
+                anonymous_id=anonymous_id,
+                user_id=user_id,
+                entry_url=url,
+                exit_url=url,
+                is_bot=visit.is_bot,
+                user_agent=visit.user_agent,
+                ip_prefix=visit.ip_prefix,
+            )
+            if self.current is None or ts >= self.current.started_at:
+                self.current = target
+        if ts < target.started_at:
+            target.started_at, target.entry_url = ts, url or target.entry_url
+        if ts >= target.last_seen_at:
+            target.last_seen_at, target.exit_url = ts, url or target.exit_url
+        target.event_count += 1
+        target.pageview_count += kind == "pageview"
+        target.click_count += kind == "click"
+        target.converted = target.converted or (kind == "custom" and name == self.conversion_event)
+        target.user_id = target.user_id or user_id
+        target.is_bot = target.is_bot or visit.is_bot
+        self.touched[target.session_id] = target
+        return target
+
+    def _find(self, ts: datetime) -> SessionState | None:
+        current = self.current
+        if current is not None and current.covers(ts, gap=self.gap, longest=self.longest):
+            return current
+        if current is not None and ts >= current.started_at:
+            return None  # past the current session's inactivity or length limit: a new one
+        for older in self._older_sessions():
+            if older.covers(ts, gap=self.gap, longest=self.longest):
+                return older
+        return None
+
+    def _older_sessions(self) -> list[SessionState]:
+        if self._older is None:
+            current_id = self.current.session_id if self.current else None
+            self._older = [
+                self.touched.get(s.session_id, s)
+                for s in self._history()
+                if s.session_id != current_id
+            ]
+        return self._older
+
+    def snapshot(self) -> list[SessionState]:
+        """Return copies of every session this batch changed."""
+        return [replace(state) for state in self.touched.values()]

@@ -1,0 +1,180 @@
+"""The transaction log, written before the 200 (with failed events, ingest stats); marks."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from django.conf import settings
+
+from sessions_app.core import timebuckets
+from sessions_app.core.cql import (
+    bind,
+    cassandra_session,
+    execute_all,
+    pack_by_replicas,
+    prepare,
+)
+from sessions_app.core.ids import time_uuid
+from sessions_app.ingest.plan import Failure, Plan, Stats, plan_encode
+from sessions_app.retention import policies, specs
+
+SELECT_LOG_STATE = """
+SELECT batch_id, received_at, applied FROM {ks}.transaction_log
+WHERE site_id = ? AND minute = ? AND shard = ?
+"""
+
+
+SELECT_LOG_PAYLOAD = """
+SELECT payload FROM {ks}.transaction_log
+WHERE site_id = ? AND minute = ? AND shard = ? AND batch_id = ?
+"""
+
+
+def txlog_unapplied(
+    *, site_id: uuid.UUID, minute: datetime, shards: int, received_before: datetime
+) -> list[bytes]:
+    """Return payloads of log entries in one log bucket not yet applied, oldest first."""
+    state = prepare(SELECT_LOG_STATE)
+    futures = [
+        (shard, cassandra_session().execute_async(state, (site_id, minute, shard)))
+        for shard in range(shards)
+    ]
+    payload = prepare(SELECT_LOG_PAYLOAD)
+    found = []
+    for shard, future in futures:
+        for row in future.result():  # paged by the driver's fetch size
+            if row["applied"] or timebuckets.from_driver(row["received_at"]) >= received_before:
+                continue
+            found.append((row["batch_id"].time, shard, row["batch_id"]))
+    found.sort()
+    return [
+        cassandra_session().execute(payload, (site_id, minute, shard, batch_id)).one()["payload"]
+        for _, shard, batch_id in found
+    ]
+
+
+INSERT_LOG = """
+INSERT INTO {ks}.transaction_log
+  (site_id, minute, shard, batch_id, received_at, event_count, payload, applied)
+VALUES (?, ?, ?, ?, ?, ?, ?, false)
+USING TTL ?
+"""
+
+
+MARK_APPLIED = """
+UPDATE {ks}.transaction_log USING TTL ? SET applied = true
+WHERE site_id = ? AND minute = ? AND shard = ? AND batch_id = ?
+"""
+
+
+INSERT_FAILED = """
+INSERT INTO {ks}.failed_events
+  (site_id, day, failed_id, received_at, reason, field, source, payload)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+USING TTL ?
+"""
+
+
+INSERT_STATS = """
+INSERT INTO {ks}.ingest_stats
+  (site_id, bucket, batch_id, received, accepted, duplicates, late, clamped, rejected)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+"""
+
+
+LOG_WIDTH = timebuckets.Width.TEN_MINUTES
+
+
+def log_key(plan: Plan) -> tuple[uuid.UUID, datetime, int, uuid.UUID]:
+    """Return the primary key of a plan's transaction_log row."""
+    shard = plan.batch_id.int % settings.TXLOG_SHARDS
+    return plan.site_id, timebuckets.floor(plan.received_at, LOG_WIDTH), shard, plan.batch_id
+
+
+def _mark_params(plan: Plan) -> tuple[Any, ...]:
+    # The mark carries the log's TTL too: an UPDATE cell without one would get the
+    # table's backstop and outlive the rest of its row.
+    return (policies.ttl_seconds(specs.TRANSACTION_LOG), *log_key(plan))
+
+
+def log_write(
+    plan: Plan | None,
+    *,
+    site_id: uuid.UUID,
+    batch_id: uuid.UUID,
+    received_at: datetime,
+    failures: Sequence[Failure],
+    stats: Stats,
+) -> bytes | None:
+    """Durably store the plan, the failed events and the request's counts (before the 200).
+
+    Returns the plan's log payload (what the applier queue carries), if it had events.
+    """
+    work: list[tuple[Any, Any]] = []
+    payload = None
+    if plan is not None and plan.events:
+        key = log_key(plan)
+        payload = plan_encode(plan)
+        work.append(
+            (
+                prepare(INSERT_LOG, idempotent=True, write=True),
+                (
+                    *key,
+                    plan.received_at,
+                    len(plan.events),
+                    payload,
+                    policies.ttl_seconds(specs.TRANSACTION_LOG),
+                ),
+            )
+        )
+    day = timebuckets.floor(received_at, timebuckets.Width.DAY)
+    failed = prepare(INSERT_FAILED, idempotent=True, write=True)
+    failed_ttl = policies.ttl_seconds(specs.FAILED_EVENTS) if failures else 0
+    for index, failure in enumerate(failures):
+        work.append(
+            (
+                failed,
+                (
+                    site_id,
+                    day,
+                    time_uuid(received_at, f"{batch_id}:{index}"),
+                    received_at,
+                    failure.reason,
+                    failure.field,
+                    failure.source,
+                    failure.payload[: settings.FAILED_EVENT_PAYLOAD_BYTES] or None,
+                    failed_ttl,
+                ),
+            )
+        )
+    work.append(
+        (
+            prepare(INSERT_STATS, idempotent=True, write=True),
+            (
+                site_id,
+                timebuckets.floor(received_at, timebuckets.Width.HOUR),
+                batch_id,
+                stats.received,
+                stats.accepted,
+                stats.duplicates,
+                stats.late,
+                stats.clamped,
+                stats.rejected,
+            ),
+        )
+    )
+    # The log entry, the counts and any failed events are separate partitions; where
+    # they share their replicas (always, on one node or with RF = nodes) they go as
+    # one unlogged batch: one request to wait for instead of two or more.
+    execute_all(pack_by_replicas([bind(statement, params)] for statement, params in work))
+    return payload
+
+
+def log_mark_applied(plan: Plan) -> None:
+    """Mark a plan's transaction-log entry applied (when nothing of it is left to apply)."""
+    cassandra_session().execute(
+        prepare(MARK_APPLIED, idempotent=True, write=True), _mark_params(plan)
+    )

@@ -1,0 +1,285 @@
+"""Parse and validate collector bodies; every problem names its field.
+
+A body-level problem (not JSON, no `events` list) rejects the request; a
+problem with one event rejects only that event, with a reason such as
+"events[3].ts: more than 24h in the future (client clock?)".
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import urlsplit
+
+import orjson
+
+from sessions_app.core import timebuckets
+
+EVENT_TYPES = ("pageview", "click", "custom")
+
+
+LIMITS = {
+    "id": 64,
+    "name": 128,
+    "anonymous_id": 128,
+    "user_id": 256,
+    "url": 2048,
+    "referrer": 2048,
+    "title": 512,
+}
+
+
+ELEMENT_LIMITS = {"tag": 32, "id": 128, "text": 128, "href": 2048, "selector": 512}
+
+
+MAX_CLASSES = 20
+
+
+MAX_CLASS_LENGTH = 128
+
+
+MAX_PROPS = 50
+
+
+MAX_PROP_KEY = 128
+
+
+MAX_PROPS_BYTES = 4096
+
+
+MAX_PROPS_DEPTH = 3
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f]")  # tab is allowed
+
+
+_LATEST = datetime(9000, 1, 1, tzinfo=UTC)  # far from datetime.max: skew arithmetic fits
+
+
+_LATEST_MS = timebuckets.epoch_ms(_LATEST)
+
+
+class BatchError(Exception):
+    """The whole request is unusable: HTTP status, the field at fault and why."""
+
+    def __init__(self, status: int, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.status = status
+        self.field = field
+        self.message = message
+
+    def as_dict(self) -> dict[str, str]:
+        return {"error": f"{self.field}: {self.message}", "field": self.field}
+
+
+class EventError(ValueError):
+    """One event is invalid; the message starts with the field name."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+
+
+@dataclass(frozen=True)
+class Batch:
+    """A parsed request: the site key, the client's send time and the raw events."""
+
+    site_key: str
+    sent_at: datetime | None
+    events: list[Any]
+
+
+@dataclass(frozen=True)
+class ValidEvent:
+    """One event that passed validation, in canonical form (ts UTC, millisecond precision)."""
+
+    client_id: str
+    type: str
+    ts: datetime
+    anonymous_id: str
+    url: str | None = None
+    name: str | None = None
+    user_id: str | None = None
+    referrer: str | None = None
+    title: str | None = None
+    element: dict[str, Any] | None = None
+    props: dict[str, Any] | None = None
+
+
+def parse_json(body: bytes) -> Any:
+    """Decode a UTF-8 JSON body (RFC 8259) or raise BatchError(400).
+
+    orjson, not the json module: it refuses what Python's decoder lets through and
+    the rest of the pipeline cannot use — NaN and Infinity (stored, they break every
+    later read of the session), lone surrogates (accepted, they cannot be encoded for
+    Cassandra, so the batch's apply would fail on every replay) and nesting past 1,024
+    levels (a RecursionError) — and it is several times faster.
+    """
+    if not body.strip():
+        raise BatchError(400, "body", "empty body; expected a JSON object")
+    try:
+        return orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        raise BatchError(400, "body", f"invalid JSON ({exc.msg} at char {exc.pos})") from None
+
+
+def parse_batch(data: Any, *, max_events: int) -> Batch:
+    """Check the envelope {"site", "sent_at"?, "events": [...]} or raise BatchError(400)."""
+    if not isinstance(data, dict):
+        raise BatchError(400, "body", "expected a JSON object")
+    site = data.get("site")
+    if not isinstance(site, str) or not site:
+        raise BatchError(400, "site", "required: the site key string")
+    events = data.get("events")
+    if not isinstance(events, list):
+        raise BatchError(400, "events", "required: a list of events")
+    if not events:
+        raise BatchError(400, "events", "empty list")
+    if len(events) > max_events:
+        raise BatchError(400, "events", f"{len(events)} events; at most {max_events} a request")
+    sent_at = None
+    if data.get("sent_at") is not None:
+        try:
+            sent_at = parse_time(data["sent_at"])
+        except EventError as exc:
+            raise BatchError(400, "sent_at", str(exc).split(": ", 1)[1]) from None
+    return Batch(site_key=site, sent_at=sent_at, events=events)
+
+
+def parse_time(value: Any, field: str = "ts") -> datetime:
+    """Return a UTC datetime (ms precision) from ISO-8601 with offset, or epoch milliseconds."""
+    if isinstance(value, bool):
+        raise EventError(field, "expected an ISO-8601 time or epoch milliseconds")
+    if isinstance(value, int | float):
+        if not math.isfinite(value) or not 0 < value < _LATEST_MS:
+            raise EventError(field, "epoch milliseconds out of range")
+        ts = datetime.fromtimestamp(value / 1000, tz=UTC)
+    elif isinstance(value, str) and len(value) <= 40:
+        try:
+            ts = datetime.fromisoformat(value)
+        except ValueError:
+            raise EventError(field, f"not an ISO-8601 time: {value!r}") from None
+        if ts.tzinfo is None:
+            raise EventError(field, "time zone missing (use Z or an offset)")
+        # Aware datetimes compare as instants; converting year 1 or 9999 can overflow.
+        if not timebuckets.EPOCH <= ts < _LATEST:
+            raise EventError(field, "out of range (1970 to 9000)")
+        ts = ts.astimezone(UTC)
+    else:
+        raise EventError(field, "expected an ISO-8601 time or epoch milliseconds")
+    return ts.replace(microsecond=ts.microsecond // 1000 * 1000)
+
+
+def _text(raw: dict[str, Any], key: str, *, required: bool = False, prefix: str = "") -> str | None:
+    value = raw.get(key)
+    if value is None or (value == "" and not required):
+        if required:
+            raise EventError(prefix + key, "required")
+        return None
+    if not isinstance(value, str):
+        raise EventError(prefix + key, f"expected a string, got {type(value).__name__}")
+    if required and not value.strip():
+        raise EventError(prefix + key, "required")
+    limit = LIMITS.get(key) if not prefix else ELEMENT_LIMITS.get(key)
+    if limit and len(value) > limit:
+        raise EventError(prefix + key, f"{len(value)} characters; at most {limit}")
+    if _CONTROL.search(value):
+        raise EventError(prefix + key, "control characters are not allowed")
+    return value
+
+
+def _url(raw: dict[str, Any], key: str, *, required: bool) -> str | None:
+    value = _text(raw, key, required=required)
+    if value is None:
+        return None
+    try:
+        parts = urlsplit(value)
+    except ValueError:  # "http://[x": an unclosed IPv6 host
+        raise EventError(key, "expected an absolute http(s) URL") from None
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise EventError(key, "expected an absolute http(s) URL")
+    return value
+
+
+def _element(value: Any) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise EventError("element", "expected an object")
+    element: dict[str, Any] = {}
+    for key in ELEMENT_LIMITS:
+        text = _text(value, key, prefix="element.")
+        if text is not None:
+            element[key] = text
+    classes = value.get("classes")
+    if classes is not None:
+        if not isinstance(classes, list) or len(classes) > MAX_CLASSES:
+            raise EventError("element.classes", f"expected a list of at most {MAX_CLASSES}")
+        if not all(isinstance(c, str) and len(c) <= MAX_CLASS_LENGTH for c in classes):
+            raise EventError("element.classes", f"strings of at most {MAX_CLASS_LENGTH} chars")
+        element["classes"] = classes
+    return element or None
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether containers nest more than limit levels (stops looking below the limit)."""
+    if not isinstance(value, dict | list):
+        return False
+    if limit == 0:
+        return True
+    children = value.values() if isinstance(value, dict) else value
+    return any(_deeper_than(child, limit - 1) for child in children)
+
+
+def _props(value: Any) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise EventError("props", "expected an object")
+    if len(value) > MAX_PROPS:
+        raise EventError("props", f"{len(value)} keys; at most {MAX_PROPS}")
+    for key in value:
+        if len(key) > MAX_PROP_KEY:
+            raise EventError("props", f"key longer than {MAX_PROP_KEY} characters")
+    if _deeper_than(value, MAX_PROPS_DEPTH):
+        raise EventError("props", f"nested deeper than {MAX_PROPS_DEPTH} levels")
+    try:
+        size = len(orjson.dumps(value))
+    except TypeError:  # an int past 64 bits, from a Python caller (bodies decode it as float)
+        raise EventError("props", "integers must fit in 64 bits") from None
+    if size > MAX_PROPS_BYTES:
+        raise EventError("props", f"{size} bytes as JSON; at most {MAX_PROPS_BYTES}")
+    return value or None
+
+
+def validate_event(raw: Any) -> ValidEvent:
+    """Return the canonical event or raise EventError naming the first bad field."""
+    if not isinstance(raw, dict):
+        raise EventError("event", "expected an object")
+    client_id = _text(raw, "id", required=True)
+    kind = raw.get("type")
+    if kind not in EVENT_TYPES:
+        raise EventError("type", f"expected one of {', '.join(EVENT_TYPES)}")
+    name = _text(raw, "name", required=kind == "custom")
+    if "ts" not in raw:
+        raise EventError("ts", "required")
+    ts = parse_time(raw["ts"])
+    anonymous_id = _text(raw, "anonymous_id", required=True)
+    assert client_id is not None and anonymous_id is not None  # required above
+    url = _url(raw, "url", required=kind != "custom")  # server-side custom events have no page
+    return ValidEvent(
+        client_id=client_id,
+        type=kind,
+        name=name,
+        ts=ts,
+        anonymous_id=anonymous_id,
+        user_id=_text(raw, "user_id"),
+        url=url,
+        referrer=_url(raw, "referrer", required=False) if raw.get("referrer") else None,
+        title=_text(raw, "title"),
+        element=_element(raw.get("element")),
+        props=_props(raw.get("props")),
+    )

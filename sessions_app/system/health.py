@@ -1,0 +1,135 @@
+"""Health: the pipeline heartbeat and the checks of Cassandra, Redis, Celery and the applier."""
+
+from __future__ import annotations
+
+import socket
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import redis
+from django.conf import settings
+from django.db import connections
+
+from sessions_app.core import timebuckets
+from sessions_app.core.cql import (
+    ALIAS,
+    cassandra_session,
+    keyspace,
+    prepare,
+)
+
+SELECT_HEARTBEATS = "SELECT worker, beat_at, written_at FROM {ks}.pipeline_heartbeats LIMIT 100"
+
+
+@dataclass(frozen=True)
+class Check:
+    """The outcome of one health probe."""
+
+    ok: bool
+    detail: str
+
+
+def health_cassandra() -> Check:
+    """Check that Cassandra answers and the keyspace exists."""
+    try:
+        name = keyspace()
+        row = (
+            cassandra_session().execute("SELECT release_version FROM system.local", timeout=3).one()
+        )
+        cluster = connections[ALIAS].connection.cluster
+        if name not in cluster.metadata.keyspaces:
+            cluster.refresh_schema_metadata(max_schema_agreement_wait=2)
+        if name not in cluster.metadata.keyspaces:
+            return Check(False, f"keyspace {name!r} does not exist (run manage.py sync_cassandra)")
+        return Check(True, f"Cassandra {row['release_version']}, keyspace {name}")
+    except Exception as exc:  # noqa: BLE001 - report any failure, never raise from health
+        return Check(False, f"{type(exc).__name__}: {exc}")
+
+
+def health_redis() -> Check:
+    """Check that Redis answers PING."""
+    try:
+        client = redis.Redis.from_url(
+            settings.REDIS_URL, socket_timeout=2, socket_connect_timeout=2
+        )
+        client.ping()
+        return Check(True, "PONG")
+    except Exception as exc:  # noqa: BLE001
+        return Check(False, f"{type(exc).__name__}: {exc}")
+
+
+def health_celery() -> Check:
+    """Check that at least one Celery worker answers a broadcast ping."""
+    from clickstream.celery import app
+
+    try:
+        with app.connection_for_write(settings.CELERY_BROKER_URL) as connection:
+            replies = app.control.ping(timeout=1.0, connection=connection)
+    except Exception as exc:  # noqa: BLE001
+        return Check(False, f"broker unreachable: {type(exc).__name__}: {exc}")
+    if not replies:
+        return Check(False, "no Celery worker answered ping within 1s")
+    workers = sorted(name for reply in replies for name in reply)
+    return Check(True, f"{len(workers)} worker(s): {', '.join(workers)}")
+
+
+def heartbeat_list() -> list[dict[str, Any]]:
+    """Return the last pipeline heartbeat written by each worker."""
+    rows = cassandra_session().execute(prepare(SELECT_HEARTBEATS))
+    return [
+        {
+            "worker": row["worker"],
+            "beat_at": timebuckets.from_driver(row["beat_at"]),
+            "written_at": timebuckets.from_driver(row["written_at"]),
+        }
+        for row in rows
+    ]
+
+
+def health_report() -> dict[str, Any]:
+    """Return every probe's outcome and whether all passed."""
+    checks = {
+        "cassandra": health_cassandra(),
+        "redis": health_redis(),
+        "celery": health_celery(),
+    }
+    return {
+        "ok": all(check.ok for check in checks.values()),
+        "checks": {name: {"ok": c.ok, "detail": c.detail} for name, c in checks.items()},
+        "applier": _applier_state(),
+    }
+
+
+def _applier_state() -> dict[str, Any]:
+    """The applier queue, for operators (not a check: without an applier the collector
+    writes plans itself)."""
+    from sessions_app.ingest.applier import backlog
+
+    try:
+        return {**backlog(), "max": settings.APPLY_QUEUE_MAX_PLANS}
+    except Exception as exc:  # noqa: BLE001 - Redis down is the redis check's failure
+        return {"error": f"{type(exc).__name__}: {exc}"}
+
+
+UPSERT_HEARTBEAT = """
+INSERT INTO {ks}.pipeline_heartbeats (worker, beat_at, written_at) VALUES (?, ?, ?)
+"""
+
+
+ANY_SESSION = "SELECT site_id FROM {ks}.user_sessions LIMIT 1"
+
+
+def heartbeat_record(*, beat_at: datetime, now: datetime, worker: str | None = None) -> str:
+    """Record that a beat-scheduled task reached a worker and Cassandra; return the worker."""
+    name = worker or socket.gethostname()
+    statement = prepare(UPSERT_HEARTBEAT, idempotent=True, write=True)
+    cassandra_session().execute(
+        statement, (name, timebuckets.as_utc(beat_at), timebuckets.as_utc(now))
+    )
+    return name
+
+
+def keyspace_is_empty() -> bool:
+    """Return True if no session has been written yet (management use: a range scan)."""
+    return cassandra_session().execute(prepare(ANY_SESSION)).one() is None
