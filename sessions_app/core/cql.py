@@ -222,7 +222,7 @@ def bind(statement: PreparedStatement, params: Sequence[Any]) -> BoundStatement:
     encryption, unused here) and serializes timestamps through utctimetuple; on
     the collector's write path that was most of the CPU of writing a row. Here
     each column's serializer is looked up once per prepared statement; the bytes
-    are the driver's (tests/test_cassandra_bind.py compares them), and any value a
+    are the driver's (tests/core/test_cql_bind.py compares them), and any value a
     fast serializer does not take goes through the driver's own. Each column also
     remembers its last value and bytes: rows written together mostly repeat their
     site, bucket and TTL, and those are serialized once.

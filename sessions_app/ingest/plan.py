@@ -143,7 +143,7 @@ def plan_encode(plan: Plan) -> bytes:
     """Serialize a plan for the transaction log (JSON, zlib-compressed).
 
     Format "v": 1 — records as JSON objects without their None/False fields, times
-    in epoch milliseconds, UUIDs as strings (tests/collector/test_plan_codec.py holds
+    in epoch milliseconds, UUIDs as strings (tests/ingest/test_plan.py holds
     a payload of the first encoder, which the decoder must keep reading; "shards"
     came later and reads as 1 when absent).
     """

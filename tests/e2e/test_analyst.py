@@ -10,8 +10,8 @@ from django.utils import timezone
 
 from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.sites import services
-from tests.collector.conftest import event
 from tests.e2e.conftest import screenshot
+from tests.ingest.conftest import event
 
 pytestmark = [
     pytest.mark.e2e,

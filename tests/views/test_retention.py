@@ -13,7 +13,7 @@ from django.test import Client
 
 from sessions_app.models import AdminAction, PurgeRun, RetentionPolicy, Site
 from sessions_app.retention import policies, specs
-from tests.collector.conftest import event, post
+from tests.ingest.conftest import event, post
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

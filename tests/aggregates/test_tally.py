@@ -26,7 +26,7 @@ from sessions_app.ingest import apply, pipeline, rows
 from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.ingest.plan import Plan, plan_decode, plan_encode
 from sessions_app.models import BucketState, ErasureRequest, Site
-from tests.collector.conftest import event
+from tests.ingest.conftest import event
 
 # --- pure: tallies add up ------------------------------------------------------------
 

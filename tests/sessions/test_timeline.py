@@ -23,7 +23,7 @@ from sessions_app.retention import policies, specs
 from sessions_app.sessions import timeline
 from sessions_app.sites import services
 from sessions_app.tables import user_sessions
-from tests.collector.conftest import event
+from tests.ingest.conftest import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

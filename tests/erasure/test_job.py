@@ -28,7 +28,7 @@ from sessions_app.ingest.sessionizer import state_key
 from sessions_app.models import AdminAction, BucketState, ErasureRequest, Suppression
 from sessions_app.sessions import lists, timeline
 from sessions_app.tables import user_sessions
-from tests.collector.conftest import event
+from tests.ingest.conftest import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 
@@ -576,7 +576,7 @@ def test_the_suppression_list_is_cached_per_process(site, settings):
 
 def test_collect_answers_200_with_the_reason_and_keeps_the_good_events(client, site):
     live_now = timezone.now().replace(microsecond=0)
-    from tests.collector.conftest import post
+    from tests.ingest.conftest import post
 
     Suppression.objects.create(site=site, key="gone")
     response = post(

@@ -27,8 +27,8 @@ from sessions_app.partitions.estimates import (
     value_bytes,
 )
 from sessions_app.partitions.sizing import Verdict
-from tests.collector.conftest import event
 from tests.conftest import FIXED_NOW
+from tests.ingest.conftest import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

@@ -30,7 +30,7 @@ from sessions_app.models import Suppression
 from sessions_app.sessions import feed, lists, timeline
 from sessions_app.sessions.activity import user_activity
 from sessions_app.tables import user_sessions
-from tests.collector.conftest import event, minutes
+from tests.ingest.conftest import event, minutes
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 ROOT = Path(__file__).resolve().parents[2]

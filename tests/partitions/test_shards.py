@@ -14,7 +14,7 @@ from sessions_app.core import timebuckets
 from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.models import AdminAction, BucketState, Site
 from sessions_app.partitions.shards import event_shards_adjust
-from tests.collector.conftest import event
+from tests.ingest.conftest import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

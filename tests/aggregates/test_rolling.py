@@ -18,7 +18,7 @@ from sessions_app.core.timebuckets import Width
 from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.models import BucketState, Site
 from sessions_app.sites import services
-from tests.collector.conftest import event
+from tests.ingest.conftest import event
 
 WIDTHS = (Width.MONTH, Width.DAY, Width.HOUR)
 

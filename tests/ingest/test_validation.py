@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from sessions_app.ingest import quality
 from sessions_app.tables import user_sessions
-from tests.collector.conftest import ORIGIN, event, post
+from tests.ingest.conftest import ORIGIN, event, post
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

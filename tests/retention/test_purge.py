@@ -28,7 +28,7 @@ from sessions_app.models import (
 )
 from sessions_app.retention import policies, purge, specs
 from sessions_app.sites import services
-from tests.collector.conftest import event
+from tests.ingest.conftest import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 DAY = 86_400

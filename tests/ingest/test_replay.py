@@ -16,7 +16,7 @@ from sessions_app.models import ReplayWatermark
 from sessions_app.sessions import activity, feed, timeline
 from sessions_app.sites import services
 from sessions_app.tables import user_sessions
-from tests.collector.conftest import event, minutes, post
+from tests.ingest.conftest import event, minutes, post
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

@@ -13,7 +13,7 @@ from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.sessions import lists
 from sessions_app.sessions.timeline import session_events
 from sessions_app.tables import user_sessions
-from tests.collector.conftest import event, minutes
+from tests.ingest.conftest import event, minutes
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 
