@@ -14,7 +14,10 @@ install: $(STAMP)
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev]'
+# setuptools reports its editable-install strategy as a UserWarning ("Editable
+# installation. ... folders with the same name as your package"): informational
+# only, and here those folders are the package. Only that notice is filtered.
+	PYTHONWARNINGS='ignore:Editable installation:UserWarning' $(PY) -m pip install -q -e '.[dev]'
 	@rm -f $(VENV)/.installed-*; touch $@
 
 NODE_STAMP := node_modules/.installed-$(shell sha1sum package-lock.json | cut -c1-12)

@@ -165,6 +165,9 @@ def collector(
     """A fresh bench keyspace and site, and gunicorn serving /collect; (env, url, process)."""
     env = _env()
     _manage(env, "migrate", "--noinput", "-v", "0")
+    # DEBUG is off, as in production: WhiteNoise serves STATIC_ROOT only (and warns
+    # "No directory at" in every worker while nothing was collected there).
+    _manage(env, "collectstatic", "--noinput", "-v", "0")
     # A fresh keyspace each run: every figure starts from the same compaction state.
     _manage(
         env,
