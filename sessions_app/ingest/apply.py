@@ -12,10 +12,10 @@ from typing import Any
 from sessions_app.core.cql import (
     bind,
     cassandra_session,
-    execute_all,
     pack_by_replicas,
     prepare,
 )
+from sessions_app.core.sendall import execute_all
 from sessions_app.ingest import txlog
 from sessions_app.ingest.plan import Plan
 from sessions_app.ingest.rows import (

@@ -13,11 +13,11 @@ from sessions_app.core import timebuckets
 from sessions_app.core.cql import (
     bind,
     cassandra_session,
-    execute_all,
     pack_by_replicas,
     prepare,
 )
 from sessions_app.core.ids import time_uuid
+from sessions_app.core.sendall import execute_all
 from sessions_app.ingest.plan import Failure, Plan, Stats, plan_encode
 from sessions_app.retention import policies, specs
 

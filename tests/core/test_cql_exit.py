@@ -16,11 +16,11 @@ pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 SCRIPT = """
 import django
 django.setup()
-from sessions_app.cassandra import session
+from sessions_app.core.cql import cassandra_session
 # A long request timeout: the libev timer armed for it outlives the request, which
 # is what kept the driver's event loop thread alive at exit (any one query will do).
 for _ in range(5):
-    session().execute("SELECT release_version FROM system.local", timeout=60)
+    cassandra_session().execute("SELECT release_version FROM system.local", timeout=60)
 """
 
 
