@@ -7,7 +7,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell sha1sum pyproject.toml | cut -c1-12)
 
-.PHONY: run test test-faults bench profile lint fmt stop status clean install tracker cluster cluster-stop
+.PHONY: run test test-quick test-faults bench profile lint fmt stop status clean install tracker cluster cluster-stop
 
 install: $(STAMP)
 
@@ -39,6 +39,13 @@ test: $(STAMP) $(NODE_STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy clickstream sessions_app ops
 	$(PY) -m ops.stack test -- $(PYTEST_ARGS)
+
+# The inner loop: lint, types and every test not marked slow (no fuzzing at 10,000
+# cases, no fault injection).
+test-quick: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy clickstream sessions_app ops
+	$(PY) -m ops.stack test -- -m "not slow" $(PYTEST_ARGS)
 
 # The slow suite alone (fuzzing at 10,000 cases; fault injection): `make test` runs it too.
 test-faults: $(STAMP)
