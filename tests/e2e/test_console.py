@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth.models import Group, User
 
-from sessions_app import services
+from sessions_app.sites import services
 
 pytestmark = [
     pytest.mark.e2e,
