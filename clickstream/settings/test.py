@@ -7,6 +7,7 @@ DEBUG = False
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 # A file, not :memory:, so the real Celery worker the tests start reads the same SQL
 # rows (sites, bucket states) as the test process; the test runner recreates it.
+STATE_DIR.mkdir(parents=True, exist_ok=True)  # a clean clone has none until a service starts
 TEST_SQLITE = STATE_DIR / "test-default.sqlite3"
 DATABASES["default"] = {
     "ENGINE": "django.db.backends.sqlite3",
