@@ -25,7 +25,7 @@ from cassandra.concurrent import execute_concurrent
 from cassandra.policies import DCAwareRoundRobinPolicy, TokenAwarePolicy
 from cassandra.query import UNSET_VALUE, BatchStatement, BatchType
 
-from sessions_app.ingest.apply import statement_text
+from sessions_app.tables.registry import statement_text
 
 IN_FLIGHT = 8  # batches written concurrently, like concurrent HTTP requests
 # The TTLs the collector binds with the default retention policies (days).
@@ -55,14 +55,14 @@ def run(keyspace: str, site_id: str, events_per_batch: int, seconds: float, seed
     prepared = {
         name: session.prepare(statement_text(name).format(ks=keyspace))
         for name in (
-            "INSERT_SESSION_EVENT",
-            "INSERT_USER_EVENT",
-            "INSERT_SITE_EVENT",
-            "UPSERT_USER_SESSION",
-            "INSERT_FEED",
-            "INSERT_LOG",
-            "MARK_APPLIED",
-            "INSERT_STATS",
+            "session_events.INSERT",
+            "user_events_by_bucket.INSERT",
+            "site_events_by_bucket.INSERT",
+            "user_sessions.UPSERT",
+            "latest_sessions.INSERT",
+            "transaction_log.INSERT",
+            "transaction_log.MARK_APPLIED",
+            "ingest_stats.INSERT",
         )
     }
     site = uuid.UUID(site_id)
@@ -118,7 +118,7 @@ def _batch(
         title = f"Product {i % 17} - Shop"
         rows_s.append(
             (
-                prepared["INSERT_SESSION_EVENT"],
+                prepared["session_events.INSERT"],
                 (
                     session_id,
                     event_id,
@@ -151,7 +151,7 @@ def _batch(
         )
         rows_u.append(
             (
-                prepared["INSERT_USER_EVENT"],
+                prepared["user_events_by_bucket.INSERT"],
                 (
                     site,
                     user,
@@ -170,7 +170,7 @@ def _batch(
         )
         rows_t.append(
             (
-                prepared["INSERT_SITE_EVENT"],
+                prepared["site_events_by_bucket.INSERT"],
                 (
                     site,
                     hour,
@@ -206,7 +206,7 @@ def _batch(
     minute = _floor(now, 600)
     work = [
         (
-            prepared["INSERT_LOG"],
+            prepared["transaction_log.INSERT"],
             (
                 site,
                 minute,
@@ -218,9 +218,9 @@ def _batch(
                 LOG_TTL,
             ),
         ),
-        (prepared["INSERT_STATS"], (site, hour, batch_id, n, n, 0, 0, 0, {})),
+        (prepared["ingest_stats.INSERT"], (site, hour, batch_id, n, n, 0, 0, 0, {})),
         (
-            prepared["UPSERT_USER_SESSION"],
+            prepared["user_sessions.UPSERT"],
             (
                 site,
                 user,
@@ -243,7 +243,7 @@ def _batch(
             ),
         ),
         (
-            prepared["INSERT_FEED"],
+            prepared["latest_sessions.INSERT"],
             (
                 site,
                 zlib.crc32(user.encode()) % 4,
@@ -258,7 +258,10 @@ def _batch(
                 False,
             ),
         ),
-        (prepared["MARK_APPLIED"], (LOG_TTL, site, minute, batch_id.int % 4, batch_id)),
+        (
+            prepared["transaction_log.MARK_APPLIED"],
+            (LOG_TTL, site, minute, batch_id.int % 4, batch_id),
+        ),
     ]
     work = [(statement, _unset(params)) for statement, params in work]
     for rows in (rows_s, rows_u, rows_t):

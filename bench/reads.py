@@ -32,16 +32,6 @@ import django
 
 from bench.cpu import cassandra_pid, process_cpu
 from bench.node import settle
-from sessions_app.partitions import widths
-from sessions_app.sessions.activity import (
-    SELECT_USER_BUCKET_AFTER,
-    SELECT_USER_BUCKETS_IN,
-    activity_chunks,
-    user_activity,
-)
-from sessions_app.sessions.timeline import SELECT_SESSION_DOCS
-from sessions_app.sites import services
-from sessions_app.tables import user_sessions
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "clickstream.settings.local")
 os.environ["ACTIVITY_IN_MAX_BUCKETS"] = "31"  # let the IN strategy take all 30 buckets
@@ -52,6 +42,10 @@ from rest_framework.authtoken.models import Token  # noqa: E402
 
 from sessions_app.core.cql import cassandra_session, prepare  # noqa: E402
 from sessions_app.ingest.pipeline import Source, events_record  # noqa: E402
+from sessions_app.partitions import widths  # noqa: E402
+from sessions_app.sessions.activity import activity_chunks, user_activity  # noqa: E402
+from sessions_app.sites import services  # noqa: E402
+from sessions_app.tables import session_events, user_events_by_bucket, user_sessions  # noqa: E402
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -130,7 +124,7 @@ def timeline(url: str, token: str, session_id: str, runs: int) -> dict[str, Any]
     server, client, sources = server[10:], client[10:], sources[10:]
 
     # The rows path's own statement (each event's document), without the API around it.
-    statement = prepare(SELECT_SESSION_DOCS)
+    statement = prepare(session_events.SELECT_DOCS)
     raw = []
     for _ in range(runs + 10):
         started = time.perf_counter()
@@ -166,8 +160,8 @@ def _raw_activity(site, user_key: str, start: datetime, end: datetime) -> dict[s
     )
     low, high = time_uuid_bound(start - timedelta(microseconds=1), upper=True), time_uuid_bound(end)
     one, several = (
-        prepare(SELECT_USER_BUCKET_AFTER),
-        prepare(SELECT_USER_BUCKETS_IN),
+        prepare(user_events_by_bucket.SELECT_AFTER),
+        prepare(user_events_by_bucket.SELECT_IN_AFTER),
     )
     chunks, _ = activity_chunks(parts, "parallel")
     db = cassandra_session()

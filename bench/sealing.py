@@ -21,12 +21,6 @@ from datetime import UTC, datetime, timedelta
 
 import django
 
-from sessions_app.aggregates import rollup, states, stored
-from sessions_app.aggregates.rolling import rolling_count
-from sessions_app.aggregates.seal import bucket_seal
-from sessions_app.core import timebuckets
-from sessions_app.sites import services
-
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "clickstream.settings.local")
 django.setup()
 
@@ -40,12 +34,17 @@ from cassandra.concurrent import execute_concurrent  # noqa: E402
 from cassandra.query import UNSET_VALUE as UNSET  # noqa: E402
 
 from bench.node import settle  # noqa: E402
+from sessions_app.aggregates import rollup, states, stored  # noqa: E402
+from sessions_app.aggregates.rolling import rolling_count  # noqa: E402
+from sessions_app.aggregates.seal import bucket_seal  # noqa: E402
+from sessions_app.core import timebuckets  # noqa: E402
 from sessions_app.core.cql import cassandra_session, prepare  # noqa: E402
 from sessions_app.core.ids import time_uuid  # noqa: E402
 from sessions_app.ingest.pipeline import Source, events_record  # noqa: E402
 from sessions_app.ingest.plan import EventRow, Plan  # noqa: E402
 from sessions_app.ingest.rows import partial_rows  # noqa: E402
 from sessions_app.models import BucketState, Site  # noqa: E402
+from sessions_app.sites import services  # noqa: E402
 
 INSERT_SITE_EVENT = """
 INSERT INTO {ks}.site_events_by_bucket

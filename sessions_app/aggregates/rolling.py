@@ -15,6 +15,8 @@ from sessions_app.core.bounds import MAX_RANGE_BUCKETS, RangeError
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.core.ids import time_uuid_bound
 from sessions_app.partitions.widths import user_partitions
+from sessions_app.tables import rolling_counts as rolling_counts_table
+from sessions_app.tables import user_events_by_bucket
 
 ROLLING_WINDOWS = (
     ("1h", timedelta(hours=1)),
@@ -26,19 +28,6 @@ ROLLING_WINDOWS = (
 
 
 ROLLING_WIDTHS = (timebuckets.Width.MONTH, timebuckets.Width.DAY, timebuckets.Width.HOUR)
-
-
-SELECT_ROLLING = """
-SELECT bucket, count FROM {ks}.rolling_counts
-WHERE site_id = ? AND user_key = ? AND granularity = ? AND period = ? AND event_key = ?
-  AND bucket >= ? AND bucket <= ?
-"""
-
-
-SELECT_USER_RAW_KEYS = """
-SELECT type, name FROM {ks}.user_events_by_bucket
-WHERE site_id = ? AND user_key = ? AND bucket = ? AND event_id >= ? AND event_id < ?
-"""
 
 
 MAX_ROLLING_RAW_ROWS = 100_000
@@ -154,7 +143,7 @@ def rolling_count(
             raw.append((low, high))
         else:
             wanted.setdefault((width, timebuckets.rolling_period(width, low)), set()).add(low)
-    counted = prepare(SELECT_ROLLING)
+    counted = prepare(rolling_counts_table.SELECT_PERIODS)
     futures: list[tuple[set[datetime] | None, Any]] = [
         (
             starts,
@@ -165,7 +154,7 @@ def rolling_count(
         )
         for (width, period), starts in wanted.items()
     ]
-    raw_statement = prepare(SELECT_USER_RAW_KEYS)
+    raw_statement = prepare(user_events_by_bucket.SELECT_KEYS)
     raw_partitions: set[datetime] = set()
     for low, high in raw:
         for bucket in user_partitions(

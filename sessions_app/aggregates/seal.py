@@ -20,26 +20,7 @@ from sessions_app.models import (
 )
 from sessions_app.partitions.widths import user_widths_adapt
 from sessions_app.retention import policies, specs
-
-UPSERT_AGGREGATE = """
-INSERT INTO {ks}.bucket_aggregates
-  (site_id, granularity, bucket, events, by_type, by_name, sessions_started, users, bounces,
-   conversions, durations, top_pages, top_clicks, rows_read, sealed_at, users_sketch)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) USING TTL ?
-"""
-
-
-UPSERT_BUCKET_USERS = """
-INSERT INTO {ks}.bucket_users (site_id, granularity, bucket, user_key, counts)
-VALUES (?, ?, ?, ?, ?) USING TTL ?
-"""
-
-
-UPSERT_ROLLING_COUNT = """
-INSERT INTO {ks}.rolling_counts (site_id, user_key, granularity, period, event_key, bucket, count)
-VALUES (?, ?, ?, ?, ?, ?, ?) USING TTL ?
-"""
-
+from sessions_app.tables import bucket_aggregates, bucket_users, rolling_counts
 
 # Resolutions and what each is built from: hours from raw events, days from sealed
 # hours, months from sealed days (seed 003 multi-resolution).
@@ -105,7 +86,7 @@ def aggregates_write(
     ttl = aggregate_ttl(granularity)
     work: list[tuple[Any, Any]] = [
         (
-            prepare(UPSERT_AGGREGATE, idempotent=True, write=True),
+            prepare(bucket_aggregates.UPSERT, idempotent=True, write=True),
             (
                 site_id,
                 granularity,
@@ -163,7 +144,7 @@ def _site_counts_work(
         counts[key] = n
     rows = [(site_id, granularity, bucket, user, counts, ttl) for user, counts in by_user.items()]
     return replica_batches(
-        prepare(UPSERT_BUCKET_USERS, idempotent=True, write=True),
+        prepare(bucket_users.UPSERT, idempotent=True, write=True),
         (
             rows[offset : offset + COUNT_BATCH_USERS]
             for offset in range(0, len(rows), COUNT_BATCH_USERS)
@@ -185,7 +166,7 @@ def _rolling_counts_work(
             (site_id, user, granularity, period, key, bucket, n, ttl)
         )
     return replica_batches(
-        prepare(UPSERT_ROLLING_COUNT, idempotent=True, write=True), by_user.values()
+        prepare(rolling_counts.UPSERT, idempotent=True, write=True), by_user.values()
     )
 
 

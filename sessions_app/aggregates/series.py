@@ -8,6 +8,7 @@ from typing import Any
 from sessions_app.core import timebuckets
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.core.timebuckets import EPOCH, as_utc
+from sessions_app.tables import series_points
 
 SERIES_PERIOD_MS = 2**32  # 4,294,967,296 ms, about 49.7 days per row
 
@@ -30,17 +31,6 @@ def series_bases(start_ms: int, end_ms: int) -> list[int]:
     return list(range(series_base(start_ms), end_ms, SERIES_PERIOD_MS))
 
 
-INSERT_POINT = """
-INSERT INTO {ks}.series_points (series_key, base, delta, value) VALUES (?, ?, ?, ?) USING TTL ?
-"""
-
-
-SELECT_POINTS = """
-SELECT delta, value FROM {ks}.series_points
-WHERE series_key = ? AND base = ? AND delta >= ? AND delta < ?
-"""
-
-
 def series_key(metric: str, tags: dict[str, str]) -> str:
     """Return "metric,tag1=v1,tag2=v2" with the tags sorted by name (seed 004)."""
     for text in (metric, *tags, *tags.values()):
@@ -58,7 +48,7 @@ def point_location(ts: datetime) -> tuple[int, int]:
 
 def points_write(points: list[tuple[str, datetime, float]], *, ttl: int) -> None:
     """Overwrite (series key, ts, value) points kept `ttl` seconds; rewriting one is idempotent."""
-    statement = prepare(INSERT_POINT, idempotent=True, write=True)
+    statement = prepare(series_points.INSERT, idempotent=True, write=True)
     futures = []
     for key, ts, value in points:
         base, delta = point_location(ts)
@@ -72,7 +62,7 @@ def points_write(points: list[tuple[str, datetime, float]], *, ttl: int) -> None
 def points_read(key: str, start: datetime, end: datetime) -> list[tuple[datetime, float]]:
     """Return the points of a series in [start, end), across base periods, in time order."""
     start_ms, end_ms = to_millis(start), to_millis(end)
-    statement = prepare(SELECT_POINTS)
+    statement = prepare(series_points.SELECT_RANGE)
     futures: list[tuple[int, Any]] = []
     for base in series_bases(start_ms, end_ms):
         low = max(start_ms - base, 0)

@@ -15,35 +15,21 @@ from sessions_app.core import timebuckets
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.core.eventdoc import event_row
 from sessions_app.core.ids import uuid_time
+from sessions_app.tables import bucket_partials as bucket_partials_table
+from sessions_app.tables import site_events_by_bucket
 from sessions_app.tables.user_sessions import sessions_by_id
-
-SELECT_SITE_BUCKET = """
-SELECT event_id, session_id, user_key, type, name, ts, url, element, is_bot, late
-FROM {ks}.site_events_by_bucket WHERE site_id = ? AND bucket = ? AND shard = ?
-"""
 
 
 def site_bucket_events(*, site_id: uuid.UUID, hour: datetime, shards: int) -> list[dict[str, Any]]:
     """Return every event of a site's hour across its shards (aggregation source)."""
     bucket = timebuckets.floor(hour, timebuckets.Width.HOUR)
-    statement = prepare(SELECT_SITE_BUCKET)
+    statement = prepare(site_events_by_bucket.SELECT_SHARD)
     futures = [
         cassandra_session().execute_async(statement, (site_id, bucket, s)) for s in range(shards)
     ]
     events = [event_row(row) for f in futures for row in f.result()]
     events.sort(key=lambda e: e["event_id"].time)
     return events
-
-
-SELECT_SEAL_ROWS = """
-SELECT session_id, user_key, type, name, ts, url, element, is_bot
-FROM {ks}.site_events_by_bucket WHERE site_id = ? AND bucket = ? AND shard = ?
-"""
-
-
-SELECT_PARTIALS = """
-SELECT tally FROM {ks}.bucket_partials WHERE site_id = ? AND bucket = ? AND shard = ?
-"""
 
 
 def site_bucket_rows(
@@ -54,7 +40,11 @@ def site_bucket_rows(
     Only the columns the aggregates need.
     """
     return _shards_scan(
-        SELECT_SEAL_ROWS, site_id=site_id, hour=hour, shards=shards, page_size=page_size
+        site_events_by_bucket.SELECT_SEAL_ROWS,
+        site_id=site_id,
+        hour=hour,
+        shards=shards,
+        page_size=page_size,
     )
 
 
@@ -67,7 +57,11 @@ def bucket_partials(*, site_id: uuid.UUID, hour: datetime, shards: int) -> tally
     payloads = [
         row["tally"]
         for row in _shards_scan(
-            SELECT_PARTIALS, site_id=site_id, hour=hour, shards=shards, page_size=5_000
+            bucket_partials_table.SELECT_TALLIES,
+            site_id=site_id,
+            hour=hour,
+            shards=shards,
+            page_size=5_000,
         )
     ]
     return tally.tally_fold(payloads) if payloads else None

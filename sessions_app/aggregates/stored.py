@@ -13,26 +13,7 @@ import orjson
 from sessions_app.aggregates import tally
 from sessions_app.core import timebuckets
 from sessions_app.core.cql import cassandra_session, prepare
-
-SELECT_AGGREGATE = """
-SELECT bucket, events, by_type, by_name, sessions_started, users, bounces, conversions,
-       durations, top_pages, top_clicks, rows_read, sealed_at, users_sketch
-FROM {ks}.bucket_aggregates WHERE site_id = ? AND granularity = ? AND bucket = ?
-"""
-
-
-SELECT_AGGREGATE_RANGE = """
-SELECT bucket, events, by_type, by_name, sessions_started, users, bounces, conversions,
-       durations, top_pages, top_clicks, rows_read, sealed_at, users_sketch
-FROM {ks}.bucket_aggregates
-WHERE site_id = ? AND granularity = ? AND bucket >= ? AND bucket < ? LIMIT ?
-"""
-
-
-SELECT_BUCKET_USERS = """
-SELECT user_key, counts FROM {ks}.bucket_users WHERE site_id = ? AND granularity = ? AND bucket = ?
-"""
-
+from sessions_app.tables import bucket_aggregates, bucket_users
 
 MAX_AGGREGATE_ROWS = 2_000  # a 92-day range of hours is 2,208 rows: read hours ≤ 83 days
 
@@ -63,7 +44,7 @@ def aggregates_range(
     was sealed; whether it is still current is BucketState's business.
     """
     rows = cassandra_session().execute(
-        prepare(SELECT_AGGREGATE_RANGE),
+        prepare(bucket_aggregates.SELECT_RANGE),
         (
             site_id,
             granularity,
@@ -84,7 +65,7 @@ def bucket_user_counts(
     month), in parallel, paging through each.
     """
     totals: Counter[tuple[str, str]] = Counter()
-    statement = prepare(SELECT_BUCKET_USERS)
+    statement = prepare(bucket_users.SELECT_COUNTS)
     for chunk in _chunks(bucket_starts, 32):
         futures = [
             (b, cassandra_session().execute_async(statement, (site_id, granularity, b)))
@@ -108,7 +89,9 @@ def bucket_aggregate(
 ) -> dict[str, Any] | None:
     """Return the sealed aggregates of one bucket, or None if it was never sealed."""
     row = (
-        cassandra_session().execute(prepare(SELECT_AGGREGATE), (site_id, granularity, bucket)).one()
+        cassandra_session()
+        .execute(prepare(bucket_aggregates.SELECT_BUCKET), (site_id, granularity, bucket))
+        .one()
     )
     if row is None:
         return None

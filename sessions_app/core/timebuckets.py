@@ -8,7 +8,8 @@ partition. Buckets are half-open intervals [start, start + width).
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Iterator
+import itertools
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -247,3 +248,53 @@ def count_buckets(start: datetime, width: Width | str) -> list[tuple[Width, date
             (Width.DAY, day) for day in iter_buckets(start, next_start(start, width), Width.DAY)
         ]
     return [(width, start)]
+
+
+def width_at(
+    ts: datetime, default: Width | str, changes: Sequence[tuple[datetime, Width]]
+) -> Width:
+    """Return the width in force at ts: the last change effective at or before it."""
+    width = parse_width(default)
+    ts = as_utc(ts)
+    for effective_from, changed in changes:  # sorted by effective_from
+        if as_utc(effective_from) <= ts:
+            width = parse_width(changed)
+    return width
+
+
+def bucket_of(
+    ts: datetime, default: Width | str, changes: Sequence[tuple[datetime, Width]]
+) -> datetime:
+    """Return the start of ts's bucket under a width history."""
+    return floor(ts, width_at(ts, default, changes))
+
+
+def buckets_with_history(
+    start: datetime,
+    end: datetime,
+    default: Width | str,
+    changes: Sequence[tuple[datetime, Width]],
+    *,
+    limit: int | None = None,
+) -> list[datetime]:
+    """Return the bucket starts covering [start, end) when the width changed over time.
+
+    Each change applies from its effective time (a bucket boundary of the width
+    before it, so old and new buckets never overlap); the range is split there and
+    each part enumerated at its own width. The limit applies to the total.
+    """
+    start, end = as_utc(start), as_utc(end)
+    cuts = [as_utc(t) for t, _ in changes if start < as_utc(t) < end]
+    edges = [start, *cuts, end]
+    result: list[datetime] = []
+    for low, high in itertools.pairwise(edges):
+        width = width_at(low, default, changes)
+        for bucket in iter_buckets(low, high, width):
+            if result and bucket <= result[-1]:
+                continue  # the first bucket of a part may start before the cut
+            if limit is not None and len(result) >= limit:
+                raise BucketRangeError(
+                    f"range {start.isoformat()}..{end.isoformat()} spans more than {limit} buckets"
+                )
+            result.append(bucket)
+    return result

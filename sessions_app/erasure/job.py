@@ -22,28 +22,6 @@ from sessions_app.core.ids import time_uuid_bound
 from sessions_app.core.redis_client import redis_client
 from sessions_app.erasure import suppression
 from sessions_app.erasure.scan import feed_ttl, pages, payload_mentions, table_ttl, write_all
-from sessions_app.erasure.statements import (
-    DELETE_BUCKET_USER,
-    DELETE_FAILED,
-    DELETE_FEED,
-    DELETE_LINKS,
-    DELETE_LOG,
-    DELETE_PARTIALS,
-    DELETE_ROLLING,
-    DELETE_SESSION_EVENTS,
-    DELETE_SITE_EVENT,
-    DELETE_USER_BUCKET,
-    DELETE_USER_SESSIONS,
-    REWRITE_LOG,
-    SELECT_BUCKET_USER,
-    SELECT_FAILED_PAYLOADS,
-    SELECT_FEED_RANGE,
-    SELECT_LOG_ENTRIES,
-    SELECT_ROLLING_KEYS,
-    SELECT_SESSION_EVENT_IDS,
-    SELECT_USER_BUCKET_IDS,
-    SELECT_USER_SESSIONS,
-)
 from sessions_app.ingest.plan import plan_decode, plan_encode, plan_without
 from sessions_app.ingest.rows import feed_sentinel
 from sessions_app.ingest.sessionizer import state_key
@@ -57,6 +35,20 @@ from sessions_app.models import (
 )
 from sessions_app.partitions import shards, widths
 from sessions_app.sessions import lists
+from sessions_app.tables import (
+    bucket_partials,
+    bucket_users,
+    failed_events,
+    identity_links,
+    latest_sessions,
+    registry,
+    rolling_counts,
+    session_events,
+    site_events_by_bucket,
+    transaction_log,
+    user_events_by_bucket,
+    user_sessions,
+)
 
 log = logging.getLogger(__name__)
 
@@ -65,19 +57,7 @@ MAX_LINKED_IDS = 1000
 
 
 # The tables of the receipt, in the order the job clears them.
-TABLES = (
-    "site_events_by_bucket",
-    "bucket_partials",
-    "user_events_by_bucket",
-    "session_events",
-    "latest_sessions",
-    "user_sessions",
-    "identity_links",
-    "failed_events",
-    "transaction_log",
-    "bucket_users",
-    "rolling_counts",
-)
+TABLES = registry.erased_tables()
 
 
 RESEALED = ("hour", "day", "month")
@@ -211,14 +191,14 @@ class _Job:
         found = _Found()
         site_id = self.site.id
         for key in keys:
-            for row in pages(SELECT_USER_SESSIONS, (site_id, key)):
+            for row in pages(user_sessions.SELECT_SPANS, (site_id, key)):
                 found.sessions[row["session_id"]] = (
                     key,
                     timebuckets.from_driver(row["started_at"]),
                     timebuckets.from_driver(row["last_seen_at"]),
                 )
         for session_id in found.sessions:
-            for row in pages(SELECT_SESSION_EVENT_IDS, (session_id,)):
+            for row in pages(session_events.SELECT_IDS, (session_id,)):
                 found.events[row["event_id"]] = timebuckets.from_driver(row["ts"])
                 found.session_rows += 1
         # Bucket partitions from the sessions' spans: they hold the same events, and
@@ -232,7 +212,7 @@ class _Job:
                 )
             )
         for key, bucket in sorted(spans):
-            for row in pages(SELECT_USER_BUCKET_IDS, (site_id, key, bucket)):
+            for row in pages(user_events_by_bucket.SELECT_IDS, (site_id, key, bucket)):
                 found.events.setdefault(row["event_id"], timebuckets.from_driver(row["ts"]))
                 found.user_buckets[key, bucket] += 1
         return found
@@ -244,7 +224,7 @@ class _Job:
         )
         recorded = shards.hour_shards(site_id=site_id, hours=hours)
         write_all(
-            DELETE_SITE_EVENT,
+            site_events_by_bucket.DELETE_ROW,
             (
                 (site_id, hour, shard, event_id)
                 for event_id, ts in found.events.items()
@@ -260,9 +240,11 @@ class _Job:
             ),
         )
         self.counts["site_events_by_bucket"] += len(found.events)
-        write_all(DELETE_USER_BUCKET, ((site_id, k, b) for k, b in found.user_buckets))
+        write_all(
+            user_events_by_bucket.DELETE_PARTITION, ((site_id, k, b) for k, b in found.user_buckets)
+        )
         self.counts["user_events_by_bucket"] += sum(found.user_buckets.values())
-        write_all(DELETE_SESSION_EVENTS, ((s,) for s in found.sessions))
+        write_all(session_events.DELETE_PARTITION, ((s,) for s in found.sessions))
         self.counts["session_events"] += found.session_rows
 
     def _delete_tallies(self, hours: list[datetime]) -> None:
@@ -282,7 +264,7 @@ class _Job:
                 BucketState.objects.filter(pk=state.pk).update(partials=False)
         recorded = shards.hour_shards(site_id=site_id, hours=hours)
         self.counts["bucket_partials"] += write_all(
-            DELETE_PARTIALS,
+            bucket_partials.DELETE_PARTITION,
             (
                 (site_id, hour, shard)
                 for hour in hours
@@ -306,11 +288,11 @@ class _Job:
             low = max(horizon, min((started for started, _ in spans), default=horizon))
             high = max([self.now, *(last for _, last in spans)])
             bounds = (time_uuid_bound(low), time_uuid_bound(high, upper=True))
-            for row in pages(SELECT_FEED_RANGE, (site_id, sentinel, *bounds)):
+            for row in pages(latest_sessions.SELECT_RANGE, (site_id, sentinel, *bounds)):
                 if row["session_id"] in found.sessions or row["user_key"] in key_set:
                     doomed.append((site_id, sentinel, row["seen_id"], row["session_id"]))
-        self.counts["latest_sessions"] += write_all(DELETE_FEED, doomed)
-        write_all(DELETE_USER_SESSIONS, ((site_id, k) for k in keys))
+        self.counts["latest_sessions"] += write_all(latest_sessions.DELETE_ROW, doomed)
+        write_all(user_sessions.DELETE_PARTITION, ((site_id, k) for k in keys))
         self.counts["user_sessions"] += len(found.sessions)
 
     def _delete_links(self, keys: list[str]) -> None:
@@ -319,7 +301,7 @@ class _Job:
             return
         key = self.request.key
         links = lists.identity_links(site_id=self.site.id, user_id=key, limit=MAX_LINKED_IDS)
-        write_all(DELETE_LINKS, [(self.site.id, key)])
+        write_all(identity_links.DELETE_PARTITION, [(self.site.id, key)])
         self.counts["identity_links"] += len(links)
 
     def _delete_failed(self, keys: set[str]) -> None:
@@ -332,10 +314,10 @@ class _Job:
         end = timebuckets.next_start(self.now, timebuckets.Width.DAY)
         doomed = []
         for day in timebuckets.buckets_between(first, end, timebuckets.Width.DAY):
-            for row in pages(SELECT_FAILED_PAYLOADS, (site_id, day)):
+            for row in pages(failed_events.SELECT_PAYLOADS, (site_id, day)):
                 if payload_mentions(row["payload"], keys):
                     doomed.append((site_id, day, row["failed_id"]))
-        self.counts["failed_events"] += write_all(DELETE_FAILED, doomed)
+        self.counts["failed_events"] += write_all(failed_events.DELETE_ROW, doomed)
 
     def _rewrite_log(self, keys: set[str], earliest: datetime | None) -> None:
         """Strip the keys from transaction-log plans: delete entries left empty, rewrite others.
@@ -355,7 +337,7 @@ class _Job:
             if index % 36 == 0:
                 self._progress(f"transaction log: {index} of {len(minutes)} buckets")
             for shard in range(settings.TXLOG_SHARDS):
-                for row in pages(SELECT_LOG_ENTRIES, (site_id, minute, shard)):
+                for row in pages(transaction_log.SELECT_PARTITION, (site_id, minute, shard)):
                     text = zlib.decompress(row["payload"])
                     if not any(n in text for n in needles):
                         continue
@@ -374,9 +356,9 @@ class _Job:
                             *key,
                         )
                     )
-        self.counts["transaction_log"] += write_all(DELETE_LOG, deleted) + write_all(
-            REWRITE_LOG, rewritten
-        )
+        self.counts["transaction_log"] += write_all(
+            transaction_log.DELETE_ENTRY, deleted
+        ) + write_all(transaction_log.REWRITE_ENTRY, rewritten)
         self.counts["transaction_log_rewritten"] += len(rewritten)
 
     def _delete_counts(self, keys: list[str], hours: set[datetime]) -> None:
@@ -388,17 +370,17 @@ class _Job:
             for bucket in sorted(found):
                 for key in keys:
                     row = (site_id, granularity, bucket, key)
-                    if any(True for _ in pages(SELECT_BUCKET_USER, row)):
+                    if any(True for _ in pages(bucket_users.SELECT_USER, row)):
                         user_rows.append(row)
                     rolling_rows.add(
                         (site_id, key, granularity, timebuckets.rolling_period(granularity, bucket))
                     )
-        self.counts["bucket_users"] += write_all(DELETE_BUCKET_USER, user_rows)
+        self.counts["bucket_users"] += write_all(bucket_users.DELETE_USER, user_rows)
         rolling = sorted(rolling_rows, key=str)
         self.counts["rolling_counts"] += sum(
-            sum(1 for _ in pages(SELECT_ROLLING_KEYS, row)) for row in rolling
+            sum(1 for _ in pages(rolling_counts.SELECT_KEYS, row)) for row in rolling
         )
-        write_all(DELETE_ROLLING, rolling)
+        write_all(rolling_counts.DELETE_PARTITION, rolling)
 
     def _reseal(self, hours: set[datetime]) -> None:
         """Reopen the sealed buckets the user's events were in, then seal them again."""

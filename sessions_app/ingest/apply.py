@@ -16,7 +16,6 @@ from sessions_app.core.cql import (
     prepare,
 )
 from sessions_app.core.sendall import execute_all
-from sessions_app.ingest import txlog
 from sessions_app.ingest.plan import Plan
 from sessions_app.ingest.rows import (
     MAX_BATCH_ROWS,
@@ -26,13 +25,8 @@ from sessions_app.ingest.rows import (
     partial_rows,
     session_rows,
 )
-from sessions_app.ingest.txlog import MARK_APPLIED, _mark_params, log_key
-
-SELECT_USER_EVENTS_PRESENT = """
-SELECT event_id FROM {ks}.user_events_by_bucket
-WHERE site_id = ? AND user_key = ? AND bucket = ? AND event_id IN ?
-"""
-
+from sessions_app.ingest.txlog import _mark_params, log_key
+from sessions_app.tables import transaction_log, user_events_by_bucket
 
 PRESENT_CHUNK = 100
 
@@ -41,7 +35,7 @@ def user_events_present(
     *, site_id: uuid.UUID, partitions: dict[tuple[str, datetime], list[uuid.UUID]]
 ) -> set[uuid.UUID]:
     """Return which of these event ids are stored, per (user key, bucket) partition."""
-    statement = prepare(SELECT_USER_EVENTS_PRESENT)
+    statement = prepare(user_events_by_bucket.SELECT_PRESENT)
     futures = [
         cassandra_session().execute_async(
             statement, (site_id, user_key, bucket, ids[start : start + PRESENT_CHUNK])
@@ -67,7 +61,7 @@ def plan_apply(plan: Plan, *, wait_for_mark: bool = True) -> int:
     work.extend(row for _, row in partial_rows(plan))
     execute_all(work)
     if plan.events:
-        mark = prepare(MARK_APPLIED, idempotent=True, write=True)
+        mark = prepare(transaction_log.MARK_APPLIED, idempotent=True, write=True)
         params = _mark_params(plan)
         if wait_for_mark:
             cassandra_session().execute(mark, params)
@@ -115,7 +109,7 @@ def plans_apply(plans: Sequence[Plan]) -> int:
         rows_per_batch=APPLY_ROWS_PER_BATCH,
     )
     execute_all(work)
-    mark = prepare(MARK_APPLIED, idempotent=True, write=True)
+    mark = prepare(transaction_log.MARK_APPLIED, idempotent=True, write=True)
     marks: dict[tuple[Any, ...], list[Any]] = defaultdict(list)
     for plan in plans:
         if plan.events:
@@ -127,8 +121,3 @@ def plans_apply(plans: Sequence[Plan]) -> int:
     )
     execute_all(marked)
     return len(work) + len(marked)
-
-
-def statement_text(name: str) -> str:
-    """Return an ingest write statement's CQL by its constant's name (bench, tests)."""
-    return str(globals().get(name) or getattr(txlog, name))

@@ -318,7 +318,9 @@ def _already_stored(
             continue
         if histories is None:
             histories = widths.user_widths(site_id)
-        bucket = widths.bucket_of(c.ts, settings.USER_EVENTS_BUCKET, histories.get(c.user_key, []))
+        bucket = timebuckets.bucket_of(
+            c.ts, settings.USER_EVENTS_BUCKET, histories.get(c.user_key, [])
+        )
         maybe[c.user_key, bucket].append(c.event_id)
     return apply.user_events_present(site_id=site_id, partitions=maybe) if maybe else set()
 

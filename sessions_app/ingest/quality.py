@@ -9,17 +9,7 @@ from typing import Any
 from sessions_app.core import timebuckets
 from sessions_app.core.bounds import bounded_limit
 from sessions_app.core.cql import cassandra_session, prepare
-
-SELECT_FAILED = """
-SELECT failed_id, received_at, reason, field, source, payload FROM {ks}.failed_events
-WHERE site_id = ? AND day = ? LIMIT ?
-"""
-
-
-SELECT_STATS = """
-SELECT received, accepted, duplicates, late, clamped, rejected FROM {ks}.ingest_stats
-WHERE site_id = ? AND bucket = ?
-"""
+from sessions_app.tables import failed_events, ingest_stats
 
 
 def failed_events_list(
@@ -28,7 +18,7 @@ def failed_events_list(
     """Return the rejected events of a site on a UTC day, newest first."""
     bucket = timebuckets.floor(day, timebuckets.Width.DAY)
     rows = cassandra_session().execute(
-        prepare(SELECT_FAILED), (site_id, bucket, bounded_limit(limit))
+        prepare(failed_events.SELECT_DAY), (site_id, bucket, bounded_limit(limit))
     )
     return [{**row, "received_at": timebuckets.from_driver(row["received_at"])} for row in rows]
 
@@ -44,7 +34,7 @@ def ingest_counts(*, site_id: uuid.UUID, hour: datetime) -> dict[str, Any]:
         "clamped": 0,
         "rejected": {},
     }
-    for row in cassandra_session().execute(prepare(SELECT_STATS), (site_id, bucket)):
+    for row in cassandra_session().execute(prepare(ingest_stats.SELECT_BUCKET), (site_id, bucket)):
         for name in ("received", "accepted", "duplicates", "late", "clamped"):
             totals[name] += row[name]
         for reason, count in (row["rejected"] or {}).items():

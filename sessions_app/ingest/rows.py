@@ -17,74 +17,18 @@ from sessions_app.core import timebuckets
 from sessions_app.core.cql import bind, consistency, prepare
 from sessions_app.core.eventdoc import _json, event_doc
 from sessions_app.core.ids import time_uuid
+from sessions_app.core.timebuckets import bucket_of
 from sessions_app.ingest.plan import EventRow, Plan
-from sessions_app.partitions.widths import bucket_of
 from sessions_app.retention import policies, specs
-
-# A session's events are read by one query only, the timeline's, which serves each
-# event's JSON as the API renders it: `doc`, rendered once here (event_doc). The
-# other columns are the row's keys and what erasure and the timeline probe read.
-INSERT_SESSION_EVENT = """
-INSERT INTO {ks}.session_events (session_id, event_id, site_id, user_key, ts, doc, touched)
-VALUES (?, ?, ?, ?, ?, ?, true)
-USING TTL ?
-"""
-
-
-# The same for an event older than TIMELINE_PREFIX_LAG / 2 when it is written (late,
-# replayed, backfilled): it may sort inside a materialized prefix, so it marks the
-# partition (sessions/timeline.py).
-INSERT_SESSION_EVENT_BACKFILLED = INSERT_SESSION_EVENT.replace(
-    "doc, touched)", "doc, touched, backfilled)"
-).replace("?, true)", "?, true, true)")
-
-
-INSERT_USER_EVENT = """
-INSERT INTO {ks}.user_events_by_bucket
-  (site_id, user_key, bucket, event_id, session_id, type, name, ts, url, element, props)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-USING TTL ?
-"""
-
-
-INSERT_SITE_EVENT = """
-INSERT INTO {ks}.site_events_by_bucket
-  (site_id, bucket, shard, event_id, session_id, user_key, type, name, ts, url, element,
-   is_bot, late)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-USING TTL ?
-"""
-
-
-INSERT_PARTIAL = """
-INSERT INTO {ks}.bucket_partials (site_id, bucket, shard, batch_id, events, tally)
-VALUES (?, ?, ?, ?, ?, ?)
-USING TTL ?
-"""
-
-
-UPSERT_USER_SESSION = """
-INSERT INTO {ks}.user_sessions
-  (site_id, user_key, session_id, started_at, last_seen_at, anonymous_id, user_id,
-   event_count, pageview_count, click_count, entry_url, exit_url, converted, is_bot,
-   user_agent, ip_prefix)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-USING TIMESTAMP ? AND TTL ?
-"""
-
-
-INSERT_FEED = """
-INSERT INTO {ks}.latest_sessions
-  (site_id, sentinel, seen_id, session_id, user_key, started_at, last_seen_at, event_count,
-   entry_url, exit_url, is_bot)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-"""
-
-
-INSERT_LINK = """
-INSERT INTO {ks}.identity_links (site_id, user_id, anonymous_id, linked_at) VALUES (?, ?, ?, ?)
-USING TTL ?
-"""
+from sessions_app.tables import (
+    bucket_partials,
+    identity_links,
+    latest_sessions,
+    session_events,
+    site_events_by_bucket,
+    user_events_by_bucket,
+    user_sessions,
+)
 
 
 def event_statements(events: Iterable[EventRow]) -> Iterable[tuple[Any, Any]]:
@@ -100,10 +44,10 @@ def _event_groups(events: Iterable[EventRow]) -> dict[tuple[Any, ...], list[Row]
     width = timebuckets.parse_width(settings.USER_EVENTS_BUCKET)
     histories: dict[uuid.UUID, dict[str, list[tuple[datetime, timebuckets.Width]]]] = {}
     groups: dict[tuple[Any, ...], list[Row]] = defaultdict(list)
-    by_session = prepare(INSERT_SESSION_EVENT, idempotent=True, write=True)
-    backfill = prepare(INSERT_SESSION_EVENT_BACKFILLED, idempotent=True, write=True)
-    by_user = prepare(INSERT_USER_EVENT, idempotent=True, write=True)
-    by_site = prepare(INSERT_SITE_EVENT, idempotent=True, write=True)
+    by_session = prepare(session_events.INSERT, idempotent=True, write=True)
+    backfill = prepare(session_events.INSERT_BACKFILLED, idempotent=True, write=True)
+    by_user = prepare(user_events_by_bucket.INSERT, idempotent=True, write=True)
+    by_site = prepare(site_events_by_bucket.INSERT, idempotent=True, write=True)
     ttl = policies.ttl_seconds(specs.RAW_EVENTS)
     # Taken when the statements are built, just before they are sent: a replayed
     # plan is judged by when it is applied, not when it was planned.
@@ -201,9 +145,9 @@ def feed_sentinel(user_key: str) -> int:
 def session_rows(plan: Plan) -> Iterable[tuple[tuple[Any, ...], Row]]:
     """The summary and feed rows of a plan's sessions and its identity links, each with
     its partition key."""
-    upsert = prepare(UPSERT_USER_SESSION, idempotent=True, write=True)
-    feed = prepare(INSERT_FEED, idempotent=True, write=True)
-    link = prepare(INSERT_LINK, idempotent=True, write=True)
+    upsert = prepare(user_sessions.UPSERT, idempotent=True, write=True)
+    feed = prepare(latest_sessions.INSERT, idempotent=True, write=True)
+    link = prepare(identity_links.INSERT, idempotent=True, write=True)
     ttl = policies.ttl_seconds(specs.SESSIONS) if plan.sessions or plan.links else 0
     for user, anon in plan.links:
         yield ("l", plan.site_id, user), (link, (plan.site_id, user, anon, plan.received_at, ttl))
@@ -270,7 +214,7 @@ def partial_rows(plan: Plan) -> Iterable[tuple[tuple[Any, ...], Row]]:
     """
     if not plan.events:
         return
-    insert = prepare(INSERT_PARTIAL, idempotent=True, write=True)
+    insert = prepare(bucket_partials.INSERT, idempotent=True, write=True)
     ttl = policies.ttl_seconds(specs.RAW_EVENTS)
     shard = partial_shard(plan.batch_id, plan.shards)
     by_hour: dict[datetime, list[dict[str, Any]]] = defaultdict(list)

@@ -20,29 +20,19 @@ from sessions_app.core.ids import time_uuid
 from sessions_app.core.sendall import execute_all
 from sessions_app.ingest.plan import Failure, Plan, Stats, plan_encode
 from sessions_app.retention import policies, specs
-
-SELECT_LOG_STATE = """
-SELECT batch_id, received_at, applied FROM {ks}.transaction_log
-WHERE site_id = ? AND minute = ? AND shard = ?
-"""
-
-
-SELECT_LOG_PAYLOAD = """
-SELECT payload FROM {ks}.transaction_log
-WHERE site_id = ? AND minute = ? AND shard = ? AND batch_id = ?
-"""
+from sessions_app.tables import failed_events, ingest_stats, transaction_log
 
 
 def txlog_unapplied(
     *, site_id: uuid.UUID, minute: datetime, shards: int, received_before: datetime
 ) -> list[bytes]:
     """Return payloads of log entries in one log bucket not yet applied, oldest first."""
-    state = prepare(SELECT_LOG_STATE)
+    state = prepare(transaction_log.SELECT_STATE)
     futures = [
         (shard, cassandra_session().execute_async(state, (site_id, minute, shard)))
         for shard in range(shards)
     ]
-    payload = prepare(SELECT_LOG_PAYLOAD)
+    payload = prepare(transaction_log.SELECT_PAYLOAD)
     found = []
     for shard, future in futures:
         for row in future.result():  # paged by the driver's fetch size
@@ -54,35 +44,6 @@ def txlog_unapplied(
         cassandra_session().execute(payload, (site_id, minute, shard, batch_id)).one()["payload"]
         for _, shard, batch_id in found
     ]
-
-
-INSERT_LOG = """
-INSERT INTO {ks}.transaction_log
-  (site_id, minute, shard, batch_id, received_at, event_count, payload, applied)
-VALUES (?, ?, ?, ?, ?, ?, ?, false)
-USING TTL ?
-"""
-
-
-MARK_APPLIED = """
-UPDATE {ks}.transaction_log USING TTL ? SET applied = true
-WHERE site_id = ? AND minute = ? AND shard = ? AND batch_id = ?
-"""
-
-
-INSERT_FAILED = """
-INSERT INTO {ks}.failed_events
-  (site_id, day, failed_id, received_at, reason, field, source, payload)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-USING TTL ?
-"""
-
-
-INSERT_STATS = """
-INSERT INTO {ks}.ingest_stats
-  (site_id, bucket, batch_id, received, accepted, duplicates, late, clamped, rejected)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-"""
 
 
 LOG_WIDTH = timebuckets.Width.TEN_MINUTES
@@ -120,7 +81,7 @@ def log_write(
         payload = plan_encode(plan)
         work.append(
             (
-                prepare(INSERT_LOG, idempotent=True, write=True),
+                prepare(transaction_log.INSERT, idempotent=True, write=True),
                 (
                     *key,
                     plan.received_at,
@@ -131,7 +92,7 @@ def log_write(
             )
         )
     day = timebuckets.floor(received_at, timebuckets.Width.DAY)
-    failed = prepare(INSERT_FAILED, idempotent=True, write=True)
+    failed = prepare(failed_events.INSERT, idempotent=True, write=True)
     failed_ttl = policies.ttl_seconds(specs.FAILED_EVENTS) if failures else 0
     for index, failure in enumerate(failures):
         work.append(
@@ -152,7 +113,7 @@ def log_write(
         )
     work.append(
         (
-            prepare(INSERT_STATS, idempotent=True, write=True),
+            prepare(ingest_stats.INSERT, idempotent=True, write=True),
             (
                 site_id,
                 timebuckets.floor(received_at, timebuckets.Width.HOUR),
@@ -176,5 +137,5 @@ def log_write(
 def log_mark_applied(plan: Plan) -> None:
     """Mark a plan's transaction-log entry applied (when nothing of it is left to apply)."""
     cassandra_session().execute(
-        prepare(MARK_APPLIED, idempotent=True, write=True), _mark_params(plan)
+        prepare(transaction_log.MARK_APPLIED, idempotent=True, write=True), _mark_params(plan)
     )

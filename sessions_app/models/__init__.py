@@ -1,43 +1,29 @@
-"""Tables: cqlengine models for Cassandra (synced by sync_cassandra), Django models for SQL."""
+"""SQL models by domain, and the cqlengine models of the Cassandra tables (sessions_app/tables)."""
+
+from sessions_app.tables.bucket_aggregates import BucketAggregate
+from sessions_app.tables.bucket_partials import BucketPartial
+from sessions_app.tables.bucket_users import BucketUsers
+from sessions_app.tables.failed_events import FailedEvent
+from sessions_app.tables.identity_links import IdentityLink
+from sessions_app.tables.ingest_stats import IngestStats
+from sessions_app.tables.latest_sessions import LatestSession
+from sessions_app.tables.pipeline_heartbeats import PipelineHeartbeat
+from sessions_app.tables.registry import models as _cassandra_models
+from sessions_app.tables.rolling_counts import RollingCount
+from sessions_app.tables.series_points import SeriesPoint
+from sessions_app.tables.session_events import SessionEvent
+from sessions_app.tables.site_events_by_bucket import SiteEventByBucket
+from sessions_app.tables.transaction_log import TransactionLog
+from sessions_app.tables.user_events_by_bucket import UserEventByBucket
+from sessions_app.tables.user_sessions import UserSession
 
 from .erasure import ErasureRequest, Suppression
-from .events import (
-    BucketAggregate,
-    BucketPartial,
-    BucketUsers,
-    FailedEvent,
-    IdentityLink,
-    IngestStats,
-    LatestSession,
-    PipelineHeartbeat,
-    RollingCount,
-    SeriesPoint,
-    SessionEvent,
-    SiteEventByBucket,
-    TransactionLog,
-    UserEventByBucket,
-    UserSession,
-)
 from .retention import AdminAction, PurgeRun, PurgeWatermark, RetentionPolicy
 from .sites import BucketState, ReplayWatermark, Site, UserBucketWidth
 
-CASSANDRA_MODELS = (
-    BucketAggregate,
-    BucketPartial,
-    BucketUsers,
-    FailedEvent,
-    IdentityLink,
-    IngestStats,
-    LatestSession,
-    PipelineHeartbeat,
-    RollingCount,
-    SeriesPoint,
-    SessionEvent,
-    SiteEventByBucket,
-    TransactionLog,
-    UserEventByBucket,
-    UserSession,
-)
+# The cqlengine models are defined with their tables (sessions_app/tables/) and named here,
+# where django-cassandra-engine looks for them.
+CASSANDRA_MODELS = _cassandra_models()
 
 __all__ = [
     "CASSANDRA_MODELS",

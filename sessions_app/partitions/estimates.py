@@ -13,15 +13,9 @@ from sessions_app.core.cql import cassandra_session, keyspace, prepare
 from sessions_app.core.timebuckets import Width
 from sessions_app.partitions import sizing
 from sessions_app.partitions.sizing import Verdict
+from sessions_app.tables import ingest_stats
 
 ESTIMATE_ROWS_LIMIT = 10_000  # size_estimates rows read (tables x token ranges)
-
-
-SELECT_INGEST_TOTALS = """
-SELECT count(*) AS requests, sum(CAST(accepted AS bigint)) AS accepted,
-       sum(CAST(received AS bigint)) AS received, sum(CAST(duplicates AS bigint)) AS duplicates
-FROM {ks}.ingest_stats WHERE site_id = ? AND bucket = ?
-"""
 
 
 SELECT_SIZE_ESTIMATES = """
@@ -59,7 +53,7 @@ def ingest_hours(*, site_id: uuid.UUID, start: datetime, end: datetime) -> list[
     query per hour, in parallel.
     """
     hours = timebuckets.buckets_between(start, end, Width.HOUR, limit=MAX_WINDOW_HOURS)
-    statement = prepare(SELECT_INGEST_TOTALS)
+    statement = prepare(ingest_stats.SELECT_TOTALS)
     futures = [(h, cassandra_session().execute_async(statement, (site_id, h))) for h in hours]
     result = []
     for hour, future in futures:

@@ -35,6 +35,7 @@ from sessions_app.partitions.estimates import (
     ingest_hours,
     size_estimates,
 )
+from sessions_app.tables import registry
 
 
 @dataclass(frozen=True)
@@ -74,16 +75,11 @@ def partition_report(
         counter=RowCounter(ROW_BUDGET),
         estimates=size_estimates(),
     )
-    site_events, users, sessions = probes.probe_site_events(window)
+    # In registry order: the site-events probe finds the heaviest users and sessions
+    # whose partitions the next two count.
+    heaviest = probes.Heaviest()
     tables = [
-        site_events,
-        probes.probe_user_events(window, users),
-        probes.probe_session_events(window, sessions),
-        probes.probe_transaction_log(window),
-        probes.probe_ingest_stats(window),
-        probes.probe_failed_events(window),
-        probes.probe_latest_sessions(window),
-        probes.probe_bucket_users(window),
+        getattr(probes, spec.sizing)(window, heaviest) for spec in registry.TABLES if spec.sizing
     ]
     return PartitionReport(
         site_id=site_id,

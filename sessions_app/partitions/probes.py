@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import Any
 
@@ -24,98 +24,28 @@ from sessions_app.partitions.counting import (
     hour_span,
     stamp,
 )
-
-# Counting reads the first clustering column only (site events: the keys to tally).
-COUNT_SITE_EVENTS = """
-SELECT user_key, session_id FROM {ks}.site_events_by_bucket
-WHERE site_id = ? AND bucket = ? AND shard = ? LIMIT ?
-"""
-
-
-COUNT_USER_EVENTS = """
-SELECT event_id FROM {ks}.user_events_by_bucket
-WHERE site_id = ? AND user_key = ? AND bucket = ? LIMIT ?
-"""
+from sessions_app.tables import (
+    bucket_users,
+    failed_events,
+    ingest_stats,
+    latest_sessions,
+    session_events,
+    site_events_by_bucket,
+    transaction_log,
+    user_events_by_bucket,
+)
 
 
-COUNT_SESSION_EVENTS = "SELECT event_id FROM {ks}.session_events WHERE session_id = ? LIMIT ?"
+@dataclass
+class Heaviest:
+    """The heaviest users and sessions of the peak hour, found by the site-events probe."""
+
+    users: list[tuple[str, float]] = field(default_factory=list)
+    sessions: list[tuple[Any, float]] = field(default_factory=list)
 
 
-COUNT_TXLOG = """
-SELECT batch_id FROM {ks}.transaction_log WHERE site_id = ? AND minute = ? AND shard = ? LIMIT ?
-"""
-
-
-COUNT_INGEST = "SELECT batch_id FROM {ks}.ingest_stats WHERE site_id = ? AND bucket = ? LIMIT ?"
-
-
-COUNT_FAILED = "SELECT failed_id FROM {ks}.failed_events WHERE site_id = ? AND day = ? LIMIT ?"
-
-
-COUNT_BUCKET_USERS = """
-SELECT user_key FROM {ks}.bucket_users WHERE site_id = ? AND granularity = ? AND bucket = ? LIMIT ?
-"""
-
-
-COUNT_FEED = """
-SELECT seen_id FROM {ks}.latest_sessions WHERE site_id = ? AND sentinel = ? LIMIT ?
-"""
-
-
-# Sampling reads every column stored per row: clustering and regular columns, not
-# the partition key, which Cassandra stores once per partition.
-SAMPLE_SITE_EVENTS = """
-SELECT event_id, session_id, user_key, type, name, ts, url, element, is_bot, late
-FROM {ks}.site_events_by_bucket WHERE site_id = ? AND bucket = ? AND shard = ? LIMIT ?
-"""
-
-
-SAMPLE_USER_EVENTS = """
-SELECT event_id, session_id, type, name, ts, url, element, props
-FROM {ks}.user_events_by_bucket WHERE site_id = ? AND user_key = ? AND bucket = ? LIMIT ?
-"""
-
-
-SAMPLE_SESSION_EVENTS = """
-SELECT event_id, site_id, user_key, ts, doc FROM {ks}.session_events WHERE session_id = ? LIMIT ?
-"""
-
-
-SAMPLE_TXLOG = """
-SELECT batch_id, received_at, event_count, payload, applied
-FROM {ks}.transaction_log WHERE site_id = ? AND minute = ? AND shard = ? LIMIT ?
-"""
-
-
-SAMPLE_INGEST = """
-SELECT batch_id, received, accepted, duplicates, late, clamped, rejected
-FROM {ks}.ingest_stats WHERE site_id = ? AND bucket = ? LIMIT ?
-"""
-
-
-SAMPLE_FAILED = """
-SELECT failed_id, received_at, reason, field, source, payload
-FROM {ks}.failed_events WHERE site_id = ? AND day = ? LIMIT ?
-"""
-
-
-SAMPLE_BUCKET_USERS = """
-SELECT user_key, counts FROM {ks}.bucket_users
-WHERE site_id = ? AND granularity = ? AND bucket = ? LIMIT ?
-"""
-
-
-SAMPLE_FEED = """
-SELECT seen_id, session_id, user_key, started_at, last_seen_at, event_count, entry_url,
-       exit_url, is_bot
-FROM {ks}.latest_sessions WHERE site_id = ? AND sentinel = ? LIMIT ?
-"""
-
-
-def probe_site_events(
-    w: Window,
-) -> tuple[TableSize, list[tuple[str, float]], list[tuple[Any, float]]]:
-    """Count the peak hour's shards; return the table and the heaviest users and sessions.
+def probe_site_events(w: Window, heaviest: Heaviest) -> TableSize:
+    """Count the peak hour's shards; note the heaviest users and sessions in `heaviest`.
 
     Events spread evenly over shards (by event hash), so the first MAX_COUNTED
     shards stand for all, and per-user counts scale by shards / shards read.
@@ -127,7 +57,9 @@ def probe_site_events(
         users[row["user_key"]] += 1
         sessions[row["session_id"]] += 1
 
-    parts = w.partitions(count_cql=COUNT_SITE_EVENTS, sample_cql=SAMPLE_SITE_EVENTS)
+    parts = w.partitions(
+        count_cql=site_events_by_bucket.COUNT, sample_cql=site_events_by_bucket.SAMPLE
+    )
     if w.peak is not None:
         for shard in range(min(w.shards, MAX_COUNTED)):
             key = f"bucket={stamp(w.peak.hour)}, shard={shard}"
@@ -152,15 +84,18 @@ def probe_site_events(
         "The hour is fixed (sealing reads a site's hour): at the peak rate it needs "
         f"{needed} shard(s); the site has {w.shards}."
     )
-    heaviest_users = [(k, n * scale) for k, n in users.most_common(TOP_KEYS)]
-    heaviest_sessions = [(k, n * scale) for k, n in sessions.most_common(TOP_KEYS)]
-    return replace(table, note=note), heaviest_users, heaviest_sessions
+    heaviest.users = [(k, n * scale) for k, n in users.most_common(TOP_KEYS)]
+    heaviest.sessions = [(k, n * scale) for k, n in sessions.most_common(TOP_KEYS)]
+    return replace(table, note=note)
 
 
-def probe_user_events(w: Window, users: list[tuple[str, float]]) -> TableSize:
+def probe_user_events(w: Window, heaviest: Heaviest) -> TableSize:
     """Count the heaviest users' partitions overlapping the peak hour."""
+    users = heaviest.users
     width = timebuckets.parse_width(settings.USER_EVENTS_BUCKET)
-    parts = w.partitions(count_cql=COUNT_USER_EVENTS, sample_cql=SAMPLE_USER_EVENTS)
+    parts = w.partitions(
+        count_cql=user_events_by_bucket.COUNT, sample_cql=user_events_by_bucket.SAMPLE
+    )
     if w.peak is not None:
         for user_key, _ in users:
             for bucket in hour_span(w.peak.hour, width):
@@ -179,9 +114,10 @@ def probe_user_events(w: Window, users: list[tuple[str, float]]) -> TableSize:
     )
 
 
-def probe_session_events(w: Window, sessions: list[tuple[Any, float]]) -> TableSize:
+def probe_session_events(w: Window, heaviest: Heaviest) -> TableSize:
     """Count the heaviest sessions of the peak hour; a session is capped in length."""
-    parts = w.partitions(count_cql=COUNT_SESSION_EVENTS, sample_cql=SAMPLE_SESSION_EVENTS)
+    sessions = heaviest.sessions
+    parts = w.partitions(count_cql=session_events.COUNT, sample_cql=session_events.SAMPLE)
     for session_id, _ in sessions:
         parts.count((session_id,), f"session_id={session_id}")
     longest = settings.SESSION_MAX_DURATION
@@ -198,9 +134,9 @@ def probe_session_events(w: Window, sessions: list[tuple[Any, float]]) -> TableS
     )
 
 
-def probe_transaction_log(w: Window) -> TableSize:
+def probe_transaction_log(w: Window, heaviest: Heaviest) -> TableSize:
     """Count every shard of the 10-minute buckets of the busiest hour by requests."""
-    parts = w.partitions(count_cql=COUNT_TXLOG, sample_cql=SAMPLE_TXLOG)
+    parts = w.partitions(count_cql=transaction_log.COUNT, sample_cql=transaction_log.SAMPLE)
     if w.peak_requests is not None:
         keys = [
             (minute, shard)
@@ -227,9 +163,9 @@ def _request_rate(w: Window) -> float:
     return w.peak_requests.requests / 3600 if w.peak_requests else 0.0
 
 
-def probe_ingest_stats(w: Window) -> TableSize:
+def probe_ingest_stats(w: Window, heaviest: Heaviest) -> TableSize:
     """Count the busiest hour by requests."""
-    parts = w.partitions(count_cql=COUNT_INGEST, sample_cql=SAMPLE_INGEST)
+    parts = w.partitions(count_cql=ingest_stats.COUNT, sample_cql=ingest_stats.SAMPLE)
     if w.peak_requests is not None:
         hour = w.peak_requests.hour
         parts.count((w.site_id, hour), f"bucket={stamp(hour)}")
@@ -246,9 +182,9 @@ def probe_ingest_stats(w: Window) -> TableSize:
     )
 
 
-def probe_failed_events(w: Window) -> TableSize:
+def probe_failed_events(w: Window, heaviest: Heaviest) -> TableSize:
     """Count every day of the window."""
-    parts = w.partitions(count_cql=COUNT_FAILED, sample_cql=SAMPLE_FAILED)
+    parts = w.partitions(count_cql=failed_events.COUNT, sample_cql=failed_events.SAMPLE)
     for day in timebuckets.buckets_between(w.start, w.end, Width.DAY):
         parts.count((w.site_id, day), f"day={day.date().isoformat()}")
     return w.size(
@@ -264,9 +200,9 @@ def probe_failed_events(w: Window) -> TableSize:
     )
 
 
-def probe_bucket_users(w: Window) -> TableSize:
+def probe_bucket_users(w: Window, heaviest: Heaviest) -> TableSize:
     """Count the peak hour's per-user counts (written when that hour was sealed)."""
-    parts = w.partitions(count_cql=COUNT_BUCKET_USERS, sample_cql=SAMPLE_BUCKET_USERS)
+    parts = w.partitions(count_cql=bucket_users.COUNT, sample_cql=bucket_users.SAMPLE)
     if w.peak is not None:
         hour = w.peak.hour
         parts.count((w.site_id, "hour", hour), f"hour bucket={stamp(hour)}")
@@ -287,9 +223,9 @@ def probe_bucket_users(w: Window) -> TableSize:
     )
 
 
-def probe_latest_sessions(w: Window) -> TableSize:
+def probe_latest_sessions(w: Window, heaviest: Heaviest) -> TableSize:
     """Count every sentinel; rows live for the TTL rather than a bucket."""
-    parts = w.partitions(count_cql=COUNT_FEED, sample_cql=SAMPLE_FEED)
+    parts = w.partitions(count_cql=latest_sessions.COUNT, sample_cql=latest_sessions.SAMPLE)
     for sentinel in range(settings.FEED_SHARDS):
         parts.count((w.site_id, sentinel), f"sentinel={sentinel}")
     sentinels = max(1, settings.FEED_SHARDS)

@@ -2,79 +2,18 @@
 
 from __future__ import annotations
 
-import itertools
 import time
 import uuid
-from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 from django.conf import settings
 
 from sessions_app.core import timebuckets
-from sessions_app.core.timebuckets import (
-    BucketRangeError,
-    Width,
-    as_utc,
-    floor,
-    iter_buckets,
-    parse_width,
-)
 from sessions_app.models import (
     Site,
     UserBucketWidth,
 )
 from sessions_app.partitions import sizing
-
-
-def width_at(
-    ts: datetime, default: Width | str, changes: Sequence[tuple[datetime, Width]]
-) -> Width:
-    """Return the width in force at ts: the last change effective at or before it."""
-    width = parse_width(default)
-    ts = as_utc(ts)
-    for effective_from, changed in changes:  # sorted by effective_from
-        if as_utc(effective_from) <= ts:
-            width = parse_width(changed)
-    return width
-
-
-def bucket_of(
-    ts: datetime, default: Width | str, changes: Sequence[tuple[datetime, Width]]
-) -> datetime:
-    """Return the start of ts's bucket under a width history."""
-    return floor(ts, width_at(ts, default, changes))
-
-
-def buckets_with_history(
-    start: datetime,
-    end: datetime,
-    default: Width | str,
-    changes: Sequence[tuple[datetime, Width]],
-    *,
-    limit: int | None = None,
-) -> list[datetime]:
-    """Return the bucket starts covering [start, end) when the width changed over time.
-
-    Each change applies from its effective time (a bucket boundary of the width
-    before it, so old and new buckets never overlap); the range is split there and
-    each part enumerated at its own width. The limit applies to the total.
-    """
-    start, end = as_utc(start), as_utc(end)
-    cuts = [as_utc(t) for t, _ in changes if start < as_utc(t) < end]
-    edges = [start, *cuts, end]
-    result: list[datetime] = []
-    for low, high in itertools.pairwise(edges):
-        width = width_at(low, default, changes)
-        for bucket in iter_buckets(low, high, width):
-            if result and bucket <= result[-1]:
-                continue  # the first bucket of a part may start before the cut
-            if limit is not None and len(result) >= limit:
-                raise BucketRangeError(
-                    f"range {start.isoformat()}..{end.isoformat()} spans more than {limit} buckets"
-                )
-            result.append(bucket)
-    return result
-
 
 WIDTH_CACHE_SECONDS = 10.0
 
@@ -113,7 +52,7 @@ def user_partitions(
     *, site_id: uuid.UUID, user_key: str, start: datetime, end: datetime, limit: int | None = None
 ) -> list[datetime]:
     """Return the user_events_by_bucket partitions (bucket starts) holding [start, end)."""
-    return buckets_with_history(
+    return timebuckets.buckets_with_history(
         start,
         end,
         settings.USER_EVENTS_BUCKET,
@@ -141,7 +80,7 @@ def user_widths_adapt(
     moved = []
     for user, events in per_user.items():
         later = now + timedelta(hours=1)
-        width = width_at(later, settings.USER_EVENTS_BUCKET, histories.get(user, []))
+        width = timebuckets.width_at(later, settings.USER_EVENTS_BUCKET, histories.get(user, []))
         if width is timebuckets.Width.HOUR or width is timebuckets.Width.TEN_MINUTES:
             continue  # already as fine as user buckets go
         size = sizing.partition_bytes(

@@ -21,6 +21,7 @@ from sessions_app.models import (
 from sessions_app.retention import specs
 from sessions_app.retention.specs import SPECS
 from sessions_app.sites.services import admin_action_record
+from sessions_app.tables import registry
 
 SELECT_TABLE_OPTIONS = """
 SELECT table_name, compaction, default_time_to_live, gc_grace_seconds
@@ -57,7 +58,7 @@ def retention_policies() -> list[PolicyRow]:
             PolicyRow(
                 key=key,
                 label=spec.label,
-                tables=spec.tables,
+                tables=registry.tables_of_policy(spec.key),
                 days=policy.days if policy else spec.default_days(),
                 default_days=spec.default_days(),
                 min_days=low,

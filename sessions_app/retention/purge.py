@@ -6,7 +6,7 @@ import heapq
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 from cassandra.concurrent import execute_concurrent_with_args
 from django.conf import settings
@@ -24,6 +24,8 @@ from sessions_app.models import (
 )
 from sessions_app.partitions import shards
 from sessions_app.retention import policies, specs
+from sessions_app.tables import bucket_users, registry
+from sessions_app.tables.spec import Keys, Purge
 
 
 def purge_runs(*, limit: int = 20) -> list[Any]:
@@ -31,50 +33,6 @@ def purge_runs(*, limit: int = 20) -> list[Any]:
     from sessions_app.models import PurgeRun
 
     return list(PurgeRun.objects.select_related("requested_by")[: bounded_limit(limit)])
-
-
-PROBE_SITE_EVENTS = """
-SELECT event_id FROM {ks}.site_events_by_bucket WHERE site_id = ? AND bucket = ? AND shard = ?
-LIMIT 1
-"""
-
-
-DELETE_SITE_EVENTS = """
-DELETE FROM {ks}.site_events_by_bucket WHERE site_id = ? AND bucket = ? AND shard = ?
-"""
-
-
-PROBE_PARTIALS = """
-SELECT batch_id FROM {ks}.bucket_partials WHERE site_id = ? AND bucket = ? AND shard = ? LIMIT 1
-"""
-
-
-DELETE_PARTIALS = "DELETE FROM {ks}.bucket_partials WHERE site_id = ? AND bucket = ? AND shard = ?"
-
-
-PROBE_LOG = """
-SELECT batch_id FROM {ks}.transaction_log WHERE site_id = ? AND minute = ? AND shard = ? LIMIT 1
-"""
-
-
-DELETE_LOG = "DELETE FROM {ks}.transaction_log WHERE site_id = ? AND minute = ? AND shard = ?"
-
-
-PROBE_FAILED = "SELECT failed_id FROM {ks}.failed_events WHERE site_id = ? AND day = ? LIMIT 1"
-
-
-DELETE_FAILED = "DELETE FROM {ks}.failed_events WHERE site_id = ? AND day = ?"
-
-
-PROBE_BUCKET_USERS = """
-SELECT user_key FROM {ks}.bucket_users WHERE site_id = ? AND granularity = ? AND bucket = ?
-LIMIT 1
-"""
-
-
-DELETE_BUCKET_USERS = """
-DELETE FROM {ks}.bucket_users WHERE site_id = ? AND granularity = ? AND bucket = ?
-"""
 
 
 PURGE_CONCURRENCY = 64
@@ -104,58 +62,57 @@ def _count_keys(granularity: str) -> Callable[[Site, datetime], list[tuple[Any, 
     return lambda site, bucket: [(site.id, granularity, bucket)]
 
 
-PURGE_TARGETS = (
-    PurgeTarget(
-        "site_events_by_bucket",
-        specs.RAW_EVENTS,
-        timebuckets.Width.HOUR,
-        PROBE_SITE_EVENTS,
-        DELETE_SITE_EVENTS,
-        lambda site, bucket: [
-            (site.id, bucket, shard) for shard in range(_shards_of(site, bucket))
-        ],
-    ),
-    PurgeTarget(
-        "bucket_partials",
-        specs.RAW_EVENTS,
-        timebuckets.Width.HOUR,
-        PROBE_PARTIALS,
-        DELETE_PARTIALS,
-        lambda site, bucket: [
-            (site.id, bucket, shard) for shard in range(_shards_of(site, bucket))
-        ],
-    ),
-    PurgeTarget(
-        "transaction_log",
-        specs.TRANSACTION_LOG,
-        timebuckets.Width.TEN_MINUTES,
-        PROBE_LOG,
-        DELETE_LOG,
-        lambda site, bucket: [(site.id, bucket, shard) for shard in range(settings.TXLOG_SHARDS)],
-        by_receipt=True,
-    ),
-    PurgeTarget(
-        "failed_events",
-        specs.FAILED_EVENTS,
-        timebuckets.Width.DAY,
-        PROBE_FAILED,
-        DELETE_FAILED,
-        lambda site, bucket: [(site.id, bucket)],
-        by_receipt=True,
-    ),
-    *(
-        PurgeTarget(
-            f"{table}:{granularity}",
-            specs.aggregate_key(granularity),
-            timebuckets.Width(granularity),
-            probe,
-            delete,
-            _count_keys(granularity),
+# How the partitions of one bucket of a site are named, by the table's key shape.
+KEY_NAMERS: dict[Keys, Callable[[Site, datetime], list[tuple[Any, ...]]]] = {
+    Keys.HOUR_SHARDS: lambda site, bucket: [
+        (site.id, bucket, shard) for shard in range(_shards_of(site, bucket))
+    ],
+    Keys.LOG_SHARDS: lambda site, bucket: [
+        (site.id, bucket, shard) for shard in range(settings.TXLOG_SHARDS)
+    ],
+    Keys.SITE_BUCKET: lambda site, bucket: [(site.id, bucket)],
+}
+
+
+def _targets() -> Iterator[PurgeTarget]:
+    """Yield the purge's targets from the table registry (user buckets are walked apart)."""
+    for spec in registry.TABLES:
+        purge = spec.purge
+        if purge is None or purge.keys is Keys.USERS_FROM_COUNTS:
+            continue
+        if purge.keys is Keys.GRANULARITIES:
+            for granularity in ROLLUP_CHAIN:
+                yield PurgeTarget(
+                    f"{spec.name}:{granularity}",
+                    specs.aggregate_key(granularity),
+                    timebuckets.Width(granularity),
+                    purge.probe,
+                    purge.delete,
+                    _count_keys(granularity),
+                )
+            continue
+        (policy,) = spec.policies
+        assert purge.width is not None, spec.name
+        yield PurgeTarget(
+            spec.name,
+            policy,
+            purge.width,
+            purge.probe,
+            purge.delete,
+            KEY_NAMERS[purge.keys],
+            by_receipt=purge.by_receipt,
         )
-        for table, probe, delete in (("bucket_users", PROBE_BUCKET_USERS, DELETE_BUCKET_USERS),)
-        for granularity in ROLLUP_CHAIN
-    ),
+
+
+PURGE_TARGETS = tuple(_targets())
+# Per-user partitions of user_events_by_bucket cannot be listed without a scan, but
+# the sealed per-user counts of the same time (bucket_users, site-partitioned) name
+# every user who had events in it: those are the keys to delete.
+(USER_BUCKETS_SPEC,) = (
+    s for s in registry.TABLES if s.purge and s.purge.keys is Keys.USERS_FROM_COUNTS
 )
+USER_BUCKETS = USER_BUCKETS_SPEC.name
+USER_PURGE = cast(Purge, USER_BUCKETS_SPEC.purge)
 
 
 def _purge_start(site: Site, target: PurgeTarget) -> datetime:
@@ -235,29 +192,6 @@ def _watermark_advance(site: Site, table: str, through: datetime, cursor: str = 
     )
 
 
-# Per-user partitions of user_events_by_bucket cannot be listed without a scan, but
-# the sealed per-user counts of the same time (bucket_users, site-partitioned) name
-# every user who had events in it: those are the keys to delete.
-USER_BUCKETS = "user_events_by_bucket"
-
-
-SELECT_BUCKET_USERS = """
-SELECT user_key FROM {ks}.bucket_users
-WHERE site_id = ? AND granularity = ? AND bucket = ? AND user_key > ?
-"""
-
-
-PROBE_USER_EVENTS = """
-SELECT event_id FROM {ks}.user_events_by_bucket WHERE site_id = ? AND user_key = ? AND bucket = ?
-LIMIT 1
-"""
-
-
-DELETE_USER_EVENTS = """
-DELETE FROM {ks}.user_events_by_bucket WHERE site_id = ? AND user_key = ? AND bucket = ?
-"""
-
-
 def _bucket_users(
     site: Site, bucket: datetime, width: timebuckets.Width, after: str
 ) -> Iterator[str]:
@@ -268,7 +202,7 @@ def _bucket_users(
             for row in cassandra_session().execute(prepare(cql), (site.id, g.value, b, after))
         )
         for g, b in timebuckets.count_buckets(bucket, width)
-        for cql in (SELECT_BUCKET_USERS,)
+        for cql in (bucket_users.SELECT_USERS_AFTER,)
     ]
     previous = None
     # Users repeat across the buckets.
@@ -324,7 +258,7 @@ def _purge_user_buckets(
         if reads + len(keys) >= budget:
             done = through >= cutoff
             break
-    deleted = _probe_and_delete(PROBE_USER_EVENTS, DELETE_USER_EVENTS, keys)
+    deleted = _probe_and_delete(USER_PURGE.probe, USER_PURGE.delete, keys)
     if (through, cursor) != (start, after):
         _watermark_advance(site, USER_BUCKETS, through, cursor)
     return reads + len(keys), deleted, done

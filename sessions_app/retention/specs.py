@@ -11,6 +11,7 @@ backstop, `gc_grace_seconds`) come from `table_options` and are applied by
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -71,11 +72,10 @@ ROLLING_WINDOW_DAYS = 366
 
 @dataclass(frozen=True)
 class PolicySpec:
-    """One retention policy: the tables it sets the TTL of and its limits."""
+    """One retention policy and its limits (its tables: `tables.registry.tables_of_policy`)."""
 
     key: str
     label: str
-    tables: tuple[str, ...]
     max_days: int  # also the tables' default_time_to_live backstop
 
     def default_days(self) -> int:
@@ -105,53 +105,13 @@ class PolicySpec:
 SPECS: dict[str, PolicySpec] = {
     spec.key: spec
     for spec in (
-        PolicySpec(
-            RAW_EVENTS,
-            "Raw events",
-            (
-                "session_events",
-                "user_events_by_bucket",
-                "site_events_by_bucket",
-                "bucket_partials",
-            ),
-            max_days=1098,
-        ),
-        PolicySpec(SESSIONS, "Sessions", ("user_sessions", "identity_links"), max_days=MAX_DAYS),
-        PolicySpec(
-            AGGREGATES_HOUR,
-            "Aggregates, hourly",
-            (
-                "bucket_aggregates",
-                "bucket_users",
-                "rolling_counts",
-                "series_points",
-            ),
-            max_days=MAX_DAYS,
-        ),
-        PolicySpec(
-            AGGREGATES_DAY,
-            "Aggregates, daily",
-            (
-                "bucket_aggregates",
-                "bucket_users",
-                "rolling_counts",
-                "series_points",
-            ),
-            max_days=MAX_DAYS,
-        ),
-        PolicySpec(
-            AGGREGATES_MONTH,
-            "Aggregates, monthly",
-            (
-                "bucket_aggregates",
-                "bucket_users",
-                "rolling_counts",
-                "series_points",
-            ),
-            max_days=MAX_DAYS,
-        ),
-        PolicySpec(FAILED_EVENTS, "Failed events", ("failed_events",), max_days=366),
-        PolicySpec(TRANSACTION_LOG, "Transaction log", ("transaction_log",), max_days=90),
+        PolicySpec(RAW_EVENTS, "Raw events", max_days=1098),
+        PolicySpec(SESSIONS, "Sessions", max_days=MAX_DAYS),
+        PolicySpec(AGGREGATES_HOUR, "Aggregates, hourly", max_days=MAX_DAYS),
+        PolicySpec(AGGREGATES_DAY, "Aggregates, daily", max_days=MAX_DAYS),
+        PolicySpec(AGGREGATES_MONTH, "Aggregates, monthly", max_days=MAX_DAYS),
+        PolicySpec(FAILED_EVENTS, "Failed events", max_days=366),
+        PolicySpec(TRANSACTION_LOG, "Transaction log", max_days=90),
     )
 }
 
@@ -180,30 +140,71 @@ def aggregate_key(granularity: str) -> str:
     return f"aggregates_{timebuckets.parse_width(granularity).value}"
 
 
+class TableOptions(Mapping[str, Any]):
+    """A table's cqlengine `__options__`, resolved from settings when first read.
+
+    cqlengine reads a model's options when it syncs the table, but its metaclass asks
+    for `default_time_to_live` when the class is created: that one is known without
+    settings, so the table modules (schema and statements) import without Django
+    configured, as the bench's raw-driver baseline does.
+    """
+
+    def __init__(self, *, ttl_seconds: int, window: Callable[[], Width | str] | None) -> None:
+        self._ttl_seconds = ttl_seconds
+        self._window = window
+        self._resolved: dict[str, Any] | None = None
+
+    def _options(self) -> dict[str, Any]:
+        if self._resolved is None:
+            options: dict[str, Any] = {
+                "gc_grace_seconds": settings.CASSANDRA_GC_GRACE_SECONDS,
+                "default_time_to_live": self._ttl_seconds,
+            }
+            if self._window is not None:
+                unit, size = twcs_window(self._window())
+                options["compaction"] = {
+                    "class": "TimeWindowCompactionStrategy",
+                    "compaction_window_unit": unit,
+                    "compaction_window_size": str(size),
+                }
+            else:
+                options["compaction"] = {"class": "SizeTieredCompactionStrategy"}
+            self._resolved = options
+        return self._resolved
+
+    def __getitem__(self, key: str) -> Any:
+        if key == "default_time_to_live":
+            return self._ttl_seconds
+        return self._options()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._options())
+
+    def __len__(self) -> int:
+        return len(self._options())
+
+    def __bool__(self) -> bool:
+        return True
+
+
 def table_options(
     *,
     policies: tuple[str, ...] = (),
     ttl_days: int | None = None,
-    window: timebuckets.Width | str | None = None,
-) -> dict[str, Any]:
-    """Return a cqlengine `__options__` dict for a table.
+    window: Width | str | Callable[[], Width | str] | None = None,
+) -> TableOptions:
+    """Return a cqlengine `__options__` mapping for a table.
 
     `default_time_to_live` is a backstop for a write that forgets its TTL: the
     longest retention any of the table's policies may be set to, so it never cuts
     a policy short. Time-bucketed tables written in time order get TWCS with a
-    window equal to their bucket, so a bucket's rows share SSTables that expire
-    and are dropped whole. Read at import time: cqlengine models are classes.
+    window equal to their bucket (a callable for a width read from settings), so a
+    bucket's rows share SSTables that expire and are dropped whole.
     """
-    options: dict[str, Any] = {"gc_grace_seconds": settings.CASSANDRA_GC_GRACE_SECONDS}
     backstop = ttl_days if ttl_days is not None else max(SPECS[p].max_days for p in policies)
-    options["default_time_to_live"] = backstop * 86_400
-    if window is not None:
-        unit, size = twcs_window(window)
-        options["compaction"] = {
-            "class": "TimeWindowCompactionStrategy",
-            "compaction_window_unit": unit,
-            "compaction_window_size": str(size),
-        }
+    if window is None or callable(window):
+        chosen = window
     else:
-        options["compaction"] = {"class": "SizeTieredCompactionStrategy"}
-    return options
+        fixed = window
+        chosen = lambda: fixed  # noqa: E731
+    return TableOptions(ttl_seconds=backstop * 86_400, window=chosen)

@@ -22,20 +22,7 @@ from sessions_app.core.cql import bind, cassandra_session, prepare
 from sessions_app.core.eventdoc import event_row
 from sessions_app.core.ids import time_uuid_bound, uuid_time
 from sessions_app.partitions.widths import user_partitions
-
-SELECT_USER_BUCKET_AFTER = """
-SELECT event_id, session_id, type, name, ts, url, element, props
-FROM {ks}.user_events_by_bucket
-WHERE site_id = ? AND user_key = ? AND bucket = ? AND event_id > ? AND event_id < ? LIMIT ?
-"""
-
-
-SELECT_USER_BUCKETS_IN = """
-SELECT bucket, event_id, session_id, type, name, ts, url, element, props
-FROM {ks}.user_events_by_bucket
-WHERE site_id = ? AND user_key = ? AND bucket IN ? AND event_id > ? AND event_id < ?
-PER PARTITION LIMIT ?
-"""
+from sessions_app.tables import user_events_by_bucket
 
 
 @dataclass(frozen=True)
@@ -92,7 +79,10 @@ def user_activity(
     if chosen == "in" and len(partitions) > settings.ACTIVITY_IN_MAX_BUCKETS:
         raise RangeError("strategy", f"IN reads at most {settings.ACTIVITY_IN_MAX_BUCKETS} buckets")
     chunks, window = activity_chunks(partitions, chosen)
-    one, several = prepare(SELECT_USER_BUCKET_AFTER), prepare(SELECT_USER_BUCKETS_IN)
+    one, several = (
+        prepare(user_events_by_bucket.SELECT_AFTER),
+        prepare(user_events_by_bucket.SELECT_IN_AFTER),
+    )
     db = cassandra_session()
     for offset in range(0, len(chunks), window):
         batch = chunks[offset : offset + window]

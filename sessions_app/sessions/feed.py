@@ -9,18 +9,14 @@ from django.conf import settings
 
 from sessions_app.core.bounds import bounded_limit
 from sessions_app.core.cql import cassandra_session, prepare
+from sessions_app.tables import latest_sessions
 from sessions_app.tables.user_sessions import session_row
-
-SELECT_FEED = """
-SELECT session_id, user_key, started_at, last_seen_at, event_count, entry_url, exit_url, is_bot
-FROM {ks}.latest_sessions WHERE site_id = ? AND sentinel = ? LIMIT ?
-"""
 
 
 def feed_latest(*, site_id: uuid.UUID, limit: int = 20) -> list[dict[str, Any]]:
     """Return the site's most recently active sessions (one entry per session), newest first."""
     limit = bounded_limit(limit)
-    statement = prepare(SELECT_FEED)
+    statement = prepare(latest_sessions.SELECT_LATEST)
     futures = [
         cassandra_session().execute_async(statement, (site_id, sentinel, limit * 3))
         for sentinel in range(settings.FEED_SHARDS)

@@ -10,26 +10,17 @@ from typing import Any
 from sessions_app.core.bounds import RangeError, bounded_limit, checked_time_uuid
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.core.ids import time_uuid_bound
+from sessions_app.tables import identity_links as identity_links_table
+from sessions_app.tables import user_sessions
 from sessions_app.tables.user_sessions import session_row
-
-SELECT_LINKS = """
-SELECT anonymous_id, linked_at FROM {ks}.identity_links WHERE site_id = ? AND user_id = ? LIMIT ?
-"""
 
 
 def identity_links(*, site_id: uuid.UUID, user_id: str, limit: int = 100) -> list[str]:
     """Return the anonymous ids identify() linked to a user id."""
     rows = cassandra_session().execute(
-        prepare(SELECT_LINKS), (site_id, user_id, bounded_limit(limit))
+        prepare(identity_links_table.SELECT_LINKED), (site_id, user_id, bounded_limit(limit))
     )
     return [row["anonymous_id"] for row in rows]
-
-
-SELECT_SESSIONS_BEFORE = """
-SELECT session_id, started_at, last_seen_at, anonymous_id, user_id, event_count,
-       pageview_count, click_count, entry_url, exit_url, converted, is_bot
-FROM {ks}.user_sessions WHERE site_id = ? AND user_key = ? AND session_id < ? LIMIT ?
-"""
 
 
 @dataclass(frozen=True)
@@ -55,7 +46,7 @@ def sessions_page(
     if not 1 <= len(user_keys) <= 20:
         raise RangeError("user_keys", "between 1 and 20 keys")
     upper = before or time_uuid_bound(datetime.now(UTC) + timedelta(days=2), upper=True)
-    statement = prepare(SELECT_SESSIONS_BEFORE)
+    statement = prepare(user_sessions.SELECT_BEFORE)
     futures = [
         (k, cassandra_session().execute_async(statement, (site_id, k, upper, limit + 1)))
         for k in user_keys

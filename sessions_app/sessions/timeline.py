@@ -43,16 +43,9 @@ from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.core.eventdoc import event_from_doc
 from sessions_app.core.jsonfmt import dumps
 from sessions_app.retention import policies, specs
-from sessions_app.sessions.timeline_store import STORE, Prefix, prefix_extend
+from sessions_app.sessions.timeline_store import Prefix, prefix_extend
+from sessions_app.tables import session_events as session_events_table
 from sessions_app.tables.user_sessions import SELECT_SESSION_ONE, session_row
-
-# The timeline's read: the documents alone (one cell a row, nothing to decode).
-SELECT_SESSION_DOCS = "SELECT doc FROM {ks}.session_events WHERE session_id = ? LIMIT ?"
-
-
-SELECT_SESSION_DOCS_AFTER = """
-SELECT doc FROM {ks}.session_events WHERE session_id = ? AND event_id > ? LIMIT ?
-"""
 
 
 def session_events(
@@ -65,19 +58,10 @@ def session_events(
     if session_id.version != 1:
         return []
     rows = cassandra_session().execute(
-        prepare(SELECT_SESSION_DOCS), (session_id, bounded_limit(limit))
+        prepare(session_events_table.SELECT_DOCS), (session_id, bounded_limit(limit))
     )
     events = [event_from_doc(row["doc"]) for row in rows]
     return [e for e in events if site_id is None or e["site_id"] == site_id]
-
-
-SELECT_TIMELINE_STATE = """
-SELECT timeline, timeline_site, writetime(timeline) AS built_us, writetime(touched) AS touched_us,
-       ttl(touched) AS touched_ttl, prefix, prefix_upto, prefix_count, prefix_user,
-       writetime(prefix) AS prefix_us, writetime(backfilled) AS backfilled_us,
-       user_key AS first_user, site_id AS first_site
-FROM {ks}.session_events WHERE session_id = ? LIMIT 1
-"""
 
 
 @dataclass(frozen=True)
@@ -119,7 +103,11 @@ def timeline_state(*, session_id: uuid.UUID) -> TimelineState | None:
     """Return a session partition's static cells (None when there is no partition)."""
     if session_id.version != 1:
         return None
-    row = cassandra_session().execute(prepare(SELECT_TIMELINE_STATE), (session_id,)).one()
+    row = (
+        cassandra_session()
+        .execute(prepare(session_events_table.SELECT_STATIC), (session_id,))
+        .one()
+    )
     if row is None:
         return None
     prefix = None
@@ -167,10 +155,10 @@ def session_tail(
     if limit:
         if after is None:
             params: tuple[Any, ...] = (session_id, bounded_limit(limit))
-            statement = SELECT_SESSION_DOCS
+            statement = session_events_table.SELECT_DOCS
         else:
             params = (session_id, after, bounded_limit(limit))
-            statement = SELECT_SESSION_DOCS_AFTER
+            statement = session_events_table.SELECT_DOCS_AFTER
         docs = [row["doc"] for row in db.execute_async(prepare(statement), params).result()]
     row = summary.result().one()
     return docs, session_row(row) if row else None
@@ -225,7 +213,7 @@ def session_timeline(*, site_id: uuid.UUID, session_id: uuid.UUID) -> Timeline |
     if _closed(summary):
         if state.touched_us is not None and state.touched_us < stamp_us:
             cassandra_session().execute(
-                prepare(STORE, idempotent=True, write=True),
+                prepare(session_events_table.STORE_TIMELINE, idempotent=True, write=True),
                 (stamp_us, ttl, body, site_id, session_id),
             )
     elif state.backfilled_us is None or state.backfilled_us < stamp_us:

@@ -10,18 +10,7 @@ from django.conf import settings
 
 from sessions_app.core import eventdoc
 from sessions_app.core.cql import cassandra_session, prepare
-
-STORE = """
-UPDATE {ks}.session_events USING TIMESTAMP ? AND TTL ?
-SET timeline = ?, timeline_site = ? WHERE session_id = ?
-"""
-
-
-STORE_PREFIX = """
-UPDATE {ks}.session_events USING TIMESTAMP ? AND TTL ?
-SET prefix = ?, prefix_upto = ?, prefix_count = ?, prefix_user = ?, timeline_site = ?
-WHERE session_id = ?
-"""
+from sessions_app.tables import session_events
 
 
 def prefix_extend(
@@ -45,7 +34,7 @@ def prefix_extend(
         fragment = prefix.events + b"," + fragment
     count = aged + (prefix.count if prefix is not None else 0)
     cassandra_session().execute(
-        prepare(STORE_PREFIX, idempotent=True, write=True),
+        prepare(session_events.STORE_PREFIX, idempotent=True, write=True),
         (
             stamp_us,
             ttl,

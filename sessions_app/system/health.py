@@ -18,8 +18,7 @@ from sessions_app.core.cql import (
     keyspace,
     prepare,
 )
-
-SELECT_HEARTBEATS = "SELECT worker, beat_at, written_at FROM {ks}.pipeline_heartbeats LIMIT 100"
+from sessions_app.tables import pipeline_heartbeats, user_sessions
 
 
 @dataclass(frozen=True)
@@ -76,7 +75,7 @@ def health_celery() -> Check:
 
 def heartbeat_list() -> list[dict[str, Any]]:
     """Return the last pipeline heartbeat written by each worker."""
-    rows = cassandra_session().execute(prepare(SELECT_HEARTBEATS))
+    rows = cassandra_session().execute(prepare(pipeline_heartbeats.SELECT_ALL))
     return [
         {
             "worker": row["worker"],
@@ -112,18 +111,10 @@ def _applier_state() -> dict[str, Any]:
         return {"error": f"{type(exc).__name__}: {exc}"}
 
 
-UPSERT_HEARTBEAT = """
-INSERT INTO {ks}.pipeline_heartbeats (worker, beat_at, written_at) VALUES (?, ?, ?)
-"""
-
-
-ANY_SESSION = "SELECT site_id FROM {ks}.user_sessions LIMIT 1"
-
-
 def heartbeat_record(*, beat_at: datetime, now: datetime, worker: str | None = None) -> str:
     """Record that a beat-scheduled task reached a worker and Cassandra; return the worker."""
     name = worker or socket.gethostname()
-    statement = prepare(UPSERT_HEARTBEAT, idempotent=True, write=True)
+    statement = prepare(pipeline_heartbeats.UPSERT, idempotent=True, write=True)
     cassandra_session().execute(
         statement, (name, timebuckets.as_utc(beat_at), timebuckets.as_utc(now))
     )
@@ -132,4 +123,4 @@ def heartbeat_record(*, beat_at: datetime, now: datetime, worker: str | None = N
 
 def keyspace_is_empty() -> bool:
     """Return True if no session has been written yet (management use: a range scan)."""
-    return cassandra_session().execute(prepare(ANY_SESSION)).one() is None
+    return cassandra_session().execute(prepare(user_sessions.SELECT_ANY)).one() is None

@@ -1,4 +1,8 @@
-"""user_sessions: a user's sessions newest first ((site, user key) partitions, TimeUUID DESC)."""
+"""user_sessions: one row per session in the partition of (site, user key), newest first.
+
+The table's schema (cqlengine, applied by sync_cassandra), every statement on it, and
+its spec in the table registry (tables/registry.py).
+"""
 
 from __future__ import annotations
 
@@ -6,10 +10,15 @@ import uuid
 from typing import Any
 
 from cassandra.concurrent import execute_concurrent
+from cassandra.cqlengine import columns
+from cassandra.cqlengine.models import Model
 
 from sessions_app.core import timebuckets
 from sessions_app.core.bounds import bounded_limit
 from sessions_app.core.cql import cassandra_session, prepare
+from sessions_app.retention import specs
+from sessions_app.retention.specs import table_options
+from sessions_app.tables.spec import TableSpec
 
 SELECT_SESSIONS = """
 SELECT session_id, started_at, last_seen_at, anonymous_id, user_id, event_count,
@@ -126,3 +135,68 @@ def sessions_by_id(
             if row is not None:
                 found[row["session_id"]] = session_row(row)
     return found
+
+
+SELECT_SPANS = """
+SELECT session_id, started_at, last_seen_at FROM {ks}.user_sessions
+WHERE site_id = ? AND user_key = ?
+"""
+
+
+DELETE_PARTITION = "DELETE FROM {ks}.user_sessions WHERE site_id = ? AND user_key = ?"
+
+
+UPSERT = """
+INSERT INTO {ks}.user_sessions
+  (site_id, user_key, session_id, started_at, last_seen_at, anonymous_id, user_id,
+   event_count, pageview_count, click_count, entry_url, exit_url, converted, is_bot,
+   user_agent, ip_prefix)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+USING TIMESTAMP ? AND TTL ?
+"""
+
+
+SELECT_BEFORE = """
+SELECT session_id, started_at, last_seen_at, anonymous_id, user_id, event_count,
+       pageview_count, click_count, entry_url, exit_url, converted, is_bot
+FROM {ks}.user_sessions WHERE site_id = ? AND user_key = ? AND session_id < ? LIMIT ?
+"""
+
+
+SELECT_ANY = "SELECT site_id FROM {ks}.user_sessions LIMIT 1"
+
+
+POLICIES = (specs.SESSIONS,)
+
+
+class UserSession(Model):
+    """One row per session in the partition of (site, user key), newest first."""
+
+    __table_name__ = "user_sessions"
+    __options__ = table_options(policies=POLICIES)
+
+    site_id = columns.UUID(partition_key=True)
+    user_key = columns.Text(partition_key=True)
+    session_id = columns.TimeUUID(primary_key=True, clustering_order="DESC")
+    started_at = columns.DateTime(required=True)
+    last_seen_at = columns.DateTime(required=True)
+    anonymous_id = columns.Text()
+    user_id = columns.Text()
+    event_count = columns.Integer(default=0)
+    pageview_count = columns.Integer(default=0)
+    click_count = columns.Integer(default=0)
+    entry_url = columns.Text()
+    exit_url = columns.Text()
+    converted = columns.Boolean(default=False)
+    is_bot = columns.Boolean(default=False)
+    user_agent = columns.Text()
+    ip_prefix = columns.Text()
+
+
+SPEC = TableSpec(
+    policies=POLICIES,
+    model=UserSession,
+    purge=None,
+    erasure="_delete_sessions",
+    sizing=None,
+)

@@ -11,14 +11,14 @@ import pytest
 from django.utils import timezone
 
 from sessions_app import tasks
-from sessions_app.aggregates import rolling, states, stored, tally
-from sessions_app.aggregates.seal import UPSERT_ROLLING_COUNT, bucket_seal
+from sessions_app.aggregates import states, stored, tally
+from sessions_app.aggregates.seal import bucket_seal
 from sessions_app.core import timebuckets
 from sessions_app.core.redis_client import redis_client
 from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.models import BucketState
 from sessions_app.retention import policies
-from sessions_app.tables import user_sessions
+from sessions_app.tables import bucket_users, rolling_counts, user_sessions
 from tests.ingest.conftest import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
@@ -276,12 +276,12 @@ def test_per_user_counts_of_many_users_are_written_in_batches_of_whole_partition
     period = timebuckets.rolling_period("hour", hour)
     for n, user in enumerate(users):
         [row] = cassandra_session().execute(
-            prepare(rolling.SELECT_ROLLING),
+            prepare(rolling_counts.SELECT_PERIODS),
             (site.id, user, "hour", period, "pageview", hour, hour),
         )
         assert row["count"] == n % 3 + 1
 
-    statement = prepare(UPSERT_ROLLING_COUNT, idempotent=True, write=True)
+    statement = prepare(rolling_counts.UPSERT, idempotent=True, write=True)
     partitions = [
         [(site.id, user, "hour", period, key, hour, 1, 60) for key in ("a", "b")] for user in users
     ]
@@ -300,7 +300,7 @@ def test_a_seal_writes_one_row_of_counts_per_user(site, hour_with_traffic):
     assert bucket_seal(site_id=site.id, hour=hour, now=now)
     rows = (
         cassandra_session()
-        .execute(prepare(stored.SELECT_BUCKET_USERS), (site.id, "hour", hour))
+        .execute(prepare(bucket_users.SELECT_COUNTS), (site.id, "hour", hour))
         .all()
     )
     assert {row["user_key"]: dict(row["counts"]) for row in rows} == {

@@ -63,10 +63,10 @@ def test_raw_baseline_binds_the_collector_statements_and_writes_its_rows(site):
     assert all(0 < r["ttl"] <= raw_ingest.LOG_TTL and r["payload_ttl"] > 0 for r in log)
 
 
-def test_the_baseline_and_the_writer_import_without_django_settings():
+def test_the_baseline_the_writer_and_the_tables_import_without_django_settings():
     """make bench runs the baseline in fresh processes that never configure Django."""
     env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
-    code = "import bench.raw_ingest, sessions_app.collector.writer, sessions_app.jsonfmt"
+    code = "import bench.raw_ingest, sessions_app.core.eventdoc, sessions_app.tables.registry"
     done = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True
     )

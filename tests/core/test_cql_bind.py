@@ -11,23 +11,23 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sessions_app.core.cql import bind, prepare
-from sessions_app.ingest import rows
-from sessions_app.ingest.apply import statement_text
+from sessions_app.tables import identity_links
+from sessions_app.tables.registry import statement_text
 
 pytestmark = pytest.mark.django_db(databases=["cassandra"])
 
 STATEMENTS = [
-    "INSERT_SESSION_EVENT",
-    "INSERT_SESSION_EVENT_BACKFILLED",
-    "INSERT_USER_EVENT",
-    "INSERT_SITE_EVENT",
-    "UPSERT_USER_SESSION",
-    "INSERT_FEED",
-    "INSERT_LINK",
-    "INSERT_LOG",
-    "MARK_APPLIED",
-    "INSERT_FAILED",
-    "INSERT_STATS",
+    "session_events.INSERT",
+    "session_events.INSERT_BACKFILLED",
+    "user_events_by_bucket.INSERT",
+    "site_events_by_bucket.INSERT",
+    "user_sessions.UPSERT",
+    "latest_sessions.INSERT",
+    "identity_links.INSERT",
+    "transaction_log.INSERT",
+    "transaction_log.MARK_APPLIED",
+    "failed_events.INSERT",
+    "ingest_stats.INSERT",
 ]
 times = st.datetimes(
     min_value=datetime(1900, 1, 1), max_value=datetime(2200, 1, 1), timezones=st.just(UTC)
@@ -76,7 +76,7 @@ def test_bind_writes_the_bytes_the_driver_writes(name, data):
 
 
 def test_a_missing_partition_key_value_or_a_wrong_type_is_refused():
-    statement = prepare(rows.INSERT_LINK, idempotent=True, write=True)
+    statement = prepare(identity_links.INSERT, idempotent=True, write=True)
     with pytest.raises(ValueError, match="partition key"):
         bind(statement, (None, "user", "anon", datetime.now(UTC), 60))
     with pytest.raises(TypeError):

@@ -155,7 +155,7 @@ def test_an_entry_that_keeps_failing_stops_neither_other_entries_nor_other_sites
             raise ValueError("cannot be encoded")
         apply(plan, **kw)
 
-    monkeypatch.setattr(pipeline, "plan_apply", poisoned)
+    monkeypatch.setattr(replay, "plan_apply", poisoned)
     settings.TXLOG_REPLAY_GRACE = minutes(0)
     # Half an hour on, the entries' bucket is behind the horizon; within the replay
     # window the failing entry is retried, past it the replay gives up on it.

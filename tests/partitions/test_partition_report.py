@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from sessions_app.partitions import probes
+
 import uuid
 import zlib
 from collections import Counter
@@ -64,15 +66,16 @@ def test_report_counts_what_the_collector_wrote(site):
     assert (report.peak.hour, report.peak.accepted, report.peak.requests) == (HOUR, 45, 3)
     assert report.peak.rejected == 1
     tables = by_table(report)
+    # Every table the registry sizes, in its order (the site-events probe comes first).
     assert list(tables) == [
         "site_events_by_bucket",
         "user_events_by_bucket",
         "session_events",
-        "transaction_log",
-        "ingest_stats",
-        "failed_events",
         "latest_sessions",
+        "failed_events",
+        "transaction_log",
         "bucket_users",
+        "ingest_stats",
     ]
     assert tables["bucket_users"].largest.rows == 0  # the hour is not sealed yet
 
@@ -148,7 +151,7 @@ def test_sharded_hours_are_sized_per_shard(site, monkeypatch):
     assert by_table(report)["user_events_by_bucket"].writes_per_second == pytest.approx(40 / 3600)
 
     # Reading two shards of four: the users' counts are scaled by 4 / 2.
-    monkeypatch.setattr(sizing, "MAX_COUNTED", 2)
+    monkeypatch.setattr(probes, "MAX_COUNTED", 2)
     report = partition_report.partition_report(
         site_id=site.id, event_shards=4, now=FIXED_NOW, hours=24
     )
@@ -190,7 +193,7 @@ def test_a_heavy_user_in_month_buckets_is_flagged_and_sent_to_a_finer_width(site
 
 def test_counts_stop_at_the_cap_and_say_so(site, monkeypatch):
     visits(site)
-    monkeypatch.setattr(sizing, "COUNT_CAP", 10)
+    monkeypatch.setattr(counting, "COUNT_CAP", 10)
     report = partition_report.partition_report(
         site_id=site.id, event_shards=site.event_shards, now=FIXED_NOW, hours=24
     )
@@ -206,7 +209,7 @@ def test_counts_stop_at_the_cap_and_say_so(site, monkeypatch):
 
 def test_the_row_budget_bounds_the_whole_report(site, monkeypatch):
     visits(site)
-    monkeypatch.setattr(sizing, "ROW_BUDGET", 50)
+    monkeypatch.setattr(partition_report, "ROW_BUDGET", 50)
     report = partition_report.partition_report(
         site_id=site.id, event_shards=site.event_shards, now=FIXED_NOW, hours=24
     )

@@ -28,6 +28,7 @@ from sessions_app.models import (
 )
 from sessions_app.retention import policies, purge, specs
 from sessions_app.sites import services
+from sessions_app.tables import registry
 from tests.ingest.conftest import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
@@ -243,7 +244,7 @@ def test_tables_carry_twcs_windows_backstop_ttls_and_gc_grace():
     for table in ("user_sessions", "bucket_aggregates", "rolling_counts", "series_points"):
         assert options[table].compaction == "SizeTieredCompactionStrategy", table
     for spec in specs.SPECS.values():
-        for table in spec.tables:
+        for table in registry.tables_of_policy(spec.key):
             backstop = options[table].default_time_to_live
             assert backstop >= spec.max_days * DAY >= spec.default_days() * DAY, table
     assert options["transaction_log"].default_time_to_live == 90 * DAY

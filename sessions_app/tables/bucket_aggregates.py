@@ -1,0 +1,74 @@
+"""bucket_aggregates: aggregates of one sealed bucket of a site, overwritten whole by each seal.
+
+The table's schema (cqlengine, applied by sync_cassandra), every statement on it, and
+its spec in the table registry (tables/registry.py).
+"""
+
+from __future__ import annotations
+
+from cassandra.cqlengine import columns
+from cassandra.cqlengine.models import Model
+
+from sessions_app.retention.specs import table_options
+from sessions_app.tables.spec import AGGREGATES as _AGGREGATES
+from sessions_app.tables.spec import RESEAL, TableSpec
+
+UPSERT = """
+INSERT INTO {ks}.bucket_aggregates
+  (site_id, granularity, bucket, events, by_type, by_name, sessions_started, users, bounces,
+   conversions, durations, top_pages, top_clicks, rows_read, sealed_at, users_sketch)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) USING TTL ?
+"""
+
+
+SELECT_BUCKET = """
+SELECT bucket, events, by_type, by_name, sessions_started, users, bounces, conversions,
+       durations, top_pages, top_clicks, rows_read, sealed_at, users_sketch
+FROM {ks}.bucket_aggregates WHERE site_id = ? AND granularity = ? AND bucket = ?
+"""
+
+
+SELECT_RANGE = """
+SELECT bucket, events, by_type, by_name, sessions_started, users, bounces, conversions,
+       durations, top_pages, top_clicks, rows_read, sealed_at, users_sketch
+FROM {ks}.bucket_aggregates
+WHERE site_id = ? AND granularity = ? AND bucket >= ? AND bucket < ? LIMIT ?
+"""
+
+
+POLICIES = _AGGREGATES
+
+
+class BucketAggregate(Model):
+    """Aggregates of one sealed bucket of a site, overwritten whole by each seal."""
+
+    __table_name__ = "bucket_aggregates"
+    __options__ = table_options(policies=POLICIES)
+
+    site_id = columns.UUID(partition_key=True)
+    granularity = columns.Text(partition_key=True)
+    bucket = columns.DateTime(primary_key=True, clustering_order="ASC")
+    events = columns.Integer()
+    by_type = columns.Map(columns.Text, columns.Integer)
+    by_name = columns.Map(columns.Text, columns.Integer)
+    sessions_started = columns.Integer()
+    users = columns.Integer()
+    bounces = columns.Integer()
+    conversions = columns.Integer()
+    durations = columns.Map(columns.Text, columns.Integer)  # histogram bin -> sessions
+    top_pages = columns.Text()  # JSON [[path, count], ...]
+    top_clicks = columns.Text()  # JSON [[element, count], ...]
+    rows_read = columns.Integer()
+    sealed_at = columns.DateTime()
+    # HyperLogLog registers of the bucket's user keys (aggregation.UserSketch):
+    # unique users of a day or month are the merged sketches of its children.
+    users_sketch = columns.Blob()
+
+
+SPEC = TableSpec(
+    policies=POLICIES,
+    model=BucketAggregate,
+    purge=None,
+    erasure=RESEAL,
+    sizing=None,
+)

@@ -1,0 +1,67 @@
+"""bucket_partials: one batch's tally of its events in one site hour and shard (aggregation.Tally).
+
+The table's schema (cqlengine, applied by sync_cassandra), every statement on it, and
+its spec in the table registry (tables/registry.py).
+"""
+
+from __future__ import annotations
+
+from cassandra.cqlengine import columns
+from cassandra.cqlengine.models import Model
+
+from sessions_app.core.timebuckets import Width
+from sessions_app.retention import specs
+from sessions_app.retention.specs import table_options
+from sessions_app.tables.spec import Keys, Purge, TableSpec
+
+SELECT_TALLIES = """
+SELECT tally FROM {ks}.bucket_partials WHERE site_id = ? AND bucket = ? AND shard = ?
+"""
+
+
+DELETE_PARTITION = "DELETE FROM {ks}.bucket_partials WHERE site_id = ? AND bucket = ? AND shard = ?"
+
+
+INSERT = """
+INSERT INTO {ks}.bucket_partials (site_id, bucket, shard, batch_id, events, tally)
+VALUES (?, ?, ?, ?, ?, ?)
+USING TTL ?
+"""
+
+
+PROBE_PARTITION = """
+SELECT batch_id FROM {ks}.bucket_partials WHERE site_id = ? AND bucket = ? AND shard = ? LIMIT 1
+"""
+
+
+POLICIES = (specs.RAW_EVENTS,)
+
+
+class BucketPartial(Model):
+    """One batch's tally of its events in one site hour and shard (aggregation.Tally).
+
+    Written by the applier beside the batch's raw rows, in the same partitions'
+    shape: (site, hour, shard), one row per batch (shard = the batch id's hash
+    modulo the site's shards when the batch was planned). A seal merges these
+    instead of scanning the raw rows (BucketState.partials says whether it may).
+    About a tenth of the raw rows' bytes: a 30-event beacon is one ~1 KB row.
+    """
+
+    __table_name__ = "bucket_partials"
+    __options__ = table_options(policies=POLICIES, window="hour")
+
+    site_id = columns.UUID(partition_key=True)
+    bucket = columns.DateTime(partition_key=True)
+    shard = columns.SmallInt(partition_key=True)
+    batch_id = columns.TimeUUID(primary_key=True, clustering_order="ASC")
+    events = columns.Integer(required=True)
+    tally = columns.Blob(required=True)
+
+
+SPEC = TableSpec(
+    policies=POLICIES,
+    model=BucketPartial,
+    purge=Purge(PROBE_PARTITION, DELETE_PARTITION, Width.HOUR, Keys.HOUR_SHARDS),
+    erasure="_delete_tallies",
+    sizing=None,
+)

@@ -1,0 +1,80 @@
+"""failed_events: a rejected event or request with its reason and raw payload (≤ 8 KB), kept with a
+TTL.
+
+The table's schema (cqlengine, applied by sync_cassandra), every statement on it, and
+its spec in the table registry (tables/registry.py).
+"""
+
+from __future__ import annotations
+
+from cassandra.cqlengine import columns
+from cassandra.cqlengine.models import Model
+
+from sessions_app.core.timebuckets import Width
+from sessions_app.retention import specs
+from sessions_app.retention.specs import table_options
+from sessions_app.tables.spec import Keys, Purge, TableSpec
+
+SELECT_PAYLOADS = """
+SELECT failed_id, payload FROM {ks}.failed_events WHERE site_id = ? AND day = ?
+"""
+
+
+DELETE_ROW = "DELETE FROM {ks}.failed_events WHERE site_id = ? AND day = ? AND failed_id = ?"
+
+
+SELECT_DAY = """
+SELECT failed_id, received_at, reason, field, source, payload FROM {ks}.failed_events
+WHERE site_id = ? AND day = ? LIMIT ?
+"""
+
+
+INSERT = """
+INSERT INTO {ks}.failed_events
+  (site_id, day, failed_id, received_at, reason, field, source, payload)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+USING TTL ?
+"""
+
+
+COUNT = "SELECT failed_id FROM {ks}.failed_events WHERE site_id = ? AND day = ? LIMIT ?"
+
+
+SAMPLE = """
+SELECT failed_id, received_at, reason, field, source, payload
+FROM {ks}.failed_events WHERE site_id = ? AND day = ? LIMIT ?
+"""
+
+
+PROBE_PARTITION = "SELECT failed_id FROM {ks}.failed_events WHERE site_id = ? AND day = ? LIMIT 1"
+
+
+DELETE_PARTITION = "DELETE FROM {ks}.failed_events WHERE site_id = ? AND day = ?"
+
+
+POLICIES = (specs.FAILED_EVENTS,)
+
+
+class FailedEvent(Model):
+    """A rejected event or request with its reason and raw payload (≤ 8 KB), kept with a TTL."""
+
+    __table_name__ = "failed_events"
+    __options__ = table_options(policies=POLICIES, window="day")
+
+    site_id = columns.UUID(partition_key=True)
+    day = columns.DateTime(partition_key=True)
+    failed_id = columns.TimeUUID(primary_key=True, clustering_order="DESC")
+    received_at = columns.DateTime(required=True)
+    reason = columns.Text(required=True)
+    field = columns.Text()
+    source = columns.Text()
+    payload = columns.Text()
+
+
+SPEC = TableSpec(
+    policies=POLICIES,
+    model=FailedEvent,
+    purge=Purge(PROBE_PARTITION, DELETE_PARTITION, Width.DAY, Keys.SITE_BUCKET, by_receipt=True),
+    erasure="_delete_failed",
+    sizing="probe_failed_events",
+)

@@ -1,0 +1,82 @@
+"""latest_sessions: the live feed of sessions of a site, keyed by a non-time sentinel (seed 000).
+
+The table's schema (cqlengine, applied by sync_cassandra), every statement on it, and
+its spec in the table registry (tables/registry.py).
+"""
+
+from __future__ import annotations
+
+from cassandra.cqlengine import columns
+from cassandra.cqlengine.models import Model
+
+from sessions_app.retention.specs import table_options
+from sessions_app.tables.spec import TableSpec
+
+SELECT_RANGE = """
+SELECT seen_id, session_id, user_key FROM {ks}.latest_sessions
+WHERE site_id = ? AND sentinel = ? AND seen_id >= ? AND seen_id <= ?
+"""
+
+
+DELETE_ROW = """
+DELETE FROM {ks}.latest_sessions
+WHERE site_id = ? AND sentinel = ? AND seen_id = ? AND session_id = ?
+"""
+
+
+INSERT = """
+INSERT INTO {ks}.latest_sessions
+  (site_id, sentinel, seen_id, session_id, user_key, started_at, last_seen_at, event_count,
+   entry_url, exit_url, is_bot)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+"""
+
+
+COUNT = """
+SELECT seen_id FROM {ks}.latest_sessions WHERE site_id = ? AND sentinel = ? LIMIT ?
+"""
+
+
+SAMPLE = """
+SELECT seen_id, session_id, user_key, started_at, last_seen_at, event_count, entry_url,
+       exit_url, is_bot
+FROM {ks}.latest_sessions WHERE site_id = ? AND sentinel = ? LIMIT ?
+"""
+
+
+SELECT_LATEST = """
+SELECT session_id, user_key, started_at, last_seen_at, event_count, entry_url, exit_url, is_bot
+FROM {ks}.latest_sessions WHERE site_id = ? AND sentinel = ? LIMIT ?
+"""
+
+
+class LatestSession(Model):
+    """The live feed of sessions of a site, keyed by a non-time sentinel (seed 000).
+
+    Partitioning by time bucket alone would put every write of the moment on one
+    hot partition; the sentinel is a hash of the user key into FEED_SHARDS.
+    """
+
+    __table_name__ = "latest_sessions"
+    __options__ = table_options(ttl_days=1, window="hour")  # the feed's TTL, no policy
+
+    site_id = columns.UUID(partition_key=True)
+    sentinel = columns.SmallInt(partition_key=True)
+    seen_id = columns.TimeUUID(primary_key=True, clustering_order="DESC")
+    session_id = columns.TimeUUID(primary_key=True)
+    user_key = columns.Text(required=True)
+    started_at = columns.DateTime(required=True)
+    last_seen_at = columns.DateTime(required=True)
+    event_count = columns.Integer()
+    entry_url = columns.Text()
+    exit_url = columns.Text()
+    is_bot = columns.Boolean(default=False)
+
+
+SPEC = TableSpec(
+    policies=(),
+    model=LatestSession,
+    purge=None,
+    erasure="_delete_sessions",
+    sizing="probe_latest_sessions",
+)

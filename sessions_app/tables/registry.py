@@ -1,0 +1,71 @@
+"""The table registry: every Cassandra table's spec, in the order erasure clears them.
+
+Retention (which tables a policy covers), the purge (which partitions can be named and
+dropped), erasure (which step removes a user) and the partition report (which probe
+measures it) read `TABLES`. A new table is a module in this package with its model,
+statements and `SPEC`, and one line here.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+
+from sessions_app.tables import (
+    bucket_aggregates,
+    bucket_partials,
+    bucket_users,
+    failed_events,
+    identity_links,
+    ingest_stats,
+    latest_sessions,
+    pipeline_heartbeats,
+    rolling_counts,
+    series_points,
+    session_events,
+    site_events_by_bucket,
+    transaction_log,
+    user_events_by_bucket,
+    user_sessions,
+)
+from sessions_app.tables.spec import RESEAL, TableSpec
+
+TABLES: tuple[TableSpec, ...] = (
+    site_events_by_bucket.SPEC,
+    bucket_partials.SPEC,
+    user_events_by_bucket.SPEC,
+    session_events.SPEC,
+    latest_sessions.SPEC,
+    user_sessions.SPEC,
+    identity_links.SPEC,
+    failed_events.SPEC,
+    transaction_log.SPEC,
+    bucket_users.SPEC,
+    rolling_counts.SPEC,
+    bucket_aggregates.SPEC,
+    ingest_stats.SPEC,
+    series_points.SPEC,
+    pipeline_heartbeats.SPEC,
+)
+BY_NAME = {spec.name: spec for spec in TABLES}
+
+
+def tables_of_policy(key: str) -> tuple[str, ...]:
+    """Return the tables whose rows carry a retention policy's TTL."""
+    return tuple(spec.name for spec in TABLES if key in spec.policies)
+
+
+def erased_tables() -> tuple[str, ...]:
+    """Return the tables an erasure deletes rows from, in the order the job does."""
+    return tuple(spec.name for spec in TABLES if spec.erasure not in (None, RESEAL))
+
+
+def models() -> tuple[type, ...]:
+    """Return every table's cqlengine model."""
+    return tuple(spec.model for spec in TABLES)
+
+
+def statement_text(name: str) -> str:
+    """Return a table's statement by "table.CONSTANT" (the bench and the bind tests)."""
+    table, _, constant = name.partition(".")
+    module = import_module(f"sessions_app.tables.{BY_NAME[table].name}")
+    return str(getattr(module, constant))

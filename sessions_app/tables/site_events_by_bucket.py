@@ -1,0 +1,105 @@
+"""site_events_by_bucket: every event of a site per hour bucket and shard: the aggregation source
+(seeds 000, 003).
+
+The table's schema (cqlengine, applied by sync_cassandra), every statement on it, and
+its spec in the table registry (tables/registry.py).
+"""
+
+from __future__ import annotations
+
+from cassandra.cqlengine import columns
+from cassandra.cqlengine.models import Model
+
+from sessions_app.core.timebuckets import Width
+from sessions_app.retention import specs
+from sessions_app.retention.specs import table_options
+from sessions_app.tables.spec import Keys, Purge, TableSpec
+
+SELECT_SHARD = """
+SELECT event_id, session_id, user_key, type, name, ts, url, element, is_bot, late
+FROM {ks}.site_events_by_bucket WHERE site_id = ? AND bucket = ? AND shard = ?
+"""
+
+
+SELECT_SEAL_ROWS = """
+SELECT session_id, user_key, type, name, ts, url, element, is_bot
+FROM {ks}.site_events_by_bucket WHERE site_id = ? AND bucket = ? AND shard = ?
+"""
+
+
+DELETE_ROW = """
+DELETE FROM {ks}.site_events_by_bucket
+WHERE site_id = ? AND bucket = ? AND shard = ? AND event_id = ?
+"""
+
+
+INSERT = """
+INSERT INTO {ks}.site_events_by_bucket
+  (site_id, bucket, shard, event_id, session_id, user_key, type, name, ts, url, element,
+   is_bot, late)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+USING TTL ?
+"""
+
+
+# Counting reads the first clustering column only (site events: the keys to tally).
+COUNT = """
+SELECT user_key, session_id FROM {ks}.site_events_by_bucket
+WHERE site_id = ? AND bucket = ? AND shard = ? LIMIT ?
+"""
+
+
+# Sampling reads every column stored per row: clustering and regular columns, not
+# the partition key, which Cassandra stores once per partition.
+SAMPLE = """
+SELECT event_id, session_id, user_key, type, name, ts, url, element, is_bot, late
+FROM {ks}.site_events_by_bucket WHERE site_id = ? AND bucket = ? AND shard = ? LIMIT ?
+"""
+
+
+PROBE_PARTITION = """
+SELECT event_id FROM {ks}.site_events_by_bucket WHERE site_id = ? AND bucket = ? AND shard = ?
+LIMIT 1
+"""
+
+
+DELETE_PARTITION = """
+DELETE FROM {ks}.site_events_by_bucket WHERE site_id = ? AND bucket = ? AND shard = ?
+"""
+
+
+POLICIES = (specs.RAW_EVENTS,)
+
+
+class SiteEventByBucket(Model):
+    """Every event of a site per hour bucket and shard: the aggregation source (seeds 000, 003).
+
+    The shard suffix (seed 000's sequence number) splits a busy site's hour into
+    partitions that stay inside the partition budget.
+    """
+
+    __table_name__ = "site_events_by_bucket"
+    __options__ = table_options(policies=POLICIES, window="hour")
+
+    site_id = columns.UUID(partition_key=True)
+    bucket = columns.DateTime(partition_key=True)
+    shard = columns.SmallInt(partition_key=True)
+    event_id = columns.TimeUUID(primary_key=True, clustering_order="ASC")
+    session_id = columns.TimeUUID(required=True)
+    user_key = columns.Text(required=True)
+    type = columns.Text(required=True)
+    name = columns.Text()
+    ts = columns.DateTime(required=True)
+    url = columns.Text()
+    element = columns.Text()
+    is_bot = columns.Boolean(default=False)
+    late = columns.Boolean(default=False)
+
+
+SPEC = TableSpec(
+    policies=POLICIES,
+    model=SiteEventByBucket,
+    purge=Purge(PROBE_PARTITION, DELETE_PARTITION, Width.HOUR, Keys.HOUR_SHARDS),
+    erasure="_delete_events",
+    sizing="probe_site_events",
+)
