@@ -47,7 +47,11 @@ def event_row(row: dict[str, Any]) -> dict[str, Any]:
 
 def event_from_doc(doc: bytes) -> dict[str, Any]:
     """Decode an event's document into the dict the columns read as (UUIDs, UTC time)."""
-    event = orjson.loads(doc)
+    return event_typed(orjson.loads(doc))
+
+
+def event_typed(event: dict[str, Any]) -> dict[str, Any]:
+    """Turn a decoded event document's ids and time back into UUIDs and a datetime."""
     event["event_id"] = uuid.UUID(event["event_id"])
     event["site_id"] = uuid.UUID(event["site_id"])
     event["ts"] = datetime.fromisoformat(event["ts"])

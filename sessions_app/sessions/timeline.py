@@ -35,33 +35,18 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import orjson
 from django.conf import settings
 
 from sessions_app.core import bounds, timebuckets
-from sessions_app.core.bounds import MAX_PAGE, bounded_limit
+from sessions_app.core.bounds import bounded_limit
 from sessions_app.core.cql import cassandra_session, prepare
-from sessions_app.core.eventdoc import event_from_doc
+from sessions_app.core.eventdoc import event_typed
 from sessions_app.core.jsonfmt import dumps
 from sessions_app.retention import policies, specs
 from sessions_app.sessions.timeline_store import Prefix, prefix_extend
 from sessions_app.tables import session_events as session_events_table
 from sessions_app.tables.user_sessions import SELECT_SESSION_ONE, session_row
-
-
-def session_events(
-    *, session_id: uuid.UUID, site_id: uuid.UUID | None = None, limit: int = MAX_PAGE
-) -> list[dict[str, Any]]:
-    """Return a session's events in time order (only a site's when site_id is given).
-
-    None for an id that cannot be a session, nor for another site's session.
-    """
-    if session_id.version != 1:
-        return []
-    rows = cassandra_session().execute(
-        prepare(session_events_table.SELECT_DOCS), (session_id, bounded_limit(limit))
-    )
-    events = [event_from_doc(row["doc"]) for row in rows]
-    return [e for e in events if site_id is None or e["site_id"] == site_id]
 
 
 @dataclass(frozen=True)
@@ -166,8 +151,24 @@ def session_tail(
 
 @dataclass(frozen=True)
 class Timeline:
+    """A session's timeline: the API's JSON body, and where it came from.
+
+    The API serves `body` as it is; the analyst page and the exports decode it
+    (`summary`, `events`), so all three show the same events.
+    """
+
     body: bytes  # {"session": summary, "events": [...]}
     source: str  # "materialized", "prefix" (+ the rows after it) or "rows"
+
+    def decoded(self) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+        """Return the session's summary and its events with UUIDs and datetimes."""
+        data = orjson.loads(self.body)
+        summary = data["session"]
+        if summary is not None:
+            summary["session_id"] = uuid.UUID(summary["session_id"])
+            for key in ("started_at", "last_seen_at"):
+                summary[key] = datetime.fromisoformat(summary[key])
+        return summary, [event_typed(e) for e in data["events"]]
 
 
 def session_timeline(*, site_id: uuid.UUID, session_id: uuid.UUID) -> Timeline | None:

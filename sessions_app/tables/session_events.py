@@ -6,9 +6,15 @@ its spec in the table registry (tables/registry.py).
 
 from __future__ import annotations
 
+import uuid
+from typing import Any
+
 from cassandra.cqlengine import columns
 from cassandra.cqlengine.models import Model
 
+from sessions_app.core.bounds import MAX_PAGE, bounded_limit
+from sessions_app.core.cql import cassandra_session, prepare
+from sessions_app.core.eventdoc import event_from_doc
 from sessions_app.retention import specs
 from sessions_app.retention.specs import table_options
 from sessions_app.tables.spec import TableSpec
@@ -117,3 +123,11 @@ SPEC = TableSpec(
     erasure="_delete_events",
     sizing="probe_session_events",
 )
+
+
+def stored_events(*, session_id: uuid.UUID, limit: int = MAX_PAGE) -> list[dict[str, Any]]:
+    """Return a session's events as stored, in time order (none for an id of another kind)."""
+    if session_id.version != 1:
+        return []
+    rows = cassandra_session().execute(prepare(SELECT_DOCS), (session_id, bounded_limit(limit)))
+    return [event_from_doc(row["doc"]) for row in rows]

@@ -19,7 +19,6 @@ from sessions_app.models import Site
 from sessions_app.permissions import analyst_required
 from sessions_app.sessions import feed, lists, timeline
 from sessions_app.sessions.activity import user_activity
-from sessions_app.tables import user_sessions
 
 
 def _site(site_id: uuid.UUID) -> Site:
@@ -196,13 +195,11 @@ def session_timeline(
     request: HttpRequest, site_id: uuid.UUID, session_id: uuid.UUID
 ) -> HttpResponse:
     site = _site(site_id)
-    events = timeline.session_events(session_id=session_id, site_id=site.id)
+    found = timeline.session_timeline(site_id=site.id, session_id=session_id)
+    summary, events = found.decoded() if found is not None else (None, [])
     if not events:
         raise Http404("no such session")
     user_key = events[0]["user_key"]
-    summary = user_sessions.session_summary(
-        site_id=site.id, user_key=user_key, session_id=session_id
-    )
     duration = events[-1]["ts"] - events[0]["ts"]
     return render(
         request,

@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
-from sessions_app.sessions import feed, lists, timeline
+from sessions_app.sessions import feed, lists
 from sessions_app.sites import services
+from sessions_app.tables import session_events as session_events_table
 from sessions_app.tables import user_sessions
 from tests.e2e.conftest import screenshot, wait_for
 
@@ -25,7 +26,7 @@ def _timeline(site, user_key: str | None = None) -> list[dict[str, Any]]:
     events: list[dict[str, Any]] = []
     for entry in feed.feed_latest(site_id=site.id, limit=50):
         if user_key is None or entry["user_key"] == user_key:
-            events.extend(timeline.session_events(session_id=entry["session_id"]))
+            events.extend(session_events_table.stored_events(session_id=entry["session_id"]))
     return sorted(events, key=lambda e: e["ts"])
 
 

@@ -26,7 +26,8 @@ from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.ingest.plan import EventRow, Plan, SessionSummary, plan_without
 from sessions_app.ingest.sessionizer import state_key
 from sessions_app.models import AdminAction, BucketState, ErasureRequest, Suppression
-from sessions_app.sessions import lists, timeline
+from sessions_app.sessions import lists
+from sessions_app.tables import session_events as session_events_table
 from sessions_app.tables import user_sessions
 from tests.ingest.conftest import event
 
@@ -222,7 +223,7 @@ def assert_alice_absent(site, t: Traffic) -> None:
         assert _user_bucket_rows(site, key, t) == [], key
         assert _rolling_rows(site, key, t) == [], key
     for session_id in t.sessions[ALICE] + t.sessions[ALICE_ANON]:
-        assert timeline.session_events(session_id=session_id) == []
+        assert session_events_table.stored_events(session_id=session_id) == []
     for hour in t.hours:
         assert {e["user_key"] for e in _site_rows(site, hour)} == {BOB}
     assert not _feed_keys(site) & alice

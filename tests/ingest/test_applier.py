@@ -27,8 +27,9 @@ from sessions_app.ingest.coordination import ALIVE_KEY, INLINE_KEY, QUEUE_KEY
 from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.ingest.replay import txlog_replay
 from sessions_app.models import Suppression
-from sessions_app.sessions import feed, lists, timeline
+from sessions_app.sessions import feed, lists
 from sessions_app.sessions.activity import user_activity
+from sessions_app.tables import session_events as session_events_table
 from sessions_app.tables import user_sessions
 from tests.ingest.conftest import event, minutes
 
@@ -105,7 +106,7 @@ def test_queued_plans_are_written_to_every_table_in_one_round(site, live_now):
         assert summary["entry_url"] == f"https://shop.example/p{n}"
         [linked] = user_sessions.session_list(site_id=site.id, user_key=f"u-{n}")
         assert linked["event_count"] == 1
-        assert len(timeline.session_events(session_id=summary["session_id"])) == 2
+        assert len(session_events_table.stored_events(session_id=summary["session_id"])) == 2
         activity = user_activity(site_id=site.id, user_key=anon, start=t0, end=live_now).events
         assert len(activity) == 2
         assert lists.identity_links(site_id=site.id, user_id=f"u-{n}") == [anon]
@@ -131,7 +132,7 @@ def test_the_newest_plan_of_a_session_wins_whatever_the_order_in_a_round(site, l
         "https://shop.example/a",
         "https://shop.example/b",
     )
-    assert len(timeline.session_events(session_id=summary["session_id"])) == 2
+    assert len(session_events_table.stored_events(session_id=summary["session_id"])) == 2
 
 
 def test_with_no_applier_alive_or_a_full_queue_the_collector_writes_the_plan_itself(

@@ -19,8 +19,8 @@ from sessions_app.ingest import quality
 from sessions_app.models import Site
 from sessions_app.sessions import feed
 from sessions_app.sessions.activity import user_activity
-from sessions_app.sessions.timeline import session_events
 from sessions_app.tables import user_sessions
+from sessions_app.tables.session_events import stored_events
 from sessions_app.views.collector import collect
 from tests.ingest.conftest import ORIGIN, event, minutes, post
 
@@ -63,7 +63,7 @@ def test_mixed_batch_lands_in_every_table_and_keeps_its_good_events(client, site
     assert summary["click_count"] == 1 and summary["converted"] is True
     assert summary["entry_url"] == "https://shop.example/"
     assert summary["started_at"] == t0
-    timeline = session_events(session_id=summary["session_id"])
+    timeline = stored_events(session_id=summary["session_id"])
     assert [e["type"] for e in timeline] == ["pageview", "click", "custom"]
     assert timeline[1]["element"]["selector"] == "main > button#buy"
     activity = user_activity(site_id=site.id, user_key="anon-1", start=t0, end=live_now).events
@@ -222,7 +222,7 @@ def test_far_future_events_are_clamped_and_flagged(client, site, live_now):
     assert response.json()["clamped"] == 1
     [summary] = user_sessions.session_list(site_id=site.id, user_key="anon-1")
     assert summary["started_at"] <= live_now + timedelta(seconds=5)
-    [stored] = session_events(session_id=summary["session_id"])
+    [stored] = stored_events(session_id=summary["session_id"])
     assert stored["clamped"] is True
 
 
@@ -230,7 +230,7 @@ def test_late_events_are_accepted_and_marked(client, site, live_now):
     response = post(client, site, [event(live_now - timedelta(hours=3))])
     assert response.json()["late"] == 1 and response.json()["accepted"] == 1
     [summary] = user_sessions.session_list(site_id=site.id, user_key="anon-1")
-    [stored] = session_events(session_id=summary["session_id"])
+    [stored] = stored_events(session_id=summary["session_id"])
     assert stored["late"] is True
 
 

@@ -14,8 +14,8 @@ from django.utils import timezone
 from sessions_app.aggregates import sources
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.sessions import activity, feed, lists
-from sessions_app.sessions.timeline import session_events
 from sessions_app.tables import user_sessions
+from sessions_app.tables.session_events import stored_events
 from tests.ingest.conftest import ORIGIN, event, minutes
 
 pytestmark = pytest.mark.django_db(transaction=True, databases=["default", "cassandra"])
@@ -112,7 +112,7 @@ def test_segment_sdk_end_to_end(live_server, site):
         time.sleep(0.2)
     [summary] = sessions
     assert summary["event_count"] == 3 and summary["converted"] is True
-    timeline = session_events(session_id=summary["session_id"])
+    timeline = stored_events(session_id=summary["session_id"])
     assert [(e["type"], e["name"]) for e in timeline] == [
         ("custom", "$identify"),
         ("pageview", None),
@@ -132,7 +132,7 @@ def test_segment_sdk_with_gzip(live_server, site):
     analytics.flush()
     analytics.shutdown()
     [summary] = user_sessions.session_list(site_id=site.id, user_key="seg-gzip")
-    [stored] = session_events(session_id=summary["session_id"])
+    [stored] = stored_events(session_id=summary["session_id"])
     assert (stored["name"], stored["props"]) == ("purchase", {"value": 5})
 
 

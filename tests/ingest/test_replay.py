@@ -13,8 +13,9 @@ from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.erasure import suppression
 from sessions_app.ingest import pipeline, replay
 from sessions_app.models import ReplayWatermark
-from sessions_app.sessions import activity, feed, timeline
+from sessions_app.sessions import activity, feed
 from sessions_app.sites import services
+from sessions_app.tables import session_events as session_events_table
 from sessions_app.tables import user_sessions
 from tests.ingest.conftest import event, minutes, post
 
@@ -62,7 +63,7 @@ def test_crash_between_log_and_apply_is_completed_by_replay(
     assert replayed >= 1
     [summary] = user_sessions.session_list(site_id=site.id, user_key="anon-1")
     assert summary["event_count"] == 2
-    assert len(timeline.session_events(session_id=summary["session_id"])) == 2
+    assert len(session_events_table.stored_events(session_id=summary["session_id"])) == 2
     assert (
         len(
             activity.user_activity(
@@ -98,7 +99,7 @@ def test_replaying_an_applied_plan_changes_nothing(client, site, live_now):
     )
     plan_apply(plan_decode(payload))
     assert user_sessions.session_list(site_id=site.id, user_key="anon-1") == before
-    assert len(timeline.session_events(session_id=before[0]["session_id"])) == 2
+    assert len(session_events_table.stored_events(session_id=before[0]["session_id"])) == 2
 
 
 def _key(site, since):

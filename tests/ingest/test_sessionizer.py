@@ -11,8 +11,8 @@ from django.utils import timezone
 from sessions_app.core.redis_client import redis_client
 from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.sessions import lists
-from sessions_app.sessions.timeline import session_events
 from sessions_app.tables import user_sessions
+from sessions_app.tables.session_events import stored_events
 from tests.ingest.conftest import event, minutes
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
@@ -74,7 +74,7 @@ def test_late_event_lands_in_the_session_that_covers_it(site, live_now):
     }
     assert sorted(sessions) == [morning, live_now - minutes(10)]
     assert sessions[morning]["event_count"] == 3
-    timeline = session_events(session_id=sessions[morning]["session_id"])
+    timeline = stored_events(session_id=sessions[morning]["session_id"])
     assert [e["ts"] for e in timeline] == [morning, morning + minutes(10), morning + minutes(20)]
 
 
@@ -98,7 +98,7 @@ def test_a_resend_after_a_redis_flush_is_a_duplicate_not_a_second_count(site, li
     assert (outcome.accepted, outcome.duplicates) == (1, 2)
     [summary] = user_sessions.session_list(site_id=site.id, user_key="anon-1")
     assert summary["event_count"] == summary["pageview_count"] == 4
-    assert len(session_events(session_id=summary["session_id"])) == 4
+    assert len(stored_events(session_id=summary["session_id"])) == 4
 
 
 def test_identify_switches_the_key_and_links_the_anonymous_id(site, live_now):

@@ -13,8 +13,9 @@ from sessions_app.core.ids import event_uuid
 from sessions_app.ingest.apply import plan_apply
 from sessions_app.ingest.plan import EventRow, Plan, SessionSummary, version_of
 from sessions_app.models import SessionEvent, UserEventByBucket, UserSession
-from sessions_app.sessions import activity, timeline
+from sessions_app.sessions import activity
 from sessions_app.system import health
+from sessions_app.tables import session_events as session_events_table
 from sessions_app.tables import user_sessions
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
@@ -97,7 +98,7 @@ def test_session_events_are_in_time_order_whatever_the_write_order(site_id, now)
     ]
     _apply(site_id, events=rows)
 
-    got = timeline.session_events(session_id=sid)
+    got = session_events_table.stored_events(session_id=sid)
 
     assert [e["ts"] for e in got] == [now, now + timedelta(seconds=5), now + timedelta(seconds=20)]
     assert got[1]["props"] == {"plan": "pro"}
@@ -110,7 +111,7 @@ def test_rewriting_the_same_events_adds_no_rows(site_id, now) -> None:
     rows = [_event(site_id, sid, now + timedelta(seconds=s), s) for s in range(4)]
     _apply(site_id, events=rows)
     _apply(site_id, events=rows)
-    assert len(timeline.session_events(session_id=sid)) == 4
+    assert len(session_events_table.stored_events(session_id=sid)) == 4
 
 
 def test_user_events_by_bucket_span_buckets_in_order(site_id, now) -> None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from sessions_app.partitions import probes
-
 import uuid
 import zlib
 from collections import Counter
@@ -18,7 +16,7 @@ from sessions_app.core import timebuckets
 from sessions_app.core.timebuckets import Width
 from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.models import CASSANDRA_MODELS
-from sessions_app.partitions import counting, partition_report, sizing
+from sessions_app.partitions import counting, partition_report, probes, sizing
 from sessions_app.partitions.estimates import (
     MAX_WINDOW_HOURS,
     TableEstimate,

@@ -22,6 +22,7 @@ from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.retention import policies, specs
 from sessions_app.sessions import timeline
 from sessions_app.sites import services
+from sessions_app.tables import session_events as session_events_table
 from sessions_app.tables import user_sessions
 from tests.ingest.conftest import event
 
@@ -281,7 +282,7 @@ def test_materializing_can_be_turned_off(client, site, closed, token, settings):
         "session": user_sessions.session_summary(
             site_id=site.id, user_key="closed", session_id=session_id
         ),
-        "events": timeline.session_events(session_id=session_id, site_id=site.id),
+        "events": session_events_table.stored_events(session_id=session_id),
     }
     assert len(expected["events"]) == EVENTS and expected["session"] is not None
     for _ in range(2):
@@ -404,3 +405,29 @@ def test_a_documents_time_is_floored_to_the_millisecond_the_column_keeps():
     doc = event_doc(row, ts, '{"tag":"a"}', None)
     assert eventdoc.doc_time(doc) == ts.replace(microsecond=123_000)
     assert eventdoc.event_from_doc(doc)["element"] == {"tag": "a"}
+
+
+def test_the_page_the_api_and_the_export_show_the_one_timeline(
+    client, analyst, site, closed, token
+):
+    """All three read sessions.timeline: a stored copy shortened to three events is what
+    each of them shows (reading the rows would show all forty)."""
+    session_id, _ = closed
+    assert _get(client, site, session_id, token)["X-Timeline-Source"] == "rows"
+    body = orjson.loads(_get(client, site, session_id, token).content)
+    short = dumps({"session": body["session"], "events": body["events"][:3]})
+    cassandra_session().execute(
+        prepare(session_events_table.STORE_TIMELINE),
+        (time.time_ns() // 1000, 3600, short, site.id, session_id),
+    )
+    api = _get(client, site, session_id, token)
+    assert api["X-Timeline-Source"] == "materialized" and api.content == short
+    export = client.get(
+        f"/api/sites/{site.id}/sessions/{session_id}/export",
+        {"format": "json"},
+        HTTP_AUTHORIZATION=f"Token {token}",
+    ).json()
+    assert [e["event_id"] for e in export] == [e["event_id"] for e in body["events"][:3]]
+    page = client.get(f"/sites/{site.id}/sessions/{session_id}/")
+    assert page.status_code == 200 and page.context["count"] == 3
+    assert page.context["summary"]["event_count"] == EVENTS
