@@ -7,6 +7,11 @@ class SessionsAppConfig(AppConfig):
     verbose_name = "Clickstream"
     default_auto_field = "django.db.models.BigAutoField"
 
+    def ready(self) -> None:
+        # Register the Celery tasks in every process: services enqueue some of them by
+        # name (erasure's job) so that they need not import tasks.py, which imports them.
+        from sessions_app import tasks  # noqa: F401
+
 
 class RoleAdminConfig(admin_apps.AdminConfig):
     """django.contrib.admin with a site that lets in the admin role only (403 for others)."""

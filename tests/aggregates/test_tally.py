@@ -26,6 +26,7 @@ from sessions_app.ingest import apply, pipeline, rows
 from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.ingest.plan import Plan, plan_decode, plan_encode
 from sessions_app.models import BucketState, ErasureRequest, Site
+from tests.aggregates.conftest import sealed
 from tests.ingest.conftest import event
 
 # --- pure: tallies add up ------------------------------------------------------------
@@ -97,64 +98,6 @@ def _partials(site: Site, hour: datetime) -> list[dict]:
     ]
 
 
-def _sealed(site: Site, hour: datetime, *, from_tallies: bool) -> tuple[dict, dict]:
-    BucketState.objects.filter(site=site, granularity="hour", bucket=hour).update(
-        partials=from_tallies
-    )
-    assert seal.bucket_seal(site_id=site.id, hour=hour, now=timezone.now())
-    agg = bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
-    assert agg is not None
-    del agg["sealed_at"]
-    counts = bucket_user_counts(site_id=site.id, granularity="hour", bucket_starts=[hour])
-    return agg, counts
-
-
-@pytest.fixture
-def busy_hour(site):
-    """Three hours ago, on three shards: visits in several beacons, a bot, one beacon
-    that straddles into the next hour."""
-    Site.objects.filter(pk=site.pk).update(event_shards=3)
-    site.refresh_from_db()
-    hour = timebuckets.floor(timezone.now() - timedelta(hours=3), "hour")
-    received = hour + timedelta(minutes=59, seconds=50)
-    t = hour + timedelta(minutes=2)
-    for visitor in range(4):
-        anon = f"v{visitor}"
-        for beacon in range(3):
-            start = t + timedelta(minutes=visitor * 7 + beacon * 2)
-            events_record(
-                source=Source(site=site, received_at=received),
-                raw_events=[
-                    event(start, anon=anon, url=f"https://shop.example/p{beacon}?x={visitor}"),
-                    event(
-                        start + timedelta(seconds=20),
-                        kind="click",
-                        anon=anon,
-                        element={"tag": "button", "text": f"b{beacon}", "selector": "#buy"},
-                    ),
-                    event(
-                        start + timedelta(seconds=40),
-                        kind="custom",
-                        anon=anon,
-                        name="purchase" if visitor == 1 else "signup",
-                    ),
-                ],
-            )
-    events_record(
-        source=Source(site=site, received_at=received, user_agent="Googlebot/2.1"),
-        raw_events=[event(t, anon="bot"), event(t + timedelta(seconds=5), anon="bot")],
-    )
-    # The last minute of the hour and the first of the next, in one beacon.
-    events_record(
-        source=Source(site=site, received_at=hour + timedelta(minutes=61)),
-        raw_events=[
-            event(hour + timedelta(minutes=59, seconds=30), anon="v0"),
-            event(hour + timedelta(minutes=60, seconds=10), anon="v0", kind="click"),
-        ],
-    )
-    return hour
-
-
 @pytestmark_db
 def test_a_seal_from_tallies_writes_what_a_scan_of_the_raw_rows_writes(site, busy_hour):
     hour = busy_hour
@@ -163,8 +106,8 @@ def test_a_seal_from_tallies_writes_what_a_scan_of_the_raw_rows_writes(site, bus
     assert len(partials) == 14 and sum(p["events"] for p in partials) == 4 * 3 * 3 + 2 + 1
     assert len(_partials(site, hour + timedelta(hours=1))) == 1
 
-    scanned = _sealed(site, hour, from_tallies=False)
-    merged = _sealed(site, hour, from_tallies=True)
+    scanned = sealed(site, hour, from_tallies=False)
+    merged = sealed(site, hour, from_tallies=True)
 
     assert merged == scanned
     agg, counts = merged
@@ -177,15 +120,15 @@ def test_a_seal_from_tallies_writes_what_a_scan_of_the_raw_rows_writes(site, bus
 @pytestmark_db
 def test_the_seal_reads_the_tallies_and_not_the_raw_rows(site, busy_hour):
     hour = busy_hour
-    expected = _sealed(site, hour, from_tallies=True)
+    expected = sealed(site, hour, from_tallies=True)
     shards = BucketState.objects.get(site=site, granularity="hour", bucket=hour).shards
     for shard in range(shards):
         cassandra_session().execute(prepare(DELETE_RAW), (site.id, hour, shard))
 
     # Without its raw rows, the hour still seals the same from its tallies ...
-    assert _sealed(site, hour, from_tallies=True) == expected
+    assert sealed(site, hour, from_tallies=True) == expected
     # ... and a scan finds nothing: the tallies were what the seal read.
-    agg, _ = _sealed(site, hour, from_tallies=False)
+    agg, _ = sealed(site, hour, from_tallies=False)
     assert agg["events"] == agg["rows_read"] == agg["users"] == 0
 
 
@@ -206,14 +149,14 @@ def test_replayed_and_requeued_plans_overwrite_their_own_tallies(site, monkeypat
         raw_events=[event(t), event(t + timedelta(minutes=1), kind="click")],
     )
     [plan] = applied
-    first = _sealed(site, hour, from_tallies=True)
+    first = sealed(site, hour, from_tallies=True)
 
     # The replay task (plan_apply) and the applier (plans_apply) write the same plan again.
     apply.plan_apply(plan_decode(plan_encode(plan)))
     apply.plans_apply([plan, plan])
 
     assert [p["events"] for p in _partials(site, hour)] == [2]
-    assert _sealed(site, hour, from_tallies=True) == first
+    assert sealed(site, hour, from_tallies=True) == first
 
 
 @pytestmark_db

@@ -16,23 +16,6 @@ from tests.ingest.conftest import event
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 
 
-@pytest.fixture
-def history(site):
-    """Thirty events of one user over six days, several per day, around midnights."""
-    now = timezone.now().replace(microsecond=0)
-    day = timebuckets.floor(now, "day")
-    times = []
-    for d in range(6, 0, -1):
-        for minutes in (-7, -1, 0, 3, 200):  # around each midnight
-            times.append(day - timedelta(days=d) + timedelta(minutes=minutes))
-    batches: dict = {}
-    for n, ts in enumerate(times):
-        batches.setdefault(ts.date(), []).append(event(ts, anon="hist", id=f"h{n}"))
-    for batch in batches.values():
-        events_record(source=Source(site=site, received_at=now), raw_events=batch)
-    return sorted(times), now
-
-
 @pytest.mark.parametrize(
     ("strategy", "per_query"),
     [("in", 4), ("parallel", 1), ("parallel", 2), ("parallel", 4), ("sequential", 4)],

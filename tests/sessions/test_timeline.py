@@ -25,6 +25,7 @@ from sessions_app.sites import services
 from sessions_app.tables import session_events as session_events_table
 from sessions_app.tables import user_sessions
 from tests.ingest.conftest import event
+from tests.sessions.conftest import record_session, timeline_get
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 
@@ -54,41 +55,20 @@ def _in_flight(
     return (session_id, event_id, site_id, user_key, ts, doc, read_began_us - 1000)
 
 
-def _record(site, start, anon: str, count: int, *, prefix: str = "t", step: float = 10):
-    events_record(
-        source=Source(site=site, received_at=timezone.now()),
-        raw_events=[
-            event(
-                start + timedelta(seconds=step * i),
-                anon=anon,
-                id=f"{prefix}{i}",
-                **({"type": "click", "element": {"tag": "a", "text": "Go"}} if i % 2 else {}),
-            )
-            for i in range(count)
-        ],
-    )
-
-
 @pytest.fixture
 def closed(site):
     """A session that ended two hours ago (recorded just now)."""
     start = timezone.now().replace(microsecond=0) - timedelta(hours=2)
-    _record(site, start, "closed", EVENTS)
+    record_session(site, start, "closed", EVENTS)
     [summary] = user_sessions.session_list(site_id=site.id, user_key="closed")
     return summary["session_id"], start
 
 
-def _get(client, site, session_id, token):
-    return client.get(
-        f"/api/sites/{site.id}/sessions/{session_id}/events", HTTP_AUTHORIZATION=f"Token {token}"
-    )
-
-
 def test_a_closed_session_is_served_from_its_copy_with_the_same_body(client, site, closed, token):
     session_id, _ = closed
-    first = _get(client, site, session_id, token)
+    first = timeline_get(client, site, session_id, token)
     assert first.status_code == 200 and first["X-Timeline-Source"] == "rows"
-    second = _get(client, site, session_id, token)
+    second = timeline_get(client, site, session_id, token)
     assert second.status_code == 200 and second["X-Timeline-Source"] == "materialized"
     assert second.content == first.content
     body = orjson.loads(second.content)
@@ -100,14 +80,14 @@ def test_a_closed_session_is_served_from_its_copy_with_the_same_body(client, sit
 
 def test_a_late_event_makes_the_next_read_rebuild_it(client, site, closed, token):
     session_id, start = closed
-    _get(client, site, session_id, token)
-    assert _get(client, site, session_id, token)["X-Timeline-Source"] == "materialized"
+    timeline_get(client, site, session_id, token)
+    assert timeline_get(client, site, session_id, token)["X-Timeline-Source"] == "materialized"
     # A late event inside the session's span lands in the same session.
-    _record(site, start + timedelta(seconds=5), "closed", 1, prefix="late")
-    rebuilt = _get(client, site, session_id, token)
+    record_session(site, start + timedelta(seconds=5), "closed", 1, prefix="late")
+    rebuilt = timeline_get(client, site, session_id, token)
     assert rebuilt["X-Timeline-Source"] == "rows"
     assert len(orjson.loads(rebuilt.content)["events"]) == EVENTS + 1
-    again = _get(client, site, session_id, token)
+    again = timeline_get(client, site, session_id, token)
     assert again["X-Timeline-Source"] == "materialized" and again.content == rebuilt.content
 
 
@@ -119,7 +99,7 @@ def test_a_write_in_flight_during_the_build_still_invalidates_the_copy(
     settings.TIMELINE_MATERIALIZE_MARGIN = timedelta(seconds=1)
     time.sleep(1.1)  # the session's last write is now older than the margin
     read_began_us = time.time_ns() // 1000
-    assert _get(client, site, session_id, token)["X-Timeline-Source"] == "rows"
+    assert timeline_get(client, site, session_id, token)["X-Timeline-Source"] == "rows"
     state = timeline.timeline_state(session_id=session_id)
     assert state is not None and state.current
     # Stamped (by its client) just before that read began, but landing after it.
@@ -130,16 +110,18 @@ def test_a_write_in_flight_during_the_build_still_invalidates_the_copy(
         ),
         _in_flight(session_id, site.id, "closed", start + timedelta(seconds=1), read_began_us),
     )
-    after = _get(client, site, session_id, token)
+    after = timeline_get(client, site, session_id, token)
     assert after["X-Timeline-Source"] == "rows"
     assert len(orjson.loads(after.content)["events"]) == EVENTS + 1
 
 
 def test_an_open_session_is_never_stored_whole(client, site, token):
-    _record(site, timezone.now() - timedelta(minutes=5), "open", 5)
+    record_session(site, timezone.now() - timedelta(minutes=5), "open", 5)
     [summary] = user_sessions.session_list(site_id=site.id, user_key="open")
     for _ in range(2):  # 5 events: fewer than TIMELINE_PREFIX_MIN_EVENTS, no prefix either
-        assert _get(client, site, summary["session_id"], token)["X-Timeline-Source"] == "rows"
+        assert (
+            timeline_get(client, site, summary["session_id"], token)["X-Timeline-Source"] == "rows"
+        )
     state = timeline.timeline_state(session_id=summary["session_id"])
     assert state is not None and state.body is None and state.prefix is None
 
@@ -148,7 +130,7 @@ def _from_rows(client, site, session_id, token, settings) -> bytes:
     """The timeline as built from the session's rows alone."""
     settings.TIMELINE_MATERIALIZE = False
     try:
-        response = _get(client, site, session_id, token)
+        response = timeline_get(client, site, session_id, token)
         assert response["X-Timeline-Source"] == "rows"
         return response.content
     finally:
@@ -160,8 +142,8 @@ def live(site, settings):
     """An open session: 30 events 20-15 minutes ago (sent late), and 2 sent as they happen."""
     settings.TIMELINE_PREFIX_MIN_EVENTS = 10
     start = timezone.now() - timedelta(minutes=20)
-    _record(site, start, "live", 30)
-    _record(site, timezone.now() - timedelta(seconds=5), "live", 2, prefix="now", step=1)
+    record_session(site, start, "live", 30)
+    record_session(site, timezone.now() - timedelta(seconds=5), "live", 2, prefix="now", step=1)
     [summary] = user_sessions.session_list(site_id=site.id, user_key="live")
     assert summary["event_count"] == 32
     return summary["session_id"], start
@@ -171,47 +153,47 @@ def test_an_open_session_is_served_from_its_prefix_and_the_rows_after_it(
     client, site, live, token, settings
 ):
     session_id, _ = live
-    first = _get(client, site, session_id, token)
+    first = timeline_get(client, site, session_id, token)
     assert first["X-Timeline-Source"] == "rows"
     state = timeline.timeline_state(session_id=session_id)
     assert state is not None and state.prefix is not None and state.prefix_current
     assert state.prefix.count == 30 and state.body is None  # the 2 recent ones are not aged
-    second = _get(client, site, session_id, token)
+    second = timeline_get(client, site, session_id, token)
     assert second["X-Timeline-Source"] == "prefix" and second.content == first.content
 
     # The session goes on: the new event is a row after the prefix; the summary is current.
-    _record(site, timezone.now(), "live", 1, prefix="next")
-    third = _get(client, site, session_id, token)
+    record_session(site, timezone.now(), "live", 1, prefix="next")
+    third = timeline_get(client, site, session_id, token)
     assert third["X-Timeline-Source"] == "prefix"
     body = orjson.loads(third.content)
     assert len(body["events"]) == 33 and body["session"]["event_count"] == 33
     assert third.content == _from_rows(client, site, session_id, token, settings)
 
     other = services.site_create(name="Other", origins=[])
-    assert _get(client, other, session_id, token).status_code == 404
+    assert timeline_get(client, other, session_id, token).status_code == 404
 
 
 def test_an_event_inserted_inside_the_prefix_invalidates_it(client, site, live, token, settings):
     session_id, start = live
-    _get(client, site, session_id, token)
-    assert _get(client, site, session_id, token)["X-Timeline-Source"] == "prefix"
+    timeline_get(client, site, session_id, token)
+    assert timeline_get(client, site, session_id, token)["X-Timeline-Source"] == "prefix"
     # A late event between the prefix's first two: sent long after it happened.
-    _record(site, start + timedelta(seconds=5), "live", 1, prefix="late")
+    record_session(site, start + timedelta(seconds=5), "live", 1, prefix="late")
     state = timeline.timeline_state(session_id=session_id)
     assert state is not None and not state.prefix_current
-    rebuilt = _get(client, site, session_id, token)
+    rebuilt = timeline_get(client, site, session_id, token)
     assert rebuilt["X-Timeline-Source"] == "rows"
     assert len(orjson.loads(rebuilt.content)["events"]) == 33
-    again = _get(client, site, session_id, token)  # rebuilt with the late event
+    again = timeline_get(client, site, session_id, token)  # rebuilt with the late event
     assert again["X-Timeline-Source"] == "prefix" and again.content == rebuilt.content
 
 
 def test_only_events_older_than_half_the_lag_when_sent_mark_the_partition(site):
-    _record(site, timezone.now() - timedelta(seconds=30), "fresh", 3)
+    record_session(site, timezone.now() - timedelta(seconds=30), "fresh", 3)
     [fresh] = user_sessions.session_list(site_id=site.id, user_key="fresh")
     state = timeline.timeline_state(session_id=fresh["session_id"])
     assert state is not None and state.backfilled_us is None  # 30 s < 120 s / 2
-    _record(site, timezone.now() - timedelta(seconds=90), "old", 1, prefix="o")
+    record_session(site, timezone.now() - timedelta(seconds=90), "old", 1, prefix="o")
     [old] = user_sessions.session_list(site_id=site.id, user_key="old")
     state = timeline.timeline_state(session_id=old["session_id"])
     assert state is not None and state.backfilled_us is not None
@@ -224,7 +206,7 @@ def test_a_backfilled_write_in_flight_during_the_build_invalidates_the_prefix(
     settings.TIMELINE_MATERIALIZE_MARGIN = timedelta(seconds=1)
     time.sleep(1.1)  # the session's last write is now older than the margin
     read_began_us = time.time_ns() // 1000
-    assert _get(client, site, session_id, token)["X-Timeline-Source"] == "rows"
+    assert timeline_get(client, site, session_id, token)["X-Timeline-Source"] == "rows"
     assert timeline.timeline_state(session_id=session_id).prefix_current
     # An old event (so marked by its writer), stamped before that read began, landing after.
     cassandra_session().execute(
@@ -234,25 +216,25 @@ def test_a_backfilled_write_in_flight_during_the_build_invalidates_the_prefix(
         ),
         _in_flight(session_id, site.id, "live", start + timedelta(seconds=1), read_began_us),
     )
-    after = _get(client, site, session_id, token)
+    after = timeline_get(client, site, session_id, token)
     assert after["X-Timeline-Source"] == "rows"
     assert len(orjson.loads(after.content)["events"]) == 33
 
 
 def test_the_prefix_grows_as_events_age_past_the_lag(client, site, live, token, settings):
     session_id, _ = live
-    _get(client, site, session_id, token)
+    timeline_get(client, site, session_id, token)
     assert timeline.timeline_state(session_id=session_id).prefix.count == 30
     settings.TIMELINE_PREFIX_LAG = timedelta(seconds=2)  # writers mark events older than 1 s
-    _record(site, timezone.now(), "live", 12, prefix="burst", step=0.01)
+    record_session(site, timezone.now(), "live", 12, prefix="burst", step=0.01)
     # The 2 + 12 recent events are then older than the lag: the burst's last is 0.11 s
     # after its first (2.1 s failed whenever recording the burst took under 10 ms).
     time.sleep(2.3)
-    grown = _get(client, site, session_id, token)
+    grown = timeline_get(client, site, session_id, token)
     assert grown["X-Timeline-Source"] == "prefix"
     state = timeline.timeline_state(session_id=session_id)
     assert state.prefix_current and state.prefix.count == 44
-    again = _get(client, site, session_id, token)
+    again = timeline_get(client, site, session_id, token)
     assert again["X-Timeline-Source"] == "prefix" and again.content == grown.content
     assert grown.content == _from_rows(client, site, session_id, token, settings)
 
@@ -261,13 +243,15 @@ def test_a_prefix_holding_the_first_1000_events_is_the_whole_page(client, site, 
     settings.TIMELINE_PREFIX_MIN_EVENTS = 10
     start = timezone.now() - timedelta(minutes=20)
     for offset in range(0, 1005, 335):  # batches of at most COLLECT_MAX_EVENTS
-        _record(site, start + timedelta(seconds=offset), "long", 335, prefix=f"b{offset}-", step=1)
+        record_session(
+            site, start + timedelta(seconds=offset), "long", 335, prefix=f"b{offset}-", step=1
+        )
     [summary] = user_sessions.session_list(site_id=site.id, user_key="long")
     session_id = summary["session_id"]
-    first = _get(client, site, session_id, token)
+    first = timeline_get(client, site, session_id, token)
     assert first["X-Timeline-Source"] == "rows"
     assert timeline.timeline_state(session_id=session_id).prefix.count == bounds.MAX_PAGE
-    second = _get(client, site, session_id, token)
+    second = timeline_get(client, site, session_id, token)
     assert second["X-Timeline-Source"] == "prefix" and second.content == first.content
     assert len(orjson.loads(second.content)["events"]) == bounds.MAX_PAGE
 
@@ -286,23 +270,23 @@ def test_materializing_can_be_turned_off(client, site, closed, token, settings):
     }
     assert len(expected["events"]) == EVENTS and expected["session"] is not None
     for _ in range(2):
-        response = _get(client, site, session_id, token)
+        response = timeline_get(client, site, session_id, token)
         assert response["X-Timeline-Source"] == "rows"
         assert orjson.loads(response.content) == orjson.loads(dumps(expected))
 
 
 def test_another_sites_id_gets_404_even_when_materialized(client, site, closed, token):
     session_id, _ = closed
-    _get(client, site, session_id, token)
-    assert _get(client, site, session_id, token)["X-Timeline-Source"] == "materialized"
+    timeline_get(client, site, session_id, token)
+    assert timeline_get(client, site, session_id, token)["X-Timeline-Source"] == "materialized"
     other = services.site_create(name="Other", origins=[])
-    response = _get(client, other, session_id, token)
+    response = timeline_get(client, other, session_id, token)
     assert response.status_code == 404 and response.json()["field"] == "path"
 
 
 def test_the_copy_lives_no_longer_than_the_sessions_events(client, site, closed, token):
     session_id, start = closed
-    _get(client, site, session_id, token)
+    timeline_get(client, site, session_id, token)
     [row] = cassandra_session().execute(
         prepare(
             "SELECT ttl(timeline) AS ttl, ttl(touched) AS last FROM {ks}.session_events"
@@ -320,15 +304,15 @@ def test_erasing_the_user_deletes_the_copy(client, site, closed, token, settings
     settings.SUPPRESSION_CACHE_SECONDS = 0
     settings.ERASURE_SETTLE_SECONDS = 0
     session_id, _ = closed
-    _get(client, site, session_id, token)
-    assert _get(client, site, session_id, token)["X-Timeline-Source"] == "materialized"
+    timeline_get(client, site, session_id, token)
+    assert timeline_get(client, site, session_id, token)["X-Timeline-Source"] == "materialized"
     root = User.objects.create_superuser("root", password="pw-root-123")
     request = erasures.erasure_request(
         site=site, key="closed", kind="anonymous_id", requested_by=root
     )
     tasks.erase_user.apply(args=[str(request.pk)]).get()
     assert timeline.timeline_state(session_id=session_id) is None
-    assert _get(client, site, session_id, token).status_code == 404
+    assert timeline_get(client, site, session_id, token).status_code == 404
 
 
 def _docs(session_id: uuid.UUID) -> list[dict]:
@@ -369,7 +353,7 @@ def test_an_event_is_stored_as_its_api_json_and_the_timeline_serves_those_bytes(
     assert eventdoc.doc_time(rows[1]["doc"]) == start + timedelta(milliseconds=1500)
     assert docs[1]["element"]["text"] == 'He said "ts":"x" — ok' and docs[1]["props"]["seats"] == 3
 
-    response = _get(client, site, session_id, token)
+    response = timeline_get(client, site, session_id, token)
     assert response["X-Timeline-Source"] == "rows"
     assert response.content.endswith(b'"events":[' + b",".join(r["doc"] for r in rows) + b"]}")
 
@@ -413,14 +397,14 @@ def test_the_page_the_api_and_the_export_show_the_one_timeline(
     """All three read sessions.timeline: a stored copy shortened to three events is what
     each of them shows (reading the rows would show all forty)."""
     session_id, _ = closed
-    assert _get(client, site, session_id, token)["X-Timeline-Source"] == "rows"
-    body = orjson.loads(_get(client, site, session_id, token).content)
+    assert timeline_get(client, site, session_id, token)["X-Timeline-Source"] == "rows"
+    body = orjson.loads(timeline_get(client, site, session_id, token).content)
     short = dumps({"session": body["session"], "events": body["events"][:3]})
     cassandra_session().execute(
         prepare(session_events_table.STORE_TIMELINE),
         (time.time_ns() // 1000, 3600, short, site.id, session_id),
     )
-    api = _get(client, site, session_id, token)
+    api = timeline_get(client, site, session_id, token)
     assert api["X-Timeline-Source"] == "materialized" and api.content == short
     export = client.get(
         f"/api/sites/{site.id}/sessions/{session_id}/export",
