@@ -173,8 +173,8 @@ def collector(
         env,
         "shell",
         "-c",
-        "from sessions_app.cassandra import session; "
-        f"session().execute('DROP KEYSPACE IF EXISTS {KEYSPACE}', timeout=120)",
+        "from sessions_app.core.cql import cassandra_session; "
+        f"cassandra_session().execute('DROP KEYSPACE IF EXISTS {KEYSPACE}', timeout=120)",
     )
     _manage(env, "sync_cassandra")
     out = _manage(

@@ -1,1 +1,1 @@
-"""Clickstream sessions app: collector, Cassandra tables, selectors, analyst UI."""
+"""Clickstream: the collector, the Cassandra tables, aggregates and the analyst UI, by domain."""

@@ -122,3 +122,15 @@ def test_the_write_path_imports_no_analyst_read_module():
         seen.add(name)
         todo.extend(graph.get(name, ()))
     assert sorted(m for m in seen if m.startswith(READ_MODULES)) == []
+
+
+def test_the_core_imports_nothing_of_the_domains():
+    graph = _graph()
+    outside = {
+        (name, target)
+        for name, targets in graph.items()
+        if name.startswith("sessions_app.core")
+        for target in targets
+        if not target.startswith("sessions_app.core")
+    }
+    assert outside == set()

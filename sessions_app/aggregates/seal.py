@@ -23,7 +23,7 @@ from sessions_app.retention import policies, specs
 from sessions_app.tables import bucket_aggregates, bucket_users, rolling_counts
 
 # Resolutions and what each is built from: hours from raw events, days from sealed
-# hours, months from sealed days (seed 003 multi-resolution).
+# hours, months from sealed days (multi-resolution buckets).
 ROLLUP_CHAIN = ("hour", "day", "month")
 
 
@@ -44,7 +44,7 @@ def aggregate_ttl(granularity: str) -> int:
 def metric_points(
     site_id: object, granularity: str, bucket: datetime, result: tally.Aggregates
 ) -> list[tuple[str, datetime, float]]:
-    """Return the series points of one bucket (seed 004 keys: metric + sorted tags)."""
+    """Return the series points of one bucket (series keys: metric + sorted tags)."""
     values: dict[str, float] = {
         "events": result.events,
         "sessions_started": result.sessions_started,

@@ -1,4 +1,4 @@
-"""Series keys and point reads/writes for aggregates (seed 004 layout, see SeriesPoint)."""
+"""Series keys and point reads/writes for aggregates (base + delta keys, see SeriesPoint)."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def series_bases(start_ms: int, end_ms: int) -> list[int]:
 
 
 def series_key(metric: str, tags: dict[str, str]) -> str:
-    """Return "metric,tag1=v1,tag2=v2" with the tags sorted by name (seed 004)."""
+    """Return "metric,tag1=v1,tag2=v2" with the tags sorted by name (base + delta series keys)."""
     for text in (metric, *tags, *tags.values()):
         if any(c in text for c in ",="):
             raise ValueError(f"series names and tags cannot contain ',' or '=': {text!r}")

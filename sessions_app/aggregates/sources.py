@@ -51,7 +51,7 @@ def site_bucket_rows(
 def bucket_partials(*, site_id: uuid.UUID, hour: datetime, shards: int) -> tally.Tally | None:
     """Return the merged tallies the applier wrote for a site's hour; None if it wrote none.
 
-    Each row is one batch's tally of its events in the hour (writer.partial_rows);
+    Each row is one batch's tally of its events in the hour (ingest.rows.partial_rows);
     whether they cover every raw row is BucketState.partials' business.
     """
     payloads = [

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import uuid
 from datetime import datetime
 from typing import Any
@@ -10,10 +9,8 @@ from typing import Any
 import orjson
 
 from sessions_app.core import timebuckets
-from sessions_app.core.jsonfmt import dumps
-from sessions_app.ingest.plan import EventRow
 
-# An event as the API serves it: these keys, in this order (collector.writer.event_doc
+# An event as the API serves it: these keys, in this order (ingest.rows.event_doc
 # renders them into session_events.doc at write time).
 EVENT_FIELDS = (
     "event_id",
@@ -69,34 +66,3 @@ def doc_time(doc: bytes) -> datetime:
     """
     start = doc.index(_TS_KEY) + len(_TS_KEY)
     return datetime.fromisoformat(doc[start : doc.index(b'"', start)].decode())
-
-
-def _json(value: dict[str, Any] | None) -> str | None:
-    return None if value is None else json.dumps(value, separators=(",", ":"), sort_keys=True)
-
-
-def event_doc(e: EventRow, ts: datetime, element: str | None, props: str | None) -> bytes:
-    """The event's JSON as the API serves it in a timeline (session_events.doc).
-
-    The keys and values of selectors.EVENT_FIELDS as the columns read back: the
-    time floored to the millisecond a Cassandra timestamp keeps, element and props
-    the JSON text the other tables store (_json), embedded as it is.
-    """
-    return dumps(
-        {
-            "event_id": e.event_id,
-            "site_id": e.site_id,
-            "user_key": e.user_key,
-            "type": e.type,
-            "name": e.name,
-            "ts": ts.replace(microsecond=ts.microsecond - ts.microsecond % 1000),
-            "url": e.url,
-            "referrer": e.referrer,
-            "title": e.title,
-            "element": None if element is None else orjson.Fragment(element),
-            "props": None if props is None else orjson.Fragment(props),
-            "late": e.late,
-            "clamped": e.clamped,
-            "is_bot": e.is_bot,
-        }
-    )

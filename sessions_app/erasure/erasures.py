@@ -1,10 +1,10 @@
 """Erasure on request: delete a user key's rows everywhere, reseal the aggregates, suppress it.
 
-A service module beside `services.py` (writes only; one entry point per action):
 `erasure_request` records who asked and suppresses the key at once; `user_erase`
-(run by the `erase_user` task) does the work and leaves the receipt in the same
-`ErasureRequest` row. Every read here pages by partition key (no ALLOW FILTERING,
-`PAGE` rows a page); every delete names a whole partition or a full primary key.
+(run by the `erase_user` task) runs the job (`erasure/job.py`) and leaves the receipt
+in the same `ErasureRequest` row. Every read of the job pages by partition key (no
+ALLOW FILTERING, `PAGE` rows a page); every delete names a whole partition or a full
+primary key; the tables it clears are those with an erasure step in the registry.
 Running it again is harmless: what was deleted is not found again, so the counts
 add up to what was removed in all.
 """

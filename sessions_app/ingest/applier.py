@@ -4,7 +4,7 @@ The collector answers as soon as a batch is in the transaction log; `coordinatio
 then hands the plan's log payload to a Redis list, in the same round trip, while an
 applier is alive (`ALIVE_KEY`, refreshed every loop) and the list is short. One or
 more `manage.py run_applier` processes pop up to APPLIER_BATCH_PLANS plans at a
-time and write them with `writer.plans_apply`: rows of one partition from every
+time and write them with `apply.plans_apply`: rows of one partition from every
 plan together, partitions that share replicas in one unlogged batch. The Cassandra
 node then handles a few large requests instead of eight small ones per beacon, and
 the web workers never wait for the apply.

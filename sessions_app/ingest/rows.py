@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 import zlib
 from collections import defaultdict
@@ -9,14 +10,15 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
+import orjson
 from cassandra.query import BatchStatement, BatchType, PreparedStatement
 from django.conf import settings
 
 from sessions_app.aggregates import tally
 from sessions_app.core import timebuckets
 from sessions_app.core.cql import bind, consistency, prepare
-from sessions_app.core.eventdoc import _json, event_doc
 from sessions_app.core.ids import time_uuid
+from sessions_app.core.jsonfmt import dumps
 from sessions_app.core.timebuckets import bucket_of
 from sessions_app.ingest.plan import EventRow, Plan
 from sessions_app.retention import policies, specs
@@ -138,7 +140,7 @@ def _single_partition(
 
 
 def feed_sentinel(user_key: str) -> int:
-    """Return the latest-sessions partition of a user: a hash, never a time (seed 000)."""
+    """Return the latest-sessions partition of a user: a hash, never a time (a sentinel)."""
     return zlib.crc32(user_key.encode()) % settings.FEED_SHARDS
 
 
@@ -240,3 +242,34 @@ def partial_rows(plan: Plan) -> Iterable[tuple[tuple[Any, ...], Row]]:
 
 
 MAX_BATCH_ROWS = 50
+
+
+def _json(value: dict[str, Any] | None) -> str | None:
+    return None if value is None else json.dumps(value, separators=(",", ":"), sort_keys=True)
+
+
+def event_doc(e: EventRow, ts: datetime, element: str | None, props: str | None) -> bytes:
+    """The event's JSON as the API serves it in a timeline (session_events.doc).
+
+    The keys and values of EVENT_FIELDS as the columns read back: the
+    time floored to the millisecond a Cassandra timestamp keeps, element and props
+    the JSON text the other tables store (_json), embedded as it is.
+    """
+    return dumps(
+        {
+            "event_id": e.event_id,
+            "site_id": e.site_id,
+            "user_key": e.user_key,
+            "type": e.type,
+            "name": e.name,
+            "ts": ts.replace(microsecond=ts.microsecond - ts.microsecond % 1000),
+            "url": e.url,
+            "referrer": e.referrer,
+            "title": e.title,
+            "element": None if element is None else orjson.Fragment(element),
+            "props": None if props is None else orjson.Fragment(props),
+            "late": e.late,
+            "clamped": e.clamped,
+            "is_bot": e.is_bot,
+        }
+    )

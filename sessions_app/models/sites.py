@@ -23,7 +23,7 @@ class Site(models.Model):
     key = models.CharField(max_length=64, unique=True, default=new_site_key)
     allowed_origins = models.JSONField(default=list, blank=True)
     enabled = models.BooleanField(default=True)
-    # Shards of each site_events_by_bucket hour (seed 000's sequence suffix), from
+    # Shards of each site_events_by_bucket hour (a shard suffix against hot partitions), from
     # the expected event rate and the partition budget (buckets.shards_for).
     event_shards = models.PositiveSmallIntegerField(default=1)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -102,7 +102,7 @@ class UserBucketWidth(models.Model):
     user_events_by_bucket is partitioned by (site, user, bucket start); this row
     says that from `effective_from` (a bucket boundary of the width before) this
     user's buckets are `width` wide. Writers and readers both follow the history,
-    so every event is found (seed 003 dynamic sizing).
+    so every event is found (adaptive per-entity bucket width).
     """
 
     site = models.ForeignKey(Site, on_delete=models.CASCADE, related_name="user_widths")

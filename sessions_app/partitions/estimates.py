@@ -100,7 +100,7 @@ def value_bytes(value: Any) -> int:
     """Return the bytes a column value takes as data (UTF-8 text, 16 B UUIDs, 8 B timestamps).
 
     Cassandra adds a few bytes of per-cell overhead and compresses on disk;
-    this is the logical size the seed's "bytes per row" means.
+    this is the logical size the formula's "bytes per row" means.
     """
     if value is None:
         return 0

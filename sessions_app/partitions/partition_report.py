@@ -1,9 +1,9 @@
-"""Reads for the partition-size report (seed 003, "Monitoring and Maintenance").
+"""Reads for the partition-size report (monitoring partition sizes).
 
 For each table whose partitions take writes over a span of time (a bucket, a
 session, a TTL window) the report puts three sizes side by side:
 
-- the estimate: seed 003's formula, with the write rate observed in
+- the estimate: the sizing formula, with the write rate observed in
   `ingest_stats` at the window's peak hour and the mean row size measured on
   rows sampled from the largest partition found (an assumed size if none);
 - Cassandra's own figure: `system.size_estimates` (mean partition size and

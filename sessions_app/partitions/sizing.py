@@ -42,7 +42,7 @@ WIDTH_LABELS = {
 
 
 def span_bytes(*, writes_per_second: float, row_bytes: float, span: timedelta) -> float:
-    """Return the size of a partition written at a steady rate for `span` (seed 003's formula)."""
+    """Return the size of a partition written at a steady rate for `span` (the sizing formula)."""
     if not (writes_per_second >= 0 and row_bytes >= 0):  # also refuses NaN
         raise ValueError(
             f"writes_per_second={writes_per_second}, row_bytes={row_bytes}: "
@@ -86,7 +86,7 @@ class Verdict(enum.Enum):
 
     @property
     def text(self) -> str:
-        """Return the seed's sentence for this size."""
+        """Return the sizing guide's sentence for this size."""
         return _VERDICT_TEXTS[self]
 
     @property
@@ -108,7 +108,7 @@ _VERDICT_MARKS = {
 
 _VERDICT_TEXTS = {
     Verdict.TOO_SMALL: "Below 1MB: Partitions are too small (overhead dominates)",
-    # The seed has no sentence for 1-10MB; its matrix marks such cells ✓ (8.6 MB, 3.6 MB).
+    # The sizing guide has no sentence for 1-10MB; its matrix marks such cells ✓ (8.6 MB, 3.6 MB).
     Verdict.ACCEPTABLE: "Within limits (1MB - 100MB), below the 10MB - 100MB target",
     Verdict.TARGET: "Target: 10MB - 100MB per partition",
     Verdict.RISK: "Above 100MB: Risk of timeout issues",
@@ -117,7 +117,7 @@ _VERDICT_TEXTS = {
 
 
 def verdict(size_bytes: float) -> Verdict:
-    """Return seed 003's verdict on a partition of size_bytes (1MB and 100MB are inside)."""
+    """Return the sizing guide's verdict on a partition of size_bytes (1MB and 100MB are inside)."""
     if not size_bytes >= 0:
         raise ValueError(f"partition size {size_bytes} cannot be negative")
     if size_bytes > SERIOUS_BYTES:
@@ -132,7 +132,7 @@ def verdict(size_bytes: float) -> Verdict:
 
 
 def format_size(size_bytes: float) -> str:
-    """Return a size as seed 003 writes it: two significant digits, decimal units ("8.6 MB")."""
+    """Return a size as the sizing guide writes it: two significant digits ("8.6 MB")."""
     if not 0 <= size_bytes < float("inf"):
         raise ValueError(f"cannot format a size of {size_bytes} bytes")
     if size_bytes == 0:
@@ -165,7 +165,7 @@ def partition_sizes(
 
 
 class Recommendation(NamedTuple):
-    """The bucket width seed 003 leads to, the shards it needs and why."""
+    """The bucket width the sizing guide leads to, the shards it needs and why."""
 
     width: Width
     shards: int
@@ -175,12 +175,12 @@ class Recommendation(NamedTuple):
 
 
 def recommend_width(*, writes_per_second: float, row_bytes: float) -> Recommendation:
-    """Return the bucket width for a write rate and row size, following seed 003.
+    """Return the bucket width for a write rate and row size, following the sizing guide.
 
-    A day is the seed's "default starting point" and stays while its partitions
+    A day is the sizing guide's "default starting point" and stays while its partitions
     are within 1MB-100MB (a ✓ in the decision matrix). Above 100MB: the coarsest
     finer width that fits (hour, then 10 minutes), else 10 minutes split into
-    shards (seed 000's sequence suffix). Below 1MB: the finest coarser width that
+    shards (a shard suffix against hot partitions). Below 1MB: the finest coarser width that
     reaches 1MB (week, then month), else a month, which at least keeps the
     number of tiny partitions down.
     """
@@ -199,7 +199,8 @@ def recommend_width(*, writes_per_second: float, row_bytes: float) -> Recommenda
     if FLOOR_BYTES <= day <= CEILING_BYTES:
         return pick(
             Width.DAY,
-            f"a day ({format_size(day)}) is within 1MB - 100MB: the seed's default starting point",
+            f"a day ({format_size(day)}) is within 1MB - 100MB: "
+            "the sizing guide's default starting point",
         )
     if day > CEILING_BYTES:
         for width in (Width.HOUR, Width.TEN_MINUTES):

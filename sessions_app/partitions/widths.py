@@ -67,7 +67,7 @@ def user_widths_adapt(
     """Give users whose partitions would outgrow the budget hour buckets from their next bucket.
 
     A user's events in this hour, kept up for a whole bucket of their current
-    width, times USER_EVENT_ROW_BYTES (seed 003: writes x duration x row size) is
+    width, times USER_EVENT_ROW_BYTES (the sizing formula: writes x duration x row size) is
     compared with USER_PARTITION_BUDGET_BYTES. The change takes effect at the next
     bucket boundary at least an hour away, so every process's cached history has it
     before the first write it affects. Returns the users moved.

@@ -66,7 +66,7 @@ MAX_DAYS = 3660  # ten years
 
 
 # The longest rolling-counter window reads sealed buckets of every resolution up to
-# a year back (selectors.ROLLING_WINDOWS: 365 days), plus a leap day.
+# a year back (aggregates.rolling.ROLLING_WINDOWS: 365 days), plus a leap day.
 ROLLING_WINDOW_DAYS = 366
 
 

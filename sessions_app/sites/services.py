@@ -24,7 +24,7 @@ def site_create(*, name: str, origins: list[str], events_per_second: float = 10.
     """Create a site with its allowed origins, a fresh tracker key and its shard count.
 
     The shard count keeps each hour partition of site_events_by_bucket inside the
-    partition budget at the expected event rate (seed 003 sizing, seed 000 suffix).
+    partition budget at the expected event rate (the sizing formula, a shard suffix).
     """
     shards = sizing.shards_for(
         writes_per_second=events_per_second,

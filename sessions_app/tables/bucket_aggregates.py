@@ -1,4 +1,4 @@
-"""bucket_aggregates: aggregates of one sealed bucket of a site, overwritten whole by each seal.
+"""bucket_aggregates: the aggregates of each sealed bucket of a site (hour, day, month).
 
 The table's schema (cqlengine, applied by sync_cassandra), every statement on it, and
 its spec in the table registry (tables/registry.py).
@@ -60,7 +60,7 @@ class BucketAggregate(Model):
     top_clicks = columns.Text()  # JSON [[element, count], ...]
     rows_read = columns.Integer()
     sealed_at = columns.DateTime()
-    # HyperLogLog registers of the bucket's user keys (aggregation.UserSketch):
+    # HyperLogLog registers of the bucket's user keys (aggregates/sketch.py):
     # unique users of a day or month are the merged sketches of its children.
     users_sketch = columns.Blob()
 

@@ -1,4 +1,4 @@
-"""bucket_partials: one batch's tally of its events in one site hour and shard (aggregation.Tally).
+"""bucket_partials: per-batch tallies of a site hour and shard, merged when the hour seals.
 
 The table's schema (cqlengine, applied by sync_cassandra), every statement on it, and
 its spec in the table registry (tables/registry.py).
@@ -38,7 +38,7 @@ POLICIES = (specs.RAW_EVENTS,)
 
 
 class BucketPartial(Model):
-    """One batch's tally of its events in one site hour and shard (aggregation.Tally).
+    """One batch's tally of its events in one site hour and shard (aggregates.tally.Tally).
 
     Written by the applier beside the batch's raw rows, in the same partitions'
     shape: (site, hour, shard), one row per batch (shard = the batch id's hash

@@ -1,4 +1,4 @@
-"""bucket_users: each user's events by event key in one sealed bucket of a site: the rollup source.
+"""bucket_users: each user's event counts in a sealed bucket of a site (the rollup source).
 
 The table's schema (cqlengine, applied by sync_cassandra), every statement on it, and
 its spec in the table registry (tables/registry.py).

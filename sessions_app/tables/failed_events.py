@@ -1,5 +1,4 @@
-"""failed_events: a rejected event or request with its reason and raw payload (≤ 8 KB), kept with a
-TTL.
+"""failed_events: rejected events and requests with their reason, per site and day.
 
 The table's schema (cqlengine, applied by sync_cassandra), every statement on it, and
 its spec in the table registry (tables/registry.py).

@@ -1,4 +1,4 @@
-"""identity_links: anonymous ids that identify() linked to a user id, for the user's profile.
+"""identity_links: the anonymous ids identify() linked to a user id.
 
 The table's schema (cqlengine, applied by sync_cassandra), every statement on it, and
 its spec in the table registry (tables/registry.py).

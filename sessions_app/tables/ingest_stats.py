@@ -1,4 +1,4 @@
-"""ingest_stats: data-quality counts of one request, per site and hour bucket.
+"""ingest_stats: per-request counts of a site hour (accepted, rejected, duplicate, late).
 
 The table's schema (cqlengine, applied by sync_cassandra), every statement on it, and
 its spec in the table registry (tables/registry.py).

@@ -1,4 +1,4 @@
-"""latest_sessions: the live feed of sessions of a site, keyed by a non-time sentinel (seed 000).
+"""latest_sessions: the live feed of a site, partitioned by a non-time sentinel.
 
 The table's schema (cqlengine, applied by sync_cassandra), every statement on it, and
 its spec in the table registry (tables/registry.py).
@@ -51,7 +51,7 @@ FROM {ks}.latest_sessions WHERE site_id = ? AND sentinel = ? LIMIT ?
 
 
 class LatestSession(Model):
-    """The live feed of sessions of a site, keyed by a non-time sentinel (seed 000).
+    """The live feed of sessions of a site, keyed by a non-time sentinel.
 
     Partitioning by time bucket alone would put every write of the moment on one
     hot partition; the sentinel is a hash of the user key into FEED_SHARDS.

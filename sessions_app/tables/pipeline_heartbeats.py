@@ -1,4 +1,4 @@
-"""pipeline_heartbeats: last beat → broker → worker → Cassandra round trip, one row per worker host.
+"""pipeline_heartbeats: the last beat of each worker (beat -> broker -> worker -> Cassandra).
 
 The table's schema (cqlengine, applied by sync_cassandra), every statement on it, and
 its spec in the table registry (tables/registry.py).

@@ -1,4 +1,4 @@
-"""rolling_counts: a user's event counts per sealed bucket (seed 002 use case 3: rolling counters).
+"""rolling_counts: a user's counts per sealed bucket, for rolling-window counters.
 
 The table's schema (cqlengine, applied by sync_cassandra), every statement on it, and
 its spec in the table registry (tables/registry.py).
@@ -42,7 +42,7 @@ POLICIES = _AGGREGATES
 
 
 class RollingCount(Model):
-    """A user's event counts per sealed bucket (seed 002 use case 3: rolling counters).
+    """A user's event counts per sealed bucket (rolling-window counters).
 
     Partition = (site, user, granularity, period): period is the month for hour
     rows, the year for day rows and 0 (epoch) for month rows, so no partition

@@ -1,4 +1,4 @@
-"""series_points: time series in seed 004's layout: row = (series key, base), column = delta.
+"""series_points: aggregate time series, base + delta keys (a row per series and base).
 
 The table's schema (cqlengine, applied by sync_cassandra), every statement on it, and
 its spec in the table registry (tables/registry.py).
@@ -28,7 +28,7 @@ POLICIES = _AGGREGATES
 
 
 class SeriesPoint(Model):
-    """Time series in seed 004's layout: row = (series key, base), column = delta.
+    """Time series in the base + delta layout: row = (series key, base), column = delta.
 
     The series key is the metric name followed by its tags sorted by name
     ("events,resolution=hour,site=…"); base = ts - ts mod 2^32 ms (≈ 50 days per

@@ -1,4 +1,4 @@
-"""session_events: every event of one session, in time order (event TimeUUIDs sort by time).
+"""session_events: every event of a session in time order, as the API's JSON documents.
 
 The table's schema (cqlengine, applied by sync_cassandra), every statement on it, and
 its spec in the table registry (tables/registry.py).
@@ -96,7 +96,7 @@ class SessionEvent(Model):
     site_id = columns.UUID(required=True)
     user_key = columns.Text(required=True)
     ts = columns.DateTime(required=True)
-    # The event's API JSON (selectors.EVENT_FIELDS), rendered when it is written: the
+    # The event's API JSON (core.eventdoc.EVENT_FIELDS), rendered when it is written: the
     # timeline reads this one cell a row.
     doc = columns.Blob()
     # Static (one per partition). Every event insert sets `touched`, so its write time

@@ -1,5 +1,4 @@
-"""site_events_by_bucket: every event of a site per hour bucket and shard: the aggregation source
-(seeds 000, 003).
+"""site_events_by_bucket: every event of a site per hour and shard (what a seal reads).
 
 The table's schema (cqlengine, applied by sync_cassandra), every statement on it, and
 its spec in the table registry (tables/registry.py).
@@ -72,9 +71,9 @@ POLICIES = (specs.RAW_EVENTS,)
 
 
 class SiteEventByBucket(Model):
-    """Every event of a site per hour bucket and shard: the aggregation source (seeds 000, 003).
+    """Every event of a site per hour bucket and shard: the aggregation source.
 
-    The shard suffix (seed 000's sequence number) splits a busy site's hour into
+    The shard suffix (against hot partitions) splits a busy site's hour into
     partitions that stay inside the partition budget.
     """
 

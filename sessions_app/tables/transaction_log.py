@@ -1,5 +1,4 @@
-"""transaction_log: accepted batches, durable before the collector answers (seed 002 "eventually
-atomic").
+"""transaction_log: accepted batches, durable before the 200 (an eventually atomic log).
 
 The table's schema (cqlengine, applied by sync_cassandra), every statement on it, and
 its spec in the table registry (tables/registry.py).
@@ -81,7 +80,7 @@ POLICIES = (specs.TRANSACTION_LOG,)
 
 
 class TransactionLog(Model):
-    """Accepted batches, durable before the collector answers (seed 002 "eventually atomic").
+    """Accepted batches, durable before the collector answers (eventually atomic).
 
     The apply step writes the batch into every table and then sets `applied`; a
     beat task replays entries still unapplied after a grace period.

@@ -1,5 +1,4 @@
-"""user_events_by_bucket: a user's events per time bucket: (site, user key, bucket start)
-partitions.
+"""user_events_by_bucket: a user's events per time bucket (adaptive width per user).
 
 The table's schema (cqlengine, applied by sync_cassandra), every statement on it, and
 its spec in the table registry (tables/registry.py).

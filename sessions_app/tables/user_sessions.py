@@ -1,4 +1,4 @@
-"""user_sessions: one row per session in the partition of (site, user key), newest first.
+"""user_sessions: a user's sessions, newest first.
 
 The table's schema (cqlengine, applied by sync_cassandra), every statement on it, and
 its spec in the table registry (tables/registry.py).

@@ -64,7 +64,7 @@ def path_of(value: object) -> str:
 
 @register.filter
 def size(value: float | None) -> str:
-    """Render a byte count as seed 003 writes sizes ("8.6 MB")."""
+    """Render a byte count as the sizing guide writes sizes ("8.6 MB")."""
     return "" if value is None else sizing.format_size(value)
 
 

@@ -1,4 +1,4 @@
-"""Admin pages for seed 003's sizing: the bucket calculator and the partition-size report."""
+"""Admin pages for partition sizing: the bucket calculator and the partition-size report."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from sessions_app.permissions import admin_required
 MAX_WRITES_PER_SECOND = 1_000_000
 MIN_WRITES_PER_SECOND = 0.001
 MAX_ROW_BYTES = 1_000_000
-# The rows of seed 003's decision matrix: (writes/s, bytes per row).
+# The rows of the sizing guide's decision matrix: (writes/s, bytes per row).
 SEED_003_ROWS = [
     (1, 100),
     (10, 100),
@@ -195,7 +195,7 @@ def size_chart(
 ) -> dict[str, Any]:
     """Return the geometry of a log-scale bar chart: one group of bars per label.
 
-    The 1 MB and 100 MB lines mark seed 003's floor and ceiling.
+    The 1 MB and 100 MB lines mark the sizing floor and ceiling.
     """
     top = 22
     group_height = BAR_HEIGHT * len(series) + 10

@@ -1,4 +1,4 @@
-"""Rolling counters (seed 002 use case 3): hierarchical covers, sketches, and a property test
+"""Rolling-window counters: hierarchical covers, sketches, and a property test
 against a brute-force count on the real stack."""
 
 from __future__ import annotations

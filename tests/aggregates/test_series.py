@@ -1,4 +1,4 @@
-"""Series storage in seed 004's layout, and days/months rolled up from sealed buckets."""
+"""Series storage in the base + delta layout, and days/months rolled up from sealed buckets."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ SEED_TAGS = {
 }
 
 
-def test_seed_004_worked_numbers():
+def test_base_delta_worked_numbers():
     assert series.SERIES_PERIOD_MS == 4294967296
     assert series.series_base(1300000000000) == 1297080123392
     assert 1300000000000 - series.series_base(1300000000000) == 2919876608
@@ -36,7 +36,7 @@ def test_seed_004_worked_numbers():
     )
 
 
-def test_seed_004_points_round_trip(site):
+def test_base_delta_points_round_trip(site):
     key = series.series_key("system", {**SEED_TAGS, "site": f"gew-{site.id}"})
     first = timebuckets.EPOCH + timedelta(milliseconds=1300000000000)
     second = timebuckets.EPOCH + timedelta(milliseconds=1300001000000)

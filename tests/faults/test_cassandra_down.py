@@ -144,7 +144,7 @@ def test_kill_9_cassandra_gives_503_then_recovers_without_losing_acknowledged_ev
     replay = (
         "from datetime import timedelta; from django.conf import settings; "
         "from django.utils import timezone; "
-        "from sessions_app.collector.pipeline import txlog_replay; "
+        "from sessions_app.ingest.replay import txlog_replay; "
         "print(txlog_replay(now=timezone.now() + settings.TXLOG_REPLAY_GRACE "
         "+ timedelta(seconds=1)))"
     )

@@ -1,4 +1,4 @@
-"""Hot partitions (seed 000): shard counts follow the observed rate and every hour keeps
+"""Hot partitions (shards per hour): shard counts follow the observed rate and every hour keeps
 the shards it was written with, so changing the count never loses or doubles a read."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Sizing math against seed 003: its decision matrix cell by cell, verdicts, recommendations."""
+"""Sizing math against the sizing guide: its decision matrix cell by cell, verdicts, advice."""
 
 from __future__ import annotations
 
@@ -137,7 +137,7 @@ def test_format_size(size: float, text: str) -> None:
 @pytest.mark.parametrize(
     ("rate", "row_bytes", "width", "shards"),
     [
-        # Each row of the seed's matrix: the coarsest of its ✓ cells (day, hour, 10 min).
+        # Each row of the guide's matrix: the coarsest of its ✓ cells (day, hour, 10 min).
         (1, 100, Width.DAY, 1),
         (10, 100, Width.DAY, 1),
         (100, 100, Width.HOUR, 1),

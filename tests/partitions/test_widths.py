@@ -1,4 +1,4 @@
-"""Adaptive user buckets (seed 003 dynamic sizing): a super-active user moves to hour
+"""Adaptive user buckets (adaptive per-entity bucket width): a super-active user moves to hour
 buckets from their next bucket on, and reads still find every event."""
 
 from __future__ import annotations

@@ -373,8 +373,8 @@ def test_a_documents_time_is_its_ts_key_whatever_its_strings_hold():
 
 
 def test_a_documents_time_is_floored_to_the_millisecond_the_column_keeps():
-    from sessions_app.core.eventdoc import event_doc
     from sessions_app.ingest.plan import EventRow
+    from sessions_app.ingest.rows import event_doc
 
     ts = datetime(2026, 11, 24, 9, 30, 1, 123_999, tzinfo=UTC)  # e.g. a clamped receipt time
     row = EventRow(
