@@ -42,12 +42,15 @@ test: $(STAMP) $(NODE_STAMP)
 
 # The inner loop: lint, types and every test not marked slow (no fuzzing at 10,000
 # cases, no fault injection).
-test-quick: $(STAMP)
+test-quick: $(STAMP) $(NODE_STAMP)
+	npm test --silent
+	npm run --silent size
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy clickstream sessions_app ops
 	$(PY) -m ops.stack test -- -m "not slow" $(PYTEST_ARGS)
 
-# The slow suite alone (fuzzing at 10,000 cases; fault injection): `make test` runs it too.
+# The slow suite alone (fuzzing at 10,000 cases; fault injection; tests over a minute):
+# `make test` runs it too.
 test-faults: $(STAMP)
 	$(PY) -m ops.stack test -- -m slow $(PYTEST_ARGS)
 

@@ -213,13 +213,20 @@ def collector(
             stdout=subprocess.DEVNULL,
         )
         stack.callback(lambda a=applier: (os.killpg(a.pid, signal.SIGTERM), a.wait(60)))
+    # Ready when the collector answers a CORS preflight (204). Not /healthz: without a
+    # Celery worker it answers 503, which Django logs at ERROR in every run.
+    probe = urllib.request.Request(
+        f"http://127.0.0.1:{WEB_PORT}/collect?site={env['BENCH_SITE']}",
+        method="OPTIONS",
+        headers={"Origin": "http://127.0.0.1:8000"},
+    )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:
-            urllib.request.urlopen(f"http://127.0.0.1:{WEB_PORT}/healthz", timeout=5)
+            urllib.request.urlopen(probe, timeout=5)  # noqa: S310 - loopback
             break
         except urllib.error.HTTPError:
-            break  # answering (503 only means no Celery worker, irrelevant here)
+            break  # answering
         except OSError:
             time.sleep(0.5)
     return env, f"http://127.0.0.1:{WEB_PORT}/collect", gunicorn

@@ -9,6 +9,7 @@ test: local Cassandra (reusing a running node: tests use a `test_` keyspace) and
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import signal
 import subprocess
@@ -73,10 +74,14 @@ class Children:
         return [name for name, process in self.processes if process.poll() is not None]
 
     def stop(self) -> None:
+        # SIGTERM to each main process, not its group: the Celery worker then shuts down
+        # warm, its pool finishing the tasks at hand (SIGTERM to the pool killed them
+        # mid-task: WorkerLostError tracebacks in worker.log). What is left in a group
+        # once its leader exited (runserver's reloaded child) is ended after.
         for name, process in reversed(self.processes):
             if process.poll() is None:
                 log(f"stopping {name}")
-                os.killpg(process.pid, signal.SIGTERM)
+                process.send_signal(signal.SIGTERM)
         deadline = time.monotonic() + 15
         for _name, process in self.processes:
             try:
@@ -84,6 +89,8 @@ class Children:
             except subprocess.TimeoutExpired:
                 os.killpg(process.pid, signal.SIGKILL)
                 process.wait()
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGTERM)
 
 
 def _wait_http(url: str, timeout: float) -> int:

@@ -12,6 +12,12 @@ class SessionsAppConfig(AppConfig):
         # name (erasure's job) so that they need not import tasks.py, which imports them.
         from sessions_app import tasks  # noqa: F401
 
+        # Every process, also one that connects only through cqlengine (manage.py
+        # sync_cassandra), shuts its cluster down before the driver's exit hooks.
+        from sessions_app.core.cql import shutdown_at_exit
+
+        shutdown_at_exit()
+
 
 class RoleAdminConfig(admin_apps.AdminConfig):
     """django.contrib.admin with a site that lets in the admin role only (403 for others)."""

@@ -39,7 +39,6 @@ def cassandra_session() -> Session:
     Rows come back as dicts: cqlengine sets dict_factory on the session it
     shares with this module.
     """
-    global _shutdown_registered
     # One lookup of the connection (a thread-local): selectors call this per query.
     wrapper = connections[ALIAS]
     _guarded(wrapper.settings_dict["NAME"])
@@ -52,12 +51,20 @@ def cassandra_session() -> Session:
 
         with cql_connection.get_connection(ALIAS).lazy_connect_lock:
             current = registered.session
+    shutdown_at_exit()
+    return current
+
+
+def shutdown_at_exit() -> None:
+    """Shut the clusters down at exit, before the driver's own atexit hooks run.
+
+    Registered after them (the driver registers on import), so it runs first;
+    otherwise they log "Event loop thread could not be joined" at exit.
+    """
+    global _shutdown_registered
     if not _shutdown_registered:
-        # Shut the cluster down before the driver's own atexit hook runs, which
-        # otherwise logs "Event loop thread could not be joined" at every exit.
         atexit.register(_shutdown)
         _shutdown_registered = True
-    return current
 
 
 ALIAS = "cassandra"

@@ -73,6 +73,7 @@ def test_the_baseline_the_writer_and_the_tables_import_without_django_settings()
     assert done.returncode == 0, done.stderr[-2000:]
 
 
+@pytest.mark.slow  # about a minute
 def test_the_sealing_benchmark_runs_and_checks_its_own_counts():
     """`bench/sealing.py` asserts the seal read every row it wrote; run it small."""
     env = {

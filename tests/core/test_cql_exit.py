@@ -22,9 +22,20 @@ from sessions_app.core.cql import cassandra_session
 for _ in range(5):
     cassandra_session().execute("SELECT release_version FROM system.local", timeout=60)
 """
+# Only through Django's connection (cqlengine), as manage.py sync_cassandra connects.
+ENGINE_ONLY = """
+import django
+django.setup()
+from django.db import connections
+for _ in range(5):
+    connections["cassandra"].connection.session.execute(
+        "SELECT release_version FROM system.local", timeout=60
+    )
+"""
 
 
-def test_exit_after_a_query_logs_nothing_and_does_not_wait_for_the_event_loop() -> None:
+@pytest.mark.parametrize("script", [SCRIPT, ENGINE_ONLY], ids=["cassandra_session", "engine"])
+def test_exit_after_a_query_logs_nothing_and_does_not_wait_for_the_event_loop(script) -> None:
     from django.db import connections
 
     env = {
@@ -34,7 +45,7 @@ def test_exit_after_a_query_logs_nothing_and_does_not_wait_for_the_event_loop() 
     }
     started = time.monotonic()
     result = subprocess.run(
-        [sys.executable, "-c", SCRIPT],
+        [sys.executable, "-c", script],
         cwd=ROOT,
         env=env,
         capture_output=True,

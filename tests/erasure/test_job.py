@@ -385,6 +385,8 @@ def test_erasing_an_anonymous_id_covers_that_id_only(site, traffic, root):
     assert _aggregate(site, "hour", traffic.hours[1])["events"] == 3
 
 
+# Slow: the second run finds no event, so it scans the whole transaction-log TTL.
+@pytest.mark.slow
 def test_running_the_job_again_deletes_nothing_more(site, traffic, root):
     receipt = _erase(site, BOB, ErasureRequest.ANONYMOUS_ID, root)
     first, attempts = dict(receipt.counts), receipt.attempts  # > 1 if a timeout retried it
@@ -558,6 +560,8 @@ def test_a_real_worker_erases_and_reseals(site, traffic, root, celery_worker_pro
         assert _aggregate(site, "hour", hour)["users"] == 1
 
 
+# Slow: a key with no event makes the job scan the whole transaction-log TTL.
+@pytest.mark.slow
 def test_the_job_waits_for_collectors_to_reload_the_list(site, root, settings, monkeypatch):
     settings.ERASURE_SETTLE_SECONDS = 30
     slept: list[float] = []

@@ -9,7 +9,7 @@ def create_roles(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("sessions_app", "0002_replaywatermark_site_event_shards"),
+        ("sessions_app", "0001_initial"),
         ("auth", "0012_alter_user_first_name_max_length"),
     ]
     operations = [migrations.RunPython(create_roles, migrations.RunPython.noop)]
