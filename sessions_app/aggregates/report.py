@@ -16,8 +16,6 @@ from sessions_app.core import timebuckets
 from sessions_app.core.bounds import RangeError, checked_range
 
 MAX_LIVE_HOURS = 72
-
-
 MAX_REPORT_BUCKETS = 744  # 31 days of hours, or 92 days of days (the range cap)
 
 

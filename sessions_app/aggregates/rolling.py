@@ -26,10 +26,7 @@ ROLLING_WINDOWS = (
     ("12mo", timedelta(days=365)),
 )
 
-
 ROLLING_WIDTHS = (timebuckets.Width.MONTH, timebuckets.Width.DAY, timebuckets.Width.HOUR)
-
-
 MAX_ROLLING_RAW_ROWS = 100_000
 
 

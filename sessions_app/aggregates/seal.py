@@ -25,13 +25,8 @@ from sessions_app.tables import bucket_aggregates, bucket_users, rolling_counts
 # Resolutions and what each is built from: hours from raw events, days from sealed
 # hours, months from sealed days (multi-resolution buckets).
 ROLLUP_CHAIN = ("hour", "day", "month")
-
-
 CHILD = {"day": "hour", "month": "day"}
-
-
 EVENT_TYPES = ("pageview", "click", "custom")
-
 
 # Users (one row and map each) per unlogged batch of a bucket's bucket_users rows.
 COUNT_BATCH_USERS = 100

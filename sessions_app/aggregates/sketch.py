@@ -8,11 +8,7 @@ import zlib
 from collections.abc import Iterable
 
 SKETCH_BITS = 12
-
-
 SKETCH_REGISTERS = 1 << SKETCH_BITS
-
-
 _REST_BITS = 64 - SKETCH_BITS
 
 

@@ -28,7 +28,6 @@ DURATION_BINS = [
     ("30m+", timedelta.max),
 ]
 
-
 TOP_N = 20
 
 

@@ -8,8 +8,6 @@ from datetime import datetime, timedelta
 from sessions_app.core import timebuckets
 
 MAX_PAGE = 1000
-
-
 MAX_RANGE_BUCKETS = 93
 
 

@@ -68,14 +68,8 @@ def shutdown_at_exit() -> None:
 
 
 ALIAS = "cassandra"
-
-
 _lock = threading.Lock()
-
-
 _prepared: dict[tuple[int, str, str], PreparedStatement] = {}
-
-
 _shutdown_registered = False
 
 
@@ -198,14 +192,8 @@ def prepare(cql: str, *, idempotent: bool = False, write: bool = False) -> Prepa
 
 
 _INT64 = struct.Struct(">q").pack
-
-
 _INT32 = struct.Struct(">i").pack
-
-
 _INT16 = struct.Struct(">h").pack
-
-
 _BOOLEANS = {True: b"\x01", False: b"\x00"}
 
 
@@ -234,11 +222,9 @@ _SERIALIZERS: dict[str, Callable[[Any], bytes]] = {
     "blob": lambda value: value if type(value) is bytes else bytes(value),
 }
 
-
 _binders: dict[
     int, tuple[PreparedStatement, list[tuple[Callable[[Any], bytes], Any]], list[Any]]
 ] = {}
-
 
 # Values whose bytes a column may reuse when the next row passes the same object:
 # immutable, so the same object always serializes the same.

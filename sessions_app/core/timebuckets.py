@@ -32,7 +32,6 @@ _FIXED = {
     Width.WEEK: timedelta(weeks=1),
 }
 
-
 # Weeks start on Monday (ISO 8601); 1970-01-05 was the first Monday after the epoch.
 _WEEK_ORIGIN = datetime(1970, 1, 5, tzinfo=UTC)
 

@@ -31,7 +31,6 @@ from sessions_app.sites import services
 
 log = logging.getLogger(__name__)
 
-
 # Looked up by name when a request is committed: tasks.py imports this module.
 ERASE_TASK = "sessions_app.tasks.erase_user"
 

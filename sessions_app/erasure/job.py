@@ -51,17 +51,11 @@ from sessions_app.tables import (
 )
 
 log = logging.getLogger(__name__)
-
-
 MAX_LINKED_IDS = 1000
-
 
 # The tables of the receipt, in the order the job clears them.
 TABLES = registry.erased_tables()
-
-
 RESEALED = ("hour", "day", "month")
-
 
 # A clamped event's ts can be up to 24 h after its receipt: the log scan starts
 # that much before the user's earliest event.

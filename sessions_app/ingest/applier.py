@@ -39,11 +39,7 @@ from sessions_app.ingest.plan import Plan, plan_decode, plan_without
 from sessions_app.ingest.txlog import log_mark_applied
 
 log = logging.getLogger(__name__)
-
-
 ALIVE_MS = 5_000  # an applier that has not looked at the queue for this long is gone
-
-
 WAIT_SECONDS = 1  # longest wait for the first plan of a round (keeps ALIVE_KEY fresh)
 
 

@@ -75,8 +75,6 @@ def plan_apply(plan: Plan, *, wait_for_mark: bool = True) -> int:
 
 
 APPLY_PARTITIONS_PER_BATCH = 10
-
-
 APPLY_ROWS_PER_BATCH = 100
 
 

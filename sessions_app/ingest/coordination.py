@@ -30,33 +30,17 @@ from sessions_app.core.redis_client import redis_client
 from sessions_app.ingest.sessionizer import state_key
 
 log = logging.getLogger(__name__)
-
-
 DEDUP_PREFIX = "cs:ev"
-
-
 LOCK_PREFIX = "cs:lock"
-
-
 LOCK_MS = 10_000
-
-
 LOCK_WAIT_SECONDS = 5.0
-
-
 PENDING_MS = 30_000  # longer than any request may take to write its log entry
-
 
 # The applier queue (ingest/applier.py): plans waiting to be written to the tables,
 # the key an applier keeps alive while it runs, and how many plans found none.
 QUEUE_KEY = "cs:apply:queue"
-
-
 ALIVE_KEY = "cs:apply:alive"
-
-
 INLINE_KEY = "cs:apply:inline"
-
 
 _BEGIN = """
 local nd, nu = tonumber(ARGV[1]), tonumber(ARGV[2])
@@ -79,7 +63,6 @@ for j = 1, nu do
 end
 return {fresh, locked, states}
 """
-
 
 _FINISH = """
 local ns, nl = tonumber(ARGV[1]), tonumber(ARGV[2])
@@ -107,14 +90,12 @@ end
 return queued
 """
 
-
 _ABANDON = """
 for i = 1, #KEYS do
   if redis.call('GET', KEYS[i]) == ARGV[1] then redis.call('DEL', KEYS[i]) end
 end
 return #KEYS
 """
-
 
 _scripts: dict[tuple[int, str], Any] = {}
 

@@ -103,14 +103,8 @@ def _from_ms(value: int) -> datetime:
 
 
 _EVENT_TIMES = ("ts",)
-
-
 _SESSION_TIMES = ("started_at", "last_seen_at")
-
-
 _EVENT_UUIDS = ("site_id", "session_id", "event_id")
-
-
 _SESSION_UUIDS = ("site_id", "session_id")
 
 

@@ -20,7 +20,6 @@ from sessions_app.core import timebuckets
 
 EVENT_TYPES = ("pageview", "click", "custom")
 
-
 LIMITS = {
     "id": 64,
     "name": 128,
@@ -31,34 +30,15 @@ LIMITS = {
     "title": 512,
 }
 
-
 ELEMENT_LIMITS = {"tag": 32, "id": 128, "text": 128, "href": 2048, "selector": 512}
-
-
 MAX_CLASSES = 20
-
-
 MAX_CLASS_LENGTH = 128
-
-
 MAX_PROPS = 50
-
-
 MAX_PROP_KEY = 128
-
-
 MAX_PROPS_BYTES = 4096
-
-
 MAX_PROPS_DEPTH = 3
-
-
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f]")  # tab is allowed
-
-
 _LATEST = datetime(9000, 1, 1, tzinfo=UTC)  # far from datetime.max: skew arithmetic fits
-
-
 _LATEST_MS = timebuckets.epoch_ms(_LATEST)
 
 

@@ -16,22 +16,11 @@ from sessions_app.partitions.estimates import HourIngest, TableEstimate, mean_ro
 from sessions_app.partitions.sizing import Recommendation, Verdict
 
 COUNT_CAP = 250_000  # rows counted in one partition; 250,000 x 400 B is the 100 MB ceiling
-
-
 ROW_BUDGET = 1_000_000  # rows counted in one report, all partitions together
-
-
 SAMPLE_ROWS = 100  # rows read to measure the mean row size
-
-
 TOP_KEYS = 3  # heaviest users and sessions of the peak hour whose partitions are counted
-
-
 MAX_COUNTED = 32  # partitions counted per table
-
-
 LATEST_SESSIONS_TTL = timedelta(days=1)  # LatestSession's default_time_to_live
-
 
 # Row sizes assumed when a table has no rows to sample (ARCHITECTURE.md's sizing figures
 # where it gives one); site events use SITE_EVENT_ROW_BYTES.

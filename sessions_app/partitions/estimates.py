@@ -17,7 +17,6 @@ from sessions_app.tables import ingest_stats
 
 ESTIMATE_ROWS_LIMIT = 10_000  # size_estimates rows read (tables x token ranges)
 
-
 SELECT_SIZE_ESTIMATES = """
 SELECT table_name, mean_partition_size, partitions_count FROM system.size_estimates
 WHERE keyspace_name = ? LIMIT ?

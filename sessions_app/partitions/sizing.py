@@ -9,28 +9,13 @@ from typing import NamedTuple
 from sessions_app.core.timebuckets import Width, nominal_duration
 
 KB = 1_000
-
-
 MB = 1_000_000
-
-
 GB = 1_000_000_000
-
-
 TB = 1_000_000_000_000
-
-
 FLOOR_BYTES = 1 * MB  # "Below 1MB: Partitions are too small (overhead dominates)"
-
-
 TARGET_BYTES = 10 * MB  # "Target: 10MB - 100MB per partition"
-
-
 CEILING_BYTES = 100 * MB  # "Above 100MB: Risk of timeout issues"
-
-
 SERIOUS_BYTES = 1 * GB  # "Above 1GB: Serious problems guaranteed"
-
 
 WIDTH_LABELS = {
     Width.TEN_MINUTES: "10 min",
@@ -104,7 +89,6 @@ _VERDICT_MARKS = {
     Verdict.RISK: "✗",
     Verdict.SERIOUS: "✗",
 }
-
 
 _VERDICT_TEXTS = {
     Verdict.TOO_SMALL: "Below 1MB: Partitions are too small (overhead dominates)",

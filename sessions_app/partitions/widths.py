@@ -17,7 +17,6 @@ from sessions_app.partitions import sizing
 
 WIDTH_CACHE_SECONDS = 10.0
 
-
 _width_cache: dict[
     uuid.UUID, tuple[float, dict[str, list[tuple[datetime, timebuckets.Width]]]]
 ] = {}

@@ -132,11 +132,7 @@ def retention_set(*, key: str, days: int, actor: Any) -> RetentionPolicy:
 
 # Seconds a process reuses the policies it read (the collector reads them per batch).
 POLICY_CACHE_SECONDS = 10
-
-
 _lock = threading.Lock()
-
-
 _cache: tuple[float, dict[str, int]] | None = None
 
 

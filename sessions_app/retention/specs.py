@@ -39,31 +39,14 @@ def twcs_window(width: Width | str) -> tuple[str, int]:
 
 
 RAW_EVENTS = "raw_events"
-
-
 SESSIONS = "sessions"
-
-
 AGGREGATES_HOUR = "aggregates_hour"
-
-
 AGGREGATES_DAY = "aggregates_day"
-
-
 AGGREGATES_MONTH = "aggregates_month"
-
-
 FAILED_EVENTS = "failed_events"
-
-
 TRANSACTION_LOG = "transaction_log"
-
-
 MIN_DAYS = 1
-
-
 MAX_DAYS = 3660  # ten years
-
 
 # The longest rolling-counter window reads sealed buckets of every resolution up to
 # a year back (aggregates.rolling.ROLLING_WINDOWS: 365 days), plus a leap day.

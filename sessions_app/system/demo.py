@@ -26,7 +26,6 @@ DEMO_PAGES = [
     ("/about", "About us · Demo Shop"),
 ]
 
-
 DEMO_ELEMENTS: list[dict[str, Any]] = [
     {
         "tag": "a",
@@ -55,7 +54,6 @@ DEMO_ELEMENTS: list[dict[str, Any]] = [
         "href": "https://demo.clickstream.local/about",
     },
 ]
-
 
 DEMO_AGENTS = [
     "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) "

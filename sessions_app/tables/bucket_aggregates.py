@@ -20,13 +20,11 @@ INSERT INTO {ks}.bucket_aggregates
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) USING TTL ?
 """
 
-
 SELECT_BUCKET = """
 SELECT bucket, events, by_type, by_name, sessions_started, users, bounces, conversions,
        durations, top_pages, top_clicks, rows_read, sealed_at, users_sketch
 FROM {ks}.bucket_aggregates WHERE site_id = ? AND granularity = ? AND bucket = ?
 """
-
 
 SELECT_RANGE = """
 SELECT bucket, events, by_type, by_name, sessions_started, users, bounces, conversions,
@@ -34,7 +32,6 @@ SELECT bucket, events, by_type, by_name, sessions_started, users, bounces, conve
 FROM {ks}.bucket_aggregates
 WHERE site_id = ? AND granularity = ? AND bucket >= ? AND bucket < ? LIMIT ?
 """
-
 
 POLICIES = _AGGREGATES
 

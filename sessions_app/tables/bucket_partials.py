@@ -18,9 +18,7 @@ SELECT_TALLIES = """
 SELECT tally FROM {ks}.bucket_partials WHERE site_id = ? AND bucket = ? AND shard = ?
 """
 
-
 DELETE_PARTITION = "DELETE FROM {ks}.bucket_partials WHERE site_id = ? AND bucket = ? AND shard = ?"
-
 
 INSERT = """
 INSERT INTO {ks}.bucket_partials (site_id, bucket, shard, batch_id, events, tally)
@@ -28,11 +26,9 @@ VALUES (?, ?, ?, ?, ?, ?)
 USING TTL ?
 """
 
-
 PROBE_PARTITION = """
 SELECT batch_id FROM {ks}.bucket_partials WHERE site_id = ? AND bucket = ? AND shard = ? LIMIT 1
 """
-
 
 POLICIES = (specs.RAW_EVENTS,)
 

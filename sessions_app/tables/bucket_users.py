@@ -18,50 +18,41 @@ INSERT INTO {ks}.bucket_users (site_id, granularity, bucket, user_key, counts)
 VALUES (?, ?, ?, ?, ?) USING TTL ?
 """
 
-
 SELECT_COUNTS = """
 SELECT user_key, counts FROM {ks}.bucket_users WHERE site_id = ? AND granularity = ? AND bucket = ?
 """
-
 
 SELECT_USER = """
 SELECT user_key FROM {ks}.bucket_users
 WHERE site_id = ? AND granularity = ? AND bucket = ? AND user_key = ?
 """
 
-
 DELETE_USER = """
 DELETE FROM {ks}.bucket_users WHERE site_id = ? AND granularity = ? AND bucket = ? AND user_key = ?
 """
 
-
 COUNT = """
 SELECT user_key FROM {ks}.bucket_users WHERE site_id = ? AND granularity = ? AND bucket = ? LIMIT ?
 """
-
 
 SAMPLE = """
 SELECT user_key, counts FROM {ks}.bucket_users
 WHERE site_id = ? AND granularity = ? AND bucket = ? LIMIT ?
 """
 
-
 PROBE_PARTITION = """
 SELECT user_key FROM {ks}.bucket_users WHERE site_id = ? AND granularity = ? AND bucket = ?
 LIMIT 1
 """
 
-
 DELETE_PARTITION = """
 DELETE FROM {ks}.bucket_users WHERE site_id = ? AND granularity = ? AND bucket = ?
 """
-
 
 SELECT_USERS_AFTER = """
 SELECT user_key FROM {ks}.bucket_users
 WHERE site_id = ? AND granularity = ? AND bucket = ? AND user_key > ?
 """
-
 
 POLICIES = _AGGREGATES
 

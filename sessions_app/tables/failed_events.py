@@ -18,15 +18,12 @@ SELECT_PAYLOADS = """
 SELECT failed_id, payload FROM {ks}.failed_events WHERE site_id = ? AND day = ?
 """
 
-
 DELETE_ROW = "DELETE FROM {ks}.failed_events WHERE site_id = ? AND day = ? AND failed_id = ?"
-
 
 SELECT_DAY = """
 SELECT failed_id, received_at, reason, field, source, payload FROM {ks}.failed_events
 WHERE site_id = ? AND day = ? LIMIT ?
 """
-
 
 INSERT = """
 INSERT INTO {ks}.failed_events
@@ -35,22 +32,15 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 USING TTL ?
 """
 
-
 COUNT = "SELECT failed_id FROM {ks}.failed_events WHERE site_id = ? AND day = ? LIMIT ?"
-
 
 SAMPLE = """
 SELECT failed_id, received_at, reason, field, source, payload
 FROM {ks}.failed_events WHERE site_id = ? AND day = ? LIMIT ?
 """
 
-
 PROBE_PARTITION = "SELECT failed_id FROM {ks}.failed_events WHERE site_id = ? AND day = ? LIMIT 1"
-
-
 DELETE_PARTITION = "DELETE FROM {ks}.failed_events WHERE site_id = ? AND day = ?"
-
-
 POLICIES = (specs.FAILED_EVENTS,)
 
 

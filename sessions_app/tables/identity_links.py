@@ -15,17 +15,14 @@ from sessions_app.tables.spec import TableSpec
 
 DELETE_PARTITION = "DELETE FROM {ks}.identity_links WHERE site_id = ? AND user_id = ?"
 
-
 INSERT = """
 INSERT INTO {ks}.identity_links (site_id, user_id, anonymous_id, linked_at) VALUES (?, ?, ?, ?)
 USING TTL ?
 """
 
-
 SELECT_LINKED = """
 SELECT anonymous_id, linked_at FROM {ks}.identity_links WHERE site_id = ? AND user_id = ? LIMIT ?
 """
-
 
 POLICIES = (specs.SESSIONS,)
 

@@ -17,13 +17,11 @@ SELECT received, accepted, duplicates, late, clamped, rejected FROM {ks}.ingest_
 WHERE site_id = ? AND bucket = ?
 """
 
-
 INSERT = """
 INSERT INTO {ks}.ingest_stats
   (site_id, bucket, batch_id, received, accepted, duplicates, late, clamped, rejected)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 """
-
 
 SELECT_TOTALS = """
 SELECT count(*) AS requests, sum(CAST(accepted AS bigint)) AS accepted,
@@ -31,9 +29,7 @@ SELECT count(*) AS requests, sum(CAST(accepted AS bigint)) AS accepted,
 FROM {ks}.ingest_stats WHERE site_id = ? AND bucket = ?
 """
 
-
 COUNT = "SELECT batch_id FROM {ks}.ingest_stats WHERE site_id = ? AND bucket = ? LIMIT ?"
-
 
 SAMPLE = """
 SELECT batch_id, received, accepted, duplicates, late, clamped, rejected

@@ -17,12 +17,10 @@ SELECT seen_id, session_id, user_key FROM {ks}.latest_sessions
 WHERE site_id = ? AND sentinel = ? AND seen_id >= ? AND seen_id <= ?
 """
 
-
 DELETE_ROW = """
 DELETE FROM {ks}.latest_sessions
 WHERE site_id = ? AND sentinel = ? AND seen_id = ? AND session_id = ?
 """
-
 
 INSERT = """
 INSERT INTO {ks}.latest_sessions
@@ -31,18 +29,15 @@ INSERT INTO {ks}.latest_sessions
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 """
 
-
 COUNT = """
 SELECT seen_id FROM {ks}.latest_sessions WHERE site_id = ? AND sentinel = ? LIMIT ?
 """
-
 
 SAMPLE = """
 SELECT seen_id, session_id, user_key, started_at, last_seen_at, event_count, entry_url,
        exit_url, is_bot
 FROM {ks}.latest_sessions WHERE site_id = ? AND sentinel = ? LIMIT ?
 """
-
 
 SELECT_LATEST = """
 SELECT session_id, user_key, started_at, last_seen_at, event_count, entry_url, exit_url, is_bot

@@ -14,7 +14,6 @@ from sessions_app.tables.spec import TableSpec
 
 SELECT_ALL = "SELECT worker, beat_at, written_at FROM {ks}.pipeline_heartbeats LIMIT 100"
 
-
 UPSERT = """
 INSERT INTO {ks}.pipeline_heartbeats (worker, beat_at, written_at) VALUES (?, ?, ?)
 """

@@ -19,24 +19,20 @@ WHERE site_id = ? AND user_key = ? AND granularity = ? AND period = ? AND event_
   AND bucket >= ? AND bucket <= ?
 """
 
-
 UPSERT = """
 INSERT INTO {ks}.rolling_counts (site_id, user_key, granularity, period, event_key, bucket, count)
 VALUES (?, ?, ?, ?, ?, ?, ?) USING TTL ?
 """
-
 
 SELECT_KEYS = """
 SELECT event_key FROM {ks}.rolling_counts
 WHERE site_id = ? AND user_key = ? AND granularity = ? AND period = ?
 """
 
-
 DELETE_PARTITION = """
 DELETE FROM {ks}.rolling_counts
 WHERE site_id = ? AND user_key = ? AND granularity = ? AND period = ?
 """
-
 
 POLICIES = _AGGREGATES
 

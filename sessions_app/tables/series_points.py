@@ -17,12 +17,10 @@ INSERT = """
 INSERT INTO {ks}.series_points (series_key, base, delta, value) VALUES (?, ?, ?, ?) USING TTL ?
 """
 
-
 SELECT_RANGE = """
 SELECT delta, value FROM {ks}.series_points
 WHERE series_key = ? AND base = ? AND delta >= ? AND delta < ?
 """
-
 
 POLICIES = _AGGREGATES
 

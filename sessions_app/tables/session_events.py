@@ -20,10 +20,7 @@ from sessions_app.retention.specs import table_options
 from sessions_app.tables.spec import TableSpec
 
 SELECT_IDS = "SELECT event_id, ts FROM {ks}.session_events WHERE session_id = ?"
-
-
 DELETE_PARTITION = "DELETE FROM {ks}.session_events WHERE session_id = ?"
-
 
 # A session's events are read by one query only, the timeline's, which serves each
 # event's JSON as the API renders it: `doc`, rendered once here (event_doc). The
@@ -34,7 +31,6 @@ VALUES (?, ?, ?, ?, ?, ?, true)
 USING TTL ?
 """
 
-
 # The same for an event older than TIMELINE_PREFIX_LAG / 2 when it is written (late,
 # replayed, backfilled): it may sort inside a materialized prefix, so it marks the
 # partition (sessions/timeline.py).
@@ -42,23 +38,18 @@ INSERT_BACKFILLED = INSERT.replace("doc, touched)", "doc, touched, backfilled)")
     "?, true)", "?, true, true)"
 )
 
-
 COUNT = "SELECT event_id FROM {ks}.session_events WHERE session_id = ? LIMIT ?"
-
 
 SAMPLE = """
 SELECT event_id, site_id, user_key, ts, doc FROM {ks}.session_events WHERE session_id = ? LIMIT ?
 """
 
-
 # The timeline's read: the documents alone (one cell a row, nothing to decode).
 SELECT_DOCS = "SELECT doc FROM {ks}.session_events WHERE session_id = ? LIMIT ?"
-
 
 SELECT_DOCS_AFTER = """
 SELECT doc FROM {ks}.session_events WHERE session_id = ? AND event_id > ? LIMIT ?
 """
-
 
 SELECT_STATIC = """
 SELECT timeline, timeline_site, writetime(timeline) AS built_us, writetime(touched) AS touched_us,
@@ -68,19 +59,16 @@ SELECT timeline, timeline_site, writetime(timeline) AS built_us, writetime(touch
 FROM {ks}.session_events WHERE session_id = ? LIMIT 1
 """
 
-
 STORE_TIMELINE = """
 UPDATE {ks}.session_events USING TIMESTAMP ? AND TTL ?
 SET timeline = ?, timeline_site = ? WHERE session_id = ?
 """
-
 
 STORE_PREFIX = """
 UPDATE {ks}.session_events USING TIMESTAMP ? AND TTL ?
 SET prefix = ?, prefix_upto = ?, prefix_count = ?, prefix_user = ?, timeline_site = ?
 WHERE session_id = ?
 """
-
 
 POLICIES = (specs.RAW_EVENTS,)
 

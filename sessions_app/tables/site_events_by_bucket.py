@@ -19,18 +19,15 @@ SELECT event_id, session_id, user_key, type, name, ts, url, element, is_bot, lat
 FROM {ks}.site_events_by_bucket WHERE site_id = ? AND bucket = ? AND shard = ?
 """
 
-
 SELECT_SEAL_ROWS = """
 SELECT session_id, user_key, type, name, ts, url, element, is_bot
 FROM {ks}.site_events_by_bucket WHERE site_id = ? AND bucket = ? AND shard = ?
 """
 
-
 DELETE_ROW = """
 DELETE FROM {ks}.site_events_by_bucket
 WHERE site_id = ? AND bucket = ? AND shard = ? AND event_id = ?
 """
-
 
 INSERT = """
 INSERT INTO {ks}.site_events_by_bucket
@@ -40,13 +37,11 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 USING TTL ?
 """
 
-
 # Counting reads the first clustering column only (site events: the keys to tally).
 COUNT = """
 SELECT user_key, session_id FROM {ks}.site_events_by_bucket
 WHERE site_id = ? AND bucket = ? AND shard = ? LIMIT ?
 """
-
 
 # Sampling reads every column stored per row: clustering and regular columns, not
 # the partition key, which Cassandra stores once per partition.
@@ -55,17 +50,14 @@ SELECT event_id, session_id, user_key, type, name, ts, url, element, is_bot, lat
 FROM {ks}.site_events_by_bucket WHERE site_id = ? AND bucket = ? AND shard = ? LIMIT ?
 """
 
-
 PROBE_PARTITION = """
 SELECT event_id FROM {ks}.site_events_by_bucket WHERE site_id = ? AND bucket = ? AND shard = ?
 LIMIT 1
 """
 
-
 DELETE_PARTITION = """
 DELETE FROM {ks}.site_events_by_bucket WHERE site_id = ? AND bucket = ? AND shard = ?
 """
-
 
 POLICIES = (specs.RAW_EVENTS,)
 

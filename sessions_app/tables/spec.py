@@ -18,7 +18,6 @@ from sessions_app.retention import specs
 # keep SSTables alive for their longest-lived row, so these keep size-tiered compaction.
 AGGREGATES = (specs.AGGREGATES_HOUR, specs.AGGREGATES_DAY, specs.AGGREGATES_MONTH)
 
-
 # The erasure step of a table that holds no user key but counts the user's events: the
 # job reseals the buckets involved instead of deleting rows.
 RESEAL = "_reseal"

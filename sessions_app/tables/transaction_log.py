@@ -19,29 +19,24 @@ SELECT batch_id, received_at, payload FROM {ks}.transaction_log
 WHERE site_id = ? AND minute = ? AND shard = ?
 """
 
-
 DELETE_ENTRY = """
 DELETE FROM {ks}.transaction_log WHERE site_id = ? AND minute = ? AND shard = ? AND batch_id = ?
 """
-
 
 REWRITE_ENTRY = """
 UPDATE {ks}.transaction_log USING TTL ? SET payload = ?, event_count = ?
 WHERE site_id = ? AND minute = ? AND shard = ? AND batch_id = ?
 """
 
-
 SELECT_STATE = """
 SELECT batch_id, received_at, applied FROM {ks}.transaction_log
 WHERE site_id = ? AND minute = ? AND shard = ?
 """
 
-
 SELECT_PAYLOAD = """
 SELECT payload FROM {ks}.transaction_log
 WHERE site_id = ? AND minute = ? AND shard = ? AND batch_id = ?
 """
-
 
 INSERT = """
 INSERT INTO {ks}.transaction_log
@@ -50,32 +45,25 @@ VALUES (?, ?, ?, ?, ?, ?, ?, false)
 USING TTL ?
 """
 
-
 MARK_APPLIED = """
 UPDATE {ks}.transaction_log USING TTL ? SET applied = true
 WHERE site_id = ? AND minute = ? AND shard = ? AND batch_id = ?
 """
 
-
 COUNT = """
 SELECT batch_id FROM {ks}.transaction_log WHERE site_id = ? AND minute = ? AND shard = ? LIMIT ?
 """
-
 
 SAMPLE = """
 SELECT batch_id, received_at, event_count, payload, applied
 FROM {ks}.transaction_log WHERE site_id = ? AND minute = ? AND shard = ? LIMIT ?
 """
 
-
 PROBE_PARTITION = """
 SELECT batch_id FROM {ks}.transaction_log WHERE site_id = ? AND minute = ? AND shard = ? LIMIT 1
 """
 
-
 DELETE_PARTITION = "DELETE FROM {ks}.transaction_log WHERE site_id = ? AND minute = ? AND shard = ?"
-
-
 POLICIES = (specs.TRANSACTION_LOG,)
 
 

@@ -19,12 +19,10 @@ SELECT type, name FROM {ks}.user_events_by_bucket
 WHERE site_id = ? AND user_key = ? AND bucket = ? AND event_id >= ? AND event_id < ?
 """
 
-
 SELECT_IDS = """
 SELECT event_id, session_id, ts FROM {ks}.user_events_by_bucket
 WHERE site_id = ? AND user_key = ? AND bucket = ?
 """
-
 
 PROBE_PARTITION = """
 SELECT event_id FROM {ks}.user_events_by_bucket WHERE site_id = ? AND user_key = ? AND bucket = ?
@@ -34,12 +32,10 @@ DELETE_PARTITION = """
 DELETE FROM {ks}.user_events_by_bucket WHERE site_id = ? AND user_key = ? AND bucket = ?
 """
 
-
 SELECT_PRESENT = """
 SELECT event_id FROM {ks}.user_events_by_bucket
 WHERE site_id = ? AND user_key = ? AND bucket = ? AND event_id IN ?
 """
-
 
 INSERT = """
 INSERT INTO {ks}.user_events_by_bucket
@@ -48,18 +44,15 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 USING TTL ?
 """
 
-
 COUNT = """
 SELECT event_id FROM {ks}.user_events_by_bucket
 WHERE site_id = ? AND user_key = ? AND bucket = ? LIMIT ?
 """
 
-
 SAMPLE = """
 SELECT event_id, session_id, type, name, ts, url, element, props
 FROM {ks}.user_events_by_bucket WHERE site_id = ? AND user_key = ? AND bucket = ? LIMIT ?
 """
-
 
 SELECT_AFTER = """
 SELECT event_id, session_id, type, name, ts, url, element, props
@@ -67,14 +60,12 @@ FROM {ks}.user_events_by_bucket
 WHERE site_id = ? AND user_key = ? AND bucket = ? AND event_id > ? AND event_id < ? LIMIT ?
 """
 
-
 SELECT_IN_AFTER = """
 SELECT bucket, event_id, session_id, type, name, ts, url, element, props
 FROM {ks}.user_events_by_bucket
 WHERE site_id = ? AND user_key = ? AND bucket IN ? AND event_id > ? AND event_id < ?
 PER PARTITION LIMIT ?
 """
-
 
 POLICIES = (specs.RAW_EVENTS,)
 

@@ -85,10 +85,7 @@ FROM {ks}.user_sessions
 WHERE site_id = ? AND user_key IN ? AND session_id >= ? AND session_id <= ? LIMIT ?
 """
 
-
 USERS_PER_QUERY = 50  # the IN list's cap
-
-
 SESSIONS_PER_QUERY = 2_000
 
 
@@ -142,9 +139,7 @@ SELECT session_id, started_at, last_seen_at FROM {ks}.user_sessions
 WHERE site_id = ? AND user_key = ?
 """
 
-
 DELETE_PARTITION = "DELETE FROM {ks}.user_sessions WHERE site_id = ? AND user_key = ?"
-
 
 UPSERT = """
 INSERT INTO {ks}.user_sessions
@@ -155,17 +150,13 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 USING TIMESTAMP ? AND TTL ?
 """
 
-
 SELECT_BEFORE = """
 SELECT session_id, started_at, last_seen_at, anonymous_id, user_id, event_count,
        pageview_count, click_count, entry_url, exit_url, converted, is_bot
 FROM {ks}.user_sessions WHERE site_id = ? AND user_key = ? AND session_id < ? LIMIT ?
 """
 
-
 SELECT_ANY = "SELECT site_id FROM {ks}.user_sessions LIMIT 1"
-
-
 POLICIES = (specs.SESSIONS,)
 
 
