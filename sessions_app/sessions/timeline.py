@@ -44,7 +44,7 @@ from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.core.eventdoc import event_typed
 from sessions_app.core.jsonfmt import dumps
 from sessions_app.retention import policies, specs
-from sessions_app.sessions.timeline_store import Prefix, prefix_extend
+from sessions_app.sessions.timeline_store import Prefix, prefix_extend, timeline_store
 from sessions_app.tables import session_events as session_events_table
 from sessions_app.tables.user_sessions import SELECT_SESSION_ONE, session_row
 
@@ -213,10 +213,7 @@ def session_timeline(*, site_id: uuid.UUID, session_id: uuid.UUID) -> Timeline |
         return Timeline(body, source)
     if _closed(summary):
         if state.touched_us is not None and state.touched_us < stamp_us:
-            cassandra_session().execute(
-                prepare(session_events_table.STORE_TIMELINE, idempotent=True, write=True),
-                (stamp_us, ttl, body, site_id, session_id),
-            )
+            timeline_store(site_id, session_id, body, stamp_us, ttl)
     elif state.backfilled_us is None or state.backfilled_us < stamp_us:
         prefix_extend(site_id, session_id, user_key, prefix, docs, stamp_us, ttl)
     return Timeline(body, source)

@@ -13,6 +13,16 @@ from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.tables import session_events
 
 
+def timeline_store(
+    site_id: uuid.UUID, session_id: uuid.UUID, body: bytes, stamp_us: int, ttl: int
+) -> None:
+    """Store a closed session's whole timeline JSON, stamped `stamp_us` (before the read)."""
+    cassandra_session().execute(
+        prepare(session_events.STORE_TIMELINE, idempotent=True, write=True),
+        (stamp_us, ttl, body, site_id, session_id),
+    )
+
+
 def prefix_extend(
     site_id: uuid.UUID,
     session_id: uuid.UUID,
