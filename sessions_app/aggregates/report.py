@@ -14,6 +14,7 @@ from sessions_app.aggregates.sources import session_summaries, site_bucket_rows
 from sessions_app.aggregates.stored import aggregates_range
 from sessions_app.core import timebuckets
 from sessions_app.core.bounds import RangeError, checked_range
+from sessions_app.models import BucketState
 
 MAX_LIVE_HOURS = 72
 MAX_REPORT_BUCKETS = 744  # 31 days of hours, or 92 days of days (the range cap)
@@ -52,8 +53,6 @@ def site_report(
     live from the raw partitions; at most MAX_LIVE_HOURS hours are computed live
     per report, later ones are "pending" until sealed. Each bucket says which.
     """
-    from sessions_app.models import BucketState
-
     start, end = checked_range(start, end)
     grain = timebuckets.parse_width(width)
     if grain not in (timebuckets.Width.HOUR, timebuckets.Width.DAY):

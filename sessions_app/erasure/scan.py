@@ -8,6 +8,7 @@ from datetime import timedelta
 from typing import Any
 
 from sessions_app.core.cql import cassandra_session, execute_windowed, prepare
+from sessions_app.models import LatestSession
 
 PAGE = 1000
 
@@ -31,8 +32,6 @@ def write_all(cql: str, rows: Iterable[tuple[Any, ...]]) -> int:
 
 
 def feed_ttl() -> timedelta:
-    from sessions_app.models import LatestSession
-
     return table_ttl(LatestSession)
 
 

@@ -7,6 +7,8 @@ import uuid
 
 from django.conf import settings
 
+from sessions_app.models import Suppression
+
 _suppressed: dict[uuid.UUID, tuple[float, frozenset[str]]] = {}
 
 
@@ -17,8 +19,6 @@ def suppressed_keys(*, site_id: uuid.UUID) -> frozenset[str]:
     once every SUPPRESSION_CACHE_SECONDS per process and site; an erasure waits
     longer than that (ERASURE_SETTLE_SECONDS) before deleting anything.
     """
-    from sessions_app.models import Suppression
-
     now = time.monotonic()
     cached = _suppressed.get(site_id)
     if cached is not None and now - cached[0] < settings.SUPPRESSION_CACHE_SECONDS:

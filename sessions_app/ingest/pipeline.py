@@ -22,6 +22,7 @@ from typing import Any
 
 from django.conf import settings
 
+from sessions_app.aggregates.states import bucket_states_touch
 from sessions_app.core import timebuckets
 from sessions_app.core.ids import event_uuid, time_uuid
 from sessions_app.erasure import suppression
@@ -189,8 +190,6 @@ def events_record(*, source: Source, raw_events: Sequence[Any]) -> Outcome:
 def _touch_buckets(site: Site, plan: Plan) -> None:
     """Open the hour buckets this batch wrote to (and the shards it used); late events
     reopen sealed ones."""
-    from sessions_app.aggregates.states import bucket_states_touch
-
     hours: dict[datetime, tuple[int, int]] = {}
     # The batch's tallies (bucket_partials) go to one shard of each of its hours.
     tallies = partial_shard(plan.batch_id, plan.shards) + 1

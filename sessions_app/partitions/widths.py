@@ -28,8 +28,6 @@ def user_widths(site_id: uuid.UUID) -> dict[str, list[tuple[datetime, timebucket
     Changes take effect at least an hour after they are made, far longer than the
     cache lives, so every process writes and reads with the same history.
     """
-    from sessions_app.models import UserBucketWidth
-
     cached = _width_cache.get(site_id)
     if cached is not None and time.monotonic() - cached[0] < WIDTH_CACHE_SECONDS:
         return cached[1]

@@ -15,9 +15,7 @@ from sessions_app.core.cql import (
     keyspace,
     prepare,
 )
-from sessions_app.models import (
-    RetentionPolicy,
-)
+from sessions_app.models import RetentionPolicy
 from sessions_app.retention import specs
 from sessions_app.retention.specs import SPECS
 from sessions_app.sites.services import admin_action_record
@@ -47,8 +45,6 @@ class PolicyRow:
 
 def retention_policies() -> list[PolicyRow]:
     """Return every retention policy: its stored value, or the settings default."""
-    from sessions_app.models import RetentionPolicy
-
     stored = {p.key: p for p in RetentionPolicy.objects.select_related("updated_by")}
     rows = []
     for key, spec in specs.SPECS.items():
@@ -143,8 +139,6 @@ def invalidate() -> None:
 
 
 def _load() -> dict[str, int]:
-    from sessions_app.models import RetentionPolicy
-
     days = {key: spec.default_days() for key, spec in SPECS.items()}
     days.update(RetentionPolicy.objects.filter(key__in=list(SPECS)).values_list("key", "days"))
     return days

@@ -30,8 +30,6 @@ from sessions_app.tables.spec import Keys, Purge
 
 def purge_runs(*, limit: int = 20) -> list[Any]:
     """Return the latest purge runs, newest first."""
-    from sessions_app.models import PurgeRun
-
     return list(PurgeRun.objects.select_related("requested_by")[: bounded_limit(limit)])
 
 

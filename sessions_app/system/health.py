@@ -18,6 +18,7 @@ from sessions_app.core.cql import (
     keyspace,
     prepare,
 )
+from sessions_app.ingest.applier import backlog
 from sessions_app.tables import pipeline_heartbeats, user_sessions
 
 
@@ -103,8 +104,6 @@ def health_report() -> dict[str, Any]:
 def _applier_state() -> dict[str, Any]:
     """The applier queue, for operators (not a check: without an applier the collector
     writes plans itself)."""
-    from sessions_app.ingest.applier import backlog
-
     try:
         return {**backlog(), "max": settings.APPLY_QUEUE_MAX_PLANS}
     except Exception as exc:  # noqa: BLE001 - Redis down is the redis check's failure
