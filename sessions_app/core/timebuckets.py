@@ -47,6 +47,11 @@ def as_utc(value: datetime) -> datetime:
     return value.astimezone(UTC)
 
 
+def floor_ms(ts: datetime) -> datetime:
+    """ts without its sub-millisecond part (what a Cassandra timestamp keeps)."""
+    return ts.replace(microsecond=ts.microsecond - ts.microsecond % 1000)
+
+
 def epoch_ms(value: datetime) -> int:
     """Milliseconds since the epoch, floored (what a Cassandra timestamp stores).
 

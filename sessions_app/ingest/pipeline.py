@@ -108,8 +108,9 @@ class Outcome:
 class _Candidate:
     index: int
     event: ValidEvent
-    ts: datetime
-    event_id: uuid.UUID
+    ts: datetime  # as stored: millisecond precision
+    order_ts: datetime  # ts plus the microseconds that order events within its millisecond
+    event_id: uuid.UUID  # a TimeUUID of order_ts: the rows' clustering order
     late: bool
     clamped: bool
 
@@ -125,7 +126,9 @@ def events_record(*, source: Source, raw_events: Sequence[Any]) -> Outcome:
     outcome = Outcome(batch_id=batch_id)
     failures: list[Failure] = []
     reasons: Counter[str] = Counter()
-    candidates = _unique(_validate(source, raw_events, outcome, failures, reasons))
+    candidates = _in_request_order(
+        site.id, _unique(_validate(source, raw_events, outcome, failures, reasons))
+    )
     users = sorted({c.user_key for c in candidates})
     claim = coordination.begin(
         site_id=site.id,
@@ -226,7 +229,8 @@ def _validate(
     if source.sent_at is not None:
         difference = received_at - source.sent_at
         if abs(difference) > settings.CLOCK_SKEW_TOLERANCE:
-            skew = difference
+            # Whole milliseconds: a corrected time keeps its place within its millisecond.
+            skew = timedelta(milliseconds=round(difference / timedelta(milliseconds=1)))
     candidates = []
     suppressed = suppression.suppressed_keys(site_id=source.site.id)
     for index, raw in enumerate(raw_events):
@@ -239,7 +243,7 @@ def _validate(
             except OverflowError:  # ts and sent_at at opposite ends of the range
                 raise EventError("ts", "out of range once corrected by sent_at") from None
             if ts > received_at + timedelta(hours=24):
-                ts, clamped = received_at, True
+                ts, clamped = timebuckets.floor_ms(received_at), True
             if ts < received_at - settings.MAX_EVENT_AGE:
                 days = settings.MAX_EVENT_AGE.days
                 raise EventError("ts", f"older than {days} days; not accepted")
@@ -257,16 +261,44 @@ def _validate(
             timebuckets.next_start(ts, timebuckets.Width.HOUR) + settings.ALLOWED_LATENESS
             < received_at
         )
+        order_ts = ts + timedelta(microseconds=event.sub_ms)
         candidates.append(
             _Candidate(
                 index=index,
                 event=event,
                 ts=ts,
+                order_ts=order_ts,
                 late=late,
                 clamped=clamped,
-                event_id=event_uuid(site_id=source.site.id, client_event_id=event.client_id, ts=ts),
+                event_id=event_uuid(
+                    site_id=source.site.id, client_event_id=event.client_id, ts=order_ts
+                ),
             )
         )
+    return candidates
+
+
+def _in_request_order(site_id: uuid.UUID, candidates: list[_Candidate]) -> list[_Candidate]:
+    """Give a visitor's events that carry the same time in one request the request's order.
+
+    An event's row key is a TimeUUID of its time, so within one instant rows would sort by
+    the hash of their client ids. A client that sends milliseconds only (most server-side
+    SDKs) can record several events in one: the second of them is placed 1 µs after the
+    first, the third 2 µs, and so on (never past the millisecond's end). A resent request
+    makes the same choice, so its events map to the same rows. The tracker sends a
+    microsecond that already counts up within its millisecond (docs/tracker.md).
+    """
+    seen: Counter[tuple[str, datetime]] = Counter()
+    for c in candidates:
+        key = (c.user_key, c.order_ts)
+        rank = seen[key]
+        seen[key] += 1
+        if rank:
+            room = 999 - c.order_ts.microsecond % 1000
+            c.order_ts += timedelta(microseconds=min(rank, room))
+            c.event_id = event_uuid(
+                site_id=site_id, client_event_id=c.event.client_id, ts=c.order_ts
+            )
     return candidates
 
 
@@ -346,7 +378,7 @@ def _plan(
     states: dict[str, SessionState] = {}
     links: set[tuple[str, str]] = set()
     for user_key, items in by_user.items():
-        items.sort(key=lambda c: (c.ts, c.index))
+        items.sort(key=lambda c: (c.order_ts, c.index))
         sessionizer = Sessionizer(
             site_id=site.id,
             current=current[user_key],

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -74,12 +74,14 @@ class Batch:
 
 @dataclass(frozen=True)
 class ValidEvent:
-    """One event that passed validation, in canonical form (ts UTC, millisecond precision)."""
+    """One event that passed validation, in canonical form (ts UTC, millisecond precision;
+    sub_ms the microseconds within that millisecond, when the client sent them)."""
 
     client_id: str
     type: str
     ts: datetime
     anonymous_id: str
+    sub_ms: int = 0
     url: str | None = None
     name: str | None = None
     user_id: str | None = None
@@ -129,14 +131,15 @@ def parse_batch(data: Any, *, max_events: int) -> Batch:
     return Batch(site_key=site, sent_at=sent_at, events=events)
 
 
-def parse_time(value: Any, field: str = "ts") -> datetime:
-    """Return a UTC datetime (ms precision) from ISO-8601 with offset, or epoch milliseconds."""
+def parse_time(value: Any, field: str = "ts", *, exact: bool = False) -> datetime:
+    """Return a UTC datetime from ISO-8601 with offset, or epoch milliseconds: floored to
+    the millisecond, or with its microseconds when exact."""
     if isinstance(value, bool):
         raise EventError(field, "expected an ISO-8601 time or epoch milliseconds")
     if isinstance(value, int | float):
         if not math.isfinite(value) or not 0 < value < _LATEST_MS:
             raise EventError(field, "epoch milliseconds out of range")
-        ts = datetime.fromtimestamp(value / 1000, tz=UTC)
+        ts = timebuckets.EPOCH + timedelta(microseconds=round(value * 1000))
     elif isinstance(value, str) and len(value) <= 40:
         try:
             ts = datetime.fromisoformat(value)
@@ -150,7 +153,7 @@ def parse_time(value: Any, field: str = "ts") -> datetime:
         ts = ts.astimezone(UTC)
     else:
         raise EventError(field, "expected an ISO-8601 time or epoch milliseconds")
-    return ts.replace(microsecond=ts.microsecond // 1000 * 1000)
+    return ts if exact else ts.replace(microsecond=ts.microsecond // 1000 * 1000)
 
 
 def _text(raw: dict[str, Any], key: str, *, required: bool = False, prefix: str = "") -> str | None:
@@ -246,7 +249,7 @@ def validate_event(raw: Any) -> ValidEvent:
     name = _text(raw, "name", required=kind == "custom")
     if "ts" not in raw:
         raise EventError("ts", "required")
-    ts = parse_time(raw["ts"])
+    exact = parse_time(raw["ts"], exact=True)
     anonymous_id = _text(raw, "anonymous_id", required=True)
     assert client_id is not None and anonymous_id is not None  # required above
     url = _url(raw, "url", required=kind != "custom")  # server-side custom events have no page
@@ -254,7 +257,8 @@ def validate_event(raw: Any) -> ValidEvent:
         client_id=client_id,
         type=kind,
         name=name,
-        ts=ts,
+        ts=timebuckets.floor_ms(exact),
+        sub_ms=exact.microsecond % 1000,
         anonymous_id=anonymous_id,
         user_id=_text(raw, "user_id"),
         url=url,

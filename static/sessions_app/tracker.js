@@ -14,7 +14,9 @@
  *   id            uuid v4 made by the client (stable across retries)
  *   type          "pageview" | "click" | "custom"
  *   name          custom events only ("$identify" after identify())
- *   ts            ISO-8601 UTC ms, when the event happened (clock skew: the server uses
+ *   ts            ISO-8601 UTC with microseconds, when the event happened: the clock's
+ *                 millisecond, then a counter within it, so the events of one page keep the
+ *                 order they were recorded in (clock skew: the server uses
  *                 ts + received_at - sent_at)
  *   anonymous_id  uuid v4 kept first-party (localStorage "cs_aid", else cookie "cs_aid")
  *   user_id       after identify() only
@@ -144,6 +146,18 @@
     return base / 2 + (random * base) / 2;
   }
 
+  // The microsecond of an event recorded at clock time ms after one at `last`: events within
+  // one millisecond (a click and the SPA page view it causes) count up from it, in order.
+  function stamp(ms, last) {
+    var us = ms * 1000;
+    return us <= last && last - us < 1000 ? last + 1 : us;
+  }
+
+  // ISO-8601 with six decimals: "2026-11-25T09:13:42.123004Z".
+  function iso(us) {
+    return new Date(Math.floor(us / 1000)).toISOString().slice(0, -1) + String(1e3 + (us % 1e3)).slice(1) + "Z";
+  }
+
   function chunks(list, size) {
     for (var out = [], i = 0; i < list.length; i += size) out.push(list.slice(i, i + size));
     return out;
@@ -170,7 +184,7 @@
     w.__csTest({
       dnt: dnt, clip: clip, selectorOf: selectorOf, ignored: ignored, clickable: clickable,
       textOf: textOf, describe: describe, bound: bound, backoff: backoff, chunks: chunks,
-      retryable: retryable, uuid: uuid, CLICKABLE: CLICKABLE,
+      retryable: retryable, uuid: uuid, stamp: stamp, iso: iso, CLICKABLE: CLICKABLE,
     });
   }
   if (w.document) start();
@@ -193,7 +207,7 @@
     var interval = +attr("flush-interval") || 5000;
     var batch = +attr("batch-size") || 20;
     var crypto = w.crypto;
-    var queue = [], stopped = 0, retryTimer = 0, retrying = 0, failures = 0, lastUrl, lastClick, lastClickAt, userId, anonId;
+    var queue = [], last = 0, stopped = 0, retryTimer = 0, retrying = 0, failures = 0, lastUrl, lastClick, lastClickAt, userId, anonId;
 
     function noop() {}
     var api = {
@@ -256,7 +270,8 @@
     // ---- capture ----
     function record(type, fields) {
       if (off()) return;
-      var e = { id: uuid(crypto), type: type, ts: new Date().toISOString(), anonymous_id: anonymousId(),
+      last = stamp(Date.now(), last);
+      var e = { id: uuid(crypto), type: type, ts: iso(last), anonymous_id: anonymousId(),
         url: location.href.slice(0, 2048), title: clip(d.title, 512) };
       if (userId) e.user_id = userId;
       for (var k in fields) if (fields[k] != null && fields[k] !== "") e[k] = fields[k];

@@ -220,3 +220,28 @@ test("uuid: crypto.randomUUID, else a v4 from getRandomValues", () => {
   const ids = new Set(Array.from({ length: 200 }, () => T.uuid(undefined)));
   assert.equal(ids.size, 200);
 });
+
+test("stamp: the clock's microsecond, counting up within one millisecond", () => {
+  const ms = 1764000000123;
+  assert.equal(T.stamp(ms, 0), ms * 1000);
+  assert.equal(T.stamp(ms, ms * 1000), ms * 1000 + 1, "second event in the same ms");
+  assert.equal(T.stamp(ms, ms * 1000 + 7), ms * 1000 + 8);
+  assert.equal(T.stamp(ms + 1, ms * 1000 + 8), (ms + 1) * 1000, "a new ms starts at its own us");
+  // past 1,000 events in one ms the counter runs into the next ms, still increasing
+  assert.equal(T.stamp(ms + 1, (ms + 1) * 1000 + 2), (ms + 1) * 1000 + 3);
+  // a clock set back by more than a ms is followed (no drift into the future)
+  assert.equal(T.stamp(ms - 5000, ms * 1000 + 3), (ms - 5000) * 1000);
+  let last = 0;
+  const seen = [];
+  for (let i = 0; i < 2500; i++) seen.push((last = T.stamp(ms + Math.floor(i / 700), last)));
+  for (let i = 1; i < seen.length; i++) assert.ok(seen[i] > seen[i - 1], `strictly increasing at ${i}`);
+});
+
+test("iso: six decimals that sort and parse as the same instant", () => {
+  assert.equal(T.iso(1764000000123004), "2025-11-24T16:00:00.123004Z");
+  assert.equal(T.iso(1764000000123000), "2025-11-24T16:00:00.123000Z");
+  assert.equal(T.iso(1764000000999999), "2025-11-24T16:00:00.999999Z");
+  const a = T.iso(1764000000123009), b = T.iso(1764000000123010);
+  assert.ok(a < b, "string order is time order");
+  assert.equal(Date.parse(a), 1764000000123);
+});

@@ -6,6 +6,7 @@ import { h, loadPage, MIN_PATH, SOURCE_PATH } from "./harness.mjs";
 
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+const ISO_US = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/;
 const plain = (x) => JSON.parse(JSON.stringify(x));
 
 for (const [label, file] of [
@@ -33,7 +34,7 @@ for (const [label, file] of [
       assert.equal(req.body.events.length, 1);
       const ev = req.body.events[0];
       assert.match(ev.id, UUID_V4);
-      assert.match(ev.ts, ISO_MS);
+      assert.match(ev.ts, ISO_US);
       assert.ok(ev.ts <= req.body.sent_at);
       assert.match(ev.anonymous_id, UUID_V4);
       assert.equal(ev.anonymous_id, page.storage.get("cs_aid"));
@@ -133,6 +134,26 @@ for (const [label, file] of [
         ]
       );
       assert.deepEqual(plain(page.history.calls.length), 4);
+    });
+
+    test("events keep the order they were recorded in, also within one millisecond", async () => {
+      const page = load();
+      for (let i = 0; i < 40; i++) {
+        const link = h("a", { href: `/p/${i}`, id: `l${i}` }, `Go ${i}`);
+        h("html", {}, h("body", {}, link));
+        page.click(link); // an SPA link: the click, then the page view it causes
+        page.history.pushState({}, "", `/p/${i}`);
+      }
+      await page.api.flush();
+      const events = page.events();
+      assert.equal(events.length, 81);
+      const order = events.map((e) => `${e.type} ${e.type == "click" ? e.element.href : e.url}`);
+      const byTime = events.slice().sort((a, b) => (a.ts < b.ts ? -1 : 1));
+      assert.deepEqual(byTime.map((e) => `${e.type} ${e.type == "click" ? e.element.href : e.url}`), order);
+      for (let i = 1; i < events.length; i++) assert.ok(events[i].ts > events[i - 1].ts, `ts ${i} increases`);
+      // the point of the test: many of them share their millisecond
+      const sameMs = events.filter((e, i) => i && e.ts.slice(0, 23) == events[i - 1].ts.slice(0, 23));
+      assert.ok(sameMs.length > 10, `${sameMs.length} events shared a millisecond with the previous one`);
     });
 
     test("clicks on interactive elements are described", async () => {
