@@ -1,7 +1,7 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from sessions_app.api import views
+from sessions_app.api import exports, views
 
 urlpatterns = [
     path("schema", SpectacularAPIView.as_view(), name="api-schema"),
@@ -11,8 +11,14 @@ urlpatterns = [
     path("sites/<uuid:site_id>/users/<str:user_key>/counters", views.UserCounters.as_view()),
     path("sites/<uuid:site_id>/users/<str:user_key>/activity", views.UserActivity.as_view()),
     path(
-        "sites/<uuid:site_id>/users/<str:user_key>/activity/export", views.ActivityExport.as_view()
+        "sites/<uuid:site_id>/users/<str:user_key>/activity/export",
+        exports.ActivityExport.as_view(),
+    ),
+    path("sites/<uuid:site_id>/users/<str:user_key>/properties", views.UserProperties.as_view()),
+    path(
+        "sites/<uuid:site_id>/users/<str:user_key>/properties/export",
+        exports.PropertiesExport.as_view(),
     ),
     path("sites/<uuid:site_id>/sessions/<uuid:session_id>/events", views.SessionEvents.as_view()),
-    path("sites/<uuid:site_id>/sessions/<uuid:session_id>/export", views.SessionExport.as_view()),
+    path("sites/<uuid:site_id>/sessions/<uuid:session_id>/export", exports.SessionExport.as_view()),
 ]

@@ -24,6 +24,7 @@ EVENT_FIELDS = (
     "title",
     "element",
     "props",
+    "context",
     "late",
     "clamped",
     "is_bot",
@@ -39,6 +40,8 @@ def event_row(row: dict[str, Any]) -> dict[str, Any]:
     row["ts"] = timebuckets.from_driver(row["ts"])
     row["element"] = _decode(row.get("element"))
     row["props"] = _decode(row.get("props"))
+    if "context" in row:
+        row["context"] = _decode(row["context"])
     return row
 
 

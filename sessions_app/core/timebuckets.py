@@ -52,6 +52,12 @@ def floor_ms(ts: datetime) -> datetime:
     return ts.replace(microsecond=ts.microsecond - ts.microsecond % 1000)
 
 
+def epoch_us(ts: datetime) -> int:
+    """Microseconds since the epoch (exact integer arithmetic)."""
+    delta = as_utc(ts) - EPOCH
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
 def epoch_ms(value: datetime) -> int:
     """Milliseconds since the epoch, floored (what a Cassandra timestamp stores).
 

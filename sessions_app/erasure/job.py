@@ -47,6 +47,7 @@ from sessions_app.tables import (
     site_events_by_bucket,
     transaction_log,
     user_events_by_bucket,
+    user_properties,
     user_sessions,
 )
 
@@ -113,8 +114,9 @@ class _Job:
         self._delete_tallies(sorted(hours))
         self._progress("deleting sessions and the feed")
         self._delete_sessions(keys, found)
-        self._progress("deleting identity links and failed events")
+        self._progress("deleting identity links, user properties and failed events")
         self._delete_links(keys)
+        self._delete_properties(keys)
         self._delete_failed(set(keys))
         self._rewrite_log(set(keys), found.earliest())
         self._progress("deleting per-user counts")
@@ -297,6 +299,13 @@ class _Job:
         links = lists.identity_links(site_id=self.site.id, user_id=key, limit=MAX_LINKED_IDS)
         write_all(identity_links.DELETE_PARTITION, [(self.site.id, key)])
         self.counts["identity_links"] += len(links)
+
+    def _delete_properties(self, keys: list[str]) -> None:
+        """Delete the user properties (identify traits) of every key."""
+        for key in keys:
+            found = lists.user_properties(site_id=self.site.id, user_key=key)
+            self.counts["user_properties"] += len(found)
+        write_all(user_properties.DELETE_PARTITION, [(self.site.id, k) for k in keys])
 
     def _delete_failed(self, keys: set[str]) -> None:
         """Delete rejected events whose stored payload carries one of the keys.

@@ -28,6 +28,7 @@ from sessions_app.core.ids import event_uuid, time_uuid
 from sessions_app.erasure import suppression
 from sessions_app.ingest import apply, coordination
 from sessions_app.ingest.apply import plan_apply
+from sessions_app.ingest.order import Candidate, in_request_order, unique
 from sessions_app.ingest.plan import (
     EventRow,
     Failure,
@@ -39,7 +40,7 @@ from sessions_app.ingest.plan import (
 from sessions_app.ingest.rows import partial_shard
 from sessions_app.ingest.sessionizer import Sessionizer, SessionState, Visit
 from sessions_app.ingest.txlog import log_write
-from sessions_app.ingest.validation import EventError, ValidEvent, validate_event
+from sessions_app.ingest.validation import EventError, validate_event
 from sessions_app.ingest.visitor import anonymize_ip, is_bot_agent
 from sessions_app.models import Site
 from sessions_app.partitions import widths
@@ -104,21 +105,6 @@ class Outcome:
         }
 
 
-@dataclass
-class _Candidate:
-    index: int
-    event: ValidEvent
-    ts: datetime  # as stored: millisecond precision
-    order_ts: datetime  # ts plus the microseconds that order events within its millisecond
-    event_id: uuid.UUID  # a TimeUUID of order_ts: the rows' clustering order
-    late: bool
-    clamped: bool
-
-    @property
-    def user_key(self) -> str:
-        return self.event.user_id or self.event.anonymous_id
-
-
 def events_record(*, source: Source, raw_events: Sequence[Any]) -> Outcome:
     """Validate, dedupe, sessionize and durably record one request's events."""
     site, received_at = source.site, timebuckets.as_utc(source.received_at)
@@ -126,8 +112,8 @@ def events_record(*, source: Source, raw_events: Sequence[Any]) -> Outcome:
     outcome = Outcome(batch_id=batch_id)
     failures: list[Failure] = []
     reasons: Counter[str] = Counter()
-    candidates = _in_request_order(
-        site.id, _unique(_validate(source, raw_events, outcome, failures, reasons))
+    candidates = in_request_order(
+        site.id, unique(_validate(source, raw_events, outcome, failures, reasons))
     )
     users = sorted({c.user_key for c in candidates})
     claim = coordination.begin(
@@ -206,24 +192,13 @@ def _touch_buckets(site: Site, plan: Plan) -> None:
         log.exception("bucket states not updated for batch %s", plan.batch_id)
 
 
-def _unique(candidates: list[_Candidate]) -> list[_Candidate]:
-    """Drop repeats of a client event id within one request (the first one counts)."""
-    seen: set[str] = set()
-    unique = []
-    for c in candidates:
-        if c.event.client_id not in seen:
-            seen.add(c.event.client_id)
-            unique.append(c)
-    return unique
-
-
 def _validate(
     source: Source,
     raw_events: Sequence[Any],
     outcome: Outcome,
     failures: list[Failure],
     reasons: Counter[str],
-) -> list[_Candidate]:
+) -> list[Candidate]:
     received_at = timebuckets.as_utc(source.received_at)
     skew = timedelta(0)
     if source.sent_at is not None:
@@ -263,7 +238,7 @@ def _validate(
         )
         order_ts = ts + timedelta(microseconds=event.sub_ms)
         candidates.append(
-            _Candidate(
+            Candidate(
                 index=index,
                 event=event,
                 ts=ts,
@@ -275,30 +250,6 @@ def _validate(
                 ),
             )
         )
-    return candidates
-
-
-def _in_request_order(site_id: uuid.UUID, candidates: list[_Candidate]) -> list[_Candidate]:
-    """Give a visitor's events that carry the same time in one request the request's order.
-
-    An event's row key is a TimeUUID of its time, so within one instant rows would sort by
-    the hash of their client ids. A client that sends milliseconds only (most server-side
-    SDKs) can record several events in one: the second of them is placed 1 µs after the
-    first, the third 2 µs, and so on (never past the millisecond's end). A resent request
-    makes the same choice, so its events map to the same rows. The tracker sends a
-    microsecond that already counts up within its millisecond (docs/tracker.md).
-    """
-    seen: Counter[tuple[str, datetime]] = Counter()
-    for c in candidates:
-        key = (c.user_key, c.order_ts)
-        rank = seen[key]
-        seen[key] += 1
-        if rank:
-            room = 999 - c.order_ts.microsecond % 1000
-            c.order_ts += timedelta(microseconds=min(rank, room))
-            c.event_id = event_uuid(
-                site_id=site_id, client_event_id=c.event.client_id, ts=c.order_ts
-            )
     return candidates
 
 
@@ -331,7 +282,7 @@ def _load_states(
 
 
 def _already_stored(
-    site_id: uuid.UUID, fresh: list[_Candidate], current: dict[str, SessionState | None]
+    site_id: uuid.UUID, fresh: list[Candidate], current: dict[str, SessionState | None]
 ) -> set[uuid.UUID]:
     """Return the ids of events Redis called new that are already in Cassandra.
 
@@ -360,11 +311,11 @@ def _plan(
     site: Site,
     batch_id: uuid.UUID,
     received_at: datetime,
-    fresh: list[_Candidate],
+    fresh: list[Candidate],
     visit: Visit,
     current: dict[str, SessionState | None],
 ) -> tuple[Plan, dict[str, SessionState]]:
-    by_user: dict[str, list[_Candidate]] = defaultdict(list)
+    by_user: dict[str, list[Candidate]] = defaultdict(list)
     for c in fresh:
         by_user[c.user_key].append(c)
     shards = max(1, site.event_shards)
@@ -418,6 +369,7 @@ def _plan(
                     title=e.title,
                     element=e.element,
                     props=e.props,
+                    context=e.context,
                     late=c.late,
                     clamped=c.clamped,
                     is_bot=visit.is_bot,

@@ -29,6 +29,7 @@ class EventRow:
     title: str | None = None
     element: dict[str, Any] | None = None
     props: dict[str, Any] | None = None
+    context: dict[str, Any] | None = None
     late: bool = False
     clamped: bool = False
     is_bot: bool = False

@@ -17,7 +17,7 @@ from django.conf import settings
 from sessions_app.aggregates import tally
 from sessions_app.core import timebuckets
 from sessions_app.core.cql import bind, consistency, prepare
-from sessions_app.core.ids import time_uuid
+from sessions_app.core.ids import time_uuid, uuid_time
 from sessions_app.core.jsonfmt import dumps
 from sessions_app.core.timebuckets import bucket_of
 from sessions_app.ingest.plan import EventRow, Plan
@@ -29,6 +29,7 @@ from sessions_app.tables import (
     session_events,
     site_events_by_bucket,
     user_events_by_bucket,
+    user_properties,
     user_sessions,
 )
 
@@ -56,7 +57,7 @@ def _event_groups(events: Iterable[EventRow]) -> dict[tuple[Any, ...], list[Row]
     backfill_before = datetime.now(UTC) - settings.TIMELINE_PREFIX_LAG / 2
     for e in events:
         ts = timebuckets.as_utc(e.ts)
-        element, props = _json(e.element), _json(e.props)
+        element, props, context = _json(e.element), _json(e.props), _json(e.context)
         groups[("s", e.session_id)].append(
             (
                 backfill if ts < backfill_before else by_session,
@@ -93,6 +94,7 @@ def _event_groups(events: Iterable[EventRow]) -> dict[tuple[Any, ...], list[Row]
                     e.url,
                     element,
                     props,
+                    context,
                     ttl,
                 ),
             )
@@ -144,12 +146,39 @@ def feed_sentinel(user_key: str) -> int:
     return zlib.crc32(user_key.encode()) % settings.FEED_SHARDS
 
 
+IDENTIFY = "$identify"
+
+
+def property_rows(plan: Plan) -> Iterable[tuple[tuple[Any, ...], Row]]:
+    """The user_properties cells of the traits the plan's identify events set.
+
+    Write timestamps carry the event's time (its TimeUUID's microsecond): the value
+    and last_set_at with it, first_set_at with it negated, so the latest and the
+    earliest event win in any order of arrival or replay (tables/user_properties.py).
+    """
+    identifies = [e for e in plan.events if e.name == IDENTIFY and e.props]
+    if not identifies:
+        return
+    set_value = prepare(user_properties.SET_VALUE, idempotent=True, write=True)
+    set_first = prepare(user_properties.SET_FIRST, idempotent=True, write=True)
+    ttl = policies.ttl_seconds(specs.SESSIONS)
+    for e in identifies:
+        micros = timebuckets.epoch_us(uuid_time(e.event_id))
+        ts = timebuckets.as_utc(e.ts)
+        key = ("up", e.site_id, e.user_key)
+        for name, value in (e.props or {}).items():
+            where = (e.site_id, e.user_key, name)
+            yield key, (set_value, (micros, ttl, dumps(value).decode(), ts, *where))
+            yield key, (set_first, (-micros, ttl, ts, *where))
+
+
 def session_rows(plan: Plan) -> Iterable[tuple[tuple[Any, ...], Row]]:
-    """The summary and feed rows of a plan's sessions and its identity links, each with
-    its partition key."""
+    """The summary and feed rows of a plan's sessions, its identity links and the user
+    properties its identify events set, each with its partition key."""
     upsert = prepare(user_sessions.UPSERT, idempotent=True, write=True)
     feed = prepare(latest_sessions.INSERT, idempotent=True, write=True)
     link = prepare(identity_links.INSERT, idempotent=True, write=True)
+    yield from property_rows(plan)
     ttl = policies.ttl_seconds(specs.SESSIONS) if plan.sessions or plan.links else 0
     for user, anon in plan.links:
         yield ("l", plan.site_id, user), (link, (plan.site_id, user, anon, plan.received_at, ttl))
@@ -268,6 +297,7 @@ def event_doc(e: EventRow, ts: datetime, element: str | None, props: str | None)
             "title": e.title,
             "element": None if element is None else orjson.Fragment(element),
             "props": None if props is None else orjson.Fragment(props),
+            "context": e.context,
             "late": e.late,
             "clamped": e.clamped,
             "is_bot": e.is_bot,

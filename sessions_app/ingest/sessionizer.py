@@ -148,10 +148,16 @@ class Sessionizer:
             )
             if self.current is None or ts >= self.current.started_at:
                 self.current = target
+        # Entry and exit pages are the first and last URL seen: an event without one
+        # (a server-side identify or track) changes the times, not the pages.
         if ts < target.started_at:
             target.started_at, target.entry_url = ts, url or target.entry_url
+        elif target.entry_url is None:
+            target.entry_url = url
         if ts >= target.last_seen_at:
             target.last_seen_at, target.exit_url = ts, url or target.exit_url
+        elif target.exit_url is None:
+            target.exit_url = url
         target.event_count += 1
         target.pageview_count += kind == "pageview"
         target.click_count += kind == "click"

@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 import orjson
 
 from sessions_app.core import timebuckets
+from sessions_app.ingest.visitor import anonymize_ip
 
 EVENT_TYPES = ("pageview", "click", "custom")
 
@@ -29,6 +30,25 @@ LIMITS = {
     "referrer": 2048,
     "title": 512,
 }
+
+# An event's context (docs/tracker.md): where and with what it was recorded. Keys not
+# listed here are ignored, never a reason to reject the event.
+CONTEXT_LIMITS = {
+    "category": 128,
+    "screen": 128,
+    "path": 2048,
+    "search": 2048,
+    "utm_source": 256,
+    "utm_medium": 256,
+    "utm_campaign": 256,
+    "utm_term": 256,
+    "utm_content": 256,
+    "locale": 35,
+    "timezone": 64,
+    "user_agent": 512,
+    "ip": 64,
+}
+LIBRARY_LIMITS = {"name": 128, "version": 64}
 
 ELEMENT_LIMITS = {"tag": 32, "id": 128, "text": 128, "href": 2048, "selector": 512}
 MAX_CLASSES = 20
@@ -89,6 +109,7 @@ class ValidEvent:
     title: str | None = None
     element: dict[str, Any] | None = None
     props: dict[str, Any] | None = None
+    context: dict[str, Any] | None = None
 
 
 def parse_json(body: bytes) -> Any:
@@ -156,7 +177,14 @@ def parse_time(value: Any, field: str = "ts", *, exact: bool = False) -> datetim
     return ts if exact else ts.replace(microsecond=ts.microsecond // 1000 * 1000)
 
 
-def _text(raw: dict[str, Any], key: str, *, required: bool = False, prefix: str = "") -> str | None:
+def _text(
+    raw: dict[str, Any],
+    key: str,
+    *,
+    required: bool = False,
+    prefix: str = "",
+    limits: dict[str, int] | None = None,
+) -> str | None:
     value = raw.get(key)
     if value is None or (value == "" and not required):
         if required:
@@ -166,7 +194,7 @@ def _text(raw: dict[str, Any], key: str, *, required: bool = False, prefix: str 
         raise EventError(prefix + key, f"expected a string, got {type(value).__name__}")
     if required and not value.strip():
         raise EventError(prefix + key, "required")
-    limit = LIMITS.get(key) if not prefix else ELEMENT_LIMITS.get(key)
+    limit = (limits or (ELEMENT_LIMITS if prefix else LIMITS)).get(key)
     if limit and len(value) > limit:
         raise EventError(prefix + key, f"{len(value)} characters; at most {limit}")
     if _CONTROL.search(value):
@@ -174,15 +202,18 @@ def _text(raw: dict[str, Any], key: str, *, required: bool = False, prefix: str 
     return value
 
 
-def _url(raw: dict[str, Any], key: str, *, required: bool) -> str | None:
-    value = _text(raw, key, required=required)
-    if value is None:
-        return None
+def is_http_url(value: str) -> bool:
+    """Whether value is an absolute http(s) URL."""
     try:
         parts = urlsplit(value)
     except ValueError:  # "http://[x": an unclosed IPv6 host
-        raise EventError(key, "expected an absolute http(s) URL") from None
-    if parts.scheme not in ("http", "https") or not parts.netloc:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.netloc)
+
+
+def _url(raw: dict[str, Any], key: str, *, required: bool) -> str | None:
+    value = _text(raw, key, required=required)
+    if value is not None and not is_http_url(value):
         raise EventError(key, "expected an absolute http(s) URL")
     return value
 
@@ -205,6 +236,35 @@ def _element(value: Any) -> dict[str, Any] | None:
             raise EventError("element.classes", f"strings of at most {MAX_CLASS_LENGTH} chars")
         element["classes"] = classes
     return element or None
+
+
+def _context(value: Any) -> dict[str, Any] | None:
+    """The known context fields, checked; the IP anonymized like every stored IP."""
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise EventError("context", "expected an object")
+    context: dict[str, Any] = {}
+    for key in CONTEXT_LIMITS:
+        text = _text(value, key, prefix="context.", limits=CONTEXT_LIMITS)
+        if text is not None:
+            context[key] = text
+    if "ip" in context:
+        ip = anonymize_ip(context.pop("ip"))
+        if ip:
+            context["ip"] = ip
+    library = value.get("library")
+    if library is not None:
+        if not isinstance(library, dict):
+            raise EventError("context.library", "expected an object {name, version}")
+        parts = {}
+        for key in LIBRARY_LIMITS:
+            text = _text(library, key, prefix="context.library.", limits=LIBRARY_LIMITS)
+            if text is not None:
+                parts[key] = text
+        if parts:
+            context["library"] = parts
+    return context or None
 
 
 def _deeper_than(value: Any, limit: int) -> bool:
@@ -252,7 +312,8 @@ def validate_event(raw: Any) -> ValidEvent:
     exact = parse_time(raw["ts"], exact=True)
     anonymous_id = _text(raw, "anonymous_id", required=True)
     assert client_id is not None and anonymous_id is not None  # required above
-    url = _url(raw, "url", required=kind != "custom")  # server-side custom events have no page
+    # Server-side custom events have no page; a server-side page view may have only a name.
+    url = _url(raw, "url", required=kind == "click" or (kind == "pageview" and not name))
     return ValidEvent(
         client_id=client_id,
         type=kind,
@@ -266,4 +327,5 @@ def validate_event(raw: Any) -> ValidEvent:
         title=_text(raw, "title"),
         element=_element(raw.get("element")),
         props=_props(raw.get("props")),
+        context=_context(raw.get("context")),
     )

@@ -15,6 +15,7 @@ from sessions_app.tables.session_events import SessionEvent
 from sessions_app.tables.site_events_by_bucket import SiteEventByBucket
 from sessions_app.tables.transaction_log import TransactionLog
 from sessions_app.tables.user_events_by_bucket import UserEventByBucket
+from sessions_app.tables.user_properties import UserProperty
 from sessions_app.tables.user_sessions import UserSession
 
 from .erasure import ErasureRequest, Suppression
@@ -51,5 +52,6 @@ __all__ = [
     "TransactionLog",
     "UserBucketWidth",
     "UserEventByBucket",
+    "UserProperty",
     "UserSession",
 ]

@@ -1,4 +1,5 @@
-"""A user's sessions, newest first, across the user and its linked ids; identity links."""
+"""A user's sessions, newest first, across the user and its linked ids; identity links;
+the user's properties."""
 
 from __future__ import annotations
 
@@ -7,10 +8,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import orjson
+
 from sessions_app.core.bounds import RangeError, bounded_limit, checked_time_uuid
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.core.ids import time_uuid_bound
 from sessions_app.tables import identity_links as identity_links_table
+from sessions_app.tables import user_properties as user_properties_table
 from sessions_app.tables import user_sessions
 from sessions_app.tables.user_sessions import session_row
 
@@ -21,6 +25,31 @@ def identity_links(*, site_id: uuid.UUID, user_id: str, limit: int = 100) -> lis
         prepare(identity_links_table.SELECT_LINKED), (site_id, user_id, bounded_limit(limit))
     )
     return [row["anonymous_id"] for row in rows]
+
+
+MAX_PROPERTIES = 500
+
+
+def user_properties(*, site_id: uuid.UUID, user_key: str) -> list[dict[str, Any]]:
+    """Return a user's properties by name: the latest value (decoded JSON) of each trait,
+    with when it was first and last set (at most MAX_PROPERTIES)."""
+    rows = cassandra_session().execute(
+        prepare(user_properties_table.SELECT), (site_id, user_key, MAX_PROPERTIES)
+    )
+    return [
+        {
+            "name": row["name"],
+            "value": None if row["value"] is None else orjson.loads(row["value"]),
+            "first_set_at": _utc(row["first_set_at"]),
+            "last_set_at": _utc(row["last_set_at"]),
+        }
+        for row in rows
+        if row["last_set_at"] is not None  # a first_set_at alone: its value expired
+    ]
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    return None if value is None else value.replace(tzinfo=UTC)
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from sessions_app.tables import (
     site_events_by_bucket,
     transaction_log,
     user_events_by_bucket,
+    user_properties,
     user_sessions,
 )
 from sessions_app.tables.spec import RESEAL, TableSpec
@@ -37,6 +38,7 @@ TABLES: tuple[TableSpec, ...] = (
     latest_sessions.SPEC,
     user_sessions.SPEC,
     identity_links.SPEC,
+    user_properties.SPEC,
     failed_events.SPEC,
     transaction_log.SPEC,
     bucket_users.SPEC,

@@ -15,6 +15,7 @@ from sessions_app.aggregates import rolling
 from sessions_app.aggregates.report import MAX_LIVE_HOURS, ReportBucket, site_report
 from sessions_app.core import timebuckets
 from sessions_app.core.bounds import RangeError
+from sessions_app.core.jsonfmt import dumps
 from sessions_app.models import Site
 from sessions_app.permissions import analyst_required
 from sessions_app.sessions import feed, lists, timeline
@@ -158,6 +159,10 @@ def user_profile(request: HttpRequest, site_id: uuid.UUID, user_key: str) -> Htt
     counts = rolling.rolling_counts(
         site_id=site.id, user_key=user_key, event_key=counter, now=datetime.now(UTC)
     )
+    properties = lists.user_properties(site_id=site.id, user_key=user_key)
+    for prop in properties:
+        value = prop["value"]
+        prop["shown"] = value if isinstance(value, str) else dumps(value).decode()
     return render(
         request,
         "sessions_app/user_profile.html",
@@ -165,6 +170,7 @@ def user_profile(request: HttpRequest, site_id: uuid.UUID, user_key: str) -> Htt
             "site": site,
             "user_key": user_key,
             "linked": linked,
+            "properties": properties,
             "sessions": page.sessions,
             "next_cursor": page.next_cursor,
             "counter": counter,

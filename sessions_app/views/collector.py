@@ -233,7 +233,7 @@ def _basic_auth_key(request: HttpRequest) -> str | None:
 
 @csrf_exempt
 def segment(request: HttpRequest, kind: str) -> HttpResponse:
-    """Accept Segment-style calls: /v1/batch, /v1/track, /v1/page, /v1/identify."""
+    """Accept Segment-style calls: /v1/batch and one message at /v1/<type>."""
     if request.method != "POST":
         return _error(405, "method", "use POST", Allow="POST")
     started = time.monotonic()
@@ -260,7 +260,10 @@ def segment(request: HttpRequest, kind: str) -> HttpResponse:
         return JsonResponse(exc.as_dict(), status=exc.status)
     except EventError as exc:  # sentAt
         return _error(400, exc.field, str(exc).split(": ", 1)[1])
-    events, agent = segment_to_events(messages)
+    batch_context = data.get("context") if kind == "batch" else None
+    events, agent = segment_to_events(
+        messages, batch_context if isinstance(batch_context, dict) else None
+    )
     response = _record(request, site, events, sent_at, "segment", agent, None)
     log.debug(
         "segment %s: %d messages in %.1f ms",

@@ -115,7 +115,7 @@ def test_segment_sdk_end_to_end(live_server, site):
     timeline = stored_events(session_id=summary["session_id"])
     assert [(e["type"], e["name"]) for e in timeline] == [
         ("custom", "$identify"),
-        ("pageview", None),
+        ("pageview", "Pricing"),  # the page's name
         ("custom", "purchase"),
     ]
     assert timeline[0]["props"] == {"plan": "pro"}

@@ -43,9 +43,7 @@ def _everywhere(client, site, token, key) -> dict[str, list[str]]:
 
     [session_id] = _session_ids(site, key)
     activity = client.get(f"{base}/activity", {"limit": 1000}, **auth).json()["events"]
-    exported = json.loads(
-        client.get(f"{base}/activity/export", {"format": "json"}, **auth).content
-    )
+    exported = json.loads(client.get(f"{base}/activity/export", {"format": "json"}, **auth).content)
     session_csv = client.get(
         f"/api/sites/{site.id}/sessions/{session_id}/export", {"format": "csv"}, **auth
     )

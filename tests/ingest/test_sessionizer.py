@@ -64,6 +64,26 @@ def test_events_of_a_batch_are_ordered_by_time_first(site, live_now):
     assert summary["started_at"] == t0 and summary["event_count"] == 10
 
 
+def test_entry_and_exit_pages_are_the_first_and_last_url_seen(site, live_now):
+    """A server-side identify or track (no URL) first or last changes the session's
+    times, not its pages; the entry is the first page view's URL, also when the
+    events arrive in separate requests."""
+    t0 = live_now - minutes(50)
+    no_page = [
+        {k: v for k, v in event(t0, kind="custom", name="$identify").items() if k != "url"}
+    ]
+    record(site, no_page)
+    record(site, [event(t0 + minutes(1), url="https://shop.example/landing")])
+    record(site, [event(t0 + minutes(2), url="https://shop.example/cart")])
+    last = event(t0 + minutes(3), kind="custom", name="purchase")
+    del last["url"]
+    record(site, [last])
+    [summary] = user_sessions.session_list(site_id=site.id, user_key="anon-1")
+    assert summary["started_at"] == t0 and summary["event_count"] == 4
+    assert summary["entry_url"] == "https://shop.example/landing"
+    assert summary["exit_url"] == "https://shop.example/cart"
+
+
 def test_late_event_lands_in_the_session_that_covers_it(site, live_now):
     morning = live_now - timedelta(hours=6)
     record(site, [event(morning), event(morning + minutes(20))])
