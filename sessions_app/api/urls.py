@@ -2,16 +2,33 @@ from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from sessions_app.api import views
+from sessions_app.core import userkeys
+
+userkeys.register()
 
 urlpatterns = [
     path("schema", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
     path("sites/<uuid:site_id>/report", views.SiteReport.as_view()),
-    path("sites/<uuid:site_id>/users/<str:user_key>/sessions", views.UserSessions.as_view()),
-    path("sites/<uuid:site_id>/users/<str:user_key>/counters", views.UserCounters.as_view()),
-    path("sites/<uuid:site_id>/users/<str:user_key>/activity", views.UserActivity.as_view()),
     path(
-        "sites/<uuid:site_id>/users/<str:user_key>/activity/export", views.ActivityExport.as_view()
+        "sites/<uuid:site_id>/users/<userkey:user_key>/sessions",
+        views.UserSessions.as_view(),
+        name="api-user-sessions",
+    ),
+    path(
+        "sites/<uuid:site_id>/users/<userkey:user_key>/counters",
+        views.UserCounters.as_view(),
+        name="api-user-counters",
+    ),
+    path(
+        "sites/<uuid:site_id>/users/<userkey:user_key>/activity",
+        views.UserActivity.as_view(),
+        name="api-user-activity",
+    ),
+    path(
+        "sites/<uuid:site_id>/users/<userkey:user_key>/activity/export",
+        views.ActivityExport.as_view(),
+        name="api-activity-export",
     ),
     path("sites/<uuid:site_id>/sessions/<uuid:session_id>/events", views.SessionEvents.as_view()),
     path("sites/<uuid:site_id>/sessions/<uuid:session_id>/export", views.SessionExport.as_view()),
