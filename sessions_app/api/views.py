@@ -2,6 +2,8 @@
 
 Auth: the login session or `Authorization: Token KEY` (manage.py create_api_token).
 Errors: {"error": "field: reason", "field": ...} with 400/401/403/404.
+User keys in paths: plain, or "~" + base64url when they hold other characters
+(sessions_app/core/userkeys.py).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Any
 from django.http import HttpResponse, StreamingHttpResponse
 from django.http.response import HttpResponseBase
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework.exceptions import APIException, NotFound
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -26,7 +28,7 @@ from rest_framework.views import APIView, exception_handler
 
 from sessions_app.aggregates import rolling
 from sessions_app.aggregates.report import site_report
-from sessions_app.core import timebuckets
+from sessions_app.core import timebuckets, userkeys
 from sessions_app.core.bounds import RangeError
 from sessions_app.models import Site
 from sessions_app.sessions import activity, lists, timeline
@@ -106,6 +108,23 @@ def _uuid(request: Request, name: str) -> uuid.UUID | None:
         raise BadRequest(name, "not a UUID") from None
 
 
+USER_KEY = OpenApiParameter(
+    "user_key",
+    OpenApiTypes.STR,
+    OpenApiParameter.PATH,
+    description=(
+        "The user's user_id, else anonymous_id. A key made only of A-Z a-z 0-9 . _ @ + - "
+        '(and not "." or "..", and not starting with "~") is written as it is; any other '
+        'key as "~" followed by the unpadded base64url of its UTF-8 bytes: `org/123` is '
+        '`~b3JnLzEyMw`. Any key may be sent in the "~" form. A key without "/" may also be '
+        'sent percent-encoded (`with%20space`), unless it starts with "~".'
+    ),
+    pattern=f"^{userkeys.UserKeyConverter.regex}$",
+    examples=[
+        OpenApiExample("Plain key", value="anon-1"),
+        OpenApiExample("Encoded key", value="~b3JnLzEyMw", description="org/123"),
+    ],
+)
 CURSOR = OpenApiParameter(
     "cursor", OpenApiTypes.UUID, description="next_cursor of the previous page"
 )
@@ -119,7 +138,7 @@ END = OpenApiParameter(
 class UserSessions(APIView):
     """A user's sessions newest first, including anonymous ids linked by identify()."""
 
-    @extend_schema(parameters=[CURSOR, LIMIT], responses=OpenApiTypes.OBJECT)
+    @extend_schema(parameters=[USER_KEY, CURSOR, LIMIT], responses=OpenApiTypes.OBJECT)
     def get(self, request: Request, site_id: uuid.UUID, user_key: str) -> Response:
         site = _site(site_id)
         linked = lists.identity_links(site_id=site.id, user_id=user_key, limit=19)
@@ -170,6 +189,7 @@ class UserActivity(APIView):
 
     @extend_schema(
         parameters=[
+            USER_KEY,
             START,
             END,
             CURSOR,
@@ -272,6 +292,7 @@ class UserCounters(APIView):
 
     @extend_schema(
         parameters=[
+            USER_KEY,
             OpenApiParameter(
                 "event", str, description="custom event name, or pageview / click", required=True
             ),
@@ -375,7 +396,7 @@ class ActivityExport(APIView):
     """A user's activity over a range as CSV or JSON (at most 100,000 events)."""
 
     @extend_schema(
-        parameters=[START, END, OpenApiParameter("format", str, enum=["csv", "json"])],
+        parameters=[USER_KEY, START, END, OpenApiParameter("format", str, enum=["csv", "json"])],
         responses={
             (200, "text/csv"): OpenApiTypes.STR,
             (200, "application/json"): OpenApiTypes.OBJECT,
