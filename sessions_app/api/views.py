@@ -2,8 +2,6 @@
 
 Auth: the login session or `Authorization: Token KEY` (manage.py create_api_token).
 Errors: {"error": "field: reason", "field": ...} with 400/401/403/404.
-User keys in paths: plain, or "~" + base64url when they hold other characters
-(sessions_app/core/userkeys.py).
 """
 
 from __future__ import annotations
@@ -110,20 +108,10 @@ def _uuid(request: Request, name: str) -> uuid.UUID | None:
 
 USER_KEY = OpenApiParameter(
     "user_key",
-    OpenApiTypes.STR,
-    OpenApiParameter.PATH,
-    description=(
-        "The user's user_id, else anonymous_id. A key made only of A-Z a-z 0-9 . _ @ + - "
-        '(and not "." or "..", and not starting with "~") is written as it is; any other '
-        'key as "~" followed by the unpadded base64url of its UTF-8 bytes: `org/123` is '
-        '`~b3JnLzEyMw`. Any key may be sent in the "~" form. A key without "/" may also be '
-        'sent percent-encoded (`with%20space`), unless it starts with "~".'
-    ),
+    location=OpenApiParameter.PATH,
+    description=userkeys.DESCRIPTION,
     pattern=f"^{userkeys.UserKeyConverter.regex}$",
-    examples=[
-        OpenApiExample("Plain key", value="anon-1"),
-        OpenApiExample("Encoded key", value="~b3JnLzEyMw", description="org/123"),
-    ],
+    examples=[OpenApiExample("plain", "anon-1"), OpenApiExample("org/123", "~b3JnLzEyMw")],
 )
 CURSOR = OpenApiParameter(
     "cursor", OpenApiTypes.UUID, description="next_cursor of the previous page"

@@ -30,6 +30,14 @@ NAME = "userkey"
 PREFIX = "~"
 _PLAIN = re.compile(r"[A-Za-z0-9._@+-]+")
 _BASE64URL = re.compile(r"[A-Za-z0-9_-]*")
+# The API schema's words for it (every user_key path parameter).
+DESCRIPTION = (
+    "The user's user_id, else anonymous_id. A key made only of A-Z a-z 0-9 . _ @ + - "
+    '(and not "." or "..", and not starting with "~") is written as it is; any other '
+    'key as "~" followed by the unpadded base64url of its UTF-8 bytes: `org/123` is '
+    '`~b3JnLzEyMw`. Any key may be sent in the "~" form. A key without "/" may also be '
+    'sent percent-encoded (`with%20space`), unless it starts with "~".'
+)
 
 
 def is_plain(key: str) -> bool:
