@@ -176,3 +176,16 @@ def test_an_encoded_key_that_does_not_decode_is_404(client, analyst, site, token
     assert client.get(f"/sites/{site.id}/users/{quote(segment)}/").status_code == 404
     api = Client(HTTP_AUTHORIZATION=f"Token {token}")
     assert api.get(f"/api/sites/{site.id}/users/{quote(segment)}/sessions").status_code == 404
+
+
+def test_the_api_schema_says_how_a_key_is_written(client, token):
+    schema = client.get(
+        "/api/schema",
+        HTTP_ACCEPT="application/vnd.oai.openapi+json",
+        HTTP_AUTHORIZATION=f"Token {token}",
+    ).json()
+    routes = [ops["get"] for path, ops in schema["paths"].items() if "{user_key}" in path]
+    assert len(routes) == 4
+    for route in routes:
+        [param] = [p for p in route["parameters"] if p["name"] == "user_key"]
+        assert param["in"] == "path" and "~b3JnLzEyMw" in param["description"]
