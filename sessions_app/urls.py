@@ -1,5 +1,6 @@
 from django.urls import path
 
+from sessions_app.core import userkeys
 from sessions_app.views import (
     analyst,
     collector,
@@ -11,6 +12,7 @@ from sessions_app.views import (
     sizing,
 )
 
+userkeys.register()
 app_name = "sessions_app"
 
 urlpatterns = [
@@ -36,8 +38,12 @@ urlpatterns = [
     path("sites/<uuid:site_id>/", analyst.dashboard, name="dashboard"),
     path("sites/<uuid:site_id>/site", analyst.site_settings, name="site"),
     path("sites/<uuid:site_id>/users/", analyst.user_search, name="user-search"),
-    path("sites/<uuid:site_id>/users/<str:user_key>/", analyst.user_profile, name="user-profile"),
-    path("sites/<uuid:site_id>/users/<str:user_key>/activity", analyst.activity, name="activity"),
+    path(
+        "sites/<uuid:site_id>/users/<userkey:user_key>/", analyst.user_profile, name="user-profile"
+    ),
+    path(
+        "sites/<uuid:site_id>/users/<userkey:user_key>/activity", analyst.activity, name="activity"
+    ),
     path(
         "sites/<uuid:site_id>/sessions/<uuid:session_id>/", analyst.session_timeline, name="session"
     ),

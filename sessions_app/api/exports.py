@@ -19,7 +19,15 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
-from sessions_app.api.views import END, START, BadRequest, _session_events, _site, _time
+from sessions_app.api.views import (
+    END,
+    START,
+    USER_KEY,
+    BadRequest,
+    _session_events,
+    _site,
+    _time,
+)
 from sessions_app.sessions import activity, lists
 
 EXPORT_MAX_EVENTS = 100_000
@@ -98,7 +106,7 @@ class ActivityExport(APIView):
     """A user's activity over a range as CSV or JSON (at most 100,000 events)."""
 
     @extend_schema(
-        parameters=[START, END, OpenApiParameter("format", str, enum=["csv", "json"])],
+        parameters=[USER_KEY, START, END, OpenApiParameter("format", str, enum=["csv", "json"])],
         responses={
             (200, "text/csv"): OpenApiTypes.STR,
             (200, "application/json"): OpenApiTypes.OBJECT,
@@ -136,7 +144,7 @@ class PropertiesExport(APIView):
     """A user's properties as CSV (value as JSON) or JSON."""
 
     @extend_schema(
-        parameters=[OpenApiParameter("format", str, enum=["csv", "json"])],
+        parameters=[USER_KEY, OpenApiParameter("format", str, enum=["csv", "json"])],
         responses={
             (200, "text/csv"): OpenApiTypes.STR,
             (200, "application/json"): OpenApiTypes.OBJECT,

@@ -13,7 +13,7 @@ from typing import Any
 from django.http import HttpResponse
 from django.http.response import HttpResponseBase
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework.exceptions import APIException, NotFound
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -21,7 +21,7 @@ from rest_framework.views import APIView, exception_handler
 
 from sessions_app.aggregates import rolling
 from sessions_app.aggregates.report import site_report
-from sessions_app.core import timebuckets
+from sessions_app.core import timebuckets, userkeys
 from sessions_app.core.bounds import RangeError
 from sessions_app.models import Site
 from sessions_app.sessions import activity, lists, timeline
@@ -98,6 +98,13 @@ def _uuid(request: Request, name: str) -> uuid.UUID | None:
         raise BadRequest(name, "not a UUID") from None
 
 
+USER_KEY = OpenApiParameter(
+    "user_key",
+    location=OpenApiParameter.PATH,
+    description=userkeys.DESCRIPTION,
+    pattern=f"^{userkeys.UserKeyConverter.regex}$",
+    examples=[OpenApiExample("plain", "anon-1"), OpenApiExample("org/123", "~b3JnLzEyMw")],
+)
 CURSOR = OpenApiParameter(
     "cursor", OpenApiTypes.UUID, description="next_cursor of the previous page"
 )
@@ -111,7 +118,7 @@ END = OpenApiParameter(
 class UserSessions(APIView):
     """A user's sessions newest first, including anonymous ids linked by identify()."""
 
-    @extend_schema(parameters=[CURSOR, LIMIT], responses=OpenApiTypes.OBJECT)
+    @extend_schema(parameters=[USER_KEY, CURSOR, LIMIT], responses=OpenApiTypes.OBJECT)
     def get(self, request: Request, site_id: uuid.UUID, user_key: str) -> Response:
         site = _site(site_id)
         linked = lists.identity_links(site_id=site.id, user_id=user_key, limit=19)
@@ -142,7 +149,7 @@ def _session_events(site: Site, session_id: uuid.UUID) -> list[dict[str, Any]]:
 class UserProperties(APIView):
     """A user's properties: the latest value of each identify trait, first and last set."""
 
-    @extend_schema(responses=OpenApiTypes.OBJECT)
+    @extend_schema(parameters=[USER_KEY], responses=OpenApiTypes.OBJECT)
     def get(self, request: Request, site_id: uuid.UUID, user_key: str) -> Response:
         site = _site(site_id)
         found = lists.user_properties(site_id=site.id, user_key=user_key)
@@ -172,6 +179,7 @@ class UserActivity(APIView):
 
     @extend_schema(
         parameters=[
+            USER_KEY,
             START,
             END,
             CURSOR,
@@ -274,6 +282,7 @@ class UserCounters(APIView):
 
     @extend_schema(
         parameters=[
+            USER_KEY,
             OpenApiParameter(
                 "event", str, description="custom event name, or pageview / click", required=True
             ),

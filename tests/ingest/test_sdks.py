@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from sessions_app.core.userkeys import to_path as to_url
 from tests.api.test_api import auth
 
 pytestmark = pytest.mark.django_db(transaction=True, databases=["default", "cassandra"])
@@ -94,12 +95,17 @@ def _get(client, token, path: str, **params: Any) -> Any:
     return response.json()
 
 
+def _user(site, key: str, route: str) -> str:
+    """The API path of a user route (keys with "/" are written ~base64url)."""
+    return f"/api/sites/{site.id}/users/{to_url(key)}/{route}"
+
+
 def _activity(client, token, site, key: str) -> list[dict]:
-    return _get(client, token, f"/api/sites/{site.id}/users/{key}/activity", limit=1000)["events"]
+    return _get(client, token, _user(site, key, "activity"), limit=1000)["events"]
 
 
 def _timeline(client, token, site, key: str) -> list[dict]:
-    sessions = _get(client, token, f"/api/sites/{site.id}/users/{key}/sessions")["sessions"]
+    sessions = _get(client, token, _user(site, key, "sessions"))["sessions"]
     events: list[dict] = []
     for s in sorted(sessions, key=lambda s: s["started_at"]):
         path = f"/api/sites/{site.id}/sessions/{s['session_id']}/events"
@@ -137,7 +143,7 @@ CONTEXT = {
 @pytest.mark.parametrize("sdk", list(SDKS))
 def test_every_segment_field_is_kept(sdk, live_server, site, token, client, tmp_path):
     library, _ = SDKS[sdk]
-    anon, user = f"anon-{sdk}", f"org-{sdk}"
+    anon, user = f"anon-{sdk}", f"org/{sdk}"  # a "/" in the user id, as Segment ids have
     t0 = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=10)
     at = [_iso(t0 + timedelta(seconds=10 * i)) for i in range(8)]
     calls: list[tuple[str, dict]] = [
@@ -224,12 +230,12 @@ def test_every_segment_field_is_kept(sdk, live_server, site, token, client, tmp_
     assert events[3]["context"]["category"] == "App" and events[3]["props"] == {"tab": 2}
 
     # alias linked the anonymous id exactly as an identify after anonymous activity does.
-    sessions = _get(client, token, f"/api/sites/{site.id}/users/{user}/sessions")
+    sessions = _get(client, token, _user(site, user, "sessions"))
     assert sessions["linked_anonymous_ids"] == [anon]
     assert {s["user_key"] for s in sessions["sessions"]} == {anon, user}
 
     # User properties: the latest value of each trait, when it was first and last set.
-    props = _get(client, token, f"/api/sites/{site.id}/users/{user}/properties")["properties"]
+    props = _get(client, token, _user(site, user, "properties"))["properties"]
     by_name = {p["name"]: p for p in props}
     assert {n: p["value"] for n, p in by_name.items()} == {
         "email": "ana@example.com",

@@ -69,9 +69,7 @@ def test_entry_and_exit_pages_are_the_first_and_last_url_seen(site, live_now):
     times, not its pages; the entry is the first page view's URL, also when the
     events arrive in separate requests."""
     t0 = live_now - minutes(50)
-    no_page = [
-        {k: v for k, v in event(t0, kind="custom", name="$identify").items() if k != "url"}
-    ]
+    no_page = [{k: v for k, v in event(t0, kind="custom", name="$identify").items() if k != "url"}]
     record(site, no_page)
     record(site, [event(t0 + minutes(1), url="https://shop.example/landing")])
     record(site, [event(t0 + minutes(2), url="https://shop.example/cart")])
