@@ -30,7 +30,7 @@ SLACK = 0.5  # px: layout rounds to fractions of a pixel
 
 @pytest.fixture
 def visit(live_server) -> dict[str, Any]:
-    """A session over three pages, element texts from two characters to 120."""
+    """Three pages and URL-less events before and on them; element texts of 2 to 120 chars."""
     site = services.site_create(name="Layout shop", origins=[live_server.url])
     now = timezone.now().replace(microsecond=0)
     start = now - timedelta(minutes=30)  # the last event 25 minutes later, all in the past
@@ -45,10 +45,11 @@ def visit(live_server) -> dict[str, Any]:
 
     shop = "https://shop.example"
     raw = [
+        at(0, kind="custom", name="$identify", url=None, props={"plan": "trial"}),
         at(5, url=f"{shop}/", title="Home"),
         click(9, f"{shop}/", LONG_TEXT, selector=LONG_SELECTOR),
         click(14, f"{shop}/", SHORT_TEXT, id="go"),
-        at(20, kind="custom", name="checkout_started", props={"cart": "c" * 150}),
+        at(20, kind="custom", name="checkout_started", url=None, props={"cart": "c" * 150}),
         at(65, url=f"{shop}/products/warranty", title="Warranties"),
         click(70, f"{shop}/products/warranty", SHORT_TEXT),
         click(1500, f"{shop}/products/warranty", LONG_TEXT),
@@ -115,8 +116,9 @@ def test_timeline_columns_line_up_across_page_groups(live_server, context, visit
     assert [h.inner_text().strip() for h in header] == ["Since start", "Δ", "Type", "What", "Time"]
     groups = table.query_selector_all("tbody.page")
     headings = [g.query_selector("tr.page-heading th").inner_text() for g in groups]
-    assert len(groups) == 3, headings
-    assert headings[0].startswith("/ ") and "Home" in headings[0]
+    assert len(groups) == 4, headings  # the URL-less event on "/" stays in its group
+    assert headings[0] == "(before the first page)"
+    assert headings[1].startswith("/ ") and "Home" in headings[1]
 
     columns = [_box(h) for h in header]
     rows = table.query_selector_all("tbody.page tr.event")
