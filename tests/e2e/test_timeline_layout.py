@@ -146,3 +146,27 @@ def test_timeline_columns_line_up_across_page_groups(live_server, context, visit
     assert _same_column(columns[3], short)
     _fits_the_page(page, table)
     screenshot(page, f"timeline-layout-{width}")
+
+
+def test_how_often_headers_sit_over_their_numbers(live_server, context, visit):
+    page = _logged_in(context, live_server)
+    page.goto(f"{live_server.url}/sites/{visit['site'].id}/users/lin/")
+    page.wait_for_selector("table.rolling")
+    table = page.query_selector("table.rolling")
+
+    header = table.query_selector_all("thead th")
+    assert header[0].inner_text() == "Last" and len(header) == 6
+    rows = table.query_selector_all("tbody tr")
+    assert len(rows) == 2
+    for row in rows:
+        cells = row.query_selector_all("th, td")
+        assert len(cells) == len(header)
+        for index, (head, cell) in enumerate(zip(header, cells, strict=True)):
+            assert _same_column(_box(head), _box(cell)), (index, head.inner_text())
+            if index == 0:  # the label column: labels start where "Last" starts
+                assert abs(_text_edges(head)[0] - _text_edges(cell)[0]) <= 1
+            else:  # a number column: the window's name ends where its numbers end
+                assert abs(_text_edges(head)[1] - _text_edges(cell)[1]) <= 1, head.inner_text()
+    assert [c.inner_text() for c in rows[0].query_selector_all("td")][-1] == "3"  # 3 page views
+    _fits_the_page(page, table)
+    screenshot(page, "profile-how-often")
