@@ -181,7 +181,13 @@ def user_profile(request: HttpRequest, site_id: uuid.UUID, user_key: str) -> Htt
 
 
 def _pages(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Group consecutive events by page URL, with time since start and since previous."""
+    """Group consecutive events by page URL, with time since start and since previous.
+
+    A page view, or a URL other than the current page's, starts a group. An event
+    without a URL (a server-side track or identify) happened while the page before
+    it was current, so it joins that group; only the URL-less events before the
+    session's first URL form a group of their own (url None).
+    """
     groups: list[dict[str, Any]] = []
     first = events[0]["ts"] if events else None
     previous = None
@@ -189,9 +195,13 @@ def _pages(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
         event["since_start"] = event["ts"] - first if first else None
         event["since_previous"] = event["ts"] - previous if previous else None
         previous = event["ts"]
-        url = event.get("url")
-        if not groups or event["type"] == "pageview" or groups[-1]["url"] != url:
-            groups.append({"url": url, "title": event.get("title"), "events": []})
+        url = event.get("url") or None
+        new_page = url is not None and (
+            event["type"] == "pageview" or not groups or groups[-1]["url"] != url
+        )
+        if new_page or not groups:
+            title = event.get("title") if url else None
+            groups.append({"url": url, "title": title, "events": []})
         groups[-1]["events"].append(event)
     return groups
 

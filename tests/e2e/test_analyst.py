@@ -67,7 +67,7 @@ def test_analyst_journey(live_server, context):
     screenshot(page, "user-profile")
 
     rows.first.locator("a").first.click()
-    page.wait_for_selector("ol.timeline")
+    page.wait_for_selector("table.timeline")
     assert page.locator("tr.event").count() == 25
     assert page.locator("text=Add to cart").count() > 0
     screenshot(page, "session-timeline")

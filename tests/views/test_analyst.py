@@ -165,3 +165,43 @@ def test_a_bad_time_is_named_and_the_default_shown(client, analyst, site, visit,
     assert "start: not a date and time (YYYY-MM-DDTHH:MM, UTC); showing the default" in html
     assert "end: between 1970 and a year from now; showing the default" in html
     assert client.get(url).content.decode().count('class="error"') == 0
+
+
+def _timeline_groups(html: str) -> list[str]:
+    """The timeline's page groups (one tbody each), as HTML fragments."""
+    table = html.split('<table class="timeline">', 1)[1].split("</table>", 1)[0]
+    return [part.split("</tbody>", 1)[0] for part in table.split('<tbody class="page">')[1:]]
+
+
+def test_timeline_puts_url_less_events_under_the_current_page(client, analyst, site):
+    now = timezone.now().replace(microsecond=0)
+    shop = "https://shop.example"
+
+    def seg(minutes_ago: int, **fields):
+        return event(now - timedelta(minutes=minutes_ago), anon="seg", **fields)
+
+    events_record(
+        source=Source(site=site, received_at=now),
+        raw_events=[  # a server-side SDK sends identify and track without a page URL
+            seg(9, kind="custom", name="$identify", url=None),
+            seg(8, url=f"{shop}/pricing", title="Pricing"),
+            seg(7, kind="custom", name="plan_viewed", url=None),
+            seg(6, kind="click", url=f"{shop}/pricing"),
+            seg(5, url=f"{shop}/signup", title="Sign up"),
+            seg(4, kind="custom", name="signup", url=None),
+        ],
+    )
+    [summary] = user_sessions.session_list(site_id=site.id, user_key="seg")
+    html = client.get(f"/sites/{site.id}/sessions/{summary['session_id']}/").content.decode()
+
+    groups = _timeline_groups(html)
+    assert len(groups) == 3, groups
+    before, pricing, signup = groups
+    assert "(before the first page)" in before and "$identify" in before
+    assert before.count('<tr class="event') == 1
+    assert f'href="{shop}/pricing"' in pricing and "Pricing" in pricing
+    assert "plan_viewed" in pricing and pricing.count('<tr class="event') == 3
+    assert f'href="{shop}/signup"' in signup and "<strong>signup</strong>" in signup
+    assert signup.count('<tr class="event') == 2
+    assert "(no page)" not in html
+    assert html.count("<table") == 1  # one table: the groups share its columns
