@@ -150,6 +150,18 @@ def test_every_page_and_api_route_reaches_the_user(client, analyst, site, token,
     events = _get(api, reverse("api-user-activity", args=[site.id, key])).json()["events"]
     assert [e["props"] for e in events] == [{"who": key}] * 3
 
+    # the user's properties (from an identify): API, its export, the profile's link
+    who = {"user_id": key, "anon": "anon-of-a-user"} if _as_user_id(key) else {"anon": key}
+    trait = event(timezone.now(), kind="custom", name="$identify", props={"who": key}, **who)
+    assert post(Client(), site, [trait]).json()["accepted"] == 1
+    properties_url = reverse("api-user-properties", args=[site.id, key])
+    found = _get(api, properties_url).json()
+    assert found["user_key"] == key and found["properties"][0]["value"] == key
+    export = _link_to(_text(_get(client, profile_url)), f"{properties_url}/export")
+    assert (
+        json.loads(next(csv.DictReader(io.StringIO(_text(_get(client, export)))))["value"]) == key
+    )
+
 
 @pytest.mark.parametrize(
     "key", [k for k in KEYS if "/" not in k and not k.startswith("~") and k not in (".", "..")]
@@ -185,7 +197,7 @@ def test_the_api_schema_says_how_a_key_is_written(client, token):
         HTTP_AUTHORIZATION=f"Token {token}",
     ).json()
     routes = [ops["get"] for path, ops in schema["paths"].items() if "{user_key}" in path]
-    assert len(routes) == 4
+    assert len(routes) == 6  # sessions, counters, activity and its export, properties and theirs
     for route in routes:
         [param] = [p for p in route["parameters"] if p["name"] == "user_key"]
         assert param["in"] == "path" and "~b3JnLzEyMw" in param["description"]
