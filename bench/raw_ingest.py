@@ -139,6 +139,7 @@ def _batch(
                             "title": title,
                             "element": None if element is None else orjson.Fragment(element),
                             "props": None,
+                            "context": None,
                             "late": False,
                             "clamped": False,
                             "is_bot": False,
@@ -164,6 +165,7 @@ def _batch(
                     url,
                     element,
                     None,
+                    None,  # context
                     RAW_TTL,
                 ),
             )
