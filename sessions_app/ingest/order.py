@@ -54,15 +54,22 @@ def in_request_order(site_id: uuid.UUID, candidates: list[Candidate]) -> list[Ca
     makes the same choice, so its events map to the same rows. The tracker sends a
     microsecond that already counts up within its millisecond (docs/tracker.md).
     """
+    times = ranked_times([(c.user_key, c.order_ts) for c in candidates])
+    for c, at in zip(candidates, times, strict=True):
+        if at != c.order_ts:
+            c.order_ts = at
+            c.event_id = event_uuid(site_id=site_id, client_event_id=c.event.client_id, ts=at)
+    return candidates
+
+
+def ranked_times(events: list[tuple[str, datetime]]) -> list[datetime]:
+    """The order time of each (user key, time) of a request, in request order: the k-th
+    repeat of a user's time is k µs later, never past the end of its millisecond."""
     seen: Counter[tuple[str, datetime]] = Counter()
-    for c in candidates:
-        key = (c.user_key, c.order_ts)
+    times = []
+    for key in events:
         rank = seen[key]
         seen[key] += 1
-        if rank:
-            room = 999 - c.order_ts.microsecond % 1000
-            c.order_ts += timedelta(microseconds=min(rank, room))
-            c.event_id = event_uuid(
-                site_id=site_id, client_event_id=c.event.client_id, ts=c.order_ts
-            )
-    return candidates
+        at = key[1]
+        times.append(at + timedelta(microseconds=min(rank, 999 - at.microsecond % 1000)))
+    return times

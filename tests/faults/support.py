@@ -14,6 +14,8 @@ from typing import Any
 
 from sessions_app.core import timebuckets
 from sessions_app.core.ids import event_uuid
+from sessions_app.core.timebuckets import as_utc
+from sessions_app.ingest.order import ranked_times
 from tests.conftest import ROOT
 
 
@@ -84,6 +86,23 @@ def process_stop(process: subprocess.Popen[bytes]) -> None:
 
 
 def event_id_of(site: Any, event: dict[str, Any]) -> Any:
-    """Return the TimeUUID the collector stores for a beacon event of this site."""
+    """Return the TimeUUID the collector stores for a beacon event of this site, when no
+    other event of its visitor in its request has the same time."""
     ts = timebuckets.as_utc(datetime.fromisoformat(event["ts"]))
     return event_uuid(site_id=site.id, client_event_id=event["id"], ts=ts)
+
+
+def event_ids_of(site: Any, events: list[dict[str, Any]]) -> list[Any]:
+    """The TimeUUIDs the collector stores for beacon events sent in this order, when a
+    visitor's events of one time were all sent in one request (ingest/order.py: the
+    k-th of them is k µs later)."""
+    times = ranked_times(
+        [
+            (e.get("user_id") or e["anonymous_id"], as_utc(datetime.fromisoformat(e["ts"])))
+            for e in events
+        ]
+    )
+    return [
+        event_uuid(site_id=site.id, client_event_id=e["id"], ts=at)
+        for e, at in zip(events, times, strict=True)
+    ]
