@@ -8,6 +8,7 @@ import json
 import re
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -16,6 +17,7 @@ from django.http import HttpResponse, StreamingHttpResponse
 from django.http.response import HttpResponseBase
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
@@ -24,11 +26,10 @@ from sessions_app.api.views import (
     START,
     USER_KEY,
     BadRequest,
-    _session_events,
     _site,
     _time,
 )
-from sessions_app.sessions import activity, lists
+from sessions_app.sessions import activity, lists, timeline
 
 EXPORT_MAX_EVENTS = 100_000
 EXPORT_FIELDS = [
@@ -48,13 +49,45 @@ _JSON_FIELDS = ("element", "props", "context", "value")
 PROPERTY_FIELDS = ["name", "value", "first_set_at", "last_set_at"]
 
 
+# A spreadsheet runs a cell that starts with one of these as a formula (CSV injection):
+# such a cell is written with a leading apostrophe, which spreadsheets show as text.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+CUT_HEADER = "X-Export-Cut"
+
+
+@dataclass
+class Cap:
+    """Set by a rows iterator that stopped at its cap, so that the export says so: a last
+    CSV line starting with "# cut:", or the X-Export-Cut header on JSON."""
+
+    reason: str | None = None
+
+
+def csv_cell(value: Any, *, as_json: bool = False) -> Any:
+    """A value as a CSV cell: JSON for objects, "" for None, formulas neutralised."""
+    if value is None:
+        return ""
+    if as_json:
+        value = json.dumps(value)
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value
+    return value
+
+
 def _export(
-    rows: Iterator[dict[str, Any]], fmt: str, name: str, fields: list[str] = EXPORT_FIELDS
+    rows: Iterator[dict[str, Any]],
+    fmt: str,
+    name: str,
+    fields: list[str] = EXPORT_FIELDS,
+    cap: Cap | None = None,
 ) -> HttpResponseBase:
     response: HttpResponseBase
+    cap = cap or Cap()
     if fmt == "json":
         body = json.dumps(list(rows), cls=DjangoJSONEncoder, indent=1)
         response = HttpResponse(body, content_type="application/json")
+        if cap.reason:
+            response[CUT_HEADER] = cap.reason
     elif fmt == "csv":
 
         def lines() -> Iterator[str]:
@@ -62,17 +95,12 @@ def _export(
             writer = csv.writer(buffer)
             writer.writerow(fields)
             for row in rows:
-                writer.writerow(
-                    [
-                        json.dumps(row.get(f))
-                        if f in _JSON_FIELDS and row.get(f) is not None
-                        else ("" if row.get(f) is None else row.get(f))
-                        for f in fields
-                    ]
-                )
+                writer.writerow([csv_cell(row.get(f), as_json=f in _JSON_FIELDS) for f in fields])
                 yield buffer.getvalue()
                 buffer.seek(0)
                 buffer.truncate()
+            if cap.reason:
+                writer.writerow([f"# cut: {cap.reason}"])
             yield buffer.getvalue()
 
         response = StreamingHttpResponse(lines(), content_type="text/csv")
@@ -96,10 +124,15 @@ class SessionExport(APIView):
         },
     )
     def get(self, request: Request, site_id: uuid.UUID, session_id: uuid.UUID) -> HttpResponseBase:
-        events = _session_events(_site(site_id), session_id)
-        return _export(
-            iter(events), request.query_params.get("format", "csv"), f"session-{session_id}"
-        )
+        found = timeline.session_timeline(site_id=_site(site_id).id, session_id=session_id)
+        if found is None:
+            raise NotFound("no such session")
+        summary, events = found.decoded()
+        cap = Cap()
+        if summary and summary["event_count"] > len(events):
+            cap.reason = f"the first {len(events)} of {summary['event_count']} events"
+        fmt = request.query_params.get("format", "csv")
+        return _export(iter(events), fmt, f"session-{session_id}", cap=cap)
 
 
 class ActivityExport(APIView):
@@ -120,24 +153,30 @@ class ActivityExport(APIView):
             site_id=site.id, user_key=user_key, start=start, end=end, limit=1
         )  # validates the range before streaming starts
 
+        cap = Cap()
+
         def rows() -> Iterator[dict[str, Any]]:
             cursor, sent = None, 0
-            while sent < EXPORT_MAX_EVENTS:
+            while True:
                 page = activity.user_activity(
                     site_id=site.id,
                     user_key=user_key,
                     start=start,
                     end=end,
-                    limit=1000,
+                    limit=min(1000, EXPORT_MAX_EVENTS - sent),
                     cursor=cursor,
                 )
                 yield from page.events
                 sent += len(page.events)
                 if page.next_cursor is None:
                     return
+                if sent >= EXPORT_MAX_EVENTS:
+                    cap.reason = f"at most {EXPORT_MAX_EVENTS} events; narrow start and end"
+                    return
                 cursor = page.next_cursor
 
-        return _export(rows(), request.query_params.get("format", "csv"), f"activity-{user_key}")
+        fmt = request.query_params.get("format", "csv")
+        return _export(rows(), fmt, f"activity-{user_key}", cap=cap)
 
 
 class PropertiesExport(APIView):

@@ -138,14 +138,6 @@ class UserSessions(APIView):
         )
 
 
-def _session_events(site: Site, session_id: uuid.UUID) -> list[dict[str, Any]]:
-    """A session's events for an export: the timeline's, as the API serves them."""
-    found = timeline.session_timeline(site_id=site.id, session_id=session_id)
-    if found is None:
-        raise NotFound("no such session")
-    return found.decoded()[1]
-
-
 class UserProperties(APIView):
     """A user's properties: the latest value of each identify trait, first and last set."""
 

@@ -250,6 +250,9 @@ def segment(request: HttpRequest, kind: str) -> HttpResponse:
         site = _site_by_key(str(key))
         if site is None or not site.enabled:
             raise BatchError(401, "Authorization", "unknown or disabled site key")
+        origin = request.headers.get("Origin")
+        if not _origin_allowed(site, origin):  # a browser on a site not on the allow-list
+            raise BatchError(403, "origin", f"{origin} is not an allowed origin of this site")
         messages = data.get("batch") if kind == "batch" else [{**data, "type": kind}]
         if not isinstance(messages, list) or not messages:
             raise BatchError(400, "batch", "required: a non-empty list of messages")
@@ -264,7 +267,7 @@ def segment(request: HttpRequest, kind: str) -> HttpResponse:
     events, agent = segment_to_events(
         messages, batch_context if isinstance(batch_context, dict) else None
     )
-    response = _record(request, site, events, sent_at, "segment", agent, None)
+    response = _record(request, site, events, sent_at, "segment", agent, origin)
     log.debug(
         "segment %s: %d messages in %.1f ms",
         kind,

@@ -257,9 +257,11 @@ def test_bots_are_flagged_and_ips_anonymised(client, site, live_now):
     assert "203.0.113.77" not in stored and "1:2:3:4" not in stored
 
 
-def _segment(client, site, body: bytes, *, gzip_it: bool = False, path: str = "/v1/batch"):
+def _segment(
+    client, site, body: bytes, *, gzip_it: bool = False, path: str = "/v1/batch", **headers
+):
     auth = base64.b64encode(f"{site.key}:".encode()).decode()
-    headers = {"HTTP_AUTHORIZATION": f"Basic {auth}"}
+    headers["HTTP_AUTHORIZATION"] = f"Basic {auth}"
     if gzip_it:
         headers["HTTP_CONTENT_ENCODING"] = "gzip"
     return client.post(path, body, content_type="application/json", **headers)
@@ -273,6 +275,26 @@ def _track(ts, message_id: str) -> dict:
         "messageId": message_id,
         "timestamp": ts.isoformat(),
     }
+
+
+def test_segment_requests_from_a_browser_are_checked_against_the_allowed_origins(
+    client, site, live_now
+):
+    def send(message_id: str, **headers):
+        body = json.dumps({"batch": [_track(live_now - minutes(1), message_id)]}).encode()
+        return _segment(client, site, body, **headers)
+
+    refused = send("o-1", HTTP_ORIGIN="https://evil.example")
+    assert refused.status_code == 403
+    assert refused.json()["field"] == "origin"
+    assert "Access-Control-Allow-Origin" not in refused
+    allowed = send("o-2", HTTP_ORIGIN="https://shop.example")
+    assert allowed.status_code == 200 and allowed.json()["accepted"] == 1
+    assert allowed["Access-Control-Allow-Origin"] == "https://shop.example"
+    server_side = send("o-3")  # no Origin: a server-side SDK
+    assert server_side.status_code == 200 and server_side.json()["accepted"] == 1
+    [summary] = user_sessions.session_list(site_id=site.id, user_key="gz-user")
+    assert summary["event_count"] == 2  # the refused one never stored
 
 
 def test_segment_gzip_body_is_inflated(client, site, live_now):
