@@ -111,6 +111,7 @@ def retention_set(*, key: str, days: int, actor: Any) -> RetentionPolicy:
     """
     specs.validate_days(key, days)
     with transaction.atomic():
+        _check_sessions_outlive_events(key, days)
         current = RetentionPolicy.objects.select_for_update().filter(key=key).first()
         previous = current.days if current else specs.SPECS[key].default_days()
         policy, _ = RetentionPolicy.objects.update_or_create(
@@ -124,6 +125,30 @@ def retention_set(*, key: str, days: int, actor: Any) -> RetentionPolicy:
         )
     invalidate()
     return policy
+
+
+def _check_sessions_outlive_events(key: str, days: int) -> None:
+    """Sessions are kept at least as long as raw events: an erasure finds a user's events
+    through their sessions, and a session summary should never point at events that
+    outlive it unseen."""
+    current = {
+        row.key: row.days
+        for row in RetentionPolicy.objects.select_for_update().filter(
+            key__in=(specs.RAW_EVENTS, specs.SESSIONS)
+        )
+    }
+    raw = current.get(specs.RAW_EVENTS, specs.SPECS[specs.RAW_EVENTS].default_days())
+    sessions = current.get(specs.SESSIONS, specs.SPECS[specs.SESSIONS].default_days())
+    if key == specs.SESSIONS and days < raw:
+        raise specs.RetentionError(
+            f"sessions: at least {raw} days: no shorter than raw events ({raw} days), "
+            "which are found through their sessions"
+        )
+    if key == specs.RAW_EVENTS and days > sessions:
+        raise specs.RetentionError(
+            f"raw events: at most {sessions} days: no longer than sessions ({sessions} days); "
+            "raise that first"
+        )
 
 
 # Seconds a process reuses the policies it read (the collector reads them per batch).

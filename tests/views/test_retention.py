@@ -255,3 +255,21 @@ def test_the_purge_button_queues_a_run_that_a_worker_records(celery_worker_proce
     assert run.trigger == "admin" and run.requested_by == user and run.error == ""
     assert f"Purge run {run.pk} finished: <strong>0 partitions deleted</strong> of 0" in page
     assert "adm2" in page and "done" in page
+
+
+def test_sessions_are_never_kept_shorter_than_raw_events(client, admin):
+    sessions = POLICY.replace("raw_events", "sessions")
+    response = client.post(sessions, {"days": "100"})  # raw events keep 400 days
+    assert response.status_code == 400
+    assert "sessions: at least 400 days: no shorter than raw events" in response.content.decode()
+    response = client.post(POLICY, {"days": "700"})  # raw events past the sessions' 400
+    assert response.status_code == 400
+    assert "at most 400 days: no longer than sessions" in response.content.decode()
+    assert not RetentionPolicy.objects.exists()
+    # Lower raw events first, then sessions down to them: both allowed.
+    assert client.post(POLICY, {"days": "90"}).status_code == 302
+    assert client.post(sessions, {"days": "90"}).status_code == 302
+    assert dict(RetentionPolicy.objects.values_list("key", "days")) == {
+        "raw_events": 90,
+        "sessions": 90,
+    }
