@@ -21,7 +21,14 @@ from sessions_app.core import timebuckets
 from sessions_app.core.ids import time_uuid_bound
 from sessions_app.core.redis_client import redis_client
 from sessions_app.erasure import suppression
-from sessions_app.erasure.scan import feed_ttl, pages, payload_mentions, table_ttl, write_all
+from sessions_app.erasure.scan import (
+    counted_buckets,
+    feed_ttl,
+    pages,
+    payload_mentions,
+    table_ttl,
+    write_all,
+)
 from sessions_app.ingest.plan import plan_decode, plan_encode, plan_without
 from sessions_app.ingest.rows import feed_sentinel
 from sessions_app.ingest.sessionizer import state_key
@@ -32,6 +39,7 @@ from sessions_app.models import (
     FailedEvent,
     Suppression,
     TransactionLog,
+    UserBucketWidth,
 )
 from sessions_app.partitions import shards, widths
 from sessions_app.sessions import lists
@@ -121,6 +129,7 @@ class _Job:
         self._rewrite_log(set(keys), found.earliest())
         self._progress("deleting per-user counts")
         self._delete_counts(keys, hours)
+        self._delete_widths(keys)
         self._reseal(hours)
         # A seal that read the rows before they were deleted may have written the
         # per-user counts again meanwhile (its aggregate row it cannot mark sealed:
@@ -364,10 +373,19 @@ class _Job:
         ) + write_all(transaction_log.REWRITE_ENTRY, rewritten)
         self.counts["transaction_log_rewritten"] += len(rewritten)
 
+    def _delete_widths(self, keys: list[str]) -> None:
+        """Forget the keys' user-partition width history (after their events are gone)."""
+        deleted, _ = UserBucketWidth.objects.filter(site=self.site, user_key__in=keys).delete()
+        self.counts["user_bucket_widths"] += deleted
+        widths.user_widths_forget(self.site.id)
+
     def _delete_counts(self, keys: list[str], hours: set[datetime]) -> None:
-        """Delete the keys' per-user counts of every affected hour, day and month."""
+        """Delete the keys' per-user counts of every affected hour, day and month, and of
+        every bucket their own counters name (also after raw events expired)."""
         site_id = self.site.id
         starts = {g: {timebuckets.floor(h, g) for h in hours} for g in RESEALED}
+        for granularity, buckets in counted_buckets(site_id, keys, self.now).items():
+            starts[granularity] |= buckets
         user_rows, rolling_rows = [], set()
         for granularity, found in starts.items():
             for bucket in sorted(found):

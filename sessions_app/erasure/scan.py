@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Iterable, Iterator
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
+from sessions_app.core import timebuckets
 from sessions_app.core.cql import cassandra_session, execute_windowed, prepare
 from sessions_app.models import LatestSession
+from sessions_app.retention import specs
+from sessions_app.tables import rolling_counts
 
 PAGE = 1000
 
@@ -53,3 +57,41 @@ def payload_mentions(payload: str | None, keys: set[str]) -> bool:
         if any(isinstance(data.get(n), str) and data[n] in keys for n in names):
             return True
     return any(json.dumps(k) in payload for k in keys)
+
+
+def counted_buckets(site_id: uuid.UUID, keys: list[str], now: datetime) -> dict[str, set[datetime]]:
+    """The buckets whose per-user counts hold one of the keys, found by the key itself.
+
+    Sealed counts outlive the raw events and sessions they came from, so they are looked
+    up in the key's own `rolling_counts` partitions: every period a row of each
+    resolution can still be in (its policy's longest allowed TTL), a few dozen small
+    partitions per key.
+    """
+    found: dict[str, set[datetime]] = {g: set() for g in _AGGREGATE_POLICIES}
+    for granularity in _AGGREGATE_POLICIES:
+        for period in _periods(granularity, now):
+            for key in keys:
+                params = (site_id, key, granularity, period)
+                for row in pages(rolling_counts.SELECT_BUCKETS, params):
+                    found[granularity].add(timebuckets.from_driver(row["bucket"]))
+    return found
+
+
+_AGGREGATE_POLICIES = {
+    "hour": specs.AGGREGATES_HOUR,
+    "day": specs.AGGREGATES_DAY,
+    "month": specs.AGGREGATES_MONTH,
+}
+
+
+def _periods(granularity: str, now: datetime) -> list[datetime]:
+    """Every rolling-counter period a row of this resolution may still be in."""
+    if granularity == "month":
+        return [timebuckets.EPOCH]
+    oldest = now - timedelta(days=specs.SPECS[_AGGREGATE_POLICIES[granularity]].max_days)
+    first = timebuckets.rolling_period(granularity, oldest)
+    periods = []
+    while first <= now:
+        periods.append(first)
+        first = timebuckets.rolling_period_end(granularity, first)
+    return periods

@@ -29,6 +29,11 @@ SELECT event_key FROM {ks}.rolling_counts
 WHERE site_id = ? AND user_key = ? AND granularity = ? AND period = ?
 """
 
+SELECT_BUCKETS = """
+SELECT bucket FROM {ks}.rolling_counts
+WHERE site_id = ? AND user_key = ? AND granularity = ? AND period = ?
+"""
+
 DELETE_PARTITION = """
 DELETE FROM {ks}.rolling_counts
 WHERE site_id = ? AND user_key = ? AND granularity = ? AND period = ?

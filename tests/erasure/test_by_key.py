@@ -1,0 +1,96 @@
+"""Erasure finds what outlives a user's sessions by the key itself: sealed per-user counts
+(hour, day, month) and the user's partition-width history."""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+
+import pytest
+from django.contrib.auth.models import User
+from django.utils import timezone
+
+from sessions_app import tasks
+from sessions_app.aggregates import rollup, seal
+from sessions_app.core import timebuckets
+from sessions_app.core.cql import cassandra_session, prepare
+from sessions_app.erasure import erasures
+from sessions_app.ingest.pipeline import Source, events_record
+from sessions_app.models import ErasureRequest, UserBucketWidth
+from sessions_app.retention import policies, specs
+from sessions_app.tables import user_sessions
+from tests.ingest.conftest import event
+
+pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
+
+SHORT_LIVED = (specs.RAW_EVENTS, specs.SESSIONS)
+
+
+def _counts(site, key: str, buckets: dict[str, object]) -> dict[str, int]:
+    """How many per-user count rows of key each table holds for these buckets."""
+    found = {}
+    for granularity, bucket in buckets.items():
+        rows = cassandra_session().execute(
+            prepare(
+                "SELECT user_key FROM {ks}.bucket_users "
+                "WHERE site_id = ? AND granularity = ? AND bucket = ? AND user_key = ?"
+            ),
+            (site.id, granularity, bucket, key),
+        )
+        found[f"bucket_users {granularity}"] = len(list(rows))
+        period = timebuckets.rolling_period(granularity, bucket)
+        rows = cassandra_session().execute(
+            prepare(
+                "SELECT bucket FROM {ks}.rolling_counts "
+                "WHERE site_id = ? AND user_key = ? AND granularity = ? AND period = ?"
+            ),
+            (site.id, key, granularity, period),
+        )
+        found[f"rolling_counts {granularity}"] = len(list(rows))
+    return found
+
+
+def test_counts_and_widths_go_after_the_sessions_expired(site, monkeypatch, settings):
+    settings.SUPPRESSION_CACHE_SECONDS = 0
+    settings.ERASURE_SETTLE_SECONDS = 0
+    ttl = policies.ttl_seconds
+    # Raw events and sessions that expire in seconds (a short retention, sped up).
+    monkeypatch.setattr(policies, "ttl_seconds", lambda k: 3 if k in SHORT_LIVED else ttl(k))
+    now = timezone.now().replace(microsecond=0)
+    hour = timebuckets.floor(now - timedelta(hours=3), "hour")
+    if hour.hour >= 22:
+        hour -= timedelta(hours=3)  # keep the hour's day sealable (not today's last hours)
+    for user in ("gone", "kept"):
+        outcome = events_record(
+            source=Source(site=site, received_at=hour + timedelta(minutes=20)),
+            raw_events=[
+                event(hour + timedelta(minutes=m), anon=user, kind="custom", name="login")
+                for m in (1, 2)
+            ],
+        )
+        assert outcome.accepted == 2
+    assert seal.bucket_seal(site_id=site.id, hour=hour, now=now)
+    day, month = timebuckets.floor(hour, "day"), timebuckets.floor(hour, "month")
+    rollup.bucket_rollup(site_id=site.id, granularity="day", bucket=day, now=now)
+    rollup.bucket_rollup(site_id=site.id, granularity="month", bucket=month, now=now)
+    UserBucketWidth.objects.create(site=site, user_key="gone", width="hour", effective_from=hour)
+    buckets = {"hour": hour, "day": day, "month": month}
+    before = _counts(site, "gone", buckets)
+    assert before["bucket_users hour"] == 1 and before["rolling_counts hour"] >= 1
+
+    time.sleep(4)  # the raw events and the sessions expire; the sealed counts stay
+    assert user_sessions.session_list(site_id=site.id, user_key="gone") == []
+
+    root = User.objects.create_superuser("root", password="pw-root-123")
+    request = erasures.erasure_request(
+        site=site, key="gone", kind=ErasureRequest.ANONYMOUS_ID, requested_by=root
+    )
+    tasks.erase_user.apply(args=[str(request.pk)]).get()
+    request.refresh_from_db()
+    assert request.state == ErasureRequest.DONE, request.error
+    after = _counts(site, "gone", buckets)
+    assert set(after.values()) == {0}, after
+    assert not UserBucketWidth.objects.filter(user_key="gone").exists()
+    assert request.counts["user_bucket_widths"] == 1
+    # The other user's counts stay.
+    assert set(_counts(site, "kept", buckets).values()) == {1}
