@@ -23,9 +23,9 @@ from sessions_app.core.redis_client import redis_client
 from sessions_app.erasure import suppression
 from sessions_app.erasure.scan import (
     counted_buckets,
+    failed_rows_mentioning,
     feed_ttl,
     pages,
-    payload_mentions,
     table_ttl,
     write_all,
 )
@@ -36,7 +36,6 @@ from sessions_app.ingest.txlog import LOG_WIDTH
 from sessions_app.models import (
     BucketState,
     ErasureRequest,
-    FailedEvent,
     Suppression,
     TransactionLog,
     UserBucketWidth,
@@ -44,6 +43,7 @@ from sessions_app.models import (
 from sessions_app.partitions import shards, widths
 from sessions_app.sessions import lists
 from sessions_app.tables import (
+    anonymous_links,
     bucket_partials,
     bucket_users,
     failed_events,
@@ -301,13 +301,24 @@ class _Job:
         self.counts["user_sessions"] += len(found.sessions)
 
     def _delete_links(self, keys: list[str]) -> None:
-        """Delete the identity links of a user id (the partition keyed by it)."""
-        if self.request.kind != ErasureRequest.USER_ID:
-            return
-        key = self.request.key
-        links = lists.identity_links(site_id=self.site.id, user_id=key, limit=MAX_LINKED_IDS)
-        write_all(identity_links.DELETE_PARTITION, [(self.site.id, key)])
-        self.counts["identity_links"] += len(links)
+        """Delete the identity links of an erased user id (its partition) and, for every
+        erased anonymous id, its link rows in the partitions of whichever user ids it was
+        linked to (found through anonymous_links, the reverse rows, deleted too)."""
+        site_id, key = self.site.id, self.request.key
+        anons = list(keys)
+        if self.request.kind == ErasureRequest.USER_ID:
+            anons.remove(key)
+            linked = lists.identity_links(site_id=site_id, user_id=key, limit=MAX_LINKED_IDS)
+            write_all(identity_links.DELETE_PARTITION, [(site_id, key)])
+            self.counts["identity_links"] += len(linked)
+        rows = [
+            (site_id, row["user_id"], anon)
+            for anon in anons
+            for row in pages(anonymous_links.SELECT_USERS, (site_id, anon, MAX_LINKED_IDS))
+        ]
+        write_all(identity_links.DELETE_ROW, [r for r in rows if r[1] != key])
+        write_all(anonymous_links.DELETE_PARTITION, [(site_id, anon) for anon in anons])
+        self.counts["identity_links"] += sum(r[1] != key for r in rows)
 
     def _delete_properties(self, keys: list[str]) -> None:
         """Delete the user properties (identify traits) of every key."""
@@ -317,18 +328,8 @@ class _Job:
         write_all(user_properties.DELETE_PARTITION, [(self.site.id, k) for k in keys])
 
     def _delete_failed(self, keys: set[str]) -> None:
-        """Delete rejected events whose stored payload carries one of the keys.
-
-        Scans every day partition still inside the failed-events TTL.
-        """
-        site_id = self.site.id
-        first = timebuckets.floor(self.now - table_ttl(FailedEvent), timebuckets.Width.DAY)
-        end = timebuckets.next_start(self.now, timebuckets.Width.DAY)
-        doomed = []
-        for day in timebuckets.buckets_between(first, end, timebuckets.Width.DAY):
-            for row in pages(failed_events.SELECT_PAYLOADS, (site_id, day)):
-                if payload_mentions(row["payload"], keys):
-                    doomed.append((site_id, day, row["failed_id"]))
+        """Delete rejected events whose stored payload carries one of the keys."""
+        doomed = failed_rows_mentioning(self.site.id, keys, self.now)
         self.counts["failed_events"] += write_all(failed_events.DELETE_ROW, doomed)
 
     def _rewrite_log(self, keys: set[str], earliest: datetime | None) -> None:

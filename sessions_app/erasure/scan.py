@@ -10,9 +10,9 @@ from typing import Any
 
 from sessions_app.core import timebuckets
 from sessions_app.core.cql import cassandra_session, execute_windowed, prepare
-from sessions_app.models import LatestSession
+from sessions_app.models import FailedEvent, LatestSession
 from sessions_app.retention import specs
-from sessions_app.tables import rolling_counts
+from sessions_app.tables import failed_events, rolling_counts
 
 PAGE = 1000
 
@@ -95,3 +95,18 @@ def _periods(granularity: str, now: datetime) -> list[datetime]:
         periods.append(first)
         first = timebuckets.rolling_period_end(granularity, first)
     return periods
+
+
+def failed_rows_mentioning(
+    site_id: uuid.UUID, keys: set[str], now: datetime
+) -> list[tuple[Any, ...]]:
+    """The keys of rejected events whose stored payload carries one of the keys: every
+    day partition still inside the failed-events TTL is scanned."""
+    first = timebuckets.floor(now - table_ttl(FailedEvent), timebuckets.Width.DAY)
+    end = timebuckets.next_start(now, timebuckets.Width.DAY)
+    doomed = []
+    for day in timebuckets.buckets_between(first, end, timebuckets.Width.DAY):
+        for row in pages(failed_events.SELECT_PAYLOADS, (site_id, day)):
+            if payload_mentions(row["payload"], keys):
+                doomed.append((site_id, day, row["failed_id"]))
+    return doomed

@@ -23,6 +23,7 @@ from sessions_app.core.timebuckets import bucket_of
 from sessions_app.ingest.plan import EventRow, Plan
 from sessions_app.retention import policies, specs
 from sessions_app.tables import (
+    anonymous_links,
     bucket_partials,
     identity_links,
     latest_sessions,
@@ -178,10 +179,15 @@ def session_rows(plan: Plan) -> Iterable[tuple[tuple[Any, ...], Row]]:
     upsert = prepare(user_sessions.UPSERT, idempotent=True, write=True)
     feed = prepare(latest_sessions.INSERT, idempotent=True, write=True)
     link = prepare(identity_links.INSERT, idempotent=True, write=True)
+    reverse = prepare(anonymous_links.INSERT, idempotent=True, write=True)
     yield from property_rows(plan)
     ttl = policies.ttl_seconds(specs.SESSIONS) if plan.sessions or plan.links else 0
     for user, anon in plan.links:
         yield ("l", plan.site_id, user), (link, (plan.site_id, user, anon, plan.received_at, ttl))
+        yield (
+            ("al", plan.site_id, anon),
+            (reverse, (plan.site_id, anon, user, plan.received_at, ttl)),
+        )
     for s in plan.sessions:
         sentinel = feed_sentinel(s.user_key)
         yield (

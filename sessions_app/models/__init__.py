@@ -1,5 +1,6 @@
 """SQL models by domain, and the cqlengine models of the Cassandra tables (sessions_app/tables)."""
 
+from sessions_app.tables.anonymous_links import AnonymousLink
 from sessions_app.tables.bucket_aggregates import BucketAggregate
 from sessions_app.tables.bucket_partials import BucketPartial
 from sessions_app.tables.bucket_users import BucketUsers
@@ -29,6 +30,7 @@ CASSANDRA_MODELS = _cassandra_models()
 __all__ = [
     "CASSANDRA_MODELS",
     "AdminAction",
+    "AnonymousLink",
     "BucketAggregate",
     "BucketPartial",
     "BucketState",

@@ -15,6 +15,10 @@ from sessions_app.tables.spec import TableSpec
 
 DELETE_PARTITION = "DELETE FROM {ks}.identity_links WHERE site_id = ? AND user_id = ?"
 
+DELETE_ROW = """
+DELETE FROM {ks}.identity_links WHERE site_id = ? AND user_id = ? AND anonymous_id = ?
+"""
+
 INSERT = """
 INSERT INTO {ks}.identity_links (site_id, user_id, anonymous_id, linked_at) VALUES (?, ?, ?, ?)
 USING TTL ?

@@ -11,6 +11,7 @@ from __future__ import annotations
 from importlib import import_module
 
 from sessions_app.tables import (
+    anonymous_links,
     bucket_aggregates,
     bucket_partials,
     bucket_users,
@@ -38,6 +39,7 @@ TABLES: tuple[TableSpec, ...] = (
     latest_sessions.SPEC,
     user_sessions.SPEC,
     identity_links.SPEC,
+    anonymous_links.SPEC,
     user_properties.SPEC,
     failed_events.SPEC,
     transaction_log.SPEC,

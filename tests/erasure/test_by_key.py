@@ -18,6 +18,7 @@ from sessions_app.erasure import erasures
 from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.models import ErasureRequest, UserBucketWidth
 from sessions_app.retention import policies, specs
+from sessions_app.sessions import lists
 from sessions_app.tables import user_sessions
 from tests.ingest.conftest import event
 
@@ -94,3 +95,44 @@ def test_counts_and_widths_go_after_the_sessions_expired(site, monkeypatch, sett
     assert request.counts["user_bucket_widths"] == 1
     # The other user's counts stay.
     assert set(_counts(site, "kept", buckets).values()) == {1}
+
+
+def _erase(site, key: str, kind: str) -> ErasureRequest:
+    root = User.objects.get_or_create(username="root", defaults={"is_superuser": True})[0]
+    request = erasures.erasure_request(site=site, key=key, kind=kind, requested_by=root)
+    tasks.erase_user.apply(args=[str(request.pk)]).get()
+    request.refresh_from_db()
+    assert request.state == ErasureRequest.DONE, request.error
+    return request
+
+
+def _identify(site, at, anon: str, user: str, id: str) -> None:
+    raw = event(at, kind="custom", name="$identify", anon=anon, user_id=user, id=id)
+    events_record(source=Source(site=site, received_at=timezone.now()), raw_events=[raw])
+
+
+def test_erasing_an_anonymous_id_removes_its_links_in_every_user(site, settings):
+    settings.SUPPRESSION_CACHE_SECONDS = 0
+    settings.ERASURE_SETTLE_SECONDS = 0
+    at = timezone.now() - timedelta(minutes=10)
+    _identify(site, at, "shared-device", "ann", "l1")  # one device, two people
+    _identify(site, at + timedelta(minutes=1), "shared-device", "ben", "l2")
+    _identify(site, at, "ann-phone", "ann", "l3")
+    assert lists.identity_links(site_id=site.id, user_id="ann") == ["ann-phone", "shared-device"]
+    assert lists.identity_links(site_id=site.id, user_id="ben") == ["shared-device"]
+
+    request = _erase(site, "shared-device", ErasureRequest.ANONYMOUS_ID)
+    assert request.counts["identity_links"] == 2
+    assert lists.identity_links(site_id=site.id, user_id="ann") == ["ann-phone"]
+    assert lists.identity_links(site_id=site.id, user_id="ben") == []
+
+
+def test_erasing_a_user_id_removes_its_devices_links_to_other_users(site, settings):
+    settings.SUPPRESSION_CACHE_SECONDS = 0
+    settings.ERASURE_SETTLE_SECONDS = 0
+    at = timezone.now() - timedelta(minutes=10)
+    _identify(site, at, "family-tablet", "cat", "m1")
+    _identify(site, at + timedelta(minutes=1), "family-tablet", "dan", "m2")
+    _erase(site, "cat", ErasureRequest.USER_ID)  # covers family-tablet, linked to cat
+    assert lists.identity_links(site_id=site.id, user_id="cat") == []
+    assert lists.identity_links(site_id=site.id, user_id="dan") == []
