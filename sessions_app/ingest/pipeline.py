@@ -17,7 +17,7 @@ import zlib
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -27,6 +27,7 @@ from sessions_app.core import timebuckets
 from sessions_app.core.ids import event_uuid, time_uuid
 from sessions_app.erasure import suppression
 from sessions_app.ingest import apply, coordination
+from sessions_app.ingest.applier import max_age
 from sessions_app.ingest.apply import plan_apply
 from sessions_app.ingest.order import Candidate, in_request_order, unique
 from sessions_app.ingest.plan import (
@@ -35,6 +36,7 @@ from sessions_app.ingest.plan import (
     Plan,
     SessionSummary,
     Stats,
+    plan_without,
     version_of,
 )
 from sessions_app.ingest.rows import partial_shard
@@ -145,6 +147,9 @@ def events_record(*, source: Source, raw_events: Sequence[Any]) -> Outcome:
             clamped=sum(c.clamped for c in fresh),
             rejected=dict(reasons),
         )
+        _within_deadline(received_at)
+        if plan is not None:
+            plan = _without_erased(plan)
         payload = log_write(
             plan,
             site_id=site.id,
@@ -155,6 +160,8 @@ def events_record(*, source: Source, raw_events: Sequence[Any]) -> Outcome:
         )
     except Exception as exc:
         coordination.abandon(claim)
+        if isinstance(exc, StorageUnavailable):
+            raise
         raise StorageUnavailable(f"Cassandra: {type(exc).__name__}: {exc}") from exc
     ttl = int((settings.SESSION_INACTIVITY + timedelta(minutes=5)).total_seconds())
     outcome.queued = coordination.finish(
@@ -170,10 +177,30 @@ def events_record(*, source: Source, raw_events: Sequence[Any]) -> Outcome:
         _touch_buckets(site, plan)
         if not outcome.queued:  # no applier running (or the queue is full): write it now
             try:
-                plan_apply(plan, wait_for_mark=False)
+                _within_deadline(received_at)
+                plan_apply(_without_erased(plan), wait_for_mark=False)
             except Exception:  # the plan is in the log: the replay task finishes it
                 log.exception("apply of batch %s failed; left for txlog_replay", batch_id)
     return outcome
+
+
+def _within_deadline(received_at: datetime) -> None:
+    """Refuse to write for a request older than the applier's age limit.
+
+    An erasure deletes ERASURE_SETTLE_SECONDS after it suppresses a key; a request that
+    passed the suppression check before that must have written by then. Past this
+    deadline nothing more is written: before the log write the request fails (503, and
+    the client's retry meets the suppression); after it, the plan is left to the replay,
+    which strips erased keys.
+    """
+    if datetime.now(UTC) - received_at > max_age():
+        raise StorageUnavailable("the request took too long to be written safely")
+
+
+def _without_erased(plan: Plan) -> Plan:
+    """The plan without the keys suppressed since its events were validated."""
+    suppressed = suppression.suppressed_keys(site_id=plan.site_id)
+    return plan_without(plan, suppressed) if suppressed else plan
 
 
 def _touch_buckets(site: Site, plan: Plan) -> None:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from datetime import timedelta
 
@@ -15,6 +16,7 @@ from sessions_app.aggregates import rollup, seal
 from sessions_app.core import timebuckets
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.erasure import erasures
+from sessions_app.ingest import pipeline, replay
 from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.models import ErasureRequest, UserBucketWidth
 from sessions_app.retention import policies, specs
@@ -136,3 +138,49 @@ def test_erasing_a_user_id_removes_its_devices_links_to_other_users(site, settin
     _erase(site, "cat", ErasureRequest.USER_ID)  # covers family-tablet, linked to cat
     assert lists.identity_links(site_id=site.id, user_id="cat") == []
     assert lists.identity_links(site_id=site.id, user_id="dan") == []
+
+
+def test_a_request_held_past_an_erasure_does_not_write_the_user_back(site, settings, monkeypatch):
+    """The request validates (the key is not suppressed yet), is held while the key is
+    erased, then resumes: nothing of the user is written or logged; the retry is refused."""
+    settings.SUPPRESSION_CACHE_SECONDS = 0
+    settings.ERASURE_SETTLE_SECONDS = 2  # the applier's age limit becomes 1 s
+    reached, release = threading.Event(), threading.Event()
+    real_plan = pipeline._plan
+
+    def held_plan(*args, **kwargs):
+        reached.set()
+        assert release.wait(60)
+        return real_plan(*args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "_plan", held_plan)
+    at = timezone.now() - timedelta(minutes=2)
+    beacon = [event(at, anon="held"), event(at + timedelta(seconds=1), anon="bystander")]
+    result: dict[str, object] = {}
+
+    def send() -> None:
+        try:
+            result["outcome"] = events_record(
+                source=Source(site=site, received_at=timezone.now()), raw_events=beacon
+            )
+        except pipeline.StorageUnavailable as exc:
+            result["error"] = exc
+
+    worker = threading.Thread(target=send)
+    worker.start()
+    assert reached.wait(30)
+    _erase(site, "held", ErasureRequest.ANONYMOUS_ID)  # suppress, settle, delete
+    release.set()
+    worker.join(60)
+    assert isinstance(result.get("error"), pipeline.StorageUnavailable), result
+    monkeypatch.undo()
+
+    settings.TXLOG_REPLAY_GRACE = timedelta(0)
+    replay.txlog_replay(now=timezone.now() + timedelta(seconds=1))
+    assert user_sessions.session_list(site_id=site.id, user_key="held") == []
+    retry = events_record(source=Source(site=site, received_at=timezone.now()), raw_events=beacon)
+    assert retry.accepted == 1 and retry.rejected[0]["reason"].endswith(
+        "erased on request; not accepted"
+    )
+    assert user_sessions.session_list(site_id=site.id, user_key="held") == []
+    assert len(user_sessions.session_list(site_id=site.id, user_key="bystander")) == 1
