@@ -298,6 +298,33 @@ def execute_windowed(work: list[tuple[Any, Any]], *, window: int = 128) -> None:
 # Cassandra logs a warning for unlogged batches over more partitions than this
 # (unlogged_batch_across_partitions_warn_threshold).
 PARTITIONS_PER_BATCH = 10
+# A batch's bound values stay under this many bytes: a stock node refuses batches over
+# batch_size_fail_threshold (50 KiB) and warns over 5 KiB; the mutation adds some bytes
+# of overhead per cell on top of the values, hence the margin.
+BATCH_MAX_BYTES = 32 * 1024
+
+
+def bound_bytes(row: BoundStatement) -> int:
+    """The bytes of a bound statement's values (what counts toward a batch's size)."""
+    return sum(len(v) for v in row.values if isinstance(v, bytes | bytearray))
+
+
+def by_bytes(
+    rows: Sequence[BoundStatement], limit: int = BATCH_MAX_BYTES
+) -> list[list[BoundStatement]]:
+    """Consecutive runs of rows whose values add up to at most limit bytes (a row over
+    the limit alone)."""
+    runs: list[list[BoundStatement]] = []
+    size = 0
+    for row in rows:
+        n = bound_bytes(row)
+        if runs and size + n <= limit:
+            runs[-1].append(row)
+            size += n
+        else:
+            runs.append([row])
+            size = n
+    return runs
 
 
 def replica_batches(
@@ -330,29 +357,34 @@ def pack_by_replicas(
     token-aware coordinator is a replica of all of them: it applies the batch
     locally and forwards it as one message per other replica, instead of one
     request per partition. A batch takes another partition only while it stays
-    within rows_per_batch rows (a bigger partition goes alone), so it stays far
-    from the node's batch size limits. A lone row goes as itself.
+    within rows_per_batch rows and BATCH_MAX_BYTES bytes of values (a bigger partition
+    is split into runs that fit), so it stays under a stock node's batch size limit.
+    A lone row goes as itself.
     """
     metadata = cassandra_session().cluster.metadata
     name = keyspace()
     groups: dict[frozenset[Any], list[list[BoundStatement]]] = {}
-    for bound in partitions:
-        if not bound:
+    for rows in partitions:
+        if not rows:
             continue
         # Hosts hash and compare by endpoint: the same replicas, in any order, are one key.
-        key = frozenset(metadata.get_replicas(name, bound[0].routing_key))
-        groups.setdefault(key, []).append(bound)
+        key = frozenset(metadata.get_replicas(name, rows[0].routing_key))
+        groups.setdefault(key, []).extend(by_bytes(rows))  # a big partition: several runs
     work: list[tuple[Any, None]] = []
     for members in groups.values():
         packed: list[list[BoundStatement]] = []
+        size = 0
         for bound in members:
+            n = sum(map(bound_bytes, bound))
             if packed and (
                 len(packed) == partitions_per_batch
                 or sum(map(len, packed)) + len(bound) > rows_per_batch
+                or size + n > BATCH_MAX_BYTES
             ):
                 work.append((_unlogged(packed), None))
-                packed = []
+                packed, size = [], 0
             packed.append(bound)
+            size += n
         if packed:
             work.append((_unlogged(packed), None))
     return work

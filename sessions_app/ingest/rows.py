@@ -16,7 +16,7 @@ from django.conf import settings
 
 from sessions_app.aggregates import tally
 from sessions_app.core import timebuckets
-from sessions_app.core.cql import bind, consistency, prepare
+from sessions_app.core.cql import bind, by_bytes, consistency, prepare
 from sessions_app.core.ids import time_uuid, uuid_time
 from sessions_app.core.jsonfmt import dumps
 from sessions_app.core.timebuckets import bucket_of
@@ -131,15 +131,20 @@ def _single_partition(
     if len(rows) == 1:
         yield rows[0]  # _run binds it
         return
-    for start in range(0, len(rows), MAX_BATCH_ROWS):
-        batch = BatchStatement(
-            batch_type=BatchType.UNLOGGED,
-            consistency_level=consistency(settings.CASSANDRA_WRITE_CONSISTENCY),
-        )
-        batch.is_idempotent = True
-        for statement, params in rows[start : start + MAX_BATCH_ROWS]:
-            batch.add(bind(statement, params))
-        yield batch, None
+    bound = [bind(statement, params) for statement, params in rows]
+    for start in range(0, len(bound), MAX_BATCH_ROWS):
+        for run in by_bytes(bound[start : start + MAX_BATCH_ROWS]):
+            if len(run) == 1:
+                yield run[0], None
+                continue
+            batch = BatchStatement(
+                batch_type=BatchType.UNLOGGED,
+                consistency_level=consistency(settings.CASSANDRA_WRITE_CONSISTENCY),
+            )
+            batch.is_idempotent = True
+            for row in run:
+                batch.add(row)
+            yield batch, None
 
 
 def feed_sentinel(user_key: str) -> int:
