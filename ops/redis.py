@@ -82,8 +82,13 @@ def start(port: int, *, timeout: float = 20.0) -> bool:
         str(folder),
         "--logfile",
         str(logfile),
+        # Bounded: only keys with a TTL may be evicted (dedup marks, cached session
+        # states, rate counters; a lost one falls back to Cassandra), never the Celery
+        # queues or the applier queue, which have none.
+        "--maxmemory",
+        os.environ.get("REDIS_MAXMEMORY", "512mb"),
         "--maxmemory-policy",
-        "noeviction",
+        "volatile-lru",
     ]
     process = subprocess.Popen(
         command,

@@ -225,6 +225,10 @@ COLLECT_MAX_EVENTS = env.int("COLLECT_MAX_EVENTS", default=500)
 # Fixed one-second windows in Redis; 0 disables a limit.
 COLLECT_RATE_PER_SITE = env.int("COLLECT_RATE_PER_SITE", default=500)
 COLLECT_RATE_PER_IP = env.int("COLLECT_RATE_PER_IP", default=50)
+# Events a second, counted like requests; a client (an IP, an IPv6 /64) gets at most half
+# of its site's budget of either.
+COLLECT_EVENTS_PER_SITE = env.int("COLLECT_EVENTS_PER_SITE", default=10_000)
+COLLECT_EVENTS_PER_IP = env.int("COLLECT_EVENTS_PER_IP", default=1_000)
 # Number of reverse proxies in front of the app whose X-Forwarded-For to trust.
 TRUSTED_PROXY_COUNT = env.int("TRUSTED_PROXY_COUNT", default=0)
 SESSION_INACTIVITY = timedelta(minutes=env.int("SESSION_INACTIVITY_MINUTES", default=30))

@@ -139,7 +139,7 @@ def _record(
 ) -> HttpResponse:
     ip = client_ip(request.META, trusted_proxies=settings.TRUSTED_PROXY_COUNT)
     try:
-        limit = rate_limited(site_id=site.id, ip=ip)
+        limit = rate_limited(site_id=site.id, ip=ip, events=len(raw_events))
     except RedisError:
         limit = None  # fail open: losing analytics is worse than a missed limit
         log.warning("rate limiting skipped: Redis unavailable")

@@ -6,6 +6,7 @@ import base64
 import gzip
 import io
 import json
+import time
 from datetime import timedelta
 
 import pytest
@@ -183,7 +184,9 @@ def test_content_length_shorter_than_the_body_cannot_smuggle_data(site, live_now
 
 def test_rate_limit_per_site_is_429_with_retry_after(client, site, settings, live_now):
     settings.COLLECT_RATE_PER_SITE = 2
-    statuses = [post(client, site, [event(live_now)]) for _ in range(5)]
+    statuses = [
+        post(client, site, [event(live_now)], REMOTE_ADDR=f"203.0.113.{n}") for n in range(5)
+    ]
     limited = [r for r in statuses if r.status_code == 429]
     assert limited, [r.status_code for r in statuses]
     assert limited[0]["Retry-After"] == "1"
@@ -199,6 +202,51 @@ def test_rate_limit_per_ip_is_429(client, site, settings, live_now):
     assert 429 in statuses
     other_ip = post(client, site, [event(live_now)], REMOTE_ADDR="203.0.113.10")
     assert other_ip.status_code == 200
+
+
+def _second_start() -> None:
+    """Wait for a new second: the limits count in one-second windows."""
+    time.sleep(1.01 - time.time() % 1)
+
+
+def test_events_are_counted_against_the_limits_as_well_as_requests(
+    client, site, settings, live_now
+):
+    _second_start()
+    settings.COLLECT_EVENTS_PER_SITE = 40
+    settings.COLLECT_EVENTS_PER_IP = 100  # capped at half the site's: 20
+    big = [event(live_now, id=f"ev-big-{i}") for i in range(15)]
+    first = post(client, site, big, REMOTE_ADDR="203.0.113.20")
+    assert first.status_code == 200
+    second = post(client, site, [event(live_now, id=f"ev-more-{i}") for i in range(10)],
+                  REMOTE_ADDR="203.0.113.20")  # fmt: skip
+    assert second.status_code == 429 and second.json()["field"] == "ip"  # 25 > 20
+    # Another client still has room in the site's budget: 15 + 15 <= 40.
+    other = post(client, site, [event(live_now, id=f"ev-other-{i}") for i in range(15)],
+                 REMOTE_ADDR="203.0.113.21")  # fmt: skip
+    assert other.status_code == 200
+
+
+def test_one_client_cannot_use_up_its_sites_budget(client, site, settings, live_now):
+    settings.COLLECT_RATE_PER_SITE = 4
+    settings.COLLECT_RATE_PER_IP = 0  # no own limit: still at most half the site's
+    _second_start()
+    flood = [
+        post(client, site, [event(live_now)], REMOTE_ADDR="203.0.113.30").status_code
+        for _ in range(10)
+    ]
+    assert flood.count(200) == 2 and flood.count(429) == 8
+    assert post(client, site, [event(live_now)], REMOTE_ADDR="203.0.113.31").status_code == 200
+
+
+def test_an_ipv6_client_is_limited_by_its_64(client, site, settings, live_now):
+    settings.COLLECT_RATE_PER_IP = 2
+    same_64 = [f"2001:db8:1:2::{n:x}" for n in range(1, 5)]  # four hosts of one /64
+    _second_start()
+    statuses = [post(client, site, [event(live_now)], REMOTE_ADDR=ip).status_code for ip in same_64]
+    assert statuses.count(429) == 2
+    other_64 = post(client, site, [event(live_now)], REMOTE_ADDR="2001:db8:1:3::1")
+    assert other_64.status_code == 200
 
 
 def test_clock_skew_is_corrected_with_sent_at(client, site, live_now):
