@@ -5,19 +5,22 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-STAMP := $(VENV)/.installed-$(shell sha1sum pyproject.toml | cut -c1-12)
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml requirements.lock | sha1sum | cut -c1-12)
 
-.PHONY: run test test-quick test-faults bench profile lint fmt stop status clean install tracker cluster cluster-stop
+.PHONY: run test test-quick test-faults bench profile lint lock fmt stop status clean install tracker cluster cluster-stop
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml requirements.lock
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 # setuptools reports its editable-install strategy as a UserWarning ("Editable
 # installation. ... folders with the same name as your package"): informational
 # only, and here those folders are the package. Only that notice is filtered.
-	PYTHONWARNINGS='ignore:Editable installation:UserWarning' $(PY) -m pip install -q -e '.[dev]'
+# Exact versions from requirements.lock (`make lock` regenerates it from pyproject.toml),
+# then the project itself without resolving anything again.
+	$(PY) -m pip install -q -r requirements.lock
+	PYTHONWARNINGS='ignore:Editable installation:UserWarning' $(PY) -m pip install -q --no-deps -e .
 	@rm -f $(VENV)/.installed-*; touch $@
 
 NODE_STAMP := node_modules/.installed-$(shell sha1sum package-lock.json | cut -c1-12)
@@ -73,6 +76,11 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy clickstream sessions_app ops
+	$(VENV)/bin/pip-audit --strict --no-deps --disable-pip -r requirements.lock --progress-spinner off
+
+# Pin every dependency (and theirs) of pyproject.toml, dev tools included.
+lock: $(STAMP)
+	$(VENV)/bin/pip-compile -q --extra dev --strip-extras --allow-unsafe --no-emit-find-links -o requirements.lock pyproject.toml
 
 fmt: $(STAMP)
 	$(VENV)/bin/ruff format .
