@@ -49,22 +49,25 @@ def site_bucket_rows(
 
 
 def bucket_partials(*, site_id: uuid.UUID, hour: datetime, shards: int) -> tally.Tally | None:
-    """Return the merged tallies the applier wrote for a site's hour; None if it wrote none.
+    """Return the merged tallies the applier wrote for a site's hour; None if it wrote
+    none, or if one event is in two of them (a resend logged twice, after Redis lost its
+    dedup mark or a pending mark was taken over): then only the raw rows are exact.
 
     Each row is one batch's tally of its events in the hour (ingest.rows.partial_rows);
     whether they cover every raw row is BucketState.partials' business.
     """
-    payloads = [
-        row["tally"]
-        for row in _shards_scan(
+    rows = list(
+        _shards_scan(
             bucket_partials_table.SELECT_TALLIES,
             site_id=site_id,
             hour=hour,
             shards=shards,
             page_size=5_000,
         )
-    ]
-    return tally.tally_fold(payloads) if payloads else None
+    )
+    if not rows or not tally.digests_disjoint(row["ids"] for row in rows):
+        return None  # none, or an event in two batches' tallies: the raw rows decide
+    return tally.tally_fold(row["tally"] for row in rows)
 
 
 def _shards_scan(

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import uuid
 from collections import Counter
-from collections.abc import Callable
-from datetime import datetime, timedelta
+from collections.abc import Callable, Iterable
+from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
 from django.db.models import F
@@ -51,6 +51,27 @@ def bucket_states_touch(*, site: Site, hours: dict[datetime, tuple[int, int]]) -
                     bucket=start,
                     state=BucketState.SEALED,
                 ).update(state=BucketState.REOPENED)
+
+
+def buckets_applied_late(*, site_id: uuid.UUID, hours: Iterable[datetime]) -> None:
+    """Reopen the hours a write landed in after their sealing time.
+
+    An event that was not late when the collector took it can still be written after its
+    hour's seal read the raw rows (a queue or a replay in between). Its hour, day and
+    month get a new version, so a seal running now does not mark them sealed, and a
+    sealed one is reopened for the sweep to reseal.
+    """
+    now = datetime.now(UTC)
+    for hour in sorted(set(hours)):
+        if timebuckets.next_start(hour, "hour") + settings.ALLOWED_LATENESS > now:
+            continue
+        for granularity in ROLLUP_CHAIN:
+            start = timebuckets.floor(hour, granularity)
+            found = BucketState.objects.filter(
+                site_id=site_id, granularity=granularity, bucket=start
+            )
+            found.update(version=F("version") + 1)
+            found.filter(state=BucketState.SEALED).update(state=BucketState.REOPENED)
 
 
 def buckets_due(*, now: datetime, limit: int = 500) -> list[tuple[uuid.UUID, str, datetime]]:

@@ -9,6 +9,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from sessions_app.aggregates.states import buckets_applied_late
+from sessions_app.core import timebuckets
 from sessions_app.core.cql import (
     bind,
     cassandra_session,
@@ -60,6 +62,7 @@ def plan_apply(plan: Plan, *, wait_for_mark: bool = True) -> int:
     work.extend(row for _, row in session_rows(plan))
     work.extend(row for _, row in partial_rows(plan))
     execute_all(work)
+    _reopen_late(plan)
     if plan.events:
         mark = prepare(transaction_log.MARK_APPLIED, idempotent=True, write=True)
         params = _mark_params(plan)
@@ -72,6 +75,14 @@ def plan_apply(plan: Plan, *, wait_for_mark: bool = True) -> int:
                 )
             )
     return len(work)
+
+
+def _reopen_late(plan: Plan) -> None:
+    """Reopen hours this plan was written into after their sealing time (the seal may
+    have read them without it)."""
+    if plan.events:
+        hours = {timebuckets.floor(e.ts, timebuckets.Width.HOUR) for e in plan.events}
+        buckets_applied_late(site_id=plan.site_id, hours=hours)
 
 
 APPLY_PARTITIONS_PER_BATCH = 10
@@ -107,6 +118,8 @@ def plans_apply(plans: Sequence[Plan]) -> int:
         rows_per_batch=APPLY_ROWS_PER_BATCH,
     )
     execute_all(work)
+    for plan in plans:
+        _reopen_late(plan)
     mark = prepare(transaction_log.MARK_APPLIED, idempotent=True, write=True)
     marks: dict[tuple[Any, ...], list[Any]] = defaultdict(list)
     for plan in plans:

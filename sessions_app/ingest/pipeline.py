@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 import uuid
 import zlib
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -27,7 +28,6 @@ from sessions_app.core import timebuckets
 from sessions_app.core.ids import event_uuid, time_uuid
 from sessions_app.erasure import suppression
 from sessions_app.ingest import apply, coordination
-from sessions_app.ingest.applier import max_age
 from sessions_app.ingest.apply import plan_apply
 from sessions_app.ingest.order import Candidate, in_request_order, unique
 from sessions_app.ingest.plan import (
@@ -109,6 +109,7 @@ class Outcome:
 
 def events_record(*, source: Source, raw_events: Sequence[Any]) -> Outcome:
     """Validate, dedupe, sessionize and durably record one request's events."""
+    started = time.monotonic()
     site, received_at = source.site, timebuckets.as_utc(source.received_at)
     batch_id = time_uuid(received_at, uuid.uuid4().hex)
     outcome = Outcome(batch_id=batch_id)
@@ -147,7 +148,7 @@ def events_record(*, source: Source, raw_events: Sequence[Any]) -> Outcome:
             clamped=sum(c.clamped for c in fresh),
             rejected=dict(reasons),
         )
-        _within_deadline(received_at)
+        _within_deadline(started)
         if plan is not None:
             plan = _without_erased(plan)
         payload = log_write(
@@ -177,15 +178,15 @@ def events_record(*, source: Source, raw_events: Sequence[Any]) -> Outcome:
         _touch_buckets(site, plan)
         if not outcome.queued:  # no applier running (or the queue is full): write it now
             try:
-                _within_deadline(received_at)
+                _within_deadline(started)
                 plan_apply(_without_erased(plan), wait_for_mark=False)
             except Exception:  # the plan is in the log: the replay task finishes it
                 log.exception("apply of batch %s failed; left for txlog_replay", batch_id)
     return outcome
 
 
-def _within_deadline(received_at: datetime) -> None:
-    """Refuse to write for a request older than the applier's age limit.
+def _within_deadline(started: float) -> None:
+    """Refuse to write for a request that has run longer than an erasure waits.
 
     An erasure deletes ERASURE_SETTLE_SECONDS after it suppresses a key; a request that
     passed the suppression check before that must have written by then. Past this
@@ -193,7 +194,8 @@ def _within_deadline(received_at: datetime) -> None:
     the client's retry meets the suppression); after it, the plan is left to the replay,
     which strips erased keys.
     """
-    if datetime.now(UTC) - received_at > max_age():
+    deadline = settings.ERASURE_SETTLE_SECONDS - settings.SUPPRESSION_CACHE_SECONDS - 1
+    if deadline > 0 and time.monotonic() - started > deadline:
         raise StorageUnavailable("the request took too long to be written safely")
 
 

@@ -275,6 +275,7 @@ def partial_rows(plan: Plan) -> Iterable[tuple[tuple[Any, ...], Row]]:
                     plan.batch_id,
                     counted.rows,
                     tally.tally_encode(counted),
+                    tally.ids_digest(e["event_id"] for e in events),
                     ttl,
                 ),
             ),

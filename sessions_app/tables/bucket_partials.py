@@ -15,14 +15,14 @@ from sessions_app.retention.specs import table_options
 from sessions_app.tables.spec import Keys, Purge, TableSpec
 
 SELECT_TALLIES = """
-SELECT tally FROM {ks}.bucket_partials WHERE site_id = ? AND bucket = ? AND shard = ?
+SELECT tally, ids FROM {ks}.bucket_partials WHERE site_id = ? AND bucket = ? AND shard = ?
 """
 
 DELETE_PARTITION = "DELETE FROM {ks}.bucket_partials WHERE site_id = ? AND bucket = ? AND shard = ?"
 
 INSERT = """
-INSERT INTO {ks}.bucket_partials (site_id, bucket, shard, batch_id, events, tally)
-VALUES (?, ?, ?, ?, ?, ?)
+INSERT INTO {ks}.bucket_partials (site_id, bucket, shard, batch_id, events, tally, ids)
+VALUES (?, ?, ?, ?, ?, ?, ?)
 USING TTL ?
 """
 
@@ -52,6 +52,9 @@ class BucketPartial(Model):
     batch_id = columns.TimeUUID(primary_key=True, clustering_order="ASC")
     events = columns.Integer(required=True)
     tally = columns.Blob(required=True)
+    # 8 bytes per event of the tally (ids_digest): a seal that finds one event in two
+    # batches' tallies (a resend logged twice) counts the raw rows instead.
+    ids = columns.Blob()
 
 
 SPEC = TableSpec(

@@ -24,9 +24,7 @@ def test_an_accepted_event_holds_a_bounded_dedup_mark(site):
     redis = redis_client()
     before = set(redis.scan_iter(f"{DEDUP_PREFIX}:*"))
     at = timezone.now() - timedelta(minutes=1)
-    events = [
-        event(at, anon="mem", id=f"{i:08d}-aaaa-4bbb-8ccc-dddddddddddd") for i in range(200)
-    ]
+    events = [event(at, anon="mem", id=f"{i:08d}-aaaa-4bbb-8ccc-dddddddddddd") for i in range(200)]
     assert events_record(source=Source(site=site, received_at=timezone.now()), raw_events=events)
     marks = set(redis.scan_iter(f"{DEDUP_PREFIX}:*")) - before
     assert len(marks) == 200
