@@ -190,8 +190,10 @@ HEALTH_HEARTBEAT_MAX_AGE = timedelta(seconds=env.int("HEALTH_HEARTBEAT_MAX_AGE",
 
 # --- Auth, i18n, static ------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 # Password logins (login page, admin) go through the throttle of
 # sessions_app/system/logins.py: this many failures of one account, or from one client
