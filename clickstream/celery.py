@@ -1,4 +1,8 @@
-"""Celery application: configuration from Django settings (CELERY_*), one beat schedule."""
+"""Celery application: configuration from Django settings (CELERY_*), one beat schedule.
+
+Without DJANGO_SETTINGS_MODULE it uses the production settings, as manage.py and the
+web entry points do (importing the `clickstream` package loads this module first).
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,7 @@ from typing import Any
 from celery import Celery
 from celery.signals import worker_process_init
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "clickstream.settings.local")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "clickstream.settings.production")
 
 app = Celery("clickstream")
 app.config_from_object("django.conf:settings", namespace="CELERY")

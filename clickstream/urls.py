@@ -1,9 +1,12 @@
 """Root URL configuration."""
 
 from django.contrib import admin
+from django.contrib.auth import views as auth_views
 from django.templatetags.static import static
 from django.urls import include, path
 from django.views.generic import RedirectView
+
+from sessions_app.system.logins import ThrottledAuthenticationForm
 
 
 class FaviconView(RedirectView):
@@ -16,6 +19,12 @@ class FaviconView(RedirectView):
 urlpatterns = [
     path("favicon.ico", FaviconView.as_view()),
     path("admin/", admin.site.urls),
+    # The login page with the failed-login throttle's messages (sessions_app/system/logins.py).
+    path(
+        "accounts/login/",
+        auth_views.LoginView.as_view(authentication_form=ThrottledAuthenticationForm),
+        name="login",
+    ),
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/", include("sessions_app.api.urls")),
     path("", include("sessions_app.urls")),

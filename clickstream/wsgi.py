@@ -1,5 +1,8 @@
 """WSGI entry point (gunicorn clickstream.wsgi).
 
+Without DJANGO_SETTINGS_MODULE it uses the production settings (never the debug ones),
+which refuse to start without DJANGO_SECRET_KEY.
+
 Once the app is loaded, its objects are moved out of the cycle collector's reach
 (gc.freeze: they live as long as the process) and the first generation's
 threshold is raised to WEB_GC_THRESHOLD, so a request's short-lived rows are freed
@@ -13,7 +16,7 @@ from django.core.wsgi import get_wsgi_application
 
 from clickstream.runtime import tune_gc
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "clickstream.settings.local")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "clickstream.settings.production")
 application = get_wsgi_application()
 
 tune_gc(settings.WEB_GC_THRESHOLD)

@@ -156,7 +156,7 @@ def run() -> int:
         print(
             f"\n  clickstream is up in {time.monotonic() - started:.0f}s (health {status})\n"
             f"  app       http://{WEB_ADDRESS}/\n"
-            f"  health    http://{WEB_ADDRESS}/healthz\n"
+            f"  health    http://{WEB_ADDRESS}/healthz (details, logged in: /healthz/deep)\n"
             f"  admin     http://{WEB_ADDRESS}/admin/\n"
             f"  login     admin / {password}\n"
             f"  logs      {LOGS}/ (web, applier, worker, beat), "

@@ -17,6 +17,7 @@ app_name = "sessions_app"
 
 urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
+    path("healthz/deep", health.healthz_deep, name="healthz-deep"),
     path("collect", collector.collect, name="collect"),
     path("v1/batch", collector.segment, {"kind": "batch"}, name="segment-batch"),
     path("v1/track", collector.segment, {"kind": "track"}, name="segment-track"),

@@ -71,3 +71,15 @@ def test_settings_parse_the_replication_values_compose_uses() -> None:
         "dc1": 3,
         "dc2": 2,
     }
+
+
+def test_no_default_secret_and_web_on_loopback_unless_told() -> None:
+    services = _compose()["services"]
+    for name in ("web", "applier", "worker", "beat"):
+        env = services[name]["environment"]
+        # Compose refuses to start without a secret key of the operator's.
+        assert env["DJANGO_SECRET_KEY"] == "${DJANGO_SECRET_KEY:?set DJANGO_SECRET_KEY}"
+        assert env["TRUST_X_FORWARDED_PROTO"] == "${TRUST_X_FORWARDED_PROTO:-false}"
+    assert services["web"]["ports"] == ["${WEB_BIND:-127.0.0.1}:8000:8000"]
+    for name, service in services.items():
+        assert name == "web" or "ports" not in service, f"{name} publishes a port"

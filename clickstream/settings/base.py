@@ -190,9 +190,19 @@ HEALTH_HEARTBEAT_MAX_AGE = timedelta(seconds=env.int("HEALTH_HEARTBEAT_MAX_AGE",
 
 # --- Auth, i18n, static ------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# Password logins (login page, admin) go through the throttle of
+# sessions_app/system/logins.py: this many failures of one account, or from one client
+# address, within the window lock it for LOGIN_LOCKOUT_SECONDS (0 = no limit).
+AUTHENTICATION_BACKENDS = ["sessions_app.system.logins.ThrottledModelBackend"]
+LOGIN_FAILURES_PER_ACCOUNT = env.int("LOGIN_FAILURES_PER_ACCOUNT", default=5)
+LOGIN_FAILURES_PER_IP = env.int("LOGIN_FAILURES_PER_IP", default=20)
+LOGIN_FAILURE_WINDOW_SECONDS = env.int("LOGIN_FAILURE_WINDOW_SECONDS", default=900)
+LOGIN_LOCKOUT_SECONDS = env.int("LOGIN_LOCKOUT_SECONDS", default=900)
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
 LANGUAGE_CODE = "en-us"

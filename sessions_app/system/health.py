@@ -1,4 +1,10 @@
-"""Health: the pipeline heartbeat and the checks of Cassandra, Redis, Celery and the applier."""
+"""Health: the pipeline heartbeat and the checks of Cassandra, Redis, Celery and the applier.
+
+Two reports. `liveness_report` is what load balancers poll: Cassandra and Redis through
+the connections this process already holds, no broker round trip, no detail. The deep
+`health_report` (for logged-in users and API tokens) adds the Celery workers' ping, the
+versions, the applier queue and each failure's reason.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +13,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-import redis
 from django.conf import settings
 from django.db import connections
 
@@ -18,6 +23,7 @@ from sessions_app.core.cql import (
     keyspace,
     prepare,
 )
+from sessions_app.core.redis_client import redis_client
 from sessions_app.ingest.applier import backlog
 from sessions_app.tables import pipeline_heartbeats, user_sessions
 
@@ -48,12 +54,9 @@ def health_cassandra() -> Check:
 
 
 def health_redis() -> Check:
-    """Check that Redis answers PING."""
+    """Check that Redis answers PING, through this process's pool (no new connection)."""
     try:
-        client = redis.Redis.from_url(
-            settings.REDIS_URL, socket_timeout=2, socket_connect_timeout=2
-        )
-        client.ping()
+        redis_client().ping()
         return Check(True, "PONG")
     except Exception as exc:  # noqa: BLE001
         return Check(False, f"{type(exc).__name__}: {exc}")
@@ -87,18 +90,39 @@ def heartbeat_list() -> list[dict[str, Any]]:
     ]
 
 
+def liveness_report() -> dict[str, Any]:
+    """Whether this process reaches Cassandra and Redis: ok flags only (anonymous callers).
+
+    No broker round trip and no new connection pool: the Cassandra session and the Redis
+    pool are the ones requests use.
+    """
+    checks = {"cassandra": health_cassandra(), "redis": health_redis()}
+    report: dict[str, Any] = {
+        "ok": all(check.ok for check in checks.values()),
+        "checks": {name: {"ok": c.ok} for name, c in checks.items()},
+    }
+    if not report["ok"]:
+        report["failed"] = [name for name, c in checks.items() if not c.ok]
+    return report
+
+
 def health_report() -> dict[str, Any]:
-    """Return every probe's outcome and whether all passed."""
+    """Return every probe's outcome with its detail, the applier queue, and what failed."""
     checks = {
         "cassandra": health_cassandra(),
         "redis": health_redis(),
         "celery": health_celery(),
     }
-    return {
+    report: dict[str, Any] = {
         "ok": all(check.ok for check in checks.values()),
         "checks": {name: {"ok": c.ok, "detail": c.detail} for name, c in checks.items()},
         "applier": _applier_state(),
     }
+    if not report["ok"]:
+        failed = [name for name, c in checks.items() if not c.ok]
+        report["failed"] = failed
+        report["reason"] = "; ".join(f"{name}: {checks[name].detail}" for name in failed)
+    return report
 
 
 def _applier_state() -> dict[str, Any]:

@@ -1,16 +1,56 @@
-"""GET /healthz reports each dependency, 200 when all answer, 503 naming what failed."""
+"""GET /healthz: a cheap liveness answer for anyone (Cassandra and Redis, ok flags only).
+GET /healthz/deep: every dependency with details (versions, worker names, the applier),
+for a logged-in user or an API token; 401 for anonymous callers."""
 
 from __future__ import annotations
+
+import socket
 
 import pytest
 from django.db import connections
 from django.test import override_settings
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
+LIVE = {"ok": True, "checks": {"cassandra": {"ok": True}, "redis": {"ok": True}}}
 
 
-def test_healthy_stack_answers_200(client, celery_worker_process) -> None:
+def _closed_port() -> int:
+    """A loopback port nothing listens on (bound, then released)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def operator(client, django_user_model):
+    """Log the client in as a user with no role: the deep check only needs a login."""
+    user = django_user_model.objects.create_user("operator", password="pw-op-123456")
+    client.force_login(user)
+    return user
+
+
+def test_anonymous_liveness_is_ok_flags_without_worker_names(
+    client, token, celery_worker_process
+) -> None:
+    deep = client.get("/healthz/deep", HTTP_AUTHORIZATION=f"Token {token}")
+    assert deep.status_code == 200, deep.json()
+    workers = deep.json()["checks"]["celery"]["detail"].split(": ", 1)[1].split(", ")
+    assert workers and all("@" in name for name in workers)
+
     response = client.get("/healthz")
+    assert response.status_code == 200
+    assert response.json() == LIVE
+    body = response.content.decode()
+    assert not [name for name in workers if name in body]
+    assert "Cassandra 5.0" not in body and "applier" not in body
+    assert response["Cache-Control"].startswith("max-age=0")
+    assert client.head("/healthz").status_code == 200
+
+
+def test_deep_check_with_a_token_reports_versions_workers_and_applier(
+    client, token, celery_worker_process
+) -> None:
+    response = client.get("/healthz/deep", HTTP_AUTHORIZATION=f"Token {token}")
     assert response.status_code == 200, response.json()
     body = response.json()
     assert body["ok"] is True
@@ -20,32 +60,71 @@ def test_healthy_stack_answers_200(client, celery_worker_process) -> None:
     assert body["applier"]["max"] > 0 and {"queued", "alive", "inline"} <= set(body["applier"])
 
 
-def test_redis_down_is_503_naming_redis(client) -> None:
-    with override_settings(REDIS_URL="redis://127.0.0.1:1/0"):
-        response = client.get("/healthz")
-    assert response.status_code == 503
-    assert "redis" in response.json()["failed"]
-    assert response.json()["reason"].startswith("redis:") or "redis:" in response.json()["reason"]
+def test_deep_check_with_a_login_session(client, operator, celery_worker_process) -> None:
+    response = client.get("/healthz/deep")
+    assert response.status_code == 200, response.json()
+    assert "worker" in response.json()["checks"]["celery"]["detail"]
 
 
-def test_missing_keyspace_is_503_naming_cassandra(client) -> None:
+def test_deep_check_refuses_anonymous_callers_and_bad_tokens(client) -> None:
+    response = client.get("/healthz/deep")
+    assert response.status_code == 401
+    assert response["WWW-Authenticate"] == "Token"
+    assert "checks" not in response.json()
+    bad = client.get("/healthz/deep", HTTP_AUTHORIZATION="Token not-a-real-token")
+    assert bad.status_code == 401 and "checks" not in bad.json()
+
+
+def test_liveness_makes_no_broker_call(client, operator, settings) -> None:
+    """With the broker on a closed port, liveness still answers 200; the deep check,
+    which pings the workers through the broker, fails on it."""
+    settings.CELERY_BROKER_URL = f"redis://127.0.0.1:{_closed_port()}/0"
+    client.logout()
+    assert client.get("/healthz").json() == LIVE
+    client.force_login(operator)
+    deep = client.get("/healthz/deep")
+    assert deep.status_code == 503
+    assert deep.json()["failed"] == ["celery"]
+    assert "broker unreachable" in deep.json()["reason"]
+
+
+def test_redis_down_is_503_naming_redis(client, operator) -> None:
+    with override_settings(REDIS_URL=f"redis://127.0.0.1:{_closed_port()}/0"):
+        deep = client.get("/healthz/deep")
+        client.logout()
+        live = client.get("/healthz")
+    assert live.status_code == 503
+    assert live.json()["failed"] == ["redis"]
+    assert "reason" not in live.json()
+    assert deep.status_code == 503
+    assert "redis" in deep.json()["failed"]
+    assert "redis:" in deep.json()["reason"]
+
+
+def test_missing_keyspace_is_503_naming_cassandra(client, operator) -> None:
     conn = connections["cassandra"]
     original = conn.settings_dict["NAME"]
     conn.settings_dict["NAME"] = "test_keyspace_that_does_not_exist"
     try:
-        response = client.get("/healthz")
+        deep = client.get("/healthz/deep")
+        client.logout()
+        live = client.get("/healthz")
     finally:
         conn.settings_dict["NAME"] = original
-    assert response.status_code == 503
-    body = response.json()
-    assert "cassandra" in body["failed"]
-    assert "test_keyspace_that_does_not_exist" in body["checks"]["cassandra"]["detail"]
+    assert live.status_code == 503
+    assert live.json()["failed"] == ["cassandra"]
+    assert "test_keyspace_that_does_not_exist" not in live.content.decode()
+    assert deep.status_code == 503
+    assert "cassandra" in deep.json()["failed"]
+    assert "test_keyspace_that_does_not_exist" in deep.json()["checks"]["cassandra"]["detail"]
 
 
-def test_no_worker_is_503_naming_celery(client, settings) -> None:
+def test_no_worker_is_503_naming_celery_and_liveness_stays_200(client, operator, settings) -> None:
     # Database 9 of the test Redis: a broker no worker listens on.
     settings.CELERY_BROKER_URL = settings.CELERY_BROKER_URL.rsplit("/", 1)[0] + "/9"
-    response = client.get("/healthz")
+    response = client.get("/healthz/deep")
     assert response.status_code == 503
     assert response.json()["failed"] == ["celery"]
     assert "no Celery worker answered" in response.json()["reason"]
+    client.logout()
+    assert client.get("/healthz").status_code == 200

@@ -1,11 +1,18 @@
-"""Create the demo site, demo data (only into an empty keyspace) and the admin login."""
+"""Create the demo site, demo data (only into an empty keyspace) and the admin login.
+
+CLICKSTREAM_ADMIN_PASSWORD, when set, must pass the password validators
+(AUTH_PASSWORD_VALIDATORS); it is checked before anything is created.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandParser
+from django.contrib.auth import get_user_model
+from django.contrib.auth.password_validation import validate_password
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 from tqdm import tqdm
 
@@ -27,6 +34,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        _admin_password_check(settings.CLICKSTREAM_ADMIN_PASSWORD)
         origins = options["origin"] or ["http://127.0.0.1:8000", "http://localhost:8000"]
         site, created = demo.demo_site_ensure(origins=origins)
         self.stdout.write(f"demo site: {site.name} key={site.key}" + (" (new)" if created else ""))
@@ -45,3 +53,18 @@ class Command(BaseCommand):
         login = services.admin_ensure(password_file=settings.STATE_DIR / "admin_password")
         password = login.password or "(set earlier; reset with manage.py changepassword admin)"
         self.stdout.write(f"login: {login.username} / {password}")
+
+
+def _admin_password_check(password: str, username: str = "admin") -> None:
+    """Refuse a CLICKSTREAM_ADMIN_PASSWORD the password validators reject (a generated
+    password is long and random: it passes them)."""
+    if not password:
+        return
+    try:
+        validate_password(password, user=get_user_model()(username=username))
+    except ValidationError as exc:
+        raise CommandError(
+            "CLICKSTREAM_ADMIN_PASSWORD is too weak: "
+            + " ".join(exc.messages)
+            + " Set a stronger one, or unset it to have a password generated."
+        ) from exc
