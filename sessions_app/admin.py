@@ -1,6 +1,6 @@
 """Django admin (admin role only, see admin_site): sites with audited key rotation and
-disabling; bucket states, replay watermarks, purge runs, the audit log, erasure receipts
-and suppressions read-only."""
+disabling; audited site memberships; bucket states, replay watermarks, purge runs, the
+audit log, erasure receipts and suppressions read-only."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from sessions_app.models import (
     PurgeRun,
     ReplayWatermark,
     Site,
+    SiteMembership,
     Suppression,
     UserBucketWidth,
 )
@@ -58,6 +59,38 @@ class SiteAdmin(RoleModelAdmin):
         for site in queryset.filter(enabled=True):
             services.site_disable(site=site, actor=request.user)
         self.message_user(request, "Disabled.", messages.SUCCESS)
+
+
+@admin.register(SiteMembership)
+class SiteMembershipAdmin(RoleModelAdmin):
+    """Who sees which site, and as what (permissions.site_for); every change is audited."""
+
+    list_display = ["user", "site", "role", "created_at"]
+    list_filter = ["role", "site"]
+    search_fields = ["user__username", "site__name"]
+
+    def _audit(self, request: HttpRequest, obj: SiteMembership, action: str) -> None:
+        services.admin_action_record(
+            actor=request.user,
+            action=action,
+            target=f"{obj.user.get_username()} on site {obj.site.name} ({obj.site_id})",
+            details={"role": obj.role},
+        )
+
+    def save_model(
+        self, request: HttpRequest, obj: SiteMembership, form: ModelForm, change: bool
+    ) -> None:
+        super().save_model(request, obj, form, change)
+        self._audit(request, obj, "site.grant")
+
+    def delete_model(self, request: HttpRequest, obj: SiteMembership) -> None:
+        self._audit(request, obj, "site.revoke")
+        super().delete_model(request, obj)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[SiteMembership]) -> None:
+        for obj in queryset.select_related("user", "site"):
+            self._audit(request, obj, "site.revoke")
+        super().delete_queryset(request, queryset)
 
 
 class ReadOnlyAdmin(RoleModelAdmin):

@@ -343,7 +343,8 @@ REST_FRAMEWORK = {
     ],
     # ?format= belongs to the export endpoints (csv/json), not renderer selection.
     "URL_FORMAT_OVERRIDE": None,
-    "DEFAULT_PERMISSION_CLASSES": ["sessions_app.permissions.IsAnalyst"],
+    # Signed in; each route then checks the user's access to its site (SiteView).
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["sessions_app.api.renderers.ORJSONRenderer"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "sessions_app.api.views.api_exception_handler",
@@ -352,7 +353,8 @@ REST_FRAMEWORK = {
 SPECTACULAR_SETTINGS = {
     "TITLE": "clickstream API",
     "DESCRIPTION": "Sessions, timelines and activity across time buckets. Auth: login "
-    "session or `Authorization: Token KEY` (manage.py create_api_token USERNAME).",
+    "session or `Authorization: Token KEY` (manage.py create_api_token USERNAME); a token "
+    "reads only its user's sites.",
     "VERSION": "1.0.0",
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",

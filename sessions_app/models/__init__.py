@@ -21,7 +21,7 @@ from sessions_app.tables.user_sessions import UserSession
 
 from .erasure import ErasureRequest, Suppression
 from .retention import AdminAction, PurgeRun, PurgeWatermark, RetentionPolicy
-from .sites import BucketState, ReplayWatermark, Site, UserBucketWidth
+from .sites import BucketState, ReplayWatermark, Site, SiteMembership, UserBucketWidth
 
 # The cqlengine models are defined with their tables (sessions_app/tables/) and named here,
 # where django-cassandra-engine looks for them.
@@ -50,6 +50,7 @@ __all__ = [
     "SessionEvent",
     "Site",
     "SiteEventByBucket",
+    "SiteMembership",
     "Suppression",
     "TransactionLog",
     "UserBucketWidth",

@@ -5,11 +5,12 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import User
 from django.utils import timezone
 
 from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.sites import services
+from tests.conftest import member
 from tests.e2e.conftest import screenshot
 from tests.ingest.conftest import event
 
@@ -46,7 +47,8 @@ def test_analyst_journey(live_server, context):
             ],
         )
     user = User.objects.create_user("ana", password="correct-horse-1")
-    user.groups.add(Group.objects.get_or_create(name="analyst")[0])
+    member(user, site, "admin")  # admin of this site: its settings page opens too
+    other = services.site_create(name="Not ana's shop", origins=[])
 
     page = context.new_page()
     page.goto(f"{live_server.url}/")
@@ -54,6 +56,7 @@ def test_analyst_journey(live_server, context):
     page.fill("input[name=username]", "ana")
     page.fill("input[name=password]", "correct-horse-1")
     page.click("button[type=submit]")
+    assert other.name not in page.content()  # the home page lists only ana's sites
     page.click(f"text={site.name}")
     page.wait_for_selector("h2:has-text('Latest sessions')")
     screenshot(page, "dashboard")
@@ -91,6 +94,7 @@ def test_analyst_journey(live_server, context):
     page.goto(f"{live_server.url}/sites/{site.id}/site")
     assert site.key in page.content()
     screenshot(page, "site")
+    assert page.goto(f"{live_server.url}/sites/{other.id}/").status == 404
 
     # The API docs render under the same CSP (no inline script: Swagger UI from the sidecar).
     page.goto(f"{live_server.url}/api/docs")

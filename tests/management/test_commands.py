@@ -1,4 +1,4 @@
-"""Management commands: create_site and generate_clicks."""
+"""Management commands: create_site, generate_clicks, grant_site_access."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
-from sessions_app.models import Site
+from sessions_app.models import AdminAction, Site
 from sessions_app.tables import user_sessions
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
@@ -83,3 +83,20 @@ def test_generate_clicks_goes_through_the_collector() -> None:
 def test_generate_clicks_names_a_wrong_key() -> None:
     with pytest.raises(CommandError, match="no site has this key"):
         call_command("generate_clicks", "--site", "cs_nope")
+
+
+def test_grant_site_access_gives_and_takes_a_role(site) -> None:
+    from django.contrib.auth.models import User
+
+    from sessions_app.permissions import site_role
+
+    user = User.objects.create_user("g", password="pw-g-1234")
+    call_command("grant_site_access", "g", str(site.id), "--role", "admin", stdout=StringIO())
+    assert site_role(user, site.id) == "admin"
+    call_command("grant_site_access", "g", site.key, stdout=StringIO())
+    assert site_role(user, site.id) == "analyst"
+    call_command("grant_site_access", "g", site.key, "--revoke", stdout=StringIO())
+    assert site_role(user, site.id) is None
+    assert AdminAction.objects.filter(action__in=["site.grant", "site.revoke"]).count() == 3
+    with pytest.raises(CommandError, match="no site"):
+        call_command("grant_site_access", "g", "cs_nope")
