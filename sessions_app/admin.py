@@ -1,6 +1,7 @@
 """Django admin (admin role only, see admin_site): sites with audited key rotation and
-disabling; audited site memberships; bucket states, replay watermarks, purge runs, the
-audit log, erasure receipts and suppressions read-only."""
+disabling; audited site memberships; API tokens (revocable; keys are never stored);
+bucket states, replay watermarks, purge runs, the audit log, erasure receipts
+and suppressions read-only."""
 
 from __future__ import annotations
 
@@ -11,9 +12,11 @@ from django.db.models import QuerySet
 from django.forms import ModelForm
 from django.http import HttpRequest
 
+from sessions_app.accounts import tokens
 from sessions_app.admin_site import RoleModelAdmin
 from sessions_app.models import (
     AdminAction,
+    ApiToken,
     BucketState,
     ErasureRequest,
     PurgeRun,
@@ -168,3 +171,25 @@ class UserBucketWidthAdmin(ReadOnlyAdmin):
     list_display = ["user_key", "site", "width", "effective_from", "reason", "created_at"]
     list_filter = ["site", "width"]
     search_fields = ["user_key"]
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(ReadOnlyAdmin):
+    """Tokens by user (the key is never stored); an admin may revoke any."""
+
+    list_display = ["user", "name", "prefix", "created_at", "expires_at", "last_used_at"]
+    list_filter = ["revoked_at"]
+    search_fields = ["user__username", "name", "prefix"]
+    exclude = ["digest"]
+    actions = ["revoke"]
+
+    @admin.action(description="Revoke (requests with it get 401)")
+    def revoke(self, request: HttpRequest, queryset: QuerySet[ApiToken]) -> None:
+        for token in queryset.filter(revoked_at__isnull=True).select_related("user"):
+            tokens.token_revoke(user=token.user, token_id=token.pk)
+            services.admin_action_record(
+                actor=request.user,
+                action="token.revoke",
+                target=f"token {token.name} ({token.prefix}…) of {token.user.get_username()}",
+            )
+        self.message_user(request, "Revoked.", messages.SUCCESS)

@@ -30,7 +30,6 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
-    "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "sessions_app",
@@ -338,7 +337,7 @@ WORKER_GC_THRESHOLD = env.int("WORKER_GC_THRESHOLD", default=20_000)
 REST_FRAMEWORK = {
     # Token first: an unauthenticated request gets 401 with WWW-Authenticate: Token.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "sessions_app.api.auth.ApiTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     # ?format= belongs to the export endpoints (csv/json), not renderer selection.
@@ -353,8 +352,8 @@ REST_FRAMEWORK = {
 SPECTACULAR_SETTINGS = {
     "TITLE": "clickstream API",
     "DESCRIPTION": "Sessions, timelines and activity across time buckets. Auth: login "
-    "session or `Authorization: Token KEY` (manage.py create_api_token USERNAME); a token "
-    "reads only its user's sites.",
+    "session or `Authorization: Token KEY` (/account/tokens/ or manage.py create_api_token "
+    "USERNAME); a token reads only its user's sites.",
     "VERSION": "1.0.0",
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",

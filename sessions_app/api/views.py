@@ -1,7 +1,7 @@
 """JSON API under /api/: the analyst pages' data, plus CSV/JSON exports.
 
-Auth: the login session or `Authorization: Token KEY` (manage.py create_api_token); a
-token acts as its user, on that user's sites only (permissions.py).
+Auth: the login session or `Authorization: Token KEY` (/account/tokens/, or manage.py
+create_api_token); a token acts as its user, on that user's sites only (permissions.py).
 Errors: {"error": "field: reason", "field": ...} with 400/401/403/404.
 """
 

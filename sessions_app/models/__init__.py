@@ -19,6 +19,7 @@ from sessions_app.tables.user_events_by_bucket import UserEventByBucket
 from sessions_app.tables.user_properties import UserProperty
 from sessions_app.tables.user_sessions import UserSession
 
+from .accounts import ApiToken
 from .erasure import ErasureRequest, Suppression
 from .retention import AdminAction, PurgeRun, PurgeWatermark, RetentionPolicy
 from .sites import BucketState, ReplayWatermark, Site, SiteMembership, UserBucketWidth
@@ -31,6 +32,7 @@ __all__ = [
     "CASSANDRA_MODELS",
     "AdminAction",
     "AnonymousLink",
+    "ApiToken",
     "BucketAggregate",
     "BucketPartial",
     "BucketState",

@@ -46,7 +46,7 @@ def test_pages_and_api_docs_load_without_console_errors_or_404s(live_server, con
     page.fill("input[name=password]", "correct-horse-1")
     page.click("button[type=submit]")
     page.wait_for_load_state("networkidle")
-    for path in ("/", f"/sites/{site.id}/", f"/sites/{site.id}/site"):
+    for path in ("/", f"/sites/{site.id}/", f"/sites/{site.id}/site", "/account/tokens/"):
         page.goto(f"{live_server.url}{path}")
         page.wait_for_load_state("networkidle")
 

@@ -24,8 +24,8 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from django.urls.converters import get_converters
 from django.urls.resolvers import RoutePattern
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
 
+from sessions_app.accounts import tokens
 from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.sites import services
 from sessions_app.tables import user_sessions
@@ -91,7 +91,7 @@ def _login(user: User) -> Client:
 
 
 def _token_client(user: User) -> Client:
-    key = Token.objects.create(user=user).key
+    key = tokens.token_create(user=user, name="test").key
     return Client(HTTP_AUTHORIZATION=f"Token {key}")
 
 
