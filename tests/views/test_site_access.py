@@ -27,6 +27,7 @@ from django.utils import timezone
 
 from sessions_app.accounts import tokens
 from sessions_app.ingest.pipeline import Source, events_record
+from sessions_app.models import AdminAction
 from sessions_app.sites import services
 from sessions_app.tables import user_sessions
 from tests.conftest import member
@@ -181,3 +182,31 @@ def test_anonymous_requests_learn_nothing_about_a_site(client, site, other):
         else:
             assert response.status_code == 302, url
             assert response["Location"].startswith("/accounts/login/"), url
+
+
+def test_an_installation_admin_grants_a_membership_in_the_django_admin(site):
+    operator = User.objects.create_user("operator", password="pw-op-123")
+    operator.groups.add(Group.objects.get_or_create(name="admin")[0])
+    newcomer = User.objects.create_user("newcomer", password="pw-new-123")
+    as_newcomer = _login(newcomer)
+    assert as_newcomer.get(f"/sites/{site.id}/").status_code == 404
+    response = _login(operator).post(
+        "/admin/sessions_app/sitemembership/add/",
+        {"user": newcomer.pk, "site": site.pk, "role": "analyst"},
+    )
+    assert response.status_code == 302, response.content.decode()[:2000]
+    assert as_newcomer.get(f"/sites/{site.id}/").status_code == 200
+    [entry] = AdminAction.objects.filter(action="site.grant")
+    assert entry.actor == operator and "newcomer" in entry.target
+
+
+def test_every_site_route_goes_through_the_one_check(site):
+    """Besides the answers above: each view is a site_page or a SiteView (permissions.site_for)."""
+    from django.urls import resolve
+
+    from sessions_app.api.views import SiteView
+
+    for url in _urls(site.id, uuid.uuid1()):
+        view = resolve(url).func
+        view_class = getattr(view, "view_class", object)
+        assert hasattr(view, "site_role") or issubclass(view_class, SiteView), url
