@@ -38,8 +38,8 @@ os.environ["ACTIVITY_IN_MAX_BUCKETS"] = "31"  # let the IN strategy take all 30 
 django.setup()
 
 from django.contrib.auth.models import User  # noqa: E402
-from rest_framework.authtoken.models import Token  # noqa: E402
 
+from sessions_app.accounts import tokens  # noqa: E402
 from sessions_app.core.cql import cassandra_session, prepare  # noqa: E402
 from sessions_app.ingest.pipeline import Source, events_record  # noqa: E402
 from sessions_app.partitions import widths  # noqa: E402
@@ -231,19 +231,19 @@ def main() -> None:
     written = time.monotonic()
     _buckets_data(site)
     user, _ = User.objects.get_or_create(username="bench-reader", defaults={"is_superuser": True})
-    token, _ = Token.objects.get_or_create(user=user)
+    key = tokens.token_create(user=user, name="bench reads", expires_days=1).key
 
     def url(session_id: str) -> str:
         return f"{base_url}/api/sites/{site.id}/sessions/{session_id}/events"
 
-    busy = timeline(url(open_id), token.key, open_id, runs)
+    busy = timeline(url(open_id), key, open_id, runs)
     settled_after = settle()
     # The closed session's copy can only be stamped once its last write is older
     # than the margin (the web app's setting, default 30 s).
     margin = float(os.environ.get("TIMELINE_MATERIALIZE_MARGIN_SECONDS", "30"))
     time.sleep(max(0.0, written + margin + 1 - time.monotonic()))
-    quiet = timeline(url(open_id), token.key, open_id, runs)
-    materialized = timeline(url(closed_id), token.key, closed_id, runs)
+    quiet = timeline(url(open_id), key, open_id, runs)
+    materialized = timeline(url(closed_id), key, closed_id, runs)
 
     strategies = activity(site, "monthly", datetime.now(UTC))
     print(

@@ -1,5 +1,6 @@
 """Django admin (admin role only, see admin_site): sites with audited key rotation and
-disabling; bucket states, replay watermarks, purge runs, the audit log, erasure receipts
+disabling; audited site memberships; API tokens (revocable; keys are never stored);
+bucket states, replay watermarks, purge runs, the audit log, erasure receipts
 and suppressions read-only."""
 
 from __future__ import annotations
@@ -11,14 +12,17 @@ from django.db.models import QuerySet
 from django.forms import ModelForm
 from django.http import HttpRequest
 
+from sessions_app.accounts import tokens
 from sessions_app.admin_site import RoleModelAdmin
 from sessions_app.models import (
     AdminAction,
+    ApiToken,
     BucketState,
     ErasureRequest,
     PurgeRun,
     ReplayWatermark,
     Site,
+    SiteMembership,
     Suppression,
     UserBucketWidth,
 )
@@ -58,6 +62,38 @@ class SiteAdmin(RoleModelAdmin):
         for site in queryset.filter(enabled=True):
             services.site_disable(site=site, actor=request.user)
         self.message_user(request, "Disabled.", messages.SUCCESS)
+
+
+@admin.register(SiteMembership)
+class SiteMembershipAdmin(RoleModelAdmin):
+    """Who sees which site, and as what (permissions.site_for); every change is audited."""
+
+    list_display = ["user", "site", "role", "created_at"]
+    list_filter = ["role", "site"]
+    search_fields = ["user__username", "site__name"]
+
+    def _audit(self, request: HttpRequest, obj: SiteMembership, action: str) -> None:
+        services.admin_action_record(
+            actor=request.user,
+            action=action,
+            target=f"{obj.user.get_username()} on site {obj.site.name} ({obj.site_id})",
+            details={"role": obj.role},
+        )
+
+    def save_model(
+        self, request: HttpRequest, obj: SiteMembership, form: ModelForm, change: bool
+    ) -> None:
+        super().save_model(request, obj, form, change)
+        self._audit(request, obj, "site.grant")
+
+    def delete_model(self, request: HttpRequest, obj: SiteMembership) -> None:
+        self._audit(request, obj, "site.revoke")
+        super().delete_model(request, obj)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[SiteMembership]) -> None:
+        for obj in queryset.select_related("user", "site"):
+            self._audit(request, obj, "site.revoke")
+        super().delete_queryset(request, queryset)
 
 
 class ReadOnlyAdmin(RoleModelAdmin):
@@ -135,3 +171,25 @@ class UserBucketWidthAdmin(ReadOnlyAdmin):
     list_display = ["user_key", "site", "width", "effective_from", "reason", "created_at"]
     list_filter = ["site", "width"]
     search_fields = ["user_key"]
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(ReadOnlyAdmin):
+    """Tokens by user (the key is never stored); an admin may revoke any."""
+
+    list_display = ["user", "name", "prefix", "created_at", "expires_at", "last_used_at"]
+    list_filter = ["revoked_at"]
+    search_fields = ["user__username", "name", "prefix"]
+    exclude = ["digest"]
+    actions = ["revoke"]
+
+    @admin.action(description="Revoke (requests with it get 401)")
+    def revoke(self, request: HttpRequest, queryset: QuerySet[ApiToken]) -> None:
+        for token in queryset.filter(revoked_at__isnull=True).select_related("user"):
+            tokens.token_revoke(user=token.user, token_id=token.pk)
+            services.admin_action_record(
+                actor=request.user,
+                action="token.revoke",
+                target=f"token {token.name} ({token.prefix}…) of {token.user.get_username()}",
+            )
+        self.message_user(request, "Revoked.", messages.SUCCESS)

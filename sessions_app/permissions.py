@@ -1,21 +1,37 @@
-"""Roles: analysts read everything; admins also manage retention and erasure."""
+"""Who may see what.
+
+Sites: a user sees a site iff they are a Django superuser or have a SiteMembership of
+it. The membership's role decides what they do there: an **analyst** reads its pages,
+API and exports; an **admin** also opens its settings page. A site the user may not
+see answers 404 exactly as a site that does not exist (never 403: that would confirm
+it exists). `site_for` is the one check; `site_page` applies it to a page, and
+`api.views.SiteView` to an API route. API tokens act as their user.
+
+The installation: the `admin` group (or a superuser) manages retention, erasure,
+partition sizing and the Django admin, where memberships are granted.
+"""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 from functools import wraps
 from typing import Any
 
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse
-from rest_framework.permissions import BasePermission
+from django.db.models import QuerySet
+from django.http import Http404, HttpRequest, HttpResponse
 
-ANALYST = "analyst"
-ADMIN = "admin"
+from sessions_app.models import Site, SiteMembership
+
+ANALYST = SiteMembership.ANALYST
+ADMIN = SiteMembership.ADMIN
+_RANK = {ANALYST: 1, ADMIN: 2}
 
 
 def is_admin(user: Any) -> bool:
+    """The installation's admin role: a superuser or a member of the `admin` group."""
     return bool(
         user
         and user.is_authenticated
@@ -23,12 +39,57 @@ def is_admin(user: Any) -> bool:
     )
 
 
-def is_analyst(user: Any) -> bool:
-    return bool(
-        user
-        and user.is_authenticated
-        and (is_admin(user) or user.groups.filter(name=ANALYST).exists())
+def _signed_in(user: Any) -> bool:
+    return bool(user and user.is_authenticated and user.is_active)
+
+
+def visible_sites(user: Any) -> QuerySet[Site]:
+    """The sites the user may see: all for a superuser, else those of their memberships."""
+    if not _signed_in(user):
+        return Site.objects.none()
+    if user.is_superuser:
+        return Site.objects.all()
+    return Site.objects.filter(memberships__user=user)
+
+
+def site_role(user: Any, site_id: uuid.UUID) -> str | None:
+    """The user's role on a site (a superuser is admin everywhere), None if none."""
+    if not _signed_in(user):
+        return None
+    if user.is_superuser:
+        return ADMIN
+    role: str | None = (
+        SiteMembership.objects.filter(user=user, site_id=site_id)
+        .values_list("role", flat=True)
+        .first()
     )
+    return role
+
+
+def site_for(user: Any, site_id: uuid.UUID, *, role: str = ANALYST) -> Site:
+    """Return the site if the user may act on it in `role`.
+
+    Http404 if the user may not see it, whether or not it exists (DRF answers it as its
+    NotFound); PermissionDenied (403) to a member whose role is below `role`.
+    """
+    site: Site | None = None
+    held = ANALYST
+    if _signed_in(user):
+        if user.is_superuser:
+            site, held = Site.objects.filter(id=site_id).first(), ADMIN
+        else:
+            membership = (
+                SiteMembership.objects.select_related("site")
+                .filter(user=user, site_id=site_id)
+                .first()
+            )
+            if membership is not None:
+                site, held = membership.site, membership.role
+    if site is None:
+        raise Http404("no such site")
+    if _RANK[held] < _RANK[role]:
+        raise PermissionDenied(f"the site's {role} role is required")
+    return site
 
 
 def role_required(check: Callable[[Any], bool]) -> Callable[..., Any]:
@@ -48,12 +109,27 @@ def role_required(check: Callable[[Any], bool]) -> Callable[..., Any]:
     return decorator
 
 
-analyst_required = role_required(is_analyst)
+signed_in_required = role_required(_signed_in)
 admin_required = role_required(is_admin)
 
 
-class IsAnalyst(BasePermission):
-    message = "the analyst or admin role is required"
+def site_page(role: str = ANALYST) -> Callable[..., Any]:
+    """A page of one site: the view gets the Site (from `site_id`) once site_for allows it.
 
-    def has_permission(self, request: Any, view: Any) -> bool:
-        return is_analyst(request.user)
+    Anonymous users go to the login page (for any site id, existing or not).
+    """
+
+    def decorator(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+        @wraps(view)
+        def wrapper(
+            request: HttpRequest, *args: Any, site_id: uuid.UUID, **kwargs: Any
+        ) -> HttpResponse:
+            if not request.user.is_authenticated:
+                return redirect_to_login(request.get_full_path())
+            site = site_for(request.user, site_id, role=role)
+            return view(request, site, *args, **kwargs)
+
+        wrapper.site_role = role  # type: ignore[attr-defined]
+        return wrapper
+
+    return decorator

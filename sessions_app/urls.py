@@ -10,6 +10,7 @@ from sessions_app.views import (
     pages,
     retention,
     sizing,
+    tokens,
 )
 
 userkeys.register()
@@ -29,6 +30,8 @@ urlpatterns = [
     path("demo/", demo.demo, name="demo"),
     path("demo/<path:path>", demo.demo, name="demo-page"),
     path("", pages.home, name="home"),
+    path("account/tokens/", tokens.token_list, name="tokens"),
+    path("account/tokens/<int:token_id>/revoke", tokens.token_revoke, name="token-revoke"),
     path("sizing/", sizing.calculator, name="sizing-calculator"),
     path("sizing/partitions/", sizing.partition_report, name="partition-report"),
     path("retention/", retention.retention_page, name="retention"),

@@ -170,27 +170,34 @@ def celery_worker_process(django_db_setup) -> Iterator[subprocess.Popen[bytes]]:
         process.wait()
 
 
-@pytest.fixture
-def analyst(client):
-    """Log the test client in as a user with the analyst role."""
-    from django.contrib.auth.models import Group, User
+def member(user, site, role: str = "analyst"):
+    """Give the user access to the site in that role (the only way a non-superuser sees it)."""
+    from sessions_app.models import SiteMembership
 
-    user = User.objects.create_user("ana", password="pw-ana-123")
-    user.groups.add(Group.objects.get_or_create(name="analyst")[0])
+    SiteMembership.objects.update_or_create(user=user, site=site, defaults={"role": role})
+    return user
+
+
+@pytest.fixture
+def analyst(client, site):
+    """Log the test client in as an analyst of the `site` fixture's site."""
+    from django.contrib.auth.models import User
+
+    user = member(User.objects.create_user("ana", password="pw-ana-123"), site)
     client.force_login(user)
     return user
 
 
 @pytest.fixture
-def token(db) -> str:
-    """Return the API token of an analyst, made by `manage.py create_api_token`."""
+def token(site) -> str:
+    """Return the API token of an analyst of the `site` fixture's site, made by
+    `manage.py create_api_token`."""
     from io import StringIO
 
-    from django.contrib.auth.models import Group, User
+    from django.contrib.auth.models import User
     from django.core.management import call_command
 
-    user = User.objects.create_user("api-user", password="pw-api-123")
-    user.groups.add(Group.objects.get_or_create(name="analyst")[0])
+    member(User.objects.create_user("api-user", password="pw-api-123"), site)
     out = StringIO()
     call_command("create_api_token", "api-user", stdout=out)
     return out.getvalue().strip().splitlines()[-1]

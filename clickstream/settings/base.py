@@ -30,7 +30,6 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
-    "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "sessions_app",
@@ -348,12 +347,13 @@ WORKER_GC_THRESHOLD = env.int("WORKER_GC_THRESHOLD", default=20_000)
 REST_FRAMEWORK = {
     # Token first: an unauthenticated request gets 401 with WWW-Authenticate: Token.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "sessions_app.api.auth.ApiTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     # ?format= belongs to the export endpoints (csv/json), not renderer selection.
     "URL_FORMAT_OVERRIDE": None,
-    "DEFAULT_PERMISSION_CLASSES": ["sessions_app.permissions.IsAnalyst"],
+    # Signed in; each route then checks the user's access to its site (SiteView).
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["sessions_app.api.renderers.ORJSONRenderer"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "sessions_app.api.views.api_exception_handler",
@@ -362,7 +362,8 @@ REST_FRAMEWORK = {
 SPECTACULAR_SETTINGS = {
     "TITLE": "clickstream API",
     "DESCRIPTION": "Sessions, timelines and activity across time buckets. Auth: login "
-    "session or `Authorization: Token KEY` (manage.py create_api_token USERNAME).",
+    "session or `Authorization: Token KEY` (/account/tokens/ or manage.py create_api_token "
+    "USERNAME); a token reads only its user's sites.",
     "VERSION": "1.0.0",
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",

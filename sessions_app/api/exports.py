@@ -19,14 +19,13 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
-from rest_framework.views import APIView
 
 from sessions_app.api.views import (
     END,
     START,
     USER_KEY,
     BadRequest,
-    _site,
+    SiteView,
     _time,
 )
 from sessions_app.sessions import activity, lists, timeline
@@ -113,7 +112,7 @@ def _export(
     return response
 
 
-class SessionExport(APIView):
+class SessionExport(SiteView):
     """A session's events as CSV or JSON."""
 
     @extend_schema(
@@ -124,7 +123,7 @@ class SessionExport(APIView):
         },
     )
     def get(self, request: Request, site_id: uuid.UUID, session_id: uuid.UUID) -> HttpResponseBase:
-        found = timeline.session_timeline(site_id=_site(site_id).id, session_id=session_id)
+        found = timeline.session_timeline(site_id=self.site.id, session_id=session_id)
         if found is None:
             raise NotFound("no such session")
         summary, events = found.decoded()
@@ -135,7 +134,7 @@ class SessionExport(APIView):
         return _export(iter(events), fmt, f"session-{session_id}", cap=cap)
 
 
-class ActivityExport(APIView):
+class ActivityExport(SiteView):
     """A user's activity over a range as CSV or JSON (at most 100,000 events)."""
 
     @extend_schema(
@@ -146,7 +145,7 @@ class ActivityExport(APIView):
         },
     )
     def get(self, request: Request, site_id: uuid.UUID, user_key: str) -> HttpResponseBase:
-        site = _site(site_id)
+        site = self.site
         end = _time(request, "end", datetime.now(UTC))
         start = _time(request, "start", end - timedelta(days=7))
         activity.user_activity(
@@ -179,7 +178,7 @@ class ActivityExport(APIView):
         return _export(rows(), fmt, f"activity-{user_key}", cap=cap)
 
 
-class PropertiesExport(APIView):
+class PropertiesExport(SiteView):
     """A user's properties as CSV (value as JSON) or JSON."""
 
     @extend_schema(
@@ -190,7 +189,7 @@ class PropertiesExport(APIView):
         },
     )
     def get(self, request: Request, site_id: uuid.UUID, user_key: str) -> HttpResponseBase:
-        site = _site(site_id)
+        site = self.site
         found = lists.user_properties(site_id=site.id, user_key=user_key)
         return _export(
             iter(found),

@@ -1,6 +1,7 @@
 """JSON API under /api/: the analyst pages' data, plus CSV/JSON exports.
 
-Auth: the login session or `Authorization: Token KEY` (manage.py create_api_token).
+Auth: the login session or `Authorization: Token KEY` (/account/tokens/, or manage.py
+create_api_token); a token acts as its user, on that user's sites only (permissions.py).
 Errors: {"error": "field: reason", "field": ...} with 400/401/403/404.
 """
 
@@ -24,6 +25,7 @@ from sessions_app.aggregates.report import site_report
 from sessions_app.core import timebuckets, userkeys
 from sessions_app.core.bounds import RangeError
 from sessions_app.models import Site
+from sessions_app.permissions import ANALYST, site_for
 from sessions_app.sessions import activity, lists, timeline
 
 
@@ -53,11 +55,20 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
     return response
 
 
-def _site(site_id: uuid.UUID) -> Site:
-    site = Site.objects.filter(id=site_id).first()
-    if site is None:
-        raise NotFound("no such site")
-    return site
+class SiteView(APIView):
+    """An API route of one site (`site_id` in its path): `self.site` once the requester
+    may read it (permissions.site_for; another site answers 404 like a missing one).
+
+    The check runs in `initial`, after authentication and before the handler parses
+    any parameter, so a 400 never tells a stranger that a site exists.
+    """
+
+    site_role = ANALYST
+    site: Site
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        super().initial(request, *args, **kwargs)
+        self.site = site_for(request.user, kwargs["site_id"], role=self.site_role)
 
 
 def _time(request: Request, name: str, default: datetime) -> datetime:
@@ -115,12 +126,12 @@ END = OpenApiParameter(
 )
 
 
-class UserSessions(APIView):
+class UserSessions(SiteView):
     """A user's sessions newest first, including anonymous ids linked by identify()."""
 
     @extend_schema(parameters=[USER_KEY, CURSOR, LIMIT], responses=OpenApiTypes.OBJECT)
     def get(self, request: Request, site_id: uuid.UUID, user_key: str) -> Response:
-        site = _site(site_id)
+        site = self.site
         linked = lists.identity_links(site_id=site.id, user_id=user_key, limit=19)
         page = lists.sessions_page(
             site_id=site.id,
@@ -138,17 +149,17 @@ class UserSessions(APIView):
         )
 
 
-class UserProperties(APIView):
+class UserProperties(SiteView):
     """A user's properties: the latest value of each identify trait, first and last set."""
 
     @extend_schema(parameters=[USER_KEY], responses=OpenApiTypes.OBJECT)
     def get(self, request: Request, site_id: uuid.UUID, user_key: str) -> Response:
-        site = _site(site_id)
+        site = self.site
         found = lists.user_properties(site_id=site.id, user_key=user_key)
         return Response({"user_key": user_key, "properties": found})
 
 
-class SessionEvents(APIView):
+class SessionEvents(SiteView):
     """Every event of a session in time order, with the session's summary.
 
     The body is the timeline's JSON as built (or materialized) by sessions/timeline.py;
@@ -158,7 +169,7 @@ class SessionEvents(APIView):
 
     @extend_schema(responses=OpenApiTypes.OBJECT)
     def get(self, request: Request, site_id: uuid.UUID, session_id: uuid.UUID) -> HttpResponseBase:
-        found = timeline.session_timeline(site_id=_site(site_id).id, session_id=session_id)
+        found = timeline.session_timeline(site_id=self.site.id, session_id=session_id)
         if found is None:
             raise NotFound("no such session")
         response = HttpResponse(found.body, content_type="application/json")
@@ -166,7 +177,7 @@ class SessionEvents(APIView):
         return response
 
 
-class UserActivity(APIView):
+class UserActivity(SiteView):
     """A user's events across time buckets, in time order, with the partitions read."""
 
     @extend_schema(
@@ -181,7 +192,7 @@ class UserActivity(APIView):
         responses=OpenApiTypes.OBJECT,
     )
     def get(self, request: Request, site_id: uuid.UUID, user_key: str) -> Response:
-        site = _site(site_id)
+        site = self.site
         end = _time(request, "end", datetime.now(UTC))
         start = _time(request, "start", end - timedelta(days=7))
         page = activity.user_activity(
@@ -223,7 +234,7 @@ def _aggregates(result: Any, *, with_details: bool) -> dict[str, Any]:
     return payload
 
 
-class SiteReport(APIView):
+class SiteReport(SiteView):
     """A site's numbers per hour or day; each bucket says whether it is sealed or live.
 
     Sealed buckets are read from the aggregates their seal stored; unsealed ones
@@ -237,7 +248,7 @@ class SiteReport(APIView):
         responses=OpenApiTypes.OBJECT,
     )
     def get(self, request: Request, site_id: uuid.UUID) -> Response:
-        site = _site(site_id)
+        site = self.site
         end = _time(request, "end", datetime.now(UTC))
         start = _time(request, "start", end - timedelta(hours=24))
         report = site_report(
@@ -268,7 +279,7 @@ class SiteReport(APIView):
         )
 
 
-class UserCounters(APIView):
+class UserCounters(SiteView):
     """A user's rolling counts of one event (custom name, or pageview/click) over the
     last 1 h, 24 h, 7 d, 30 d and 12 months, with the partitions each read."""
 
@@ -283,7 +294,7 @@ class UserCounters(APIView):
         responses=OpenApiTypes.OBJECT,
     )
     def get(self, request: Request, site_id: uuid.UUID, user_key: str) -> Response:
-        site = _site(site_id)
+        site = self.site
         event_key = (request.query_params.get("event") or "").strip()
         if not event_key or len(event_key) > 128:
             raise BadRequest("event", "an event name of 1-128 characters is required")

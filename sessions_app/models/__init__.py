@@ -19,9 +19,10 @@ from sessions_app.tables.user_events_by_bucket import UserEventByBucket
 from sessions_app.tables.user_properties import UserProperty
 from sessions_app.tables.user_sessions import UserSession
 
+from .accounts import ApiToken
 from .erasure import ErasureRequest, Suppression
 from .retention import AdminAction, PurgeRun, PurgeWatermark, RetentionPolicy
-from .sites import BucketState, ReplayWatermark, Site, UserBucketWidth
+from .sites import BucketState, ReplayWatermark, Site, SiteMembership, UserBucketWidth
 
 # The cqlengine models are defined with their tables (sessions_app/tables/) and named here,
 # where django-cassandra-engine looks for them.
@@ -31,6 +32,7 @@ __all__ = [
     "CASSANDRA_MODELS",
     "AdminAction",
     "AnonymousLink",
+    "ApiToken",
     "BucketAggregate",
     "BucketPartial",
     "BucketState",
@@ -50,6 +52,7 @@ __all__ = [
     "SessionEvent",
     "Site",
     "SiteEventByBucket",
+    "SiteMembership",
     "Suppression",
     "TransactionLog",
     "UserBucketWidth",

@@ -6,6 +6,7 @@ import secrets
 import uuid
 from typing import Any
 
+from django.conf import settings
 from django.core.cache import cache
 from django.db import models
 
@@ -39,6 +40,34 @@ class Site(models.Model):
         # The collector caches key → site, and all sites' origins, for a few seconds per
         # process (sessions_app/views/collector.py).
         cache.delete_many([f"site-key:{self.key}", "site-origins"])
+
+
+class SiteMembership(models.Model):
+    """A user's access to one site: an analyst reads it, an admin also manages it.
+
+    A user sees a site only through a membership (or as a Django superuser); the
+    check is permissions.site_for, used by every site-scoped page and API route.
+    """
+
+    ANALYST = "analyst"
+    ADMIN = "admin"
+    ROLES = [(ANALYST, "analyst"), (ADMIN, "admin")]
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="site_memberships"
+    )
+    site = models.ForeignKey(Site, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=8, choices=ROLES, default=ANALYST)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["user", "site"], name="one_membership_per_user_site")
+        ]
+        ordering = ["site", "user"]
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.site}: {self.role}"
 
 
 class ReplayWatermark(models.Model):

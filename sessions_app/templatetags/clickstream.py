@@ -70,5 +70,12 @@ def size(value: float | None) -> str:
 
 @register.filter
 def is_admin(user: object) -> bool:
-    """Return whether the user has the admin role (for admin-only navigation)."""
+    """Return whether the user has the installation's admin role (admin-only navigation)."""
     return permissions.is_admin(user)
+
+
+@register.filter
+def site_admin(user: object, site: object) -> bool:
+    """Return whether the user has the admin role on this site (for its settings link)."""
+    site_id = getattr(site, "id", None)
+    return site_id is not None and permissions.site_role(user, site_id) == permissions.ADMIN

@@ -17,16 +17,9 @@ from sessions_app.core import timebuckets
 from sessions_app.core.bounds import RangeError
 from sessions_app.core.jsonfmt import dumps
 from sessions_app.models import Site
-from sessions_app.permissions import analyst_required
+from sessions_app.permissions import ADMIN, site_page
 from sessions_app.sessions import feed, lists, timeline
 from sessions_app.sessions.activity import user_activity
-
-
-def _site(site_id: uuid.UUID) -> Site:
-    site = Site.objects.filter(id=site_id).first()
-    if site is None:
-        raise Http404("no such site")
-    return site
 
 
 def _when(value: str | None, field: str, errors: list[str]) -> datetime | None:
@@ -84,9 +77,8 @@ def _bars(report: list[ReportBucket], key: str) -> list[dict[str, Any]]:
     return bars
 
 
-@analyst_required
-def dashboard(request: HttpRequest, site_id: uuid.UUID) -> HttpResponse:
-    site = _site(site_id)
+@site_page()
+def dashboard(request: HttpRequest, site: Site) -> HttpResponse:
     start, end, errors = _range(request, timedelta(hours=24))
     width = (
         request.GET.get("width", "hour") if request.GET.get("width") in ("hour", "day") else "hour"
@@ -125,9 +117,8 @@ def dashboard(request: HttpRequest, site_id: uuid.UUID) -> HttpResponse:
     return render(request, "sessions_app/dashboard.html", context)
 
 
-@analyst_required
-def user_search(request: HttpRequest, site_id: uuid.UUID) -> HttpResponse:
-    site = _site(site_id)
+@site_page()
+def user_search(request: HttpRequest, site: Site) -> HttpResponse:
     query = (request.GET.get("q") or "").strip()[:256]
     found = None
     if query:
@@ -141,9 +132,8 @@ def user_search(request: HttpRequest, site_id: uuid.UUID) -> HttpResponse:
     )
 
 
-@analyst_required
-def user_profile(request: HttpRequest, site_id: uuid.UUID, user_key: str) -> HttpResponse:
-    site = _site(site_id)
+@site_page()
+def user_profile(request: HttpRequest, site: Site, user_key: str) -> HttpResponse:
     linked = lists.identity_links(site_id=site.id, user_id=user_key, limit=19)
     page = lists.sessions_page(
         site_id=site.id,
@@ -206,11 +196,8 @@ def _pages(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return groups
 
 
-@analyst_required
-def session_timeline(
-    request: HttpRequest, site_id: uuid.UUID, session_id: uuid.UUID
-) -> HttpResponse:
-    site = _site(site_id)
+@site_page()
+def session_timeline(request: HttpRequest, site: Site, session_id: uuid.UUID) -> HttpResponse:
     found = timeline.session_timeline(site_id=site.id, session_id=session_id)
     summary, events = found.decoded() if found is not None else (None, [])
     if not events:
@@ -232,9 +219,8 @@ def session_timeline(
     )
 
 
-@analyst_required
-def activity(request: HttpRequest, site_id: uuid.UUID, user_key: str) -> HttpResponse:
-    site = _site(site_id)
+@site_page()
+def activity(request: HttpRequest, site: Site, user_key: str) -> HttpResponse:
     start, end, errors = _range(request, timedelta(days=7))
     strategy = request.GET.get("strategy") or None
     page = None
@@ -266,8 +252,11 @@ def activity(request: HttpRequest, site_id: uuid.UUID, user_key: str) -> HttpRes
     )
 
 
-@analyst_required
-def site_settings(request: HttpRequest, site_id: uuid.UUID) -> HttpResponse:
-    site = _site(site_id)
+@site_page(ADMIN)
+def site_settings(request: HttpRequest, site: Site) -> HttpResponse:
+    """The site's key, origins, snippet and members: for the site's admins."""
     base = request.build_absolute_uri("/").rstrip("/")
-    return render(request, "sessions_app/site.html", {"site": site, "base": base})
+    members = site.memberships.select_related("user").order_by("user__username")
+    return render(
+        request, "sessions_app/site.html", {"site": site, "base": base, "members": members}
+    )

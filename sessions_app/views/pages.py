@@ -5,11 +5,10 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from sessions_app.models import Site
-from sessions_app.permissions import analyst_required
+from sessions_app.permissions import signed_in_required, visible_sites
 
 
-@analyst_required
+@signed_in_required
 def home(request: HttpRequest) -> HttpResponse:
-    """List the sites the analyst can browse."""
-    return render(request, "sessions_app/home.html", {"sites": Site.objects.all()})
+    """List the sites the user may browse (superusers: every site)."""
+    return render(request, "sessions_app/home.html", {"sites": visible_sites(request.user)})

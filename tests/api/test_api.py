@@ -80,9 +80,9 @@ def test_missing_or_wrong_credentials_are_json_errors(client, site, data):
     assert anonymous.json()["field"] == "auth"
     wrong = client.get(f"/api/sites/{site.id}/users/api-anon/sessions", **auth("nope"))
     assert wrong.status_code == 401 and wrong.json()["field"] == "auth"
-    roleless = User.objects.create_user("plain", password="pw-plain-1")
-    client.force_login(roleless)
-    assert client.get(f"/api/sites/{site.id}/users/api-anon/sessions").status_code == 403
+    stranger = User.objects.create_user("plain", password="pw-plain-1")  # member of no site
+    client.force_login(stranger)
+    assert client.get(f"/api/sites/{site.id}/users/api-anon/sessions").status_code == 404
 
 
 @pytest.mark.parametrize(

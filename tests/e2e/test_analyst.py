@@ -2,16 +2,29 @@
 
 from __future__ import annotations
 
+import urllib.error
+import urllib.request
 from datetime import timedelta
 
 import pytest
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import User
 from django.utils import timezone
 
 from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.sites import services
+from tests.conftest import member
 from tests.e2e.conftest import screenshot
 from tests.ingest.conftest import event
+
+
+def _api_status(base: str, path: str, key: str) -> int:
+    request = urllib.request.Request(base + path, headers={"Authorization": f"Token {key}"})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return int(response.status)
+    except urllib.error.HTTPError as error:
+        return int(error.code)
+
 
 pytestmark = [
     pytest.mark.e2e,
@@ -46,7 +59,8 @@ def test_analyst_journey(live_server, context):
             ],
         )
     user = User.objects.create_user("ana", password="correct-horse-1")
-    user.groups.add(Group.objects.get_or_create(name="analyst")[0])
+    member(user, site, "admin")  # admin of this site: its settings page opens too
+    other = services.site_create(name="Not ana's shop", origins=[])
 
     page = context.new_page()
     page.goto(f"{live_server.url}/")
@@ -54,6 +68,7 @@ def test_analyst_journey(live_server, context):
     page.fill("input[name=username]", "ana")
     page.fill("input[name=password]", "correct-horse-1")
     page.click("button[type=submit]")
+    assert other.name not in page.content()  # the home page lists only ana's sites
     page.click(f"text={site.name}")
     page.wait_for_selector("h2:has-text('Latest sessions')")
     screenshot(page, "dashboard")
@@ -91,6 +106,25 @@ def test_analyst_journey(live_server, context):
     page.goto(f"{live_server.url}/sites/{site.id}/site")
     assert site.key in page.content()
     screenshot(page, "site")
+    assert page.goto(f"{live_server.url}/sites/{other.id}/").status == 404
+    page.goto(f"{live_server.url}/")
+
+    # An API token made on the tokens page (its key shown once) reads ana's site only;
+    # revoked there, it is refused.
+    page.click("text=API tokens")
+    page.fill("input[name=name]", "notebook")
+    page.fill("input[name=expires_days]", "30")
+    page.click("button:has-text('Create')")
+    key = page.locator("#new-token-key").inner_text().strip()
+    screenshot(page, "api-tokens")
+    assert _api_status(live_server.url, f"/api/sites/{site.id}/users/ada/sessions", key) == 200
+    assert _api_status(live_server.url, f"/api/sites/{other.id}/users/ada/sessions", key) == 404
+    page.goto(f"{live_server.url}/account/tokens/")
+    assert page.locator("#new-token-key").count() == 0  # never shown again
+    assert key not in page.content()
+    page.click("button:has-text('Revoke')")
+    page.wait_for_selector("text=Token revoked")
+    assert _api_status(live_server.url, f"/api/sites/{site.id}/users/ada/sessions", key) == 401
 
     # The API docs render under the same CSP (no inline script: Swagger UI from the sidecar).
     page.goto(f"{live_server.url}/api/docs")

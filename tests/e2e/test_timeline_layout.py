@@ -6,12 +6,13 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import User
 from django.utils import timezone
 
 from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.sites import services
 from sessions_app.tables import user_sessions
+from tests.conftest import member
 from tests.e2e.conftest import screenshot
 from tests.ingest.conftest import event
 
@@ -59,7 +60,7 @@ def visit(live_server) -> dict[str, Any]:
     events_record(source=Source(site=site, received_at=now), raw_events=raw)
     [summary] = user_sessions.session_list(site_id=site.id, user_key="lin")
     user = User.objects.create_user("ana", password="correct-horse-1")
-    user.groups.add(Group.objects.get_or_create(name="analyst")[0])
+    member(user, site)
     return {"site": site, "session_id": summary["session_id"], "events": len(raw)}
 
 

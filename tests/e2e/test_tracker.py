@@ -11,11 +11,13 @@ import urllib.request
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import User
 
 from sessions_app.sessions import feed, lists
 from sessions_app.sites import services
 from sessions_app.tables import session_events as session_events_table
 from sessions_app.tables import user_sessions
+from tests.conftest import member
 from tests.e2e.conftest import screenshot, wait_for
 
 pytestmark = [
@@ -181,6 +183,7 @@ def test_every_click_precedes_the_page_view_it_caused(live_server, context, clie
     first. (The tracker's microseconds order them: tests/tracker checks those; here the
     collector's in-request order would too, as both usually go in one request.)"""
     site = services.site_create(name="E2E order", origins=[live_server.url])
+    member(User.objects.get(username="api-user"), site)  # the token's user reads it
     page = context.new_page()
     sent: list[dict] = []
     page.on(

@@ -5,11 +5,12 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import User
 from django.utils import timezone
 
 from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.sites import services
+from tests.conftest import member
 from tests.ingest.conftest import event
 
 pytestmark = [
@@ -29,7 +30,7 @@ def test_feed_links_open_the_right_profile(live_server, context):
             raw_events=[event(now - timedelta(minutes=i + 1), anon=f"anon-{i}", user_id=key)],
         )
     user = User.objects.create_user("ana", password="correct-horse-1")
-    user.groups.add(Group.objects.get_or_create(name="analyst")[0])
+    member(user, site)
     page = context.new_page()
     page.goto(f"{live_server.url}/accounts/login/")
     page.fill("input[name=username]", "ana")

@@ -1,4 +1,4 @@
-"""Management commands: create_site and generate_clicks."""
+"""Management commands: create_site, generate_clicks, create_api_token, grant_site_access."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
-from sessions_app.models import Site
+from sessions_app.models import AdminAction, ApiToken, Site
 from sessions_app.tables import user_sessions
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
@@ -83,3 +83,64 @@ def test_generate_clicks_goes_through_the_collector() -> None:
 def test_generate_clicks_names_a_wrong_key() -> None:
     with pytest.raises(CommandError, match="no site has this key"):
         call_command("generate_clicks", "--site", "cs_nope")
+
+
+def _token(*args: str) -> tuple[str, str]:
+    out = StringIO()
+    call_command("create_api_token", *args, stdout=out)
+    *notes, key = out.getvalue().strip().splitlines()
+    return " ".join(notes), key
+
+
+def test_create_api_token_prints_a_key_that_works_once_shown(site) -> None:
+    from django.contrib.auth.models import User
+    from django.test import Client
+
+    from tests.conftest import member
+
+    member(User.objects.create_user("cli", password="pw-cli-123"), site)
+    note, key = _token("cli", "--name", "ci", "--expires-days", "7")
+    assert "'ci'" in note and "not shown again" in note
+    api = Client(HTTP_AUTHORIZATION=f"Token {key}")
+    assert api.get(f"/api/sites/{site.id}/report").status_code == 200
+    token = ApiToken.objects.get(user__username="cli", name="ci")
+    assert token.expires_at is not None and key not in (token.digest, token.prefix)
+    # The same name again rotates: the old key stops working, the new one works.
+    note, new_key = _token("cli", "--name", "ci")
+    assert "replacing 1" in note and new_key != key
+    assert api.get(f"/api/sites/{site.id}/report").status_code == 401
+    assert (
+        Client(HTTP_AUTHORIZATION=f"Token {new_key}")
+        .get(f"/api/sites/{site.id}/report")
+        .status_code
+        == 200
+    )
+
+
+def test_create_api_token_refuses_bad_input_and_revokes_nothing(db) -> None:
+    from django.contrib.auth.models import User
+
+    with pytest.raises(CommandError, match="no user"):
+        _token("nobody")
+    User.objects.create_user("cli", password="pw-cli-123")
+    _, key = _token("cli")
+    with pytest.raises(CommandError, match="expires"):
+        _token("cli", "--expires-days", "0")
+    assert ApiToken.objects.get(user__username="cli", revoked_at__isnull=True).prefix == key[:10]
+
+
+def test_grant_site_access_gives_and_takes_a_role(site) -> None:
+    from django.contrib.auth.models import User
+
+    from sessions_app.permissions import site_role
+
+    user = User.objects.create_user("g", password="pw-g-1234")
+    call_command("grant_site_access", "g", str(site.id), "--role", "admin", stdout=StringIO())
+    assert site_role(user, site.id) == "admin"
+    call_command("grant_site_access", "g", site.key, stdout=StringIO())
+    assert site_role(user, site.id) == "analyst"
+    call_command("grant_site_access", "g", site.key, "--revoke", stdout=StringIO())
+    assert site_role(user, site.id) is None
+    assert AdminAction.objects.filter(action__in=["site.grant", "site.revoke"]).count() == 3
+    with pytest.raises(CommandError, match="no site"):
+        call_command("grant_site_access", "g", "cs_nope")

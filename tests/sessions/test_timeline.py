@@ -24,6 +24,7 @@ from sessions_app.sessions import timeline
 from sessions_app.sites import services
 from sessions_app.tables import session_events as session_events_table
 from sessions_app.tables import user_sessions
+from tests.conftest import member
 from tests.ingest.conftest import event
 from tests.sessions.conftest import record_session, timeline_get
 
@@ -170,6 +171,7 @@ def test_an_open_session_is_served_from_its_prefix_and_the_rows_after_it(
     assert third.content == _from_rows(client, site, session_id, token, settings)
 
     other = services.site_create(name="Other", origins=[])
+    member(User.objects.get(username="api-user"), other)  # it sees both sites
     assert timeline_get(client, other, session_id, token).status_code == 404
 
 
@@ -280,6 +282,7 @@ def test_another_sites_id_gets_404_even_when_materialized(client, site, closed, 
     timeline_get(client, site, session_id, token)
     assert timeline_get(client, site, session_id, token)["X-Timeline-Source"] == "materialized"
     other = services.site_create(name="Other", origins=[])
+    member(User.objects.get(username="api-user"), other)  # it sees both sites
     response = timeline_get(client, other, session_id, token)
     assert response.status_code == 404 and response.json()["field"] == "path"
 

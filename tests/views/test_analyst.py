@@ -1,4 +1,4 @@
-"""Analyst pages: login and roles, every page renders, hostile payloads stay inert."""
+"""Analyst pages: login and site access, every page renders, hostile payloads stay inert."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.tables import user_sessions
+from tests.conftest import member
 from tests.ingest.conftest import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
@@ -81,13 +82,16 @@ def test_pages_require_login(client, site, visit):
         assert response["Location"].startswith("/accounts/login/")
 
 
-def test_pages_refuse_users_without_a_role(client, site, visit):
+def test_pages_of_a_site_are_404_to_users_who_are_not_its_members(client, site, visit):
     client.force_login(User.objects.create_user("nobody", password="pw-nobody-1"))
-    for url in _pages(site, visit):
-        assert client.get(url).status_code == 403, url
+    home, *site_pages = _pages(site, visit)
+    assert site.name not in client.get(home).content.decode()
+    for url in site_pages:
+        assert client.get(url).status_code == 404, url
 
 
 def test_analyst_sees_every_page(client, analyst, site, visit):
+    member(analyst, site, "admin")  # the site's settings page is for its admins
     for url in _pages(site, visit):
         response = client.get(url, follow=True)
         assert response.status_code == 200, url
@@ -151,6 +155,7 @@ JUNK = {
 
 
 def test_junk_query_parameters_never_fail_a_page(client, analyst, site, visit):
+    member(analyst, site, "admin")
     for url in _pages(site, visit):
         for name, values in JUNK.items():
             for value in values:

@@ -1,0 +1,1 @@
+"""User accounts: API tokens."""
