@@ -20,7 +20,7 @@ from sessions_app.ingest import pipeline, replay
 from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.models import ErasureRequest, UserBucketWidth
 from sessions_app.retention import policies, specs
-from sessions_app.sessions import lists
+from sessions_app.sessions import feed, lists
 from sessions_app.tables import user_sessions
 from tests.ingest.conftest import event
 
@@ -83,6 +83,7 @@ def test_counts_and_widths_go_after_the_sessions_expired(site, monkeypatch, sett
 
     time.sleep(4)  # the raw events and the sessions expire; the sealed counts stay
     assert user_sessions.session_list(site_id=site.id, user_key="gone") == []
+    assert "gone" in {e["user_key"] for e in feed.feed_latest(site_id=site.id)}  # a day
 
     root = User.objects.create_superuser("root", password="pw-root-123")
     request = erasures.erasure_request(
@@ -94,6 +95,7 @@ def test_counts_and_widths_go_after_the_sessions_expired(site, monkeypatch, sett
     after = _counts(site, "gone", buckets)
     assert set(after.values()) == {0}, after
     assert not UserBucketWidth.objects.filter(user_key="gone").exists()
+    assert "gone" not in {e["user_key"] for e in feed.feed_latest(site_id=site.id)}
     assert request.counts["user_bucket_widths"] == 1
     # The other user's counts stay.
     assert set(_counts(site, "kept", buckets).values()) == {1}

@@ -215,6 +215,14 @@ def _aggregate(site, granularity: str, bucket: datetime) -> dict[str, Any]:
     return found
 
 
+def _anonymous_links(site, anon: str) -> list[str]:
+    rows = _rows(
+        "SELECT user_id FROM {ks}.anonymous_links WHERE site_id = ? AND anonymous_id = ?",
+        (site.id, anon),
+    )
+    return [r["user_id"] for r in rows]
+
+
 def assert_alice_absent(site, t: Traffic) -> None:
     """Query every table by its keys: nothing of alice (user id or anonymous id) is left."""
     alice = {ALICE, ALICE_ANON}
@@ -228,6 +236,9 @@ def assert_alice_absent(site, t: Traffic) -> None:
         assert {e["user_key"] for e in _site_rows(site, hour)} == {BOB}
     assert not _feed_keys(site) & alice
     assert lists.identity_links(site_id=site.id, user_id=ALICE) == []
+    assert _anonymous_links(site, ALICE_ANON) == []
+    for key in alice:
+        assert lists.user_properties(site_id=site.id, user_key=key) == []
     for row in _failed(site, t):
         assert ALICE_ANON not in (row["payload"] or "") and ALICE not in (row["payload"] or "")
     for plan in _log_plans(site, t):
@@ -278,6 +289,7 @@ def test_ingest_erase_replay_leaves_nothing_of_the_user(site, traffic, root, set
     assert _user_counts(site, t)[ALICE_ANON, "pageview"] == 3
     assert _rolling_rows(site, ALICE, t)
     assert lists.identity_links(site_id=site.id, user_id=ALICE) == [ALICE_ANON]
+    assert _anonymous_links(site, ALICE_ANON) == [ALICE]
 
     receipt = _erase(site, ALICE, ErasureRequest.USER_ID, root)
 
