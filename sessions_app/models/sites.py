@@ -2,13 +2,30 @@
 
 from __future__ import annotations
 
+import re
 import secrets
 import uuid
 from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
+from django.core.exceptions import ValidationError
 from django.db import models
+
+# A URL parameter name for the tracker's data-redact list; "-name" keeps one.
+_PARAM_NAME = re.compile(r"^-?[A-Za-z0-9_.\-\[\]]{1,64}$")
+REDACT_PARAMS_MAX = 50
+
+
+def validate_redact_params(value: Any) -> None:
+    """A list of at most 50 URL parameter names, each optionally prefixed with "-"."""
+    if not isinstance(value, list) or len(value) > REDACT_PARAMS_MAX:
+        raise ValidationError(f"a list of at most {REDACT_PARAMS_MAX} parameter names")
+    bad = [v for v in value if not isinstance(v, str) or not _PARAM_NAME.match(v)]
+    if bad:
+        raise ValidationError(
+            f"not a parameter name: {bad[0]!r} (letters, digits, _ . - [ ]; '-' first keeps it)"
+        )
 
 
 def new_site_key() -> str:
@@ -23,6 +40,16 @@ class Site(models.Model):
     name = models.CharField(max_length=200)
     key = models.CharField(max_length=64, unique=True, default=new_site_key)
     allowed_origins = models.JSONField(default=list, blank=True)
+    # URL parameters the tracker drops besides its default secret names (token, key, password,
+    # code, session, auth ...); "-name" keeps one of those. Rendered into the snippet.
+    redact_params = models.JSONField(
+        default=list,
+        blank=True,
+        validators=[validate_redact_params],
+        help_text="URL query/fragment parameters the tracker drops besides its defaults "
+        '(token, key, password, code, session, auth …), e.g. ["email", "phone"]; '
+        '"-code" keeps one the defaults would drop. Update the snippet after a change.',
+    )
     enabled = models.BooleanField(default=True)
     # Shards of each site_events_by_bucket hour (a shard suffix against hot partitions), from
     # the expected event rate and the partition budget (buckets.shards_for).
@@ -40,6 +67,11 @@ class Site(models.Model):
         # The collector caches key → site, and all sites' origins, for a few seconds per
         # process (sessions_app/views/collector.py).
         cache.delete_many([f"site-key:{self.key}", "site-origins"])
+
+    @property
+    def redact_attr(self) -> str:
+        """The snippet's data-redact value: the redact_params, comma-separated."""
+        return ",".join(self.redact_params)
 
 
 class SiteMembership(models.Model):

@@ -89,6 +89,7 @@ def site_saved_record(*, site: Site, actor: Any, created: bool, changed: list[st
         details={
             "changed": changed,
             "allowed_origins": list(site.allowed_origins),
+            "redact_params": list(site.redact_params),
             "enabled": site.enabled,
             "event_shards": site.event_shards,
         },

@@ -46,6 +46,8 @@
   var RETRY_KEY = "cs_retry";
   var RETRY_MAX = 100; // events kept for retry, oldest dropped beyond
   var PER_REQUEST = 50; // events a request
+  // Query and fragment parameters whose names end like a secret: dropped from every URL.
+  var SECRET = /(token|key|secret|pass(wd|word)?|pwd|auth|code|session(_?id)?|sid|sig(nature)?|jwt|otp)$/i;
 
   // ---- pure helpers (exercised by tests/tracker) ----
 
@@ -77,17 +79,13 @@
       });
   }
 
-  function esc(s) {
-    return w.CSS && CSS.escape ? CSS.escape(s) : s.replace(/[^\w-]/g, "\\$&");
-  }
-
   // "main > div.card > button#buy": at most 5 levels, stops above at an ancestor with an id
   // and below <body>.
   function selectorOf(el) {
     for (var out = [], n = el, i = 0; n && n.nodeType == 1 && i < 5; i++, n = n.parentElement) {
       var t = tagOf(n), c = classesOf(n)[0];
       if (t == "html" || t == "body") break;
-      out.unshift(t + (n.id ? "#" + esc(n.id) : c ? "." + esc(c) : ""));
+      out.unshift(t + (n.id ? "#" + CSS.escape(n.id) : c ? "." + CSS.escape(c) : ""));
       if (n.id && n != el) break;
     }
     return out.join(" > ").slice(0, 512);
@@ -117,7 +115,7 @@
     return el.textContent;
   }
 
-  function describe(el) {
+  function describe(el, names) {
     var o = { tag: tagOf(el) },
       c = classesOf(el),
       text = clip(textOf(el) || el.getAttribute("aria-label"), 128),
@@ -125,7 +123,7 @@
     if (el.id) o.id = clip(el.id, 128);
     if (c.length) o.classes = c;
     if (text) o.text = text;
-    if (href && typeof href == "string") o.href = href.slice(0, 2048); // not SVG <a>
+    if (href && typeof href == "string") o.href = redact(href, names).slice(0, 2048); // not SVG <a>
     o.selector = selectorOf(el);
     return o;
   }
@@ -135,7 +133,7 @@
     return list
       .slice()
       .sort(function (a, b) {
-        return a.ts < b.ts ? -1 : a.ts > b.ts ? 1 : 0;
+        return (a.ts > b.ts) - (a.ts < b.ts);
       })
       .slice(-max);
   }
@@ -158,6 +156,17 @@
     return new Date(Math.floor(us / 1000)).toISOString().slice(0, -1) + String(1e3 + (us % 1e3)).slice(1) + "Z";
   }
 
+  // href without the query and fragment parameters that look like secrets: a name matching
+  // SECRET or listed in `names` (data-redact); "-name" there keeps that one.
+  function redact(href, names) {
+    return href
+      .replace(/([?&#])([^?&#=]+)=[^&#]*/g, function (m, sep, k) {
+        k = k.toLowerCase();
+        return names.indexOf("-" + k) < 0 && (SECRET.test(k) || names.indexOf(k) >= 0) ? sep : m;
+      })
+      .replace(/[?&#]+$|[?&]+(?=#)|([?&#])&+/g, "$1");
+  }
+
   function chunks(list, size) {
     for (var out = [], i = 0; i < list.length; i += size) out.push(list.slice(i, i + size));
     return out;
@@ -168,15 +177,15 @@
     return !status || status == 408 || status == 429 || status >= 500;
   }
 
+  // crypto.randomUUID (secure contexts only), else a v4 from getRandomValues (everywhere).
   function uuid(c) {
-    if (c && c.randomUUID) return c.randomUUID();
-    var b = new Uint8Array(16), s = "", i;
-    if (c && c.getRandomValues) c.getRandomValues(b);
-    else for (i = 0; i < 16; i++) b[i] = Math.random() * 256;
-    b[6] = (b[6] & 15) | 64;
-    b[8] = (b[8] & 63) | 128;
-    for (i = 0; i < 16; i++) s += (i == 4 || i == 6 || i == 8 || i == 10 ? "-" : "") + (b[i] + 256).toString(16).slice(1);
-    return s;
+    if (c.randomUUID) return c.randomUUID();
+    var b = c.getRandomValues(new Uint8Array(16)), i = 0;
+    b[6] = (b[6] & 15) | 64; // version 4
+    b[8] = (b[8] & 63) | 128; // variant 10
+    return "xxxx-xx-xx-xx-xxxxxx".replace(/x/g, function () {
+      return (b[i++] + 256).toString(16).slice(1); // a byte, two hex digits
+    });
   }
 
   // Test hook for tests/tracker; the build removes it from tracker.min.js (CS_BUILD).
@@ -184,7 +193,7 @@
     w.__csTest({
       dnt: dnt, clip: clip, selectorOf: selectorOf, ignored: ignored, clickable: clickable,
       textOf: textOf, describe: describe, bound: bound, backoff: backoff, chunks: chunks,
-      retryable: retryable, uuid: uuid, stamp: stamp, iso: iso, CLICKABLE: CLICKABLE,
+      retryable: retryable, uuid: uuid, stamp: stamp, iso: iso, redact: redact, CLICKABLE: CLICKABLE,
     });
   }
   if (w.document) start();
@@ -206,6 +215,7 @@
     var endpoint = attr("endpoint") || new URL(script.src, location.href).origin + "/collect";
     var interval = +attr("flush-interval") || 5000;
     var batch = +attr("batch-size") || 20;
+    var names = (attr("redact") || "").toLowerCase().split(/[\s,]+/);
     var crypto = w.crypto;
     var queue = [], last = 0, stopped = 0, retryTimer = 0, retrying = 0, failures = 0, lastUrl, lastClick, lastClickAt, userId, anonId;
 
@@ -272,7 +282,7 @@
       if (off()) return;
       last = stamp(Date.now(), last);
       var e = { id: uuid(crypto), type: type, ts: iso(last), anonymous_id: anonymousId(),
-        url: location.href.slice(0, 2048), title: clip(d.title, 512) };
+        url: redact(location.href, names).slice(0, 2048), title: clip(d.title, 512) };
       if (userId) e.user_id = userId;
       for (var k in fields) if (fields[k] != null && fields[k] !== "") e[k] = fields[k];
       queue.push(e);
@@ -283,7 +293,7 @@
       var url = location.href;
       if (url == lastUrl || off()) return;
       lastUrl = url;
-      record("pageview", { referrer: d.referrer.slice(0, 2048) });
+      record("pageview", { referrer: redact(d.referrer, names).slice(0, 2048) });
     }
 
     function onClick(ev) {
@@ -294,7 +304,7 @@
       if (!el || ignored(t) || ignored(el) || (el == lastClick && ev.timeStamp - lastClickAt < 50)) return;
       lastClick = el;
       lastClickAt = ev.timeStamp;
-      record("click", { element: describe(el) });
+      record("click", { element: describe(el, names) });
     }
 
     // ---- sending ----

@@ -74,6 +74,28 @@ def test_clicks_spa_navigation_and_page_hide_flush(live_server, context):
     assert summary["pageview_count"] == 4
 
 
+def test_secret_url_parameters_are_dropped_before_sending(live_server, context):
+    """Defaults (token, session …) and the site's own redact list (rendered as data-redact)."""
+    site = services.site_create(name="E2E redact", origins=[live_server.url])
+    site.redact_params = ["email"]
+    site.save()
+    page = context.new_page()
+    page.goto(
+        f"{live_server.url}/demo/?site={site.key}&flush=300&reset_token=T0K3N"
+        "&email=ann%40example.com&PHPSESSID=S355#access_token=FR4G"
+    )
+    page.wait_for_function("window.clickstream && typeof clickstream.track === 'function'")
+    assert page.get_attribute("script[data-site]", "data-redact") == "email"
+    page.click("#shop-now")
+    events = wait_for(lambda: len(_timeline(site)) >= 3 and _timeline(site))
+    stored = json.dumps(events, default=str)
+    for secret in ("T0K3N", "ann", "S355", "FR4G", "access_token"):
+        assert secret not in stored, secret
+    first = events[0]
+    assert first["type"] == "pageview"
+    assert first["url"] == f"{live_server.url}/demo/?site={site.key}&flush=300"
+
+
 def test_identify_links_the_anonymous_visitor(live_server, context):
     site = services.site_create(name="E2E identify", origins=[live_server.url])
     page = context.new_page()

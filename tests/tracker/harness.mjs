@@ -125,9 +125,13 @@ export function source(path = SOURCE_PATH) {
 
 // The pure helpers of tracker.js, through its test hook (no document: the tracker does
 // not start).
+// CSS.escape for the fake DOM (browsers have it; Node does not): enough for the tests'
+// class names and ids. The real one is exercised in Chromium (tests/e2e).
+const CSS = { escape: (s) => String(s).replace(/[^\w-]/g, "\\$&") };
+
 export function helpers(extraGlobals = {}) {
   let exported;
-  const context = vm.createContext({ __csTest: (h) => (exported = h), ...extraGlobals });
+  const context = vm.createContext({ __csTest: (h) => (exported = h), CSS, ...extraGlobals });
   vm.runInContext(source(SOURCE_PATH), context, { filename: "tracker.js" });
   if (!exported) throw new Error("tracker.js did not call its test hook");
   return exported;
@@ -256,6 +260,7 @@ export function loadPage(file, opts = {}) {
     history,
     fetch,
     crypto: opts.crypto === undefined ? webcrypto : opts.crypto,
+    CSS,
     Blob,
     URL,
     setTimeout: (fn, ms) => addTimer(fn, ms || 0, false),

@@ -1,6 +1,7 @@
 // The pure helpers of static/sessions_app/tracker.js, on a fake DOM.
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { webcrypto } from "node:crypto";
 import { h, helpers } from "./harness.mjs";
 
 const T = helpers();
@@ -138,7 +139,7 @@ test("describe: tag, id, classes, text, absolute href, selector", () => {
   });
 
   const link = h("a", { href: "../cart?x=1" }, "Cart");
-  assert.deepEqual(plain(T.describe(link)), {
+  assert.deepEqual(plain(T.describe(link, [])), {
     tag: "a",
     text: "Cart",
     href: "https://shop.example/cart?x=1",
@@ -216,9 +217,36 @@ test("uuid: crypto.randomUUID, else a v4 from getRandomValues", () => {
   assert.equal(id, "ffffffff-ffff-4fff-bfff-ffffffffffff");
   const zeros = T.uuid({ getRandomValues: (b) => b });
   assert.equal(zeros, "00000000-0000-4000-8000-000000000000");
-  assert.match(T.uuid(undefined), UUID_V4);
-  const ids = new Set(Array.from({ length: 200 }, () => T.uuid(undefined)));
+  const insecure = { getRandomValues: (b) => webcrypto.getRandomValues(b) }; // http: no randomUUID
+  assert.match(T.uuid(insecure), UUID_V4);
+  const ids = new Set(Array.from({ length: 200 }, () => T.uuid(insecure)));
   assert.equal(ids.size, 200);
+});
+
+test("redact: query and fragment parameters named like secrets are dropped", () => {
+  const r = (u, names = []) => T.redact(u, names);
+  // nothing to drop: the URL comes back byte for byte (encoding untouched)
+  for (const u of [
+    "https://a.example/p",
+    "https://a.example/p?q=red%20shoes&page=2#reviews",
+    "https://a.example/#/cart",
+    "https://a.example/?author=me&keyword=x&design=1&utm_source=news",
+  ])
+    assert.equal(r(u), u);
+  assert.equal(r("https://a.example/reset?token=abc"), "https://a.example/reset");
+  assert.equal(r("https://a.example/p?a=1&api_key=k&b=2"), "https://a.example/p?a=1&b=2");
+  assert.equal(r("https://a.example/p?Password=x&b=2#top"), "https://a.example/p?b=2#top");
+  assert.equal(r("https://a.example/p?b=2&SESSIONID=s"), "https://a.example/p?b=2");
+  assert.equal(r("https://a.example/cb?code=c&state=s&sig=x"), "https://a.example/cb?state=s");
+  for (const name of ["access_token", "apikey", "secret", "passwd", "pwd", "auth", "session_id", "PHPSESSID", "jwt", "otp", "signature"])
+    assert.equal(r(`https://a.example/p?x=1&${name}=v`), "https://a.example/p?x=1", name);
+  // OAuth implicit flow: the secrets ride in the fragment
+  assert.equal(r("https://a.example/cb#access_token=t&token_type=bearer&state=s"), "https://a.example/cb#token_type=bearer&state=s");
+  assert.equal(r("https://a.example/#/reset?token=t"), "https://a.example/#/reset");
+  // per site (data-redact): more names, and "-name" keeps one the defaults would drop
+  assert.equal(r("https://a.example/p?ref=x&code=SUMMER&email=a@b", ["email", "-code"]), "https://a.example/p?ref=x&code=SUMMER");
+  assert.equal(r("not a url ?token=1"), "not a url ");
+  assert.equal(r(""), "");
 });
 
 test("stamp: the clock's microsecond, counting up within one millisecond", () => {

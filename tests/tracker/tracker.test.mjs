@@ -189,6 +189,26 @@ for (const [label, file] of [
       assert.deepEqual(plain(clicks[2].element), { tag: "input", classes: ["go"], text: "Send", selector: "input.go" });
     });
 
+    test("secrets in URLs never leave the page: url, referrer and link hrefs are redacted", async () => {
+      const page = load({
+        href: "https://shop.example/account?session_id=s1&tab=orders#access_token=t",
+        referrer: "https://idp.example/cb?code=c&state=ok",
+        attrs: { site: "cs_test", redact: "email, -code" },
+      });
+      const link = h("a", { href: "/orders?id=7&email=a@b.example&token=x" }, "Order 7");
+      h("html", {}, h("body", {}, link));
+      page.click(link);
+      await page.api.flush();
+      const body = JSON.stringify(page.requests.map((r) => r.body));
+      for (const secret of ["s1", "access_token", "a@b.example", "token="]) assert.ok(!body.includes(secret), secret);
+      const [view, click] = page.events();
+      assert.equal(view.url, "https://shop.example/account?tab=orders");
+      // "-code" in data-redact keeps a parameter the defaults would drop
+      assert.equal(view.referrer, "https://idp.example/cb?code=c&state=ok");
+      assert.equal(click.element.href, "https://shop.example/orders?id=7");
+      assert.equal(click.url, view.url);
+    });
+
     test("never captured: typed values, password and hidden inputs, [data-cs-ignore]", async () => {
       const page = load();
       const password = h("input", { type: "password", "data-cs-track": "" });
