@@ -1,6 +1,8 @@
 """Sealed aggregates equal a recount of the raw rows after the faults the collector
 survives: a resend logged twice (Redis lost its dedup marks before the first was
-applied), and a batch written after its hour was sealed without being late."""
+applied), a batch written after its hour was sealed without being late, and a batch
+half applied when its writer died, finished by the log replay. The process faults
+(kill -9, Redis restarted empty) end with the same check: tests/faults."""
 
 from __future__ import annotations
 
@@ -9,12 +11,13 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from sessions_app.aggregates import seal, sources, states, stored, tally
+from sessions_app.aggregates import seal, states
 from sessions_app.core import timebuckets
 from sessions_app.core.redis_client import redis_client
-from sessions_app.ingest import pipeline, replay
+from sessions_app.ingest import apply, pipeline, replay
 from sessions_app.ingest.pipeline import Source, events_record
-from sessions_app.models import BucketState
+from sessions_app.models import BucketState, Site
+from tests.aggregates.recount import recount, seal_and_compare, sealed
 from tests.ingest.conftest import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
@@ -24,18 +27,12 @@ def _record(site, received_at, events):
     return events_record(source=Source(site=site, received_at=received_at), raw_events=events)
 
 
-def _recount(site, hour) -> dict:
-    """The hour's aggregates tallied from its raw rows, by brute force."""
-    state = BucketState.objects.get(site=site, granularity="hour", bucket=hour)
-    rows = list(sources.site_bucket_rows(site_id=site.id, hour=hour, shards=state.shards))
-    result, _ = tally.finish(tally.tally(rows), conversion_event="purchase")
-    return {"events": result.events, "users": result.users, "by_type": result.by_type}
-
-
 def _sealed(site, hour) -> dict:
-    found = stored.bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
-    assert found is not None
-    return {k: found[k] for k in ("events", "users", "by_type")}
+    return {k: v for k, v in sealed(site, hour).items() if k in ("events", "users", "by_type")}
+
+
+def _recount(site, hour) -> dict:
+    return {k: v for k, v in recount(site, hour).items() if k in ("events", "users", "by_type")}
 
 
 def _replay(settings) -> int:
@@ -95,3 +92,53 @@ def test_a_batch_written_after_its_hour_was_sealed_reopens_it(site, monkeypatch,
     assert seal.bucket_seal(site_id=site.id, hour=hour, now=now)
     assert _sealed(site, hour) == _recount(site, hour)
     assert _sealed(site, hour)["events"] == 2
+
+
+def test_a_batch_half_applied_when_its_writer_died_is_finished_by_the_replay(
+    site, monkeypatch, settings
+):
+    """The writer dies after half of a plan's statements (events of some partitions,
+    perhaps the tally, perhaps not): the hour sealed meanwhile is reopened by the replay's
+    write and resealed to the exact figures."""
+    now, hour = _hour()
+    BucketState.objects.filter(site=site).delete()
+    Site.objects.filter(pk=site.pk).update(event_shards=4)  # the hour in four partitions
+    site.refresh_from_db()
+    visitors = ["half-a", "half-b", "half-c"]
+    events = [
+        event(
+            hour + timedelta(minutes=2 * i, seconds=v),
+            anon=visitors[v],
+            id=f"half-{v}-{i}",
+            url=f"https://shop.example/p/{i % 4}",
+            **(
+                {"kind": "click", "element": {"tag": "button", "text": f"Buy {i % 2}"}}
+                if i % 3
+                else {}
+            ),
+        )
+        for i in range(12)
+        for v in range(3)
+    ]
+    real = apply.execute_all
+    written: list[int] = []
+
+    def dies_halfway(work):
+        # Writes go out concurrently: at a kill any of them may be missing. Every third one.
+        landed = [w for i, w in enumerate(work) if i % 3 != 2]
+        written.append(len(landed))
+        real(landed)
+        raise ConnectionError("the worker was killed mid-batch")
+
+    monkeypatch.setattr(apply, "execute_all", dies_halfway)
+    assert _record(site, hour + timedelta(minutes=30), events).accepted == 36
+    monkeypatch.undo()
+    assert written and written[0] > 0  # something of the batch landed
+    assert 0 < recount(site, hour)["events"] < 36  # some of the hour's rows landed
+    assert seal.bucket_seal(site_id=site.id, hour=hour, now=now)
+
+    assert _replay(settings) == 1
+    state = BucketState.objects.get(site=site, granularity="hour", bucket=hour)
+    assert state.state == BucketState.REOPENED
+    seal_and_compare(site, {hour}, expected_events=36)
+    assert recount(site, hour)["users"] == 3

@@ -33,6 +33,7 @@ from sessions_app.core.ids import time_uuid
 from sessions_app.ingest.replay import txlog_replay
 from sessions_app.models import BucketState, Site
 from sessions_app.tables import user_sessions
+from tests.aggregates.recount import assert_exact, hours_of, seal_and_compare
 from tests.conftest import ROOT
 from tests.faults.support import children, collector_start, event_id_of, log_path, process_stop
 
@@ -137,6 +138,8 @@ def _assert_stored_exactly_once(site: Site, now: Any, sent: dict[str, Any]) -> N
     for n in range(4):  # and counted once in its session summary
         summaries = user_sessions.session_list(site_id=site.id, user_key=f"fault-{n}")
         assert sum(s["event_count"] for s in summaries) == 300
+    # and once in the sealed hours: aggregates equal a recount of the raw rows
+    seal_and_compare(site, hours_of(list(sent.values())), expected_events=len(sent))
 
 
 def test_kill_9_a_web_worker_under_load_loses_no_acknowledged_event(site):
@@ -298,3 +301,4 @@ def test_kill_9_the_celery_worker_mid_seal_then_the_sweep_seals_it_right(site):
     assert aggregate["events"] == aggregate["rows_read"] == events
     assert aggregate["users"] == 250
     assert (site.id, "hour", hour) not in states.buckets_due(now=now)
+    assert assert_exact(site, hour, raw_rows_only=True) == events  # pages, per-user counts
