@@ -12,7 +12,7 @@ from django.db.models import F
 from django.db.models.functions import Greatest
 
 from sessions_app.aggregates import rollup, seal
-from sessions_app.aggregates.seal import CHILD, ROLLUP_CHAIN
+from sessions_app.aggregates.seal import ROLLUP_CHAIN
 from sessions_app.core import timebuckets
 from sessions_app.models import (
     BucketState,
@@ -74,11 +74,28 @@ def buckets_applied_late(*, site_id: uuid.UUID, hours: Iterable[datetime]) -> No
             found.filter(state=BucketState.SEALED).update(state=BucketState.REOPENED)
 
 
+def _unsealed_inside(site_id: uuid.UUID, granularity: str, start: datetime, end: datetime) -> bool:
+    """Whether any bucket finer than `granularity` in [start, end) is open or reopened.
+
+    Every finer level counts, not only the children: a day gets its state when its first
+    hour is sealed, so a day whose hours are all still open has none, and a month that
+    looked at its days alone was sealed without that day's events.
+    """
+    finer = ROLLUP_CHAIN[: ROLLUP_CHAIN.index(granularity)]
+    return BucketState.objects.filter(
+        site_id=site_id,
+        granularity__in=finer,
+        state__in=[BucketState.OPEN, BucketState.REOPENED],
+        bucket__gte=start,
+        bucket__lt=end,
+    ).exists()
+
+
 def buckets_due(*, now: datetime, limit: int = 500) -> list[tuple[uuid.UUID, str, datetime]]:
     """Return (site id, granularity, bucket) of buckets ready to seal.
 
     An hour is due once its end + ALLOWED_LATENESS has passed; a day or month once
-    it has ended the same way and none of its children is still unsealed.
+    it has ended the same way and nothing finer inside it is still unsealed.
     """
     now = timebuckets.as_utc(now)
     unsealed = [BucketState.OPEN, BucketState.REOPENED]
@@ -97,16 +114,7 @@ def buckets_due(*, now: datetime, limit: int = 500) -> list[tuple[uuid.UUID, str
             end = timebuckets.next_start(start, granularity)
             if end + settings.ALLOWED_LATENESS > now:
                 continue
-            if (
-                granularity != "hour"
-                and BucketState.objects.filter(
-                    site_id=site_id,
-                    granularity=CHILD[granularity],
-                    state__in=unsealed,
-                    bucket__gte=start,
-                    bucket__lt=end,
-                ).exists()
-            ):
+            if granularity != "hour" and _unsealed_inside(site_id, granularity, start, end):
                 continue
             due.append((site_id, granularity, start))
     return due[:limit]
@@ -129,7 +137,6 @@ def buckets_reseal(
         states = BucketState.objects.filter(site=site, granularity=granularity, bucket__in=chosen)
         states.update(version=F("version") + 1)
         states.filter(state=BucketState.SEALED).update(state=BucketState.REOPENED)
-    unsealed = [BucketState.OPEN, BucketState.REOPENED]
     for granularity, chosen in starts.items():
         progress(f"resealing {len(chosen)} {granularity} buckets")
         for start in chosen:
@@ -141,14 +148,9 @@ def buckets_reseal(
             if granularity == "hour":
                 done = seal.bucket_seal(site_id=site.id, hour=start, now=now)
             else:
-                child = seal.CHILD[granularity]
-                if BucketState.objects.filter(
-                    site=site,
-                    granularity=child,
-                    state__in=unsealed,
-                    bucket__gte=start,
-                    bucket__lt=timebuckets.next_start(start, granularity),
-                ).exists():
+                if _unsealed_inside(
+                    site.id, granularity, start, timebuckets.next_start(start, granularity)
+                ):
                     continue
                 done = rollup.bucket_rollup(
                     site_id=site.id, granularity=granularity, bucket=start, now=now
