@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import threading
 import time
+import uuid
+from collections import Counter
 from datetime import timedelta
 
 import pytest
@@ -22,6 +24,7 @@ from sessions_app.models import ErasureRequest, UserBucketWidth
 from sessions_app.retention import policies, specs
 from sessions_app.sessions import feed, lists
 from sessions_app.tables import user_sessions
+from tests.erasure.anywhere import rows_mentioning
 from tests.ingest.conftest import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
@@ -186,3 +189,60 @@ def test_a_request_held_past_an_erasure_does_not_write_the_user_back(site, setti
     )
     assert user_sessions.session_list(site_id=site.id, user_key="held") == []
     assert len(user_sessions.session_list(site_id=site.id, user_key="bystander")) == 1
+
+
+def test_nothing_of_a_user_whose_sessions_expired_is_left_in_any_table(site, monkeypatch, settings):
+    """Brute force over every table of the keyspace (tests/erasure/anywhere.py): after the
+    raw events and sessions expired (a short retention), erasing the user id leaves no row
+    that mentions it or its device's anonymous id, in any column, blob or map; another
+    user's rows stay. (Site aggregates hold no keys: pages and clicks by path and label.
+    Their counts keep the user's share once the raw rows are gone; README, Security.)"""
+    settings.SUPPRESSION_CACHE_SECONDS = 0
+    settings.ERASURE_SETTLE_SECONDS = 0
+    ttl = policies.ttl_seconds
+    monkeypatch.setattr(policies, "ttl_seconds", lambda k: 3 if k in SHORT_LIVED else ttl(k))
+    tag = uuid.uuid4().hex[:10]
+    user, anon, other = f"gone-{tag}", f"gone-device-{tag}", f"kept-{tag}"
+    now = timezone.now().replace(microsecond=0)
+    hour = timebuckets.floor(now - timedelta(hours=3), "hour")
+    if hour.hour >= 22:
+        hour -= timedelta(hours=3)  # keep the hour's day sealable
+    for who, device in ((user, anon), (other, f"kept-device-{tag}")):
+        at = hour + timedelta(minutes=5)
+        raws = [
+            event(at, kind="custom", name="$identify", anon=device, user_id=who,
+                  props={"plan": "pro", "email": f"{who}@example.com"}),
+            event(at + timedelta(seconds=10), anon=device, user_id=who,
+                  url="https://shop.example/account"),
+            event(at + timedelta(seconds=20), kind="click", anon=device, user_id=who,
+                  element={"tag": "a", "text": "Orders", "href": "https://shop.example/orders"}),
+            event(at + timedelta(seconds=30), kind="custom", name="purchase", anon=device,
+                  user_id=who, props={"buyer": who}),
+        ]  # fmt: skip
+        outcome = events_record(
+            source=Source(site=site, received_at=at + timedelta(minutes=1)), raw_events=raws
+        )
+        assert outcome.accepted == 4, outcome
+        # A rejected event of theirs is kept (with its payload) in failed_events.
+        bad = events_record(
+            source=Source(site=site, received_at=at + timedelta(minutes=1)),
+            raw_events=[{**event(at, anon=device, user_id=who), "type": "bogus"}],
+        )
+        assert bad.rejected
+    assert seal.bucket_seal(site_id=site.id, hour=hour, now=now)
+    day, month = timebuckets.floor(hour, "day"), timebuckets.floor(hour, "month")
+    assert rollup.bucket_rollup(site_id=site.id, granularity="day", bucket=day, now=now)
+    assert rollup.bucket_rollup(site_id=site.id, granularity="month", bucket=month, now=now)
+    UserBucketWidth.objects.create(site=site, user_key=user, width="hour", effective_from=hour)
+    before = rows_mentioning(user, anon)
+    assert {"bucket_users", "rolling_counts", "user_properties"} <= set(before), before
+
+    time.sleep(4)  # raw events, sessions and links expire; counts, properties' kin stay
+    assert user_sessions.session_list(site_id=site.id, user_key=user) == []
+
+    request = _erase(site, user, ErasureRequest.USER_ID)
+    assert request.counts["bucket_users"] >= 3  # hour, day, month
+    assert rows_mentioning(user, anon) == Counter(), "rows of the erased user are left"
+    assert not UserBucketWidth.objects.filter(user_key__in=[user, anon]).exists()
+    kept = rows_mentioning(other)
+    assert {"bucket_users", "rolling_counts"} <= set(kept), kept  # the brute force sees rows
