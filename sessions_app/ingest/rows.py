@@ -186,12 +186,16 @@ def session_rows(plan: Plan) -> Iterable[tuple[tuple[Any, ...], Row]]:
     link = prepare(identity_links.INSERT, idempotent=True, write=True)
     reverse = prepare(anonymous_links.INSERT, idempotent=True, write=True)
     yield from property_rows(plan)
-    ttl = policies.ttl_seconds(specs.SESSIONS) if plan.sessions or plan.links else 0
+    ttl = policies.ttl_seconds(specs.SESSIONS) if plan.sessions else 0
+    link_ttl = policies.longest_ttl_seconds(specs.LINKS) if plan.links else 0
     for user, anon in plan.links:
-        yield ("l", plan.site_id, user), (link, (plan.site_id, user, anon, plan.received_at, ttl))
+        yield (
+            ("l", plan.site_id, user),
+            (link, (plan.site_id, user, anon, plan.received_at, link_ttl)),
+        )
         yield (
             ("al", plan.site_id, anon),
-            (reverse, (plan.site_id, anon, user, plan.received_at, ttl)),
+            (reverse, (plan.site_id, anon, user, plan.received_at, link_ttl)),
         )
     for s in plan.sessions:
         sentinel = feed_sentinel(s.user_key)

@@ -185,3 +185,8 @@ def policy_days() -> dict[str, int]:
 def ttl_seconds(key: str) -> int:
     """Return the TTL new rows under policy `key` are written with."""
     return policy_days()[key] * 86_400
+
+
+def longest_ttl_seconds(keys: tuple[str, ...]) -> int:
+    """Return the longest TTL of these policies (rows that must outlive all of them)."""
+    return max(ttl_seconds(k) for k in keys)

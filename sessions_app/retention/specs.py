@@ -45,6 +45,9 @@ AGGREGATES_DAY = "aggregates_day"
 AGGREGATES_MONTH = "aggregates_month"
 FAILED_EVENTS = "failed_events"
 TRANSACTION_LOG = "transaction_log"
+# Identity links live as long as the longest-kept row they can lead an erasure to: the
+# per-user counts an anonymous id left before identify() outlive its sessions.
+LINKS = (SESSIONS, AGGREGATES_HOUR, AGGREGATES_DAY, AGGREGATES_MONTH)
 MIN_DAYS = 1
 MAX_DAYS = 3660  # ten years
 

@@ -31,7 +31,7 @@ DELETE_ROW = """
 DELETE FROM {ks}.anonymous_links WHERE site_id = ? AND anonymous_id = ? AND user_id = ?
 """
 
-POLICIES = (specs.SESSIONS,)
+POLICIES = specs.LINKS  # written with the longest of their TTLs
 
 
 class AnonymousLink(Model):

@@ -28,7 +28,7 @@ SELECT_LINKED = """
 SELECT anonymous_id, linked_at FROM {ks}.identity_links WHERE site_id = ? AND user_id = ? LIMIT ?
 """
 
-POLICIES = (specs.SESSIONS,)
+POLICIES = specs.LINKS  # written with the longest of their TTLs
 
 
 class IdentityLink(Model):

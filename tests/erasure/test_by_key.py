@@ -14,7 +14,7 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 
 from sessions_app import tasks
-from sessions_app.aggregates import rollup, seal
+from sessions_app.aggregates import rollup, seal, stored
 from sessions_app.core import timebuckets
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.erasure import erasures
@@ -194,7 +194,8 @@ def test_a_request_held_past_an_erasure_does_not_write_the_user_back(site, setti
 def test_nothing_of_a_user_whose_sessions_expired_is_left_in_any_table(site, monkeypatch, settings):
     """Brute force over every table of the keyspace (tests/erasure/anywhere.py): after the
     raw events and sessions expired (a short retention), erasing the user id leaves no row
-    that mentions it or its device's anonymous id, in any column, blob or map; another
+    that mentions it or the anonymous id it used before identify() (its per-user counts
+    outlive the sessions), in any column, blob or map; another
     user's rows stay. (Site aggregates hold no keys: pages and clicks by path and label.
     Their counts keep the user's share once the raw rows are gone; README, Security.)"""
     settings.SUPPRESSION_CACHE_SECONDS = 0
@@ -210,6 +211,9 @@ def test_nothing_of_a_user_whose_sessions_expired_is_left_in_any_table(site, mon
     for who, device in ((user, anon), (other, f"kept-device-{tag}")):
         at = hour + timedelta(minutes=5)
         raws = [
+            # before identify(): counted under the device's anonymous id
+            event(at - timedelta(seconds=20), anon=device, url="https://shop.example/"),
+            event(at - timedelta(seconds=10), kind="custom", name="signup", anon=device),
             event(at, kind="custom", name="$identify", anon=device, user_id=who,
                   props={"plan": "pro", "email": f"{who}@example.com"}),
             event(at + timedelta(seconds=10), anon=device, user_id=who,
@@ -222,7 +226,7 @@ def test_nothing_of_a_user_whose_sessions_expired_is_left_in_any_table(site, mon
         outcome = events_record(
             source=Source(site=site, received_at=at + timedelta(minutes=1)), raw_events=raws
         )
-        assert outcome.accepted == 4, outcome
+        assert outcome.accepted == 6, outcome
         # A rejected event of theirs is kept (with its payload) in failed_events.
         bad = events_record(
             source=Source(site=site, received_at=at + timedelta(minutes=1)),
@@ -236,11 +240,17 @@ def test_nothing_of_a_user_whose_sessions_expired_is_left_in_any_table(site, mon
     UserBucketWidth.objects.create(site=site, user_key=user, width="hour", effective_from=hour)
     before = rows_mentioning(user, anon)
     assert {"bucket_users", "rolling_counts", "user_properties"} <= set(before), before
+    assert {u for u, _ in stored.bucket_user_counts(
+        site_id=site.id, granularity="month", bucket_starts=[month]
+    )} >= {user, anon}  # fmt: skip
 
-    time.sleep(4)  # raw events, sessions and links expire; counts, properties' kin stay
+    time.sleep(4)  # raw events and sessions expire; counts and the identity links stay
     assert user_sessions.session_list(site_id=site.id, user_key=user) == []
+    # The link outlives the sessions as long as the counts it leads to (specs.LINKS).
+    assert lists.identity_links(site_id=site.id, user_id=user) == [anon]
 
     request = _erase(site, user, ErasureRequest.USER_ID)
+    assert request.keys == [user, anon]
     assert request.counts["bucket_users"] >= 3  # hour, day, month
     assert rows_mentioning(user, anon) == Counter(), "rows of the erased user are left"
     assert not UserBucketWidth.objects.filter(user_key__in=[user, anon]).exists()
