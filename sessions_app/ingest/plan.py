@@ -56,6 +56,18 @@ class SessionSummary:
     is_bot: bool = False
     user_agent: str | None = None
     ip_prefix: str | None = None
+    browser: str | None = None
+    browser_version: str | None = None
+    os: str | None = None
+    os_version: str | None = None
+    device: str | None = None
+    country: str | None = None
+    language: str | None = None
+    source: str | None = None
+    medium: str | None = None
+    campaign: str | None = None
+    term: str | None = None
+    content: str | None = None
 
 
 @dataclass

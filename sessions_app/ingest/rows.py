@@ -220,6 +220,7 @@ def session_rows(plan: Plan) -> Iterable[tuple[tuple[Any, ...], Row]]:
                     s.is_bot,
                     s.user_agent,
                     s.ip_prefix,
+                    *(getattr(s, name) for name in user_sessions.DIMENSIONS),
                     plan.version,
                     ttl,
                 ),

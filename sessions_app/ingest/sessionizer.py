@@ -18,6 +18,7 @@ from typing import Any
 
 from sessions_app.core import timebuckets
 from sessions_app.core.ids import time_uuid
+from sessions_app.ingest.enrich import NO_AGENT, Agent, acquisition
 
 STATE_PREFIX = "cs:sess"
 
@@ -40,6 +41,20 @@ class SessionState:
     is_bot: bool = False
     user_agent: str | None = None
     ip_prefix: str | None = None
+    # Enrichment (ingest/enrich.py): who, on what, from where; set when the session
+    # starts, the acquisition again whenever an earlier landing event arrives.
+    browser: str | None = None
+    browser_version: str | None = None
+    os: str | None = None
+    os_version: str | None = None
+    device: str | None = None
+    country: str | None = None
+    language: str | None = None
+    source: str | None = None
+    medium: str | None = None
+    campaign: str | None = None
+    term: str | None = None
+    content: str | None = None
 
     def covers(self, ts: datetime, *, gap: timedelta, longest: timedelta) -> bool:
         """Return True if an event at ts belongs to this session's time span."""
@@ -82,6 +97,17 @@ class Visit:
     user_agent: str | None
     ip_prefix: str | None
     is_bot: bool
+    agent: Agent = NO_AGENT
+    country: str | None = None
+    language: str | None = None
+
+
+def _visitor(target: SessionState, visit: Visit) -> None:
+    agent = visit.agent
+    target.browser, target.browser_version = agent.browser, agent.browser_version
+    target.os, target.os_version, target.device = agent.os, agent.os_version, agent.device
+    target.country = target.country or visit.country
+    target.language = target.language or visit.language
 
 
 def state_key(site_id: uuid.UUID, user_key: str) -> str:
@@ -130,9 +156,14 @@ class Sessionizer:
         anonymous_id: str,
         user_id: str | None,
         visit: Visit,
+        referrer: str | None = None,
+        context: dict[str, Any] | None = None,
     ) -> SessionState:
         """Return the session (updated in place) that the event belongs to."""
         target = self._find(ts)
+        landing = url is not None and (
+            target is None or ts < target.started_at or target.entry_url is None
+        )
         if target is None:
             target = SessionState(
                 session_id=session_id_for(self.site_id, client_id, ts),
@@ -146,6 +177,7 @@ class Sessionizer:
                 user_agent=visit.user_agent,
                 ip_prefix=visit.ip_prefix,
             )
+            _visitor(target, visit)
             if self.current is None or ts >= self.current.started_at:
                 self.current = target
         # Entry and exit pages are the first and last URL seen: an event without one
@@ -164,6 +196,12 @@ class Sessionizer:
         target.converted = target.converted or (kind == "custom" and name == self.conversion_event)
         target.user_id = target.user_id or user_id
         target.is_bot = target.is_bot or visit.is_bot
+        if target.device is None:  # began with a server-side event: the first browser's
+            _visitor(target, visit)
+        if landing:
+            came = acquisition(url, referrer, context)
+            target.source, target.medium, target.campaign = came.source, came.medium, came.campaign
+            target.term, target.content = came.term, came.content
         self.touched[target.session_id] = target
         return target
 

@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 import orjson
 
 from sessions_app.core import timebuckets
+from sessions_app.ingest.enrich import country
 from sessions_app.ingest.visitor import anonymize_ip
 
 EVENT_TYPES = ("pageview", "click", "custom")
@@ -250,7 +251,11 @@ def _context(value: Any) -> dict[str, Any] | None:
         if text is not None:
             context[key] = text
     if "ip" in context:
-        ip = anonymize_ip(context.pop("ip"))
+        raw_ip = context.pop("ip")
+        found = country(raw_ip)  # derived before the address is anonymised
+        if found:
+            context["country"] = found
+        ip = anonymize_ip(raw_ip)
         if ip:
             context["ip"] = ip
     library = value.get("library")

@@ -20,9 +20,28 @@ from sessions_app.retention import specs
 from sessions_app.retention.specs import table_options
 from sessions_app.tables.spec import TableSpec
 
+# The session's enrichment (ingest/enrich.py), written with the rest of its summary, in
+# this order (the statements below spell them out).
+DIMENSIONS = (
+    "browser",
+    "browser_version",
+    "os",
+    "os_version",
+    "device",
+    "country",
+    "language",
+    "source",
+    "medium",
+    "campaign",
+    "term",
+    "content",
+)
+
 SELECT_SESSIONS = """
 SELECT session_id, started_at, last_seen_at, anonymous_id, user_id, event_count,
-       pageview_count, click_count, entry_url, exit_url, converted, is_bot
+       pageview_count, click_count, entry_url, exit_url, converted, is_bot,
+       browser, browser_version, os, os_version, device, country, language,
+       source, medium, campaign, term, content
 FROM {ks}.user_sessions WHERE site_id = ? AND user_key = ? LIMIT ?
 """
 
@@ -59,7 +78,9 @@ def sessions_latest(*, site_id: uuid.UUID, user_keys: list[str]) -> dict[str, di
 
 SELECT_SESSION_ONE = """
 SELECT session_id, user_key, started_at, last_seen_at, anonymous_id, user_id, event_count,
-       pageview_count, click_count, entry_url, exit_url, converted, is_bot
+       pageview_count, click_count, entry_url, exit_url, converted, is_bot,
+       browser, browser_version, os, os_version, device, country, language,
+       source, medium, campaign, term, content
 FROM {ks}.user_sessions WHERE site_id = ? AND user_key = ? AND session_id = ?
 """
 
@@ -80,7 +101,9 @@ def session_summary(
 
 SELECT_SESSIONS_OF_USERS = """
 SELECT session_id, user_key, started_at, last_seen_at, anonymous_id, user_id, event_count,
-       pageview_count, click_count, entry_url, exit_url, converted, is_bot
+       pageview_count, click_count, entry_url, exit_url, converted, is_bot,
+       browser, browser_version, os, os_version, device, country, language,
+       source, medium, campaign, term, content
 FROM {ks}.user_sessions
 WHERE site_id = ? AND user_key IN ? AND session_id >= ? AND session_id <= ? LIMIT ?
 """
@@ -145,14 +168,17 @@ UPSERT = """
 INSERT INTO {ks}.user_sessions
   (site_id, user_key, session_id, started_at, last_seen_at, anonymous_id, user_id,
    event_count, pageview_count, click_count, entry_url, exit_url, converted, is_bot,
-   user_agent, ip_prefix)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+   user_agent, ip_prefix, browser, browser_version, os, os_version, device, country, language,
+   source, medium, campaign, term, content)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 USING TIMESTAMP ? AND TTL ?
 """
 
 SELECT_BEFORE = """
 SELECT session_id, started_at, last_seen_at, anonymous_id, user_id, event_count,
-       pageview_count, click_count, entry_url, exit_url, converted, is_bot
+       pageview_count, click_count, entry_url, exit_url, converted, is_bot,
+       browser, browser_version, os, os_version, device, country, language,
+       source, medium, campaign, term, content
 FROM {ks}.user_sessions WHERE site_id = ? AND user_key = ? AND session_id < ? LIMIT ?
 """
 
@@ -182,6 +208,18 @@ class UserSession(Model):
     is_bot = columns.Boolean(default=False)
     user_agent = columns.Text()
     ip_prefix = columns.Text()
+    browser = columns.Text()
+    browser_version = columns.Text()
+    os = columns.Text()
+    os_version = columns.Text()
+    device = columns.Text()
+    country = columns.Text()
+    language = columns.Text()
+    source = columns.Text()
+    medium = columns.Text()
+    campaign = columns.Text()
+    term = columns.Text()
+    content = columns.Text()
 
 
 SPEC = TableSpec(

@@ -155,6 +155,7 @@ def _record(
         user_agent=user_agent,
         ip=ip,
         name=source_name,
+        accept_language=request.META.get("HTTP_ACCEPT_LANGUAGE"),
     )
     try:
         outcome = events_record(source=source, raw_events=raw_events)

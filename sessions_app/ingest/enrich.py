@@ -1,0 +1,249 @@
+"""Enrichment at ingest: the dimensions analysts break sessions down by, derived once.
+
+- user agent → browser + major version, OS + version, device type (desktop, mobile,
+  tablet, bot): `ua-parser` with its precompiled rules (`ua-parser-builtins`, the Rust
+  resolver `ua-parser-rs` when installed); bots also from `crawler-user-agents`, the
+  maintained crawler list, and our own patterns for monitors and automation;
+- client IP → ISO country, from `iptocc`'s offline database (inside the wheel; no download
+  at run time), looked up before the address is anonymised: only the country is kept;
+- landing URL, referrer and Segment's context.campaign → source, medium, campaign, term,
+  content: UTM parameters first, then click ids (gclid, msclkid, fbclid), then the
+  referrer's host against the table below (search engines, social networks, email);
+- language: the first Accept-Language tag, or the SDK's context.locale.
+
+Parsers are cached per distinct input (`functools.lru_cache`, AGENT_CACHE user agents),
+so a busy collector parses each browser build once per process.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+import crawleruseragents
+import iptocc
+import ua_parser
+
+from sessions_app.ingest.visitor import is_bot_agent
+
+AGENT_CACHE = 8192
+UNKNOWN = None  # a dimension nothing could be derived for: stored as null
+
+DESKTOP, MOBILE, TABLET, BOT = "desktop", "mobile", "tablet", "bot"
+DEVICE_TYPES = (DESKTOP, MOBILE, TABLET, BOT)
+MEDIA = ("search", "social", "email", "referral", "direct", "internal")
+
+_MOBILE_OS = frozenset(("iOS", "Android", "Windows Phone", "KaiOS", "BlackBerry OS", "Tizen"))
+_TABLET = re.compile(r"ipad|tablet|kindle|silk/|playbook|nexus (7|9|10)|sm-t\d", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class Agent:
+    browser: str | None = None
+    browser_version: str | None = None
+    os: str | None = None
+    os_version: str | None = None
+    device: str | None = None
+
+
+NO_AGENT = Agent()
+
+
+def _version(*parts: str | None) -> str | None:
+    found = [p for p in parts if p]
+    return ".".join(found) if found else None
+
+
+@lru_cache(maxsize=AGENT_CACHE)
+def agent(user_agent: str | None) -> Agent:
+    """Browser, OS and device type of a user-agent string (cached per string)."""
+    if not user_agent:
+        return NO_AGENT
+    parsed = ua_parser.parse(user_agent)
+    browser, os, device = parsed.user_agent, parsed.os, parsed.device
+    if (
+        is_bot_agent(user_agent)
+        or crawleruseragents.is_crawler(user_agent)
+        or (device is not None and device.family == "Spider")
+    ):
+        kind = BOT
+    elif (device is not None and _TABLET.search(device.family or "")) or _TABLET.search(user_agent):
+        kind = TABLET
+    elif os is not None and os.family == "Android" and "Mobile" not in user_agent:
+        kind = TABLET  # Android tablets leave "Mobile" out of their user agent
+    elif (os is not None and os.family in _MOBILE_OS) or "Mobile" in user_agent:
+        kind = MOBILE
+    else:
+        kind = DESKTOP
+    name = browser.family if browser is not None and browser.family != "Other" else None
+    system = os.family if os is not None and os.family != "Other" else None
+    if name is None and system is None and kind != BOT:
+        return NO_AGENT  # an SDK's or a script's own agent: nothing to say about a device
+    return Agent(
+        browser=name,
+        browser_version=browser.major if name and browser is not None else None,
+        os=system,
+        os_version=_version(os.major, os.minor) if system and os is not None else None,
+        device=kind,
+    )
+
+
+def country(ip: str | None) -> str | None:
+    """ISO 3166-1 alpha-2 country of a public address; None for private or unknown ones."""
+    if not ip:
+        return None
+    try:
+        address = ipaddress.ip_address(ip.strip())
+    except ValueError:
+        return None
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
+        address = address.ipv4_mapped
+    if not address.is_global:
+        return None
+    code = iptocc.country_code(str(address))
+    return code.upper() if isinstance(code, str) and len(code) == 2 else None
+
+
+_LANGUAGE = re.compile(r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})?")
+
+
+def language(accept_language: str | None) -> str | None:
+    """The first language tag of an Accept-Language header or a locale ("de-DE", "en")."""
+    if not accept_language:
+        return None
+    first = accept_language.split(",")[0].split(";")[0].strip().replace("_", "-")
+    match = _LANGUAGE.match(first)
+    if not match:
+        return None
+    primary, _, sub = match.group(0).partition("-")
+    if not sub:
+        return primary.lower()
+    return f"{primary.lower()}-{sub.upper() if len(sub) <= 3 else sub.title()}"  # de-DE, zh-Hant
+
+
+# The referrer's host (without "www."), matched in order: (pattern, source, medium).
+_REFERRERS: tuple[tuple[re.Pattern[str], str, str], ...] = tuple(
+    (re.compile(pattern + r"$"), source, medium)
+    for pattern, source, medium in (
+        # email first: webmail hosts live under search engines' and portals' domains
+        (r"mail\.google\.com", "Gmail", "email"),
+        (r"(outlook\.(live|office|office365)\.com|outlook\.com)", "Outlook", "email"),
+        (r"mail\.yahoo\.(com|co\.[a-z]{2}|[a-z]{2})", "Yahoo Mail", "email"),
+        (r"mail\.proton(mail)?\.(me|com|ch)", "Proton Mail", "email"),
+        (r"(mail|e)\.(aol|gmx|web|yandex|zoho|icloud)\.[a-z.]+", "Webmail", "email"),
+        (r"(www\.)?google(\.com?)?(\.[a-z]{2,3})?", "Google", "search"),
+        (r"(www\.|cn\.)?bing\.com", "Bing", "search"),
+        (r"(html\.|lite\.)?duckduckgo\.com", "DuckDuckGo", "search"),
+        (r"([a-z]{2}\.)?search\.yahoo\.com", "Yahoo", "search"),
+        (r"yandex\.(ru|com|com\.tr|by|kz|ua)", "Yandex", "search"),
+        (r"(www\.|m\.)?baidu\.com", "Baidu", "search"),
+        (r"ecosia\.org", "Ecosia", "search"),
+        (r"qwant\.com", "Qwant", "search"),
+        (r"search\.brave\.com", "Brave Search", "search"),
+        (r"startpage\.com", "Startpage", "search"),
+        (r"(search\.)?naver\.com", "Naver", "search"),
+        (r"seznam\.cz", "Seznam", "search"),
+        (r"kagi\.com", "Kagi", "search"),
+        (r"(www\.|m\.|l\.|lm\.)?facebook\.com|fb\.me", "Facebook", "social"),
+        (r"(l\.)?instagram\.com", "Instagram", "social"),
+        (r"t\.co|(mobile\.)?twitter\.com|x\.com", "X (Twitter)", "social"),
+        (r"(([a-z]{2})\.)?linkedin\.com|lnkd\.in", "LinkedIn", "social"),
+        (r"((old|new|out|np)\.)?reddit\.com", "Reddit", "social"),
+        (r"(m\.)?youtube\.com|youtu\.be", "YouTube", "social"),
+        (r"([a-z]{2}\.)?pinterest\.[a-z.]+|pin\.it", "Pinterest", "social"),
+        (r"tiktok\.com", "TikTok", "social"),
+        (r"news\.ycombinator\.com", "Hacker News", "social"),
+        (r"bsky\.app", "Bluesky", "social"),
+        (r"mastodon\.social|mastodon\.online", "Mastodon", "social"),
+        (r"threads\.(net|com)", "Threads", "social"),
+        (r"vk\.com", "VK", "social"),
+        (r"weibo\.com", "Weibo", "social"),
+        (r"(www\.)?quora\.com", "Quora", "social"),
+        (r"(discord\.com|discordapp\.com)", "Discord", "social"),
+        (r"t\.me|web\.telegram\.org", "Telegram", "social"),
+        (r"(web\.)?whatsapp\.com|wa\.me", "WhatsApp", "social"),
+    )
+)
+
+# Click ids an ad platform appends: (parameter, source, medium).
+_CLICK_IDS = (
+    ("gclid", "Google", "cpc"),
+    ("gbraid", "Google", "cpc"),
+    ("wbraid", "Google", "cpc"),
+    ("msclkid", "Bing", "cpc"),
+    ("fbclid", "Facebook", "social"),  # also on organic links from Facebook
+)
+UTM = ("utm_source", "utm_medium", "utm_campaign", "utm_term", "utm_content")
+
+
+@dataclass(frozen=True, slots=True)
+class Acquisition:
+    source: str | None = None
+    medium: str | None = None
+    campaign: str | None = None
+    term: str | None = None
+    content: str | None = None
+
+
+def _host(url: str | None) -> str | None:
+    if not url:
+        return None
+    try:
+        host = urlsplit(url).hostname
+    except ValueError:
+        return None
+    return host.lower().removeprefix("www.") if host else None
+
+
+@lru_cache(maxsize=4096)
+def _referrer(host: str) -> tuple[str, str]:
+    for pattern, source, medium in _REFERRERS:
+        if pattern.match(host):
+            return source, medium
+    return host, "referral"
+
+
+def _query(url: str | None) -> dict[str, str]:
+    if not url or "?" not in url:
+        return {}
+    try:
+        query = urlsplit(url).query
+    except ValueError:
+        return {}
+    found: dict[str, str] = {}
+    for key, value in parse_qsl(query, keep_blank_values=False):
+        key = key.lower()
+        if key not in found and value.strip():
+            found[key] = value.strip()[:200]
+    return found
+
+
+def acquisition(
+    url: str | None, referrer: str | None, context: dict[str, Any] | None = None
+) -> Acquisition:
+    """Where a session came from, by its landing event (url, referrer, SDK context)."""
+    params = _query(url)
+    for key in UTM:
+        if context and context.get(key) and key not in params:
+            params[key] = str(context[key])[:200]  # Segment's context.campaign
+    campaign, term, content = (params.get(k) for k in UTM[2:])
+    if params.get("utm_source") or params.get("utm_medium"):
+        source = params.get("utm_source")
+        medium = (params.get("utm_medium") or "").lower() or None
+        if source is None:
+            source = _referrer(_host(referrer))[0] if _host(referrer) else None
+        return Acquisition(source, medium, campaign, term, content)
+    for parameter, source, medium in _CLICK_IDS:
+        if parameter in params:
+            return Acquisition(source, medium, campaign, term, content)
+    referrer_host, page_host = _host(referrer), _host(url)
+    if not referrer_host:
+        return Acquisition("(direct)", "direct", campaign, term, content)
+    if referrer_host == page_host:
+        return Acquisition("(internal)", "internal", campaign, term, content)
+    source, medium = _referrer(referrer_host)
+    return Acquisition(source, medium, campaign, term, content)
