@@ -339,10 +339,11 @@ def _already_stored(
 
 def visit_of(*, user_agent: str | None, ip: str | None, language: str | None) -> Visit:
     """The visitor of a request, enriched: the country is looked up before the IP is
-    anonymised, and only the country and the /24 (/48) prefix are kept."""
+    anonymised, and only the country and the /24 (/48) prefix are kept; of the user agent,
+    only what enrich.agent derives (the string itself is not stored)."""
     agent = enrich.agent((user_agent or "")[:512] or None)
     return Visit(
-        user_agent=(user_agent or "")[:512] or None,
+        user_agent=None,
         ip_prefix=anonymize_ip(ip),
         is_bot=agent.device == enrich.BOT,
         agent=agent,
@@ -359,7 +360,7 @@ def _event_visit(visit: Visit, context: dict[str, Any]) -> Visit:
         return visit
     agent = enrich.agent(ua) if ua else visit.agent
     return Visit(
-        user_agent=ua or visit.user_agent,
+        user_agent=None,
         ip_prefix=context.get("ip") or visit.ip_prefix,
         is_bot=agent.device == enrich.BOT if ua else visit.is_bot,
         agent=agent,

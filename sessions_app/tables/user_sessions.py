@@ -206,7 +206,7 @@ class UserSession(Model):
     exit_url = columns.Text()
     converted = columns.Boolean(default=False)
     is_bot = columns.Boolean(default=False)
-    user_agent = columns.Text()
+    user_agent = columns.Text()  # no longer written (derived fields above); older rows have it
     ip_prefix = columns.Text()
     browser = columns.Text()
     browser_version = columns.Text()

@@ -8,8 +8,10 @@ import json
 from datetime import timedelta
 
 import pytest
+from django.urls import reverse
 from django.utils import timezone
 
+from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.ingest import enrich
 from sessions_app.ingest.visitor import is_bot_agent
 from sessions_app.tables import user_sessions
@@ -169,12 +171,19 @@ def test_segment_campaign_fills_what_the_url_lacks():
 
 # --- on the real stack -------------------------------------------------------------
 
+
+def client_rows(site, user_key: str) -> list[dict]:
+    """Every column of a user's user_sessions rows."""
+    statement = prepare("SELECT * FROM {ks}.user_sessions WHERE site_id = ? AND user_key = ?")
+    return list(cassandra_session().execute(statement, (site.id, user_key)))
+
+
 IPHONE = AGENTS[3][0]
 pytestmark_db = pytest.mark.django_db(databases=["default", "cassandra"])
 
 
 @pytestmark_db
-def test_a_session_through_collect_gets_its_dimensions(client, site, token):
+def test_a_session_through_collect_gets_its_dimensions(client, site, token, analyst):
     now = timezone.now().replace(microsecond=0)
     landing = event(
         now - timedelta(minutes=3),
@@ -208,10 +217,21 @@ def test_a_session_through_collect_gets_its_dimensions(client, site, token):
         "term": "beans",
         "content": None,
     }
-    # Only the country and the /24 are kept of the address.
-    assert "81.2.69.142" not in json.dumps(summary, default=str)
+    # Only the country and the /24 are kept of the address; of the agent, what it derives.
+    stored = json.dumps(
+        user_sessions.session_list(site_id=site.id, user_key="enrich-1"), default=str
+    )
+    assert "81.2.69.142" not in stored and "15E148" not in stored
+    [raw] = client_rows(site, "enrich-1")
+    assert raw["user_agent"] is None and raw["ip_prefix"] == "81.2.69.0"
     api = client.get(f"/api/sites/{site.id}/users/enrich-1/sessions", **auth(token)).json()
     assert {k: api["sessions"][0][k] for k in user_sessions.DIMENSIONS} == dims
+    page = client.get(reverse("sessions_app:session", args=[site.id, summary["session_id"]]))
+    html = " ".join(page.content.decode().split())
+    assert "newsletter / email · campaign spring" in html
+    assert "mobile · Mobile Safari 17 · iOS 17.5 · GB · en-GB" in html
+    profile = client.get(reverse("sessions_app:user-profile", args=[site.id, "enrich-1"]))
+    assert "mobile · Mobile Safari · GB" in " ".join(profile.content.decode().split())
 
 
 @pytestmark_db
