@@ -17,6 +17,15 @@ function init(args)
   -- make them known before the measured run, which uses new event ids.
   visitors = os.getenv("BENCH_VISITORS") or run
   counter = 0
+  agents = {
+    "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36",
+    "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Safari/605.1.15",
+    "Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1",
+    "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Mobile Safari/537.36",
+    "Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:133.0) Gecko/20100101 Firefox/133.0",
+    "Mozilla/5.0 (iPad; CPU OS 16_6 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/16.6 Mobile/15E148 Safari/604.1",
+  }
+  languages = { "en-US,en;q=0.9", "de-DE,de;q=0.9,en;q=0.8", "fr-FR,fr;q=0.9", "es-ES,es;q=0.9" }
 end
 
 function request()
@@ -26,6 +35,9 @@ function request()
   local parts = {}
   for i = 1, events_per do
     local kind, extra = "pageview", ""
+    if i == 1 then  -- where the visit came from: the landing of a new session
+      extra = ',"referrer":"https://www.google.com/search?q=item"'
+    end
     if i % 3 == 0 then
       kind = "click"
       extra = ',"element":{"tag":"button","id":"buy-' .. i .. '","classes":["btn","primary"],'
@@ -37,10 +49,15 @@ function request()
       .. '?ref=bench","title":"Product ' .. (i % 17) .. ' - Shop"' .. extra .. '}'
   end
   local body = '{"site":"' .. site .. '","events":[' .. table.concat(parts, ",") .. ']}'
+  -- Visitors differ as real ones do: browser builds, public addresses (X-Forwarded-For,
+  -- one trusted proxy), languages; the collector enriches each request from them.
+  local n = counter % users
   return wrk.format("POST", "/collect", {
     ["Content-Type"] = "text/plain;charset=UTF-8",
     ["Origin"] = origin,
-    ["User-Agent"] = "Mozilla/5.0 (X11; Linux x86_64) Chrome/131.0 Safari/537.36",
+    ["User-Agent"] = agents[n % #agents + 1] .. " v" .. (n % 7),
+    ["X-Forwarded-For"] = (80 + n % 40) .. "." .. (tid * 7 % 256) .. "." .. (n % 251) .. ".9",
+    ["Accept-Language"] = languages[n % #languages + 1],
   }, body)
 end
 

@@ -238,8 +238,11 @@ def _batch(
                 "https://shop.example/",
                 False,
                 False,
-                "bench",
+                None,  # the user agent itself is not stored
                 "127.0.0.0",
+                # the session's enrichment, as the collector writes it
+                *("Chrome", "131", "Windows", "10", "desktop", "GB", "en-GB"),
+                *("Google", "search", None, None, None),
                 int(now.timestamp() * 1_000_000),
                 SESSIONS_TTL,
             ),

@@ -42,6 +42,7 @@ def _env() -> dict[str, str]:
         "REDIS_URL": f"redis://127.0.0.1:{BENCH_REDIS_PORT}/0",
         "COLLECT_RATE_PER_SITE": "0",
         "COLLECT_RATE_PER_IP": "0",
+        "TRUSTED_PROXY_COUNT": "1",  # the beacons' X-Forwarded-For: varied public addresses
         "LOG_LEVEL": "WARNING",
         "PYTHONUNBUFFERED": "1",
     }
@@ -159,6 +160,54 @@ def _drained(env: dict[str, str], timeout: float = 120) -> float:
     return time.monotonic() - started
 
 
+def _gunicorn(
+    stack: ExitStack, env: dict[str, str], *, workers: int, threads: int
+) -> subprocess.Popen[bytes]:
+    """Start gunicorn serving /collect; it is stopped when the stack unwinds."""
+    gunicorn = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "clickstream.wsgi",
+            "-b",
+            f"127.0.0.1:{WEB_PORT}",
+            "-w",
+            str(workers),
+            "-k",
+            "sync" if threads == 1 else "gthread",
+            "--threads",
+            str(threads),
+            "--log-level",
+            "warning",
+        ],
+        cwd=ROOT,
+        env=env,
+        start_new_session=True,
+    )
+    stack.callback(lambda: _stop(gunicorn))
+    return gunicorn
+
+
+def _ready(env: dict[str, str]) -> None:
+    # Ready when the collector answers a CORS preflight (204). Not /healthz: without a
+    # Celery worker it answers 503, which Django logs at ERROR in every run.
+    probe = urllib.request.Request(
+        f"http://127.0.0.1:{WEB_PORT}/collect?site={env['BENCH_SITE']}",
+        method="OPTIONS",
+        headers={"Origin": "http://127.0.0.1:8000"},
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            urllib.request.urlopen(probe, timeout=5)  # noqa: S310 - loopback
+            break
+        except urllib.error.HTTPError:
+            break  # answering
+        except OSError:
+            time.sleep(0.5)
+
+
 def collector(
     stack: ExitStack, *, workers: int, threads: int, appliers: int = 1
 ) -> tuple[dict[str, str], str, subprocess.Popen[bytes]]:
@@ -182,28 +231,7 @@ def collector(
     )
     env["BENCH_SITE"] = out.strip().splitlines()[-1]
     env["BENCH_SITE_ID"] = re.search(r"\(([0-9a-f-]{36})\)", out).group(1)  # type: ignore[union-attr]
-    gunicorn = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "gunicorn",
-            "clickstream.wsgi",
-            "-b",
-            f"127.0.0.1:{WEB_PORT}",
-            "-w",
-            str(workers),
-            "-k",
-            "sync" if threads == 1 else "gthread",
-            "--threads",
-            str(threads),
-            "--log-level",
-            "warning",
-        ],
-        cwd=ROOT,
-        env=env,
-        start_new_session=True,
-    )
-    stack.callback(lambda: (os.killpg(gunicorn.pid, signal.SIGTERM), gunicorn.wait(20)))
+    gunicorn = _gunicorn(stack, env, workers=workers, threads=threads)
     for _ in range(appliers):
         applier = subprocess.Popen(
             [sys.executable, "manage.py", "run_applier"],
@@ -213,23 +241,35 @@ def collector(
             stdout=subprocess.DEVNULL,
         )
         stack.callback(lambda a=applier: (os.killpg(a.pid, signal.SIGTERM), a.wait(60)))
-    # Ready when the collector answers a CORS preflight (204). Not /healthz: without a
-    # Celery worker it answers 503, which Django logs at ERROR in every run.
-    probe = urllib.request.Request(
-        f"http://127.0.0.1:{WEB_PORT}/collect?site={env['BENCH_SITE']}",
-        method="OPTIONS",
-        headers={"Origin": "http://127.0.0.1:8000"},
-    )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            urllib.request.urlopen(probe, timeout=5)  # noqa: S310 - loopback
-            break
-        except urllib.error.HTTPError:
-            break  # answering
-        except OSError:
-            time.sleep(0.5)
+    _ready(env)
     return env, f"http://127.0.0.1:{WEB_PORT}/collect", gunicorn
+
+
+def _http_figure(
+    url: str, env: dict[str, str], *, events: int, seconds: int, tag: str
+) -> dict[str, float]:
+    """One /collect throughput figure: warm new visitors (their sessions cached, so the
+    measured run is the steady state of active visitors mid-session), then measure; the
+    time the applier needs to empty its queue afterwards is part of the run."""
+    visitors = f"{tag}{events}-{int(time.time())}"
+    _wrk(url, env, events=events, seconds=5, connections=16, run=f"warm-{visitors}",
+         visitors=visitors)  # fmt: skip
+    _drained(env)
+    before = _queue(env)
+    http = _wrk(url, env, events=events, seconds=seconds, connections=16, run=f"m-{visitors}",
+                visitors=visitors)  # fmt: skip
+    http["queued_at_end"] = _queue(env)["queued"]
+    http["drain_s"] = _drained(env)
+    http["inline_plans"] = _queue(env)["inline"] - before["inline"]
+    http["events_per_second"] = http["events"] / (http["seconds"] + http["drain_s"])
+    return http
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    """Stop gunicorn (its process group) if it still runs; safe to call twice."""
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(20)
 
 
 def ingest(
@@ -242,8 +282,9 @@ def ingest(
     seal_events: int,
     full: bool = True,
     appliers: int = 1,
+    enrichment_baseline: bool = True,
 ) -> tuple[list[dict], dict]:
-    env, url, _ = collector(stack, workers=workers, threads=threads, appliers=appliers)
+    env, url, gunicorn = collector(stack, workers=workers, threads=threads, appliers=appliers)
     site_id = env["BENCH_SITE_ID"]
     # Warm the JVM first: Cassandra's JIT compiler takes most of a core for a minute
     # or two after a start, which would tax whichever figure runs first.
@@ -258,39 +299,30 @@ def ingest(
         visitors="jit",
     )
     _raw(site_id, events=30, seconds=warmup // 3, processes=workers)
+    plain: dict[int, dict[str, float]] = {}
+    if enrichment_baseline:
+        # The same beacons with enrichment off, measured first (the later figure runs on a
+        # fuller keyspace, so the comparison leans against enrichment, not for it).
+        _stop(gunicorn)
+        gunicorn = _gunicorn(
+            stack, {**env, "INGEST_ENRICHMENT": "false"}, workers=workers, threads=threads
+        )
+        _ready(env)
+        for events in (30, 5):
+            plain[events] = _http_figure(url, env, events=events, seconds=seconds, tag="plain")
+            log(f"ingest {events}-event beacons, enrichment off: "
+                f"HTTP {plain[events]['events_per_second']:.0f}/s")  # fmt: skip
+        _stop(gunicorn)
+        gunicorn = _gunicorn(stack, env, workers=workers, threads=threads)
+        _ready(env)
     rows = []
-    for events, connections in ((30, 16), (5, 16)):
-        # The warm-up makes the visitors known (their sessions cached), so the measured
-        # run is the steady state of active visitors sending beacons mid-session.
-        visitors = f"v{events}-{int(time.time())}"
-        _wrk(
-            url,
-            env,
-            events=events,
-            seconds=5,
-            connections=connections,
-            run=f"warm-{visitors}",
-            visitors=visitors,
-        )
-        _drained(env)
-        before = _queue(env)
-        http = _wrk(
-            url,
-            env,
-            events=events,
-            seconds=seconds,
-            connections=connections,
-            run=f"m-{visitors}",
-            visitors=visitors,
-        )
-        # Throughput counts what is written, not only acknowledged: the time the
-        # applier needs to empty its queue after the load is part of the run.
-        http["queued_at_end"] = _queue(env)["queued"]
-        http["drain_s"] = _drained(env)
-        http["inline_plans"] = _queue(env)["inline"] - before["inline"]
-        http["events_per_second"] = http["events"] / (http["seconds"] + http["drain_s"])
+    for events in (30, 5):
+        http = _http_figure(url, env, events=events, seconds=seconds, tag="v")
         raw = _raw(site_id, events=events, seconds=seconds, processes=workers)
-        rows.append({"beacon": events, "http": http, "raw": raw})
+        row = {"beacon": events, "http": http, "raw": raw}
+        if events in plain:
+            row["http_without_enrichment"] = plain[events]
+        rows.append(row)
         log(
             f"ingest {events}-event beacons: HTTP {http['events_per_second']:.0f}/s, "
             f"raw {raw['events_per_second']:.0f}/s"
@@ -346,6 +378,14 @@ def render(rows: list[dict], reads: dict, *, workers: int, threads: int, seconds
             f"(raw: per wave of 8 batches) | {http['p50_ms']:.1f} / {http['p99_ms']:.1f} "
             f"| {raw['p50_ms']:.1f} / {raw['p99_ms']:.1f} | — |"
         )
+        plain = row.get("http_without_enrichment")
+        if plain:
+            lines.append(
+                f"| ingest, {n}-event beacons: clicks/s with session enrichment vs without "
+                f"(INGEST_ENRICHMENT=false, same beacons, measured first) "
+                f"| {http['events_per_second']:,.0f} | {plain['events_per_second']:,.0f} "
+                f"| {http['events_per_second'] / plain['events_per_second']:.2f} |"
+            )
         if http["errors"] or raw.get("failed_batches"):
             lines.append(
                 f"| ingest, {n}-event beacons: failed requests (raw: failed batches, "
@@ -437,6 +477,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seal-events", type=int, default=200_000)
     parser.add_argument("--ingest-only", action="store_true", help="skip reads and sealing")
     parser.add_argument(
+        "--no-enrichment-baseline",
+        action="store_true",
+        help="skip the ingest figures with INGEST_ENRICHMENT=false",
+    )
+    parser.add_argument(
         "--appliers", type=int, default=1, help="run_applier processes (0: workers write plans)"
     )
     args = parser.parse_args(argv)
@@ -451,6 +496,7 @@ def main(argv: list[str] | None = None) -> int:
             seal_events=args.seal_events,
             full=not args.ingest_only,
             appliers=args.appliers,
+            enrichment_baseline=not args.no_enrichment_baseline,
         )
     table = render(rows, reads, workers=args.workers, threads=args.threads, seconds=args.seconds)
     RESULTS.mkdir(exist_ok=True)

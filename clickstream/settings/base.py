@@ -243,6 +243,9 @@ TRUSTED_PROXY_COUNT = env.int("TRUSTED_PROXY_COUNT", default=0)
 SESSION_INACTIVITY = timedelta(minutes=env.int("SESSION_INACTIVITY_MINUTES", default=30))
 SESSION_MAX_DURATION = timedelta(hours=env.int("SESSION_MAX_HOURS", default=24))
 CONVERSION_EVENT = env("CONVERSION_EVENT", default="purchase")
+# Session enrichment at ingest (device, browser, OS, country, language, source): off only
+# to measure its cost (`make bench` runs the ingest figures both ways).
+INGEST_ENRICHMENT = env.bool("INGEST_ENRICHMENT", default=True)
 # Event keys offered by the user profile's rolling counters (the first is the default;
 # any other key can be asked for with ?counter=).
 ROLLING_COUNTER_EVENTS = env.list(

@@ -43,7 +43,7 @@ from sessions_app.ingest.rows import partial_shard
 from sessions_app.ingest.sessionizer import Sessionizer, SessionState, Visit
 from sessions_app.ingest.txlog import log_write
 from sessions_app.ingest.validation import EventError, validate_event
-from sessions_app.ingest.visitor import anonymize_ip
+from sessions_app.ingest.visitor import anonymize_ip, is_bot_agent
 from sessions_app.models import Site
 from sessions_app.partitions import widths
 from sessions_app.tables import user_sessions
@@ -341,6 +341,8 @@ def visit_of(*, user_agent: str | None, ip: str | None, language: str | None) ->
     """The visitor of a request, enriched: the country is looked up before the IP is
     anonymised, and only the country and the /24 (/48) prefix are kept; of the user agent,
     only what enrich.agent derives (the string itself is not stored)."""
+    if not settings.INGEST_ENRICHMENT:  # the collector as it was before enrichment
+        return Visit(user_agent=None, ip_prefix=anonymize_ip(ip), is_bot=is_bot_agent(user_agent))
     agent = enrich.agent((user_agent or "")[:512] or None)
     return Visit(
         user_agent=None,
@@ -356,7 +358,7 @@ def _event_visit(visit: Visit, context: dict[str, Any]) -> Visit:
     """An SDK event's own visitor (Segment's context.userAgent, ip, locale) beats the
     request's, which is the SDK's server."""
     ua, country, locale = context.get("user_agent"), context.get("country"), context.get("locale")
-    if not (ua or country or locale):
+    if not (ua or country or locale) or not settings.INGEST_ENRICHMENT:
         return visit
     agent = enrich.agent(ua) if ua else visit.agent
     return Visit(
@@ -402,6 +404,7 @@ def _plan(
             gap=settings.SESSION_INACTIVITY,
             longest=settings.SESSION_MAX_DURATION,
             conversion_event=settings.CONVERSION_EVENT,
+            acquire=settings.INGEST_ENRICHMENT,
         )
         for c in items:
             e = c.event

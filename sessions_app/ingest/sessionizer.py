@@ -135,6 +135,7 @@ class Sessionizer:
         gap: timedelta,
         longest: timedelta,
         conversion_event: str,
+        acquire: bool = True,
     ) -> None:
         self.site_id = site_id
         self.current = current
@@ -143,6 +144,7 @@ class Sessionizer:
         self.gap = gap
         self.longest = longest
         self.conversion_event = conversion_event
+        self.acquire = acquire  # derive source / medium / campaign at landing events
         self.touched: dict[uuid.UUID, SessionState] = {}
 
     def assign(
@@ -198,7 +200,7 @@ class Sessionizer:
         target.is_bot = target.is_bot or visit.is_bot
         if target.device is None:  # began with a server-side event: the first browser's
             _visitor(target, visit)
-        if landing:
+        if landing and self.acquire:
             came = acquisition(url, referrer, context)
             target.source, target.medium, target.campaign = came.source, came.medium, came.campaign
             target.term, target.content = came.term, came.content

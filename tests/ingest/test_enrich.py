@@ -314,3 +314,20 @@ def test_a_segment_events_own_context_beats_the_sdk_servers(client, site, token)
         f"/api/sites/{site.id}/sessions/{summary['session_id']}/events", **auth(token)
     ).json()["events"]
     assert events[0]["context"]["country"] == "DE" and "2a02:8108::1" not in json.dumps(events)
+
+
+@pytestmark_db
+def test_with_enrichment_off_the_collector_is_as_before(client, site, settings):
+    """INGEST_ENRICHMENT=false (the bench's baseline): no dimensions, bots as before."""
+    settings.INGEST_ENRICHMENT = False
+    now = timezone.now().replace(microsecond=0)
+    view = event(now - timedelta(minutes=1), anon="enrich-off", url=SHOP + "?utm_source=x")
+    assert post(client, site, [view], HTTP_USER_AGENT=IPHONE).json()["accepted"] == 1
+    [summary] = user_sessions.session_list(site_id=site.id, user_key="enrich-off")
+    assert {k: summary[k] for k in user_sessions.DIMENSIONS} == dict.fromkeys(
+        user_sessions.DIMENSIONS
+    )
+    bot = event(now - timedelta(minutes=1), anon="enrich-off-bot")
+    post(client, site, [bot], HTTP_USER_AGENT="Mozilla/5.0 (compatible; Googlebot/2.1)")
+    [crawler] = user_sessions.session_list(site_id=site.id, user_key="enrich-off-bot")
+    assert crawler["is_bot"] is True
