@@ -242,7 +242,7 @@ def _batch(
                 "127.0.0.0",
                 # the session's enrichment, as the collector writes it
                 *("Chrome", "131", "Windows", "10", "desktop", "GB", "en-GB"),
-                *("Google", "search", None, None, None),
+                *("Google", "search", None, None, None, ">1024"),
                 int(now.timestamp() * 1_000_000),
                 SESSIONS_TTL,
             ),

@@ -13,7 +13,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 export const SOURCE = join(root, "static/sessions_app/tracker.js");
 export const OUTPUT = join(root, "static/sessions_app/tracker.min.js");
 export const GZIP_BUDGET = 3072;
-const BANNER = "/*! clickstream tracker; docs/tracker.md */";
+const BANNER = "/*! clickstream: docs/tracker.md */";
 
 export async function buildTracker(source = readFileSync(SOURCE, "utf8")) {
   const result = await minify(source, {

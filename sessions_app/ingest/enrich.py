@@ -92,6 +92,16 @@ def agent(user_agent: str | None) -> Agent:
     )
 
 
+# Layouts a page is seen in, by viewport width (CSS px): the classes heatmaps split by too.
+VIEWPORTS = ("<640", "640-1024", ">1024")
+
+
+def viewport_class(width: int | None) -> str | None:
+    if not width:
+        return None
+    return VIEWPORTS[0] if width < 640 else VIEWPORTS[1] if width <= 1024 else VIEWPORTS[2]
+
+
 def country(ip: str | None) -> str | None:
     """ISO 3166-1 alpha-2 country of a public address; None for private or unknown ones."""
     if not ip:

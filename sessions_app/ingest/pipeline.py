@@ -420,6 +420,7 @@ def _plan(
                 visit=seen,
                 referrer=e.referrer,
                 context=e.context,
+                viewport=e.viewport,
             )
             if e.user_id and e.anonymous_id != e.user_id:
                 links.add((e.user_id, e.anonymous_id))

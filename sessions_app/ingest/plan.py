@@ -68,6 +68,7 @@ class SessionSummary:
     campaign: str | None = None
     term: str | None = None
     content: str | None = None
+    viewport: str | None = None
 
 
 @dataclass

@@ -18,7 +18,7 @@ from typing import Any
 
 from sessions_app.core import timebuckets
 from sessions_app.core.ids import time_uuid
-from sessions_app.ingest.enrich import NO_AGENT, Agent, acquisition
+from sessions_app.ingest.enrich import NO_AGENT, Agent, acquisition, viewport_class
 
 STATE_PREFIX = "cs:sess"
 
@@ -55,6 +55,7 @@ class SessionState:
     campaign: str | None = None
     term: str | None = None
     content: str | None = None
+    viewport: str | None = None
 
     def covers(self, ts: datetime, *, gap: timedelta, longest: timedelta) -> bool:
         """Return True if an event at ts belongs to this session's time span."""
@@ -160,6 +161,7 @@ class Sessionizer:
         visit: Visit,
         referrer: str | None = None,
         context: dict[str, Any] | None = None,
+        viewport: int | None = None,
     ) -> SessionState:
         """Return the session (updated in place) that the event belongs to."""
         target = self._find(ts)
@@ -204,6 +206,7 @@ class Sessionizer:
             came = acquisition(url, referrer, context)
             target.source, target.medium, target.campaign = came.source, came.medium, came.campaign
             target.term, target.content = came.term, came.content
+            target.viewport = viewport_class(viewport) or target.viewport
         self.touched[target.session_id] = target
         return target
 

@@ -111,6 +111,20 @@ class ValidEvent:
     element: dict[str, Any] | None = None
     props: dict[str, Any] | None = None
     context: dict[str, Any] | None = None
+    viewport: int | None = None
+
+
+MAX_VIEWPORT = 20_000  # CSS pixels
+
+
+def _viewport(value: Any) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
+        raise EventError("viewport", "expected an integer width in CSS pixels")
+    if not 0 < value <= MAX_VIEWPORT:
+        raise EventError("viewport", f"expected 1 to {MAX_VIEWPORT} pixels")
+    return int(value)
 
 
 def parse_json(body: bytes) -> Any:
@@ -333,4 +347,5 @@ def validate_event(raw: Any) -> ValidEvent:
         element=_element(raw.get("element")),
         props=_props(raw.get("props")),
         context=_context(raw.get("context")),
+        viewport=_viewport(raw.get("viewport")),
     )

@@ -35,13 +35,14 @@ DIMENSIONS = (
     "campaign",
     "term",
     "content",
+    "viewport",
 )
 
 SELECT_SESSIONS = """
 SELECT session_id, started_at, last_seen_at, anonymous_id, user_id, event_count,
        pageview_count, click_count, entry_url, exit_url, converted, is_bot,
        browser, browser_version, os, os_version, device, country, language,
-       source, medium, campaign, term, content
+       source, medium, campaign, term, content, viewport
 FROM {ks}.user_sessions WHERE site_id = ? AND user_key = ? LIMIT ?
 """
 
@@ -80,7 +81,7 @@ SELECT_SESSION_ONE = """
 SELECT session_id, user_key, started_at, last_seen_at, anonymous_id, user_id, event_count,
        pageview_count, click_count, entry_url, exit_url, converted, is_bot,
        browser, browser_version, os, os_version, device, country, language,
-       source, medium, campaign, term, content
+       source, medium, campaign, term, content, viewport
 FROM {ks}.user_sessions WHERE site_id = ? AND user_key = ? AND session_id = ?
 """
 
@@ -103,7 +104,7 @@ SELECT_SESSIONS_OF_USERS = """
 SELECT session_id, user_key, started_at, last_seen_at, anonymous_id, user_id, event_count,
        pageview_count, click_count, entry_url, exit_url, converted, is_bot,
        browser, browser_version, os, os_version, device, country, language,
-       source, medium, campaign, term, content
+       source, medium, campaign, term, content, viewport
 FROM {ks}.user_sessions
 WHERE site_id = ? AND user_key IN ? AND session_id >= ? AND session_id <= ? LIMIT ?
 """
@@ -169,8 +170,8 @@ INSERT INTO {ks}.user_sessions
   (site_id, user_key, session_id, started_at, last_seen_at, anonymous_id, user_id,
    event_count, pageview_count, click_count, entry_url, exit_url, converted, is_bot,
    user_agent, ip_prefix, browser, browser_version, os, os_version, device, country, language,
-   source, medium, campaign, term, content)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+   source, medium, campaign, term, content, viewport)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 USING TIMESTAMP ? AND TTL ?
 """
 
@@ -178,7 +179,7 @@ SELECT_BEFORE = """
 SELECT session_id, started_at, last_seen_at, anonymous_id, user_id, event_count,
        pageview_count, click_count, entry_url, exit_url, converted, is_bot,
        browser, browser_version, os, os_version, device, country, language,
-       source, medium, campaign, term, content
+       source, medium, campaign, term, content, viewport
 FROM {ks}.user_sessions WHERE site_id = ? AND user_key = ? AND session_id < ? LIMIT ?
 """
 
@@ -220,6 +221,7 @@ class UserSession(Model):
     campaign = columns.Text()
     term = columns.Text()
     content = columns.Text()
+    viewport = columns.Text()
 
 
 SPEC = TableSpec(

@@ -22,6 +22,7 @@
  *   user_id       after identify() only
  *   url, title    location.href, document.title
  *   referrer      page views only, when document.referrer is not empty
+ *   viewport      page views only: window.innerWidth in CSS pixels
  *   element       clicks only: {tag, id, classes, text, href, selector}; empty fields omitted
  *   props         custom events only, a JSON object
  *
@@ -47,7 +48,7 @@
   var RETRY_MAX = 100; // events kept for retry, oldest dropped beyond
   var PER_REQUEST = 50; // events a request
   // Query and fragment parameters whose names end like a secret: dropped from every URL.
-  var SECRET = /(token|key|secret|pass(wd|word)?|pwd|auth|code|session(_?id)?|sid|sig(nature)?|jwt|otp)$/i;
+  var SECRET = /(token|key|secret|pass\w*|pwd|auth|code|sess\w*|sid|sig(nature)?|jwt|otp)$/i;
 
   // ---- pure helpers (exercised by tests/tracker) ----
 
@@ -293,7 +294,7 @@
       var url = location.href;
       if (url == lastUrl || off()) return;
       lastUrl = url;
-      record("pageview", { referrer: redact(d.referrer, names).slice(0, 2048) });
+      record("pageview", { referrer: redact(d.referrer, names).slice(0, 2048), viewport: w.innerWidth });
     }
 
     function onClick(ev) {

@@ -72,6 +72,7 @@ def test_clicks_spa_navigation_and_page_hide_flush(live_server, context):
     [summary] = user_sessions.session_list(site_id=site.id, user_key=entry["user_key"])
     assert summary["is_bot"] is False
     assert summary["pageview_count"] == 4
+    assert (summary["viewport"], summary["device"]) == (">1024", "desktop")  # 1280 px wide
 
 
 def test_secret_url_parameters_are_dropped_before_sending(live_server, context):

@@ -190,6 +190,7 @@ def test_a_session_through_collect_gets_its_dimensions(client, site, token, anal
         anon="enrich-1",
         url=SHOP + "?utm_source=newsletter&utm_medium=email&utm_campaign=spring&utm_term=beans",
         referrer="https://mail.google.com/",
+        viewport=390,
     )
     later = event(now - timedelta(minutes=2), anon="enrich-1", url=SHOP + "cart", referrer=SHOP)
     response = post(
@@ -216,6 +217,7 @@ def test_a_session_through_collect_gets_its_dimensions(client, site, token, anal
         "campaign": "spring",
         "term": "beans",
         "content": None,
+        "viewport": "<640",
     }
     # Only the country and the /24 are kept of the address; of the agent, what it derives.
     stored = json.dumps(
@@ -331,3 +333,23 @@ def test_with_enrichment_off_the_collector_is_as_before(client, site, settings):
     post(client, site, [bot], HTTP_USER_AGENT="Mozilla/5.0 (compatible; Googlebot/2.1)")
     [crawler] = user_sessions.session_list(site_id=site.id, user_key="enrich-off-bot")
     assert crawler["is_bot"] is True
+
+
+VIEWPORTS = [(320, "<640"), (639, "<640"), (640, "640-1024"), (1024, "640-1024"), (1025, ">1024")]
+
+
+@pytest.mark.parametrize(("width", "label"), [*VIEWPORTS, (None, None)])
+def test_viewport_classes(width, label):
+    assert enrich.viewport_class(width) == label
+
+
+@pytestmark_db
+@pytest.mark.parametrize("bad", ["wide", 0, -5, 20_001, 12.5, True])
+def test_a_bad_viewport_is_rejected_with_its_field(client, site, bad):
+    now = timezone.now().replace(microsecond=0)
+    good = event(now - timedelta(minutes=1), anon="enrich-vp")
+    wrong = event(now - timedelta(minutes=1), anon="enrich-vp", viewport=bad)
+    answer = post(client, site, [good, wrong]).json()
+    assert answer["accepted"] == 1
+    [rejected] = answer["rejected"]
+    assert rejected["index"] == 1 and rejected["reason"].startswith("events[1].viewport:")
