@@ -9,6 +9,7 @@ from sessions_app.views import (
     health,
     pages,
     retention,
+    site_settings,
     sizing,
     tokens,
 )
@@ -40,7 +41,7 @@ urlpatterns = [
     path("erasure/", erasure.erasure_list, name="erasures"),
     path("erasure/<uuid:request_id>/", erasure.erasure_detail, name="erasure"),
     path("sites/<uuid:site_id>/", analyst.dashboard, name="dashboard"),
-    path("sites/<uuid:site_id>/site", analyst.site_settings, name="site"),
+    path("sites/<uuid:site_id>/site", site_settings.site_settings, name="site"),
     path("sites/<uuid:site_id>/users/", analyst.user_search, name="user-search"),
     path(
         "sites/<uuid:site_id>/users/<userkey:user_key>/", analyst.user_profile, name="user-profile"

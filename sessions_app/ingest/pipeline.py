@@ -27,7 +27,7 @@ from sessions_app.aggregates.states import bucket_states_touch
 from sessions_app.core import timebuckets
 from sessions_app.core.ids import event_uuid, time_uuid
 from sessions_app.erasure import suppression
-from sessions_app.ingest import apply, coordination, enrich
+from sessions_app.ingest import apply, coordination
 from sessions_app.ingest.apply import plan_apply
 from sessions_app.ingest.order import Candidate, in_request_order, unique
 from sessions_app.ingest.plan import (
@@ -43,7 +43,7 @@ from sessions_app.ingest.rows import partial_shard
 from sessions_app.ingest.sessionizer import Sessionizer, SessionState, Visit
 from sessions_app.ingest.txlog import log_write
 from sessions_app.ingest.validation import EventError, validate_event
-from sessions_app.ingest.visitor import anonymize_ip, is_bot_agent
+from sessions_app.ingest.visit import event_visit, visit_of
 from sessions_app.models import Site
 from sessions_app.partitions import widths
 from sessions_app.tables import user_sessions
@@ -130,7 +130,7 @@ def events_record(*, source: Source, raw_events: Sequence[Any]) -> Outcome:
     visit = visit_of(
         user_agent=source.user_agent,
         ip=source.ip,
-        language=enrich.language(source.accept_language),
+        accept_language=source.accept_language,
     )
     try:
         current = _load_states(site.id, sorted({c.user_key for c in fresh}), claim.states)
@@ -337,40 +337,6 @@ def _already_stored(
     return apply.user_events_present(site_id=site_id, partitions=maybe) if maybe else set()
 
 
-def visit_of(*, user_agent: str | None, ip: str | None, language: str | None) -> Visit:
-    """The visitor of a request, enriched: the country is looked up before the IP is
-    anonymised, and only the country and the /24 (/48) prefix are kept; of the user agent,
-    only what enrich.agent derives (the string itself is not stored)."""
-    if not settings.INGEST_ENRICHMENT:  # the collector as it was before enrichment
-        return Visit(user_agent=None, ip_prefix=anonymize_ip(ip), is_bot=is_bot_agent(user_agent))
-    agent = enrich.agent((user_agent or "")[:512] or None)
-    return Visit(
-        user_agent=None,
-        ip_prefix=anonymize_ip(ip),
-        is_bot=agent.device == enrich.BOT,
-        agent=agent,
-        country=enrich.country(ip),
-        language=language,
-    )
-
-
-def _event_visit(visit: Visit, context: dict[str, Any]) -> Visit:
-    """An SDK event's own visitor (Segment's context.userAgent, ip, locale) beats the
-    request's, which is the SDK's server."""
-    ua, country, locale = context.get("user_agent"), context.get("country"), context.get("locale")
-    if not (ua or country or locale) or not settings.INGEST_ENRICHMENT:
-        return visit
-    agent = enrich.agent(ua) if ua else visit.agent
-    return Visit(
-        user_agent=None,
-        ip_prefix=context.get("ip") or visit.ip_prefix,
-        is_bot=agent.device == enrich.BOT if ua else visit.is_bot,
-        agent=agent,
-        country=country or visit.country,
-        language=enrich.language(locale) or visit.language,
-    )
-
-
 def _plan(
     site: Site,
     batch_id: uuid.UUID,
@@ -408,7 +374,7 @@ def _plan(
         )
         for c in items:
             e = c.event
-            seen = _event_visit(visit, e.context) if e.context else visit
+            seen = event_visit(visit, e.context) if e.context else visit
             state = sessionizer.assign(
                 client_id=e.client_id,
                 ts=c.ts,

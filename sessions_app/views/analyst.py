@@ -17,7 +17,7 @@ from sessions_app.core import timebuckets
 from sessions_app.core.bounds import RangeError
 from sessions_app.core.jsonfmt import dumps
 from sessions_app.models import Site
-from sessions_app.permissions import ADMIN, site_page
+from sessions_app.permissions import site_page
 from sessions_app.sessions import feed, lists, timeline
 from sessions_app.sessions.activity import user_activity
 
@@ -249,14 +249,4 @@ def activity(request: HttpRequest, site: Site, user_key: str) -> HttpResponse:
             "strategy": strategy or "auto",
             "strategies": ["auto", "in", "parallel", "sequential"],
         },
-    )
-
-
-@site_page(ADMIN)
-def site_settings(request: HttpRequest, site: Site) -> HttpResponse:
-    """The site's key, origins, snippet and members: for the site's admins."""
-    base = request.build_absolute_uri("/").rstrip("/")
-    members = site.memberships.select_related("user").order_by("user__username")
-    return render(
-        request, "sessions_app/site.html", {"site": site, "base": base, "members": members}
     )

@@ -67,3 +67,70 @@ def test_a_bad_list_is_refused_with_a_reason_and_nothing_changes(site, bad):
     assert list(errors) == ["redact_params"], errors
     site.refresh_from_db()
     assert site.redact_params == []
+
+
+# --- the site's own settings page (per-site admins) ---------------------------------------
+
+
+def _save(client, site, origins: str, redact: str):
+    return client.post(
+        f"/sites/{site.id}/site", {"allowed_origins": origins, "redact_params": redact}
+    )
+
+
+def test_a_site_admin_changes_origins_and_redaction_and_the_collector_follows(
+    client, analyst, site
+):
+    from tests.ingest.conftest import event, post
+
+    member(analyst, site, "admin")  # a site admin, not an installation admin or staff
+    assert not analyst.is_staff
+    response = _save(client, site, "https://new.example\nhttps://shop.example/", "email, -code")
+    assert response.status_code == 302
+    site.refresh_from_db()
+    assert site.allowed_origins == ["https://new.example", "https://shop.example"]
+    assert site.redact_params == ["email", "-code"]
+    [entry] = AdminAction.objects.filter(action="site.change")
+    assert entry.actor == analyst
+    assert set(entry.details["changed"]) == {"allowed_origins", "redact_params"}
+    page = client.get(f"/sites/{site.id}/site").content.decode()
+    assert 'data-redact="email,-code"' in page and "Saved: allowed origins, redact params" in page
+
+    from django.utils import timezone
+
+    hit = event(timezone.now(), anon="settings-origin")
+    assert post(client, site, [hit], origin="https://new.example").status_code == 200
+    _save(client, site, "https://new.example", "")
+    refused = post(client, site, [hit], origin="https://shop.example")
+    assert refused.status_code == 403 and refused.json()["field"] == "origin"
+
+
+@pytest.mark.parametrize(
+    ("origins", "redact", "field"),
+    [
+        ("javascript:alert(1)", "", "allowed_origins"),
+        ("https://shop.example/path", "", "allowed_origins"),
+        ("\n".join(f"https://s{i}.example" for i in range(51)), "", "allowed_origins"),
+        ("https://shop.example", "e@mail", "redact_params"),
+        ("https://shop.example", 'x"><script>', "redact_params"),
+    ],
+)
+def test_bad_settings_are_refused_with_the_field_and_nothing_changes(
+    client, analyst, site, origins, redact, field
+):
+    member(analyst, site, "admin")
+    response = _save(client, site, origins, redact)
+    assert response.status_code == 400
+    assert list(response.context["form"].errors) == [field]
+    assert f"{field}: " in response.content.decode()
+    site.refresh_from_db()
+    assert site.allowed_origins == ["https://shop.example"] and site.redact_params == []
+
+
+def test_analysts_and_strangers_cannot_change_a_site(client, analyst, site):
+    assert _save(client, site, "https://evil.example", "").status_code == 403  # a member
+    stranger = User.objects.create_user("stranger", password="pw-stranger-1")
+    client.force_login(stranger)
+    assert _save(client, site, "https://evil.example", "").status_code == 404
+    site.refresh_from_db()
+    assert site.allowed_origins == ["https://shop.example"]

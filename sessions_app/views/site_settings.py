@@ -1,0 +1,87 @@
+"""A site's settings page, for the site's admins: key, snippet, members, and the settings a
+site admin changes — allowed origins and the tracker's extra URL parameters to drop."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from django import forms
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+
+from sessions_app.models import Site
+from sessions_app.models.sites import validate_redact_params
+from sessions_app.permissions import ADMIN, site_page
+from sessions_app.sites import services
+
+MAX_ORIGINS = 50
+_ORIGIN = re.compile(r"^https?://[A-Za-z0-9.-]+(:\d{1,5})?$")
+
+
+def _lines(text: str) -> list[str]:
+    return [part for part in re.split(r"[\s,]+", text.strip()) if part]
+
+
+class SiteSettingsForm(forms.Form):
+    allowed_origins = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 4}),
+        help_text="One origin a line, e.g. https://shop.example (scheme, host, optional port).",
+    )
+    redact_params = forms.CharField(
+        required=False,
+        help_text="URL parameters the tracker drops besides its defaults, e.g. email, phone; "
+        "-code keeps one the defaults would drop.",
+    )
+
+    def clean_allowed_origins(self) -> list[str]:
+        origins = [o.rstrip("/") for o in _lines(self.cleaned_data["allowed_origins"])]
+        if len(origins) > MAX_ORIGINS:
+            raise ValidationError(f"at most {MAX_ORIGINS} origins")
+        for origin in origins:
+            if not _ORIGIN.match(origin):
+                raise ValidationError(f"not an origin: {origin[:100]!r} (https://host[:port])")
+        return list(dict.fromkeys(origins))
+
+    def clean_redact_params(self) -> list[str]:
+        names = list(dict.fromkeys(_lines(self.cleaned_data["redact_params"])))
+        validate_redact_params(names)
+        return names
+
+
+def _initial(site: Site) -> dict[str, Any]:
+    return {
+        "allowed_origins": "\n".join(site.allowed_origins),
+        "redact_params": ", ".join(site.redact_params),
+    }
+
+
+@site_page(ADMIN)
+def site_settings(request: HttpRequest, site: Site) -> HttpResponse:
+    """GET: the page; POST: save origins and redaction (audited), then back to the page."""
+    status = 200
+    if request.method == "POST":
+        form = SiteSettingsForm(request.POST)
+        if form.is_valid():
+            changed = [k for k in ("allowed_origins", "redact_params")
+                       if form.cleaned_data[k] != getattr(site, k)]  # fmt: skip
+            if changed:
+                for name in changed:
+                    setattr(site, name, form.cleaned_data[name])
+                site.save(update_fields=changed)
+                services.site_saved_record(
+                    site=site, actor=request.user, created=False, changed=changed
+                )
+                saved = ", ".join(c.replace("_", " ") for c in changed)
+                messages.success(request, f"Saved: {saved}")
+            return redirect("sessions_app:site", site_id=site.id)
+        status = 400
+    else:
+        form = SiteSettingsForm(initial=_initial(site))
+    base = request.build_absolute_uri("/").rstrip("/")
+    members = site.memberships.select_related("user").order_by("user__username")
+    context = {"site": site, "base": base, "members": members, "form": form}
+    return render(request, "sessions_app/site.html", context, status=status)
