@@ -10,6 +10,7 @@ urlpatterns = [
     path("schema", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
     path("sites/<uuid:site_id>/report", views.SiteReport.as_view()),
+    path("sites/<uuid:site_id>/realtime", views.SiteRealtime.as_view(), name="api-realtime"),
     path(
         "sites/<uuid:site_id>/users/<userkey:user_key>/sessions",
         views.UserSessions.as_view(),

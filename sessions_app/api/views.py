@@ -24,6 +24,7 @@ from sessions_app.aggregates import rolling
 from sessions_app.aggregates.report import site_report
 from sessions_app.core import timebuckets, userkeys
 from sessions_app.core.bounds import RangeError
+from sessions_app.ingest import realtime
 from sessions_app.models import Site
 from sessions_app.permissions import ANALYST, site_for
 from sessions_app.sessions import activity, lists, timeline
@@ -232,6 +233,17 @@ def _aggregates(result: Any, *, with_details: bool) -> dict[str, Any]:
             top_clicks=result.top_clicks,
         )
     return payload
+
+
+class SiteRealtime(SiteView):
+    """Visitors of the last five minutes and the pages they viewed most (Redis, per minute;
+    the dashboard polls it). Bots are left out."""
+
+    @extend_schema(responses=OpenApiTypes.OBJECT)
+    def get(self, request: Request, site_id: uuid.UUID) -> Response:
+        now = realtime.realtime_now(site_id=self.site.id, now=datetime.now(UTC))
+        pages = [{"path": path, "views": views} for path, views in now.pages]
+        return Response({"visitors": now.visitors, "minutes": now.minutes, "pages": pages})
 
 
 class SiteReport(SiteView):

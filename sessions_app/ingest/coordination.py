@@ -4,7 +4,7 @@
 sessionization lock and reads their cached session state; `finish` — called once
 the batch is durably in the transaction log — commits the marks as seen for
 DEDUP_TTL, stores the new states, releases the locks and hands the plan to the
-applier queue. A request that dies
+applier queue and adds the realtime marks (ingest/realtime.py). A request that dies
 between the two (kill -9) leaves pending marks that expire in PENDING_MS, and a
 retry that meets one waits for it to be committed or to expire, then takes it
 over: an event is only ever reported as a duplicate once an earlier request
@@ -21,12 +21,15 @@ import secrets
 import time
 import uuid
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from django.conf import settings
 from redis.exceptions import RedisError
 
 from sessions_app.core.redis_client import redis_client
+from sessions_app.ingest.realtime import KEY_TTL as REALTIME_KEY_TTL
+from sessions_app.ingest.realtime import Marks, minute_keys
 from sessions_app.ingest.sessionizer import state_key
 
 log = logging.getLogger(__name__)
@@ -66,6 +69,7 @@ return {fresh, locked, states}
 
 _FINISH = """
 local ns, nl = tonumber(ARGV[1]), tonumber(ARGV[2])
+local nv, np = tonumber(ARGV[9]), tonumber(ARGV[10])
 local token = ARGV[4]
 local queued = 0
 if ARGV[6] == '1' then
@@ -77,16 +81,25 @@ if ARGV[6] == '1' then
   end
 end
 for i = 1, ns do
-  redis.call('SET', KEYS[3 + i], ARGV[8 + i], 'EX', ARGV[3])
+  redis.call('SET', KEYS[5 + i], ARGV[11 + i], 'EX', ARGV[3])
 end
 for j = ns + 1, ns + nl do
-  if redis.call('GET', KEYS[3 + j]) == token then redis.call('DEL', KEYS[3 + j]) end
+  if redis.call('GET', KEYS[5 + j]) == token then redis.call('DEL', KEYS[5 + j]) end
 end
-for k = ns + nl + 1, #KEYS - 3 do
-  if redis.call('GET', KEYS[3 + k]) == 'p:' .. token then
-    redis.call('SET', KEYS[3 + k], 1, 'EX', ARGV[5])
+for k = ns + nl + 1, #KEYS - 5 do
+  if redis.call('GET', KEYS[5 + k]) == 'p:' .. token then
+    redis.call('SET', KEYS[5 + k], 1, 'EX', ARGV[5])
   end
 end
+-- realtime: this minute's visitors (HyperLogLog) and page views by path (sorted set)
+if nv > 0 then
+  redis.call('PFADD', KEYS[4], unpack(ARGV, 12 + ns, 11 + ns + nv))
+  redis.call('EXPIRE', KEYS[4], ARGV[11])
+end
+for p = 1, np do
+  redis.call('ZINCRBY', KEYS[5], 1, ARGV[11 + ns + nv + p])
+end
+if np > 0 then redis.call('EXPIRE', KEYS[5], ARGV[11]) end
 return queued
 """
 
@@ -219,17 +232,28 @@ def _wait_for_lock(claim: Claim, user_key: str, deadline: float) -> str | None:
     return text.decode() if isinstance(text, bytes) else text
 
 
-def finish(claim: Claim, *, states: dict[str, str], ttl: int, enqueue: bytes | None = None) -> bool:
+def finish(
+    claim: Claim,
+    *,
+    states: dict[str, str],
+    ttl: int,
+    enqueue: bytes | None = None,
+    now: Marks | None = None,
+    minute: datetime | None = None,
+) -> bool:
     """Commit the event marks as seen, store the new session states, unlock (one round trip).
 
     Call it only once the batch is durable (in the transaction log). With `enqueue`
     (a plan's log payload), the same round trip hands the plan to the applier
     queue when an applier is alive and the queue is under APPLY_QUEUE_MAX_PLANS;
-    returns whether it was queued (if not, the caller applies it itself).
+    returns whether it was queued (if not, the caller applies it itself). `now`: the
+    request's realtime marks (ingest/realtime.py) for the minute `minute`.
     """
     if not claim.redis_ok or not (states or claim.locked or claim.new_keys or enqueue):
         return False
+    visitors, pages = (now.visitors, now.pages) if now is not None else ([], [])
     keys = [QUEUE_KEY, ALIVE_KEY, INLINE_KEY]
+    keys += minute_keys(claim.site_id, minute or datetime.now(UTC))
     keys += [state_key(claim.site_id, u) for u in states]
     keys += [lock_key(claim.site_id, u) for u in claim.locked]
     keys += claim.new_keys
@@ -245,7 +269,12 @@ def finish(claim: Claim, *, states: dict[str, str], ttl: int, enqueue: bytes | N
                 "1" if enqueue else "0",
                 settings.APPLY_QUEUE_MAX_PLANS,
                 enqueue or b"",
+                len(visitors),
+                len(pages),
+                REALTIME_KEY_TTL,
                 *states.values(),
+                *visitors,
+                *pages,
             ],
         )
     except RedisError:

@@ -27,7 +27,7 @@ from sessions_app.aggregates.states import bucket_states_touch
 from sessions_app.core import timebuckets
 from sessions_app.core.ids import event_uuid, time_uuid
 from sessions_app.erasure import suppression
-from sessions_app.ingest import apply, coordination
+from sessions_app.ingest import apply, coordination, realtime
 from sessions_app.ingest.apply import plan_apply
 from sessions_app.ingest.order import Candidate, in_request_order, unique
 from sessions_app.ingest.plan import (
@@ -165,14 +165,14 @@ def events_record(*, source: Source, raw_events: Sequence[Any]) -> Outcome:
         if isinstance(exc, StorageUnavailable):
             raise
         raise StorageUnavailable(f"Cassandra: {type(exc).__name__}: {exc}") from exc
-    ttl = int((settings.SESSION_INACTIVITY + timedelta(minutes=5)).total_seconds())
     outcome.queued = coordination.finish(
         claim,
         states={k: v.to_json() for k, v in states.items()},
-        ttl=ttl,
+        ttl=int((settings.SESSION_INACTIVITY + timedelta(minutes=5)).total_seconds()),
         enqueue=payload if settings.APPLY_QUEUE else None,
+        now=None if visit.is_bot else realtime.of_candidates(fresh, now=received_at),
+        minute=received_at,
     )
-
     outcome.accepted = len(fresh)
     outcome.late, outcome.clamped = stats.late, stats.clamped
     if plan is not None:

@@ -16,6 +16,7 @@ from sessions_app.aggregates.report import MAX_LIVE_HOURS, ReportBucket, site_re
 from sessions_app.core import timebuckets
 from sessions_app.core.bounds import RangeError
 from sessions_app.core.jsonfmt import dumps
+from sessions_app.ingest import realtime
 from sessions_app.models import Site
 from sessions_app.permissions import site_page
 from sessions_app.sessions import feed, lists, timeline
@@ -113,6 +114,7 @@ def dashboard(request: HttpRequest, site: Site) -> HttpResponse:
         "charts": charts,
         "live_cap": MAX_LIVE_HOURS,
         "feed": feed.feed_latest(site_id=site.id, limit=15),
+        "now": realtime.realtime_now(site_id=site.id, now=datetime.now(UTC)),
     }
     return render(request, "sessions_app/dashboard.html", context)
 

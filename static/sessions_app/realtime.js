@@ -1,0 +1,44 @@
+// The dashboard's "Right now" box: polls /api/sites/<id>/realtime every 5 s and redraws
+// the visitor count and the pages, as text (no HTML from the server is inserted).
+(function () {
+  "use strict";
+  var box = document.getElementById("realtime");
+  if (!box || !window.fetch) return;
+  var url = box.getAttribute("data-url");
+  var count = box.querySelector(".rt-visitors");
+  var body = box.querySelector(".rt-pages tbody");
+
+  function cell(text, cls) {
+    var td = document.createElement("td");
+    td.textContent = text;
+    if (cls) td.className = cls;
+    return td;
+  }
+
+  function draw(now) {
+    count.textContent = String(now.visitors);
+    var rows = now.pages.map(function (p) {
+      var tr = document.createElement("tr");
+      tr.appendChild(cell(p.path));
+      tr.appendChild(cell(String(p.views), "num"));
+      return tr;
+    });
+    body.replaceChildren.apply(body, rows);
+    box.setAttribute("data-updated", new Date().toISOString());
+  }
+
+  function poll() {
+    fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } })
+      .then(function (r) {
+        return r.ok ? r.json() : null;
+      })
+      .then(function (now) {
+        if (now) draw(now);
+      })
+      .catch(function () {})
+      .then(function () {
+        setTimeout(poll, 5000);
+      });
+  }
+  setTimeout(poll, 5000);
+})();

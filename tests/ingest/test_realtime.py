@@ -1,0 +1,70 @@
+"""Realtime visitors (ingest/realtime.py): per-minute HyperLogLogs and page sets in Redis,
+written in the request's last round trip, read for the dashboard and the API — checked
+against a brute-force count of the events sent."""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from sessions_app.ingest import realtime
+from tests.api.test_api import auth
+from tests.ingest.conftest import event, post
+
+pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
+BOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
+
+
+def test_marks_keep_the_window_and_page_views_only():
+    now = timezone.now()
+    marks = realtime.marks(
+        [
+            ("a", "pageview", "https://shop.example/p?x=1#top", now - timedelta(minutes=1)),
+            ("a", "click", "https://shop.example/p", now - timedelta(minutes=1)),
+            ("b", "pageview", "https://shop.example/old", now - timedelta(minutes=6)),
+            ("c", "custom", None, now),
+        ],
+        now=now,
+    )
+    assert marks == realtime.Marks(visitors=["a", "c"], pages=["/p"])
+
+
+def test_the_api_counts_who_is_here_now_like_a_brute_force_count(client, site, token):
+    now = timezone.now().replace(microsecond=0)
+    sent = []  # (user, type, path, ts, bot)
+    for user, paths in (("rt-ann", ["/", "/pricing", "/pricing"]), ("rt-bob", ["/", "/docs"])):
+        events = [
+            event(now - timedelta(seconds=40 - i), anon=user, url=f"https://shop.example{p}")
+            for i, p in enumerate(paths)
+        ]
+        events.append(
+            event(now - timedelta(seconds=5), anon=user, kind="click",
+                  element={"tag": "button"}, url="https://shop.example/")
+        )  # fmt: skip
+        assert post(client, site, events).json()["accepted"] == len(events)
+        sent += [(user, e["type"], e["url"].split("example")[1], now, False) for e in events]
+    gone = event(now - timedelta(minutes=9), anon="rt-earlier", url="https://shop.example/old")
+    assert post(client, site, [gone]).json()["accepted"] == 1
+    crawler = event(now - timedelta(seconds=3), anon="rt-bot", url="https://shop.example/")
+    assert post(client, site, [crawler], HTTP_USER_AGENT=BOT).json()["accepted"] == 1
+    # A resend is a duplicate: it adds nothing.
+    assert post(client, site, [gone, crawler]).json()["duplicates"] == 2
+
+    found = client.get(f"/api/sites/{site.id}/realtime", **auth(token)).json()
+    humans = [s for s in sent if not s[4]]
+    assert found["visitors"] == len({s[0] for s in humans}) == 2
+    expected = Counter(s[2] for s in humans if s[1] == "pageview")
+    assert {p["path"]: p["views"] for p in found["pages"]} == dict(expected)
+
+
+def test_realtime_is_per_site_and_members_only(client, site, token):
+    from sessions_app.sites import services
+
+    other = services.site_create(name="Other", origins=["https://shop.example"])
+    now = timezone.now()
+    assert post(client, site, [event(now, anon="rt-here")]).json()["accepted"] == 1
+    assert client.get(f"/api/sites/{site.id}/realtime", **auth(token)).json()["visitors"] == 1
+    assert client.get(f"/api/sites/{other.id}/realtime", **auth(token)).status_code == 404
