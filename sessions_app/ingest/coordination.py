@@ -29,6 +29,7 @@ from redis.exceptions import RedisError
 
 from sessions_app.core.redis_client import redis_client
 from sessions_app.ingest.realtime import KEY_TTL as REALTIME_KEY_TTL
+from sessions_app.ingest.realtime import MAX_PATHS as REALTIME_MAX_PATHS
 from sessions_app.ingest.realtime import Marks, minute_keys
 from sessions_app.ingest.sessionizer import state_key
 
@@ -81,7 +82,7 @@ if ARGV[6] == '1' then
   end
 end
 for i = 1, ns do
-  redis.call('SET', KEYS[5 + i], ARGV[11 + i], 'EX', ARGV[3])
+  redis.call('SET', KEYS[5 + i], ARGV[12 + i], 'EX', ARGV[3])
 end
 for j = ns + 1, ns + nl do
   if redis.call('GET', KEYS[5 + j]) == token then redis.call('DEL', KEYS[5 + j]) end
@@ -93,13 +94,19 @@ for k = ns + nl + 1, #KEYS - 5 do
 end
 -- realtime: this minute's visitors (HyperLogLog) and page views by path (sorted set)
 if nv > 0 then
-  redis.call('PFADD', KEYS[4], unpack(ARGV, 12 + ns, 11 + ns + nv))
+  redis.call('PFADD', KEYS[4], unpack(ARGV, 13 + ns, 12 + ns + nv))
   redis.call('EXPIRE', KEYS[4], ARGV[11])
 end
 for p = 1, np do
-  redis.call('ZINCRBY', KEYS[5], 1, ARGV[11 + ns + nv + p])
+  redis.call('ZINCRBY', KEYS[5], 1, ARGV[12 + ns + nv + p])
 end
-if np > 0 then redis.call('EXPIRE', KEYS[5], ARGV[11]) end
+if np > 0 then
+  redis.call('EXPIRE', KEYS[5], ARGV[11])
+  -- bounded: the least viewed paths beyond the cap go (a site with endless distinct URLs)
+  if redis.call('ZCARD', KEYS[5]) > tonumber(ARGV[12]) then
+    redis.call('ZREMRANGEBYRANK', KEYS[5], 0, -tonumber(ARGV[12]) - 1)
+  end
+end
 return queued
 """
 
@@ -272,6 +279,7 @@ def finish(
                 len(visitors),
                 len(pages),
                 REALTIME_KEY_TTL,
+                REALTIME_MAX_PATHS,
                 *states.values(),
                 *visitors,
                 *pages,

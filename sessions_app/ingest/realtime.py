@@ -5,7 +5,8 @@ the last REALTIME_WINDOW (`cs:rt:<site>:<minute>:v`), and a sorted set of the pa
 they viewed, by page views (`…:p`). The collector adds to both in the same Redis round
 trip that finishes the request (coordination.finish). A read merges the last five
 minutes: PFCOUNT of the HyperLogLogs (±0.8 %; exact below a few hundred), and the top
-REALTIME_TOP_PAGES of each minute's set summed. Keys expire after REALTIME_KEY_TTL.
+TOP_PAGES of each minute's set summed. Keys expire after KEY_TTL; a minute's set keeps
+its MAX_PATHS most viewed paths, so memory stays bounded whatever the URLs.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from sessions_app.core import timebuckets
 WINDOW = timedelta(minutes=5)
 KEY_TTL = 10 * 60  # seconds
 TOP_PAGES = 100
+MAX_PATHS = 1_000  # paths kept per site and minute (the least viewed beyond it dropped)
 
 
 def minute_keys(site_id: uuid.UUID, minute: datetime) -> tuple[str, str]:

@@ -68,3 +68,21 @@ def test_realtime_is_per_site_and_members_only(client, site, token):
     assert post(client, site, [event(now, anon="rt-here")]).json()["accepted"] == 1
     assert client.get(f"/api/sites/{site.id}/realtime", **auth(token)).json()["visitors"] == 1
     assert client.get(f"/api/sites/{other.id}/realtime", **auth(token)).status_code == 404
+
+
+def test_a_minutes_paths_are_capped_keeping_the_most_viewed(client, site, monkeypatch):
+    from sessions_app.core.redis_client import redis_client
+    from sessions_app.ingest import coordination
+
+    monkeypatch.setattr(coordination, "REALTIME_MAX_PATHS", 5)
+    now = timezone.now().replace(microsecond=0)
+    paths = ["/hot", "/hot", "/hot"] + [f"/p{i}" for i in range(8)]
+    events = [
+        event(now - timedelta(seconds=30 - i), anon="rt-many", url=f"https://shop.example{p}")
+        for i, p in enumerate(paths)
+    ]
+    assert post(client, site, events).json()["accepted"] == len(events)
+    # the receipt's minute: now's, or the next one if the request crossed into it
+    keys = [realtime.minute_keys(site.id, now + timedelta(minutes=m))[1] for m in (0, 1)]
+    [kept] = [k for k in (redis_client().zrevrange(p, 0, -1, withscores=True) for p in keys) if k]
+    assert len(kept) == 5 and kept[0] == (b"/hot", 3.0)
