@@ -148,14 +148,17 @@ def _record(
             429, limit, f"too many requests for this {limit}; retry shortly", Retry_After="1"
         )
         return _cors(response, origin, True)
+    # A server-side SDK's request comes from the customer's server: its address and
+    # languages are not the visitor's (the message's context.ip / locale are).
+    visitor = source_name != "segment" or origin is not None
     source = Source(
         site=site,
         received_at=timezone.now(),
         sent_at=sent_at,
         user_agent=user_agent,
-        ip=ip,
+        ip=ip if visitor else None,
         name=source_name,
-        accept_language=request.META.get("HTTP_ACCEPT_LANGUAGE"),
+        accept_language=request.META.get("HTTP_ACCEPT_LANGUAGE") if visitor else None,
     )
     try:
         outcome = events_record(source=source, raw_events=raw_events)

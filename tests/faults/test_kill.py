@@ -42,6 +42,8 @@ pytestmark = [
     pytest.mark.django_db(transaction=True, databases=["default", "cassandra"]),
 ]
 ORIGIN = "https://shop.example"
+# Beacons come from browsers: urllib's own agent is on the crawler list (a bot).
+BROWSER = {"User-Agent": "Mozilla/5.0 (X11; Linux x86_64) Chrome/131.0.0.0 Safari/537.36"}
 
 
 def _env() -> dict[str, str]:
@@ -59,7 +61,7 @@ def _post(url: str, body: bytes) -> dict[str, Any] | None:
     """POST a beacon, retrying like the tracker does (with backoff) until it is answered 200."""
     for attempt in range(40):
         request = urllib.request.Request(
-            url, data=body, headers={"Content-Type": "text/plain", "Origin": ORIGIN}
+            url, data=body, headers={"Content-Type": "text/plain", "Origin": ORIGIN, **BROWSER}
         )
         try:
             with urllib.request.urlopen(request, timeout=15) as response:

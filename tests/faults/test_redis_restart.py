@@ -49,7 +49,7 @@ from tests.faults.support import (
     log_path,
     process_stop,
 )
-from tests.faults.test_kill import INSERT_SITE_EVENT, _env
+from tests.faults.test_kill import BROWSER, INSERT_SITE_EVENT, _env
 
 pytestmark = [
     pytest.mark.slow,
@@ -62,7 +62,7 @@ PARKED = "redis-restart-parked"  # a queue no worker consumes
 def _send(url: str, site: Any, events: list[dict[str, Any]]) -> tuple[int, dict[str, Any], float]:
     body = json.dumps({"site": site.key, "events": events}).encode()
     request = urllib.request.Request(
-        url, data=body, headers={"Content-Type": "text/plain", "Origin": ORIGIN}
+        url, data=body, headers={"Content-Type": "text/plain", "Origin": ORIGIN, **BROWSER}
     )
     started = time.monotonic()
     try:

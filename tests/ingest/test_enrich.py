@@ -353,3 +353,33 @@ def test_a_bad_viewport_is_rejected_with_its_field(client, site, bad):
     assert answer["accepted"] == 1
     [rejected] = answer["rejected"]
     assert rejected["index"] == 1 and rejected["reason"].startswith("events[1].viewport:")
+
+
+@pytestmark_db
+@pytest.mark.parametrize(("origin", "country"), [(None, None), ("https://shop.example", "US")])
+def test_a_server_side_sdks_own_address_is_not_the_visitors(client, site, origin, country):
+    """Without an Origin the Segment request comes from the customer's server: its address
+    says nothing about the visitor. From a browser (analytics.js) it does."""
+    import base64
+
+    key = base64.b64encode(f"{site.key}:".encode()).decode()
+    user = f"enrich-server-{bool(origin)}"
+    at = timezone.now().isoformat()
+    message = {
+        "type": "track",
+        "event": "signup",
+        "userId": user,
+        "messageId": user,
+        "timestamp": at,
+    }
+    headers = {"HTTP_AUTHORIZATION": f"Basic {key}", "REMOTE_ADDR": "8.8.8.8"}
+    if origin:
+        headers["HTTP_ORIGIN"] = origin
+    response = client.post(
+        "/v1/batch", json.dumps({"batch": [message]}), content_type="application/json", **headers
+    )
+    assert response.status_code == 200 and response.json()["accepted"] == 1, response.content
+    [summary] = user_sessions.session_list(site_id=site.id, user_key=user)
+    assert summary["country"] == country
+    [row] = client_rows(site, user)
+    assert row["ip_prefix"] == ("8.8.8.0" if origin else None)
