@@ -39,18 +39,17 @@ def bucket_states_touch(*, site: Site, hours: dict[datetime, tuple[int, int]]) -
                 BucketState.objects.filter(pk=state.pk).update(shards=Greatest(F("shards"), shards))
             _known_open[key] = max(shards, state.shards)
         if late:
-            # The hour and the day and month built from it all change.
-            for granularity in ROLLUP_CHAIN:
-                start = timebuckets.floor(hour, granularity)
-                BucketState.objects.filter(site=site, granularity=granularity, bucket=start).update(
-                    late_events=F("late_events") + late, version=F("version") + 1
-                )
-                BucketState.objects.filter(
-                    site=site,
-                    granularity=granularity,
-                    bucket=start,
-                    state=BucketState.SEALED,
-                ).update(state=BucketState.REOPENED)
+            _reopen_chain(site.id, hour, late_events=late)
+
+
+def _reopen_chain(site_id: uuid.UUID, hour: datetime, *, late_events: int = 0) -> None:
+    """The hour and the day and month built from it all change: a new version (a seal
+    running now cannot mark them sealed), and a sealed one is reopened for the sweep."""
+    for granularity in ROLLUP_CHAIN:
+        start = timebuckets.floor(hour, granularity)
+        found = BucketState.objects.filter(site_id=site_id, granularity=granularity, bucket=start)
+        found.update(late_events=F("late_events") + late_events, version=F("version") + 1)
+        found.filter(state=BucketState.SEALED).update(state=BucketState.REOPENED)
 
 
 def buckets_applied_late(*, site_id: uuid.UUID, hours: Iterable[datetime]) -> None:
@@ -63,15 +62,8 @@ def buckets_applied_late(*, site_id: uuid.UUID, hours: Iterable[datetime]) -> No
     """
     now = datetime.now(UTC)
     for hour in sorted(set(hours)):
-        if timebuckets.next_start(hour, "hour") + settings.ALLOWED_LATENESS > now:
-            continue
-        for granularity in ROLLUP_CHAIN:
-            start = timebuckets.floor(hour, granularity)
-            found = BucketState.objects.filter(
-                site_id=site_id, granularity=granularity, bucket=start
-            )
-            found.update(version=F("version") + 1)
-            found.filter(state=BucketState.SEALED).update(state=BucketState.REOPENED)
+        if timebuckets.next_start(hour, "hour") + settings.ALLOWED_LATENESS <= now:
+            _reopen_chain(site_id, hour)
 
 
 def _unsealed_inside(site_id: uuid.UUID, granularity: str, start: datetime, end: datetime) -> bool:

@@ -58,6 +58,11 @@ def epoch_us(ts: datetime) -> int:
     return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
 
 
+def epoch_minute(ts: datetime) -> int:
+    """Whole minutes since the epoch (the realtime keys' minute)."""
+    return epoch_us(ts) // 60_000_000
+
+
 def epoch_ms(value: datetime) -> int:
     """Milliseconds since the epoch, floored (what a Cassandra timestamp stores).
 

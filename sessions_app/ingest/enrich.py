@@ -241,19 +241,19 @@ def acquisition(
         if context and context.get(key) and key not in params:
             params[key] = str(context[key])[:200]  # Segment's context.campaign
     campaign, term, content = (params.get(k) for k in UTM[2:])
+    referrer_host = _host(referrer)
     if params.get("utm_source") or params.get("utm_medium"):
         source = params.get("utm_source")
         medium = (params.get("utm_medium") or "").lower() or None
-        if source is None:
-            source = _referrer(_host(referrer))[0] if _host(referrer) else None
+        if source is None and referrer_host:
+            source = _referrer(referrer_host)[0]
         return Acquisition(source, medium, campaign, term, content)
     for parameter, source, medium in _CLICK_IDS:
         if parameter in params:
             return Acquisition(source, medium, campaign, term, content)
-    referrer_host, page_host = _host(referrer), _host(url)
     if not referrer_host:
         return Acquisition("(direct)", "direct", campaign, term, content)
-    if referrer_host == page_host:
+    if referrer_host == _host(url):
         return Acquisition("(internal)", "internal", campaign, term, content)
     source, medium = _referrer(referrer_host)
     return Acquisition(source, medium, campaign, term, content)

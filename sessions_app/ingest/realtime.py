@@ -28,7 +28,7 @@ MAX_PATHS = 1_000  # paths kept per site and minute (the least viewed beyond it 
 
 
 def minute_keys(site_id: uuid.UUID, minute: datetime) -> tuple[str, str]:
-    stamp = int(timebuckets.as_utc(minute).timestamp()) // 60
+    stamp = timebuckets.epoch_minute(minute)
     return f"cs:rt:{site_id}:{stamp}:v", f"cs:rt:{site_id}:{stamp}:p"
 
 

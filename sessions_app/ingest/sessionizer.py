@@ -39,7 +39,7 @@ class SessionState:
     exit_url: str | None = None
     converted: bool = False
     is_bot: bool = False
-    user_agent: str | None = None
+    user_agent: str | None = None  # no longer set (only what it yields is kept); old states have it
     ip_prefix: str | None = None
     # Enrichment (ingest/enrich.py): who, on what, from where; set when the session
     # starts, the acquisition again whenever an earlier landing event arrives.
@@ -95,7 +95,6 @@ class SessionState:
 class Visit:
     """What the collector knows about the visitor beyond each event."""
 
-    user_agent: str | None
     ip_prefix: str | None
     is_bot: bool
     agent: Agent = NO_AGENT
@@ -178,10 +177,8 @@ class Sessionizer:
                 entry_url=url,
                 exit_url=url,
                 is_bot=visit.is_bot,
-                user_agent=visit.user_agent,
                 ip_prefix=visit.ip_prefix,
             )
-            _visitor(target, visit)
             if self.current is None or ts >= self.current.started_at:
                 self.current = target
         # Entry and exit pages are the first and last URL seen: an event without one
@@ -200,7 +197,7 @@ class Sessionizer:
         target.converted = target.converted or (kind == "custom" and name == self.conversion_event)
         target.user_id = target.user_id or user_id
         target.is_bot = target.is_bot or visit.is_bot
-        if target.device is None:  # began with a server-side event: the first browser's
+        if target.device is None:  # new, or begun by a server-side event: the first browser's
             _visitor(target, visit)
         if landing and self.acquire:
             came = acquisition(url, referrer, context)

@@ -17,10 +17,9 @@ def visit_of(*, user_agent: str | None, ip: str | None, accept_language: str | N
     anonymised, and only the country and the /24 (/48) prefix are kept; of the user agent,
     only what enrich.agent derives (the string itself is not stored)."""
     if not settings.INGEST_ENRICHMENT:  # the collector as it was before enrichment
-        return Visit(user_agent=None, ip_prefix=anonymize_ip(ip), is_bot=is_bot_agent(user_agent))
+        return Visit(ip_prefix=anonymize_ip(ip), is_bot=is_bot_agent(user_agent))
     agent = enrich.agent((user_agent or "")[:512] or None)
     return Visit(
-        user_agent=None,
         ip_prefix=anonymize_ip(ip),
         is_bot=agent.device == enrich.BOT,
         agent=agent,
@@ -37,7 +36,6 @@ def event_visit(visit: Visit, context: dict[str, Any]) -> Visit:
         return visit
     agent = enrich.agent(ua) if ua else visit.agent
     return Visit(
-        user_agent=None,
         ip_prefix=context.get("ip") or visit.ip_prefix,
         is_bot=agent.device == enrich.BOT if ua else visit.is_bot,
         agent=agent,
