@@ -226,6 +226,7 @@ def collector(
         f"cassandra_session().execute('DROP KEYSPACE IF EXISTS {KEYSPACE}', timeout=120)",
     )
     _manage(env, "sync_cassandra")
+    _manage(env, "cassandra_indexes")
     out = _manage(
         env, "create_site", f"bench-{int(time.time())}", "--origin", "http://127.0.0.1:8000"
     )

@@ -133,6 +133,7 @@ def run() -> int:
         _local_cassandra(stack)
         _manage("migrate", "--noinput", "-v", "0", env=env)
         _manage("sync_cassandra", env=env)
+        _manage("cassandra_indexes", env=env)
         _manage("bootstrap_local", env=env)
         stack.callback(children.stop)
         signal.signal(signal.SIGINT, _request_stop)

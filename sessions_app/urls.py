@@ -6,6 +6,7 @@ from sessions_app.views import (
     collector,
     demo,
     erasure,
+    explorer,
     health,
     pages,
     retention,
@@ -49,6 +50,7 @@ urlpatterns = [
     path(
         "sites/<uuid:site_id>/users/<userkey:user_key>/activity", analyst.activity, name="activity"
     ),
+    path("sites/<uuid:site_id>/sessions/", explorer.session_explorer, name="sessions"),
     path(
         "sites/<uuid:site_id>/sessions/<uuid:session_id>/", analyst.session_timeline, name="session"
     ),

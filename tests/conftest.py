@@ -61,6 +61,7 @@ def django_db_setup(django_test_environment, django_db_blocker, django_db_modify
     from django.test.utils import setup_databases, teardown_databases
 
     from sessions_app.core.cql import cassandra_session
+    from sessions_app.tables import registry
 
     with django_db_blocker.unblock():
         conn = connections["cassandra"]
@@ -70,6 +71,7 @@ def django_db_setup(django_test_environment, django_db_blocker, django_db_modify
         config = setup_databases(
             verbosity=0, interactive=False, aliases=set(CASSANDRA_DBS), serialized_aliases=set()
         )
+        registry.indexes_ensure()
         cassandra_session().add_request_init_listener(lambda future: guard_statement(future.query))
     yield
     with django_db_blocker.unblock():

@@ -41,6 +41,7 @@ urlpatterns = [
         exports.PropertiesExport.as_view(),
         name="api-properties-export",
     ),
+    path("sites/<uuid:site_id>/sessions", views.SiteSessions.as_view(), name="api-sessions"),
     path("sites/<uuid:site_id>/sessions/<uuid:session_id>/events", views.SessionEvents.as_view()),
     path("sites/<uuid:site_id>/sessions/<uuid:session_id>/export", exports.SessionExport.as_view()),
 ]

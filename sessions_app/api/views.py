@@ -22,6 +22,7 @@ from rest_framework.views import APIView, exception_handler
 
 from sessions_app.aggregates import rolling
 from sessions_app.aggregates.report import site_report
+from sessions_app.analysis import explorer
 from sessions_app.core import timebuckets, userkeys
 from sessions_app.core.bounds import RangeError
 from sessions_app.ingest import realtime
@@ -233,6 +234,45 @@ def _aggregates(result: Any, *, with_details: bool) -> dict[str, Any]:
             top_clicks=result.top_clicks,
         )
     return payload
+
+
+class SiteSessions(SiteView):
+    """The session explorer: sessions that started in [start, end) (default the last 7
+    days, at most 92), newest first, matching every filter given; cursor-paged.
+
+    Filters: country, device, browser, os, source, medium, campaign (exact values);
+    entry, exit, page (a path such as /pricing: entry page, exit page, a page viewed);
+    event (a custom event done); converted, bot, identified (true/false);
+    duration_min/duration_max (seconds), events_min/events_max. `filters` in the
+    answer is the query as URL parameters (the page /sites/<id>/sessions/ takes the same).
+    """
+
+    @extend_schema(
+        parameters=[
+            START,
+            END,
+            OpenApiParameter("cursor", str, description="next_cursor of the previous page"),
+            OpenApiParameter("limit", OpenApiTypes.INT, description="page size, 1-200"),
+            *(OpenApiParameter(name, str) for name in explorer.FILTER_NAMES),
+        ],
+        responses=OpenApiTypes.OBJECT,
+    )
+    def get(self, request: Request, site_id: uuid.UUID) -> Response:
+        query = explorer.explorer_query_parse(request.query_params, now=datetime.now(UTC))
+        page = explorer.sessions_explore(
+            site_id=self.site.id,
+            query=query,
+            cursor=request.query_params.get("cursor") or None,
+            limit=_int(request, "limit", explorer.DEFAULT_LIMIT, low=1, high=explorer.MAX_LIMIT),
+        )
+        return Response(
+            {
+                "filters": query.params(),
+                "sessions": page.sessions,
+                "next_cursor": page.next_cursor,
+                "partitions_read": page.partitions_read,
+            }
+        )
 
 
 class SiteRealtime(SiteView):

@@ -53,6 +53,7 @@ from sessions_app.tables import (
     rolling_counts,
     session_events,
     site_events_by_bucket,
+    site_sessions,
     transaction_log,
     user_events_by_bucket,
     user_properties,
@@ -299,6 +300,8 @@ class _Job:
         self.counts["latest_sessions"] += write_all(latest_sessions.DELETE_ROW, doomed)
         write_all(user_sessions.DELETE_PARTITION, ((site_id, k) for k in keys))
         self.counts["user_sessions"] += len(found.sessions)
+        rows = (site_sessions.row_key(site_id, sid) for sid in found.sessions)
+        self.counts["site_sessions"] += write_all(site_sessions.DELETE_ROW, rows)
 
     def _delete_links(self, keys: list[str]) -> None:
         """Delete the identity links of an erased user id (its partition) and, for every

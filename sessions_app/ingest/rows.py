@@ -29,6 +29,7 @@ from sessions_app.tables import (
     latest_sessions,
     session_events,
     site_events_by_bucket,
+    site_sessions,
     user_events_by_bucket,
     user_properties,
     user_sessions,
@@ -178,6 +179,68 @@ def property_rows(plan: Plan) -> Iterable[tuple[tuple[Any, ...], Row]]:
             yield key, (set_first, (-micros, ttl, ts, *where))
 
 
+def explorer_rows(plan: Plan) -> Iterable[tuple[tuple[Any, ...], Row]]:
+    """The site_sessions row of each of the plan's sessions: its summary, filter columns
+    and the pages and custom events of this batch added to its sets.
+
+    A session's sets take the paths of its first MAX_PAGES page views and the names of
+    custom events among its first MAX_EVENTS events (ordinals from the summary's counts,
+    which already include this batch), so a row stays bounded whatever the visit.
+    """
+    if not plan.sessions:
+        return
+    upsert = prepare(site_sessions.UPSERT, idempotent=True, write=True)
+    ttl = policies.ttl_seconds(specs.SESSIONS)
+    pages: dict[uuid.UUID, list[str]] = defaultdict(list)
+    names: dict[uuid.UUID, list[str]] = defaultdict(list)
+    for e in plan.events:
+        if e.type == "pageview":
+            path = tally.page_path(e.url)
+            if path:
+                pages[e.session_id].append(path)
+        names[e.session_id].append(e.name if e.type == "custom" and e.name else "")
+    for s in plan.sessions:
+        sid = s.session_id
+        seen = pages.get(sid, [])
+        first_view = s.pageview_count - len(seen)  # page views before this batch
+        kept_pages = set(seen[: max(0, site_sessions.MAX_PAGES - first_view)])
+        done = names.get(sid, [])
+        first_event = s.event_count - len(done)
+        kept_names = {n for n in done[: max(0, site_sessions.MAX_EVENTS - first_event)] if n}
+        started, last = timebuckets.as_utc(s.started_at), timebuckets.as_utc(s.last_seen_at)
+        yield (
+            ("ss", *site_sessions.row_key(s.site_id, sid)[:3]),
+            (
+                upsert,
+                (
+                    plan.version,
+                    ttl,
+                    s.user_key,
+                    s.user_id is not None,
+                    started,
+                    last,
+                    int((last - started).total_seconds()),
+                    s.event_count,
+                    s.pageview_count,
+                    s.converted,
+                    s.is_bot,
+                    s.country,
+                    s.device,
+                    s.browser,
+                    s.os,
+                    s.source,
+                    s.medium,
+                    s.campaign,
+                    tally.page_path(s.entry_url),
+                    tally.page_path(s.exit_url),
+                    kept_pages,
+                    kept_names,
+                    *site_sessions.row_key(s.site_id, sid),
+                ),
+            ),
+        )
+
+
 def session_rows(plan: Plan) -> Iterable[tuple[tuple[Any, ...], Row]]:
     """The summary and feed rows of a plan's sessions, its identity links and the user
     properties its identify events set, each with its partition key."""
@@ -186,6 +249,7 @@ def session_rows(plan: Plan) -> Iterable[tuple[tuple[Any, ...], Row]]:
     link = prepare(identity_links.INSERT, idempotent=True, write=True)
     reverse = prepare(anonymous_links.INSERT, idempotent=True, write=True)
     yield from property_rows(plan)
+    yield from explorer_rows(plan)
     ttl = policies.ttl_seconds(specs.SESSIONS) if plan.sessions else 0
     link_ttl = policies.longest_ttl_seconds(specs.LINKS) if plan.links else 0
     for user, anon in plan.links:

@@ -14,6 +14,7 @@ from sessions_app.tables.rolling_counts import RollingCount
 from sessions_app.tables.series_points import SeriesPoint
 from sessions_app.tables.session_events import SessionEvent
 from sessions_app.tables.site_events_by_bucket import SiteEventByBucket
+from sessions_app.tables.site_sessions import SiteSession
 from sessions_app.tables.transaction_log import TransactionLog
 from sessions_app.tables.user_events_by_bucket import UserEventByBucket
 from sessions_app.tables.user_properties import UserProperty
@@ -53,6 +54,7 @@ __all__ = [
     "Site",
     "SiteEventByBucket",
     "SiteMembership",
+    "SiteSession",
     "Suppression",
     "TransactionLog",
     "UserBucketWidth",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from importlib import import_module
 
+from sessions_app.core.cql import cassandra_session, keyspace
 from sessions_app.tables import (
     anonymous_links,
     bucket_aggregates,
@@ -24,6 +25,7 @@ from sessions_app.tables import (
     series_points,
     session_events,
     site_events_by_bucket,
+    site_sessions,
     transaction_log,
     user_events_by_bucket,
     user_properties,
@@ -38,6 +40,7 @@ TABLES: tuple[TableSpec, ...] = (
     session_events.SPEC,
     latest_sessions.SPEC,
     user_sessions.SPEC,
+    site_sessions.SPEC,
     identity_links.SPEC,
     anonymous_links.SPEC,
     user_properties.SPEC,
@@ -61,6 +64,15 @@ def tables_of_policy(key: str) -> tuple[str, ...]:
 def erased_tables() -> tuple[str, ...]:
     """Return the tables an erasure deletes rows from, in the order the job does."""
     return tuple(spec.name for spec in TABLES if spec.erasure not in (None, RESEAL))
+
+
+def indexes_ensure() -> int:
+    """Create every table's Storage-Attached Indexes that do not exist yet; return how
+    many statements ran (after sync_cassandra: `manage.py cassandra_indexes`)."""
+    statements = [cql for spec in TABLES for cql in spec.indexes]
+    for cql in statements:
+        cassandra_session().execute(cql.format(ks=keyspace()), timeout=120)
+    return len(statements)
 
 
 def models() -> tuple[type, ...]:

@@ -1,0 +1,248 @@
+"""The session explorer: a site's sessions in a time range, newest first, filtered.
+
+Reads site_sessions one (site, day, shard) partition at a time with the filter's
+clauses on indexed columns (Storage-Attached Indexes), so a selective filter costs
+index lookups inside the partitions of the range, never a scan of their rows in
+Python. Days are read newest first in waves (1, 2, 4, ... days, all shards of a
+wave at once) until the page is full; a request reads at most MAX_PARTITIONS
+partitions and otherwise answers a partial page with a cursor to go on from.
+"""
+
+from __future__ import annotations
+
+import base64
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+
+from sessions_app.core import timebuckets
+from sessions_app.core.bounds import RangeError, checked_range
+from sessions_app.core.cql import cassandra_session, prepare
+from sessions_app.core.ids import time_uuid_bound, uuid_time
+from sessions_app.tables import site_sessions
+
+DEFAULT_SPAN = timedelta(days=7)
+DEFAULT_LIMIT = 50
+MAX_LIMIT = 200
+MAX_PARTITIONS = 256  # partitions one request may read (92 days x 2 shards fit)
+MAX_TEXT = 512
+
+# Filters on a text column: the URL parameter is the name.
+TEXT_FILTERS = ("country", "device", "browser", "os", "source", "medium", "campaign")
+PATH_FILTERS = ("entry", "exit", "page")  # paths: "/pricing" (a full URL is reduced to it)
+BOOL_FILTERS = ("converted", "bot", "identified")
+RANGE_FILTERS = ("duration_min", "duration_max", "events_min", "events_max")
+FILTER_NAMES = (*TEXT_FILTERS, *PATH_FILTERS, "event", *BOOL_FILTERS, *RANGE_FILTERS)
+_TRUE, _FALSE = ("true", "1", "yes"), ("false", "0", "no")
+
+
+@dataclass(frozen=True)
+class ExplorerQuery:
+    """A time range and the filters that must all hold (name -> typed value)."""
+
+    start: datetime
+    end: datetime
+    filters: dict[str, Any] = field(default_factory=dict)
+
+    def params(self) -> dict[str, str]:
+        """Return the query as URL parameters (what makes a filter shareable)."""
+        values = {"start": _iso(self.start), "end": _iso(self.end)}
+        for name in FILTER_NAMES:
+            if name in self.filters:
+                value = self.filters[name]
+                values[name] = (
+                    ("true" if value else "false") if isinstance(value, bool) else str(value)
+                )
+        return values
+
+
+def _iso(value: datetime) -> str:
+    return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def _time(params: Mapping[str, str], name: str, default: datetime, now: datetime) -> datetime:
+    value = params.get(name)
+    if not value:
+        return default
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        raise RangeError(name, f"not an ISO-8601 time: {value[:40]!r}") from None
+    parsed = parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    if not timebuckets.within_reach(parsed, now=now):
+        raise RangeError(name, "between 1970-01-01 and a year from now")
+    return parsed.astimezone(UTC)
+
+
+def _path(value: str) -> str:
+    if "://" in value:
+        rest = value.split("://", 1)[1]
+        value = "/" + rest.split("/", 1)[1] if "/" in rest else "/"
+    return value.split("?", 1)[0].split("#", 1)[0] or "/"
+
+
+def explorer_query_parse(params: Mapping[str, str], *, now: datetime) -> ExplorerQuery:
+    """Return the query the URL parameters ask for; RangeError naming the first bad one.
+
+    start/end: ISO-8601 (no zone: UTC); default the last 7 days, at most 92. Text
+    filters match exactly; booleans are true/false; ranges are whole seconds or events.
+    """
+    end = _time(params, "end", now, now)
+    start = _time(params, "start", end - DEFAULT_SPAN, now)
+    start, end = checked_range(start, end)
+    filters: dict[str, Any] = {}
+    for name in (*TEXT_FILTERS, *PATH_FILTERS, "event"):
+        value = (params.get(name) or "").strip()
+        if not value:
+            continue
+        if len(value) > MAX_TEXT:
+            raise RangeError(name, f"at most {MAX_TEXT} characters")
+        filters[name] = _path(value) if name in PATH_FILTERS else value
+    for name in BOOL_FILTERS:
+        value = (params.get(name) or "").strip().lower()
+        if not value or value == "any":
+            continue
+        if value not in (*_TRUE, *_FALSE):
+            raise RangeError(name, "true, false or any")
+        filters[name] = value in _TRUE
+    for name in RANGE_FILTERS:
+        value = (params.get(name) or "").strip()
+        if not value:
+            continue
+        try:
+            number = int(value)
+        except ValueError:
+            raise RangeError(name, "not a whole number") from None
+        if not 0 <= number <= 10**9:
+            raise RangeError(name, "between 0 and 1000000000")
+        filters[name] = number
+    for low, high in (("duration_min", "duration_max"), ("events_min", "events_max")):
+        if low in filters and high in filters and filters[low] > filters[high]:
+            raise RangeError(high, f"must not be below {low}")
+    return ExplorerQuery(start=start, end=end, filters=filters)
+
+
+def cursor_encode(value: uuid.UUID | datetime) -> str:
+    text = f"s{value}" if isinstance(value, uuid.UUID) else f"d{_iso(value)}"
+    return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
+
+
+def cursor_decode(cursor: str) -> uuid.UUID | datetime:
+    """Return what a cursor continues from: the last session shown, or a day not read yet."""
+    try:
+        text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        if text.startswith("s"):
+            value = uuid.UUID(text[1:])
+            if value.version == 1:
+                return value
+        elif text.startswith("d"):
+            return datetime.fromisoformat(text[1:].replace("Z", "+00:00")).astimezone(UTC)
+    except (ValueError, UnicodeDecodeError):
+        pass
+    raise RangeError("cursor", "not a cursor this API returned")
+
+
+def cassandra_order(session_id: uuid.UUID) -> tuple[int, bytes]:
+    """The order Cassandra sorts TimeUUIDs in: time, then the other bytes as signed."""
+    return session_id.time, bytes(b ^ 0x80 for b in session_id.bytes[8:])
+
+
+@dataclass
+class ExplorerPage:
+    sessions: list[dict[str, Any]]
+    next_cursor: str | None
+    partitions_read: int
+
+
+def _row(row: dict[str, Any]) -> dict[str, Any]:
+    return {
+        **row,
+        "started_at": timebuckets.from_driver(row["started_at"]),
+        "last_seen_at": timebuckets.from_driver(row["last_seen_at"]),
+    }
+
+
+def sessions_explore(
+    *,
+    site_id: uuid.UUID,
+    query: ExplorerQuery,
+    cursor: str | None = None,
+    limit: int = DEFAULT_LIMIT,
+) -> ExplorerPage:
+    """Return one page of the sessions that started in the query's range and match it."""
+    if not 1 <= limit <= MAX_LIMIT:
+        raise RangeError("limit", f"between 1 and {MAX_LIMIT}")
+    after: uuid.UUID | None = None
+    upper = query.end
+    if cursor:
+        position = cursor_decode(cursor)
+        if isinstance(position, uuid.UUID):
+            after, upper = position, min(query.end, uuid_time(position))
+        else:
+            upper = min(query.end, position)
+    first = timebuckets.floor(query.start, timebuckets.Width.DAY)
+    if upper <= query.start and after is None:
+        return ExplorerPage([], None, 0)
+    names = tuple(sorted(query.filters))
+    statement = prepare(site_sessions.select_filtered(names))
+    values = tuple(query.filters[n] for n in names)
+    shards = max(1, settings.SESSION_SHARDS)
+    # The cursor's own day still has sessions older than it; an end bound is exclusive.
+    day = timebuckets.floor(upper if after else upper - _TICK, timebuckets.Width.DAY)
+    found: list[dict[str, Any]] = []
+    read, wave, full = 0, 1, False
+    while day >= first and len(found) < limit:
+        days: list[datetime] = []
+        while (
+            len(days) < wave and day >= first and read + (len(days) + 1) * shards <= MAX_PARTITIONS
+        ):
+            days.append(day)
+            day -= timedelta(days=1)
+        if not days:  # this request's budget is spent: the next goes on from this day
+            return _page(found, limit, read, resume=day + timedelta(days=1))
+        futures = []
+        for d in days:
+            low = time_uuid_bound(max(query.start, d))
+            high = time_uuid_bound(min(upper, d + timedelta(days=1)))
+            if after is not None and read == 0 and d == days[0]:
+                high = after
+            futures.extend(
+                cassandra_session().execute_async(
+                    statement, (site_id, d, shard, low, high, *values, limit)
+                )
+                for shard in range(shards)
+            )
+        read += len(futures)
+        for future in futures:
+            rows = list(future.result())
+            full = full or len(rows) >= limit
+            found.extend(_row(r) for r in rows)
+        wave *= 2
+    return _page(found, limit, read, more=full or day >= first)
+
+
+_TICK = timedelta(microseconds=1)
+
+
+def _page(
+    found: list[dict[str, Any]],
+    limit: int,
+    read: int,
+    *,
+    more: bool = False,
+    resume: datetime | None = None,
+) -> ExplorerPage:
+    """The newest `limit` sessions found, and where the next page starts: after the last
+    of them when more may follow, else at `resume` (a day not read yet), else nowhere."""
+    found.sort(key=lambda r: cassandra_order(r["session_id"]), reverse=True)
+    page = found[:limit]
+    cursor = None
+    if page and (more or len(found) > limit):
+        cursor = cursor_encode(page[-1]["session_id"])
+    elif resume is not None:
+        cursor = cursor_encode(resume)
+    return ExplorerPage(page, cursor, read)

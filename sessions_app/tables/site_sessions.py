@@ -1,0 +1,172 @@
+"""site_sessions: a site's sessions by the day they started, made for filtering.
+
+The session explorer (analysis/explorer.py) and the breakdowns a seal counts
+(analysis/breakdowns.py) read it. One row per session, written with the session's
+summary by every batch that touches it; partitions are (site, day, shard) and every
+filter column has a Storage-Attached Index, so a filtered read touches one
+partition and the index segments of its SSTables, never a scan (`INDEXES`, created
+after the schema sync; a query on a column without its index fails).
+
+The table's schema (cqlengine, applied by sync_cassandra), every statement on it, and
+its spec in the table registry (tables/registry.py).
+"""
+
+from __future__ import annotations
+
+import uuid
+import zlib
+from typing import Any
+
+from cassandra.cqlengine import columns
+from cassandra.cqlengine.models import Model
+from django.conf import settings
+
+from sessions_app.core import timebuckets
+from sessions_app.core.ids import uuid_time
+from sessions_app.core.timebuckets import Width
+from sessions_app.retention import specs
+from sessions_app.retention.specs import table_options
+from sessions_app.tables.spec import TableSpec
+
+# A session's sets hold the paths of its first MAX_PAGES page views and the custom
+# events among its first MAX_EVENTS events (a visit of 5,000 product pages keeps its
+# first 100): the row stays bounded.
+MAX_PAGES = 100
+MAX_EVENTS = 500
+
+UPSERT = """
+UPDATE {ks}.site_sessions USING TIMESTAMP ? AND TTL ?
+SET user_key = ?, identified = ?, started_at = ?, last_seen_at = ?, duration_s = ?,
+    event_count = ?, pageview_count = ?, converted = ?, is_bot = ?, country = ?, device = ?,
+    browser = ?, os = ?, source = ?, medium = ?, campaign = ?, entry_path = ?, exit_path = ?,
+    pages = pages + ?, events = events + ?
+WHERE site_id = ? AND day = ? AND shard = ? AND session_id = ?
+"""
+
+DELETE_ROW = """
+DELETE FROM {ks}.site_sessions WHERE site_id = ? AND day = ? AND shard = ? AND session_id = ?
+"""
+
+_COLUMNS = """
+SELECT session_id, user_key, identified, started_at, last_seen_at, duration_s, event_count,
+       pageview_count, converted, is_bot, country, device, browser, os, source, medium,
+       campaign, entry_path, exit_path
+FROM {ks}.site_sessions
+WHERE site_id = ? AND day = ? AND shard = ? AND session_id >= ? AND session_id < ?
+"""
+
+# The sessions of a partition that started in [from, to): what a seal's breakdowns read.
+SELECT_SLICE = _COLUMNS
+
+# Filter clauses, each on an indexed column; a query ANDs those it uses (explorer).
+FILTERS: dict[str, str] = {
+    "country": "country = ?",
+    "device": "device = ?",
+    "browser": "browser = ?",
+    "os": "os = ?",
+    "source": "source = ?",
+    "medium": "medium = ?",
+    "campaign": "campaign = ?",
+    "entry": "entry_path = ?",
+    "exit": "exit_path = ?",
+    "page": "pages CONTAINS ?",
+    "event": "events CONTAINS ?",
+    "converted": "converted = ?",
+    "bot": "is_bot = ?",
+    "identified": "identified = ?",
+    "duration_min": "duration_s >= ?",
+    "duration_max": "duration_s <= ?",
+    "events_min": "event_count >= ?",
+    "events_max": "event_count <= ?",
+}
+
+INDEXED = (
+    "country",
+    "device",
+    "browser",
+    "os",
+    "source",
+    "medium",
+    "campaign",
+    "entry_path",
+    "exit_path",
+    "pages",
+    "events",
+    "converted",
+    "is_bot",
+    "identified",
+    "duration_s",
+    "event_count",
+)
+
+INDEXES = tuple(
+    f"CREATE INDEX IF NOT EXISTS site_sessions_{column} ON {{ks}}.site_sessions ({column})"
+    " USING 'sai'"
+    for column in INDEXED
+)
+
+
+def select_filtered(names: tuple[str, ...]) -> str:
+    """Return the statement that reads one partition's sessions matching these filters.
+
+    Only the fixed clauses of FILTERS are joined (every value is a bind marker), in a
+    canonical order, so each combination is one prepared statement.
+    """
+    clauses = [FILTERS[name] for name in sorted(set(names))]
+    return " AND ".join([_COLUMNS.strip(), *clauses]) + " LIMIT ?"
+
+
+def session_shard(session_id: uuid.UUID) -> int:
+    """Return the partition shard of a session (a hash of its id: the same on every write)."""
+    return zlib.crc32(session_id.bytes) % max(1, settings.SESSION_SHARDS)
+
+
+def row_key(site_id: uuid.UUID, session_id: uuid.UUID) -> tuple[Any, ...]:
+    """Return a session's primary key: (site, the UTC day it started, shard, id)."""
+    day = timebuckets.floor(uuid_time(session_id), Width.DAY)
+    return (site_id, day, session_shard(session_id), session_id)
+
+
+POLICIES = (specs.SESSIONS,)
+
+
+class SiteSession(Model):
+    """One row per session, in the partition of the (site, UTC day, shard) it started in."""
+
+    __table_name__ = "site_sessions"
+    __options__ = table_options(policies=POLICIES, window=Width.DAY)
+
+    site_id = columns.UUID(partition_key=True)
+    day = columns.DateTime(partition_key=True)
+    shard = columns.SmallInt(partition_key=True)
+    session_id = columns.TimeUUID(primary_key=True, clustering_order="DESC")
+    user_key = columns.Text()
+    identified = columns.Boolean()  # a user id is known (else anonymous)
+    started_at = columns.DateTime()
+    last_seen_at = columns.DateTime()
+    duration_s = columns.Integer()
+    event_count = columns.Integer()
+    pageview_count = columns.Integer()
+    converted = columns.Boolean()
+    is_bot = columns.Boolean()
+    country = columns.Text()
+    device = columns.Text()
+    browser = columns.Text()
+    os = columns.Text()
+    source = columns.Text()
+    medium = columns.Text()
+    campaign = columns.Text()
+    entry_path = columns.Text()
+    exit_path = columns.Text()
+    pages = columns.Set(columns.Text)  # paths viewed (the first MAX_PAGES distinct)
+    events = columns.Set(columns.Text)  # custom event names done (among the first MAX_EVENTS)
+
+
+SPEC = TableSpec(
+    policies=POLICIES,
+    model=SiteSession,
+    purge=None,
+    erasure="_delete_sessions",
+    sizing=None,
+    indexes=INDEXES,
+)

@@ -1,0 +1,50 @@
+"""The session explorer page: a filter form (its URL is the shareable filter) and the sessions."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from urllib.parse import urlencode
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from sessions_app.analysis import explorer
+from sessions_app.core.bounds import RangeError
+from sessions_app.models import Site
+from sessions_app.permissions import site_page
+
+DEVICES = ("desktop", "mobile", "tablet", "bot")
+MEDIA = ("direct", "search", "social", "email", "referral", "internal", "paid", "cpc")
+
+
+@site_page()
+def session_explorer(request: HttpRequest, site: Site) -> HttpResponse:
+    """List the sessions matching the filter in the URL; a bad parameter answers 400
+    with the field named (nothing is listed then)."""
+    params = {k: v for k, v in request.GET.items()}
+    error, page, query = "", None, None
+    try:
+        query = explorer.explorer_query_parse(params, now=datetime.now(UTC))
+        page = explorer.sessions_explore(
+            site_id=site.id, query=query, cursor=params.get("cursor") or None
+        )
+    except RangeError as exc:
+        error = str(exc)
+    shown = query.params() if query else {k: v for k, v in params.items() if k != "cursor"}
+    context = {
+        "site": site,
+        "error": error,
+        "page": page,
+        "values": shown,
+        "next_url": (
+            "?" + urlencode({**shown, "cursor": page.next_cursor})
+            if page and page.next_cursor
+            else None
+        ),
+        "share_url": request.build_absolute_uri("?" + urlencode(shown)),
+        "devices": DEVICES,
+        "media": MEDIA,
+    }
+    return render(
+        request, "sessions_app/session_explorer.html", context, status=400 if error else 200
+    )
