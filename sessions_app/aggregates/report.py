@@ -9,7 +9,7 @@ from typing import Any
 
 from django.conf import settings
 
-from sessions_app.aggregates import tally
+from sessions_app.aggregates import breakdowns, tally
 from sessions_app.aggregates.sources import session_summaries, site_bucket_rows
 from sessions_app.aggregates.stored import aggregates_range
 from sessions_app.core import timebuckets
@@ -117,6 +117,7 @@ def site_report(
         report.append(ReportBucket(bucket, state, merged))
     totals = tally.aggregates_merge([r.aggregates for r in report]) if report else None
     return {
+        "breakdowns": _range_breakdown(site_id, start, end, sealed_at, known, settled),
         "start": start,
         "end": end,
         "width": grain.value,
@@ -126,3 +127,34 @@ def site_report(
         "raw_partitions_read": partitions,
         "pending": sum(1 for r in report if r.state == "pending"),
     }
+
+
+def _range_breakdown(
+    site_id: uuid.UUID,
+    start: datetime,
+    end: datetime,
+    sealed_at: set[tuple[str, datetime]],
+    known: dict[tuple[str, datetime], str],
+    settled: datetime,
+) -> breakdowns.Breakdown:
+    """The breakdown of [start, end): sealed days wholly inside it, else their sealed hours,
+    else hours counted live from site_sessions (at most MAX_LIVE_HOURS)."""
+    wanted: list[tuple[str, datetime]] = []
+    live: list[datetime] = []
+    day_start, day_end = timebuckets.floor(start, "day"), timebuckets.ceil(end, "day")
+    for day in timebuckets.buckets_between(day_start, day_end, "day"):
+        following = timebuckets.next_start(day, "day")
+        if start <= day and following <= end and ("day", day) in sealed_at:
+            wanted.append(("day", day))
+            continue
+        for hour in timebuckets.buckets_between(max(day, start), min(following, end), "hour"):
+            if ("hour", hour) in sealed_at:
+                wanted.append(("hour", hour))
+            elif ("hour", hour) in known or timebuckets.next_start(hour, "hour") > settled:
+                live.append(hour)
+    parts = list(breakdowns.breakdowns_read(site_id=site_id, buckets=wanted).values())
+    parts += [
+        breakdowns.breakdown_count(breakdowns.hour_rows(site_id=site_id, hour=hour))
+        for hour in live[-MAX_LIVE_HOURS:]
+    ]
+    return breakdowns.breakdown_merge(parts) if parts else {}

@@ -7,8 +7,8 @@ from datetime import datetime
 
 from django.db.models import F
 
-from sessions_app.aggregates import stored, tally
-from sessions_app.aggregates.seal import CHILD, aggregates_write
+from sessions_app.aggregates import breakdowns, stored, tally
+from sessions_app.aggregates.seal import CHILD, aggregate_ttl, aggregates_write
 from sessions_app.core import timebuckets
 from sessions_app.models import (
     BucketState,
@@ -38,6 +38,15 @@ def bucket_rollup(
         site_id=site.id, granularity=child, bucket_starts=children
     )
     aggregates_write(site.id, granularity, start, result, now)
+    found = breakdowns.breakdowns_read(site_id=site.id, buckets=[(child, b) for b in children])
+    breakdowns.breakdown_write(
+        site_id=site.id,
+        granularity=granularity,
+        bucket=start,
+        breakdown=breakdowns.breakdown_merge(list(found.values())) if found else {},
+        ttl=aggregate_ttl(granularity),
+        now=now,
+    )
     if granularity == "day":
         BucketState.objects.get_or_create(
             site=site, granularity="month", bucket=timebuckets.floor(start, "month")

@@ -20,7 +20,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView, exception_handler
 
-from sessions_app.aggregates import rolling
+from sessions_app.aggregates import breakdowns, rolling
 from sessions_app.aggregates.report import site_report
 from sessions_app.analysis import explorer
 from sessions_app.core import timebuckets, userkeys
@@ -292,11 +292,18 @@ class SiteReport(SiteView):
     Sealed buckets are read from the aggregates their seal stored; unsealed ones
     are computed from raw events now (at most 72 hours a request; later ones are
     "pending"). Ranges widen to whole buckets; unique users across buckets are a
-    HyperLogLog estimate.
+    HyperLogLog estimate. `breakdowns`: sessions, users, conversions and conversion
+    rate per source, medium, campaign, country, device, browser, os, entry and exit
+    page (the `top` values, the rest as "(other)"), of the sessions started in range.
     """
 
     @extend_schema(
-        parameters=[START, END, OpenApiParameter("width", str, enum=["hour", "day"])],
+        parameters=[
+            START,
+            END,
+            OpenApiParameter("width", str, enum=["hour", "day"]),
+            OpenApiParameter("top", OpenApiTypes.INT, description="values per breakdown, 1-50"),
+        ],
         responses=OpenApiTypes.OBJECT,
     )
     def get(self, request: Request, site_id: uuid.UUID) -> Response:
@@ -319,6 +326,10 @@ class SiteReport(SiteView):
                 "raw_partitions_read": report["raw_partitions_read"],
                 "pending": report["pending"],
                 "totals": _aggregates(report["totals"], with_details=True),
+                "breakdowns": breakdowns.breakdown_rows(
+                    report["breakdowns"],
+                    top=_int(request, "top", 10, low=1, high=breakdowns.STORED_TOP),
+                ),
                 "buckets": [
                     {
                         "bucket": row.bucket,

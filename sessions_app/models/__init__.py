@@ -2,6 +2,7 @@
 
 from sessions_app.tables.anonymous_links import AnonymousLink
 from sessions_app.tables.bucket_aggregates import BucketAggregate
+from sessions_app.tables.bucket_breakdowns import BucketBreakdown
 from sessions_app.tables.bucket_partials import BucketPartial
 from sessions_app.tables.bucket_users import BucketUsers
 from sessions_app.tables.failed_events import FailedEvent
@@ -35,6 +36,7 @@ __all__ = [
     "AnonymousLink",
     "ApiToken",
     "BucketAggregate",
+    "BucketBreakdown",
     "BucketPartial",
     "BucketState",
     "BucketUsers",

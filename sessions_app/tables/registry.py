@@ -14,6 +14,7 @@ from sessions_app.core.cql import cassandra_session, keyspace
 from sessions_app.tables import (
     anonymous_links,
     bucket_aggregates,
+    bucket_breakdowns,
     bucket_partials,
     bucket_users,
     failed_events,
@@ -49,6 +50,7 @@ TABLES: tuple[TableSpec, ...] = (
     bucket_users.SPEC,
     rolling_counts.SPEC,
     bucket_aggregates.SPEC,
+    bucket_breakdowns.SPEC,
     ingest_stats.SPEC,
     series_points.SPEC,
     pipeline_heartbeats.SPEC,

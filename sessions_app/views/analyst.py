@@ -11,7 +11,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
-from sessions_app.aggregates import rolling
+from sessions_app.aggregates import breakdowns, rolling
 from sessions_app.aggregates.report import MAX_LIVE_HOURS, ReportBucket, site_report
 from sessions_app.core import timebuckets
 from sessions_app.core.bounds import RangeError
@@ -78,6 +78,53 @@ def _bars(report: list[ReportBucket], key: str) -> list[dict[str, Any]]:
     return bars
 
 
+BREAKDOWN_TITLES = {
+    "source": "Sources",
+    "medium": "Media",
+    "campaign": "Campaigns",
+    "country": "Countries",
+    "device": "Devices",
+    "browser": "Browsers",
+    "os": "Operating systems",
+    "entry": "Entry pages",
+    "exit": "Exit pages",
+}
+BAR_X, BAR_W, ROW_H = 130, 160, 16  # the breakdown SVG: labels left of x=130, bars 160 wide
+
+
+def _breakdown_charts(rows: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """A horizontal bar chart of sessions per value for each dimension, with its axis."""
+    charts = []
+    for name, values in rows.items():
+        peak = max((r["sessions"] for r in values), default=0) or 1
+        height = 16 + ROW_H * len(values)
+        bars = [
+            {
+                **r,
+                "y": 16 + i * ROW_H,
+                "text_y": 16 + i * ROW_H + 11,
+                "w": round(r["sessions"] / peak * BAR_W, 2),
+                "rate": f"{r['conversion_rate']:.1%}",
+            }
+            for i, r in enumerate(values)
+        ]
+        ticks = [
+            {"x": BAR_X + round(BAR_W * f, 2), "label": round(peak * f) if peak > 1 else f}
+            for f in (0, 0.5, 1)
+        ]
+        charts.append(
+            {
+                "name": name,
+                "title": BREAKDOWN_TITLES[name],
+                "bars": bars,
+                "ticks": ticks,
+                "height": height,
+                "bar_x": BAR_X,
+            }
+        )
+    return charts
+
+
 @site_page()
 def dashboard(request: HttpRequest, site: Site) -> HttpResponse:
     start, end, errors = _range(request, timedelta(hours=24))
@@ -101,6 +148,8 @@ def dashboard(request: HttpRequest, site: Site) -> HttpResponse:
                 ("Users", "users"),
             )
         ]
+        breakdown = breakdowns.breakdown_rows(report["breakdowns"], top=8)
+        report["breakdown_charts"] = _breakdown_charts(breakdown)
         states = [r.state for r in report["buckets"]]
         report["sealed"] = states.count("sealed")
         report["live"] = states.count("live")

@@ -16,7 +16,7 @@ from django.test import Client
 from django.utils import timezone
 
 from sessions_app import tasks
-from sessions_app.aggregates import rollup, seal, sources, stored
+from sessions_app.aggregates import breakdowns, rollup, seal, sources, stored
 from sessions_app.core import timebuckets
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.core.redis_client import redis_client
@@ -285,6 +285,9 @@ def test_ingest_erase_replay_leaves_nothing_of_the_user(site, traffic, root, set
     }
     assert (before["h1"]["events"], before["h1"]["users"]) == (3, 2)
     assert (before["h2"]["events"], before["h2"]["users"]) == (3, 2)
+    month_dims = breakdowns.breakdowns_read(site_id=site.id, buckets=[("month", month)])
+    assert sum(e.sessions for e in month_dims["month", month]["device"].values()) == 4
+    assert sum(e.conversions for e in month_dims["month", month]["device"].values()) == 1
     assert before["month"]["events"] == 6 and before["month"]["conversions"] == 1
     assert _user_counts(site, t)[ALICE_ANON, "pageview"] == 3
     assert _rolling_rows(site, ALICE, t)
@@ -325,6 +328,14 @@ def test_ingest_erase_replay_leaves_nothing_of_the_user(site, traffic, root, set
         assert BucketState.objects.get(site=site, granularity="hour", bucket=hour).state == "sealed"
     assert _aggregate(site, "hour", h1)["top_clicks"] == []
     assert _aggregate(site, "day", day)["events"] == 2
+    # Breakdowns too: bob's one session an hour is all that is left in every dimension.
+    assert counts["site_sessions"] == 2
+    for granularity, bucket, left in (("hour", h1, 1), ("hour", h2, 1), ("month", month, 2)):
+        found = breakdowns.breakdowns_read(site_id=site.id, buckets=[(granularity, bucket)])
+        for name, values in found[granularity, bucket].items():
+            assert sum(e.sessions for e in values.values()) == left, (granularity, name)
+            assert sum(e.conversions for e in values.values()) == 0
+        assert sum(e.users for e in found[granularity, bucket]["device"].values()) == 1
     after_month = _aggregate(site, "month", month)
     assert (after_month["events"], after_month["conversions"], after_month["users"]) == (2, 0, 1)
     assert BucketState.objects.get(site=site, granularity="month", bucket=month).state == "sealed"

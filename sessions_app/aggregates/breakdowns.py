@@ -1,0 +1,236 @@
+"""Breakdowns: sessions, users and conversions per source, medium, campaign, country,
+device, browser, OS, entry page and exit page, for each bucket of a site.
+
+An hour is counted once, when it seals, from the site_sessions rows of the sessions
+that started in it (one slice of each of its day's shard partitions, rows as the
+sessions stood then); a day merges its hours and a month its days (counts add up,
+users from merged sketches). Live hours are counted the same way on read. Bots are
+left out, as in every aggregate.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import defaultdict
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+import orjson
+from django.conf import settings
+
+from sessions_app.aggregates.sketch import sketch_estimate, sketch_merge, sketch_of
+from sessions_app.core import timebuckets
+from sessions_app.core.cql import cassandra_session, execute_windowed, prepare
+from sessions_app.core.ids import time_uuid_bound
+from sessions_app.tables import bucket_breakdowns, site_sessions
+
+# Dimension -> the site_sessions column it counts.
+DIMENSIONS = {
+    "source": "source",
+    "medium": "medium",
+    "campaign": "campaign",
+    "country": "country",
+    "device": "device",
+    "browser": "browser",
+    "os": "os",
+    "entry": "entry_path",
+    "exit": "exit_path",
+}
+STORED_TOP = 50  # values kept per dimension and bucket; the rest are "(other)"
+OTHER = "(other)"
+NONE = "(none)"  # a session without the value (no campaign, an unknown country)
+SLICE_PAGE = 5_000
+
+
+@dataclass
+class Entry:
+    """One value's numbers; `keys` (user keys) only while an hour is being counted."""
+
+    sessions: int = 0
+    conversions: int = 0
+    users: int = 0
+    sketch: bytes = b""
+    keys: set[str] = field(default_factory=set)
+
+
+Breakdown = dict[str, dict[str, Entry]]  # dimension -> value -> entry
+
+
+def hour_rows(*, site_id: uuid.UUID, hour: datetime) -> list[dict[str, Any]]:
+    """Return the site_sessions rows of the sessions that started in one hour."""
+    hour = timebuckets.floor(hour, timebuckets.Width.HOUR)
+    day = timebuckets.floor(hour, timebuckets.Width.DAY)
+    low, high = time_uuid_bound(hour), time_uuid_bound(hour + timedelta(hours=1))
+    statement = prepare(site_sessions.SELECT_SLICE)
+    rows: list[dict[str, Any]] = []
+    for shard in range(max(1, settings.SESSION_SHARDS)):
+        query = statement.bind((site_id, day, shard, low, high))
+        query.fetch_size = SLICE_PAGE
+        rows.extend(cassandra_session().execute(query))
+    return rows
+
+
+def breakdown_count(rows: Iterable[dict[str, Any]]) -> Breakdown:
+    """Count one hour's human sessions per dimension value (users exact), top values only."""
+    counted: Breakdown = {name: defaultdict(Entry) for name in DIMENSIONS}
+    for row in rows:
+        if row["is_bot"]:
+            continue
+        for name, column in DIMENSIONS.items():
+            entry = counted[name][row[column] or NONE]
+            entry.sessions += 1
+            entry.conversions += bool(row["converted"])
+            entry.keys.add(row["user_key"])
+    for values in counted.values():
+        for entry in values.values():
+            entry.users, entry.sketch = len(entry.keys), sketch_of(entry.keys)
+    return _topped(counted, exact_users=True)
+
+
+def _topped(counted: Breakdown, *, exact_users: bool) -> Breakdown:
+    """Keep each dimension's STORED_TOP values by sessions; fold the rest into OTHER."""
+    result: Breakdown = {}
+    for name, values in counted.items():
+        ranked = sorted(values.items(), key=lambda kv: (kv[0] == OTHER, -kv[1].sessions, kv[0]))
+        kept = dict(ranked[:STORED_TOP])
+        rest = [entry for _, entry in ranked[STORED_TOP:]]
+        if OTHER in kept:
+            rest.append(kept.pop(OTHER))
+        if rest:
+            keys = set().union(*(e.keys for e in rest))
+            other = Entry(
+                sessions=sum(e.sessions for e in rest),
+                conversions=sum(e.conversions for e in rest),
+                sketch=sketch_merge(e.sketch for e in rest),
+                keys=keys,
+            )
+            other.users = len(keys) if exact_users else sketch_estimate(other.sketch)
+            kept[OTHER] = other
+        result[name] = kept
+    return result
+
+
+def breakdown_merge(parts: list[Breakdown]) -> Breakdown:
+    """Combine the breakdowns of adjacent buckets (a day's hours, a month's days)."""
+    if len(parts) == 1:
+        return parts[0]
+    merged: Breakdown = {name: {} for name in DIMENSIONS}
+    for name in DIMENSIONS:
+        grouped: dict[str, list[Entry]] = defaultdict(list)
+        for part in parts:
+            for value, entry in part.get(name, {}).items():
+                grouped[value].append(entry)
+        for value, entries in grouped.items():
+            if len(entries) == 1:
+                merged[name][value] = entries[0]
+                continue
+            sketch = sketch_merge(e.sketch for e in entries)
+            merged[name][value] = Entry(
+                sessions=sum(e.sessions for e in entries),
+                conversions=sum(e.conversions for e in entries),
+                users=sketch_estimate(sketch),
+                sketch=sketch,
+            )
+    return _topped(merged, exact_users=False)
+
+
+def breakdown_write(
+    *,
+    site_id: uuid.UUID,
+    granularity: str,
+    bucket: datetime,
+    breakdown: Breakdown,
+    ttl: int,
+    now: datetime,
+) -> None:
+    """Overwrite a bucket's breakdown rows (a dimension it no longer has goes too)."""
+    written = timebuckets.epoch_us(timebuckets.as_utc(now))
+    work: list[tuple[Any, Any]] = [
+        (
+            prepare(bucket_breakdowns.DELETE_BUCKET, idempotent=True, write=True),
+            (written - 1, site_id, granularity, bucket),
+        )
+    ]
+    insert = prepare(bucket_breakdowns.UPSERT, idempotent=True, write=True)
+    for name, values in breakdown.items():
+        if not values:
+            continue
+        counts = [[v, e.sessions, e.users, e.conversions] for v, e in values.items()]
+        sketches = {v: e.sketch for v, e in values.items()}
+        work.append(
+            (
+                insert,
+                (
+                    site_id,
+                    granularity,
+                    bucket,
+                    name,
+                    orjson.dumps(counts).decode(),
+                    sketches,
+                    written,
+                    ttl,
+                ),
+            )
+        )
+    execute_windowed(work[:1])  # the delete lands before the rows that replace it
+    execute_windowed(work[1:])
+
+
+def breakdowns_read(
+    *, site_id: uuid.UUID, buckets: list[tuple[str, datetime]]
+) -> dict[tuple[str, datetime], Breakdown]:
+    """Return the stored breakdowns of these (resolution, bucket)s (absent: never sealed
+    with sessions); one partition each, read in parallel."""
+    statement = prepare(bucket_breakdowns.SELECT_BUCKET)
+
+    def read(key: tuple[str, datetime]) -> tuple[tuple[str, datetime], Breakdown]:
+        rows = cassandra_session().execute(statement, (site_id, key[0], key[1]))
+        found: Breakdown = {}
+        for row in rows:
+            sketches = row["sketches"] or {}
+            found[row["dimension"]] = {
+                value: Entry(sessions, conversions, users, sketches.get(value, b""))
+                for value, sessions, users, conversions in orjson.loads(row["counts"])
+            }
+        return key, found
+
+    with ThreadPoolExecutor(8, thread_name_prefix="breakdowns") as pool:
+        return {key: found for key, found in pool.map(read, buckets) if found}
+
+
+def breakdown_rows(breakdown: Breakdown, *, top: int) -> dict[str, list[dict[str, Any]]]:
+    """Each dimension's `top` values by sessions and the rest as "(other)", with the
+    conversion rate (converted sessions / sessions)."""
+    shown: dict[str, list[dict[str, Any]]] = {}
+    for name in DIMENSIONS:
+        values = breakdown.get(name, {})
+        ranked = sorted(values.items(), key=lambda kv: (kv[0] == OTHER, -kv[1].sessions, kv[0]))
+        head, rest = ranked[:top], [e for _, e in ranked[top:]]
+        if any(v == OTHER for v, _ in head):
+            rest += [e for v, e in head if v == OTHER]
+            head = [(v, e) for v, e in head if v != OTHER]
+        rows = [_shown(value, entry) for value, entry in head]
+        if rest:
+            sketch = sketch_merge(e.sketch for e in rest)
+            other = Entry(
+                sessions=sum(e.sessions for e in rest),
+                conversions=sum(e.conversions for e in rest),
+                users=rest[0].users if len(rest) == 1 else sketch_estimate(sketch),
+            )
+            rows.append(_shown(OTHER, other))
+        shown[name] = rows
+    return shown
+
+
+def _shown(value: str, entry: Entry) -> dict[str, Any]:
+    rate = entry.conversions / entry.sessions if entry.sessions else 0.0
+    return {
+        "value": value,
+        "sessions": entry.sessions,
+        "users": entry.users,
+        "conversions": entry.conversions,
+        "conversion_rate": round(rate, 4),
+    }

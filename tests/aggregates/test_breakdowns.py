@@ -1,0 +1,159 @@
+"""Breakdowns (aggregates/breakdowns.py): sealed hours, their day and the report's totals
+against a brute-force recount of the same sessions; the dashboard's charts."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.utils import timezone
+
+from sessions_app.aggregates import breakdowns, rollup, seal, states
+from sessions_app.core import timebuckets
+from sessions_app.core.ids import uuid_time
+from sessions_app.models import BucketState
+from tests.analysis.dataset import sessions_send, sessions_truth
+
+pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
+
+
+def brute(sessions: list[dict[str, Any]]) -> dict[str, dict[str, tuple[int, int, int]]]:
+    """dimension -> value -> (sessions, users, conversions) of the human sessions given."""
+    counted: dict[str, dict[str, list[Any]]] = {
+        name: defaultdict(lambda: [0, set(), 0]) for name in breakdowns.DIMENSIONS
+    }
+    for s in sessions:
+        if s["is_bot"]:
+            continue
+        for name, column in breakdowns.DIMENSIONS.items():
+            entry = counted[name][s[column] or breakdowns.NONE]
+            entry[0] += 1
+            entry[1].add(s["user_key"])
+            entry[2] += bool(s["converted"])
+    return {
+        name: {v: (n, len(users), c) for v, (n, users, c) in values.items()}
+        for name, values in counted.items()
+    }
+
+
+def stored(found: breakdowns.Breakdown) -> dict[str, dict[str, tuple[int, int, int]]]:
+    return {
+        name: {v: (e.sessions, e.users, e.conversions) for v, e in values.items()}
+        for name, values in found.items()
+    }
+
+
+def close(got: dict, want: dict, *, exact_users: bool) -> None:
+    for name in breakdowns.DIMENSIONS:
+        assert set(got.get(name, {})) == set(want[name]), name
+        for value, (n, users, conversions) in want[name].items():
+            g = got[name][value]
+            assert (g[0], g[2]) == (n, conversions), (name, value)
+            if exact_users:
+                assert g[1] == users, (name, value)
+            else:  # a HyperLogLog estimate once buckets merge
+                assert abs(g[1] - users) <= max(1, users * 0.05), (name, value, g[1], users)
+
+
+def seal_everything(site, now) -> None:
+    for _ in range(3):  # hours, then their days, then months
+        for site_id, granularity, start in states.buckets_due(now=now, limit=100_000):
+            if site_id != site.id:
+                continue
+            if granularity == "hour":
+                seal.bucket_seal(site_id=site.id, hour=start, now=now)
+            else:
+                rollup.bucket_rollup(
+                    site_id=site.id, granularity=granularity, bucket=start, now=now
+                )
+
+
+@pytest.fixture
+def dataset(client, site):
+    now = timezone.now().replace(microsecond=0)
+    sent = sessions_send(client, site, now=now, count=80, days=3, seed=7)
+    truth = sessions_truth(site, sent)
+    seal_everything(site, timezone.now())
+    return now, truth
+
+
+def test_sealed_hours_and_days_equal_a_recount_of_their_sessions(site, dataset):
+    _, truth = dataset
+    by_hour: dict[Any, list] = defaultdict(list)
+    for s in truth:
+        by_hour[timebuckets.floor(uuid_time(s["session_id"]), "hour")].append(s)
+    sealed_hours = set(
+        BucketState.objects.filter(
+            site=site, granularity="hour", state=BucketState.SEALED
+        ).values_list("bucket", flat=True)
+    )
+    checked = 0
+    for hour, sessions in by_hour.items():
+        if hour not in {timebuckets.as_utc(h) for h in sealed_hours}:
+            continue
+        found = breakdowns.breakdowns_read(site_id=site.id, buckets=[("hour", hour)])
+        close(stored(found.get(("hour", hour), {})), brute(sessions), exact_users=True)
+        checked += 1
+    assert checked >= 20
+    days = BucketState.objects.filter(site=site, granularity="day", state=BucketState.SEALED)
+    assert days.exists()
+    for day in days.values_list("bucket", flat=True):
+        day = timebuckets.as_utc(day)
+        inside = [s for s in truth if timebuckets.floor(uuid_time(s["session_id"]), "day") == day]
+        found = breakdowns.breakdowns_read(site_id=site.id, buckets=[("day", day)])
+        close(stored(found.get(("day", day), {})), brute(inside), exact_users=False)
+
+
+def test_the_report_totals_sealed_and_live_buckets_and_folds_the_rest_into_other(
+    client, analyst, site, dataset
+):
+    now, truth = dataset
+    start = timebuckets.floor(now - timedelta(days=4), "day")
+    end = now + timedelta(hours=1)
+    body = client.get(
+        f"/api/sites/{site.id}/report",
+        {"start": start.isoformat(), "end": end.isoformat(), "width": "day", "top": 50},
+    ).json()
+    want = brute(truth)
+    got = {
+        name: {r["value"]: (r["sessions"], r["users"], r["conversions"]) for r in rows}
+        for name, rows in body["breakdowns"].items()
+    }
+    close(got, want, exact_users=False)
+    assert {row["state"] for row in body["buckets"]} >= {"sealed"}
+    # top=2: two values, then everything else as "(other)" with the same totals.
+    short = client.get(
+        f"/api/sites/{site.id}/report",
+        {"start": start.isoformat(), "end": end.isoformat(), "width": "day", "top": 2},
+    ).json()["breakdowns"]
+    for name, rows in short.items():
+        assert len(rows) <= 3 and sum(r["sessions"] for r in rows) == sum(
+            n for n, _, _ in want[name].values()
+        )
+        if len(want[name]) > 2:
+            assert rows[-1]["value"] == breakdowns.OTHER
+        for r in rows:
+            assert r["conversion_rate"] == round(r["conversions"] / r["sessions"], 4)
+    bad = client.get(f"/api/sites/{site.id}/report", {"top": "99"})
+    assert bad.status_code == 400 and bad.json()["field"] == "top"
+
+
+def test_the_dashboard_draws_each_breakdown_with_its_axis_and_hover_values(
+    client, analyst, site, dataset
+):
+    now, truth = dataset
+    page = client.get(
+        f"/sites/{site.id}/",
+        {"start": (now - timedelta(days=4)).strftime("%Y-%m-%dT%H:%M"), "width": "day"},
+    )
+    html = page.content.decode()
+    for name in breakdowns.DIMENSIONS:
+        assert f'data-dimension="{name}"' in html
+    top_country = max(
+        brute(truth)["country"].items(), key=lambda kv: (kv[1][0], kv[0] != breakdowns.NONE)
+    )
+    value, (sessions, _, _) = top_country
+    assert f"<title>{value}: {sessions} sessions" in html
+    assert 'class="tick-label">0</text>' in html
