@@ -31,6 +31,7 @@ ASSUMED_ROW_BYTES = {
     "ingest_stats": 100,
     "failed_events": 1000,
     "latest_sessions": 200,
+    "site_sessions": 500,
     "bucket_users": 70,
 }
 

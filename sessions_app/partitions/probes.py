@@ -31,6 +31,7 @@ from sessions_app.tables import (
     latest_sessions,
     session_events,
     site_events_by_bucket,
+    site_sessions,
     transaction_log,
     user_events_by_bucket,
 )
@@ -156,6 +157,27 @@ def probe_transaction_log(w: Window, heaviest: Heaviest) -> TableSize:
         rate=_request_rate(w) / shards,
         assumed_row_bytes=ASSUMED_ROW_BYTES["transaction_log"],
         note="One row per request that accepted events (rate: every request).",
+    )
+
+
+def probe_site_sessions(w: Window, heaviest: Heaviest) -> TableSize:
+    """Count every shard of the day of the peak hour; a row per session started that day."""
+    parts = w.partitions(count_cql=site_sessions.COUNT, sample_cql=site_sessions.SAMPLE)
+    shards = max(1, settings.SESSION_SHARDS)
+    if w.peak is not None:
+        day = timebuckets.floor(w.peak.hour, Width.DAY)
+        for shard in range(shards):
+            parts.count((w.site_id, day, shard), f"day={stamp(day)}, shard={shard}")
+    return w.size(
+        "site_sessions",
+        parts,
+        partition_key="(site_id, day, shard)",
+        span=f"1 day, {shards} shard(s)",
+        duration=timebuckets.nominal_duration(Width.DAY),
+        width=Width.DAY,
+        rate=_request_rate(w) / shards,
+        assumed_row_bytes=ASSUMED_ROW_BYTES["site_sessions"],
+        note="At most one new session a request (rate: every request), split by SESSION_SHARDS.",
     )
 
 

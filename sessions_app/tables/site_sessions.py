@@ -55,6 +55,17 @@ FROM {ks}.site_sessions
 WHERE site_id = ? AND day = ? AND shard = ? AND session_id >= ? AND session_id < ?
 """
 
+COUNT = """
+SELECT session_id FROM {ks}.site_sessions WHERE site_id = ? AND day = ? AND shard = ? LIMIT ?
+"""
+
+SAMPLE = """
+SELECT session_id, user_key, identified, started_at, last_seen_at, duration_s, event_count,
+       pageview_count, converted, is_bot, country, device, browser, os, source, medium,
+       campaign, entry_path, exit_path, pages, events
+FROM {ks}.site_sessions WHERE site_id = ? AND day = ? AND shard = ? LIMIT ?
+"""
+
 # The sessions of a partition that started in [from, to): what a seal's breakdowns read.
 SELECT_SLICE = _COLUMNS
 
@@ -167,6 +178,6 @@ SPEC = TableSpec(
     model=SiteSession,
     purge=None,
     erasure="_delete_sessions",
-    sizing=None,
+    sizing="probe_site_sessions",
     indexes=INDEXES,
 )

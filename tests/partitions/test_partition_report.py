@@ -70,6 +70,7 @@ def test_report_counts_what_the_collector_wrote(site):
         "user_events_by_bucket",
         "session_events",
         "latest_sessions",
+        "site_sessions",
         "failed_events",
         "transaction_log",
         "bucket_users",
@@ -118,6 +119,10 @@ def test_report_counts_what_the_collector_wrote(site):
     assert failed.writes_per_second == pytest.approx(1 / 3600)
     feed = tables["latest_sessions"]
     assert feed.partitions_counted == settings.FEED_SHARDS
+    explorer = tables["site_sessions"]  # the visits' sessions, in the peak hour's day
+    assert explorer.partitions_counted == settings.SESSION_SHARDS
+    assert explorer.largest is not None and explorer.largest.rows >= 1
+    assert explorer.row_bytes_measured and explorer.width is Width.DAY
 
     # A shop this small is far below the floor everywhere: every size is flagged.
     for table in report.tables:
