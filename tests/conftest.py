@@ -67,7 +67,7 @@ def django_db_setup(django_test_environment, django_db_blocker, django_db_modify
         conn = connections["cassandra"]
         test_name = conn.settings_dict["TEST"]["NAME"]
         assert test_name.startswith("test_"), test_name
-        conn.connection.session.execute(f"DROP KEYSPACE IF EXISTS {test_name}")
+        conn.connection.session.execute(f"DROP KEYSPACE IF EXISTS {test_name}", timeout=120)
         config = setup_databases(
             verbosity=0, interactive=False, aliases=set(CASSANDRA_DBS), serialized_aliases=set()
         )
