@@ -204,7 +204,7 @@ def sessions_explore(
             day -= timedelta(days=1)
         if not days:  # this request's budget is spent: the next goes on from this day
             return _page(found, limit, read, resume=day + timedelta(days=1))
-        futures = []
+        futures: list[Any] = []
         for d in days:
             low = time_uuid_bound(max(query.start, d))
             high = time_uuid_bound(min(upper, d + timedelta(days=1)))

@@ -21,7 +21,7 @@ MEDIA = ("direct", "search", "social", "email", "referral", "internal", "paid", 
 def session_explorer(request: HttpRequest, site: Site) -> HttpResponse:
     """List the sessions matching the filter in the URL; a bad parameter answers 400
     with the field named (nothing is listed then)."""
-    params = {k: v for k, v in request.GET.items()}
+    params: dict[str, str] = {k: str(v) for k, v in request.GET.items()}
     error, page, query = "", None, None
     try:
         query = explorer.explorer_query_parse(params, now=datetime.now(UTC))
