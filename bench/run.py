@@ -334,6 +334,8 @@ def ingest(
     reads = _step(env, "bench.reads", f"http://127.0.0.1:{WEB_PORT}", "200")
     log(f"seal and rolling-counter benchmarks ({seal_events:,} events in one hour) ...")
     reads.update(_step(env, "bench.sealing", str(seal_events), "30"))
+    log("session explorer benchmarks (100,000 sessions over 7 days) ...")
+    reads["explorer"] = _step(env, "bench.explorer", "100000", "60", f"http://127.0.0.1:{WEB_PORT}")
     return rows, reads
 
 
@@ -466,6 +468,24 @@ def render(rows: list[dict], reads: dict, *, workers: int, threads: int, seconds
         f"| {rolling['cover_partitions']} / {rolling['cover_rows']} "
         f"| {rolling['naive_partitions']} / {rolling['naive_rows']} | — |"
     )
+    x: dict = reads.get("explorer") or {}
+    for name in ("selective", "broad") if x else ():
+        f, met = x[name], x[name]["app_p95_ms"] <= x[name]["goal_p95_ms"]
+        where = ", ".join(f"{k}={v}" for k, v in f["filters"].items())
+        lines.append(
+            f"| session explorer, {x['sessions']:,} sessions over 7 days, first page of 50, "
+            f"{name} filter ({where}: {f['fraction']:.3%} match, {f['partitions_read']} "
+            f"partitions read): p50 / p95 ms in-process vs raw driver, same statements (goal "
+            f"p95 ≤ {f['goal_p95_ms']:.0f} ms: {'met' if met else 'missed'}) | "
+            f"{f['app_p50_ms']:.1f} / {f['app_p95_ms']:.1f} | {f['raw_p50_ms']:.1f} / "
+            f"{f['raw_p95_ms']:.1f} | {f['raw_p95_ms'] / f['app_p95_ms']:.2f} |"
+        )
+        if "api_server_p95_ms" in f:
+            lines.append(
+                f"| session explorer, {name} filter: GET /api/sites/<id>/sessions server time "
+                f"(Server-Timing) p50 / p95 ms "
+                f"| {f['api_server_p50_ms']:.1f} / {f['api_server_p95_ms']:.1f} | — | — |"
+            )
     return "\n".join(lines)
 
 
