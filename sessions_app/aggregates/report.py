@@ -116,8 +116,10 @@ def site_report(
         merged = tally.aggregates_merge(parts) if parts else tally.Aggregates()
         report.append(ReportBucket(bucket, state, merged))
     totals = tally.aggregates_merge([r.aggregates for r in report]) if report else None
+    breakdown, breakdown_live = _range_breakdown(site_id, start, end, sealed_at, known, settled)
     return {
-        "breakdowns": _range_breakdown(site_id, start, end, sealed_at, known, settled),
+        "breakdowns": breakdown,
+        "breakdown_live_hours": breakdown_live,
         "start": start,
         "end": end,
         "width": grain.value,
@@ -136,9 +138,10 @@ def _range_breakdown(
     sealed_at: set[tuple[str, datetime]],
     known: dict[tuple[str, datetime], str],
     settled: datetime,
-) -> breakdowns.Breakdown:
+) -> tuple[breakdowns.Breakdown, int]:
     """The breakdown of [start, end): sealed days wholly inside it, else their sealed hours,
-    else hours counted live from site_sessions (at most MAX_LIVE_HOURS)."""
+    else hours counted live from site_sessions (at most MAX_LIVE_HOURS, the latest); also
+    return how many hours were counted live."""
     wanted: list[tuple[str, datetime]] = []
     live: list[datetime] = []
     day_start, day_end = timebuckets.floor(start, "day"), timebuckets.ceil(end, "day")
@@ -150,11 +153,15 @@ def _range_breakdown(
         for hour in timebuckets.buckets_between(max(day, start), min(following, end), "hour"):
             if ("hour", hour) in sealed_at:
                 wanted.append(("hour", hour))
-            elif ("hour", hour) in known or timebuckets.next_start(hour, "hour") > settled:
+            elif ("hour", hour) in known or (
+                timebuckets.next_start(hour, "hour") > settled
+                and hour <= settled + settings.ALLOWED_LATENESS
+            ):  # a state: it has sessions; none yet, begun but not settled: it may have
                 live.append(hour)
     parts = list(breakdowns.breakdowns_read(site_id=site_id, buckets=wanted).values())
     parts += [
         breakdowns.breakdown_count(breakdowns.hour_rows(site_id=site_id, hour=hour))
         for hour in live[-MAX_LIVE_HOURS:]
     ]
-    return breakdowns.breakdown_merge(parts) if parts else {}
+    merged = breakdowns.breakdown_merge(parts) if parts else {}
+    return merged, min(len(live), MAX_LIVE_HOURS)

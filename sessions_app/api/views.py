@@ -326,6 +326,7 @@ class SiteReport(SiteView):
                 "raw_partitions_read": report["raw_partitions_read"],
                 "pending": report["pending"],
                 "totals": _aggregates(report["totals"], with_details=True),
+                "breakdown_live_hours": report["breakdown_live_hours"],
                 "breakdowns": breakdowns.breakdown_rows(
                     report["breakdowns"],
                     top=_int(request, "top", 10, low=1, high=breakdowns.STORED_TOP),

@@ -123,6 +123,8 @@ def test_the_report_totals_sealed_and_live_buckets_and_folds_the_rest_into_other
     }
     close(got, want, exact_users=False)
     assert {row["state"] for row in body["buckets"]} >= {"sealed"}
+    # The hours not sealed yet (the last ones, within the allowed lateness) count live.
+    assert 1 <= body["breakdown_live_hours"] <= 3
     # top=2: two values, then everything else as "(other)" with the same totals.
     short = client.get(
         f"/api/sites/{site.id}/report",
