@@ -163,30 +163,24 @@ def _drained(env: dict[str, str], timeout: float = 120) -> float:
 def _gunicorn(
     stack: ExitStack, env: dict[str, str], *, workers: int, threads: int
 ) -> subprocess.Popen[bytes]:
-    """Start gunicorn serving /collect; it is stopped when the stack unwinds."""
-    gunicorn = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "gunicorn",
-            "clickstream.wsgi",
-            "-b",
-            f"127.0.0.1:{WEB_PORT}",
-            "-w",
-            str(workers),
-            "-k",
-            "sync" if threads == 1 else "gthread",
-            "--threads",
-            str(threads),
-            "--log-level",
-            "warning",
-        ],
-        cwd=ROOT,
-        env=env,
-        start_new_session=True,
-    )
-    stack.callback(lambda: _stop(gunicorn))
-    return gunicorn
+    """Start the web server serving /collect (BENCH_SERVER: gunicorn, the default, or
+    granian); it is stopped when the stack unwinds."""
+    if env.get("BENCH_SERVER", "gunicorn") == "granian":
+        argv = [
+            *("-m", "granian", "--interface", "wsgi", "--host", "127.0.0.1"),
+            *("--port", str(WEB_PORT), "--workers", str(workers)),
+            *("--blocking-threads", str(threads), "--log-level", "warning"),
+            "clickstream.wsgi:application",
+        ]
+    else:
+        argv = [
+            *("-m", "gunicorn", "clickstream.wsgi", "-b", f"127.0.0.1:{WEB_PORT}"),
+            *("-w", str(workers), "-k", "sync" if threads == 1 else "gthread"),
+            *("--threads", str(threads), "--log-level", "warning"),
+        ]
+    server = subprocess.Popen([sys.executable, *argv], cwd=ROOT, env=env, start_new_session=True)
+    stack.callback(lambda: _stop(server))
+    return server
 
 
 def _ready(env: dict[str, str]) -> None:

@@ -277,6 +277,8 @@ CASSANDRA_GC_GRACE_SECONDS = env.int("CASSANDRA_GC_GRACE_SECONDS", default=10 * 
 # Partition keys one purge run may probe (and so delete), across all sites and tables.
 PURGE_MAX_PARTITIONS = env.int("PURGE_MAX_PARTITIONS", default=20_000)
 FEED_SHARDS = env.int("FEED_SHARDS", default=4)
+# POST /collect and /v1/* skip Django's middleware (clickstream/fastpath.py).
+COLLECT_FAST_PATH = env.bool("COLLECT_FAST_PATH", default=True)
 # site_sessions partitions per (site, day): sessions/day x ~0.5 KB / SESSION_SHARDS
 # should stay under 100 MB (64 for 10 M sessions a day). Set before ingesting: rows
 # already written stay in the shard their session id hashed to.
