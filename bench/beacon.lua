@@ -61,6 +61,15 @@ function request()
   }, body)
 end
 
+-- BENCH_DELAY_MS paces each connection: a pause after every answer (bench/run.py's
+-- paced figure measures latency below saturation with it).
+local pause = tonumber(os.getenv("BENCH_DELAY_MS") or "0")
+if pause > 0 then
+  function delay()
+    return pause
+  end
+end
+
 function done(summary, latency, requests)
   io.write(string.format(
     "RESULT requests=%d duration_us=%d errors_status=%d errors_connect=%d errors_timeout=%d "

@@ -79,8 +79,11 @@ def _wrk(
     connections: int,
     run: str,
     visitors: str,
+    delay_ms: float = 0,
 ) -> dict[str, float]:
     wrk_env = {**env, "BENCH_EVENTS": str(events), "BENCH_RUN": run, "BENCH_VISITORS": visitors}
+    if delay_ms:
+        wrk_env["BENCH_DELAY_MS"] = f"{delay_ms:.0f}"
     result = subprocess.run(
         [
             "wrk",
@@ -260,6 +263,31 @@ def _http_figure(
     return http
 
 
+BEACONS = (30, 5, 1)  # events per request: a tracker's flush, a few clicks, one event
+PACED_SHARE = 0.8  # the paced run's target: this share of the measured peak request rate
+
+
+def _paced_figure(
+    url: str, env: dict[str, str], *, events: int, seconds: int, peak_rps: float
+) -> dict[str, float]:
+    """Latency below saturation: wrk with a pause after each answer (beacon.lua's delay())
+    so the 16 connections together send about PACED_SHARE of the peak request rate. A
+    short pass measures the latency at that load, the pause is shortened by it, then the
+    measured pass; the rate it reached is reported beside its p50 / p99."""
+    visitors = f"paced{events}-{int(time.time())}"
+    target = PACED_SHARE * peak_rps
+    pause = 16 * 1000 / target
+    probe = _wrk(url, env, events=events, seconds=5, connections=16, run=f"pw-{visitors}",
+                 visitors=visitors, delay_ms=pause)  # fmt: skip
+    pause = max(1.0, pause - probe["p50_ms"])
+    _drained(env)
+    paced = _wrk(url, env, events=events, seconds=seconds, connections=16,
+                 run=f"pm-{visitors}", visitors=visitors, delay_ms=pause)  # fmt: skip
+    _drained(env)
+    paced["share_of_peak"] = paced["requests_per_second"] / peak_rps
+    return paced
+
+
 def _stop(process: subprocess.Popen[bytes]) -> None:
     """Stop gunicorn (its process group) if it still runs; safe to call twice."""
     if process.poll() is None:
@@ -278,6 +306,7 @@ def ingest(
     full: bool = True,
     appliers: int = 1,
     enrichment_baseline: bool = True,
+    scale_out: bool = False,
 ) -> tuple[list[dict], dict]:
     env, url, gunicorn = collector(stack, workers=workers, threads=threads, appliers=appliers)
     site_id = env["BENCH_SITE_ID"]
@@ -303,7 +332,7 @@ def ingest(
             stack, {**env, "INGEST_ENRICHMENT": "false"}, workers=workers, threads=threads
         )
         _ready(env)
-        for events in (30, 5):
+        for events in BEACONS:
             plain[events] = _http_figure(url, env, events=events, seconds=seconds, tag="plain")
             log(f"ingest {events}-event beacons, enrichment off: "
                 f"HTTP {plain[events]['events_per_second']:.0f}/s")  # fmt: skip
@@ -311,7 +340,7 @@ def ingest(
         gunicorn = _gunicorn(stack, env, workers=workers, threads=threads)
         _ready(env)
     rows = []
-    for events in (30, 5):
+    for events in BEACONS:
         http = _http_figure(url, env, events=events, seconds=seconds, tag="v")
         raw = _raw(site_id, events=events, seconds=seconds, processes=workers)
         row = {"beacon": events, "http": http, "raw": raw}
@@ -322,6 +351,26 @@ def ingest(
             f"ingest {events}-event beacons: HTTP {http['events_per_second']:.0f}/s, "
             f"raw {raw['events_per_second']:.0f}/s"
         )
+    for row in rows:
+        row["paced"] = _paced_figure(url, env, events=row["beacon"], seconds=seconds,
+                                     peak_rps=row["http"]["requests_per_second"])  # fmt: skip
+        paced = row["paced"]
+        log(f"ingest {row['beacon']}-event beacons, paced: {paced['share_of_peak']:.0%} "
+            f"of peak, p99 {paced['p99_ms']:.0f} ms")  # fmt: skip
+    if scale_out:
+        scaled = {}
+        for count in (1, 2):
+            _stop(gunicorn)
+            gunicorn = _gunicorn(stack, env, workers=count, threads=threads)
+            _ready(env)
+            scaled[count] = _http_figure(url, env, events=5, seconds=seconds, tag=f"w{count}")
+            log(f"ingest 5-event beacons, {count} web worker(s): "
+                f"{scaled[count]['events_per_second']:.0f}/s")  # fmt: skip
+        scaled[workers] = next(r["http"] for r in rows if r["beacon"] == 5)
+        rows[0]["scale_out"] = {str(k): v for k, v in sorted(scaled.items())}
+        _stop(gunicorn)
+        gunicorn = _gunicorn(stack, env, workers=workers, threads=threads)
+        _ready(env)
     if not full:
         return rows, {}
     log("read benchmarks ...")
@@ -383,12 +432,26 @@ def render(rows: list[dict], reads: dict, *, workers: int, threads: int, seconds
                 f"| {http['events_per_second']:,.0f} | {plain['events_per_second']:,.0f} "
                 f"| {http['events_per_second'] / plain['events_per_second']:.2f} |"
             )
+        paced = row.get("paced")
+        if paced:
+            lines.append(
+                f"| ingest, {n}-event beacons, paced at {paced['share_of_peak']:.0%} of the "
+                f"peak request rate ({paced['requests_per_second']:,.0f} requests/s): "
+                f"latency p50 / p99 ms (goal p99 ≤ 100) | {paced['p50_ms']:.1f} / "
+                f"{paced['p99_ms']:.1f} | — | — |"
+            )
         if http["errors"] or raw.get("failed_batches"):
             lines.append(
                 f"| ingest, {n}-event beacons: failed requests (raw: failed batches, "
                 f"not counted as written) | {http['errors']:.0f} "
                 f"| {raw.get('failed_batches', 0):.0f} | — |"
             )
+    scaled = rows[0].get("scale_out") if rows else None
+    for count, figure in (scaled or {}).items():
+        lines.append(
+            f"| ingest, 5-event beacons, {count} web worker(s) + 1 applier: clicks/s "
+            f"| {figure['events_per_second']:,.0f} | — | — |"
+        )
     if not reads:
         return "\n".join(lines)
     settled = f"node settled ({reads['settled_after_s']:.0f}s wait)"
@@ -499,6 +562,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--appliers", type=int, default=1, help="run_applier processes (0: workers write plans)"
     )
+    parser.add_argument(
+        "--scale-out", action="store_true", help="also 5-event beacons with 1 and 2 web workers"
+    )
     args = parser.parse_args(argv)
     with ExitStack() as stack:
         services(stack)
@@ -512,6 +578,7 @@ def main(argv: list[str] | None = None) -> int:
             full=not args.ingest_only,
             appliers=args.appliers,
             enrichment_baseline=not args.no_enrichment_baseline,
+            scale_out=args.scale_out,
         )
     table = render(rows, reads, workers=args.workers, threads=args.threads, seconds=args.seconds)
     RESULTS.mkdir(exist_ok=True)
