@@ -72,7 +72,7 @@ class CollectorFastPath:
             )
         for name, value in self.headers:
             response.headers.setdefault(name, value)
-        response._handler_class = WSGIHandler  # response.close() sends request_finished
-        response._resource_closers.append(request.close)
+        response._handler_class = WSGIHandler  # type: ignore[attr-defined]  # close() signals
+        response._resource_closers.append(request.close)  # type: ignore[attr-defined]
         start_response(f"{response.status_code} {response.reason_phrase}", list(response.items()))
         return response
