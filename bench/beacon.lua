@@ -2,6 +2,21 @@
 -- Each wrk thread gets its own id prefix; visitors rotate over BENCH_USERS per thread.
 local threads = {}
 
+-- The wall clock in milliseconds (LuaJIT's FFI: os.time() has whole seconds only). A
+-- visitor's events carry increasing times, as a browser's do; whole-second stamps made
+-- two beacons of one visitor within a second look older than its session's last event,
+-- which sends the collector to Cassandra to check for a resend.
+local ffi = require("ffi")
+ffi.cdef[[
+typedef struct { long tv_sec; long tv_nsec; } cs_timespec;
+int clock_gettime(int clk_id, cs_timespec *tp);
+]]
+local clock = ffi.new("cs_timespec")
+local function now_ms()
+  ffi.C.clock_gettime(0, clock)  -- CLOCK_REALTIME
+  return tonumber(clock.tv_sec) * 1000 + math.floor(tonumber(clock.tv_nsec) / 1000000)
+end
+
 function setup(thread)
   thread:set("tid", #threads + 1)
   table.insert(threads, thread)
@@ -28,9 +43,13 @@ function init(args)
   languages = { "en-US,en;q=0.9", "de-DE,de;q=0.9,en;q=0.8", "fr-FR,fr;q=0.9", "es-ES,es;q=0.9" }
 end
 
+local function stamp(ms)  -- ISO 8601, UTC, milliseconds
+  return os.date("!%Y-%m-%dT%H:%M:%S", math.floor(ms / 1000)) .. string.format(".%03dZ", ms % 1000)
+end
+
 function request()
   counter = counter + 1
-  local now = os.date("!%Y-%m-%dT%H:%M:%S", os.time())
+  local sent = now_ms()
   local visitor = "bench-" .. visitors .. "-" .. tid .. "-" .. (counter % users)
   local parts = {}
   for i = 1, events_per do
@@ -44,7 +63,7 @@ function request()
         .. '"text":"Add to cart","selector":"main > div.card > button#buy-' .. i .. '"}'
     end
     parts[i] = '{"id":"' .. run .. "-" .. tid .. "-" .. counter .. "-" .. i .. '","type":"'
-      .. kind .. '","ts":"' .. now .. string.format(".%03dZ", i) .. '","anonymous_id":"'
+      .. kind .. '","ts":"' .. stamp(sent - events_per + i) .. '","anonymous_id":"'
       .. visitor .. '","url":"https://shop.example/products/item-' .. (i % 17)
       .. '?ref=bench","title":"Product ' .. (i % 17) .. ' - Shop"' .. extra .. '}'
   end
