@@ -22,18 +22,18 @@ from django.http import HttpResponse, JsonResponse
 
 log = logging.getLogger("sessions_app.views.collector")
 
-SEGMENT_KINDS = ("batch", "track", "page", "identify", "screen", "group", "alias")
-
 
 def _routes() -> dict[str, tuple[Callable[..., HttpResponse], dict[str, str]]]:
+    """The collector's POST routes as sessions_app/urls.py declares them (mounted at /)."""
+    from sessions_app import urls
     from sessions_app.views import collector
 
-    routes: dict[str, tuple[Callable[..., HttpResponse], dict[str, str]]] = {
-        "/collect": (collector.collect, {})
+    views = (collector.collect, collector.segment)
+    return {
+        f"/{pattern.pattern}": (pattern.callback, dict(pattern.default_args))
+        for pattern in urls.urlpatterns
+        if getattr(pattern, "callback", None) in views
     }
-    for kind in SEGMENT_KINDS:
-        routes[f"/v1/{kind}"] = (collector.segment, {"kind": kind})
-    return routes
 
 
 class CollectorFastPath:

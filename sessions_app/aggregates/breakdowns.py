@@ -15,7 +15,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 import orjson
@@ -63,7 +63,8 @@ def hour_rows(*, site_id: uuid.UUID, hour: datetime) -> list[dict[str, Any]]:
     """Return the site_sessions rows of the sessions that started in one hour."""
     hour = timebuckets.floor(hour, timebuckets.Width.HOUR)
     day = timebuckets.floor(hour, timebuckets.Width.DAY)
-    low, high = time_uuid_bound(hour), time_uuid_bound(hour + timedelta(hours=1))
+    end = timebuckets.next_start(hour, timebuckets.Width.HOUR)
+    low, high = time_uuid_bound(hour), time_uuid_bound(end)
     statement = prepare(site_sessions.SELECT_SLICE)
     rows: list[dict[str, Any]] = []
     for shard in range(max(1, settings.SESSION_SHARDS)):
@@ -90,16 +91,22 @@ def breakdown_count(rows: Iterable[dict[str, Any]]) -> Breakdown:
     return _topped(counted, exact_users=True)
 
 
-def _topped(counted: Breakdown, *, exact_users: bool) -> Breakdown:
-    """Keep each dimension's STORED_TOP values by sessions; fold the rest into OTHER."""
+def _topped(counted: Breakdown, *, exact_users: bool, top: int = STORED_TOP) -> Breakdown:
+    """Keep each dimension's `top` values by sessions; fold the rest into OTHER (last).
+
+    Users of a fold of several values: exact from their keys while an hour is counted,
+    else the estimate of their merged sketches.
+    """
     result: Breakdown = {}
     for name, values in counted.items():
         ranked = sorted(values.items(), key=lambda kv: (kv[0] == OTHER, -kv[1].sessions, kv[0]))
-        kept = dict(ranked[:STORED_TOP])
-        rest = [entry for _, entry in ranked[STORED_TOP:]]
+        kept = dict(ranked[:top])
+        rest = [entry for _, entry in ranked[top:]]
         if OTHER in kept:
             rest.append(kept.pop(OTHER))
-        if rest:
+        if len(rest) == 1:
+            kept[OTHER] = rest[0]
+        elif rest:
             keys = set().union(*(e.keys for e in rest))
             other = Entry(
                 sessions=sum(e.sessions for e in rest),
@@ -175,8 +182,8 @@ def breakdown_write(
                 ),
             )
         )
-    execute_windowed(work[:1])  # the delete lands before the rows that replace it
-    execute_windowed(work[1:])
+    # The delete's timestamp is just below the rows': it clears older rows in any order.
+    execute_windowed(work)
 
 
 def breakdowns_read(
@@ -204,25 +211,12 @@ def breakdowns_read(
 def breakdown_rows(breakdown: Breakdown, *, top: int) -> dict[str, list[dict[str, Any]]]:
     """Each dimension's `top` values by sessions and the rest as "(other)", with the
     conversion rate (converted sessions / sessions)."""
-    shown: dict[str, list[dict[str, Any]]] = {}
-    for name in DIMENSIONS:
-        values = breakdown.get(name, {})
-        ranked = sorted(values.items(), key=lambda kv: (kv[0] == OTHER, -kv[1].sessions, kv[0]))
-        head, rest = ranked[:top], [e for _, e in ranked[top:]]
-        if any(v == OTHER for v, _ in head):
-            rest += [e for v, e in head if v == OTHER]
-            head = [(v, e) for v, e in head if v != OTHER]
-        rows = [_shown(value, entry) for value, entry in head]
-        if rest:
-            sketch = sketch_merge(e.sketch for e in rest)
-            other = Entry(
-                sessions=sum(e.sessions for e in rest),
-                conversions=sum(e.conversions for e in rest),
-                users=rest[0].users if len(rest) == 1 else sketch_estimate(sketch),
-            )
-            rows.append(_shown(OTHER, other))
-        shown[name] = rows
-    return shown
+    shown = _topped({name: breakdown.get(name, {}) for name in DIMENSIONS},
+                    exact_users=False, top=top)  # fmt: skip
+    return {
+        name: [_shown(value, entry) for value, entry in values.items()]
+        for name, values in shown.items()
+    }
 
 
 def _shown(value: str, entry: Entry) -> dict[str, Any]:

@@ -72,7 +72,8 @@ def site_report(
     sealed_at = {key for key, state in known.items() if state == BucketState.SEALED}
     # Every event opens its hour's state: an hour past its sealing time without one
     # had no events, so it is empty, not unknown (no raw read needed).
-    settled = datetime.now(UTC) - settings.ALLOWED_LATENESS
+    now = datetime.now(UTC)
+    settled = now - settings.ALLOWED_LATENESS
     stored: dict[tuple[str, datetime], tally.Aggregates] = {}
     hours_from: datetime | None = start
     if grain is timebuckets.Width.DAY:
@@ -116,7 +117,7 @@ def site_report(
         merged = tally.aggregates_merge(parts) if parts else tally.Aggregates()
         report.append(ReportBucket(bucket, state, merged))
     totals = tally.aggregates_merge([r.aggregates for r in report]) if report else None
-    breakdown, breakdown_live = _range_breakdown(site_id, start, end, sealed_at, known, settled)
+    breakdown, breakdown_live = _range_breakdown(site_id, start, end, sealed_at, known, now)
     return {
         "breakdowns": breakdown,
         "breakdown_live_hours": breakdown_live,
@@ -137,7 +138,7 @@ def _range_breakdown(
     end: datetime,
     sealed_at: set[tuple[str, datetime]],
     known: dict[tuple[str, datetime], str],
-    settled: datetime,
+    now: datetime,
 ) -> tuple[breakdowns.Breakdown, int]:
     """The breakdown of [start, end): sealed days wholly inside it, else their sealed hours,
     else hours counted live from site_sessions (at most MAX_LIVE_HOURS, the latest); also
@@ -154,8 +155,7 @@ def _range_breakdown(
             if ("hour", hour) in sealed_at:
                 wanted.append(("hour", hour))
             elif ("hour", hour) in known or (
-                timebuckets.next_start(hour, "hour") > settled
-                and hour <= settled + settings.ALLOWED_LATENESS
+                hour <= now < timebuckets.next_start(hour, "hour") + settings.ALLOWED_LATENESS
             ):  # a state: it has sessions; none yet, begun but not settled: it may have
                 live.append(hour)
     parts = list(breakdowns.breakdowns_read(site_id=site_id, buckets=wanted).values())

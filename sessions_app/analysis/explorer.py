@@ -19,11 +19,13 @@ from typing import Any
 
 from django.conf import settings
 
+from sessions_app.aggregates import tally
 from sessions_app.core import timebuckets
 from sessions_app.core.bounds import RangeError, checked_range
 from sessions_app.core.cql import cassandra_session, prepare
-from sessions_app.core.ids import time_uuid_bound, uuid_time
+from sessions_app.core.ids import cassandra_order, time_uuid_bound, uuid_time
 from sessions_app.tables import site_sessions
+from sessions_app.tables.user_sessions import session_row
 
 DEFAULT_SPAN = timedelta(days=7)
 DEFAULT_LIMIT = 50
@@ -79,10 +81,8 @@ def _time(params: Mapping[str, str], name: str, default: datetime, now: datetime
 
 
 def _path(value: str) -> str:
-    if "://" in value:
-        rest = value.split("://", 1)[1]
-        value = "/" + rest.split("/", 1)[1] if "/" in rest else "/"
-    return value.split("?", 1)[0].split("#", 1)[0] or "/"
+    """A URL or path as the stored paths are (aggregates.tally.page_path); other text as is."""
+    return (tally.page_path(value) or "/") if "://" in value or value.startswith("/") else value
 
 
 def explorer_query_parse(params: Mapping[str, str], *, now: datetime) -> ExplorerQuery:
@@ -146,24 +146,11 @@ def cursor_decode(cursor: str) -> uuid.UUID | datetime:
     raise RangeError("cursor", "not a cursor this API returned")
 
 
-def cassandra_order(session_id: uuid.UUID) -> tuple[int, bytes]:
-    """The order Cassandra sorts TimeUUIDs in: time, then the other bytes as signed."""
-    return session_id.time, bytes(b ^ 0x80 for b in session_id.bytes[8:])
-
-
 @dataclass
 class ExplorerPage:
     sessions: list[dict[str, Any]]
     next_cursor: str | None
     partitions_read: int
-
-
-def _row(row: dict[str, Any]) -> dict[str, Any]:
-    return {
-        **row,
-        "started_at": timebuckets.from_driver(row["started_at"]),
-        "last_seen_at": timebuckets.from_driver(row["last_seen_at"]),
-    }
 
 
 def sessions_explore(
@@ -184,30 +171,29 @@ def sessions_explore(
             after, upper = position, min(query.end, uuid_time(position))
         else:
             upper = min(query.end, position)
-    first = timebuckets.floor(query.start, timebuckets.Width.DAY)
     if upper <= query.start and after is None:
         return ExplorerPage([], None, 0)
     names = tuple(sorted(query.filters))
     statement = prepare(site_sessions.select_filtered(names))
     values = tuple(query.filters[n] for n in names)
     shards = max(1, settings.SESSION_SHARDS)
+    day = timebuckets.Width.DAY
     # The cursor's own day still has sessions older than it; an end bound is exclusive.
-    day = timebuckets.floor(upper if after else upper - _TICK, timebuckets.Width.DAY)
+    newest = timebuckets.floor(upper if after else upper - _TICK, day)
+    pending = timebuckets.buckets_between(
+        timebuckets.floor(query.start, day), timebuckets.next_start(newest, day), day
+    )[::-1]
     found: list[dict[str, Any]] = []
     read, wave, full = 0, 1, False
-    while day >= first and len(found) < limit:
-        days: list[datetime] = []
-        while (
-            len(days) < wave and day >= first and read + (len(days) + 1) * shards <= MAX_PARTITIONS
-        ):
-            days.append(day)
-            day -= timedelta(days=1)
-        if not days:  # this request's budget is spent: the next goes on from this day
-            return _page(found, limit, read, resume=day + timedelta(days=1))
+    while pending and len(found) < limit:
+        take = min(wave, len(pending), (MAX_PARTITIONS - read) // shards)
+        if take <= 0:  # this request's budget is spent: the next goes on from this day
+            return _page(found, limit, read, resume=timebuckets.next_start(pending[0], day))
+        days, pending = pending[:take], pending[take:]
         futures: list[Any] = []
         for d in days:
             low = time_uuid_bound(max(query.start, d))
-            high = time_uuid_bound(min(upper, d + timedelta(days=1)))
+            high = time_uuid_bound(min(upper, timebuckets.next_start(d, day)))
             if after is not None and read == 0 and d == days[0]:
                 high = after
             futures.extend(
@@ -220,9 +206,9 @@ def sessions_explore(
         for future in futures:
             rows = list(future.result())
             full = full or len(rows) >= limit
-            found.extend(_row(r) for r in rows)
+            found.extend(session_row(r) for r in rows)
         wave *= 2
-    return _page(found, limit, read, more=full or day >= first)
+    return _page(found, limit, read, more=full or bool(pending))
 
 
 _TICK = timedelta(microseconds=1)

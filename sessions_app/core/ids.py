@@ -39,6 +39,11 @@ def time_uuid_bound(ts: datetime, *, upper: bool = False) -> uuid.UUID:
     return _v1(_intervals(ts), byte, byte, node)
 
 
+def cassandra_order(value: uuid.UUID) -> tuple[int, bytes]:
+    """Return a sort key that orders TimeUUIDs as Cassandra does (see time_uuid_bound)."""
+    return value.time, bytes(b ^ 0x80 for b in value.bytes[8:])
+
+
 def _intervals(ts: datetime) -> int:
     delta = as_utc(ts) - EPOCH
     micros = (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds

@@ -91,24 +91,8 @@ FILTERS: dict[str, str] = {
     "events_max": "event_count <= ?",
 }
 
-INDEXED = (
-    "country",
-    "device",
-    "browser",
-    "os",
-    "source",
-    "medium",
-    "campaign",
-    "entry_path",
-    "exit_path",
-    "pages",
-    "events",
-    "converted",
-    "is_bot",
-    "identified",
-    "duration_s",
-    "event_count",
-)
+# Every column a filter clause names has its index (in FILTERS' order).
+INDEXED = tuple(dict.fromkeys(clause.split(" ")[0] for clause in FILTERS.values()))
 
 INDEXES = tuple(
     f"CREATE INDEX IF NOT EXISTS site_sessions_{column} ON {{ks}}.site_sessions ({column})"
