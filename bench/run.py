@@ -166,14 +166,22 @@ def _drained(env: dict[str, str], timeout: float = 120) -> float:
 def _gunicorn(
     stack: ExitStack, env: dict[str, str], *, workers: int, threads: int
 ) -> subprocess.Popen[bytes]:
-    """Start the web server serving /collect (BENCH_SERVER: gunicorn, the default, or
-    granian); it is stopped when the stack unwinds."""
+    """Start the web server serving /collect (BENCH_SERVER: gunicorn sync workers, the
+    default; granian; or gevent, gunicorn's gevent workers with the driver on asyncore);
+    it is stopped when the stack unwinds."""
     if env.get("BENCH_SERVER", "gunicorn") == "granian":
         argv = [
             *("-m", "granian", "--interface", "wsgi", "--host", "127.0.0.1"),
             *("--port", str(WEB_PORT), "--workers", str(workers)),
             *("--blocking-threads", str(threads), "--log-level", "warning"),
             "clickstream.wsgi:application",
+        ]
+    elif env.get("BENCH_SERVER") == "gevent":
+        env = {**env, "CASSANDRA_REACTOR": "asyncore"}
+        argv = [
+            *("-m", "gunicorn", "clickstream.wsgi", "-b", f"127.0.0.1:{WEB_PORT}"),
+            *("-w", str(workers), "-k", "gevent", "--worker-connections", "64"),
+            *("--log-level", "warning"),
         ]
     else:
         argv = [

@@ -79,6 +79,18 @@ CASSANDRA_REPLICATION = env("CASSANDRA_REPLICATION", default="SimpleStrategy:1")
 CASSANDRA_WRITE_CONSISTENCY = env("CASSANDRA_WRITE_CONSISTENCY", default="LOCAL_QUORUM")
 CASSANDRA_READ_CONSISTENCY = env("CASSANDRA_READ_CONSISTENCY", default="LOCAL_QUORUM")
 CASSANDRA_REQUEST_TIMEOUT = env.float("CASSANDRA_REQUEST_TIMEOUT", default=5.0)
+
+
+def _connection_class() -> dict[str, type]:
+    """The driver's reactor: its default (libev), or asyncore for gevent workers
+    (`CASSANDRA_REACTOR=asyncore`, the bench's BENCH_SERVER=gevent; bench/RESULTS.md)."""
+    if env("CASSANDRA_REACTOR", default="") == "asyncore":
+        from cassandra.io.asyncorereactor import AsyncoreConnection
+
+        return {"connection_class": AsyncoreConnection}
+    return {}
+
+
 CASSANDRA_USER = env("CASSANDRA_USER", default="")
 CASSANDRA_PASSWORD = env("CASSANDRA_PASSWORD", default="")
 
@@ -113,6 +125,7 @@ DATABASES = {
                 "retry_connect": True,
                 "protocol_version": 4,
                 "connect_timeout": 10,
+                **_connection_class(),
                 "execution_profiles": {
                     EXEC_PROFILE_DEFAULT: ExecutionProfile(
                         load_balancing_policy=TokenAwarePolicy(
