@@ -9,6 +9,7 @@ from sessions_app.views import (
     explorer,
     health,
     pages,
+    paths,
     retention,
     site_settings,
     sizing,
@@ -51,6 +52,8 @@ urlpatterns = [
         "sites/<uuid:site_id>/users/<userkey:user_key>/activity", analyst.activity, name="activity"
     ),
     path("sites/<uuid:site_id>/sessions/", explorer.session_explorer, name="sessions"),
+    path("sites/<uuid:site_id>/paths/", paths.site_paths, name="paths"),
+    path("sites/<uuid:site_id>/transitions/", paths.site_transitions, name="transitions"),
     path(
         "sites/<uuid:site_id>/sessions/<uuid:session_id>/", analyst.session_timeline, name="session"
     ),

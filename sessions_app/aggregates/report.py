@@ -140,9 +140,28 @@ def _range_breakdown(
     known: dict[tuple[str, datetime], str],
     now: datetime,
 ) -> tuple[breakdowns.Breakdown, int]:
-    """The breakdown of [start, end): sealed days wholly inside it, else their sealed hours,
-    else hours counted live from site_sessions (at most MAX_LIVE_HOURS, the latest); also
+    """The breakdown of [start, end) (sealed buckets, live hours: `range_cover`); also
     return how many hours were counted live."""
+    wanted, live = range_cover(start, end, sealed_at, known, now)
+    parts = list(breakdowns.breakdowns_read(site_id=site_id, buckets=wanted).values())
+    parts += [
+        breakdowns.breakdown_count(breakdowns.hour_rows(site_id=site_id, hour=hour))
+        for hour in live[-MAX_LIVE_HOURS:]
+    ]
+    merged = breakdowns.breakdown_merge(parts) if parts else {}
+    return merged, min(len(live), MAX_LIVE_HOURS)
+
+
+def range_cover(
+    start: datetime,
+    end: datetime,
+    sealed_at: set[tuple[str, datetime]],
+    known: dict[tuple[str, datetime], str],
+    now: datetime,
+) -> tuple[list[tuple[str, datetime]], list[datetime]]:
+    """Which stored buckets cover [start, end) and which hours must be counted live:
+    sealed days wholly inside it, else their sealed hours, else the hours that have
+    a state or may still get events (oldest first)."""
     wanted: list[tuple[str, datetime]] = []
     live: list[datetime] = []
     day_start, day_end = timebuckets.floor(start, "day"), timebuckets.ceil(end, "day")
@@ -158,10 +177,20 @@ def _range_breakdown(
                 hour <= now < timebuckets.next_start(hour, "hour") + settings.ALLOWED_LATENESS
             ):  # a state: it has sessions; none yet, begun but not settled: it may have
                 live.append(hour)
-    parts = list(breakdowns.breakdowns_read(site_id=site_id, buckets=wanted).values())
-    parts += [
-        breakdowns.breakdown_count(breakdowns.hour_rows(site_id=site_id, hour=hour))
-        for hour in live[-MAX_LIVE_HOURS:]
-    ]
-    merged = breakdowns.breakdown_merge(parts) if parts else {}
-    return merged, min(len(live), MAX_LIVE_HOURS)
+    return wanted, live
+
+
+def bucket_cover(
+    *, site_id: uuid.UUID, start: datetime, end: datetime
+) -> tuple[list[tuple[str, datetime]], list[datetime], dict[datetime, int]]:
+    """`range_cover` of [start, end) from the site's bucket states; also each hour's shards."""
+    known: dict[tuple[str, datetime], str] = {}
+    shards: dict[datetime, int] = {}
+    states = BucketState.objects.filter(site_id=site_id, bucket__gte=start, bucket__lt=end)
+    for g, b, state, used in states.values_list("granularity", "bucket", "state", "shards"):
+        known[g, timebuckets.as_utc(b)] = state
+        if g == "hour":
+            shards[timebuckets.as_utc(b)] = used
+    sealed_at = {key for key, state in known.items() if state == BucketState.SEALED}
+    wanted, live = range_cover(start, end, sealed_at, known, datetime.now(UTC))
+    return wanted, live, shards

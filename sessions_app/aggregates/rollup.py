@@ -7,7 +7,7 @@ from datetime import datetime
 
 from django.db.models import F
 
-from sessions_app.aggregates import breakdowns, stored, tally
+from sessions_app.aggregates import breakdowns, paths, stored, tally
 from sessions_app.aggregates.seal import CHILD, aggregate_ttl, aggregates_write
 from sessions_app.core import timebuckets
 from sessions_app.models import (
@@ -44,6 +44,15 @@ def bucket_rollup(
         granularity=granularity,
         bucket=start,
         breakdown=breakdowns.breakdown_merge(list(found.values())) if found else {},
+        ttl=aggregate_ttl(granularity),
+        now=now,
+    )
+    found_paths = paths.buckets_read(site_id=site.id, buckets=[(child, b) for b in children])
+    paths.paths_write(
+        site_id=site.id,
+        granularity=granularity,
+        bucket=start,
+        stored=paths.paths_merge(found_paths) if found_paths else {},
         ttl=aggregate_ttl(granularity),
         now=now,
     )

@@ -12,7 +12,7 @@ from typing import Any
 from django.conf import settings
 from django.db.models import F
 
-from sessions_app.aggregates import breakdowns, series, sources, tally
+from sessions_app.aggregates import breakdowns, paths, series, sources, tally
 from sessions_app.core import timebuckets
 from sessions_app.core.cql import execute_windowed, prepare, replica_batches
 from sessions_app.models import (
@@ -209,12 +209,23 @@ def bucket_seal(*, site_id: uuid.UUID | str, hour: datetime, now: datetime) -> b
         tally.count_sessions(result, sessions, start=hour, end=end)
         # Nothing reads a bucket's rows as sealed before its state says so (below).
         aggregates_write(site.id, "hour", hour, result, now, counts=False)
-        counted_dims = breakdowns.breakdown_count(breakdowns.hour_rows(site_id=site.id, hour=hour))
+        started = breakdowns.hour_rows(site_id=site.id, hour=hour)
+        counted_dims = breakdowns.breakdown_count(started)
         breakdowns.breakdown_write(
             site_id=site.id,
             granularity="hour",
             bucket=hour,
             breakdown=counted_dims,
+            ttl=ttl,
+            now=now,
+        )
+        paths.paths_write(
+            site_id=site.id,
+            granularity="hour",
+            bucket=hour,
+            stored=paths.stored_of(
+                paths.hour_count(site_id=site.id, hour=hour, views=counted.views, started=started)
+            ),
             ttl=ttl,
             now=now,
         )

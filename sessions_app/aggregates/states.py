@@ -22,12 +22,15 @@ from sessions_app.models import (
 _known_open: dict[tuple[object, datetime], int] = {}  # (site, hour) -> shards recorded
 
 
-def bucket_states_touch(*, site: Site, hours: dict[datetime, tuple[int, int]]) -> None:
+def bucket_states_touch(
+    *, site: Site, hours: dict[datetime, tuple[int, int]], reopen: Iterable[datetime] = ()
+) -> None:
     """Record that events arrived for these hour buckets ({hour: (late events, shards)}).
 
     A new bucket becomes `open` with the shards the batch used; a batch that used
     more shards raises the count (never lowers it). Both are cached per process.
-    Late events for a sealed bucket reopen it and are counted, so the sweep reseals it.
+    Late events for a sealed bucket reopen it and are counted, so the sweep reseals it;
+    `reopen` hours (ingest.plan.hours_after) are reopened without a count.
     """
     for hour, (late, shards) in hours.items():
         key = (site.id, hour)
@@ -40,6 +43,8 @@ def bucket_states_touch(*, site: Site, hours: dict[datetime, tuple[int, int]]) -
             _known_open[key] = max(shards, state.shards)
         if late:
             _reopen_chain(site.id, hour, late_events=late)
+    for hour in sorted(set(reopen) - set(hours)):  # changed without a write: no late count
+        _reopen_chain(site.id, hour)
 
 
 def _reopen_chain(site_id: uuid.UUID, hour: datetime, *, late_events: int = 0) -> None:

@@ -118,6 +118,9 @@ class Tally:
     clicks: Counter[str] = field(default_factory=Counter)
     per_user: Counter[tuple[str, str]] = field(default_factory=Counter)
     spans: dict[uuid.UUID, Span] = field(default_factory=dict)
+    # Each human session's page views in the bucket, (event id, path), unordered: what
+    # the seal counts paths from (aggregates/paths.py).
+    views: dict[uuid.UUID, list[tuple[uuid.UUID, str]]] = field(default_factory=dict)
 
 
 def count_events(
@@ -140,6 +143,7 @@ def tally(events: Iterable[dict[str, Any]]) -> Tally:
     elements: Counter[Any] = Counter()
     per_user: Counter[tuple[str, str]] = Counter()
     spans: dict[uuid.UUID, Span] = {}
+    viewed: list[tuple[Any, Any, str | None]] = []  # (session, event id, url)
     rows = 0
     for event in events:
         rows += 1
@@ -167,6 +171,7 @@ def tally(events: Iterable[dict[str, Any]]) -> Tally:
             by_name[name] += 1
         elif kind == "pageview":
             urls[event.get("url")] += 1
+            viewed.append((event.get("session_id"), event.get("event_id"), event.get("url")))
         elif kind == "click":
             element = event.get("element")
             elements[orjson.dumps(element) if element.__class__ is dict else element] += 1
@@ -180,7 +185,13 @@ def tally(events: Iterable[dict[str, Any]]) -> Tally:
         label = click_label(orjson.loads(raw) if raw else None)
         if label:
             clicks[label] += n
-    return Tally(rows, by_type, by_name, pages, clicks, per_user, spans)
+    views: dict[uuid.UUID, list[tuple[uuid.UUID, str]]] = {}
+    known = {url: page_path(url) for url in urls}
+    for session_id, event_id, url in viewed:
+        path = known[url]
+        if path and event_id is not None:
+            views.setdefault(session_id, []).append((event_id, path))
+    return Tally(rows, by_type, by_name, pages, clicks, per_user, spans, views)
 
 
 def finish(counted: Tally, *, conversion_event: str) -> tuple[Aggregates, dict[uuid.UUID, Span]]:
@@ -249,6 +260,10 @@ def tally_encode(counted: Tally) -> bytes:
                 ]
                 for sid, s in counted.spans.items()
             },
+            "views": {
+                str(sid): [[str(event_id), path] for event_id, path in seen]
+                for sid, seen in counted.views.items()
+            },
         }
     )
 
@@ -266,6 +281,7 @@ def tally_fold(payloads: Iterable[bytes]) -> Tally:
     clicks: dict[str, int] = {}
     per_user: dict[tuple[str, str], int] = {}
     spans: dict[str, list[Any]] = {}
+    page_views: dict[str, list[list[str]]] = {}
     for payload in payloads:
         body = orjson.loads(payload)
         rows += body["rows"]
@@ -292,6 +308,8 @@ def tally_fold(payloads: Iterable[bytes]) -> Tally:
                 seen[2] = span[2]
             seen[3] += span[3]
             seen[4] += span[4]
+        for session_id, seen_views in body.get("views", {}).items():
+            page_views.setdefault(session_id, []).extend(seen_views)
     ms = timedelta(milliseconds=1)
     return Tally(
         rows=rows,
@@ -305,6 +323,10 @@ def tally_fold(payloads: Iterable[bytes]) -> Tally:
                 user, _EPOCH_NAIVE + first * ms, _EPOCH_NAIVE + last * ms, n, views
             )
             for sid, (user, first, last, n, views) in spans.items()
+        },
+        views={
+            uuid.UUID(sid): [(uuid.UUID(event_id), path) for event_id, path in seen]
+            for sid, seen in page_views.items()
         },
     )
 

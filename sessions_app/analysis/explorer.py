@@ -19,7 +19,7 @@ from typing import Any
 
 from django.conf import settings
 
-from sessions_app.aggregates import tally
+from sessions_app.analysis.params import iso, path_param, time_param
 from sessions_app.core import timebuckets
 from sessions_app.core.bounds import RangeError, checked_range
 from sessions_app.core.cql import cassandra_session, prepare
@@ -52,7 +52,7 @@ class ExplorerQuery:
 
     def params(self) -> dict[str, str]:
         """Return the query as URL parameters (what makes a filter shareable)."""
-        values = {"start": _iso(self.start), "end": _iso(self.end)}
+        values = {"start": iso(self.start), "end": iso(self.end)}
         for name in FILTER_NAMES:
             if name in self.filters:
                 value = self.filters[name]
@@ -62,37 +62,14 @@ class ExplorerQuery:
         return values
 
 
-def _iso(value: datetime) -> str:
-    return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
-
-
-def _time(params: Mapping[str, str], name: str, default: datetime, now: datetime) -> datetime:
-    value = params.get(name)
-    if not value:
-        return default
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        raise RangeError(name, f"not an ISO-8601 time: {value[:40]!r}") from None
-    parsed = parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-    if not timebuckets.within_reach(parsed, now=now):
-        raise RangeError(name, "between 1970-01-01 and a year from now")
-    return parsed.astimezone(UTC)
-
-
-def _path(value: str) -> str:
-    """A URL or path as the stored paths are (aggregates.tally.page_path); other text as is."""
-    return (tally.page_path(value) or "/") if "://" in value or value.startswith("/") else value
-
-
 def explorer_query_parse(params: Mapping[str, str], *, now: datetime) -> ExplorerQuery:
     """Return the query the URL parameters ask for; RangeError naming the first bad one.
 
     start/end: ISO-8601 (no zone: UTC); default the last 7 days, at most 92. Text
     filters match exactly; booleans are true/false; ranges are whole seconds or events.
     """
-    end = _time(params, "end", now, now)
-    start = _time(params, "start", end - DEFAULT_SPAN, now)
+    end = time_param(params, "end", now, now)
+    start = time_param(params, "start", end - DEFAULT_SPAN, now)
     start, end = checked_range(start, end)
     filters: dict[str, Any] = {}
     for name in (*TEXT_FILTERS, *PATH_FILTERS, "event"):
@@ -101,7 +78,7 @@ def explorer_query_parse(params: Mapping[str, str], *, now: datetime) -> Explore
             continue
         if len(value) > MAX_TEXT:
             raise RangeError(name, f"at most {MAX_TEXT} characters")
-        filters[name] = _path(value) if name in PATH_FILTERS else value
+        filters[name] = path_param(value) if name in PATH_FILTERS else value
     for name in BOOL_FILTERS:
         value = (params.get(name) or "").strip().lower()
         if not value or value == "any":
@@ -127,7 +104,7 @@ def explorer_query_parse(params: Mapping[str, str], *, now: datetime) -> Explore
 
 
 def cursor_encode(value: uuid.UUID | datetime) -> str:
-    text = f"s{value}" if isinstance(value, uuid.UUID) else f"d{_iso(value)}"
+    text = f"s{value}" if isinstance(value, uuid.UUID) else f"d{iso(value)}"
     return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
 
 

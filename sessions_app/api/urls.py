@@ -1,7 +1,7 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from sessions_app.api import exports, views
+from sessions_app.api import exports, paths, views
 from sessions_app.core import userkeys
 
 userkeys.register()
@@ -42,6 +42,12 @@ urlpatterns = [
         name="api-properties-export",
     ),
     path("sites/<uuid:site_id>/sessions", views.SiteSessions.as_view(), name="api-sessions"),
+    path("sites/<uuid:site_id>/paths", paths.SitePaths.as_view(), name="api-site-paths"),
+    path(
+        "sites/<uuid:site_id>/transitions",
+        paths.SiteTransitions.as_view(),
+        name="api-site-transitions",
+    ),
     path("sites/<uuid:site_id>/sessions/<uuid:session_id>/events", views.SessionEvents.as_view()),
     path("sites/<uuid:site_id>/sessions/<uuid:session_id>/export", exports.SessionExport.as_view()),
 ]

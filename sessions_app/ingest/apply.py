@@ -18,7 +18,7 @@ from sessions_app.core.cql import (
     prepare,
 )
 from sessions_app.core.sendall import execute_all
-from sessions_app.ingest.plan import Plan
+from sessions_app.ingest.plan import Plan, hours_after
 from sessions_app.ingest.rows import (
     MAX_BATCH_ROWS,
     Row,
@@ -82,6 +82,7 @@ def _reopen_late(plan: Plan) -> None:
     have read them without it)."""
     if plan.events:
         hours = {timebuckets.floor(e.ts, timebuckets.Width.HOUR) for e in plan.events}
+        hours |= hours_after(plan)  # later page views of its sessions: their paths changed
         buckets_applied_late(site_id=plan.site_id, hours=hours)
 
 

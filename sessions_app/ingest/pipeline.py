@@ -1,11 +1,10 @@
 """The collector's write path: validate → dedupe → sessionize → log → apply.
 
-`events_record` is the one entry point for every source (the tracker's /collect,
-the Segment-compatible /v1 endpoints, generate_clicks). The accepted batch is in
-the transaction log before it returns; then it is either handed to the applier
-queue (collector/applier.py, when an applier runs) or written to the tables
-before returning. A failure after the log write is repaired by `txlog_replay`,
-which re-applies unapplied log entries.
+`events_record` is the one entry point for every source (the tracker's /collect, the
+Segment-compatible /v1 endpoints, generate_clicks). The accepted batch is in the
+transaction log before it returns; then it is handed to the applier queue (ingest/
+applier.py, when an applier runs) or written to the tables before returning. A failure
+after the log write is repaired by `txlog_replay`, which re-applies unapplied entries.
 """
 
 from __future__ import annotations
@@ -36,6 +35,7 @@ from sessions_app.ingest.plan import (
     Plan,
     SessionSummary,
     Stats,
+    hours_after,
     plan_without,
     version_of,
 )
@@ -208,7 +208,7 @@ def _without_erased(plan: Plan) -> Plan:
 
 def _touch_buckets(site: Site, plan: Plan) -> None:
     """Open the hour buckets this batch wrote to (and the shards it used); late events
-    reopen sealed ones."""
+    reopen sealed ones, and so does an event before later ones of its session (paths)."""
     hours: dict[datetime, tuple[int, int]] = {}
     # The batch's tallies (bucket_partials) go to one shard of each of its hours.
     tallies = partial_shard(plan.batch_id, plan.shards) + 1
@@ -217,7 +217,7 @@ def _touch_buckets(site: Site, plan: Plan) -> None:
         late, shards = hours.get(hour, (0, tallies))
         hours[hour] = (late + int(event.late), max(shards, event.shard + 1))
     try:
-        bucket_states_touch(site=site, hours=hours)
+        bucket_states_touch(site=site, hours=hours, reopen=hours_after(plan))
     except Exception:  # bookkeeping: the next batch for this hour records it again
         log.exception("bucket states not updated for batch %s", plan.batch_id)
 

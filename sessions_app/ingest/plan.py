@@ -215,3 +215,29 @@ def version_of(received_at: datetime) -> int:
     """Return the write timestamp (µs since the epoch) that orders plans by arrival."""
     delta = timebuckets.as_utc(received_at) - timebuckets.EPOCH
     return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+def hours_after(plan: Plan) -> set[datetime]:
+    """The hours a plan changes without writing to them: those after one of its events
+    and up to the latest event of that event's session, holding none of the plan's own
+    events of that session. Empty unless an event arrived after later ones of its
+    session; then those later hours' paths (aggregates/paths.py) change, and reseal."""
+    hour = timebuckets.Width.HOUR
+    first: dict[uuid.UUID, datetime] = {}
+    own: set[tuple[uuid.UUID, datetime]] = set()
+    for e in plan.events:
+        start = timebuckets.floor(e.ts, hour)
+        own.add((e.session_id, start))
+        if e.session_id not in first or start < first[e.session_id]:
+            first[e.session_id] = start
+    found: set[datetime] = set()
+    for s in plan.sessions:
+        earliest = first.get(s.session_id)
+        if earliest is None or s.last_seen_at < timebuckets.next_start(earliest, hour):
+            continue
+        end = timebuckets.next_start(timebuckets.floor(s.last_seen_at, hour), hour)
+        following = timebuckets.next_start(earliest, hour)
+        for later in timebuckets.buckets_between(following, end, hour):
+            if (s.session_id, later) not in own:
+                found.add(later)
+    return found

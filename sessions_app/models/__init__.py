@@ -4,6 +4,7 @@ from sessions_app.tables.anonymous_links import AnonymousLink
 from sessions_app.tables.bucket_aggregates import BucketAggregate
 from sessions_app.tables.bucket_breakdowns import BucketBreakdown
 from sessions_app.tables.bucket_partials import BucketPartial
+from sessions_app.tables.bucket_paths import BucketPath
 from sessions_app.tables.bucket_users import BucketUsers
 from sessions_app.tables.failed_events import FailedEvent
 from sessions_app.tables.identity_links import IdentityLink
@@ -38,6 +39,7 @@ __all__ = [
     "BucketAggregate",
     "BucketBreakdown",
     "BucketPartial",
+    "BucketPath",
     "BucketState",
     "BucketUsers",
     "ErasureRequest",

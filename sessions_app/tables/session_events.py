@@ -51,6 +51,13 @@ SELECT_DOCS_AFTER = """
 SELECT doc FROM {ks}.session_events WHERE session_id = ? AND event_id > ? LIMIT ?
 """
 
+# A session's events before an instant, newest first: the page views a path continues
+# (aggregates/paths.py).
+SELECT_DOCS_BEFORE = """
+SELECT doc FROM {ks}.session_events WHERE session_id = ? AND event_id < ?
+ORDER BY event_id DESC
+"""
+
 SELECT_STATIC = """
 SELECT timeline, timeline_site, writetime(timeline) AS built_us, writetime(touched) AS touched_us,
        ttl(touched) AS touched_ttl, prefix, prefix_upto, prefix_count, prefix_user,

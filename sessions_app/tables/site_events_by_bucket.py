@@ -20,7 +20,7 @@ FROM {ks}.site_events_by_bucket WHERE site_id = ? AND bucket = ? AND shard = ?
 """
 
 SELECT_SEAL_ROWS = """
-SELECT session_id, user_key, type, name, ts, url, element, is_bot
+SELECT session_id, event_id, user_key, type, name, ts, url, element, is_bot
 FROM {ks}.site_events_by_bucket WHERE site_id = ? AND bucket = ? AND shard = ?
 """
 

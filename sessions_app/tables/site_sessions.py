@@ -55,6 +55,10 @@ FROM {ks}.site_sessions
 WHERE site_id = ? AND day = ? AND shard = ? AND session_id >= ? AND session_id < ?
 """
 
+SELECT_SOURCE = """
+SELECT source FROM {ks}.site_sessions WHERE site_id = ? AND day = ? AND shard = ? AND session_id = ?
+"""
+
 COUNT = """
 SELECT session_id FROM {ks}.site_sessions WHERE site_id = ? AND day = ? AND shard = ? LIMIT ?
 """

@@ -16,7 +16,7 @@ from django.test import Client
 from django.utils import timezone
 
 from sessions_app import tasks
-from sessions_app.aggregates import breakdowns, rollup, seal, sources, stored
+from sessions_app.aggregates import breakdowns, paths, rollup, seal, sources, stored
 from sessions_app.core import timebuckets
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.core.redis_client import redis_client
@@ -336,6 +336,13 @@ def test_ingest_erase_replay_leaves_nothing_of_the_user(site, traffic, root, set
             assert sum(e.sessions for e in values.values()) == left, (granularity, name)
             assert sum(e.conversions for e in values.values()) == 0
         assert sum(e.users for e in found[granularity, bucket]["device"].values()) == 1
+    # Paths too: bob's page views of /b alone, one an hour.
+    for granularity, bucket, left in (("hour", h1, 1), ("hour", h2, 1), ("month", month, 2)):
+        (rows,) = paths.buckets_read(site_id=site.id, buckets=[(granularity, bucket)])
+        grams = {
+            g: n for (side, _), row in rows.items() if side == "from" for g, n in row.grams.items()
+        }
+        assert grams == {("/b",): left, (paths.ENTRANCE, "/b"): left}, (granularity, grams)
     after_month = _aggregate(site, "month", month)
     assert (after_month["events"], after_month["conversions"], after_month["users"]) == (2, 0, 1)
     assert BucketState.objects.get(site=site, granularity="month", bucket=month).state == "sealed"

@@ -36,7 +36,7 @@ from tests.ingest.conftest import event
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 
 USER_KEY = "org/7"  # a slash, so the key goes through the userkey converter
-QUERY = {"event": "pageview"}  # the counters route needs one; the others ignore it
+QUERY = {"event": "pageview", "page": "/"}  # counters and transitions need one; others ignore it
 _PARAM = re.compile(r"<(?:(?P<converter>[^>:]+):)?(?P<name>[^>]+)>")
 
 
