@@ -387,6 +387,8 @@ def ingest(
     reads.update(_step(env, "bench.sealing", str(seal_events), "30"))
     log("session explorer benchmarks (100,000 sessions over 7 days) ...")
     reads["explorer"] = _step(env, "bench.explorer", "100000", "60", f"http://127.0.0.1:{WEB_PORT}")
+    log("paths and transitions benchmarks (30 sealed days, ~1,000,000 page views) ...")
+    reads["paths"] = _step(env, "bench.paths", "7000", "60")
     return rows, reads
 
 
@@ -551,6 +553,17 @@ def render(rows: list[dict], reads: dict, *, workers: int, threads: int, seconds
                 f"(Server-Timing) p50 / p95 ms "
                 f"| {f['api_server_p50_ms']:.1f} / {f['api_server_p95_ms']:.1f} | — | — |"
             )
+    p: dict = reads.get("paths") or {}
+    for name, what in (("paths", "top paths from the session start (Sankey + whole paths)"),
+                       ("transitions", "transitions of one page")) if p else ():  # fmt: skip
+        met = p[f"{name}_p95_ms"] <= p["goal_p95_ms"]
+        lines.append(
+            f"| {what} over 30 sealed days ({p['page_views']:,} page views): p50 / p95 ms "
+            f"in-process vs the raw driver reading the same 30 rows (goal p95 ≤ "
+            f"{p['goal_p95_ms']:.0f} ms: {'met' if met else 'missed'}) | {p[f'{name}_p50_ms']:.1f} "
+            f"/ {p[f'{name}_p95_ms']:.1f} | {p['raw_p50_ms']:.1f} / {p['raw_p95_ms']:.1f} | "
+            f"{p['raw_p95_ms'] / p[f'{name}_p95_ms']:.2f} |"
+        )
     return "\n".join(lines)
 
 
