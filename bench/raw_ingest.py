@@ -186,6 +186,7 @@ def _batch(
                     now,
                     url,
                     element,
+                    None,  # props
                     False,
                     False,
                     RAW_TTL,

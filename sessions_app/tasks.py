@@ -11,9 +11,11 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from sessions_app.aggregates import rollup, seal, states
+from sessions_app.analysis import funnel_scan
+from sessions_app.analysis.funnel_spec import funnel_compile
 from sessions_app.erasure import erasures
 from sessions_app.ingest.replay import txlog_replay
-from sessions_app.models import PurgeRun
+from sessions_app.models import FunnelVersion, PurgeRun, Site
 from sessions_app.partitions import shards
 from sessions_app.retention import purge
 from sessions_app.system import health
@@ -122,3 +124,18 @@ def resume_erasures() -> int:
     for request in stalled:
         erase_user.delay(str(request.pk))
     return len(stalled)
+
+
+@shared_task(acks_late=True, soft_time_limit=240, time_limit=300, max_retries=2)
+def funnel_day(site_id: str, version_id: int, day: str) -> int:
+    """Scan one day for a funnel definition and cache it (fanned out by a cold result);
+    return the events it read."""
+    version = FunnelVersion.objects.get(pk=version_id)
+    site, when = Site.objects.get(pk=site_id), datetime.fromisoformat(day)
+    try:
+        part = funnel_scan.day_compute(
+            site=site, funnel=funnel_compile(version.definition), digest=version.digest, day=when
+        )
+    finally:
+        funnel_scan.day_done(site_id=site.id, digest=version.digest, day=when)
+    return part.scanned

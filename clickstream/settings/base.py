@@ -397,3 +397,9 @@ CONTENT_SECURITY_POLICY = (
     "connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; "
     "form-action 'self'"
 )
+
+# Funnels (analysis/funnels.py): a result needing more uncached sealed days than
+# FUNNEL_INLINE_DAYS queues one Celery task a day (progress on the page); a queued day is
+# not queued again for FUNNEL_TASK_TTL seconds.
+FUNNEL_INLINE_DAYS = env.int("FUNNEL_INLINE_DAYS", default=2)
+FUNNEL_TASK_TTL = env.int("FUNNEL_TASK_TTL", default=600)

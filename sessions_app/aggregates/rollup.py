@@ -10,9 +10,11 @@ from django.db.models import F
 from sessions_app.aggregates import breakdowns, paths, stored, tally
 from sessions_app.aggregates.seal import CHILD, aggregate_ttl, aggregates_write
 from sessions_app.core import timebuckets
+from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.models import (
     BucketState,
 )
+from sessions_app.tables import funnel_days
 
 
 def bucket_rollup(
@@ -56,7 +58,10 @@ def bucket_rollup(
         ttl=aggregate_ttl(granularity),
         now=now,
     )
-    if granularity == "day":
+    if granularity == "day":  # funnels' parts of the day were scanned from older rows
+        cassandra_session().execute(
+            prepare(funnel_days.DELETE_DAY, idempotent=True, write=True), (site.id, start)
+        )
         BucketState.objects.get_or_create(
             site=site, granularity="month", bucket=timebuckets.floor(start, "month")
         )

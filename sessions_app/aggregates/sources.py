@@ -48,6 +48,19 @@ def site_bucket_rows(
     )
 
 
+def site_bucket_funnel_rows(
+    *, site_id: uuid.UUID, hour: datetime, shards: int, page_size: int = 5_000
+) -> Iterator[dict[str, Any]]:
+    """Yield the raw rows of a site's hour with what a funnel step matches (its props too)."""
+    return _shards_scan(
+        site_events_by_bucket.SELECT_FUNNEL_ROWS,
+        site_id=site_id,
+        hour=hour,
+        shards=shards,
+        page_size=page_size,
+    )
+
+
 def bucket_partials(*, site_id: uuid.UUID, hour: datetime, shards: int) -> tally.Tally | None:
     """Return the merged tallies the applier wrote for a site's hour; None if it wrote
     none, or if one event is in two of them (a resend logged twice, after Redis lost its

@@ -72,6 +72,11 @@ def epoch_ms(value: datetime) -> int:
     return (delta.days * 86_400 + delta.seconds) * 1000 + delta.microseconds // 1000
 
 
+def from_epoch_ms(value: int) -> datetime:
+    """The UTC instant `value` milliseconds after the epoch (inverse of epoch_ms)."""
+    return EPOCH + timedelta(milliseconds=value)
+
+
 def within_reach(value: datetime, *, now: datetime) -> bool:
     """Whether a time a reader asks for lies between the epoch and a year after now.
 

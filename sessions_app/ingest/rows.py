@@ -117,6 +117,7 @@ def _event_groups(events: Iterable[EventRow]) -> dict[tuple[Any, ...], list[Row]
                     ts,
                     e.url,
                     element,
+                    props,
                     e.is_bot,
                     e.late,
                     ttl,

@@ -7,6 +7,7 @@ from sessions_app.tables.bucket_partials import BucketPartial
 from sessions_app.tables.bucket_paths import BucketPath
 from sessions_app.tables.bucket_users import BucketUsers
 from sessions_app.tables.failed_events import FailedEvent
+from sessions_app.tables.funnel_days import FunnelDay
 from sessions_app.tables.identity_links import IdentityLink
 from sessions_app.tables.ingest_stats import IngestStats
 from sessions_app.tables.latest_sessions import LatestSession
@@ -24,6 +25,7 @@ from sessions_app.tables.user_sessions import UserSession
 
 from .accounts import ApiToken
 from .erasure import ErasureRequest, Suppression
+from .funnels import Funnel, FunnelVersion
 from .retention import AdminAction, PurgeRun, PurgeWatermark, RetentionPolicy
 from .sites import BucketState, ReplayWatermark, Site, SiteMembership, UserBucketWidth
 
@@ -44,6 +46,9 @@ __all__ = [
     "BucketUsers",
     "ErasureRequest",
     "FailedEvent",
+    "Funnel",
+    "FunnelDay",
+    "FunnelVersion",
     "IdentityLink",
     "IngestStats",
     "LatestSession",

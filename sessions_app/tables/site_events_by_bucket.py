@@ -24,6 +24,12 @@ SELECT session_id, event_id, user_key, type, name, ts, url, element, is_bot
 FROM {ks}.site_events_by_bucket WHERE site_id = ? AND bucket = ? AND shard = ?
 """
 
+# What a funnel's day reads (analysis/funnels.py): every event of one hour and shard.
+SELECT_FUNNEL_ROWS = """
+SELECT session_id, event_id, user_key, type, name, ts, url, element, props, is_bot
+FROM {ks}.site_events_by_bucket WHERE site_id = ? AND bucket = ? AND shard = ?
+"""
+
 DELETE_ROW = """
 DELETE FROM {ks}.site_events_by_bucket
 WHERE site_id = ? AND bucket = ? AND shard = ? AND event_id = ?
@@ -32,8 +38,8 @@ WHERE site_id = ? AND bucket = ? AND shard = ? AND event_id = ?
 INSERT = """
 INSERT INTO {ks}.site_events_by_bucket
   (site_id, bucket, shard, event_id, session_id, user_key, type, name, ts, url, element,
-   is_bot, late)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+   props, is_bot, late)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 USING TTL ?
 """
 
@@ -83,6 +89,7 @@ class SiteEventByBucket(Model):
     ts = columns.DateTime(required=True)
     url = columns.Text()
     element = columns.Text()
+    props = columns.Text()  # JSON, as the other event tables keep it (funnel step conditions)
     is_bot = columns.Boolean(default=False)
     late = columns.Boolean(default=False)
 

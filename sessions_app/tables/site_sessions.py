@@ -55,6 +55,12 @@ FROM {ks}.site_sessions
 WHERE site_id = ? AND day = ? AND shard = ? AND session_id >= ? AND session_id < ?
 """
 
+# A session's dimensions, for a funnel's breakdown (analysis/funnel_scan.py).
+SELECT_DIMENSIONS = """
+SELECT source, medium, campaign, country, device, browser FROM {ks}.site_sessions
+WHERE site_id = ? AND day = ? AND shard = ? AND session_id = ?
+"""
+
 SELECT_SOURCE = """
 SELECT source FROM {ks}.site_sessions WHERE site_id = ? AND day = ? AND shard = ? AND session_id = ?
 """

@@ -1,0 +1,176 @@
+"""A funnel's per-day partial result: the day's events that match any of its steps.
+
+A day's part is computed once from the day's raw rows (every hour and shard of
+site_events_by_bucket) and, when the day is sealed, cached in funnel_days under the
+definition's digest and the day's BucketState version. Days the result needs that are
+not cached are scanned inline (a few) or fanned out as Celery tasks (`funnel_day`), so
+more workers finish a cold funnel sooner. A part is a list of matching events — user,
+session, time, event id, the steps it matches — plus the dimensions of their sessions;
+the funnel itself is evaluated over the concatenated parts (analysis/funnels.py), which
+is what keeps a conversion window that crosses a day's edge exact.
+"""
+
+from __future__ import annotations
+
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import orjson
+from celery import current_app
+from django.conf import settings
+
+from sessions_app.aggregates.seal import aggregate_ttl
+from sessions_app.aggregates.sources import site_bucket_funnel_rows
+from sessions_app.analysis.funnel_spec import Funnel
+from sessions_app.core import timebuckets
+from sessions_app.core.cql import cassandra_session, prepare
+from sessions_app.core.redis_client import redis_client
+from sessions_app.models import BucketState, Site
+from sessions_app.tables import funnel_days, site_sessions
+
+DIMENSIONS = ("source", "medium", "campaign", "country", "device", "browser")
+HOURS_AT_ONCE = 6  # hours of a day scanned concurrently
+IN_FLIGHT = "cs:funnel-day"  # Redis: a day task already queued (key: site, digest, day)
+
+Match = tuple[str, str, int, str, int]  # user key, session id, ts (ms), event id, step mask
+
+
+@dataclass
+class DayPart:
+    """One day's matching events and the dimensions of their sessions."""
+
+    day: datetime
+    events: list[Match] = field(default_factory=list)
+    sessions: dict[str, list[str | None]] = field(default_factory=dict)
+    scanned: int = 0
+
+    def encode(self) -> bytes:
+        return orjson.dumps({"events": self.events, "sessions": self.sessions})
+
+    @classmethod
+    def decode(cls, day: datetime, blob: bytes, scanned: int) -> DayPart:
+        body = orjson.loads(blob)
+        events: list[Match] = [(e[0], e[1], e[2], e[3], e[4]) for e in body["events"]]
+        return cls(day, events, body["sessions"], scanned)
+
+
+def day_scan(*, site: Site, funnel: Funnel, day: datetime) -> DayPart:
+    """Read every raw row of the day (bots left out) and keep those matching a step."""
+    day = timebuckets.floor(day, timebuckets.Width.DAY)
+    hours = timebuckets.buckets_between(day, timebuckets.next_start(day, "day"), "hour")
+    used = dict(
+        BucketState.objects.filter(site=site, granularity="hour", bucket__in=hours).values_list(
+            "bucket", "shards"
+        )
+    )
+    shards = {h: max(site.event_shards, used.get(h, 1)) for h in hours}
+
+    def hour_scan(hour: datetime) -> tuple[list[Match], int]:
+        found: list[Match] = []
+        scanned = 0
+        mask = funnel.mask
+        for row in site_bucket_funnel_rows(site_id=site.id, hour=hour, shards=shards[hour]):
+            scanned += 1
+            if row["is_bot"]:
+                continue
+            bits = mask(row)
+            if bits:
+                ts = timebuckets.epoch_ms(timebuckets.from_driver(row["ts"]))
+                found.append(
+                    (row["user_key"], str(row["session_id"]), ts, str(row["event_id"]), bits)
+                )
+        return found, scanned
+
+    part = DayPart(day)
+    with ThreadPoolExecutor(HOURS_AT_ONCE, thread_name_prefix="funnel-scan") as pool:
+        for found, scanned in pool.map(hour_scan, hours):
+            part.events.extend(found)
+            part.scanned += scanned
+    part.sessions = _dimensions(site.id, sorted({e[1] for e in part.events}))
+    return part
+
+
+def _dimensions(site_id: uuid.UUID, sessions: list[str]) -> dict[str, list[str | None]]:
+    """Each session's source, medium, campaign, country, device and browser."""
+    if not sessions:
+        return {}
+    statement = prepare(site_sessions.SELECT_DIMENSIONS)
+    futures = [
+        (
+            sid,
+            cassandra_session().execute_async(
+                statement, site_sessions.row_key(site_id, uuid.UUID(sid))
+            ),
+        )
+        for sid in sessions
+    ]
+    found: dict[str, list[str | None]] = {}
+    for sid, future in futures:
+        row = future.result().one()
+        found[sid] = [row[d] for d in DIMENSIONS] if row else [None] * len(DIMENSIONS)
+    return found
+
+
+def cached_parts(
+    *, site_id: uuid.UUID, digest: str, days: dict[datetime, int]
+) -> dict[datetime, DayPart]:
+    """The cached parts of these sealed days ({day: its version}) still valid."""
+    statement = prepare(funnel_days.SELECT)
+    futures = {
+        day: cassandra_session().execute_async(statement, (site_id, day, digest)) for day in days
+    }
+    found = {}
+    for day, future in futures.items():
+        row = future.result().one()
+        if row and row["version"] == days[day] and row["matches"] is not None:
+            found[day] = DayPart.decode(day, row["matches"], row["scanned"] or 0)
+    return found
+
+
+def part_store(*, site_id: uuid.UUID, digest: str, part: DayPart, version: int) -> None:
+    cassandra_session().execute(
+        prepare(funnel_days.INSERT, idempotent=True, write=True),
+        (site_id, part.day, digest, version, part.encode(), part.scanned, aggregate_ttl("day")),
+    )
+
+
+def sealed_versions(site_id: uuid.UUID, days: list[datetime]) -> dict[datetime, int]:
+    """The sealed days among these, with their versions."""
+    states = BucketState.objects.filter(
+        site_id=site_id, granularity="day", bucket__in=days, state=BucketState.SEALED
+    ).values_list("bucket", "version")
+    return {timebuckets.as_utc(b): v for b, v in states}
+
+
+def day_compute(*, site: Site, funnel: Funnel, digest: str, day: datetime) -> DayPart:
+    """Scan a day; cache it if it is sealed and was sealed when the scan began."""
+    before = sealed_versions(site.id, [day]).get(day)
+    part = day_scan(site=site, funnel=funnel, day=day)
+    if before is not None and sealed_versions(site.id, [day]).get(day) == before:
+        part_store(site_id=site.id, digest=digest, part=part, version=before)
+    return part
+
+
+def _in_flight(site_id: uuid.UUID, digest: str, day: datetime) -> str:
+    return f"{IN_FLIGHT}:{site_id}:{digest}:{day.date().isoformat()}"
+
+
+def day_done(*, site_id: uuid.UUID, digest: str, day: datetime) -> None:
+    """A day task finished (or failed): the next result may queue the day again."""
+    redis_client().delete(_in_flight(site_id, digest, day))
+
+
+def fan_out(*, site_id: uuid.UUID, version_id: int, digest: str, days: list[datetime]) -> int:
+    """Queue a `funnel_day` task for each day not queued already; return how many."""
+    redis = redis_client()
+    queued = 0
+    for day in days:
+        if redis.set(_in_flight(site_id, digest, day), "1", nx=True, ex=settings.FUNNEL_TASK_TTL):
+            # By name: the tasks module imports this one.
+            current_app.send_task(
+                "sessions_app.tasks.funnel_day", args=[str(site_id), version_id, day.isoformat()]
+            )
+            queued += 1
+    return queued

@@ -1,0 +1,276 @@
+"""A funnel's result over a range: step counts, conversion, times, trend, breakdown, units.
+
+Definitions (the brute force in tests/analysis/test_funnels.py states them the same way):
+a unit (a user, or a session when counted per session) converts step k when it has
+events e1 < ... < ek in order (time, then event id) matching steps 1..k, each within the
+range, and — with a time window — ek no later than e1 + window; with the session window
+all of them in one session. A unit's level is the most steps it completes, its start the
+latest first-step event from which that level is reached, and its chain the earliest
+matching events from that start (what the times between steps are measured on). Trend
+days and breakdown values are the start's day and the start session's dimensions.
+
+Evaluation per unit is ClickHouse's windowFunnel: one pass keeping, for every step, the
+latest start that reached it; then one greedy pass from that start for the chain. The
+parts come from funnel_scan: cached days, fanned-out days, live days.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+
+from sessions_app.analysis.funnel_scan import (
+    DIMENSIONS,
+    Match,
+    cached_parts,
+    day_compute,
+    fan_out,
+    sealed_versions,
+)
+from sessions_app.analysis.funnel_spec import Funnel, funnel_compile
+from sessions_app.core import timebuckets
+from sessions_app.core.bounds import RangeError
+from sessions_app.core.ids import cassandra_order
+from sessions_app.models import FunnelVersion, Site
+
+MAX_LIVE_DAYS = 7  # unsealed days scanned in a request; older ones wait ("pending")
+TOP_VALUES = 10
+OTHER = "(other)"
+
+
+@dataclass
+class Unit:
+    """One user's (or session's) outcome: its level, start and chain."""
+
+    key: str
+    level: int
+    chain: list[Match]  # the matched events, step 1 first
+
+    @property
+    def start(self) -> Match:
+        return self.chain[0]
+
+
+def _order(match: Match) -> tuple[int, tuple[int, bytes]]:
+    return match[2], cassandra_order(uuid.UUID(match[3]))
+
+
+def unit_outcome(key: str, events: list[Match], steps: int, window_ms: int | None) -> Unit | None:
+    """The unit's level, start and chain over its matching events (already in order)."""
+    latest: list[int | None] = [None] * steps  # index of the latest start reaching step i+1
+    for index, event in enumerate(events):
+        mask = event[4]
+        for step in range(steps - 1, -1, -1):  # high to low: an event serves one step
+            if not mask >> step & 1:
+                continue
+            if step == 0:
+                latest[0] = index
+                continue
+            start = latest[step - 1]
+            if start is None:
+                continue
+            held = latest[step]
+            within = window_ms is None or event[2] - events[start][2] <= window_ms
+            if within and (held is None or start > held):
+                latest[step] = start
+    level = max((i + 1 for i, s in enumerate(latest) if s is not None), default=0)
+    if not level:
+        return None
+    begin = latest[level - 1]
+    assert begin is not None
+    chain = [events[begin]]
+    for event in events[begin + 1 :]:
+        if len(chain) == level:
+            break
+        if event[4] >> len(chain) & 1 and (
+            window_ms is None or event[2] - chain[0][2] <= window_ms
+        ):
+            chain.append(event)
+    return Unit(key, level, chain)
+
+
+def units_evaluate(funnel: Funnel, events: Iterable[Match]) -> list[Unit]:
+    """Every unit that reached the first step."""
+    steps = len(funnel.matchers)
+    window = int(funnel.window / timedelta(milliseconds=1)) if funnel.window else None
+    groups: dict[tuple[str, str], list[Match]] = defaultdict(list)
+    for event in events:
+        user, session = event[0], event[1]
+        unit = session if funnel.per_session_units else user
+        groups[unit, session if funnel.session_window else ""].append(event)
+    best: dict[str, Unit] = {}
+    for (unit_key, _), found in groups.items():
+        found.sort(key=_order)
+        outcome = unit_outcome(unit_key, found, steps, window)
+        if outcome is None:
+            continue
+        held = best.get(unit_key)
+        if held is None or (outcome.level, _order(outcome.start)) > (
+            held.level,
+            _order(held.start),
+        ):
+            best[unit_key] = outcome
+    return list(best.values())
+
+
+@dataclass
+class Result:
+    units: list[Unit] = field(default_factory=list)
+    sessions: dict[str, list[str | None]] = field(default_factory=dict)
+    days_total: int = 0
+    days_cached: int = 0
+    days_pending: list[datetime] = field(default_factory=list)
+    scanned: int = 0
+
+
+def funnel_units(*, site: Site, version: FunnelVersion, start: datetime, end: datetime) -> Result:
+    """Gather the range's day parts (cached, scanned inline, fanned out, live) and evaluate."""
+    funnel = funnel_compile(version.definition)
+    days = timebuckets.buckets_between(
+        timebuckets.floor(start, "day"), timebuckets.ceil(end, "day"), "day", limit=93
+    )
+    sealed = sealed_versions(site.id, days)
+    parts = cached_parts(site_id=site.id, digest=version.digest, days=sealed)
+    result = Result(days_total=len(days), days_cached=len(parts))
+    cold = [d for d in days if d in sealed and d not in parts]
+    if len(cold) > settings.FUNNEL_INLINE_DAYS:
+        fan_out(site_id=site.id, version_id=version.id, digest=version.digest, days=cold)
+        parts.update(cached_parts(site_id=site.id, digest=version.digest,
+                                  days={d: sealed[d] for d in cold}))  # fmt: skip
+        cold = [d for d in cold if d not in parts]
+        result.days_pending.extend(cold)
+        cold = []
+    live = [d for d in days if d not in sealed]
+    result.days_pending.extend(live[:-MAX_LIVE_DAYS])
+    for day in cold + live[-MAX_LIVE_DAYS:]:
+        parts[day] = day_compute(site=site, funnel=funnel, digest=version.digest, day=day)
+    low, high = timebuckets.epoch_ms(start), timebuckets.epoch_ms(end)
+    events: list[Match] = []
+    for part in parts.values():
+        events.extend(e for e in part.events if low <= e[2] < high)
+        result.sessions.update(part.sessions)
+        result.scanned += part.scanned
+    result.units = units_evaluate(funnel, events)
+    result.days_pending.sort()
+    return result
+
+
+def _percentile(values: list[int], q: float) -> float | None:
+    """Nearest-rank percentile of milliseconds, in seconds."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    rank = max(1, -(-len(ordered) * q // 1))
+    return ordered[int(rank) - 1] / 1000
+
+
+def funnel_summary(
+    definition: dict[str, Any], result: Result, *, breakdown: str | None
+) -> dict[str, Any]:
+    """Per step: count, conversion from the first and the previous step, median and p90
+    seconds from the previous step; the trend per start day; the breakdown if asked."""
+    steps = definition["steps"]
+    reached = [sum(1 for u in result.units if u.level > i) for i in range(len(steps))]
+    shown = []
+    for i, step in enumerate(steps):
+        gaps = [u.chain[i][2] - u.chain[i - 1][2] for u in result.units if i and u.level > i]
+        shown.append({
+            "step": i + 1,
+            "label": step.get("label") or _label(step),
+            "count": reached[i],
+            "dropped": reached[i] - (reached[i + 1] if i + 1 < len(steps) else reached[i]),
+            "from_first": _rate(reached[i], reached[0]),
+            "from_previous": _rate(reached[i], reached[i - 1] if i else reached[0]),
+            "median_s": _percentile(gaps, 0.5),
+            "p90_s": _percentile(gaps, 0.9),
+        })  # fmt: skip
+    trend: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for unit in result.units:
+        day = timebuckets.from_epoch_ms(unit.start[2]).date().isoformat()
+        trend[day][0] += 1
+        trend[day][1] += unit.level == len(steps)
+    answer: dict[str, Any] = {
+        "steps": shown,
+        "trend": [
+            {"day": d, "entered": n, "converted": c, "rate": round(c / n, 4)}
+            for d, (n, c) in sorted(trend.items())
+        ],
+        "days": {
+            "total": result.days_total,
+            "cached": result.days_cached,
+            "pending": [d.date().isoformat() for d in result.days_pending],
+        },
+        "events_scanned": result.scanned,
+    }
+    if breakdown:
+        answer["breakdown"] = _breakdown(result, breakdown, len(steps))
+    return answer
+
+
+def _rate(part: int, whole: int) -> float:
+    return round(part / whole, 4) if whole else 0.0
+
+
+def _label(step: dict[str, Any]) -> str:
+    if step["kind"] == "pageview":
+        return f"viewed {step['path']}" + ("…" if step["match"] == "prefix" else "")
+    if step["kind"] == "click":
+        return f"clicked {step.get('selector') or step.get('text')}"
+    return f"did {step['name']}"
+
+
+def _breakdown(result: Result, dimension: str, steps: int) -> list[dict[str, Any]]:
+    if dimension not in DIMENSIONS:
+        raise RangeError("breakdown", f"one of {', '.join(DIMENSIONS)}")
+    column = DIMENSIONS.index(dimension)
+    counts: dict[str, list[int]] = defaultdict(lambda: [0] * steps)
+    for unit in result.units:
+        dims = result.sessions.get(unit.start[1])
+        value = (dims[column] if dims else None) or "(none)"
+        for i in range(unit.level):
+            counts[value][i] += 1
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1][0], kv[0]))
+    rows = ranked[:TOP_VALUES]
+    if len(ranked) > TOP_VALUES:
+        rest = [sum(c[i] for _, c in ranked[TOP_VALUES:]) for i in range(steps)]
+        rows.append((OTHER, rest))
+    return [
+        {"value": v, "counts": c, "rate": round(c[-1] / c[0], 4) if c[0] else 0.0} for v, c in rows
+    ]
+
+
+def units_page(
+    result: Result, *, step: int, outcome: str, offset: int, limit: int
+) -> tuple[list[dict[str, Any]], int | None]:
+    """The units that reached `step` (1-based) or dropped off after it, newest start
+    first: each with the session to open (its last matched event's) and its level."""
+    if outcome not in ("reached", "dropped"):
+        raise RangeError("outcome", "reached or dropped")
+    chosen = [
+        u for u in result.units
+        if u.level >= step and (outcome == "reached" or u.level == step)
+    ]  # fmt: skip
+    chosen.sort(key=lambda u: (_order(u.start), u.key), reverse=True)
+    rows = [
+        {
+            "unit": u.key,
+            "user_key": u.chain[-1][0],
+            "session_id": u.chain[-1][1],
+            "started_at": timebuckets.from_epoch_ms(u.start[2]),
+            "level": u.level,
+            "steps_at": [timebuckets.from_epoch_ms(e[2]) for e in u.chain],
+        }
+        for u in chosen[offset : offset + limit]
+    ]
+    following = offset + limit if offset + limit < len(chosen) else None
+    return rows, following
+
+
+def reached_counts(units: list[Unit], steps: int) -> Counter[int]:
+    return Counter(u.level for u in units if u.level <= steps)

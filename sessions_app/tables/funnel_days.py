@@ -1,0 +1,59 @@
+"""funnel_days: a funnel definition's per-day partial result, cached once the day is sealed.
+
+One partition per (site, day), a row per definition digest: the day's events that match
+any of the funnel's steps (user, session, time, event id, which steps), the dimensions of
+their sessions and how many events the day's scan read. Written when a sealed day is
+first asked for (analysis/funnels.py, fanned out as Celery tasks); valid while the day's
+BucketState is sealed at the version stored with it. Every day rollup (a reseal after
+late events or an erasure) deletes the day's partition, so no cached row outlives the
+raw rows it came from.
+
+The table's schema (cqlengine, applied by sync_cassandra), every statement on it, and
+its spec in the table registry (tables/registry.py).
+"""
+
+from __future__ import annotations
+
+from cassandra.cqlengine import columns
+from cassandra.cqlengine.models import Model
+
+from sessions_app.retention.specs import table_options
+from sessions_app.tables.spec import AGGREGATES as _AGGREGATES
+from sessions_app.tables.spec import RESEAL, TableSpec
+
+INSERT = """
+INSERT INTO {ks}.funnel_days (site_id, day, digest, version, matches, scanned)
+VALUES (?, ?, ?, ?, ?, ?) USING TTL ?
+"""
+
+SELECT = """
+SELECT version, matches, scanned FROM {ks}.funnel_days
+WHERE site_id = ? AND day = ? AND digest = ?
+"""
+
+DELETE_DAY = "DELETE FROM {ks}.funnel_days WHERE site_id = ? AND day = ?"
+
+POLICIES = _AGGREGATES
+
+
+class FunnelDay(Model):
+    """One funnel definition's matching events of one sealed day of a site."""
+
+    __table_name__ = "funnel_days"
+    __options__ = table_options(policies=POLICIES)
+
+    site_id = columns.UUID(partition_key=True)
+    day = columns.DateTime(partition_key=True)
+    digest = columns.Text(primary_key=True)  # analysis/funnel_spec.digest
+    version = columns.Integer()  # the day's BucketState.version when computed
+    matches = columns.Blob()  # orjson: {"events": [...], "sessions": {...}}
+    scanned = columns.BigInt()  # raw events the day's scan read
+
+
+SPEC = TableSpec(
+    policies=POLICIES,
+    model=FunnelDay,
+    purge=None,
+    erasure=RESEAL,
+    sizing=None,
+)

@@ -1,0 +1,326 @@
+"""Funnels against a brute force over the raw events.
+
+Visitors go through /collect over four days (sessions that cross midnight, product
+views, add-to-cart clicks, checkout events with a plan property, a bot); the hours and
+days seal; then late events land in sealed days (reopening them) and the days reseal.
+Random funnels (page views exact / prefix / pattern, clicks by selector or text, events
+with or without a property condition; per user or per session; the session, two hours or
+a day as the window) are compared step by step with a brute force that reads the raw
+rows, matches steps with its own code, and for every unit tries every first-step event
+as the start, taking the earliest events after it (the definition in analysis/funnels.py).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import random
+from collections import defaultdict
+from datetime import datetime, timedelta
+from typing import Any
+
+import pytest
+from django.utils import timezone
+
+from sessions_app.aggregates import sources
+from sessions_app.aggregates.tally import page_path
+from sessions_app.analysis import funnel_defs, funnels
+from sessions_app.core import timebuckets
+from sessions_app.core.bounds import RangeError
+from sessions_app.core.ids import cassandra_order
+from sessions_app.models import BucketState
+from sessions_app.tables import user_sessions
+from tests.aggregates.test_breakdowns import seal_everything
+from tests.analysis.dataset import AGENTS, SHOP
+from tests.ingest.conftest import event, post
+
+PRODUCTS = [f"/product/{i}" for i in range(1, 6)]
+STEP_POOL = [
+    {"kind": "pageview", "path": "/", "match": "exact"},
+    {"kind": "pageview", "path": "/product/", "match": "prefix"},
+    {"kind": "pageview", "path": "/product/[12]", "match": "pattern"},
+    {"kind": "pageview", "path": "/cart", "match": "exact"},
+    {"kind": "click", "selector": "button.add"},
+    {"kind": "click", "text": "Add to cart"},
+    {"kind": "event", "name": "checkout"},
+    {"kind": "event", "name": "checkout", "properties": [{"key": "plan", "value": "pro"}]},
+    {"kind": "pageview", "path": "/checkout", "match": "exact"},
+]  # fmt: skip
+WINDOWS = [{"unit": "session"}, {"unit": "hours", "value": 2}, {"unit": "days", "value": 1}]
+
+
+def visitor(rng: random.Random, anon: str, start: datetime) -> list[dict[str, Any]]:
+    """1-3 sessions (45 minutes to 5 hours apart) of shop browsing."""
+    events, ts = [], start
+    for _ in range(rng.randrange(1, 4)):
+        for _ in range(rng.randrange(1, 9)):
+            choice = rng.random()
+            if choice < 0.45:
+                path = rng.choice(["/", *PRODUCTS, "/cart", "/checkout"])
+                events.append(event(ts, anon=anon, url=SHOP + path))
+            elif choice < 0.7:
+                element = {"selector": rng.choice(["button.add", "a.more"]), "tag": "button",
+                           "text": rng.choice(["Add to cart", "More"])}  # fmt: skip
+                events.append(event(ts, kind="click", anon=anon, url=SHOP + "/product/1",
+                                    element=element))  # fmt: skip
+            else:
+                events.append(event(ts, kind="custom", anon=anon, name="checkout",
+                                    props={"plan": rng.choice(["pro", "free"])}))  # fmt: skip
+            ts += timedelta(minutes=rng.randrange(1, 20))
+        ts += timedelta(minutes=rng.randrange(45, 300))
+    return events
+
+
+def send(client, site, events: list[dict[str, Any]], agent: str, referrer: str | None = None):
+    if referrer:
+        events[0] = {**events[0], "referrer": referrer}
+    response = post(client, site, events, HTTP_USER_AGENT=agent, REMOTE_ADDR="8.8.8.8")
+    assert response.status_code == 200 and response.json()["accepted"] == len(events), (
+        response.content
+    )
+
+
+@pytest.fixture
+def shop(client, site, settings):
+    settings.FUNNEL_INLINE_DAYS = 100  # no worker here: every day is scanned in the request
+    rng = random.Random(5)
+    now = timezone.now().replace(microsecond=0)
+    for i in range(45):
+        start = now - timedelta(minutes=rng.randrange(60, 4 * 24 * 60))
+        referrer = rng.choice([None, "https://www.google.com/", "https://twitter.com/x"])
+        send(client, site, visitor(rng, f"u{i}", start), AGENTS[i % 5], referrer)
+    send(client, site, visitor(rng, "bot", now - timedelta(hours=5)), "Googlebot/2.1")
+    seal_everything(site, timezone.now())
+    assert BucketState.objects.filter(site=site, granularity="day", state="sealed").count() >= 3
+    for i in range(6):  # late events for sealed days: they reopen them
+        send(
+            client,
+            site,
+            visitor(rng, f"late{i}", now - timedelta(days=rng.randrange(1, 4))),
+            AGENTS[0],
+        )
+    assert BucketState.objects.filter(site=site, granularity="day", state="reopened").exists()
+    seal_everything(site, timezone.now())
+    start = timebuckets.floor(now - timedelta(days=5), "day")
+    end = timebuckets.next_start(timebuckets.floor(timezone.now(), "hour"), "hour")
+    return start, end
+
+
+# ---- the brute force ----------------------------------------------------------------
+
+
+def matches(step: dict[str, Any], row: dict[str, Any]) -> bool:
+    element = json.loads(row["element"]) if row["element"] else {}
+    props = json.loads(row["props"]) if row["props"] else {}
+    if step["kind"] == "pageview":
+        path = page_path(row["url"]) or ""
+        ok = (
+            row["type"] == "pageview"
+            and {
+                "exact": path == step["path"],
+                "prefix": path.startswith(step["path"]),
+                "pattern": fnmatch.fnmatchcase(path, step["path"]),
+            }[step["match"]]
+        )
+    elif step["kind"] == "click":
+        ok = row["type"] == "click" and (
+            element.get("selector") == step["selector"] if step.get("selector")
+            else (element.get("text") or "").strip() == step["text"]
+        )  # fmt: skip
+    else:
+        ok = row["type"] == "custom" and row["name"] == step["name"]
+    for c in step.get("properties") or []:
+        ok = ok and str(props.get(c["key"])) == c["value"]
+    return ok
+
+
+def greedy(events: list[dict], steps: list[dict], first: int, window: timedelta | None) -> list:
+    chain = [events[first]]
+    for e in events[first + 1 :]:
+        if len(chain) == len(steps):
+            break
+        if window is not None and e["ts"] - chain[0]["ts"] > window:
+            break
+        if matches(steps[len(chain)], e):
+            chain.append(e)
+    return chain
+
+
+def brute(rows: list[dict], definition: dict, start: datetime, end: datetime) -> dict[str, list]:
+    steps, window = definition["steps"], definition["window"]
+    length = None if window["unit"] == "session" else timedelta(**{window["unit"]: window["value"]})
+    units: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    for row in rows:
+        row = {**row, "ts": timebuckets.from_driver(row["ts"])}
+        if row["is_bot"] or not start <= row["ts"] < end:
+            continue
+        key = str(row["session_id"]) if definition["count_by"] == "session" else row["user_key"]
+        units[key, str(row["session_id"]) if window["unit"] == "session" else ""].append(row)
+    best: dict[str, list] = {}
+    for (key, _), events in units.items():
+        events.sort(key=lambda r: (r["ts"], cassandra_order(r["event_id"])))
+        for i, e in enumerate(events):
+            if matches(steps[0], e):
+                chain = greedy(events, steps, i, length)
+                rank = (len(chain), chain[0]["ts"], cassandra_order(chain[0]["event_id"]))
+                held = best.get(key)
+                if held is None or rank > (
+                    len(held),
+                    held[0]["ts"],
+                    cassandra_order(held[0]["event_id"]),
+                ):
+                    best[key] = chain
+    return best
+
+
+def nearest_rank(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    rank = -(-len(ordered) * q // 1)
+    return ordered[max(1, int(rank)) - 1]
+
+
+def raw_rows(site, start: datetime, end: datetime) -> list[dict]:
+    rows = []
+    for hour in timebuckets.buckets_between(start, end, "hour"):
+        rows.extend(sources.site_bucket_funnel_rows(site_id=site.id, hour=hour, shards=4))
+    return rows
+
+
+def random_definition(rng: random.Random) -> dict[str, Any]:
+    count_by = rng.choice(["user", "session"])
+    return {
+        "steps": rng.sample(STEP_POOL, rng.randrange(2, 5)),
+        "count_by": count_by,
+        "window": {"unit": "session"} if count_by == "session" else rng.choice(WINDOWS),
+    }
+
+
+def test_random_funnels_equal_the_brute_force_cold_and_warm(site, shop):
+    start, end = shop
+    rows = raw_rows(site, start, end)
+    rng = random.Random(9)
+    checked_levels = set()
+    for n in range(24):
+        funnel = funnel_defs.funnel_create(
+            site=site, name=f"f{n}", definition=random_definition(rng)
+        )
+        definition = funnel.current.definition
+        want = brute(rows, definition, start, end)
+        for attempt in ("cold", "warm"):
+            result = funnels.funnel_units(site=site, version=funnel.current, start=start, end=end)
+            if attempt == "warm":
+                assert result.days_cached >= 3  # the sealed days came from funnel_days
+            got = {u.key: u for u in result.units}
+            assert set(got) == set(want), (n, attempt)
+            for key, chain in want.items():
+                assert got[key].level == len(chain), (n, key)
+                assert [e[3] for e in got[key].chain] == [str(e["event_id"]) for e in chain]
+            summary = funnels.funnel_summary(definition, result, breakdown=None)
+            for i, shown in enumerate(summary["steps"]):
+                reached = [c for c in want.values() if len(c) > i]
+                assert shown["count"] == len(reached)
+                gaps = [(c[i]["ts"] - c[i - 1]["ts"]).total_seconds() for c in reached] if i else []
+                assert shown["median_s"] == nearest_rank(gaps, 0.5)
+                assert shown["p90_s"] == nearest_rank(gaps, 0.9)
+            days: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+            for chain in want.values():
+                days[chain[0]["ts"].date().isoformat()][0] += 1
+                days[chain[0]["ts"].date().isoformat()][1] += len(chain) == len(definition["steps"])
+            assert {t["day"]: [t["entered"], t["converted"]] for t in summary["trend"]} == days
+        checked_levels.update(len(c) for c in want.values())
+    assert {1, 2, 3} <= checked_levels  # drop-offs and conversions both happened
+
+
+def test_drill_down_lists_who_reached_and_who_dropped_off(site, shop):
+    start, end = shop
+    definition = {
+        "steps": [STEP_POOL[1], STEP_POOL[4], STEP_POOL[6]],
+        "count_by": "user",
+        "window": {"unit": "days", "value": 1},
+    }
+    funnel = funnel_defs.funnel_create(site=site, name="shop", definition=definition)
+    want = brute(raw_rows(site, start, end), funnel.current.definition, start, end)
+    result = funnels.funnel_units(site=site, version=funnel.current, start=start, end=end)
+    for step in (1, 2, 3):
+        for outcome in ("reached", "dropped"):
+            listed, offset = [], 0
+            while offset is not None:
+                rows, offset = funnels.units_page(
+                    result, step=step, outcome=outcome, offset=offset, limit=4
+                )
+                listed.extend(rows)
+            expected = {
+                k for k, c in want.items()
+                if len(c) >= step and (outcome == "reached" or len(c) == step)
+            }  # fmt: skip
+            assert [r["unit"] for r in listed] == sorted(
+                expected, reverse=True,
+                key=lambda k: (want[k][0]["ts"], cassandra_order(want[k][0]["event_id"]), k),
+            )  # fmt: skip
+            for r in listed:
+                assert r["session_id"] == str(want[r["unit"]][-1]["session_id"])
+    # The breakdown by source: the first step's session, every step.
+    summary = funnels.funnel_summary(funnel.current.definition, result, breakdown="source")
+    summaries = user_sessions.sessions_by_id(
+        site_id=site.id, keys=[(c[0]["user_key"], c[0]["session_id"]) for c in want.values()]
+    )
+    by_source: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
+    for chain in want.values():
+        source = summaries[chain[0]["session_id"]]["source"] or "(none)"
+        for i in range(len(chain)):
+            by_source[source][i] += 1
+    assert {b["value"]: b["counts"] for b in summary["breakdown"]} == by_source
+
+
+def test_an_edited_funnel_is_a_new_version_and_a_reopened_day_is_scanned_again(client, site, shop):
+    start, end = shop
+    definition = {"steps": [STEP_POOL[0], STEP_POOL[3]], "count_by": "user"}
+    funnel = funnel_defs.funnel_create(site=site, name="home to cart", definition=definition)
+    first = funnel.current
+    cold = funnels.funnel_units(site=site, version=first, start=start, end=end)
+    warm = funnels.funnel_units(site=site, version=first, start=start, end=end)
+    assert warm.days_cached > cold.days_cached
+    funnel_defs.funnel_update(funnel=funnel, name="renamed")
+    assert funnel.current == first  # a new name is not a new definition
+    funnel_defs.funnel_update(funnel=funnel, definition={**definition, "count_by": "session"})
+    assert funnel.current.number == 2 and funnel.current.digest != first.digest
+    assert (
+        funnels.funnel_units(site=site, version=funnel.current, start=start, end=end).days_cached
+        == 0
+    )
+    # A late home-to-cart visit two days ago: its day reopens, reseals, and counts it.
+    before = len(warm.units)
+    two_days = timezone.now() - timedelta(days=2)
+    later = two_days + timedelta(minutes=1)
+    late = [
+        event(two_days, anon="latecomer", url=SHOP + "/"),
+        event(later, anon="latecomer", url=SHOP + "/cart"),
+    ]
+    send(client, site, late, AGENTS[1])
+    seal_everything(site, timezone.now())
+    again = funnels.funnel_units(site=site, version=first, start=start, end=end)
+    assert len(again.units) == before + 1
+    assert {u.key for u in again.units if u.level == 2} >= {"latecomer"}
+
+
+def test_a_definition_names_its_bad_field(site):
+    cases = [
+        ({"steps": [STEP_POOL[0]]}, "steps"),
+        ({"steps": [STEP_POOL[0], {"kind": "pageview"}]}, "steps[1].path"),
+        ({"steps": [STEP_POOL[0], {"kind": "click"}]}, "steps[1].selector"),
+        ({"steps": [STEP_POOL[0], {"kind": "nope"}]}, "steps[1].kind"),
+        ({"steps": STEP_POOL[:2], "window": {"unit": "days", "value": 400}}, "window.value"),
+        ({"steps": [STEP_POOL[0], STEP_POOL[3]], "count_by": "session",
+          "window": {"unit": "hours", "value": 2}}, "window"),
+        ({"steps": [STEP_POOL[0], {**STEP_POOL[6], "properties": [{"key": "a", "op": "bad"}]}]},
+         "steps[1].properties[0].op"),
+    ]  # fmt: skip
+    for definition, field in cases:
+        with pytest.raises(RangeError) as error:
+            funnel_defs.funnel_create(site=site, name="x", definition=definition)
+        assert error.value.field == field, (definition, str(error.value))
+    with pytest.raises(RangeError) as error:
+        funnel_defs.funnel_create(site=site, name="", definition={"steps": STEP_POOL[:2]})
+    assert error.value.field == "name"
