@@ -7,6 +7,7 @@ from sessions_app.views import (
     demo,
     erasure,
     explorer,
+    funnels,
     health,
     pages,
     paths,
@@ -53,6 +54,13 @@ urlpatterns = [
     ),
     path("sites/<uuid:site_id>/sessions/", explorer.session_explorer, name="sessions"),
     path("sites/<uuid:site_id>/paths/", paths.site_paths, name="paths"),
+    path("sites/<uuid:site_id>/funnels/", funnels.funnel_list, name="funnels"),
+    path("sites/<uuid:site_id>/funnels/<int:funnel_id>/", funnels.funnel_detail, name="funnel"),
+    path(
+        "sites/<uuid:site_id>/funnels/<int:funnel_id>/units/",
+        funnels.funnel_units,
+        name="funnel-units",
+    ),
     path("sites/<uuid:site_id>/transitions/", paths.site_transitions, name="transitions"),
     path(
         "sites/<uuid:site_id>/sessions/<uuid:session_id>/", analyst.session_timeline, name="session"

@@ -1,7 +1,7 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from sessions_app.api import exports, paths, views
+from sessions_app.api import exports, funnels, paths, views
 from sessions_app.core import userkeys
 
 userkeys.register()
@@ -43,6 +43,22 @@ urlpatterns = [
     ),
     path("sites/<uuid:site_id>/sessions", views.SiteSessions.as_view(), name="api-sessions"),
     path("sites/<uuid:site_id>/paths", paths.SitePaths.as_view(), name="api-site-paths"),
+    path("sites/<uuid:site_id>/funnels", funnels.SiteFunnels.as_view(), name="api-funnels"),
+    path(
+        "sites/<uuid:site_id>/funnels/<int:funnel_id>",
+        funnels.SiteFunnel.as_view(),
+        name="api-funnel",
+    ),
+    path(
+        "sites/<uuid:site_id>/funnels/<int:funnel_id>/results",
+        funnels.SiteFunnelResults.as_view(),
+        name="api-funnel-results",
+    ),
+    path(
+        "sites/<uuid:site_id>/funnels/<int:funnel_id>/units",
+        funnels.SiteFunnelUnits.as_view(),
+        name="api-funnel-units",
+    ),
     path(
         "sites/<uuid:site_id>/transitions",
         paths.SiteTransitions.as_view(),

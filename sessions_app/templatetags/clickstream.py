@@ -79,3 +79,9 @@ def site_admin(user: object, site: object) -> bool:
     """Return whether the user has the admin role on this site (for its settings link)."""
     site_id = getattr(site, "id", None)
     return site_id is not None and permissions.site_role(user, site_id) == permissions.ADMIN
+
+
+@register.filter
+def percent(value: float | None) -> str:
+    """A share (0.1234) as a percentage with one decimal ("12.3%")."""
+    return "" if value is None else f"{value * 100:.1f}%"

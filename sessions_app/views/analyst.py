@@ -13,6 +13,8 @@ from django.urls import reverse
 
 from sessions_app.aggregates import breakdowns, rolling
 from sessions_app.aggregates.report import MAX_LIVE_HOURS, ReportBucket, site_report
+from sessions_app.analysis import funnel_defs
+from sessions_app.analysis.funnel_spec import funnel_compile
 from sessions_app.core import timebuckets
 from sessions_app.core.bounds import RangeError
 from sessions_app.core.jsonfmt import dumps
@@ -255,6 +257,7 @@ def session_timeline(request: HttpRequest, site: Site, session_id: uuid.UUID) ->
         raise Http404("no such session")
     user_key = events[0]["user_key"]
     duration = events[-1]["ts"] - events[0]["ts"]
+    funnel = _highlight(site, request.GET.get("funnel"), events)
     return render(
         request,
         "sessions_app/session_timeline.html",
@@ -266,8 +269,23 @@ def session_timeline(request: HttpRequest, site: Site, session_id: uuid.UUID) ->
             "groups": _pages(events),
             "duration": duration,
             "count": len(events),
+            "funnel": funnel,
         },
     )
+
+
+def _highlight(site: Site, funnel_id: str | None, events: list[dict[str, Any]]) -> Any:
+    """With ?funnel=<id> (a funnel of this site), mark each event with the steps it matches."""
+    if not funnel_id:
+        return None
+    funnel = funnel_defs.funnel_of(site, funnel_id)
+    if funnel.current is None:
+        return None
+    compiled = funnel_compile(funnel.current.definition)
+    for event in events:
+        mask = compiled.mask(event)
+        event["funnel_steps"] = [i + 1 for i in range(len(compiled.matchers)) if mask >> i & 1]
+    return funnel
 
 
 @site_page()

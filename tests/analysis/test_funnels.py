@@ -29,6 +29,7 @@ from sessions_app.core import timebuckets
 from sessions_app.core.bounds import RangeError
 from sessions_app.core.ids import cassandra_order
 from sessions_app.models import BucketState
+from sessions_app.sites import services
 from sessions_app.tables import user_sessions
 from tests.aggregates.test_breakdowns import seal_everything
 from tests.analysis.dataset import AGENTS, SHOP
@@ -324,3 +325,71 @@ def test_a_definition_names_its_bad_field(site):
     with pytest.raises(RangeError) as error:
         funnel_defs.funnel_create(site=site, name="", definition={"steps": STEP_POOL[:2]})
     assert error.value.field == "name"
+
+
+def test_the_api_saves_edits_and_answers_a_funnel(client, analyst, site, shop):
+    start, end = shop
+    base = f"/api/sites/{site.id}/funnels"
+    definition = {"steps": [STEP_POOL[1], STEP_POOL[4], STEP_POOL[6]], "count_by": "user",
+                  "window": {"unit": "days", "value": 1}}  # fmt: skip
+    made = client.post(base, {"name": "Checkout", "definition": definition},
+                       content_type="application/json")  # fmt: skip
+    assert made.status_code == 201, made.content
+    funnel_id = made.json()["id"]
+    bad = client.post(base, {"name": "x", "definition": {"steps": [STEP_POOL[0]]}},
+                      content_type="application/json")  # fmt: skip
+    assert bad.status_code == 400 and bad.json()["field"] == "steps"
+    assert [f["name"] for f in client.get(base).json()["funnels"]] == ["Checkout"]
+    params = {"start": start.isoformat(), "end": end.isoformat()}
+    body = client.get(f"{base}/{funnel_id}/results", {**params, "breakdown": "device"}).json()
+    want = brute(raw_rows(site, start, end), body["funnel"]["definition"], start, end)
+    assert [s["count"] for s in body["steps"]] == [
+        sum(1 for c in want.values() if len(c) > i) for i in range(3)
+    ]
+    assert body["breakdown"] and body["days"]["pending"] == []
+    wrong = client.get(f"{base}/{funnel_id}/results", {**params, "breakdown": "planet"})
+    assert wrong.status_code == 400 and wrong.json()["field"] == "breakdown"
+    units = client.get(f"{base}/{funnel_id}/units", {**params, "step": 1, "outcome": "dropped"})
+    assert len(units.json()["units"]) == sum(1 for c in want.values() if len(c) == 1)
+    assert client.get(f"{base}/{funnel_id}/units", {**params, "step": 9}).json()["field"] == "step"
+    per_session = {
+        "definition": {**definition, "count_by": "session", "window": {"unit": "session"}}
+    }
+    edited = client.put(f"{base}/{funnel_id}", per_session, content_type="application/json")
+    assert edited.json()["version"] == 2
+    # Another site's funnel id under this site: not found, like a missing one.
+    other = funnel_defs.funnel_create(
+        site=services.site_create(name="Other", origins=[]), name="o", definition=definition
+    )
+    assert client.get(f"{base}/{other.pk}").status_code == 404
+    assert client.get(f"{base}/{other.pk}/results").status_code == 404
+    assert client.delete(f"{base}/{funnel_id}").status_code == 204
+    assert client.get(f"{base}/{funnel_id}").status_code == 404
+
+
+def test_the_pages_define_show_and_drill_into_a_funnel(client, analyst, site, shop):
+    start, end = shop
+    form = {"name": "Views to checkout", "step-1-kind": "pageview", "step-1-value": "/product/",
+            "step-1-match": "prefix", "step-2-kind": "event", "step-2-value": "checkout",
+            "count_by": "user", "window_unit": "days", "window_value": "1"}  # fmt: skip
+    made = client.post(f"/sites/{site.id}/funnels/", form)
+    assert made.status_code == 302
+    funnel = site.funnels.get()
+    assert funnel.current.definition["steps"][0] == {
+        "kind": "pageview",
+        "path": "/product/",
+        "match": "prefix",
+        "properties": [],
+    }
+    bad = client.post(f"/sites/{site.id}/funnels/", {**form, "step-2-kind": ""})
+    assert bad.status_code == 400 and b"steps" in bad.content
+    params = {"start": start.isoformat(), "end": end.isoformat()}
+    page = client.get(f"/sites/{site.id}/funnels/{funnel.pk}/", params)
+    assert page.status_code == 200 and b"funnel-steps" in page.content
+    dropped = client.get(f"/sites/{site.id}/funnels/{funnel.pk}/units/",
+                         {**params, "step": 1, "outcome": "dropped"})  # fmt: skip
+    assert dropped.status_code == 200
+    html = dropped.content.decode()
+    link = html.split('class="timeline-link" href="')[1].split('"')[0].replace("&amp;", "&")
+    timeline = client.get(link)
+    assert timeline.status_code == 200 and b"funnel-step" in timeline.content

@@ -26,8 +26,9 @@ from django.urls.resolvers import RoutePattern
 from django.utils import timezone
 
 from sessions_app.accounts import tokens
+from sessions_app.analysis import funnel_defs
 from sessions_app.ingest.pipeline import Source, events_record
-from sessions_app.models import AdminAction
+from sessions_app.models import AdminAction, Funnel
 from sessions_app.sites import services
 from sessions_app.tables import user_sessions
 from tests.conftest import member
@@ -36,6 +37,7 @@ from tests.ingest.conftest import event
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 
 USER_KEY = "org/7"  # a slash, so the key goes through the userkey converter
+FUNNEL_STEPS = [{"kind": "pageview", "path": "/"}, {"kind": "click", "selector": "a"}]
 QUERY = {"event": "pageview", "page": "/"}  # counters and transitions need one; others ignore it
 _PARAM = re.compile(r"<(?:(?P<converter>[^>:]+):)?(?P<name>[^>]+)>")
 
@@ -82,6 +84,7 @@ def other(db):
         ],
     )
     [summary] = user_sessions.session_list(site_id=other.id, user_key=USER_KEY)
+    funnel_defs.funnel_create(site=other, name="o", definition={"steps": FUNNEL_STEPS})
     return other, summary["session_id"]
 
 
@@ -97,7 +100,13 @@ def _token_client(user: User) -> Client:
 
 
 def _urls(site_id: uuid.UUID, session_id: uuid.UUID) -> list[str]:
-    values = {"site_id": site_id, "user_key": USER_KEY, "session_id": session_id}
+    funnel = Funnel.objects.filter(site_id=site_id).first()
+    values = {
+        "site_id": site_id,
+        "user_key": USER_KEY,
+        "session_id": session_id,
+        "funnel_id": funnel.pk if funnel else 1,
+    }
     return [_url(route, values) for route in site_routes()]
 
 
