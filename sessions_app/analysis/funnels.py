@@ -20,7 +20,7 @@ import uuid
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -37,7 +37,7 @@ from sessions_app.analysis.funnel_spec import Funnel, funnel_compile
 from sessions_app.core import timebuckets
 from sessions_app.core.bounds import RangeError
 from sessions_app.core.ids import cassandra_order
-from sessions_app.models import FunnelVersion, Site
+from sessions_app.models import BucketState, FunnelVersion, Site
 
 MAX_LIVE_DAYS = 7  # unsealed days scanned in a request; older ones wait ("pending")
 TOP_VALUES = 10
@@ -146,7 +146,7 @@ def funnel_units(*, site: Site, version: FunnelVersion, start: datetime, end: da
         cold = [d for d in cold if d not in parts]
         result.days_pending.extend(cold)
         cold = []
-    live = [d for d in days if d not in sealed]
+    live = [d for d in days if d not in sealed and _may_hold_events(site, d)]
     result.days_pending.extend(live[:-MAX_LIVE_DAYS])
     for day in cold + live[-MAX_LIVE_DAYS:]:
         parts[day] = day_compute(site=site, funnel=funnel, digest=version.digest, day=day)
@@ -159,6 +159,17 @@ def funnel_units(*, site: Site, version: FunnelVersion, start: datetime, end: da
     result.units = units_evaluate(funnel, events)
     result.days_pending.sort()
     return result
+
+
+def _may_hold_events(site: Site, day: datetime) -> bool:
+    """An unsealed day has events, or may still get them: every event opens its hour's
+    state, so a settled day without one had none (nothing to scan)."""
+    end = timebuckets.next_start(day, "day")
+    if datetime.now(UTC) < end + settings.ALLOWED_LATENESS:
+        return True
+    return BucketState.objects.filter(
+        site=site, granularity="hour", bucket__gte=day, bucket__lt=end
+    ).exists()
 
 
 def _percentile(values: list[int], q: float) -> float | None:
