@@ -276,6 +276,7 @@ def units_page(
             "started_at": timebuckets.from_epoch_ms(u.start[2]),
             "level": u.level,
             "steps_at": [timebuckets.from_epoch_ms(e[2]) for e in u.chain],
+            "event_ids": [e[3] for e in u.chain],
         }
         for u in chosen[offset : offset + limit]
     ]

@@ -41,7 +41,7 @@ def funnel_result(site: Site, funnel: Funnel, params: Mapping[str, str]) -> dict
     result = funnels.funnel_units(site=site, version=funnel.current, start=start, end=end)
     return {
         "funnel": funnel_defs.funnel_json(funnel),
-        "start": iso(start),
+        "start": iso(start.replace(microsecond=0)),
         "end": iso(end),
         **funnels.funnel_summary(funnel.current.definition, result, breakdown=breakdown),
     }

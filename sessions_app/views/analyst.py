@@ -257,7 +257,7 @@ def session_timeline(request: HttpRequest, site: Site, session_id: uuid.UUID) ->
         raise Http404("no such session")
     user_key = events[0]["user_key"]
     duration = events[-1]["ts"] - events[0]["ts"]
-    funnel = _highlight(site, request.GET.get("funnel"), events)
+    funnel = _highlight(site, request.GET.get("funnel"), request.GET.get("chain"), events)
     return render(
         request,
         "sessions_app/session_timeline.html",
@@ -274,17 +274,23 @@ def session_timeline(request: HttpRequest, site: Site, session_id: uuid.UUID) ->
     )
 
 
-def _highlight(site: Site, funnel_id: str | None, events: list[dict[str, Any]]) -> Any:
-    """With ?funnel=<id> (a funnel of this site), mark each event with the steps it matches."""
+def _highlight(
+    site: Site, funnel_id: str | None, chain: str | None, events: list[dict[str, Any]]
+) -> Any:
+    """With ?funnel=<id> (a funnel of this site): the events of the unit's chain
+    (?chain=<event ids>, from the drill-down) as its steps, any other event matching a
+    step marked lighter."""
     if not funnel_id:
         return None
     funnel = funnel_defs.funnel_of(site, funnel_id)
     if funnel.current is None:
         return None
     compiled = funnel_compile(funnel.current.definition)
+    steps = {eid: n for n, eid in enumerate((chain or "").split(",")[:10], start=1) if eid}
     for event in events:
         mask = compiled.mask(event)
         event["funnel_steps"] = [i + 1 for i in range(len(compiled.matchers)) if mask >> i & 1]
+        event["chain_step"] = steps.get(str(event.get("event_id")))
     return funnel
 
 
