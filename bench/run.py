@@ -14,6 +14,7 @@ import platform
 import re
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import time
@@ -389,6 +390,8 @@ def ingest(
     reads["explorer"] = _step(env, "bench.explorer", "100000", "60", f"http://127.0.0.1:{WEB_PORT}")
     log("paths and transitions benchmarks (30 sealed days, ~1,000,000 page views) ...")
     reads["paths"] = _step(env, "bench.paths", "7000", "60")
+    log("funnel benchmarks (30 sealed days, ~1,000,000 events) ...")
+    reads["funnels"] = _step(env, "bench.funnels", "33400", "20")
     return rows, reads
 
 
@@ -563,6 +566,22 @@ def render(rows: list[dict], reads: dict, *, workers: int, threads: int, seconds
             f"{p['goal_p95_ms']:.0f} ms: {'met' if met else 'missed'}) | {p[f'{name}_p50_ms']:.1f} "
             f"/ {p[f'{name}_p95_ms']:.1f} | {p['raw_p50_ms']:.1f} / {p['raw_p95_ms']:.1f} | "
             f"{p['raw_p95_ms'] / p[f'{name}_p95_ms']:.2f} |"
+        )
+    f: dict = reads.get("funnels") or {}
+    if f:
+        met = f["cold_ratio_median"] >= f["goal_ratio"]
+        lines.append(
+            f"| cold 4-step funnel over 30 days ({f['events']:,} events): events scanned/s, "
+            f"median of 3 vs the raw driver scanning the same partitions (goal ≥ "
+            f"{f['goal_ratio']}: {'met' if met else 'missed'}) | "
+            f"{statistics.median(f['cold_events_per_s']):,.0f} | "
+            f"{statistics.median(f['raw_events_per_s']):,.0f} | {f['cold_ratio_median']:.2f} |"
+        )
+        met = f["warm_p95_ms"] <= f["goal_warm_p95_ms"]
+        lines.append(
+            f"| the same funnel warm (30 cached days) with its summary: p50 / p95 ms (goal p95 ≤ "
+            f"{f['goal_warm_p95_ms']:.0f}: {'met' if met else 'missed'}) | "
+            f"{f['warm_p50_ms']:.1f} / {f['warm_p95_ms']:.1f} | — | — |"
         )
     return "\n".join(lines)
 

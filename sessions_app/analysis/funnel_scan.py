@@ -16,6 +16,7 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 import orjson
 from celery import current_app
@@ -26,15 +27,19 @@ from sessions_app.aggregates.sources import site_bucket_funnel_rows
 from sessions_app.analysis.funnel_spec import Funnel
 from sessions_app.core import timebuckets
 from sessions_app.core.cql import cassandra_session, prepare
+from sessions_app.core.ids import cassandra_order, uuid_time
 from sessions_app.core.redis_client import redis_client
 from sessions_app.models import BucketState, Site
 from sessions_app.tables import funnel_days, site_sessions
 
 DIMENSIONS = ("source", "medium", "campaign", "country", "device", "browser")
 HOURS_AT_ONCE = 6  # hours of a day scanned concurrently
+PART_FORMAT = 2  # what a stored part's blob holds (older ones are scanned again)
 IN_FLIGHT = "cs:funnel-day"  # Redis: a day task already queued (key: site, digest, day)
 
-Match = tuple[str, str, int, str, int]  # user key, session id, ts (ms), event id, step mask
+# [user key, session id, ts (ms), event id, step mask]; a part holds them in Cassandra's
+# order (time, then event id), so a range's parts, day after day, are one ordered stream.
+Match = list[Any]
 
 
 @dataclass
@@ -47,13 +52,15 @@ class DayPart:
     scanned: int = 0
 
     def encode(self) -> bytes:
-        return orjson.dumps({"events": self.events, "sessions": self.sessions})
+        return orjson.dumps({"v": PART_FORMAT, "events": self.events, "sessions": self.sessions})
 
     @classmethod
-    def decode(cls, day: datetime, blob: bytes, scanned: int) -> DayPart:
+    def decode(cls, day: datetime, blob: bytes, scanned: int) -> DayPart | None:
+        """The stored part, or None if it was written in another format (scan again)."""
         body = orjson.loads(blob)
-        events: list[Match] = [(e[0], e[1], e[2], e[3], e[4]) for e in body["events"]]
-        return cls(day, events, body["sessions"], scanned)
+        if body.get("v") != PART_FORMAT:
+            return None
+        return cls(day, body["events"], body["sessions"], scanned)
 
 
 def day_scan(*, site: Site, funnel: Funnel, day: datetime) -> DayPart:
@@ -79,7 +86,7 @@ def day_scan(*, site: Site, funnel: Funnel, day: datetime) -> DayPart:
             if bits:
                 ts = timebuckets.epoch_ms(timebuckets.from_driver(row["ts"]))
                 found.append(
-                    (row["user_key"], str(row["session_id"]), ts, str(row["event_id"]), bits)
+                    [row["user_key"], str(row["session_id"]), ts, str(row["event_id"]), bits]
                 )
         return found, scanned
 
@@ -88,28 +95,43 @@ def day_scan(*, site: Site, funnel: Funnel, day: datetime) -> DayPart:
         for found, scanned in pool.map(hour_scan, hours):
             part.events.extend(found)
             part.scanned += scanned
-    part.sessions = _dimensions(site.id, sorted({e[1] for e in part.events}))
+    part.events.sort(key=lambda e: (e[2], cassandra_order(uuid.UUID(e[3]))))
+    part.sessions = _dimensions(site.id, day, sorted({e[1] for e in part.events}))
     return part
 
 
-def _dimensions(site_id: uuid.UUID, sessions: list[str]) -> dict[str, list[str | None]]:
-    """Each session's source, medium, campaign, country, device and browser."""
+def _dimensions(
+    site_id: uuid.UUID, day: datetime, sessions: list[str]
+) -> dict[str, list[str | None]]:
+    """Each session's source, medium, campaign, country, device and browser: the day's
+    own site_sessions partitions in one read each, a point read for a session another
+    day's partition holds (one that began before midnight)."""
     if not sessions:
         return {}
+    db = cassandra_session()
+    wanted = set(sessions)
+    found: dict[str, list[str | None]] = {}
+    whole_day = prepare(site_sessions.SELECT_DAY_DIMENSIONS)
+    for shard in range(max(1, settings.SESSION_SHARDS)):
+        query = whole_day.bind((site_id, day, shard))
+        query.fetch_size = 5_000
+        for row in db.execute(query):
+            sid = str(row["session_id"])
+            if sid in wanted:
+                found[sid] = [row[d] for d in DIMENSIONS]
+    following = timebuckets.next_start(day, "day")
+    earlier = [  # another day's partition holds them
+        s for s in sessions if s not in found and not day <= uuid_time(uuid.UUID(s)) < following
+    ]
     statement = prepare(site_sessions.SELECT_DIMENSIONS)
     futures = [
-        (
-            sid,
-            cassandra_session().execute_async(
-                statement, site_sessions.row_key(site_id, uuid.UUID(sid))
-            ),
-        )
-        for sid in sessions
+        (sid, db.execute_async(statement, site_sessions.row_key(site_id, uuid.UUID(sid))))
+        for sid in earlier
     ]
-    found: dict[str, list[str | None]] = {}
     for sid, future in futures:
         row = future.result().one()
-        found[sid] = [row[d] for d in DIMENSIONS] if row else [None] * len(DIMENSIONS)
+        if row:
+            found[sid] = [row[d] for d in DIMENSIONS]
     return found
 
 
@@ -125,7 +147,9 @@ def cached_parts(
     for day, future in futures.items():
         row = future.result().one()
         if row and row["version"] == days[day] and row["matches"] is not None:
-            found[day] = DayPart.decode(day, row["matches"], row["scanned"] or 0)
+            part = DayPart.decode(day, row["matches"], row["scanned"] or 0)
+            if part is not None:
+                found[day] = part
     return found
 
 

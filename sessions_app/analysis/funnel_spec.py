@@ -23,6 +23,7 @@ import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
+from functools import lru_cache
 from typing import Any
 
 import orjson
@@ -176,7 +177,20 @@ def _props_match(conditions: list[dict[str, Any]]) -> Callable[[Any], bool]:
 def _element(raw: Any) -> dict[str, Any]:
     if isinstance(raw, dict):
         return raw
-    return orjson.loads(raw) if raw else {}
+    return _element_text(raw) if raw else {}
+
+
+@lru_cache(maxsize=16_384)
+def _element_text(raw: str | bytes) -> dict[str, Any]:
+    """An element's JSON as stored, parsed once per distinct value (a scan repeats them)."""
+    found = orjson.loads(raw)
+    return found if isinstance(found, dict) else {}
+
+
+@lru_cache(maxsize=65_536)
+def _path_of(url: str | None) -> str:
+    """A URL's page path, once per distinct URL."""
+    return page_path(url) or ""
 
 
 def step_matcher(step: dict[str, Any]) -> Matcher:
@@ -189,7 +203,7 @@ def step_matcher(step: dict[str, Any]) -> Matcher:
         def base(row: dict[str, Any]) -> bool:
             if row["type"] != "pageview":
                 return False
-            path = page_path(row.get("url")) or ""
+            path = _path_of(row.get("url"))
             if how == "exact":
                 return path == wanted
             if how == "prefix":

@@ -16,9 +16,11 @@ parts come from funnel_scan: cached days, fanned-out days, live days.
 
 from __future__ import annotations
 
+import gc
 import uuid
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -96,7 +98,7 @@ def unit_outcome(key: str, events: list[Match], steps: int, window_ms: int | Non
 
 
 def units_evaluate(funnel: Funnel, events: Iterable[Match]) -> list[Unit]:
-    """Every unit that reached the first step."""
+    """Every unit that reached the first step; `events` in order (time, then event id)."""
     steps = len(funnel.matchers)
     window = int(funnel.window / timedelta(milliseconds=1)) if funnel.window else None
     groups: dict[tuple[str, str], list[Match]] = defaultdict(list)
@@ -106,17 +108,22 @@ def units_evaluate(funnel: Funnel, events: Iterable[Match]) -> list[Unit]:
         groups[unit, session if funnel.session_window else ""].append(event)
     best: dict[str, Unit] = {}
     for (unit_key, _), found in groups.items():
-        found.sort(key=_order)
         outcome = unit_outcome(unit_key, found, steps, window)
         if outcome is None:
             continue
         held = best.get(unit_key)
-        if held is None or (outcome.level, _order(outcome.start)) > (
-            held.level,
-            _order(held.start),
-        ):
+        if held is None or _better(outcome, held):
             best[unit_key] = outcome
     return list(best.values())
+
+
+def _better(one: Unit, other: Unit) -> bool:
+    """More steps, else the later start (by time; the event ids only on a tie)."""
+    if one.level != other.level:
+        return one.level > other.level
+    if one.start[2] != other.start[2]:
+        return one.start[2] > other.start[2]
+    return _order(one.start) > _order(other.start)
 
 
 @dataclass
@@ -152,11 +159,13 @@ def funnel_units(*, site: Site, version: FunnelVersion, start: datetime, end: da
         parts[day] = day_compute(site=site, funnel=funnel, digest=version.digest, day=day)
     low, high = timebuckets.epoch_ms(start), timebuckets.epoch_ms(end)
     events: list[Match] = []
-    for part in parts.values():
-        events.extend(e for e in part.events if low <= e[2] < high)
-        result.sessions.update(part.sessions)
-        result.scanned += part.scanned
-    result.units = units_evaluate(funnel, events)
+    with gc_paused():  # hundreds of thousands of small lists, none in a cycle
+        for day in sorted(parts):  # days in order: one ordered stream
+            part = parts[day]
+            events.extend(e for e in part.events if low <= e[2] < high)
+            result.sessions.update(part.sessions)
+            result.scanned += part.scanned
+        result.units = units_evaluate(funnel, events)
     result.days_pending.sort()
     return result
 
@@ -170,6 +179,19 @@ def _may_hold_events(site: Site, day: datetime) -> bool:
     return BucketState.objects.filter(
         site=site, granularity="hour", bucket__gte=day, bucket__lt=end
     ).exists()
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection while a result's lists are built (they hold no
+    cycles; a collection would walk every one of them, again and again)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _percentile(values: list[int], q: float) -> float | None:

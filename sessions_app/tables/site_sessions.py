@@ -61,6 +61,12 @@ SELECT source, medium, campaign, country, device, browser FROM {ks}.site_session
 WHERE site_id = ? AND day = ? AND shard = ? AND session_id = ?
 """
 
+# Every session that started on a day (one shard), with its dimensions.
+SELECT_DAY_DIMENSIONS = """
+SELECT session_id, source, medium, campaign, country, device, browser FROM {ks}.site_sessions
+WHERE site_id = ? AND day = ? AND shard = ?
+"""
+
 SELECT_SOURCE = """
 SELECT source FROM {ks}.site_sessions WHERE site_id = ? AND day = ? AND shard = ? AND session_id = ?
 """
