@@ -11,7 +11,7 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from sessions_app.aggregates import rollup, seal, states
-from sessions_app.analysis import funnel_scan
+from sessions_app.analysis import funnel_scan, funnels
 from sessions_app.analysis.funnel_spec import funnel_compile
 from sessions_app.erasure import erasures
 from sessions_app.ingest.replay import txlog_replay
@@ -134,7 +134,11 @@ def funnel_day(site_id: str, version_id: int, day: str) -> int:
     site, when = Site.objects.get(pk=site_id), datetime.fromisoformat(day)
     try:
         part = funnel_scan.day_compute(
-            site=site, funnel=funnel_compile(version.definition), digest=version.digest, day=when
+            site=site,
+            funnel=funnel_compile(version.definition),
+            digest=version.digest,
+            day=when,
+            summarize=funnels.day_summary,
         )
     finally:
         funnel_scan.day_done(site_id=site.id, digest=version.digest, day=when)

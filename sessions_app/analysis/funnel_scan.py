@@ -13,6 +13,7 @@ is what keeps a conversion window that crosses a day's edge exact.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -34,7 +35,7 @@ from sessions_app.tables import funnel_days, site_sessions
 
 DIMENSIONS = ("source", "medium", "campaign", "country", "device", "browser")
 HOURS_AT_ONCE = 6  # hours of a day scanned concurrently
-PART_FORMAT = 2  # what a stored part's blob holds (older ones are scanned again)
+PART_FORMAT = 3  # what a stored part's blob holds (older ones are scanned again)
 IN_FLIGHT = "cs:funnel-day"  # Redis: a day task already queued (key: site, digest, day)
 
 # [user key, session id, ts (ms), event id, step mask]; a part holds them in Cassandra's
@@ -50,6 +51,10 @@ class DayPart:
     events: list[Match] = field(default_factory=list)
     sessions: dict[str, list[str | None]] = field(default_factory=dict)
     scanned: int = 0
+    summary: dict[str, Any] | None = None  # funnels.day_summary of the whole day
+    # Each session's first and last event of the day (all of its events, not only the
+    # matching ones): whether it may run across midnight.
+    extents: dict[str, list[int]] = field(default_factory=dict)
 
     def encode(self) -> bytes:
         return orjson.dumps({"v": PART_FORMAT, "events": self.events, "sessions": self.sessions})
@@ -74,30 +79,51 @@ def day_scan(*, site: Site, funnel: Funnel, day: datetime) -> DayPart:
     )
     shards = {h: max(site.event_shards, used.get(h, 1)) for h in hours}
 
-    def hour_scan(hour: datetime) -> tuple[list[Match], int]:
+    def hour_scan(hour: datetime) -> tuple[list[Match], int, dict[Any, list[Any]]]:
         found: list[Match] = []
+        spans: dict[Any, list[Any]] = {}  # session -> [first, last] driver times
         scanned = 0
         mask = funnel.mask
         for row in site_bucket_funnel_rows(site_id=site.id, hour=hour, shards=shards[hour]):
             scanned += 1
             if row["is_bot"]:
                 continue
+            span = spans.get(row["session_id"])
+            if span is None:
+                spans[row["session_id"]] = [row["ts"], row["ts"]]
+            elif row["ts"] < span[0]:
+                span[0] = row["ts"]
+            elif row["ts"] > span[1]:
+                span[1] = row["ts"]
             bits = mask(row)
             if bits:
                 ts = timebuckets.epoch_ms(timebuckets.from_driver(row["ts"]))
                 found.append(
                     [row["user_key"], str(row["session_id"]), ts, str(row["event_id"]), bits]
                 )
-        return found, scanned
+        return found, scanned, spans
 
     part = DayPart(day)
+    spans: dict[Any, list[Any]] = {}
     with ThreadPoolExecutor(HOURS_AT_ONCE, thread_name_prefix="funnel-scan") as pool:
-        for found, scanned in pool.map(hour_scan, hours):
+        for found, scanned, hour_spans in pool.map(hour_scan, hours):
             part.events.extend(found)
             part.scanned += scanned
+            for sid, (first, last) in hour_spans.items():
+                held = spans.setdefault(sid, [first, last])
+                held[0], held[1] = min(held[0], first), max(held[1], last)
+    matched = {e[1] for e in part.events}
+    part.extents = {
+        str(sid): [_ms(first), _ms(last)] for sid, (first, last) in spans.items()
+        if str(sid) in matched
+    }  # fmt: skip
     part.events.sort(key=lambda e: (e[2], cassandra_order(uuid.UUID(e[3]))))
     part.sessions = _dimensions(site.id, day, sorted({e[1] for e in part.events}))
     return part
+
+
+def _ms(value: datetime) -> int:
+    return timebuckets.epoch_ms(timebuckets.from_driver(value))
 
 
 def _dimensions(
@@ -136,17 +162,26 @@ def _dimensions(
 
 
 def cached_parts(
-    *, site_id: uuid.UUID, digest: str, days: dict[datetime, int]
+    *, site_id: uuid.UUID, digest: str, days: dict[datetime, int], whole: set[datetime]
 ) -> dict[datetime, DayPart]:
-    """The cached parts of these sealed days ({day: its version}) still valid."""
-    statement = prepare(funnel_days.SELECT)
+    """The cached parts of these sealed days ({day: its version}) still valid: for the
+    days the range holds `whole`, their summary alone; for the others, their events."""
+    db = cassandra_session()
+    events, summary = prepare(funnel_days.SELECT), prepare(funnel_days.SELECT_SUMMARY)
     futures = {
-        day: cassandra_session().execute_async(statement, (site_id, day, digest)) for day in days
+        day: db.execute_async(summary if day in whole else events, (site_id, day, digest))
+        for day in days
     }
     found = {}
     for day, future in futures.items():
         row = future.result().one()
-        if row and row["version"] == days[day] and row["matches"] is not None:
+        if not row or row["version"] != days[day]:
+            continue
+        if day in whole:
+            body = orjson.loads(row["summary"]) if row["summary"] else {}
+            if body.get("v") == PART_FORMAT:
+                found[day] = DayPart(day, scanned=row["scanned"] or 0, summary=body)
+        elif row["matches"] is not None:
             part = DayPart.decode(day, row["matches"], row["scanned"] or 0)
             if part is not None:
                 found[day] = part
@@ -154,10 +189,12 @@ def cached_parts(
 
 
 def part_store(*, site_id: uuid.UUID, digest: str, part: DayPart, version: int) -> None:
+    summary = orjson.dumps({"v": PART_FORMAT, **(part.summary or {})})
     cassandra_session().execute(
         prepare(funnel_days.INSERT, idempotent=True, write=True),
-        (site_id, part.day, digest, version, part.encode(), part.scanned, aggregate_ttl("day")),
-    )
+        (site_id, part.day, digest, version, part.encode(), summary, part.scanned,
+         aggregate_ttl("day")),
+    )  # fmt: skip
 
 
 def sealed_versions(site_id: uuid.UUID, days: list[datetime]) -> dict[datetime, int]:
@@ -168,11 +205,20 @@ def sealed_versions(site_id: uuid.UUID, days: list[datetime]) -> dict[datetime, 
     return {timebuckets.as_utc(b): v for b, v in states}
 
 
-def day_compute(*, site: Site, funnel: Funnel, digest: str, day: datetime) -> DayPart:
-    """Scan a day; cache it if it is sealed and was sealed when the scan began."""
+def day_compute(
+    *,
+    site: Site,
+    funnel: Funnel,
+    digest: str,
+    day: datetime,
+    summarize: Callable[[Funnel, DayPart], dict[str, Any]],
+) -> DayPart:
+    """Scan a day; cache it (with its summary) if it is sealed and was sealed when the
+    scan began."""
     before = sealed_versions(site.id, [day]).get(day)
     part = day_scan(site=site, funnel=funnel, day=day)
     if before is not None and sealed_versions(site.id, [day]).get(day) == before:
+        part.summary = summarize(funnel, part)
         part_store(site_id=site.id, digest=digest, part=part, version=before)
     return part
 

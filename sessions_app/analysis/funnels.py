@@ -29,6 +29,7 @@ from django.conf import settings
 
 from sessions_app.analysis.funnel_scan import (
     DIMENSIONS,
+    DayPart,
     Match,
     cached_parts,
     day_compute,
@@ -143,31 +144,110 @@ def funnel_units(*, site: Site, version: FunnelVersion, start: datetime, end: da
         timebuckets.floor(start, "day"), timebuckets.ceil(end, "day"), "day", limit=93
     )
     sealed = sealed_versions(site.id, days)
-    parts = cached_parts(site_id=site.id, digest=version.digest, days=sealed)
+    whole = {d for d in days if start <= d and timebuckets.next_start(d, "day") <= end}
+    digest = version.digest
+    parts = cached_parts(site_id=site.id, digest=digest, days=sealed, whole=whole)
     result = Result(days_total=len(days), days_cached=len(parts))
     cold = [d for d in days if d in sealed and d not in parts]
     if len(cold) > settings.FUNNEL_INLINE_DAYS:
-        fan_out(site_id=site.id, version_id=version.id, digest=version.digest, days=cold)
-        parts.update(cached_parts(site_id=site.id, digest=version.digest,
-                                  days={d: sealed[d] for d in cold}))  # fmt: skip
+        fan_out(site_id=site.id, version_id=version.id, digest=digest, days=cold)
+        parts.update(cached_parts(site_id=site.id, digest=digest,
+                                  days={d: sealed[d] for d in cold}, whole=whole))  # fmt: skip
         cold = [d for d in cold if d not in parts]
         result.days_pending.extend(cold)
         cold = []
     live = [d for d in days if d not in sealed and _may_hold_events(site, d)]
     result.days_pending.extend(live[:-MAX_LIVE_DAYS])
     for day in cold + live[-MAX_LIVE_DAYS:]:
-        parts[day] = day_compute(site=site, funnel=funnel, digest=version.digest, day=day)
+        parts[day] = day_compute(
+            site=site, funnel=funnel, digest=digest, day=day, summarize=day_summary
+        )
     low, high = timebuckets.epoch_ms(start), timebuckets.epoch_ms(end)
     events: list[Match] = []
+    settled: dict[str, Unit] = {}
     with gc_paused():  # hundreds of thousands of small lists, none in a cycle
         for day in sorted(parts):  # days in order: one ordered stream
             part = parts[day]
+            result.scanned += part.scanned
+            if part.summary is not None and day in whole:
+                _settled_add(settled, part.summary["outcomes"])
+                events.extend(part.summary["edges"])
+                result.sessions.update(part.summary["dims"])
+                continue
             events.extend(e for e in part.events if low <= e[2] < high)
             result.sessions.update(part.sessions)
-            result.scanned += part.scanned
-        result.units = units_evaluate(funnel, events)
+        units = {u.key: u for u in units_evaluate(funnel, events)}
+        for key, unit in settled.items():
+            held = units.get(key)
+            if held is None or _better(unit, held):
+                units[key] = unit
+        result.units = list(units.values())
     result.days_pending.sort()
     return result
+
+
+def _settled_add(settled: dict[str, Unit], outcomes: list[list[Any]]) -> None:
+    """Units a day settled on its own (day_summary), the best one kept per unit."""
+    for key, level, user, first_sid, first_id, last_sid, times in outcomes:
+        chain: list[Match] = [[user, None, ts, None, 0] for ts in times]
+        chain[0][1], chain[0][3], chain[-1][1] = first_sid, first_id, last_sid
+        unit = Unit(key, level, chain)
+        held = settled.get(key)
+        if held is None or _better(unit, held):
+            settled[key] = unit
+
+
+def day_summary(funnel: Funnel, part: DayPart) -> dict[str, Any]:
+    """Split a whole day's units. A unit whose steps cannot reach into another day —
+    every session it has that day runs more than the inactivity gap from midnight (a
+    session window), or every matching event lies more than the window from midnight —
+    is settled by the day alone: its outcome is stored. The others keep their events,
+    which a range evaluates together with the neighbouring days' (exact either way)."""
+    day0 = timebuckets.epoch_ms(part.day)
+    day1 = timebuckets.epoch_ms(timebuckets.next_start(part.day, "day"))
+    steps, ms = len(funnel.matchers), timedelta(milliseconds=1)
+    window = int(funnel.window / ms) if funnel.window else None
+    margin = int(settings.SESSION_INACTIVITY / ms) if funnel.session_window else (window or 0)
+    groups: dict[tuple[str, str], list[Match]] = defaultdict(list)
+    for event in part.events:
+        unit = event[1] if funnel.per_session_units else event[0]
+        groups[unit, event[1] if funnel.session_window else ""].append(event)
+    settled: dict[str, Unit] = {}
+    open_groups: set[tuple[str, str]] = set()
+    for (unit, session), found in groups.items():
+        first, last = (
+            part.extents.get(session, [found[0][2], found[-1][2]])
+            if funnel.session_window
+            else [found[0][2], found[-1][2]]
+        )
+        if first - day0 < margin or day1 - last <= margin:
+            open_groups.add((unit, session))
+            continue
+        outcome = unit_outcome(unit, found, steps, window)
+        if outcome is not None and (unit not in settled or _better(outcome, settled[unit])):
+            settled[unit] = outcome
+    edges = [
+        e for e in part.events
+        if ((e[1] if funnel.per_session_units else e[0]),
+            e[1] if funnel.session_window else "") in open_groups
+    ]  # fmt: skip
+    wanted = {u.start[1] for u in settled.values()} | {e[1] for e in edges}
+    return {
+        "outcomes": [
+            [
+                u.key,
+                u.level,
+                u.chain[-1][0],
+                u.start[1],
+                u.start[3],
+                u.chain[-1][1],
+                [e[2] for e in u.chain],
+            ]
+            for u in settled.values()
+        ],
+        "edges": edges,
+        "dims": {sid: dims for sid, dims in part.sessions.items() if sid in wanted},
+    }
 
 
 def _may_hold_events(site: Site, day: datetime) -> bool:
@@ -298,7 +378,7 @@ def units_page(
             "started_at": timebuckets.from_epoch_ms(u.start[2]),
             "level": u.level,
             "steps_at": [timebuckets.from_epoch_ms(e[2]) for e in u.chain],
-            "event_ids": [e[3] for e in u.chain],
+            "steps_ms": [e[2] for e in u.chain],
         }
         for u in chosen[offset : offset + limit]
     ]

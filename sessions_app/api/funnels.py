@@ -10,11 +10,13 @@ from typing import Any
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from sessions_app.analysis import funnel_defs, funnels
 from sessions_app.analysis.funnel_scan import DIMENSIONS
+from sessions_app.analysis.funnel_spec import DefinitionSerializer
 from sessions_app.analysis.params import iso, time_param
 from sessions_app.api.views import END, START, SiteView, _int
 from sessions_app.core.bounds import RangeError, checked_range
@@ -80,21 +82,11 @@ def funnel_unit_page(
     }
 
 
-DEFINITION = {
-    "type": "object",
-    "example": {
-        "name": "Checkout",
-        "definition": {
-            "steps": [
-                {"kind": "pageview", "path": "/product/", "match": "prefix"},
-                {"kind": "click", "selector": "button.add-to-cart"},
-                {"kind": "event", "name": "purchase"},
-            ],
-            "count_by": "user",
-            "window": {"unit": "days", "value": 1},
-        },
-    },
-}
+class FunnelWrite(serializers.Serializer):
+    """A funnel as POSTed or PUT: its name and definition (analysis/funnel_spec.py)."""
+
+    name = serializers.CharField(max_length=100, required=False)
+    definition = DefinitionSerializer(required=False)
 
 
 class SiteFunnels(SiteView):
@@ -103,12 +95,12 @@ class SiteFunnels(SiteView):
     or a custom event (name), with optional property conditions (key, op eq / neq /
     contains / exists, value); count_by user or session; window session, or hours / days."""
 
-    @extend_schema(responses=OpenApiTypes.OBJECT)
+    @extend_schema(responses=OpenApiTypes.OBJECT, operation_id="api_sites_funnels_list")
     def get(self, request: Request, site_id: uuid.UUID) -> Response:
         found = Funnel.objects.filter(site=self.site).select_related("current")
         return Response({"funnels": [funnel_defs.funnel_json(f) for f in found]})
 
-    @extend_schema(request=DEFINITION, responses=OpenApiTypes.OBJECT)
+    @extend_schema(request=FunnelWrite, responses=OpenApiTypes.OBJECT)
     def post(self, request: Request, site_id: uuid.UUID) -> Response:
         body = request.data if isinstance(request.data, dict) else {}
         funnel = funnel_defs.funnel_create(
@@ -126,7 +118,7 @@ class SiteFunnel(SiteView):
     def get(self, request: Request, site_id: uuid.UUID, funnel_id: int) -> Response:
         return Response(funnel_defs.funnel_json(funnel_defs.funnel_of(self.site, funnel_id)))
 
-    @extend_schema(request=DEFINITION, responses=OpenApiTypes.OBJECT)
+    @extend_schema(request=FunnelWrite, responses=OpenApiTypes.OBJECT)
     def put(self, request: Request, site_id: uuid.UUID, funnel_id: int) -> Response:
         funnel = funnel_defs.funnel_of(self.site, funnel_id)
         body = request.data if isinstance(request.data, dict) else {}

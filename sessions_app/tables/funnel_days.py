@@ -2,11 +2,12 @@
 
 One partition per (site, day), a row per definition digest: the day's events that match
 any of the funnel's steps (user, session, time, event id, which steps), the dimensions of
-their sessions and how many events the day's scan read. Written when a sealed day is
-first asked for (analysis/funnels.py, fanned out as Celery tasks); valid while the day's
-BucketState is sealed at the version stored with it. Every day rollup (a reseal after
-late events or an erasure) deletes the day's partition, so no cached row outlives the
-raw rows it came from.
+their sessions, how many events the day's scan read, and the day's summary: the outcome
+of every unit whose steps cannot reach across midnight, and the events of the others.
+Written when a sealed day is first asked for (analysis/funnels.py, fanned out as Celery
+tasks); valid while the day's BucketState is sealed at the version stored with it. Every
+day rollup (a reseal after late events or an erasure) deletes the day's partition, so no
+cached row outlives the raw rows it came from.
 
 The table's schema (cqlengine, applied by sync_cassandra), every statement on it, and
 its spec in the table registry (tables/registry.py).
@@ -22,8 +23,14 @@ from sessions_app.tables.spec import AGGREGATES as _AGGREGATES
 from sessions_app.tables.spec import RESEAL, TableSpec
 
 INSERT = """
-INSERT INTO {ks}.funnel_days (site_id, day, digest, version, matches, scanned)
-VALUES (?, ?, ?, ?, ?, ?) USING TTL ?
+INSERT INTO {ks}.funnel_days (site_id, day, digest, version, matches, summary, scanned)
+VALUES (?, ?, ?, ?, ?, ?, ?) USING TTL ?
+"""
+
+# What a range that covers the whole day reads: the outcomes, not the events.
+SELECT_SUMMARY = """
+SELECT version, summary, scanned FROM {ks}.funnel_days
+WHERE site_id = ? AND day = ? AND digest = ?
 """
 
 SELECT = """
@@ -46,7 +53,10 @@ class FunnelDay(Model):
     day = columns.DateTime(partition_key=True)
     digest = columns.Text(primary_key=True)  # analysis/funnel_spec.digest
     version = columns.Integer()  # the day's BucketState.version when computed
-    matches = columns.Blob()  # orjson: {"events": [...], "sessions": {...}}
+    matches = columns.Blob()  # orjson: {"v", "events": [...], "sessions": {...}}
+    # orjson: {"v", "outcomes": the units settled within the day, "edges": the events of
+    # the others, "dims": their sessions' dimensions} (analysis/funnels.day_summary)
+    summary = columns.Blob()
     scanned = columns.BigInt()  # raw events the day's scan read
 
 

@@ -278,19 +278,21 @@ def _highlight(
     site: Site, funnel_id: str | None, chain: str | None, events: list[dict[str, Any]]
 ) -> Any:
     """With ?funnel=<id> (a funnel of this site): the events of the unit's chain
-    (?chain=<event ids>, from the drill-down) as its steps, any other event matching a
-    step marked lighter."""
+    (?chain=<the steps' times in ms>, from the drill-down: the event at that time that
+    matches that step) as its steps, any other event matching a step marked lighter."""
     if not funnel_id:
         return None
     funnel = funnel_defs.funnel_of(site, funnel_id)
     if funnel.current is None:
         return None
     compiled = funnel_compile(funnel.current.definition)
-    steps = {eid: n for n, eid in enumerate((chain or "").split(",")[:10], start=1) if eid}
+    times = [t for t in (chain or "").split(",")[:10] if t.isdigit()]
+    steps = {(int(t), n) for n, t in enumerate(times, start=1)}
     for event in events:
         mask = compiled.mask(event)
         event["funnel_steps"] = [i + 1 for i in range(len(compiled.matchers)) if mask >> i & 1]
-        event["chain_step"] = steps.get(str(event.get("event_id")))
+        ts = timebuckets.epoch_ms(event["ts"])
+        event["chain_step"] = next((n for n in event["funnel_steps"] if (ts, n) in steps), None)
     return funnel
 
 

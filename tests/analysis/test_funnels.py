@@ -174,6 +174,10 @@ def brute(rows: list[dict], definition: dict, start: datetime, end: datetime) ->
     return best
 
 
+def ms(value: datetime) -> int:
+    return timebuckets.epoch_ms(value)
+
+
 def nearest_rank(values: list[float], q: float) -> float | None:
     if not values:
         return None
@@ -217,7 +221,10 @@ def test_random_funnels_equal_the_brute_force_cold_and_warm(site, shop):
             assert set(got) == set(want), (n, attempt)
             for key, chain in want.items():
                 assert got[key].level == len(chain), (n, key)
-                assert [e[3] for e in got[key].chain] == [str(e["event_id"]) for e in chain]
+                unit = got[key]
+                assert [e[2] for e in unit.chain] == [ms(e["ts"]) for e in chain], (n, key)
+                assert unit.start[3] == str(chain[0]["event_id"])
+                assert unit.chain[-1][1] == str(chain[-1]["session_id"])
             summary = funnels.funnel_summary(definition, result, breakdown=None)
             for i, shown in enumerate(summary["steps"]):
                 reached = [c for c in want.values() if len(c) > i]
