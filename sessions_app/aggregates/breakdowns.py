@@ -22,8 +22,9 @@ import orjson
 from django.conf import settings
 
 from sessions_app.aggregates.sketch import sketch_estimate, sketch_merge, sketch_of
+from sessions_app.aggregates.stored import bucket_overwrite
 from sessions_app.core import timebuckets
-from sessions_app.core.cql import cassandra_session, execute_windowed, prepare
+from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.core.ids import time_uuid_bound
 from sessions_app.tables import bucket_breakdowns, site_sessions
 
@@ -154,36 +155,27 @@ def breakdown_write(
     now: datetime,
 ) -> None:
     """Overwrite a bucket's breakdown rows (a dimension it no longer has goes too)."""
-    written = timebuckets.epoch_us(timebuckets.as_utc(now))
-    work: list[tuple[Any, Any]] = [
-        (
-            prepare(bucket_breakdowns.DELETE_BUCKET, idempotent=True, write=True),
-            (written - 1, site_id, granularity, bucket),
-        )
-    ]
-    insert = prepare(bucket_breakdowns.UPSERT, idempotent=True, write=True)
-    for name, values in breakdown.items():
-        if not values:
-            continue
-        counts = [[v, e.sessions, e.users, e.conversions] for v, e in values.items()]
-        sketches = {v: e.sketch for v, e in values.items()}
-        work.append(
+    bucket_overwrite(
+        delete=bucket_breakdowns.DELETE_BUCKET,
+        key=(site_id, granularity, bucket),
+        insert=bucket_breakdowns.UPSERT,
+        rows=(
             (
-                insert,
-                (
-                    site_id,
-                    granularity,
-                    bucket,
-                    name,
-                    orjson.dumps(counts).decode(),
-                    sketches,
-                    written,
-                    ttl,
-                ),
+                site_id,
+                granularity,
+                bucket,
+                name,
+                orjson.dumps(
+                    [[v, e.sessions, e.users, e.conversions] for v, e in values.items()]
+                ).decode(),
+                {v: e.sketch for v, e in values.items()},
             )
-        )
-    # The delete's timestamp is just below the rows': it clears older rows in any order.
-    execute_windowed(work)
+            for name, values in breakdown.items()
+            if values
+        ),
+        now=now,
+        ttl=ttl,
+    )
 
 
 def breakdowns_read(

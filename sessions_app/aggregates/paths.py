@@ -31,9 +31,10 @@ from typing import Any
 
 import orjson
 
+from sessions_app.aggregates.stored import bucket_overwrite
 from sessions_app.aggregates.tally import page_path
 from sessions_app.core import timebuckets
-from sessions_app.core.cql import cassandra_session, execute_windowed, prepare
+from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.core.ids import cassandra_order, time_uuid_bound
 from sessions_app.tables import bucket_paths, session_events, site_sessions
 
@@ -190,7 +191,7 @@ def _capped(rows: Stored) -> Stored:
         if key[1] not in kept:
             continue
         if len(row.grams) > TOP_GRAMS:
-            ordered = sorted(row.grams.items(), key=lambda kv: (-kv[1], kv[0]))
+            ordered = _ranked(row.grams)
             row = Row(
                 dict(ordered[:TOP_GRAMS]),
                 row.sources,
@@ -225,31 +226,32 @@ def paths_write(
     ttl: int,
     now: datetime,
 ) -> None:
-    """Overwrite a bucket's rows (the delete's timestamp is just below the rows')."""
-    written = timebuckets.epoch_us(timebuckets.as_utc(now))
-    work: list[tuple[Any, Any]] = [
-        (
-            prepare(bucket_paths.DELETE_BUCKET, idempotent=True, write=True),
-            (written - 1, site_id, granularity, bucket),
-        )
-    ]
-    insert = prepare(bucket_paths.UPSERT, idempotent=True, write=True)
-    for (side, anchor), row in stored.items():
-        grams = sorted(row.grams.items(), key=lambda kv: (-kv[1], kv[0]))
-        params = (
-            site_id,
-            granularity,
-            bucket,
-            side,
-            anchor,
-            orjson.dumps([[list(g), n] for g, n in grams]).decode(),
-            orjson.dumps(row.sources).decode() if row.sources else None,
-            row.dropped,
-            written,
-            ttl,
-        )
-        work.append((insert, params))
-    execute_windowed(work)
+    """Overwrite a bucket's rows (an anchor it no longer has goes too)."""
+    bucket_overwrite(
+        delete=bucket_paths.DELETE_BUCKET,
+        key=(site_id, granularity, bucket),
+        insert=bucket_paths.UPSERT,
+        rows=(
+            (
+                site_id,
+                granularity,
+                bucket,
+                side,
+                anchor,
+                orjson.dumps([[list(g), n] for g, n in _ranked(row.grams)]).decode(),
+                orjson.dumps(row.sources).decode() if row.sources else None,
+                row.dropped,
+            )
+            for (side, anchor), row in stored.items()
+        ),
+        now=now,
+        ttl=ttl,
+    )
+
+
+def _ranked(grams: dict[Gram, int]) -> list[tuple[Gram, int]]:
+    """A row's paths, the most frequent first (ties by path)."""
+    return sorted(grams.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
 def _row(found: dict[str, Any]) -> Row:

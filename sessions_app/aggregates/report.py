@@ -62,14 +62,7 @@ def site_report(
         shown = timebuckets.buckets_between(start, end, grain, limit=MAX_REPORT_BUCKETS)
     except timebuckets.BucketRangeError:
         raise RangeError("end", f"at most {MAX_REPORT_BUCKETS} {grain.value} buckets") from None
-    states = BucketState.objects.filter(site_id=site_id, bucket__gte=start, bucket__lt=end)
-    known: dict[tuple[str, datetime], str] = {}
-    hour_shards: dict[datetime, int] = {}
-    for g, b, state, used in states.values_list("granularity", "bucket", "state", "shards"):
-        known[g, timebuckets.as_utc(b)] = state
-        if g == "hour":
-            hour_shards[timebuckets.as_utc(b)] = used
-    sealed_at = {key for key, state in known.items() if state == BucketState.SEALED}
+    known, hour_shards, sealed_at = _bucket_states(site_id, start, end)
     # Every event opens its hour's state: an hour past its sealing time without one
     # had no events, so it is empty, not unknown (no raw read needed).
     now = datetime.now(UTC)
@@ -184,6 +177,16 @@ def bucket_cover(
     *, site_id: uuid.UUID, start: datetime, end: datetime
 ) -> tuple[list[tuple[str, datetime]], list[datetime], dict[datetime, int]]:
     """`range_cover` of [start, end) from the site's bucket states; also each hour's shards."""
+    known, shards, sealed_at = _bucket_states(site_id, start, end)
+    wanted, live = range_cover(start, end, sealed_at, known, datetime.now(UTC))
+    return wanted, live, shards
+
+
+def _bucket_states(
+    site_id: uuid.UUID, start: datetime, end: datetime
+) -> tuple[dict[tuple[str, datetime], str], dict[datetime, int], set[tuple[str, datetime]]]:
+    """The states of the site's buckets in [start, end) ({(granularity, bucket): state}),
+    each hour's shards, and the sealed ones."""
     known: dict[tuple[str, datetime], str] = {}
     shards: dict[datetime, int] = {}
     states = BucketState.objects.filter(site_id=site_id, bucket__gte=start, bucket__lt=end)
@@ -192,5 +195,4 @@ def bucket_cover(
         if g == "hour":
             shards[timebuckets.as_utc(b)] = used
     sealed_at = {key for key, state in known.items() if state == BucketState.SEALED}
-    wanted, live = range_cover(start, end, sealed_at, known, datetime.now(UTC))
-    return wanted, live, shards
+    return known, shards, sealed_at

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from datetime import datetime
 from typing import Any
 
@@ -12,7 +12,7 @@ import orjson
 
 from sessions_app.aggregates import tally
 from sessions_app.core import timebuckets
-from sessions_app.core.cql import cassandra_session, prepare
+from sessions_app.core.cql import cassandra_session, execute_windowed, prepare
 from sessions_app.tables import bucket_aggregates, bucket_users
 
 MAX_AGGREGATE_ROWS = 2_000  # a 92-day range of hours is 2,208 rows: read hours ≤ 83 days
@@ -101,3 +101,24 @@ def bucket_aggregate(
         "bucket": timebuckets.from_driver(row["bucket"]),
         "sealed_at": timebuckets.from_driver(row["sealed_at"]),
     }
+
+
+def bucket_overwrite(
+    *,
+    delete: str,
+    key: tuple[Any, ...],
+    insert: str,
+    rows: Iterable[tuple[Any, ...]],
+    now: datetime,
+    ttl: int,
+) -> None:
+    """Replace a stored bucket's rows: `delete` (USING TIMESTAMP ?, then `key`) written
+    just below the rows' timestamp clears what a reseal no longer has, in any order with
+    them; each of `rows` is bound with the timestamp and the TTL after it."""
+    written = timebuckets.epoch_us(timebuckets.as_utc(now))
+    work: list[tuple[Any, Any]] = [
+        (prepare(delete, idempotent=True, write=True), (written - 1, *key))
+    ]
+    statement = prepare(insert, idempotent=True, write=True)
+    work.extend((statement, (*row, written, ttl)) for row in rows)
+    execute_windowed(work)

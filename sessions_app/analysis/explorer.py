@@ -19,9 +19,9 @@ from typing import Any
 
 from django.conf import settings
 
-from sessions_app.analysis.params import iso, path_param, time_param
+from sessions_app.analysis.params import iso, path_param, range_param
 from sessions_app.core import timebuckets
-from sessions_app.core.bounds import RangeError, checked_range
+from sessions_app.core.bounds import RangeError
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.core.ids import cassandra_order, time_uuid_bound, uuid_time
 from sessions_app.tables import site_sessions
@@ -68,9 +68,7 @@ def explorer_query_parse(params: Mapping[str, str], *, now: datetime) -> Explore
     start/end: ISO-8601 (no zone: UTC); default the last 7 days, at most 92. Text
     filters match exactly; booleans are true/false; ranges are whole seconds or events.
     """
-    end = time_param(params, "end", now, now)
-    start = time_param(params, "start", end - DEFAULT_SPAN, now)
-    start, end = checked_range(start, end)
+    start, end = range_param(params, now=now, default_span=DEFAULT_SPAN)
     filters: dict[str, Any] = {}
     for name in (*TEXT_FILTERS, *PATH_FILTERS, "event"):
         value = (params.get(name) or "").strip()

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import gc
 import uuid
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -151,9 +151,6 @@ def funnel_units(*, site: Site, version: FunnelVersion, start: datetime, end: da
     cold = [d for d in days if d in sealed and d not in parts]
     if len(cold) > settings.FUNNEL_INLINE_DAYS:
         fan_out(site_id=site.id, version_id=version.id, digest=digest, days=cold)
-        parts.update(cached_parts(site_id=site.id, digest=digest,
-                                  days={d: sealed[d] for d in cold}, whole=whole))  # fmt: skip
-        cold = [d for d in cold if d not in parts]
         result.days_pending.extend(cold)
         cold = []
     live = [d for d in days if d not in sealed and _may_hold_events(site, d)]
@@ -384,7 +381,3 @@ def units_page(
     ]
     following = offset + limit if offset + limit < len(chosen) else None
     return rows, following
-
-
-def reached_counts(units: list[Unit], steps: int) -> Counter[int]:
-    return Counter(u.level for u in units if u.level <= steps)

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from sessions_app.aggregates import tally
 from sessions_app.core import timebuckets
-from sessions_app.core.bounds import RangeError
+from sessions_app.core.bounds import RangeError, checked_range
 
 
 def iso(value: datetime) -> str:
@@ -33,3 +33,12 @@ def time_param(params: Mapping[str, str], name: str, default: datetime, now: dat
 def path_param(value: str) -> str:
     """A URL or path as the stored paths are (aggregates.tally.page_path); other text as is."""
     return (tally.page_path(value) or "/") if "://" in value or value.startswith("/") else value
+
+
+def range_param(
+    params: Mapping[str, str], *, now: datetime, default_span: timedelta
+) -> tuple[datetime, datetime]:
+    """`start` / `end` (ISO-8601; default the `default_span` before now; checked_range's
+    cap); RangeError naming the bad one."""
+    end = time_param(params, "end", now, now)
+    return checked_range(time_param(params, "start", end - default_span, now), end)

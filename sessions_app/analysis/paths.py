@@ -32,8 +32,8 @@ from sessions_app.aggregates.paths import (
 )
 from sessions_app.aggregates.report import MAX_LIVE_HOURS, bucket_cover
 from sessions_app.aggregates.sources import site_bucket_rows
-from sessions_app.analysis.params import iso, path_param, time_param
-from sessions_app.core.bounds import RangeError, checked_range
+from sessions_app.analysis.params import iso, path_param, range_param
+from sessions_app.core.bounds import RangeError
 
 DEFAULT_SPAN = timedelta(days=7)
 MAX_NODES = 8  # pages a Sankey step shows; the rest are "(other)"
@@ -61,9 +61,7 @@ class PathQuery:
 def path_query_parse(params: Mapping[str, str], *, now: datetime) -> PathQuery:
     """start/end (ISO-8601, default the last 7 days, at most 92) and at most one of
     `from` / `to` (a page path or URL; neither: paths from the session start)."""
-    end = time_param(params, "end", now, now)
-    start = time_param(params, "start", end - DEFAULT_SPAN, now)
-    start, end = checked_range(start, end)
+    start, end = range_param(params, now=now, default_span=DEFAULT_SPAN)
     chosen = {s: (params.get(s) or "").strip() for s in (FROM, TO)}
     if chosen[FROM] and chosen[TO]:
         raise RangeError(TO, "give either from or to, not both")

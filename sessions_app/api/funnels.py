@@ -17,9 +17,9 @@ from rest_framework.response import Response
 from sessions_app.analysis import funnel_defs, funnels
 from sessions_app.analysis.funnel_scan import DIMENSIONS
 from sessions_app.analysis.funnel_spec import DefinitionSerializer
-from sessions_app.analysis.params import iso, time_param
+from sessions_app.analysis.params import iso, range_param
 from sessions_app.api.views import END, START, SiteView, _int
-from sessions_app.core.bounds import RangeError, checked_range
+from sessions_app.core.bounds import RangeError
 from sessions_app.models import Funnel, Site
 
 DEFAULT_SPAN = timedelta(days=30)
@@ -28,9 +28,7 @@ MAX_UNITS_PAGE = 200
 
 def funnel_range(params: Mapping[str, str]) -> tuple[datetime, datetime]:
     """start/end (ISO-8601; default the last 30 days; at most 92)."""
-    now = datetime.now(UTC)
-    end = time_param(params, "end", now, now)
-    return checked_range(time_param(params, "start", end - DEFAULT_SPAN, now), end)
+    return range_param(params, now=datetime.now(UTC), default_span=DEFAULT_SPAN)
 
 
 def funnel_result(site: Site, funnel: Funnel, params: Mapping[str, str]) -> dict[str, Any]:
