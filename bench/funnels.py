@@ -183,7 +183,7 @@ def main() -> None:
     print(json.dumps({
         **seeded,
         "days": DAYS,
-        "units": len(result.units),
+        "units": len(result.outcomes),
         "steps": [s["count"] for s in summary["steps"]],
         "days_cached_warm": result.days_cached,
         "cold_events_per_s": cold,

@@ -12,11 +12,13 @@ is what keeps a conversion window that crosses a day's edge exact.
 
 from __future__ import annotations
 
+import gc
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import orjson
@@ -26,6 +28,7 @@ from django.conf import settings
 from sessions_app.aggregates.seal import aggregate_ttl
 from sessions_app.aggregates.sources import site_bucket_funnel_rows
 from sessions_app.analysis.funnel_spec import Funnel
+from sessions_app.analysis.funnel_table import DIMENSIONS, DaySummary
 from sessions_app.core import timebuckets
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.core.ids import cassandra_order, uuid_time
@@ -33,12 +36,13 @@ from sessions_app.core.redis_client import redis_client
 from sessions_app.models import BucketState, Site
 from sessions_app.tables import funnel_days, site_sessions
 
-DIMENSIONS = ("source", "medium", "campaign", "country", "device", "browser")
 HOURS_AT_ONCE = 6  # hours of a day scanned concurrently
-PART_FORMAT = 3  # what a stored part's blob holds (older ones are scanned again)
+PART_FORMAT = 7  # what a stored part's blob holds (older ones are scanned again)
 IN_FLIGHT = "cs:funnel-day"  # Redis: a day task already queued (key: site, digest, day)
 
-# [user key, session id, ts (ms), event id, step mask]; a part holds them in Cassandra's
+_EPOCH, _MS = datetime(1970, 1, 1), timedelta(milliseconds=1)  # the driver's times are naive UTC
+# [user key, session id, ts (ms), event id, step mask] (the event id a UUID when scanned,
+# its text when read back: str() it); a part holds them in Cassandra's
 # order (time, then event id), so a range's parts, day after day, are one ordered stream.
 Match = list[Any]
 
@@ -51,7 +55,7 @@ class DayPart:
     events: list[Match] = field(default_factory=list)
     sessions: dict[str, list[str | None]] = field(default_factory=dict)
     scanned: int = 0
-    summary: dict[str, Any] | None = None  # funnels.day_summary of the whole day
+    summary: DaySummary | None = None  # funnels.day_summary of the whole day
     # Each session's first and last event of the day (all of its events, not only the
     # matching ones): whether it may run across midnight.
     extents: dict[str, list[int]] = field(default_factory=dict)
@@ -78,34 +82,44 @@ def day_scan(*, site: Site, funnel: Funnel, day: datetime) -> DayPart:
         )
     )
     shards = {h: max(site.event_shards, used.get(h, 1)) for h in hours}
+    mask = funnel.masker()
+    track = funnel.session_window  # the sessions' extents matter only with it
 
     def hour_scan(hour: datetime) -> tuple[list[Match], int, dict[Any, list[Any]]]:
         found: list[Match] = []
         spans: dict[Any, list[Any]] = {}  # session -> [first, last] driver times
         scanned = 0
-        mask = funnel.mask
+        # One shard's rows come in event-id order, which is (time, event id) order while
+        # their times never decrease (an event id's time is its ts, to the millisecond).
+        ordered, previous = shards[hour] == 1, _EPOCH
         for row in site_bucket_funnel_rows(site_id=site.id, hour=hour, shards=shards[hour]):
             scanned += 1
             if row["is_bot"]:
                 continue
-            span = spans.get(row["session_id"])
-            if span is None:
-                spans[row["session_id"]] = [row["ts"], row["ts"]]
-            elif row["ts"] < span[0]:
-                span[0] = row["ts"]
-            elif row["ts"] > span[1]:
-                span[1] = row["ts"]
+            at, sid = row["ts"], row["session_id"]
+            if at < previous:
+                ordered = False
+            previous = at
+            if track:
+                span = spans.get(sid)
+                if span is None:
+                    spans[sid] = [at, at]
+                elif at < span[0]:
+                    span[0] = at
+                elif at > span[1]:
+                    span[1] = at
             bits = mask(row)
             if bits:
-                ts = timebuckets.epoch_ms(timebuckets.from_driver(row["ts"]))
-                found.append(
-                    [row["user_key"], str(row["session_id"]), ts, str(row["event_id"]), bits]
-                )
+                found.append([row["user_key"], str(sid), (at - _EPOCH) // _MS,
+                              row["event_id"], bits])  # fmt: skip
+        if not ordered:
+            found.sort(key=lambda e: (e[2], cassandra_order(e[3])))
         return found, scanned, spans
 
     part = DayPart(day)
     spans: dict[Any, list[Any]] = {}
     with ThreadPoolExecutor(HOURS_AT_ONCE, thread_name_prefix="funnel-scan") as pool:
+        whole_day = pool.submit(_day_dimensions, site.id, day)
         for found, scanned, hour_spans in pool.map(hour_scan, hours):
             part.events.extend(found)
             part.scanned += scanned
@@ -117,34 +131,36 @@ def day_scan(*, site: Site, funnel: Funnel, day: datetime) -> DayPart:
         str(sid): [_ms(first), _ms(last)] for sid, (first, last) in spans.items()
         if str(sid) in matched
     }  # fmt: skip
-    part.events.sort(key=lambda e: (e[2], cassandra_order(uuid.UUID(e[3]))))
-    part.sessions = _dimensions(site.id, day, sorted({e[1] for e in part.events}))
+    part.sessions = _dimensions(site.id, day, sorted(matched), whole_day.result())
     return part
 
 
 def _ms(value: datetime) -> int:
-    return timebuckets.epoch_ms(timebuckets.from_driver(value))
+    return (value - _EPOCH) // _MS
 
 
-def _dimensions(
-    site_id: uuid.UUID, day: datetime, sessions: list[str]
-) -> dict[str, list[str | None]]:
-    """Each session's source, medium, campaign, country, device and browser: the day's
-    own site_sessions partitions in one read each, a point read for a session another
-    day's partition holds (one that began before midnight)."""
-    if not sessions:
-        return {}
+def _day_dimensions(site_id: uuid.UUID, day: datetime) -> dict[str, list[str | None]]:
+    """The dimensions of every session the day's site_sessions partitions hold (read
+    while the day's events are scanned)."""
     db = cassandra_session()
-    wanted = set(sessions)
     found: dict[str, list[str | None]] = {}
     whole_day = prepare(site_sessions.SELECT_DAY_DIMENSIONS)
     for shard in range(max(1, settings.SESSION_SHARDS)):
         query = whole_day.bind((site_id, day, shard))
         query.fetch_size = 5_000
         for row in db.execute(query):
-            sid = str(row["session_id"])
-            if sid in wanted:
-                found[sid] = [row[d] for d in DIMENSIONS]
+            found[str(row["session_id"])] = [row[d] for d in DIMENSIONS]
+    return found
+
+
+def _dimensions(
+    site_id: uuid.UUID, day: datetime, sessions: list[str], whole_day: dict[str, Any]
+) -> dict[str, list[str | None]]:
+    """Each session's source, medium, campaign, country, device and browser: from the
+    day's own site_sessions partitions (`whole_day`), a point read for a session another
+    day's partition holds (one that began before midnight)."""
+    db = cassandra_session()
+    found = {sid: whole_day[sid] for sid in sessions if sid in whole_day}
     following = timebuckets.next_start(day, "day")
     earlier = [  # another day's partition holds them
         s for s in sessions if s not in found and not day <= uuid_time(uuid.UUID(s)) < following
@@ -162,10 +178,16 @@ def _dimensions(
 
 
 def cached_parts(
-    *, site_id: uuid.UUID, digest: str, days: dict[datetime, int], whole: set[datetime]
+    *,
+    site_id: uuid.UUID,
+    digest: str,
+    days: dict[datetime, int],
+    whole: set[datetime],
+    steps: int,
 ) -> dict[datetime, DayPart]:
     """The cached parts of these sealed days ({day: its version}) still valid: for the
-    days the range holds `whole`, their summary alone; for the others, their events."""
+    days the range holds `whole`, their summary alone (its details read when a page of
+    units needs them); for the others, their events."""
     db = cassandra_session()
     events, summary = prepare(funnel_days.SELECT), prepare(funnel_days.SELECT_SUMMARY)
     futures = {
@@ -178,8 +200,9 @@ def cached_parts(
         if not row or row["version"] != days[day]:
             continue
         if day in whole:
-            body = orjson.loads(row["summary"]) if row["summary"] else {}
-            if body.get("v") == PART_FORMAT:
+            loader = _details_loader(site_id, day, digest)
+            body = DaySummary.decode(row["summary"], PART_FORMAT, steps, loader)
+            if body is not None:
                 found[day] = DayPart(day, scanned=row["scanned"] or 0, summary=body)
         elif row["matches"] is not None:
             part = DayPart.decode(day, row["matches"], row["scanned"] or 0)
@@ -188,12 +211,32 @@ def cached_parts(
     return found
 
 
-def part_store(*, site_id: uuid.UUID, digest: str, part: DayPart, version: int) -> None:
-    summary = orjson.dumps({"v": PART_FORMAT, **(part.summary or {})})
-    cassandra_session().execute(
+def _details_loader(
+    site_id: uuid.UUID, day: datetime, digest: str
+) -> Callable[[], list[list[Any]]]:
+    """Read a cached day's unit details once, when first asked for."""
+    held: list[list[Any]] = []
+
+    def load() -> list[list[Any]]:
+        if not held:
+            row = (
+                cassandra_session()
+                .execute(prepare(funnel_days.SELECT_DETAILS), (site_id, day, digest))
+                .one()
+            )
+            held.append(orjson.loads(row["details"]) if row and row["details"] else [])
+        return held[0]
+
+    return load
+
+
+def part_store(*, site_id: uuid.UUID, digest: str, part: DayPart, version: int) -> Any:
+    """Write a day's part; return the write's future."""
+    assert part.summary is not None
+    return cassandra_session().execute_async(
         prepare(funnel_days.INSERT, idempotent=True, write=True),
-        (site_id, part.day, digest, version, part.encode(), summary, part.scanned,
-         aggregate_ttl("day")),
+        (site_id, part.day, digest, version, part.encode(), part.summary.encode(PART_FORMAT),
+         orjson.dumps(part.summary.details()), part.scanned, aggregate_ttl("day")),
     )  # fmt: skip
 
 
@@ -211,16 +254,36 @@ def day_compute(
     funnel: Funnel,
     digest: str,
     day: datetime,
-    summarize: Callable[[Funnel, DayPart], dict[str, Any]],
+    summarize: Callable[[Funnel, DayPart], DaySummary],
+    writes: list[Any] | None = None,
 ) -> DayPart:
     """Scan a day; cache it (with its summary) if it is sealed and was sealed when the
-    scan began."""
+    scan began. The write is waited for, or added to `writes` for the caller to wait
+    for (it goes on while the next day is scanned)."""
     before = sealed_versions(site.id, [day]).get(day)
-    part = day_scan(site=site, funnel=funnel, day=day)
-    if before is not None and sealed_versions(site.id, [day]).get(day) == before:
-        part.summary = summarize(funnel, part)
-        part_store(site_id=site.id, digest=digest, part=part, version=before)
+    with gc_paused():
+        part = day_scan(site=site, funnel=funnel, day=day)
+        if before is not None and sealed_versions(site.id, [day]).get(day) == before:
+            part.summary = summarize(funnel, part)
+            write = part_store(site_id=site.id, digest=digest, part=part, version=before)
+            if writes is None:
+                write.result()
+            else:
+                writes.append(write)
     return part
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection while a result's lists are built (they hold no
+    cycles; a collection would walk every one of them, again and again)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _in_flight(site_id: uuid.UUID, digest: str, day: datetime) -> str:

@@ -250,6 +250,24 @@ class Funnel:
                 found |= 1 << i
         return found
 
+    def masker(self, limit: int = 50_000) -> Callable[[dict[str, Any]], int]:
+        """`mask` remembering its answer per distinct (type, name, url, element, props):
+        a scan meets the same few thousand again and again. Safe to share between
+        threads (a dict's get and set are atomic); forgets everything past `limit`."""
+        known: dict[tuple[Any, ...], int] = {}
+        mask = self.mask
+
+        def cached(row: dict[str, Any]) -> int:
+            key = (row["type"], row["name"], row["url"], row["element"], row["props"])
+            bits = known.get(key)
+            if bits is None:
+                if len(known) >= limit:
+                    known.clear()
+                bits = known[key] = mask(row)
+            return bits
+
+        return cached
+
 
 def funnel_compile(definition: dict[str, Any]) -> Funnel:
     window = definition["window"]

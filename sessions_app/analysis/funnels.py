@@ -16,27 +16,39 @@ parts come from funnel_scan: cached days, fanned-out days, live days.
 
 from __future__ import annotations
 
-import gc
 import uuid
-from collections import defaultdict
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import numpy as np
 from django.conf import settings
 
 from sessions_app.analysis.funnel_scan import (
-    DIMENSIONS,
     DayPart,
     Match,
     cached_parts,
     day_compute,
     fan_out,
+    gc_paused,
     sealed_versions,
 )
 from sessions_app.analysis.funnel_spec import Funnel, funnel_compile
+from sessions_app.analysis.funnel_table import (
+    DIMENSIONS,
+    DaySummary,
+    Outcomes,
+    best,
+    breakdown_counts,
+    concat,
+    newest_first,
+    percentile_s,
+    step_counts,
+    step_gaps,
+    trend,
+)
 from sessions_app.core import timebuckets
 from sessions_app.core.bounds import RangeError
 from sessions_app.core.ids import cassandra_order
@@ -61,7 +73,7 @@ class Unit:
 
 
 def _order(match: Match) -> tuple[int, tuple[int, bytes]]:
-    return match[2], cassandra_order(uuid.UUID(match[3]))
+    return match[2], cassandra_order(uuid.UUID(str(match[3])))
 
 
 def unit_outcome(key: str, events: list[Match], steps: int, window_ms: int | None) -> Unit | None:
@@ -82,7 +94,9 @@ def unit_outcome(key: str, events: list[Match], steps: int, window_ms: int | Non
             within = window_ms is None or event[2] - events[start][2] <= window_ms
             if within and (held is None or start > held):
                 latest[step] = start
-    level = max((i + 1 for i, s in enumerate(latest) if s is not None), default=0)
+    level = 0  # a start that reached step i+1 reached step i: the first gap ends them
+    while level < steps and latest[level] is not None:
+        level += 1
     if not level:
         return None
     begin = latest[level - 1]
@@ -95,7 +109,7 @@ def unit_outcome(key: str, events: list[Match], steps: int, window_ms: int | Non
             window_ms is None or event[2] - chain[0][2] <= window_ms
         ):
             chain.append(event)
-    return Unit(key, level, chain)
+    return Unit(str(key), level, chain)
 
 
 def units_evaluate(funnel: Funnel, events: Iterable[Match]) -> list[Unit]:
@@ -129,24 +143,38 @@ def _better(one: Unit, other: Unit) -> bool:
 
 @dataclass
 class Result:
-    units: list[Unit] = field(default_factory=list)
-    sessions: dict[str, list[str | None]] = field(default_factory=dict)
+    outcomes: Outcomes = field(default_factory=lambda: Outcomes(1))  # one row per unit
     days_total: int = 0
     days_cached: int = 0
     days_pending: list[datetime] = field(default_factory=list)
     scanned: int = 0
 
+    @property
+    def units(self) -> list[Unit]:
+        """Every unit with its chain (reads every day's details: tests, small ranges)."""
+        return [unit_at(self.outcomes, i) for i in range(len(self.outcomes))]
+
+
+def unit_at(table: Outcomes, row: int) -> Unit:
+    """A row as a Unit: the chain's times, its first and last event's ids."""
+    key, user, first_sid, first_id, last_sid = table.detail(row)
+    level = int(table.level[row])
+    chain: list[Match] = [[user, None, t, None, 0] for t in table.times[row, :level].tolist()]
+    chain[0][1], chain[0][3], chain[-1][1] = first_sid, first_id, last_sid
+    return Unit(str(key), level, chain)
+
 
 def funnel_units(*, site: Site, version: FunnelVersion, start: datetime, end: datetime) -> Result:
     """Gather the range's day parts (cached, scanned inline, fanned out, live) and evaluate."""
     funnel = funnel_compile(version.definition)
+    steps = len(funnel.matchers)
     days = timebuckets.buckets_between(
         timebuckets.floor(start, "day"), timebuckets.ceil(end, "day"), "day", limit=93
     )
     sealed = sealed_versions(site.id, days)
     whole = {d for d in days if start <= d and timebuckets.next_start(d, "day") <= end}
     digest = version.digest
-    parts = cached_parts(site_id=site.id, digest=digest, days=sealed, whole=whole)
+    parts = cached_parts(site_id=site.id, digest=digest, days=sealed, whole=whole, steps=steps)
     result = Result(days_total=len(days), days_cached=len(parts))
     cold = [d for d in days if d in sealed and d not in parts]
     if len(cold) > settings.FUNNEL_INLINE_DAYS:
@@ -155,46 +183,55 @@ def funnel_units(*, site: Site, version: FunnelVersion, start: datetime, end: da
         cold = []
     live = [d for d in days if d not in sealed and _may_hold_events(site, d)]
     result.days_pending.extend(live[:-MAX_LIVE_DAYS])
+    writes: list[Any] = []
     for day in cold + live[-MAX_LIVE_DAYS:]:
         parts[day] = day_compute(
-            site=site, funnel=funnel, digest=digest, day=day, summarize=day_summary
-        )
+            site=site, funnel=funnel, digest=digest, day=day, summarize=day_summary,
+            writes=writes,
+        )  # fmt: skip
     low, high = timebuckets.epoch_ms(start), timebuckets.epoch_ms(end)
+    summaries: dict[datetime, DaySummary] = {
+        day: part.summary for day, part in parts.items()
+        if part.summary is not None and day in whole
+    }  # fmt: skip
+    partial = {
+        day: [e for e in part.events if low <= e[2] < high]
+        for day, part in parts.items() if day not in summaries
+    }  # fmt: skip
+    # An open group's own outcome stands unless another day has events of it too.
+    group_of = _grouping(funnel)
+    sources: Counter[tuple[str, str]] = Counter()
+    for held in summaries.values():
+        sources.update(held.groups)
+    for found in partial.values():
+        sources.update({group_of(e) for e in found})
     events: list[Match] = []
-    settled: dict[str, Unit] = {}
+    sessions: dict[str, list[str | None]] = {}
+    tables: list[Outcomes] = []
     with gc_paused():  # hundreds of thousands of small lists, none in a cycle
         for day in sorted(parts):  # days in order: one ordered stream
-            part = parts[day]
-            result.scanned += part.scanned
-            if part.summary is not None and day in whole:
-                _settled_add(settled, part.summary["outcomes"])
-                events.extend(part.summary["edges"])
-                result.sessions.update(part.summary["dims"])
+            result.scanned += parts[day].scanned
+            summary = summaries.get(day)
+            if summary is None:
+                events.extend(partial[day])
+                sessions.update(parts[day].sessions)
                 continue
-            events.extend(e for e in part.events if low <= e[2] < high)
-            result.sessions.update(part.sessions)
-        units = {u.key: u for u in units_evaluate(funnel, events)}
-        for key, unit in settled.items():
-            held = units.get(key)
-            if held is None or _better(unit, held):
-                units[key] = unit
-        result.units = list(units.values())
+            groups = summary.groups
+            alone = [sources[groups[g]] == 1 for g in summary.provisional_group]
+            tables += [summary.settled, summary.provisional.take(np.flatnonzero(alone))]
+            for g, key in enumerate(groups):
+                if sources[key] > 1:
+                    events.extend(summary.events(g))
+            sessions.update(summary.dims)
+        evaluated = Outcomes.from_units(units_evaluate(funnel, events), sessions, steps)
+        result.outcomes = best(concat([*tables, evaluated], steps))
+    for write in writes:
+        write.result()
     result.days_pending.sort()
     return result
 
 
-def _settled_add(settled: dict[str, Unit], outcomes: list[list[Any]]) -> None:
-    """Units a day settled on its own (day_summary), the best one kept per unit."""
-    for key, level, user, first_sid, first_id, last_sid, times in outcomes:
-        chain: list[Match] = [[user, None, ts, None, 0] for ts in times]
-        chain[0][1], chain[0][3], chain[-1][1] = first_sid, first_id, last_sid
-        unit = Unit(key, level, chain)
-        held = settled.get(key)
-        if held is None or _better(unit, held):
-            settled[key] = unit
-
-
-def day_summary(funnel: Funnel, part: DayPart) -> dict[str, Any]:
+def day_summary(funnel: Funnel, part: DayPart) -> DaySummary:
     """Split a whole day's units. A unit whose steps cannot reach into another day —
     every session it has that day runs more than the inactivity gap from midnight (a
     session window), or every matching event lies more than the window from midnight —
@@ -205,46 +242,48 @@ def day_summary(funnel: Funnel, part: DayPart) -> dict[str, Any]:
     steps, ms = len(funnel.matchers), timedelta(milliseconds=1)
     window = int(funnel.window / ms) if funnel.window else None
     margin = int(settings.SESSION_INACTIVITY / ms) if funnel.session_window else (window or 0)
+    group_of = _grouping(funnel)
     groups: dict[tuple[str, str], list[Match]] = defaultdict(list)
     for event in part.events:
-        unit = event[1] if funnel.per_session_units else event[0]
-        groups[unit, event[1] if funnel.session_window else ""].append(event)
+        groups[group_of(event)].append(event)
     settled: dict[str, Unit] = {}
-    open_groups: set[tuple[str, str]] = set()
+    opened: list[tuple[str, str]] = []
+    found_of: list[list[Match]] = []
+    provisional: list[Unit] = []
+    provisional_group: list[int] = []
     for (unit, session), found in groups.items():
         first, last = (
             part.extents.get(session, [found[0][2], found[-1][2]])
             if funnel.session_window
             else [found[0][2], found[-1][2]]
         )
-        if first - day0 < margin or day1 - last <= margin:
-            open_groups.add((unit, session))
-            continue
         outcome = unit_outcome(unit, found, steps, window)
-        if outcome is not None and (unit not in settled or _better(outcome, settled[unit])):
+        if first - day0 < margin or day1 - last <= margin:
+            if outcome is not None:
+                provisional.append(outcome)
+                provisional_group.append(len(opened))
+            opened.append((unit, session))
+            found_of.append(found)
+        elif outcome is not None and (unit not in settled or _better(outcome, settled[unit])):
             settled[unit] = outcome
-    edges = [
-        e for e in part.events
-        if ((e[1] if funnel.per_session_units else e[0]),
-            e[1] if funnel.session_window else "") in open_groups
-    ]  # fmt: skip
-    wanted = {u.start[1] for u in settled.values()} | {e[1] for e in edges}
-    return {
-        "outcomes": [
-            [
-                u.key,
-                u.level,
-                u.chain[-1][0],
-                u.start[1],
-                u.start[3],
-                u.chain[-1][1],
-                [e[2] for e in u.chain],
-            ]
-            for u in settled.values()
-        ],
-        "edges": edges,
-        "dims": {sid: dims for sid, dims in part.sessions.items() if sid in wanted},
-    }
+    wanted = {e[1] for found in found_of for e in found}
+    return DaySummary(
+        settled=Outcomes.from_units(list(settled.values()), part.sessions, steps),
+        groups=opened,
+        provisional=Outcomes.from_units(provisional, part.sessions, steps),
+        provisional_group=provisional_group,
+        dims={sid: dims for sid, dims in part.sessions.items() if sid in wanted},
+        found=found_of,
+    )
+
+
+def _grouping(funnel: Funnel) -> Callable[[Match], tuple[str, str]]:
+    """An event's group: its unit (user or session), and its session with a session
+    window (the steps of one group are evaluated together)."""
+    unit = 1 if funnel.per_session_units else 0
+    if funnel.session_window:
+        return lambda e: (e[unit], e[1])
+    return lambda e: (e[unit], "")
 
 
 def _may_hold_events(site: Site, day: datetime) -> bool:
@@ -258,38 +297,17 @@ def _may_hold_events(site: Site, day: datetime) -> bool:
     ).exists()
 
 
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """No cyclic garbage collection while a result's lists are built (they hold no
-    cycles; a collection would walk every one of them, again and again)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
-def _percentile(values: list[int], q: float) -> float | None:
-    """Nearest-rank percentile of milliseconds, in seconds."""
-    if not values:
-        return None
-    ordered = sorted(values)
-    rank = max(1, -(-len(ordered) * q // 1))
-    return ordered[int(rank) - 1] / 1000
-
-
 def funnel_summary(
     definition: dict[str, Any], result: Result, *, breakdown: str | None
 ) -> dict[str, Any]:
     """Per step: count, conversion from the first and the previous step, median and p90
     seconds from the previous step; the trend per start day; the breakdown if asked."""
     steps = definition["steps"]
-    reached = [sum(1 for u in result.units if u.level > i) for i in range(len(steps))]
+    table = result.outcomes
+    reached = step_counts(table)
     shown = []
     for i, step in enumerate(steps):
-        gaps = [u.chain[i][2] - u.chain[i - 1][2] for u in result.units if i and u.level > i]
+        gaps = step_gaps(table, i) if i else np.zeros(0, np.int64)
         shown.append({
             "step": i + 1,
             "label": step.get("label") or _label(step),
@@ -297,19 +315,14 @@ def funnel_summary(
             "dropped": reached[i] - (reached[i + 1] if i + 1 < len(steps) else reached[i]),
             "from_first": _rate(reached[i], reached[0]),
             "from_previous": _rate(reached[i], reached[i - 1] if i else reached[0]),
-            "median_s": _percentile(gaps, 0.5),
-            "p90_s": _percentile(gaps, 0.9),
+            "median_s": percentile_s(gaps, 0.5),
+            "p90_s": percentile_s(gaps, 0.9),
         })  # fmt: skip
-    trend: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-    for unit in result.units:
-        day = timebuckets.from_epoch_ms(unit.start[2]).date().isoformat()
-        trend[day][0] += 1
-        trend[day][1] += unit.level == len(steps)
     answer: dict[str, Any] = {
         "steps": shown,
         "trend": [
             {"day": d, "entered": n, "converted": c, "rate": round(c / n, 4)}
-            for d, (n, c) in sorted(trend.items())
+            for d, n, c in trend(table)
         ],
         "days": {
             "total": result.days_total,
@@ -338,13 +351,7 @@ def _label(step: dict[str, Any]) -> str:
 def _breakdown(result: Result, dimension: str, steps: int) -> list[dict[str, Any]]:
     if dimension not in DIMENSIONS:
         raise RangeError("breakdown", f"one of {', '.join(DIMENSIONS)}")
-    column = DIMENSIONS.index(dimension)
-    counts: dict[str, list[int]] = defaultdict(lambda: [0] * steps)
-    for unit in result.units:
-        dims = result.sessions.get(unit.start[1])
-        value = (dims[column] if dims else None) or "(none)"
-        for i in range(unit.level):
-            counts[value][i] += 1
+    counts = breakdown_counts(result.outcomes, DIMENSIONS.index(dimension))
     ranked = sorted(counts.items(), key=lambda kv: (-kv[1][0], kv[0]))
     rows = ranked[:TOP_VALUES]
     if len(ranked) > TOP_VALUES:
@@ -362,11 +369,11 @@ def units_page(
     first: each with the session to open (its last matched event's) and its level."""
     if outcome not in ("reached", "dropped"):
         raise RangeError("outcome", "reached or dropped")
-    chosen = [
-        u for u in result.units
-        if u.level >= step and (outcome == "reached" or u.level == step)
-    ]  # fmt: skip
-    chosen.sort(key=lambda u: (_order(u.start), u.key), reverse=True)
+    table = result.outcomes
+    levels = table.level
+    mask = (levels >= step) if outcome == "reached" else (levels == step)
+    chosen = newest_first(table, np.flatnonzero(mask))
+    units = [unit_at(table, int(row)) for row in chosen[offset : offset + limit]]
     rows = [
         {
             "unit": u.key,
@@ -377,7 +384,7 @@ def units_page(
             "steps_at": [timebuckets.from_epoch_ms(e[2]) for e in u.chain],
             "steps_ms": [e[2] for e in u.chain],
         }
-        for u in chosen[offset : offset + limit]
+        for u in units
     ]
     following = offset + limit if offset + limit < len(chosen) else None
     return rows, following

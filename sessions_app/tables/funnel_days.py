@@ -23,14 +23,20 @@ from sessions_app.tables.spec import AGGREGATES as _AGGREGATES
 from sessions_app.tables.spec import RESEAL, TableSpec
 
 INSERT = """
-INSERT INTO {ks}.funnel_days (site_id, day, digest, version, matches, summary, scanned)
-VALUES (?, ?, ?, ?, ?, ?, ?) USING TTL ?
+INSERT INTO {ks}.funnel_days
+  (site_id, day, digest, version, matches, summary, details, scanned)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?) USING TTL ?
 """
 
 # What a range that covers the whole day reads: the outcomes, not the events.
 SELECT_SUMMARY = """
 SELECT version, summary, scanned FROM {ks}.funnel_days
 WHERE site_id = ? AND day = ? AND digest = ?
+"""
+
+# What a page of units reads of the days its units came from: their ids.
+SELECT_DETAILS = """
+SELECT details FROM {ks}.funnel_days WHERE site_id = ? AND day = ? AND digest = ?
 """
 
 SELECT = """
@@ -54,9 +60,10 @@ class FunnelDay(Model):
     digest = columns.Text(primary_key=True)  # analysis/funnel_spec.digest
     version = columns.Integer()  # the day's BucketState.version when computed
     matches = columns.Blob()  # orjson: {"v", "events": [...], "sessions": {...}}
-    # orjson: {"v", "outcomes": the units settled within the day, "edges": the events of
-    # the others, "dims": their sessions' dimensions} (analysis/funnels.day_summary)
+    # analysis/funnel_table.DaySummary: the outcomes of the units settled within the day
+    # as columns, the events of the others, their sessions' dimensions
     summary = columns.Blob()
+    details = columns.Blob()  # orjson: each settled unit's ids, in the summary's order
     scanned = columns.BigInt()  # raw events the day's scan read
 
 
