@@ -13,6 +13,7 @@ is what keeps a conversion window that crosses a day's edge exact.
 from __future__ import annotations
 
 import gc
+import struct
 import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -21,6 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+import numpy as np
 import orjson
 from celery import current_app
 from django.conf import settings
@@ -28,7 +30,7 @@ from django.conf import settings
 from sessions_app.aggregates.seal import aggregate_ttl
 from sessions_app.aggregates.sources import site_bucket_funnel_rows
 from sessions_app.analysis.funnel_spec import Funnel
-from sessions_app.analysis.funnel_table import DIMENSIONS, DaySummary
+from sessions_app.analysis.funnel_table import DIMENSIONS, DaySummary, pack, unpack
 from sessions_app.core import timebuckets
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.core.ids import cassandra_order, uuid_time
@@ -37,7 +39,8 @@ from sessions_app.models import BucketState, Site
 from sessions_app.tables import funnel_days, site_sessions
 
 HOURS_AT_ONCE = 6  # hours of a day scanned concurrently
-PART_FORMAT = 7  # what a stored part's blob holds (older ones are scanned again)
+_PART = struct.Struct(">2sH")  # b"fp", the format's version
+PART_FORMAT = 8  # what a stored part's blob holds (older ones are scanned again)
 IN_FLIGHT = "cs:funnel-day"  # Redis: a day task already queued (key: site, digest, day)
 
 _EPOCH, _MS = datetime(1970, 1, 1), timedelta(milliseconds=1)  # the driver's times are naive UTC
@@ -61,15 +64,43 @@ class DayPart:
     extents: dict[str, list[int]] = field(default_factory=dict)
 
     def encode(self) -> bytes:
-        return orjson.dumps({"v": PART_FORMAT, "events": self.events, "sessions": self.sessions})
+        """The events as columns: user and session as indexes into their lists, the
+        event ids' 16 bytes (a day's part is a few hundred KB, not MB)."""
+        users: dict[str, int] = {}
+        sessions: dict[str, int] = {}
+        columns: dict[str, np.ndarray] = {
+            "user": np.array([users.setdefault(e[0], len(users)) for e in self.events], np.int64),
+            "session": np.array(
+                [sessions.setdefault(e[1], len(sessions)) for e in self.events], np.int64
+            ),
+            "ts": np.array([e[2] for e in self.events], np.int64),
+            "mask": np.array([e[4] for e in self.events], np.int64),
+            "ids": np.frombuffer(b"".join(_id_bytes(e[3]) for e in self.events), np.uint8).reshape(
+                len(self.events), 16
+            ),
+        }
+        head = {"users": list(users), "sessions": list(sessions), "dims": self.sessions}
+        return _PART.pack(b"fp", PART_FORMAT) + pack(columns, head)
 
     @classmethod
     def decode(cls, day: datetime, blob: bytes, scanned: int) -> DayPart | None:
         """The stored part, or None if it was written in another format (scan again)."""
-        body = orjson.loads(blob)
-        if body.get("v") != PART_FORMAT:
+        if blob[:2] != b"fp" or _PART.unpack_from(blob)[1] != PART_FORMAT:
             return None
-        return cls(day, body["events"], body["sessions"], scanned)
+        head, columns = unpack(memoryview(blob)[_PART.size :])
+        users, sessions, ids = head["users"], head["sessions"], columns["ids"].tobytes()
+        events = [
+            [users[u], sessions[s], t, uuid.UUID(bytes=ids[16 * i : 16 * i + 16]), m]
+            for i, (u, s, t, m) in enumerate(zip(
+                columns["user"].tolist(), columns["session"].tolist(),
+                columns["ts"].tolist(), columns["mask"].tolist(), strict=True,
+            ))
+        ]  # fmt: skip
+        return cls(day, events, head["dims"], scanned)
+
+
+def _id_bytes(value: uuid.UUID | str) -> bytes:
+    return value.bytes if isinstance(value, uuid.UUID) else uuid.UUID(value).bytes
 
 
 def day_scan(*, site: Site, funnel: Funnel, day: datetime) -> DayPart:

@@ -54,21 +54,38 @@ def key_hash(keys: Sequence[str]) -> np.ndarray:
     return np.frombuffer(digests, ">u8").astype(np.uint64).reshape(len(keys), 2)
 
 
-# Column name -> (dtype in memory, columns per row: None = one, "steps", or a number).
-_COLUMNS: dict[str, tuple[Any, Any]] = {
-    "ident": (np.uint64, 2),
-    "level": (np.uint8, None),
-    "times": (np.int64, "steps"),
-    "sub": (np.int64, None),
-    "tail": (np.uint64, None),
-    "dims": (np.int32, len(DIMENSIONS)),
-}
+_COLUMNS = ("ident", "level", "times", "sub", "tail", "dims")  # what Outcomes stores
 
 
-def _empty(name: str, steps: int, n: int = 0) -> np.ndarray:
-    dtype, width = _COLUMNS[name]
-    width = steps if width == "steps" else width
-    return np.zeros((n,) if width is None else (n, width), dtype)
+def pack(columns: dict[str, np.ndarray], head: dict[str, Any]) -> bytes:
+    """Integer columns after a JSON head (`head` and how to read them back), each in the
+    narrowest unsigned type its range needs above its minimum."""
+    specs, blobs = [], []
+    for name, values in columns.items():
+        low = int(values.min()) if values.size else 0
+        span = int(values.max()) - low if values.size else 0
+        kind = next(t for t in (np.uint8, np.uint16, np.uint32, np.uint64)
+                    if span <= np.iinfo(t).max)  # fmt: skip
+        specs.append([name, low, np.dtype(kind).str, list(values.shape), values.dtype.str])
+        blobs.append((values - values.dtype.type(low)).astype(kind).tobytes())
+    text = orjson.dumps({**head, "columns": specs})
+    return b"".join((_HEAD.pack(len(text)), text, *blobs))
+
+
+def unpack(blob: bytes | memoryview) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """The head and the columns `pack` wrote."""
+    (size,) = _HEAD.unpack_from(blob)
+    head = orjson.loads(blob[_HEAD.size : _HEAD.size + size])
+    at, found = _HEAD.size + size, {}
+    for name, low, kind, shape, dtype in head.pop("columns"):
+        count, native = math.prod(shape), np.dtype(dtype)
+        if not count:
+            found[name] = np.zeros(shape, native)
+            continue
+        stored = np.frombuffer(blob, kind, count, at).reshape(shape)
+        at += count * stored.itemsize
+        found[name] = stored.astype(native) + native.type(low)
+    return head, found
 
 
 @dataclass
@@ -137,20 +154,9 @@ class Outcomes:
         )
 
     def encode(self) -> bytes:
-        """The rows as stored, each column in the narrowest unsigned type its range
-        needs above its minimum (details apart: `details`)."""
-        columns, blobs = [], []
-        for name in _COLUMNS:
-            values = getattr(self, name)
-            low = int(values.min()) if values.size else 0
-            span = int(values.max()) - low if values.size else 0
-            kind = next(t for t in (np.uint8, np.uint16, np.uint32, np.uint64)
-                        if span <= np.iinfo(t).max)  # fmt: skip
-            shifted = (values - values.dtype.type(low)).astype(kind)
-            columns.append([name, low, np.dtype(kind).str])
-            blobs.append(shifted.tobytes())
-        head = orjson.dumps({"n": len(self), "columns": columns, "vocab": self.vocab})
-        return b"".join((_HEAD.pack(len(head)), head, *blobs))
+        """The rows as stored (details apart: `details`)."""
+        columns = {name: getattr(self, name) for name in _COLUMNS}
+        return pack(columns, {"n": len(self), "vocab": self.vocab})
 
     def details(self) -> list[Detail]:
         return [self.detail(i) for i in range(len(self))]
@@ -159,19 +165,10 @@ class Outcomes:
     def decode(
         cls, blob: bytes | memoryview, steps: int, details: Callable[[], list[Detail]]
     ) -> Outcomes:
-        (size,) = _HEAD.unpack_from(blob)
-        head = orjson.loads(blob[4 : 4 + size])
-        n, at = head["n"], 4 + size
+        head, found = unpack(blob)
+        n = head["n"]
         if not n:
             return cls(steps)
-        found = {}
-        for name, low, kind in head["columns"]:
-            shape = _empty(name, steps, n).shape
-            count = math.prod(shape)
-            stored = np.frombuffer(blob, kind, count, at).reshape(shape)
-            at += count * np.dtype(kind).itemsize
-            dtype = _COLUMNS[name][0]
-            found[name] = stored.astype(dtype) + dtype(low)
         return cls(steps, **found, vocab=head["vocab"], sources=[details],
                    src=np.zeros(n, np.int32), pos=np.arange(n, dtype=np.int64))  # fmt: skip
 

@@ -241,6 +241,29 @@ def test_random_funnels_equal_the_brute_force_cold_and_warm(site, shop):
     assert {1, 2, 3} <= checked_levels  # drop-offs and conversions both happened
 
 
+def test_a_range_starting_within_a_sealed_day_reads_its_stored_events(site, shop):
+    """A day the range holds only part of is answered from its stored matching events
+    (funnel_days.matches), cold and warm alike, equal to the brute force."""
+    start, end = shop
+    start = start + timedelta(days=1, hours=7, minutes=13)  # within a sealed day
+    rows = raw_rows(site, timebuckets.floor(start, "day"), end)
+    rng = random.Random(11)
+    for n in range(6):
+        funnel = funnel_defs.funnel_create(
+            site=site, name=f"p{n}", definition=random_definition(rng)
+        )
+        want = brute(rows, funnel.current.definition, start, end)
+        for attempt in ("cold", "warm"):
+            result = funnels.funnel_units(site=site, version=funnel.current, start=start, end=end)
+            if attempt == "warm":
+                assert result.days_cached >= 2
+            got = {u.key: u for u in result.units}
+            assert {k: u.level for k, u in got.items()} == {k: len(c) for k, c in want.items()}
+            for key, chain in want.items():
+                assert [e[2] for e in got[key].chain] == [ms(e["ts"]) for e in chain]
+                assert got[key].start[3] == str(chain[0]["event_id"]), (n, attempt, key)
+
+
 def test_drill_down_lists_who_reached_and_who_dropped_off(site, shop):
     start, end = shop
     definition = {
