@@ -119,6 +119,7 @@ def day_scan(*, site: Site, funnel: Funnel, day: datetime) -> DayPart:
     def hour_scan(hour: datetime) -> tuple[list[Match], int, dict[Any, list[Any]]]:
         found: list[Match] = []
         spans: dict[Any, list[Any]] = {}  # session -> [first, last] driver times
+        names: dict[uuid.UUID, str] = {}  # session -> its text
         scanned = 0
         # One shard's rows come in event-id order, which is (time, event id) order while
         # their times never decrease (an event id's time is its ts, to the millisecond).
@@ -141,8 +142,10 @@ def day_scan(*, site: Site, funnel: Funnel, day: datetime) -> DayPart:
                     span[1] = at
             bits = mask(row)
             if bits:
-                found.append([row["user_key"], str(sid), (at - _EPOCH) // _MS,
-                              row["event_id"], bits])  # fmt: skip
+                text = names.get(sid)
+                if text is None:
+                    text = names[sid] = str(sid)
+                found.append([row["user_key"], text, (at - _EPOCH) // _MS, row["event_id"], bits])
         if not ordered:
             found.sort(key=lambda e: (e[2], cassandra_order(e[3])))
         return found, scanned, spans

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import struct
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from hashlib import blake2b
@@ -38,12 +39,15 @@ _UUID_EPOCH_OFFSET = 0x01B21DD213814000  # 100 ns intervals from 1582-10-15 to 1
 _SIGNED = 0x8080808080808080  # Cassandra compares a TimeUUID's last 8 bytes as signed
 
 
-def order_key(event_id: str, ts: int) -> tuple[int, int]:
+def order_key(event_id: uuid.UUID | str, ts: int) -> tuple[int, int]:
     """A TimeUUID's place in Cassandra's order after its time `ts` (ms): the 100 ns
     intervals past that millisecond, and its last 8 bytes as Cassandra compares them."""
-    time = int(event_id[15:18] + event_id[9:13] + event_id[0:8], 16)
-    tail = int(event_id[19:23] + event_id[24:36], 16) ^ _SIGNED
-    return time - _UUID_EPOCH_OFFSET - ts * 10_000, tail
+    if isinstance(event_id, uuid.UUID):
+        time, tail = event_id.time, event_id.int & 0xFFFF_FFFF_FFFF_FFFF
+    else:
+        time = int(event_id[15:18] + event_id[9:13] + event_id[0:8], 16)
+        tail = int(event_id[19:23] + event_id[24:36], 16)
+    return time - _UUID_EPOCH_OFFSET - ts * 10_000, tail ^ _SIGNED
 
 
 def key_hash(keys: Sequence[str]) -> np.ndarray:
@@ -128,8 +132,8 @@ class Outcomes:
             chain = unit.chain
             at = [e[2] for e in chain]
             times.append(at + at[:1] * (steps - len(at)))
+            sub, tail = order_key(chain[0][3], at[0])
             first_id = str(chain[0][3])
-            sub, tail = order_key(first_id, at[0])
             subs.append(sub)
             tails.append(tail)
             values = sessions.get(chain[0][1]) or blank

@@ -184,11 +184,33 @@ def funnel_units(*, site: Site, version: FunnelVersion, start: datetime, end: da
     live = [d for d in days if d not in sealed and _may_hold_events(site, d)]
     result.days_pending.extend(live[:-MAX_LIVE_DAYS])
     writes: list[Any] = []
-    for day in cold + live[-MAX_LIVE_DAYS:]:
-        parts[day] = day_compute(
-            site=site, funnel=funnel, digest=digest, day=day, summarize=day_summary,
-            writes=writes,
-        )  # fmt: skip
+    # The days' parts pile up, hundreds of thousands of small lists and none in a cycle:
+    # a cyclic collection would walk them all, again and again.
+    with gc_paused():
+        for day in cold + live[-MAX_LIVE_DAYS:]:
+            parts[day] = day_compute(
+                site=site, funnel=funnel, digest=digest, day=day, summarize=day_summary,
+                writes=writes,
+            )  # fmt: skip
+        result.scanned = sum(part.scanned for part in parts.values())
+        result.outcomes = _evaluate(funnel, parts, whole, start, end)
+    for write in writes:
+        write.result()
+    result.days_pending.sort()
+    return result
+
+
+def _evaluate(
+    funnel: Funnel,
+    parts: dict[datetime, DayPart],
+    whole: set[datetime],
+    start: datetime,
+    end: datetime,
+) -> Outcomes:
+    """Every unit's best outcome over the parts: whole days' settled outcomes as they
+    are, an open group's own outcome unless another day holds events of it, and the
+    events of those groups and of partly covered days evaluated together."""
+    steps = len(funnel.matchers)
     low, high = timebuckets.epoch_ms(start), timebuckets.epoch_ms(end)
     summaries: dict[datetime, DaySummary] = {
         day: part.summary for day, part in parts.items()
@@ -198,7 +220,6 @@ def funnel_units(*, site: Site, version: FunnelVersion, start: datetime, end: da
         day: [e for e in part.events if low <= e[2] < high]
         for day, part in parts.items() if day not in summaries
     }  # fmt: skip
-    # An open group's own outcome stands unless another day has events of it too.
     group_of = _grouping(funnel)
     sources: Counter[tuple[str, str]] = Counter()
     for held in summaries.values():
@@ -208,27 +229,21 @@ def funnel_units(*, site: Site, version: FunnelVersion, start: datetime, end: da
     events: list[Match] = []
     sessions: dict[str, list[str | None]] = {}
     tables: list[Outcomes] = []
-    with gc_paused():  # hundreds of thousands of small lists, none in a cycle
-        for day in sorted(parts):  # days in order: one ordered stream
-            result.scanned += parts[day].scanned
-            summary = summaries.get(day)
-            if summary is None:
-                events.extend(partial[day])
-                sessions.update(parts[day].sessions)
-                continue
-            groups = summary.groups
-            alone = [sources[groups[g]] == 1 for g in summary.provisional_group]
-            tables += [summary.settled, summary.provisional.take(np.flatnonzero(alone))]
-            for g, key in enumerate(groups):
-                if sources[key] > 1:
-                    events.extend(summary.events(g))
-            sessions.update(summary.dims)
-        evaluated = Outcomes.from_units(units_evaluate(funnel, events), sessions, steps)
-        result.outcomes = best(concat([*tables, evaluated], steps))
-    for write in writes:
-        write.result()
-    result.days_pending.sort()
-    return result
+    for day in sorted(parts):  # days in order: one ordered stream
+        summary = summaries.get(day)
+        if summary is None:
+            events.extend(partial[day])
+            sessions.update(parts[day].sessions)
+            continue
+        groups = summary.groups
+        alone = [sources[groups[g]] == 1 for g in summary.provisional_group]
+        tables += [summary.settled, summary.provisional.take(np.flatnonzero(alone))]
+        for g, key in enumerate(groups):
+            if sources[key] > 1:
+                events.extend(summary.events(g))
+        sessions.update(summary.dims)
+    evaluated = Outcomes.from_units(units_evaluate(funnel, events), sessions, steps)
+    return best(concat([*tables, evaluated], steps))
 
 
 def day_summary(funnel: Funnel, part: DayPart) -> DaySummary:
