@@ -15,8 +15,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from sessions_app.analysis import funnel_defs, funnels
-from sessions_app.analysis.funnel_table import DIMENSIONS
 from sessions_app.analysis.funnel_spec import DefinitionSerializer
+from sessions_app.analysis.funnel_table import DIMENSIONS
 from sessions_app.analysis.params import iso, range_param
 from sessions_app.api.views import END, START, SiteView, _int
 from sessions_app.core.bounds import RangeError

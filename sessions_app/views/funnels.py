@@ -11,8 +11,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
 from sessions_app.analysis import funnel_defs
-from sessions_app.analysis.funnel_table import DIMENSIONS
 from sessions_app.analysis.funnel_spec import KINDS, MATCHES, MAX_STEPS, OPS
+from sessions_app.analysis.funnel_table import DIMENSIONS
 from sessions_app.api.funnels import funnel_result, funnel_unit_page
 from sessions_app.core.bounds import RangeError
 from sessions_app.models import Funnel, Site
