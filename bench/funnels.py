@@ -109,7 +109,7 @@ def seed(site, per_day: int, first_day: datetime) -> int:
                 hour = timebuckets.floor(at, "hour")
                 rows.append(
                     (site.id, hour, 0, time_uuid(at, f"e{user}{len(rows)}"), session, user, kind,
-                     name, at, url, element, None, False, False, ttl)
+                     name, at, url, element, None, None, False, False, ttl)
                 )  # fmt: skip
         rows = [tuple(UNSET if v is None else v for v in r) for r in rows]  # no tombstones
         execute_concurrent_with_args(cassandra_session(), insert, rows, concurrency=128,

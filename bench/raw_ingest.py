@@ -167,6 +167,7 @@ def _batch(
                     element,
                     None,
                     None,  # context
+                    None,  # click
                     RAW_TTL,
                 ),
             )
@@ -187,6 +188,7 @@ def _batch(
                     url,
                     element,
                     None,  # props
+                    None,  # click
                     False,
                     False,
                     RAW_TTL,

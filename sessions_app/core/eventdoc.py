@@ -25,6 +25,7 @@ EVENT_FIELDS = (
     "element",
     "props",
     "context",
+    "layout",
     "late",
     "clamped",
     "is_bot",
@@ -42,6 +43,8 @@ def event_row(row: dict[str, Any]) -> dict[str, Any]:
     row["props"] = _decode(row.get("props"))
     if "context" in row:
         row["context"] = _decode(row["context"])
+    if "layout" in row:
+        row["layout"] = _decode(row["layout"])
     return row
 
 

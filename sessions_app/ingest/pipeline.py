@@ -405,14 +405,14 @@ def _plan(
                     element=e.element,
                     props=e.props,
                     context=e.context,
+                    layout=e.layout,
                     late=c.late,
                     clamped=c.clamped,
                     is_bot=seen.is_bot,
                     shard=zlib.crc32(c.event_id.bytes) % shards,
                 )
             )
-        for state in sessionizer.snapshot():
-            # SessionSummary is SessionState plus the partition key (site, user key).
+        for state in sessionizer.snapshot():  # SessionState plus the partition key
             plan.sessions.append(SessionSummary(site_id=site.id, user_key=user_key, **vars(state)))
         if sessionizer.current is not None:
             states[user_key] = sessionizer.current

@@ -30,6 +30,7 @@ class EventRow:
     element: dict[str, Any] | None = None
     props: dict[str, Any] | None = None
     context: dict[str, Any] | None = None
+    layout: dict[str, Any] | None = None  # validation.ValidEvent.layout
     late: bool = False
     clamped: bool = False
     is_bot: bool = False

@@ -60,6 +60,7 @@ def _event_groups(events: Iterable[EventRow]) -> dict[tuple[Any, ...], list[Row]
     for e in events:
         ts = timebuckets.as_utc(e.ts)
         element, props, context = _json(e.element), _json(e.props), _json(e.context)
+        layout = _json(e.layout)
         groups[("s", e.session_id)].append(
             (
                 backfill if ts < backfill_before else by_session,
@@ -97,6 +98,7 @@ def _event_groups(events: Iterable[EventRow]) -> dict[tuple[Any, ...], list[Row]
                     element,
                     props,
                     context,
+                    layout,
                     ttl,
                 ),
             )
@@ -118,6 +120,7 @@ def _event_groups(events: Iterable[EventRow]) -> dict[tuple[Any, ...], list[Row]
                     e.url,
                     element,
                     props,
+                    layout,
                     e.is_bot,
                     e.late,
                     ttl,
@@ -380,6 +383,7 @@ def event_doc(e: EventRow, ts: datetime, element: str | None, props: str | None)
             "element": None if element is None else orjson.Fragment(element),
             "props": None if props is None else orjson.Fragment(props),
             "context": e.context,
+            "layout": e.layout,
             "late": e.late,
             "clamped": e.clamped,
             "is_bot": e.is_bot,

@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 import orjson
 
 from sessions_app.core import timebuckets
-from sessions_app.ingest.enrich import country
+from sessions_app.ingest.enrich import country, viewport_class
 from sessions_app.ingest.visitor import anonymize_ip
 
 EVENT_TYPES = ("pageview", "click", "custom")
@@ -112,9 +112,14 @@ class ValidEvent:
     props: dict[str, Any] | None = None
     context: dict[str, Any] | None = None
     viewport: int | None = None
+    # The page's layout: vp, the viewport's class (enrich.VIEWPORTS) heatmaps and scroll
+    # depth are split by; for a click, where it landed (x a fraction of the document's
+    # width, y CSS px from its top, ex/ey fractions of the element's box), rage and dead.
+    layout: dict[str, Any] | None = None
 
 
 MAX_VIEWPORT = 20_000  # CSS pixels
+MAX_PAGE_Y = 1_000_000  # CSS pixels from the document's top
 
 
 def _viewport(value: Any) -> int | None:
@@ -253,6 +258,40 @@ def _element(value: Any) -> dict[str, Any] | None:
     return element or None
 
 
+def _layout(raw: dict[str, Any], kind: str, viewport: int | None) -> dict[str, Any] | None:
+    """The viewport's class; a click's position and its rage and dead flags."""
+    found: dict[str, Any] = {}
+    pos = raw.get("pos")
+    if pos is not None:
+        if kind != "click":
+            raise EventError("pos", "only clicks have a position")
+        if not isinstance(pos, dict):
+            raise EventError("pos", "expected an object {x, y, ex, ey}")
+        for key in ("x", "ex", "ey"):
+            value = pos.get(key)
+            if value is None and key != "x":
+                continue
+            if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+                raise EventError(f"pos.{key}", "expected a fraction from 0 to 1")
+            found[key] = round(float(value), 4)
+        y = pos.get("y")
+        if isinstance(y, bool) or not isinstance(y, int | float) or not 0 <= y <= MAX_PAGE_Y:
+            raise EventError("pos.y", f"expected CSS pixels from 0 to {MAX_PAGE_Y}")
+        found["y"] = int(y)
+    for flag in ("rage", "dead"):
+        value = raw.get(flag)
+        if value is None or value is False:
+            continue
+        if value is not True:
+            raise EventError(flag, "expected true or false")
+        if kind != "click":
+            raise EventError(flag, "only clicks are flagged")
+        found[flag] = True
+    if viewport:
+        found["vp"] = viewport_class(viewport)
+    return found or None
+
+
 def _context(value: Any) -> dict[str, Any] | None:
     """The known context fields, checked; the IP anonymized like every stored IP."""
     if value is None:
@@ -347,5 +386,6 @@ def validate_event(raw: Any) -> ValidEvent:
         element=_element(raw.get("element")),
         props=_props(raw.get("props")),
         context=_context(raw.get("context")),
-        viewport=_viewport(raw.get("viewport")),
+        viewport=(viewport := _viewport(raw.get("viewport"))),
+        layout=_layout(raw, kind, viewport),
     )

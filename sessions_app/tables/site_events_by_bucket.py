@@ -20,7 +20,7 @@ FROM {ks}.site_events_by_bucket WHERE site_id = ? AND bucket = ? AND shard = ?
 """
 
 SELECT_SEAL_ROWS = """
-SELECT session_id, event_id, user_key, type, name, ts, url, element, is_bot
+SELECT session_id, event_id, user_key, type, name, ts, url, element, props, layout, is_bot
 FROM {ks}.site_events_by_bucket WHERE site_id = ? AND bucket = ? AND shard = ?
 """
 
@@ -38,8 +38,8 @@ WHERE site_id = ? AND bucket = ? AND shard = ? AND event_id = ?
 INSERT = """
 INSERT INTO {ks}.site_events_by_bucket
   (site_id, bucket, shard, event_id, session_id, user_key, type, name, ts, url, element,
-   props, is_bot, late)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+   props, layout, is_bot, late)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 USING TTL ?
 """
 
@@ -90,6 +90,7 @@ class SiteEventByBucket(Model):
     url = columns.Text()
     element = columns.Text()
     props = columns.Text()  # JSON, as the other event tables keep it (funnel step conditions)
+    layout = columns.Text()  # JSON: viewport class; a click's position and flags (heatmaps)
     is_bot = columns.Boolean(default=False)
     late = columns.Boolean(default=False)
 

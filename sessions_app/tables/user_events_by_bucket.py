@@ -39,8 +39,9 @@ WHERE site_id = ? AND user_key = ? AND bucket = ? AND event_id IN ?
 
 INSERT = """
 INSERT INTO {ks}.user_events_by_bucket
-  (site_id, user_key, bucket, event_id, session_id, type, name, ts, url, element, props, context)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+  (site_id, user_key, bucket, event_id, session_id, type, name, ts, url, element, props, context,
+   layout)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 USING TTL ?
 """
 
@@ -50,18 +51,18 @@ WHERE site_id = ? AND user_key = ? AND bucket = ? LIMIT ?
 """
 
 SAMPLE = """
-SELECT event_id, session_id, type, name, ts, url, element, props, context
+SELECT event_id, session_id, type, name, ts, url, element, props, context, layout
 FROM {ks}.user_events_by_bucket WHERE site_id = ? AND user_key = ? AND bucket = ? LIMIT ?
 """
 
 SELECT_AFTER = """
-SELECT event_id, session_id, type, name, ts, url, element, props, context
+SELECT event_id, session_id, type, name, ts, url, element, props, context, layout
 FROM {ks}.user_events_by_bucket
 WHERE site_id = ? AND user_key = ? AND bucket = ? AND event_id > ? AND event_id < ? LIMIT ?
 """
 
 SELECT_IN_AFTER = """
-SELECT bucket, event_id, session_id, type, name, ts, url, element, props, context
+SELECT bucket, event_id, session_id, type, name, ts, url, element, props, context, layout
 FROM {ks}.user_events_by_bucket
 WHERE site_id = ? AND user_key = ? AND bucket IN ? AND event_id > ? AND event_id < ?
 PER PARTITION LIMIT ?
@@ -88,6 +89,7 @@ class UserEventByBucket(Model):
     element = columns.Text()
     props = columns.Text()
     context = columns.Text()  # JSON: the event's context (validation.CONTEXT_LIMITS)
+    layout = columns.Text()  # JSON: viewport class; a click's position and flags
 
 
 SPEC = TableSpec(

@@ -7,13 +7,15 @@
  *     data-site="cs_XXXX" data-endpoint="https://analytics.example.com/collect"></script>
  * Other attributes: data-flush-interval (ms, 5000), data-batch-size (20),
  * data-auto="false" (no automatic page views or clicks).
+ * A page whose URL fragment holds cs-heatmap=<token> loads the heatmap overlay
+ * (<script origin>/static/sessions_app/heatmap.js) and records nothing.
  *
  * Wire format: POST <endpoint>, Content-Type text/plain (no CORS preflight), body JSON
  *   {"site": "cs_XXXX", "sent_at": "<ISO-8601 UTC ms, send time>", "events": [event, ...]}
  * at most 50 events a request. Each event:
  *   id            uuid v4 made by the client (stable across retries)
  *   type          "pageview" | "click" | "custom"
- *   name          custom events only ("$identify" after identify())
+ *   name          custom events only ("$identify" after identify(), "$pageleave" below)
  *   ts            ISO-8601 UTC with microseconds, when the event happened: the clock's
  *                 millisecond, then a counter within it, so the events of one page keep the
  *                 order they were recorded in (clock skew: the server uses
@@ -22,9 +24,22 @@
  *   user_id       after identify() only
  *   url, title    location.href, document.title
  *   referrer      page views only, when document.referrer is not empty
- *   viewport      page views only: window.innerWidth in CSS pixels
- *   element       clicks only: {tag, id, classes, text, href, selector}; empty fields omitted
+ *   viewport      page views and clicks: window.innerWidth in CSS pixels
+ *   element       clicks only: {tag, id, classes, text, href, selector}; empty fields omitted.
+ *                 Every click: the nearest interactive ancestor (CLICKABLE), else the target
+ *   pos           clicks only: {x: pageX / document width (0-1, 4 decimals), y: pageY (px),
+ *                 ex, ey: where in the element (0-1, 3 decimals; each left out when that
+ *                 side of the element is 0 px)}
+ *   rage          clicks only, true or left out: the 3rd or later click within 1 s of the
+ *                 first of a burst, each within 30 px of it
+ *   dead          clicks only, true or left out: in the 1 s after the click no DOM mutation,
+ *                 no input/change event, no URL change, the page not hidden. A click is
+ *                 queued when that second is over, or at once when any of these happens
  *   props         custom events only, a JSON object
+ * When the page is hidden, and before an SPA page view, a custom "$pageleave" for the page
+ * view being left: url = its url, props {pageview: its id, scroll: deepest (scrollY +
+ * innerHeight) / document height reached, percent 0-100, fold: innerHeight at the page
+ * view}. Sent again on each hide; the largest scroll counts.
  *
  * Privacy guarantees:
  * - Do-Not-Track or Global Privacy Control on: nothing is captured, stored or sent.
@@ -49,6 +64,7 @@
   var PER_REQUEST = 50; // events a request
   // Query and fragment parameters whose names end like a secret: dropped from every URL.
   var SECRET = /(token|key|secret|pass\w*|pwd|auth|code|sess\w*|sid|sig(nature)?|jwt|otp)$/i;
+  var SECOND = 1000; // a rage burst lasts, and a click is watched for being dead, this long
 
   // ---- pure helpers (exercised by tests/tracker) ----
 
@@ -168,6 +184,35 @@
       .replace(/[?&#]+$|[?&]+(?=#)|([?&#])&+/g, "$1");
   }
 
+  // A fraction cut to [0, 1] (NaN: 0) and rounded to n decimals (n = 10, 100 ...).
+  function frac(v, n) {
+    return Math.round((v > 1 ? 1 : v > 0 ? v : 0) * n) / n;
+  }
+
+  // Where a click landed: x as a fraction of the document width, y in px from the document
+  // top, ex/ey within the element's box r (getBoundingClientRect()).
+  function position(ev, r, width) {
+    var p = { x: frac(ev.pageX / width, 1e4), y: Math.round(Math.min(ev.pageY > 0 ? ev.pageY : 0, 1e6)) };
+    if (r.width) p.ex = frac((ev.clientX - r.left) / r.width, 1e3);
+    if (r.height) p.ey = frac((ev.clientY - r.top) / r.height, 1e3);
+    return p;
+  }
+
+  // Rage clicks: list holds the burst so far ({x, y, t}: page px, ms), c the new click.
+  // A click within 1 s and 30 px of the burst's first click joins it, any other starts a
+  // new one. Returns [c is the 3rd or later of its burst, the burst].
+  function rage(list, c) {
+    var f = list[0];
+    list = f && c.t - f.t <= SECOND && Math.hypot(c.x - f.x, c.y - f.y) <= 30 ? list.concat([c]) : [c];
+    return [list.length > 2, list];
+  }
+
+  // Scroll depth in percent: the part of a document of height h seen down to the bottom of
+  // a viewport of height vh scrolled to y; a page shorter than the viewport is 100.
+  function depth(y, vh, h) {
+    return Math.round(frac(((y > 0 ? y : 0) + vh) / h, 100) * 100);
+  }
+
   function chunks(list, size) {
     for (var out = [], i = 0; i < list.length; i += size) out.push(list.slice(i, i + size));
     return out;
@@ -195,6 +240,7 @@
       dnt: dnt, clip: clip, selectorOf: selectorOf, ignored: ignored, clickable: clickable,
       textOf: textOf, describe: describe, bound: bound, backoff: backoff, chunks: chunks,
       retryable: retryable, uuid: uuid, stamp: stamp, iso: iso, redact: redact, CLICKABLE: CLICKABLE,
+      position: position, rage: rage, depth: depth,
     });
   }
   if (w.document) start();
@@ -213,12 +259,16 @@
     var site = attr("site"), stub = w.clickstream;
     if (!site || (stub && typeof stub.track == "function")) return; // no key, or loaded twice
 
-    var endpoint = attr("endpoint") || new URL(script.src, location.href).origin + "/collect";
+    var origin = new URL(script.src, location.href).origin;
+    var endpoint = attr("endpoint") || origin + "/collect";
     var interval = +attr("flush-interval") || 5000;
     var batch = +attr("batch-size") || 20;
     var names = (attr("redact") || "").toLowerCase().split(/[\s,]+/);
     var crypto = w.crypto;
     var queue = [], last = 0, stopped = 0, retryTimer = 0, retrying = 0, failures = 0, lastUrl, lastClick, lastClickAt, userId, anonId;
+    // clicks watched for being dead, the rage burst, the page view and its scroll depth
+    var pending = [], burst = [], observer, view, fold, deepest, measuring, left;
+    var de = d.documentElement;
 
     function noop() {}
     var api = {
@@ -228,6 +278,16 @@
       },
     };
     w.clickstream = api;
+    // The heatmap overlay, for the site's analysts: load it, record nothing.
+    var heatmap = /[#&]cs-heatmap=([\w.-]+)(&|$)/.exec(location.hash);
+    if (heatmap) {
+      var s = d.createElement("script");
+      s.src = origin + "/static/sessions_app/heatmap.js";
+      s.setAttribute("data-token", heatmap[1]);
+      s.setAttribute("data-site", site);
+      s.setAttribute("data-api", origin);
+      return (d.head || de).appendChild(s);
+    }
     if (dnt(nav, w)) return; // a no-op API: nothing captured, stored or sent
 
     // ---- first-party storage; every access may throw (private modes, sandboxes) ----
@@ -279,33 +339,96 @@
     }
 
     // ---- capture ----
-    function record(type, fields) {
+    // The event, queued unless `hold` (a click watched for being dead).
+    function record(type, fields, hold) {
       if (off()) return;
       last = stamp(Date.now(), last);
       var e = { id: uuid(crypto), type: type, ts: iso(last), anonymous_id: anonymousId(),
         url: redact(location.href, names).slice(0, 2048), title: clip(d.title, 512) };
       if (userId) e.user_id = userId;
       for (var k in fields) if (fields[k] != null && fields[k] !== "") e[k] = fields[k];
-      queue.push(e);
+      hold || push(e);
+      return e;
+    }
+
+    // Into the queue in ts order (a held click comes in after later events).
+    function push(e) {
+      if (off()) return;
+      for (var i = queue.length; i && queue[i - 1].ts > e.ts; i--);
+      queue.splice(i, 0, e);
       if (queue.length >= batch) flush();
+    }
+
+    // Something happened: the clicks being watched are not dead, queue them.
+    function settle() {
+      observer && observer.disconnect();
+      pending.splice(0).forEach(push);
+    }
+
+    // Scroll depth now; not while the document is still being parsed (its height would
+    // be too small, its depth too large).
+    function measure() {
+      measuring = 0;
+      var p = d.readyState != "loading" && depth(w.scrollY, w.innerHeight, Math.max(de.scrollHeight, d.body ? d.body.scrollHeight : 0));
+      if (p > deepest) deepest = p;
+    }
+
+    function frame() {
+      measuring || (measuring = requestAnimationFrame(measure));
+    }
+
+    function leave() {
+      // A reading only when it is new: visibilitychange and pagehide both end a page.
+      if (!view || deepest === left) return;
+      left = deepest;
+      record("custom", { name: "$pageleave", url: view.url, title: view.title, viewport: view.viewport,
+        props: { pageview: view.id, scroll: deepest, fold: fold } });
+    }
+
+    function hide() {
+      settle();
+      measure();
+      leave();
+      flush(1);
     }
 
     function page() {
       var url = location.href;
       if (url == lastUrl || off()) return;
       lastUrl = url;
-      record("pageview", { referrer: redact(d.referrer, names).slice(0, 2048), viewport: w.innerWidth });
+      settle();
+      leave();
+      view = record("pageview", { referrer: redact(d.referrer, names).slice(0, 2048), viewport: w.innerWidth });
+      fold = w.innerHeight;
+      deepest = 0;
+      left = -1;
+      frame(); // in the next frame: an SPA has rendered the new page by then
     }
 
     function onClick(ev) {
       var t = ev.target;
       if (t && t.nodeType != 1) t = t.parentElement; // a text node in old browsers
-      var el = clickable(t);
+      var el = clickable(t) || t;
       // A click on a <label> is followed by a synthetic click on its control: count one.
-      if (!el || ignored(t) || ignored(el) || (el == lastClick && ev.timeStamp - lastClickAt < 50)) return;
+      if (ignored(t) || ignored(el) || (el == lastClick && ev.timeStamp - lastClickAt < 50)) return;
       lastClick = el;
       lastClickAt = ev.timeStamp;
-      record("click", { element: describe(el, names) });
+      var r = rage(burst, { x: ev.pageX, y: ev.pageY, t: ev.timeStamp });
+      burst = r[1];
+      var e = record("click", { element: describe(el, names), viewport: w.innerWidth, rage: r[0] || null,
+        // A click from the keyboard (detail 0) has no position.
+        pos: ev.detail !== 0 ? position(ev, el.getBoundingClientRect(), de.scrollWidth || w.innerWidth) : null }, 1);
+      if (!e) return;
+      pending.length || observer.observe(de, { childList: true, subtree: true, attributes: true, characterData: true });
+      pending.push(e);
+      setTimeout(function () {
+        var i = pending.indexOf(e);
+        if (i < 0) return; // queued already
+        pending.splice(i, 1);
+        pending.length || observer.disconnect();
+        e.dead = true;
+        push(e);
+      }, SECOND);
     }
 
     // ---- sending ----
@@ -393,7 +516,9 @@
     api.optOut = function () {
       set("cs_optout", "1");
       stopped = 1;
+      settle(); // drops the clicks being watched
       queue = [];
+      view = 0;
       clearTimeout(retryTimer);
       retryTimer = 0;
       ["cs_retry", "cs_aid", "cs_uid"].forEach(del);
@@ -418,14 +543,16 @@
       });
       w.addEventListener("popstate", page);
       w.addEventListener("hashchange", page);
+      observer = new MutationObserver(settle);
       d.addEventListener("click", onClick, true);
+      d.addEventListener("input", settle, true);
+      d.addEventListener("change", settle, true);
     }
+    w.addEventListener("scroll", frame, { passive: true });
     d.addEventListener("visibilitychange", function () {
-      d.visibilityState == "hidden" && flush(1);
+      d.visibilityState == "hidden" && hide();
     });
-    w.addEventListener("pagehide", function () {
-      flush(1);
-    });
+    w.addEventListener("pagehide", hide);
     setInterval(function () {
       flush();
     }, interval);

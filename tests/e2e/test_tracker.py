@@ -202,9 +202,10 @@ _TARGETS = {"shop-now": "/demo/products", "nav-about": "/demo/about", "nav-cart"
 @pytest.mark.parametrize("clock", ["running", "stopped"])
 def test_every_click_precedes_the_page_view_it_caused(live_server, context, client, token, clock):
     """50 SPA navigations by click: the timeline, the API and the activity explorer list
-    each click before the pushState page view it caused. With the page's clock stopped
-    (Date.now frozen at load), all 101 events share one millisecond and travel in six
-    requests: only the tracker's microsecond counter orders them."""
+    each click, then the $pageleave of the page it left, before the pushState page view
+    it caused. With the page's clock stopped (Date.now frozen at load), all 151 events
+    share one millisecond and travel in several requests: only the tracker's microsecond
+    counter orders them."""
     site = services.site_create(name="E2E order", origins=[live_server.url])
     member(User.objects.get(username="api-user"), site)  # the token's user reads it
     page = context.new_page()
@@ -234,7 +235,7 @@ def test_every_click_precedes_the_page_view_it_caused(live_server, context, clie
 
     [entry] = wait_for(lambda: feed.feed_latest(site_id=site.id))
     session_id = entry["session_id"]
-    wait_for(lambda: len(session_events_table.stored_events(session_id=session_id)) >= 101)
+    wait_for(lambda: len(session_events_table.stored_events(session_id=session_id)) >= 151)
     auth = {"HTTP_AUTHORIZATION": f"Token {token}"}
     readers = {
         "stored": session_events_table.stored_events(session_id=session_id),
@@ -246,18 +247,20 @@ def test_every_click_precedes_the_page_view_it_caused(live_server, context, clie
         ).json()["events"],
     }
     for reader, events in readers.items():
-        assert len(events) == 101, reader
+        assert len(events) == 151, reader
         assert events[0]["type"] == "pageview" and path(events[0]["url"]) == "/demo/"
-        pairs = list(zip(events[1::2], events[2::2], strict=True))
-        for n, (click, view) in enumerate(pairs):
-            assert (click["type"], view["type"]) == ("click", "pageview"), (reader, n)
+        triples = list(zip(events[1::3], events[2::3], events[3::3], strict=True))
+        for n, (click, leave, view) in enumerate(triples):
+            kinds = (click["type"], leave["type"], leave["name"], view["type"])
+            assert kinds == ("click", "custom", "$pageleave", "pageview"), (reader, n)
             assert path(view["url"]) == target(click["element"]), (reader, n)
+            assert path(leave["url"]) == path(click["url"]), (reader, n)  # the page it left
         if clock == "stopped":
             assert len({e["ts"] for e in events}) == 1, reader  # one millisecond
     # What the tracker sent, in the order it recorded it: its microsecond times alone
     # give that order, also within one millisecond.
-    assert len(sent) == 101
+    assert len(sent) == 151
     times = [e["ts"] for e in sent]
-    assert times == sorted(times) and len(set(times)) == 101
+    assert times == sorted(times) and len(set(times)) == 151
     if clock == "stopped":
         assert len({t[:23] for t in times}) == 1

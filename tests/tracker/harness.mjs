@@ -1,6 +1,7 @@
 // Test harness for the browser tracker: a tiny fake DOM and a fake browser (window,
-// document, storage, cookies, timers, fetch, sendBeacon) in which tracker.js or
-// tracker.min.js runs inside a node:vm context. No third-party code.
+// document, storage, cookies, timers, requestAnimationFrame, MutationObserver, layout
+// sizes, fetch, sendBeacon) in which tracker.js or tracker.min.js runs inside a node:vm
+// context. No third-party code.
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -51,6 +52,7 @@ export class FakeElement {
     this.parentElement = null;
     this.baseURI = "https://shop.example/products/1";
     this.liveValue = undefined; // what a user typed
+    this.rect = { left: 0, top: 0, width: 0, height: 0 }; // getBoundingClientRect()
     for (const c of children) this.append(c);
   }
   append(child) {
@@ -59,8 +61,18 @@ export class FakeElement {
     this.childNodes.push(node);
     return this;
   }
+  appendChild(child) {
+    this.append(child);
+    return child;
+  }
   getAttribute(name) {
     return Object.hasOwn(this.attrs, name) ? this.attrs[name] : null;
+  }
+  setAttribute(name, value) {
+    this.attrs[name] = String(value);
+  }
+  getBoundingClientRect() {
+    return { ...this.rect };
   }
   get id() {
     return this.attrs.id || "";
@@ -144,6 +156,8 @@ export function helpers(extraGlobals = {}) {
 //   opts.respond     (request) => status number or "network-error" (default 200), or a promise of one
 //   opts.beacon      (url, blob) => boolean, or null for no navigator.sendBeacon
 //   opts.navigator / opts.window: extra properties (doNotTrack, globalPrivacyControl ...)
+//   Layout: window.innerWidth 1280, innerHeight 800, scrollY 0; document.documentElement
+//   scrollWidth 1280, scrollHeight 800 (page.layout() changes them).
 export function loadPage(file, opts = {}) {
   const storage = opts.storage === undefined ? new Map() : opts.storage;
   const cookies = opts.cookies || new Map();
@@ -180,9 +194,15 @@ export function loadPage(file, opts = {}) {
           removeItem: (k) => void storage.delete(k),
         };
 
-  const location = { href, get protocol() {
-    return new URL(this.href).protocol;
-  } };
+  const location = {
+    href,
+    get protocol() {
+      return new URL(this.href).protocol;
+    },
+    get hash() {
+      return new URL(this.href).hash;
+    },
+  };
   const setUrl = (url) => {
     if (url !== undefined && url !== null) location.href = new URL(url, location.href).href;
   };
@@ -200,12 +220,47 @@ export function loadPage(file, opts = {}) {
   };
   const originalHistory = { pushState: history.pushState, replaceState: history.replaceState };
 
+  // MutationObserver: page.mutate() queues a record for every connected observer; they
+  // are delivered in a microtask, as browsers do; disconnect() drops undelivered ones.
+  const observers = [];
+  class MutationObserver {
+    constructor(callback) {
+      this.callback = callback;
+      this.records = [];
+      this.target = null;
+      observers.push(this);
+    }
+    observe(target, options) {
+      this.target = target;
+      this.options = options;
+    }
+    disconnect() {
+      this.target = null;
+      this.records = [];
+    }
+    takeRecords() {
+      return this.records.splice(0);
+    }
+  }
+  page.observers = observers;
+
+  const documentElement = h("html");
+  documentElement.scrollWidth = 1280;
+  documentElement.scrollHeight = 800;
+  const body = h("body");
+  body.scrollHeight = 0;
+  const head = h("head");
+
   const document = {
     title: opts.title ?? "Product 1",
     referrer: opts.referrer ?? "https://search.example/?q=shoes",
     currentScript: opts.noCurrentScript ? null : script,
     visibilityState: "visible",
-    body: h("body"),
+    readyState: "complete",
+    documentElement,
+    head,
+    body,
+    createElement: (tag) => h(tag),
     getElementsByTagName: (t) => (t === "script" ? opts.scripts || [h("script", { src: "/app.js" }), script] : []),
     addEventListener: (type, fn, capture) => listeners.document.push({ type, fn, capture }),
     get cookie() {
@@ -267,6 +322,11 @@ export function loadPage(file, opts = {}) {
     setInterval: (fn, ms) => addTimer(fn, ms, true),
     clearTimeout: clearTimer,
     clearInterval: clearTimer,
+    requestAnimationFrame: (fn) => addTimer(() => fn(now), 16, false),
+    MutationObserver,
+    innerWidth: 1280,
+    innerHeight: 800,
+    scrollY: 0,
     addEventListener: (type, fn, capture) => listeners.window.push({ type, fn, capture }),
     ...(opts.window || {}),
   };
@@ -308,8 +368,32 @@ export function loadPage(file, opts = {}) {
       const list = target === "window" ? listeners.window : listeners.document;
       for (const l of list.filter((x) => x.type === type)) l.fn({ type, ...event });
     },
-    click(target, timeStamp = ++page.clock) {
-      page.fire("document", "click", { target, timeStamp });
+    // at: pageX, pageY, clientX, clientY (default 0)
+    click(target, timeStamp = ++page.clock, at = {}) {
+      page.fire("document", "click", { target, timeStamp, pageX: 0, pageY: 0, clientX: 0, clientY: 0, ...at });
+    },
+    // A DOM change anywhere in the document.
+    mutate() {
+      for (const o of observers.filter((x) => x.target)) {
+        o.records.push({ type: "childList", target: o.target });
+        queueMicrotask(() => o.records.length && o.callback(o.takeRecords(), o));
+      }
+    },
+    // sizes: innerWidth, innerHeight, scrollY, scrollWidth, scrollHeight, bodyHeight
+    layout(sizes) {
+      for (const k of ["innerWidth", "innerHeight", "scrollY"]) if (k in sizes) sandbox[k] = sizes[k];
+      if ("scrollWidth" in sizes) documentElement.scrollWidth = sizes.scrollWidth;
+      if ("scrollHeight" in sizes) documentElement.scrollHeight = sizes.scrollHeight;
+      if ("bodyHeight" in sizes) body.scrollHeight = sizes.bodyHeight;
+    },
+    // Scrolls to y: a scroll event (the tracker measures in the next animation frame).
+    scroll(y) {
+      sandbox.scrollY = y;
+      page.fire("window", "scroll");
+    },
+    hide() {
+      document.visibilityState = "hidden";
+      page.fire("document", "visibilitychange");
     },
     clock: 1000,
     events() {

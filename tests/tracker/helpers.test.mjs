@@ -273,3 +273,58 @@ test("iso: six decimals that sort and parse as the same instant", () => {
   assert.ok(a < b, "string order is time order");
   assert.equal(Date.parse(a), 1764000000123);
 });
+
+test("position: x a fraction of the document width, y in px, ex/ey within the element", () => {
+  const rect = { left: 100, top: 50, width: 200, height: 40 };
+  const ev = { pageX: 300, pageY: 1250.6, clientX: 150, clientY: 60 };
+  assert.deepEqual(plain(T.position(ev, rect, 1280)), { x: 0.2344, y: 1251, ex: 0.25, ey: 0.25 });
+  // 4 and 3 decimals
+  assert.deepEqual(plain(T.position({ pageX: 1, pageY: 0, clientX: 101, clientY: 51 }, { ...rect, width: 3, height: 7 }, 3)),
+    { x: 0.3333, y: 0, ex: 0.333, ey: 0.143 });
+  // clamped to [0, 1]: a click outside the box (a border, a transform), past the width
+  assert.deepEqual(plain(T.position({ pageX: 2000, pageY: -5, clientX: 99, clientY: 500 }, rect, 1280)),
+    { x: 1, y: 0, ex: 0, ey: 1 });
+  // a side of 0 px: that fraction is left out
+  assert.deepEqual(plain(T.position(ev, { left: 0, top: 0, width: 0, height: 0 }, 1280)), { x: 0.2344, y: 1251 });
+  assert.deepEqual(plain(T.position(ev, { left: 100, top: 0, width: 200, height: 0 }, 1280)), { x: 0.2344, y: 1251, ex: 0.25 });
+  // no width at all: never NaN or Infinity
+  assert.deepEqual(plain(T.position({ pageX: 0, pageY: 0, clientX: 0, clientY: 0 }, rect, 0)), { x: 0, y: 0, ex: 0, ey: 0 });
+});
+
+test("rage: the 3rd and later clicks of a burst (1 s, 30 px from its first click)", () => {
+  const run = (clicks) => {
+    let list = [];
+    return clicks.map(([x, y, t]) => {
+      const [rage, next] = T.rage(list, { x, y, t });
+      list = next;
+      return rage;
+    });
+  };
+  assert.deepEqual(plain(run([[10, 10, 0], [12, 11, 200], [9, 10, 400]])), [false, false, true]);
+  assert.deepEqual(plain(run([[10, 10, 0], [12, 11, 200]])), [false, false], "two are not rage");
+  assert.deepEqual(plain(run([[10, 10, 0], [12, 11, 200], [9, 10, 400], [30, 28, 1000]])), [false, false, true, true], "a 4th too");
+  // 40 px from the first: a new burst, which the next two clicks near it make rage
+  assert.deepEqual(plain(run([[10, 10, 0], [12, 11, 200], [50, 10, 300], [50, 12, 350], [52, 10, 400]])),
+    [false, false, false, false, true]);
+  // 1.1 s after the first: a new burst
+  assert.deepEqual(plain(run([[10, 10, 0], [12, 11, 200], [10, 10, 1100], [10, 10, 1200], [10, 10, 1300]])),
+    [false, false, false, false, true]);
+  // within 30 px of the first click counts, not of the previous one (Euclidean)
+  assert.deepEqual(plain(run([[0, 0, 0], [18, 24, 10], [-18, -24, 20]])), [false, false, true]); // 30 px each
+  assert.deepEqual(plain(run([[0, 0, 0], [25, 0, 10], [31, 0, 20]])), [false, false, false]);
+  const [, list] = T.rage([{ x: 0, y: 0, t: 0 }], { x: 0, y: 0, t: 5 });
+  assert.equal(list.length, 2);
+});
+
+test("depth: scroll depth in percent", () => {
+  assert.equal(T.depth(0, 800, 500), 100, "a page shorter than the viewport");
+  assert.equal(T.depth(0, 800, 800), 100);
+  assert.equal(T.depth(3200, 800, 4000), 100, "at the bottom");
+  assert.equal(T.depth(3199.5, 800, 4000), 100, "fractional scroll at the bottom");
+  assert.equal(T.depth(0, 800, 4000), 20, "the top of a long page: fold / height");
+  assert.equal(T.depth(0, 700, 3000), 23);
+  assert.equal(T.depth(1000, 800, 4000), 45);
+  assert.equal(T.depth(-40, 800, 4000), 20, "overscroll above the top");
+  assert.equal(T.depth(9000, 800, 4000), 100, "overscroll below the bottom");
+  assert.equal(T.depth(0, 800, 0), 100);
+});
