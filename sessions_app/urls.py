@@ -9,6 +9,7 @@ from sessions_app.views import (
     explorer,
     funnels,
     health,
+    heatmaps,
     pages,
     paths,
     retention,
@@ -54,6 +55,7 @@ urlpatterns = [
     ),
     path("sites/<uuid:site_id>/sessions/", explorer.session_explorer, name="sessions"),
     path("sites/<uuid:site_id>/paths/", paths.site_paths, name="paths"),
+    path("sites/<uuid:site_id>/heatmaps/", heatmaps.site_heatmaps, name="heatmaps"),
     path("sites/<uuid:site_id>/funnels/", funnels.funnel_list, name="funnels"),
     path("sites/<uuid:site_id>/funnels/<int:funnel_id>/", funnels.funnel_detail, name="funnel"),
     path(

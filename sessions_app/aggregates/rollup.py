@@ -7,7 +7,7 @@ from datetime import datetime
 
 from django.db.models import F
 
-from sessions_app.aggregates import breakdowns, paths, stored, tally
+from sessions_app.aggregates import breakdowns, heatmap_rows, heatmaps, paths, stored, tally
 from sessions_app.aggregates.seal import CHILD, aggregate_ttl, aggregates_write
 from sessions_app.core import timebuckets
 from sessions_app.core.cql import cassandra_session, prepare
@@ -55,6 +55,15 @@ def bucket_rollup(
         granularity=granularity,
         bucket=start,
         stored=paths.paths_merge(found_paths) if found_paths else {},
+        ttl=aggregate_ttl(granularity),
+        now=now,
+    )
+    found_heat = heatmap_rows.buckets_read(site_id=site.id, buckets=[(child, b) for b in children])
+    heatmap_rows.heat_write(
+        site_id=site.id,
+        granularity=granularity,
+        bucket=start,
+        stored=heatmaps.heat_merge(found_heat),
         ttl=aggregate_ttl(granularity),
         now=now,
     )

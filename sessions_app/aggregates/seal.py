@@ -12,7 +12,15 @@ from typing import Any
 from django.conf import settings
 from django.db.models import F
 
-from sessions_app.aggregates import breakdowns, paths, series, sources, tally
+from sessions_app.aggregates import (
+    breakdowns,
+    heatmap_rows,
+    heatmaps,
+    paths,
+    series,
+    sources,
+    tally,
+)
 from sessions_app.core import timebuckets
 from sessions_app.core.cql import execute_windowed, prepare, replica_batches
 from sessions_app.models import (
@@ -226,6 +234,14 @@ def bucket_seal(*, site_id: uuid.UUID | str, hour: datetime, now: datetime) -> b
             stored=paths.stored_of(
                 paths.hour_count(site_id=site.id, hour=hour, views=counted.views, started=started)
             ),
+            ttl=ttl,
+            now=now,
+        )
+        heatmap_rows.heat_write(
+            site_id=site.id,
+            granularity="hour",
+            bucket=hour,
+            stored=heatmaps.stored_of(counted.heat),
             ttl=ttl,
             now=now,
         )

@@ -15,6 +15,8 @@ from typing import Any
 
 import orjson
 
+from sessions_app.aggregates.heatmaps import HeatTally, heat_count, heat_encode, heat_fold
+from sessions_app.aggregates.labels import click_label, page_path
 from sessions_app.aggregates.sketch import sketch_estimate, sketch_merge, sketch_of
 from sessions_app.core import timebuckets
 from sessions_app.core.ids import uuid_time
@@ -55,21 +57,6 @@ def duration_bin(duration: timedelta) -> str:
         if duration < upper:
             return name
     return DURATION_BINS[-1][0]
-
-
-def page_path(url: str | None) -> str | None:
-    if not url:
-        return None
-    rest = url.split("://", 1)[-1]
-    path = "/" + rest.split("/", 1)[1] if "/" in rest else "/"
-    return path.split("?", 1)[0].split("#", 1)[0]
-
-
-def click_label(element: dict[str, Any] | None) -> str | None:
-    """Return how a clicked element is counted: its selector, else its text, else its tag."""
-    if not element:
-        return None
-    return element.get("selector") or element.get("text") or element.get("tag")
 
 
 def _top(counts: Counter[str], top: int = TOP_N) -> list[tuple[str, int]]:
@@ -121,6 +108,7 @@ class Tally:
     # Each human session's page views in the bucket, (event id, path), unordered: what
     # the seal counts paths from (aggregates/paths.py).
     views: dict[uuid.UUID, list[tuple[uuid.UUID, str]]] = field(default_factory=dict)
+    heat: HeatTally = field(default_factory=HeatTally)  # aggregates/heatmaps.py
 
 
 def count_events(
@@ -144,6 +132,7 @@ def tally(events: Iterable[dict[str, Any]]) -> Tally:
     per_user: Counter[tuple[str, str]] = Counter()
     spans: dict[uuid.UUID, Span] = {}
     viewed: list[tuple[Any, Any, str | None]] = []  # (session, event id, url)
+    heated: list[dict[str, Any]] = []  # clicks and $pageleave readings (heatmaps)
     rows = 0
     for event in events:
         rows += 1
@@ -169,12 +158,15 @@ def tally(events: Iterable[dict[str, Any]]) -> Tally:
                     span.last = ts
         if name:
             by_name[name] += 1
+            if name == "$pageleave":
+                heated.append(event)
         elif kind == "pageview":
             urls[event.get("url")] += 1
             viewed.append((event.get("session_id"), event.get("event_id"), event.get("url")))
         elif kind == "click":
             element = event.get("element")
             elements[orjson.dumps(element) if element.__class__ is dict else element] += 1
+            heated.append(event)
     pages: Counter[str] = Counter()
     for url, n in urls.items():
         path = page_path(url)
@@ -191,7 +183,7 @@ def tally(events: Iterable[dict[str, Any]]) -> Tally:
         path = known[url]
         if path and event_id is not None:
             views.setdefault(session_id, []).append((event_id, path))
-    return Tally(rows, by_type, by_name, pages, clicks, per_user, spans, views)
+    return Tally(rows, by_type, by_name, pages, clicks, per_user, spans, views, heat_count(heated))
 
 
 def finish(counted: Tally, *, conversion_event: str) -> tuple[Aggregates, dict[uuid.UUID, Span]]:
@@ -264,6 +256,7 @@ def tally_encode(counted: Tally) -> bytes:
                 str(sid): [[str(event_id), path] for event_id, path in seen]
                 for sid, seen in counted.views.items()
             },
+            "heat": heat_encode(counted.heat),
         }
     )
 
@@ -282,8 +275,10 @@ def tally_fold(payloads: Iterable[bytes]) -> Tally:
     per_user: dict[tuple[str, str], int] = {}
     spans: dict[str, list[Any]] = {}
     page_views: dict[str, list[list[str]]] = {}
+    heats: list[dict[str, Any] | None] = []
     for payload in payloads:
         body = orjson.loads(payload)
+        heats.append(body.get("heat"))
         rows += body["rows"]
         for total, part in (
             (by_type, body["type"]),
@@ -328,6 +323,7 @@ def tally_fold(payloads: Iterable[bytes]) -> Tally:
             uuid.UUID(sid): [(uuid.UUID(event_id), path) for event_id, path in seen]
             for sid, seen in page_views.items()
         },
+        heat=heat_fold(heats),
     )
 
 

@@ -3,11 +3,14 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 
 from sessions_app.api import exports, funnels, paths, views
 from sessions_app.core import userkeys
+from sessions_app.views import heatmap_overlay
 
 userkeys.register()
 
 urlpatterns = [
     path("schema", SpectacularAPIView.as_view(), name="api-schema"),
+    # The on-page overlay's read, with its token (not in the schema: no session or API token).
+    path("heatmap", heatmap_overlay.overlay_data, name="api-heatmap-overlay"),
     path("docs", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
     path("sites/<uuid:site_id>/report", views.SiteReport.as_view()),
     path("sites/<uuid:site_id>/realtime", views.SiteRealtime.as_view(), name="api-realtime"),

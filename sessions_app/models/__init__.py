@@ -3,6 +3,7 @@
 from sessions_app.tables.anonymous_links import AnonymousLink
 from sessions_app.tables.bucket_aggregates import BucketAggregate
 from sessions_app.tables.bucket_breakdowns import BucketBreakdown
+from sessions_app.tables.bucket_heatmaps import BucketHeatmap
 from sessions_app.tables.bucket_partials import BucketPartial
 from sessions_app.tables.bucket_paths import BucketPath
 from sessions_app.tables.bucket_users import BucketUsers
@@ -40,6 +41,7 @@ __all__ = [
     "ApiToken",
     "BucketAggregate",
     "BucketBreakdown",
+    "BucketHeatmap",
     "BucketPartial",
     "BucketPath",
     "BucketState",

@@ -16,7 +16,15 @@ from django.test import Client
 from django.utils import timezone
 
 from sessions_app import tasks
-from sessions_app.aggregates import breakdowns, paths, rollup, seal, sources, stored
+from sessions_app.aggregates import (
+    breakdowns,
+    heatmap_rows,
+    paths,
+    rollup,
+    seal,
+    sources,
+    stored,
+)
 from sessions_app.core import timebuckets
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.core.redis_client import redis_client
@@ -259,6 +267,11 @@ def assert_bob_untouched(site, t: Traffic) -> None:
     assert _rolling_rows(site, BOB, t)
 
 
+def _heat_clicks(site, granularity: str, bucket) -> int:
+    (rows,) = heatmap_rows.buckets_read(site_id=site.id, buckets=[(granularity, bucket)])
+    return sum(heat.clicks for heat in rows.values())
+
+
 def _erase(site, key: str, kind: str, by: User) -> ErasureRequest:
     request = erasures.erasure_request(site=site, key=key, kind=kind, requested_by=by)
     tasks.erase_user.apply(args=[str(request.pk)]).get()
@@ -284,6 +297,7 @@ def test_ingest_erase_replay_leaves_nothing_of_the_user(site, traffic, root, set
         "month": _aggregate(site, "month", month),
     }
     assert (before["h1"]["events"], before["h1"]["users"]) == (3, 2)
+    assert _heat_clicks(site, "hour", h1) == _heat_clicks(site, "month", month) == 1  # hers
     assert (before["h2"]["events"], before["h2"]["users"]) == (3, 2)
     month_dims = breakdowns.breakdowns_read(site_id=site.id, buckets=[("month", month)])
     assert sum(e.sessions for e in month_dims["month", month]["device"].values()) == 4
@@ -343,6 +357,8 @@ def test_ingest_erase_replay_leaves_nothing_of_the_user(site, traffic, root, set
             g: n for (side, _), row in rows.items() if side == "from" for g, n in row.grams.items()
         }
         assert grams == {("/b",): left, (paths.ENTRANCE, "/b"): left}, (granularity, grams)
+    # Heatmaps too: her click is gone from every resolution.
+    assert _heat_clicks(site, "hour", h1) == _heat_clicks(site, "month", month) == 0
     after_month = _aggregate(site, "month", month)
     assert (after_month["events"], after_month["conversions"], after_month["users"]) == (2, 0, 1)
     assert BucketState.objects.get(site=site, granularity="month", bucket=month).state == "sealed"

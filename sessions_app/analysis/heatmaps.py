@@ -1,0 +1,126 @@
+"""A page's heatmap over a range, and the signed token the on-page overlay reads it with.
+
+Sealed buckets come from bucket_heatmaps (one partition slice per bucket: the page's
+rows, every layout), the unsealed hours of the range are counted live from their raw
+rows (the last MAX_LIVE_HOURS of them). The token is a Django signature of the site id
+for the overlay alone: it reads one site's page heatmaps and nothing else, and expires
+after TOKEN_AGE; it travels in the URL fragment, which browsers never send to the
+customer's server.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.core import signing
+
+from sessions_app.aggregates import heatmaps, tally
+from sessions_app.aggregates.heatmap_rows import page_read
+from sessions_app.aggregates.report import MAX_LIVE_HOURS, bucket_cover
+from sessions_app.aggregates.sources import site_bucket_rows
+from sessions_app.core import timebuckets
+from sessions_app.core.bounds import RangeError
+from sessions_app.ingest.enrich import VIEWPORTS
+
+TOKEN_AGE = timedelta(hours=1)
+SALT = "clickstream.heatmap-overlay"
+DAYS = (7, 30, 90)
+MAX_PAGE = 2_048
+
+
+def _signer() -> signing.TimestampSigner:
+    # "." between the parts: the token is [A-Za-z0-9._-], what the tracker takes from a
+    # URL fragment.
+    return signing.TimestampSigner(salt=SALT, sep=".")
+
+
+def token_for(site_id: uuid.UUID) -> str:
+    """A read-only token for the overlay on this site's pages (valid TOKEN_AGE)."""
+    return _signer().sign_object({"site": str(site_id), "scope": "heatmap"})
+
+
+def site_of_token(token: str) -> uuid.UUID:
+    """The site a token was made for; RangeError("token", ...) if it is bad or expired."""
+    try:
+        body = _signer().unsign_object(token, max_age=TOKEN_AGE)
+    except signing.SignatureExpired:
+        raise RangeError("token", "expired; open “View on page” again") from None
+    except signing.BadSignature:
+        raise RangeError("token", "not a heatmap token of this server") from None
+    if not isinstance(body, dict) or body.get("scope") != "heatmap":
+        raise RangeError("token", "not a heatmap token")
+    return uuid.UUID(body["site"])
+
+
+def page_heat(
+    *, site_id: uuid.UUID, page: str, start: datetime, end: datetime
+) -> tuple[dict[str, heatmaps.Heat], int]:
+    """The page's counts in [start, end) by viewport class, and the hours counted live."""
+    wanted, live, shards = bucket_cover(site_id=site_id, start=start, end=end)
+    parts = page_read(site_id=site_id, buckets=wanted, page=page)
+    for hour in live[-MAX_LIVE_HOURS:]:
+        counted = tally.tally(
+            site_bucket_rows(site_id=site_id, hour=hour, shards=shards.get(hour, 1))
+        )
+        parts.append({k: h for k, h in heatmaps.stored_of(counted.heat).items() if k[0] == page})
+    merged = heatmaps.heat_merge(parts)
+    return {vp: heat for (_, vp), heat in merged.items()}, min(len(live), MAX_LIVE_HOURS)
+
+
+def reach(scroll: dict[int, int]) -> list[list[float]]:
+    """reach[p]: the share of page views that scrolled at least p percent (p = 0…100)."""
+    views = sum(scroll.values())
+    shares, deeper = [], 0
+    for percent in range(100, -1, -1):
+        deeper += scroll.get(percent, 0)
+        shares.append([percent, round(deeper / views, 4) if views else 0.0])
+    return shares[::-1]
+
+
+def median_fold(folds: dict[int, int]) -> int | None:
+    """The fold height half the page views had at most (lower median, in FOLD_PX steps)."""
+    total, seen = sum(folds.values()), 0
+    for px in sorted(folds):
+        seen += folds[px]
+        if 2 * seen >= total:
+            return px
+    return None
+
+
+def overlay_answer(
+    *, site_id: uuid.UUID, page: str, vp: str, days: int, now: datetime
+) -> dict[str, Any]:
+    """What the overlay draws (static/sessions_app/heatmap.js; docs/heatmaps.md)."""
+    if not page.startswith("/") or len(page) > MAX_PAGE:
+        raise RangeError("page", f"a path starting with / of at most {MAX_PAGE} characters")
+    if vp not in (*VIEWPORTS, heatmaps.UNKNOWN):
+        raise RangeError("vp", f"one of {', '.join(VIEWPORTS)}")
+    if days not in DAYS:
+        raise RangeError("days", f"one of {', '.join(map(str, DAYS))}")
+    end = timebuckets.next_start(timebuckets.floor(now, "hour"), "hour")
+    start = timebuckets.floor(end - timedelta(days=days), "day")
+    layouts, live = page_heat(site_id=site_id, page=page, start=start, end=end)
+    heat = layouts.get(vp, heatmaps.Heat())
+    return {
+        "page": page,
+        "vp": vp,
+        "days": days,
+        "start": start,
+        "end": end,
+        "live_hours": live,
+        "layouts": {v: layouts[v].clicks if v in layouts else 0 for v in VIEWPORTS},
+        "clicks": heat.clicks,
+        "grid": {
+            "columns": heatmaps.GRID_COLUMNS,
+            "row_px": heatmaps.ROW_PX,
+            "cells": sorted(heat.cells.items()),
+        },
+        "elements": [
+            {"selector": label, "clicks": c[0], "rage": c[1], "dead": c[2]}
+            for label, c in sorted(heat.elements.items(), key=lambda kv: (-kv[1][0], kv[0]))
+        ],
+        "scroll": {"views": heat.scroll.total(), "reach": reach(heat.scroll)},
+        "fold": median_fold(heat.folds),
+    }

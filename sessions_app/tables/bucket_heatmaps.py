@@ -1,0 +1,67 @@
+"""bucket_heatmaps: each sealed bucket's clicks and scroll depth per page and layout.
+
+One partition per (site, resolution, bucket); a row per (page path, viewport class):
+the document grid's click counts, each element's clicks, rage and dead clicks and its
+own box's grid, the page views by deepest scroll percent and by fold height
+(aggregates/heatmaps.py). So a page's heatmap over a range reads one partition slice of
+each bucket. Counts add up: a day merges its hours and a month its days. Overwritten
+whole by every seal.
+
+The table's schema (cqlengine, applied by sync_cassandra), every statement on it, and
+its spec in the table registry (tables/registry.py).
+"""
+
+from __future__ import annotations
+
+from cassandra.cqlengine import columns
+from cassandra.cqlengine.models import Model
+
+from sessions_app.retention.specs import table_options
+from sessions_app.tables.spec import AGGREGATES as _AGGREGATES
+from sessions_app.tables.spec import RESEAL, TableSpec
+
+UPSERT = """
+INSERT INTO {ks}.bucket_heatmaps (site_id, granularity, bucket, page, vp, counts)
+VALUES (?, ?, ?, ?, ?, ?) USING TIMESTAMP ? AND TTL ?
+"""
+
+# A reseal clears what the bucket held before (a page it no longer has goes too).
+DELETE_BUCKET = """
+DELETE FROM {ks}.bucket_heatmaps USING TIMESTAMP ?
+WHERE site_id = ? AND granularity = ? AND bucket = ?
+"""
+
+SELECT_BUCKET = """
+SELECT page, vp, counts FROM {ks}.bucket_heatmaps
+WHERE site_id = ? AND granularity = ? AND bucket = ?
+"""
+
+SELECT_PAGE = """
+SELECT vp, counts FROM {ks}.bucket_heatmaps
+WHERE site_id = ? AND granularity = ? AND bucket = ? AND page = ?
+"""
+
+POLICIES = _AGGREGATES
+
+
+class BucketHeatmap(Model):
+    """One page's clicks and scroll depth in one layout in one sealed bucket of a site."""
+
+    __table_name__ = "bucket_heatmaps"
+    __options__ = table_options(policies=POLICIES)
+
+    site_id = columns.UUID(partition_key=True)
+    granularity = columns.Text(partition_key=True)
+    bucket = columns.DateTime(partition_key=True)
+    page = columns.Text(primary_key=True)  # a page path
+    vp = columns.Text(primary_key=True)  # a viewport class (ingest/enrich.VIEWPORTS)
+    counts = columns.Text()  # JSON: aggregates/heatmaps.Heat
+
+
+SPEC = TableSpec(
+    policies=POLICIES,
+    model=BucketHeatmap,
+    purge=None,
+    erasure=RESEAL,
+    sizing=None,
+)

@@ -1,0 +1,57 @@
+"""The Heatmaps page: one page's clicks by layout, its rage- and dead-clicked elements,
+its scroll depth, and "View on page" (the overlay on the customer's own page)."""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.utils import timezone
+
+from sessions_app.analysis import heatmaps
+from sessions_app.core.bounds import RangeError
+from sessions_app.ingest.enrich import VIEWPORTS
+from sessions_app.models import Site
+from sessions_app.permissions import site_page
+
+TOP_FRUSTRATED = 20
+
+
+@site_page()
+def site_heatmaps(request: HttpRequest, site: Site) -> HttpResponse:
+    """A page's heatmap summary; 400 naming a bad field."""
+    page = request.GET.get("page", "")
+    vp = request.GET.get("vp", VIEWPORTS[-1])
+    days_text = request.GET.get("days", "30")
+    error, answer, view_url = "", None, ""
+    if page:
+        try:
+            days = int(days_text) if days_text.isdigit() else 0
+            answer = heatmaps.overlay_answer(
+                site_id=site.id, page=page, vp=vp, days=days, now=timezone.now()
+            )
+        except RangeError as exc:
+            error = str(exc)
+    if answer and site.allowed_origins:
+        token = heatmaps.token_for(site.id)
+        view_url = f"{site.allowed_origins[0].rstrip('/')}{quote(page)}#cs-heatmap={token}"
+    frustrated = sorted(
+        (e for e in (answer or {}).get("elements", []) if e["rage"] or e["dead"]),
+        key=lambda e: (-(e["rage"] + e["dead"]), e["selector"]),
+    )[:TOP_FRUSTRATED]
+    reach = (answer or {}).get("scroll", {}).get("reach", [])
+    context = {
+        "site": site,
+        "error": error,
+        "answer": answer,
+        "values": {"page": page, "vp": vp, "days": days_text},
+        "viewports": VIEWPORTS,
+        "day_choices": heatmaps.DAYS,
+        "frustrated": frustrated,
+        "depths": [{"percent": p, "share": round(100 * reach[p][1])} for p in (25, 50, 75, 100)]
+        if reach
+        else [],
+        "view_url": view_url,
+    }
+    return render(request, "sessions_app/heatmaps.html", context, status=400 if error else 200)

@@ -1,0 +1,329 @@
+/*!
+ * clickstream heatmap overlay, loaded by tracker.js on #cs-heatmap=<token>: the page's
+ * click density, most clicked elements and scroll depth (GET <data-api>/api/heatmap),
+ * drawn over the page. ES2017, no dependencies. All it adds is under #cs-heatmap-overlay;
+ * its one global is window.__csHeatmap (the pure helpers, for tests, and close()). Text
+ * from the API (from visitors' pages) is only ever set as textContent, never as HTML.
+ */
+(function (w) {
+  "use strict";
+
+  const LAYOUTS = ["<640", "640-1024", ">1024"];
+  const LAYERS = ["clicks", "elements", "scroll"];
+  const MAX_SIDE = 16000; // canvas px a side: a taller document is drawn scaled down
+  const MAX_AREA = 16e6; // canvas px in all (iOS Safari draws nothing above 16.7M)
+
+  // ---- pure helpers ----
+
+  // The viewport class of a window `width` CSS px wide, as the API groups clicks.
+  const layoutOf = (width) => (width < 640 ? "<640" : width <= 1024 ? "640-1024" : ">1024");
+
+  // The centre of grid cell `cell` (row * columns + column) in document px: [x, y].
+  function cellCentre(cell, columns, rowPx, docWidth) {
+    const row = Math.floor(cell / columns);
+    return [((cell - row * columns + 0.5) / columns) * docWidth, (row + 0.5) * rowPx];
+  }
+
+  // The deepest percent p that at least `threshold` (0-1) of page views reached, or null.
+  function reachLine(reach, threshold) {
+    let deepest = null;
+    for (const [p, share] of reach || []) if (share >= threshold && (deepest === null || p > deepest)) deepest = p;
+    return deepest;
+  }
+
+  // The colour of a density 0-1: blue, green, yellow, red at 0, 1/3, 2/3 and 1.
+  const STOPS = [[0, 0, 255], [0, 255, 0], [255, 255, 0], [255, 0, 0]];
+  function ramp(alpha) {
+    const t = (alpha > 0 ? Math.min(alpha, 1) : 0) * 3, i = Math.min(Math.floor(t), 2);
+    return STOPS[i].map((v, j) => Math.round(v + (STOPS[i + 1][j] - v) * (t - i)));
+  }
+
+  // The opacity of a cell's blob, n clicks, the busiest cell max: logarithmic, so that
+  // cells with a few clicks stay visible next to a hot spot.
+  const intensity = (n, max) => (n > 0 && max > 0 ? Math.log1p(n) / Math.log1p(max) : 0);
+
+  // RGBA pixels whose alpha is the density, in place: the ramp's colour, translucent.
+  let table;
+  function colourise(data) {
+    table = table || Array.from({ length: 256 }, (_, a) => ramp(a / 255));
+    for (let i = 3; i < data.length; i += 4) {
+      const a = data[i], c = table[a];
+      if (!a) continue;
+      data[i - 3] = c[0];
+      data[i - 2] = c[1];
+      data[i - 1] = c[2];
+      data[i] = Math.round(Math.min(210, a * 1.6));
+    }
+    return data;
+  }
+
+  const plural = (n, word) => `${n} ${word}${n == 1 ? "" : "s"}`;
+
+  // An element's tooltip: "40 clicks · 3 rage · 1 dead · main > button#buy".
+  function tipText(e) {
+    const parts = [plural(e.clicks, "click")];
+    if (e.rage > 0) parts.push(`${e.rage} rage`);
+    if (e.dead > 0) parts.push(`${e.dead} dead`);
+    return parts.concat(e.selector).join(" · ");
+  }
+
+  // A URL fragment without its cs-heatmap=… part ("" when nothing else is left).
+  function stripHash(hash) {
+    const rest = hash.replace(/^#/, "").split("&").filter((p) => p && !/^cs-heatmap=/.test(p));
+    return rest.length ? "#" + rest.join("&") : "";
+  }
+
+  // The toolbar's text for a failed request; the API answers {"error": "<field>: <reason>"}.
+  function errorText(status, body) {
+    const m = body && typeof body.error == "string" ? body.error : `HTTP ${status}`;
+    return status == 401 && !/view on page/i.test(m) ? `${m} — open View on page again` : m;
+  }
+
+  if (w.__csHeatmap && w.__csHeatmap.close) return; // open already
+  const ns = (w.__csHeatmap = { layoutOf, cellCentre, reachLine, ramp, intensity, colourise, tipText, stripHash, errorText });
+  const d = w.document;
+  if (!d) return; // tests of the helpers
+  const script = d.currentScript || d.querySelector('script[src*="heatmap.js"][data-token]');
+  if (d.readyState == "loading") d.addEventListener("DOMContentLoaded", start);
+  else start();
+
+  // ---- the overlay ----
+
+  function start() {
+    const de = d.documentElement;
+    const attr = (k) => (script && script.getAttribute("data-" + k)) || "";
+    const token = attr("token"), api = attr("api").replace(/\/+$/, "");
+    const state = { days: 30, vp: layoutOf(w.innerWidth), data: null, seq: 0, timer: 0 };
+
+    // Styles are inline and !important, from `all: initial` (form controls keep their
+    // look): page CSS cannot reach in. data-cs-part names parts, for tests and readers.
+    const BASE = "all:initial;box-sizing:border-box;display:block;font:12px/1.4 system-ui,sans-serif;color:#1f2933;";
+    const CONTROL = "margin:0;padding:2px;width:auto;max-width:none;height:auto;border:1px solid #cbd2d9;" +
+      "background:#fff;font:12px sans-serif;color:#1f2933;";
+    function make(tag, parent, css, text, name) {
+      const el = d.createElement(tag);
+      if (css != null) {
+        css = (/^(input|select)$/.test(tag) ? CONTROL : BASE) + css;
+        el.style.cssText = css.split(";").filter((s) => s.trim()).map((s) => s + "!important").join(";");
+      }
+      if (text != null) el.textContent = text;
+      if (name) el.setAttribute("data-cs-part", name);
+      return parent ? parent.appendChild(el) : el;
+    }
+    function put(el, props) {
+      for (const k in props) el.style.setProperty(k, props[k], "important");
+    }
+
+    const root = make("div", null, "position:absolute;left:0;top:0;width:0;height:0;z-index:2147483600");
+    root.id = "cs-heatmap-overlay";
+    const layers = {}; // in drawing order: the density, the boxes, the scroll lines
+    for (const name of LAYERS) layers[name] = make("div", root, "position:absolute;left:0;top:0", null, name);
+    const canvas = make("canvas", layers.clicks, "position:absolute;left:0;top:0;pointer-events:none", null, "canvas");
+    const tip = make("div", root, "position:absolute;display:none;max-width:420px;padding:4px 8px;" +
+      "background:#1f2933;color:#fff;word-break:break-all;pointer-events:none", null, "tip");
+
+    // ---- the toolbar ----
+    const bar = make("div", root, "position:fixed;top:12px;right:12px;width:310px;padding:10px 12px;" +
+      "border-radius:8px;background:#fff;box-shadow:0 4px 24px rgba(0,0,0,.3)", null, "toolbar");
+    const row = () => make("div", bar, "display:flex;align-items:center;gap:8px;margin-bottom:6px");
+    const head = row();
+    make("b", head, "font-weight:700;font-size:14px", "Heatmap");
+    make("span", head, "flex:1;color:#52606d;overflow:hidden;text-overflow:ellipsis;white-space:nowrap", location.pathname);
+    const x = make("button", head, "cursor:pointer;font-size:18px;line-height:1", "×", "close");
+    x.setAttribute("aria-label", "Close the heatmap");
+    x.addEventListener("click", close);
+
+    const selects = row();
+    // A <select> of [value, label] pairs; returns its options.
+    function choose(name, options, value, onChange) {
+      const s = make("select", selects, "", null, name);
+      const opts = options.map(([v, label]) => Object.assign(make("option", s, null, label), { value: v }));
+      s.value = value;
+      s.addEventListener("change", () => onChange(s.value));
+      return opts;
+    }
+    choose("range", [7, 30, 90].map((n) => [String(n), `Last ${n} days`]), "30", (v) => ((state.days = +v), load()));
+    const vpOptions = choose("layout", LAYOUTS.map((c) => [c, c + " px"]), state.vp, (v) => ((state.vp = v), load()));
+
+    const toggles = row();
+    for (const name of LAYERS) {
+      const label = make("label", toggles, "display:flex;gap:3px;cursor:pointer");
+      const box = make("input", label, "appearance:auto", null, "toggle-" + name);
+      box.type = "checkbox";
+      box.checked = true;
+      make("span", label, "", name);
+      box.addEventListener("change", () => put(layers[name], { display: box.checked ? "block" : "none" }));
+    }
+    const total = make("div", bar, "font-weight:700", null, "total");
+    const notes = make("div", bar, "color:#52606d", null, "notes");
+    // The toolbar's notes, [text, is an error, title] each.
+    function say(lines) {
+      notes.textContent = "";
+      for (const [text, error, title] of lines) {
+        const n = make("div", notes, error ? "color:#c62828" : "", text);
+        if (title) n.title = title;
+      }
+    }
+
+    // ---- data ----
+    async function load() {
+      const seq = ++state.seq, enc = encodeURIComponent;
+      say([["Loading…"]]);
+      let r = null, body = null;
+      try {
+        r = await fetch(`${api}/api/heatmap?page=${enc(location.pathname)}&vp=${enc(state.vp)}&days=${state.days}`,
+          { headers: { Authorization: "Bearer " + token }, credentials: "omit" });
+        body = await r.json().catch(() => null);
+      } catch (e) {
+        r = null; // offline, or this site's origin not allowed (CORS)
+      }
+      if (seq != state.seq) return; // a newer request is under way, or closed
+      state.data = r && r.ok && body ? body : null;
+      try {
+        draw();
+      } catch (e) {
+        state.data = null; // not the documented shape: draw nothing
+        draw();
+        return say([[`Cannot draw the answer: ${e.message}`, 1]]);
+      }
+      if (!r) say([[`Cannot reach ${api}: offline, or this site is not allowed`, 1]]);
+      else if (!state.data) say([[errorText(r.status, body), 1]]);
+    }
+
+    // ---- drawing ----
+    function draw() {
+      clearTimeout(state.timer);
+      layers.elements.textContent = layers.scroll.textContent = total.textContent = "";
+      canvas.width = canvas.height = 0;
+      put(tip, { display: "none" });
+      const data = state.data;
+      if (!data) return;
+      // The document's size without the overlay (which must not stretch it).
+      put(root, { display: "none" });
+      const W = de.scrollWidth || w.innerWidth;
+      const H = Math.max(de.scrollHeight, d.body ? d.body.scrollHeight : 0) || w.innerHeight;
+      put(root, { display: "block" });
+
+      total.textContent = `${plural(data.clicks || 0, "click")} in ${data.days || state.days} days`;
+      vpOptions.forEach((o, i) => (o.textContent = `${LAYOUTS[i]} px · ${plural((data.layouts || {})[LAYOUTS[i]] || 0, "click")}`));
+      drawClicks(data.grid || {}, W, H);
+      const lines = [], missing = drawElements(data.elements || []);
+      if (missing.clicks) lines.push([`${plural(missing.clicks, "click")} on elements not on this page`, 0, missing.labels.join("\n")]);
+      if (data.scroll && data.scroll.views) {
+        const seen = [];
+        for (const t of [0.75, 0.5, 0.25]) {
+          const p = reachLine(data.scroll.reach, t);
+          if (p === null || seen.includes(p)) continue; // at the depth of a higher threshold
+          seen.push(p);
+          line(Math.min((p / 100) * H, H - 2), W, `${t * 100}% of visitors reach here`, "solid #e8590c");
+        }
+      } else lines.push(["no scroll data"]);
+      if (data.fold > 0 && data.fold < H) line(data.fold, W, "average fold", "dashed #1f2933");
+      say(lines);
+    }
+
+    // Click density: a radial gradient blob a cell, alpha only, in an offscreen canvas,
+    // then each pixel's alpha mapped to the colour ramp. A huge document is scaled down.
+    function drawClicks(grid, W, H) {
+      const s = Math.min(1, MAX_SIDE / W, MAX_SIDE / H, Math.sqrt(MAX_AREA / (W * H)));
+      const cw = (canvas.width = Math.max(1, Math.round(W * s))), ch = (canvas.height = Math.max(1, Math.round(H * s)));
+      put(canvas, { width: W + "px", height: H + "px" });
+      const cells = grid.cells || [], cols = grid.columns || 64, rowPx = grid.row_px || 16;
+      const max = cells.reduce((m, c) => Math.max(m, c[1]), 0);
+      const R = Math.max(2, Math.max(W / cols, rowPx) * 1.5 * s); // blob radius, canvas px
+      if (!max) return;
+      const off = d.createElement("canvas");
+      off.width = cw;
+      off.height = ch;
+      const o = off.getContext("2d");
+      if (!o) return; // no memory for the canvas
+      for (const [cell, n] of cells) {
+        const [cx, cy] = cellCentre(cell, cols, rowPx, W).map((v) => v * s);
+        const g = o.createRadialGradient(cx, cy, 0, cx, cy, R);
+        g.addColorStop(0, `rgba(0,0,0,${intensity(n, max)})`);
+        g.addColorStop(1, "rgba(0,0,0,0)");
+        o.fillStyle = g;
+        o.fillRect(cx - R, cy - R, 2 * R, 2 * R);
+      }
+      const image = o.getImageData(0, 0, cw, ch);
+      colourise(image.data);
+      canvas.getContext("2d").putImageData(image, 0, 0);
+    }
+
+    // Element boxes, the largest first so that smaller ones lie on top to be hovered.
+    // Returns the clicks (and labels) of elements not found on this page or not shown.
+    function drawElements(list) {
+      const found = [], missing = { clicks: 0, labels: [] };
+      for (const e of list) {
+        let el = null;
+        try {
+          el = d.querySelector(e.selector); // a label is often no valid selector
+        } catch (err) {}
+        for (let n = el; n; n = n.parentElement) if (n == root) el = null; // the overlay itself
+        const r = el && el.getBoundingClientRect();
+        if (r && (r.width || r.height)) found.push([e, r]);
+        else if (e.clicks > 0) {
+          missing.clicks += e.clicks;
+          if (missing.labels.length < 20) missing.labels.push(e.selector);
+        }
+      }
+      found.sort((a, b) => b[1].width * b[1].height - a[1].width * a[1].height);
+      for (const [e, r] of found) box(e, r, r.left + (w.scrollX || 0), r.top + (w.scrollY || 0));
+      return missing;
+    }
+
+    function box(e, r, left, top) {
+      const b = make("div", layers.elements, `position:absolute;left:${left}px;top:${top}px;width:${r.width}px;` +
+        `height:${r.height}px;border:2px solid #f08c00;background:rgba(240,140,0,.1);cursor:help`, null, "box");
+      const tags = make("div", b, `position:absolute;left:-2px;${top < 18 ? "top:0" : "bottom:100%"};display:flex;gap:2px`);
+      const tag = (text, colour) => make("span", tags, `padding:0 5px;background:${colour};color:#fff;` +
+        "font-size:11px;font-weight:700;white-space:nowrap", text);
+      tag(String(e.clicks), "#f08c00");
+      if (e.rage > 0) tag(`⚡ rage ${e.rage}`, "#d64545");
+      if (e.dead > 0) tag(`dead ${e.dead}`, "#7b8794");
+      b.addEventListener("mouseenter", () => {
+        tip.textContent = tipText(e);
+        put(tip, { display: "block", left: left + "px", top: top + r.height + 4 + "px" });
+      });
+      b.addEventListener("mouseleave", () => put(tip, { display: "none" }));
+    }
+
+    // A labelled line across the document at y px; border: "solid #e8590c".
+    function line(y, W, text, border) {
+      const l = make("div", layers.scroll, `position:absolute;left:0;top:${Math.round(y)}px;width:${W}px;` +
+        `border-top:2px ${border};pointer-events:none`, null, "line");
+      make("span", l, `position:absolute;left:8px;${y < 24 ? "top:2px" : "bottom:2px"};padding:1px 6px;` +
+        `background:${border.split(" ")[1]};color:#fff;font-size:11px;white-space:nowrap`, text);
+    }
+
+    // ---- lifecycle ----
+    const later = () => {
+      clearTimeout(state.timer);
+      state.timer = setTimeout(draw, 200);
+    };
+    const onKey = (e) => e.key == "Escape" && close();
+    const listen = (how) => {
+      w[how]("resize", later);
+      w[how]("load", later); // images and fonts change the document's size
+      d[how]("keydown", onKey);
+    };
+
+    function close() {
+      state.seq = -1; // answers still on their way are dropped
+      clearTimeout(state.timer);
+      listen("removeEventListener");
+      if (root.parentNode) root.parentNode.removeChild(root);
+      try {
+        history.replaceState(history.state, "", location.pathname + location.search + stripHash(location.hash));
+      } catch (e) {}
+      delete w.__csHeatmap;
+    }
+
+    // At the top level, outside <body>: document coordinates even if <body> is positioned.
+    de.appendChild(root);
+    listen("addEventListener");
+    ns.close = close;
+    if (token) load();
+    else say([["token: missing — open View on page again", 1]]);
+  }
+})(typeof window == "object" ? window : this);

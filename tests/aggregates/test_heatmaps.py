@@ -1,0 +1,314 @@
+"""Heatmap aggregates against a recount of the raw rows.
+
+Visitors go through /collect over the last ~30 hours in three layouts: page views, clicks
+with positions (some rage, some dead, some without a position, as server-side SDKs send
+them), `$pageleave` readings (several for one page view, some an hour later than the
+others) and a bot; the hours seal, late visits reopen sealed hours and they reseal. The
+recount reads every hour's raw rows (site_events_by_bucket) and counts them afresh:
+grid cells, element clicks with their flags and box cells, each page view's deepest
+reading per hour with its fold.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import time
+from collections import Counter, defaultdict
+from datetime import datetime, timedelta
+from typing import Any
+
+import pytest
+from django.core import signing
+from django.utils import timezone
+
+from sessions_app.aggregates import heatmap_rows, sources
+from sessions_app.aggregates.heatmaps import GRID_COLUMNS, MAX_ROWS, ROW_PX, SPOT, UNKNOWN
+from sessions_app.analysis import heatmaps
+from sessions_app.core import timebuckets
+from sessions_app.models import BucketState
+from sessions_app.sites import services
+from tests.aggregates.test_breakdowns import seal_everything
+from tests.analysis.dataset import AGENTS, SHOP
+from tests.ingest.conftest import event, post
+
+PAGES = ["/", "/pricing", "/docs"]
+WIDTHS = [390, 800, 1440, None]  # <640, 640-1024, >1024, not sent
+SELECTORS = ["button#buy", "a.more", "p.intro", "div.card > span"]
+BOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
+
+
+def visit(rng: random.Random, anon: str, start: datetime) -> list[dict[str, Any]]:
+    width = rng.choice(WIDTHS)
+    shown = {"viewport": width} if width else {}
+    events, ts = [], start
+    for _ in range(rng.randrange(1, 5)):
+        url = SHOP + rng.choice(PAGES) + rng.choice(["", "?q=1", "#top"])
+        view = event(ts, anon=anon, url=url, **shown)
+        events.append(view)
+        for _ in range(rng.randrange(0, 6)):
+            ts += timedelta(seconds=rng.randrange(1, 90))
+            extra: dict[str, Any] = dict(shown)
+            if rng.random() < 0.85:
+                extra["pos"] = {"x": round(rng.random(), 4), "y": rng.randrange(0, 30_000)}
+                if rng.random() < 0.7:
+                    extra["pos"] |= {"ex": round(rng.random(), 3), "ey": round(rng.random(), 3)}
+            if rng.random() < 0.2:
+                extra["rage"] = True
+            if rng.random() < 0.2:
+                extra["dead"] = True
+            element = {"tag": "button", "selector": rng.choice(SELECTORS)}
+            events.append(event(ts, kind="click", anon=anon, url=url, element=element, **extra))
+        for _ in range(rng.randrange(0, 3)):  # readings of this page view, deepest counts
+            ts += timedelta(minutes=rng.randrange(0, 50))
+            props = {"pageview": view["id"], "scroll": rng.randrange(0, 101),
+                     "fold": rng.choice([640, 900, 1333])}  # fmt: skip
+            events.append(
+                event(ts, kind="custom", name="$pageleave", anon=anon, url=url, props=props,
+                      **shown)
+            )  # fmt: skip
+        ts += timedelta(minutes=rng.randrange(1, 20))
+    return events
+
+
+def send(client, site, events: list[dict[str, Any]], agent: str) -> None:
+    response = post(client, site, events, HTTP_USER_AGENT=agent, REMOTE_ADDR="8.8.8.8")
+    assert response.status_code == 200, response.content
+    assert response.json()["accepted"] == len(events), response.json()
+
+
+@pytest.fixture
+def visits(client, site):
+    rng = random.Random(28)
+    now = timezone.now().replace(microsecond=0)
+    for i in range(40):
+        start = now - timedelta(minutes=rng.randrange(90, 30 * 60))
+        send(client, site, visit(rng, f"v{i}", start), AGENTS[i % 5])
+    send(client, site, visit(rng, "bot", now - timedelta(hours=3)), BOT)
+    seal_everything(site, timezone.now())
+    for i in range(5):  # late visits: their sealed hours reopen and reseal
+        send(client, site, visit(rng, f"late{i}", now - timedelta(hours=rng.randrange(3, 20))),
+             AGENTS[0])  # fmt: skip
+    assert BucketState.objects.filter(site=site, state="reopened").exists()
+    seal_everything(site, timezone.now())
+    return timebuckets.floor(now - timedelta(hours=32), "hour"), timebuckets.floor(now, "hour")
+
+
+def path_of(url: str) -> str:
+    return url.split("://", 1)[1].split("/", 1)[1].split("?")[0].split("#")[0].join(["/", ""])
+
+
+def recount(rows: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
+    """The expected rows of one bucket, from its raw rows."""
+    out: dict[tuple[str, str], dict[str, Any]] = defaultdict(
+        lambda: {"clicks": 0, "cells": Counter(), "elements": defaultdict(lambda: [0, 0, 0]),
+                 "spots": defaultdict(Counter), "scroll": Counter(), "folds": Counter()}
+    )  # fmt: skip
+    deepest: dict[str, tuple[int, tuple[str, str], int]] = {}
+    for row in rows:
+        if row["is_bot"]:
+            continue
+        layout = json.loads(row["layout"]) if row["layout"] else {}
+        key = (path_of(row["url"]), layout.get("vp", UNKNOWN))
+        if row["type"] == "click":
+            got = out[key]
+            got["clicks"] += 1
+            if "x" in layout:
+                column = min(int(layout["x"] * GRID_COLUMNS), GRID_COLUMNS - 1)
+                line = min(layout["y"] // ROW_PX, MAX_ROWS - 1)  # further down: the last row
+                got["cells"][line * GRID_COLUMNS + column] += 1
+            label = json.loads(row["element"])["selector"]
+            got["elements"][label][0] += 1
+            got["elements"][label][1] += layout.get("rage", False)
+            got["elements"][label][2] += layout.get("dead", False)
+            if "ex" in layout:
+                spot = min(int(layout["ey"] * SPOT), SPOT - 1) * SPOT + min(
+                    int(layout["ex"] * SPOT), SPOT - 1
+                )
+                got["spots"][label][spot] += 1
+        elif row["name"] == "$pageleave":
+            props = json.loads(row["props"])
+            held = deepest.get(props["pageview"])
+            if held is None or props["scroll"] > held[0]:
+                deepest[props["pageview"]] = (props["scroll"], key, props["fold"])
+    for scroll, key, fold in deepest.values():
+        out[key]["scroll"][scroll] += 1
+        out[key]["folds"][fold // 50 * 50] += 1
+    return {k: plain(v) for k, v in out.items()}
+
+
+def plain(heat: Any) -> dict[str, Any]:
+    """A Heat (or the recount's dict) as comparable plain values."""
+    get = heat.get if isinstance(heat, dict) else lambda k: getattr(heat, k)
+    return {
+        "clicks": get("clicks"),
+        "cells": {k: v for k, v in get("cells").items() if v},
+        "elements": {k: list(v) for k, v in get("elements").items()},
+        "spots": {k: dict(v) for k, v in get("spots").items() if v},
+        "scroll": dict(get("scroll")),
+        "folds": dict(get("folds")),
+    }
+
+
+def test_every_sealed_hour_and_day_equals_a_recount_of_its_raw_rows(site, visits):
+    start, end = visits
+    by_day: dict[datetime, list[dict[str, Any]]] = defaultdict(list)
+    checked = Counter()
+    for hour in timebuckets.buckets_between(start, end, "hour"):
+        rows = list(sources.site_bucket_rows(site_id=site.id, hour=hour, shards=4))
+        by_day[timebuckets.floor(hour, "day")].extend(rows)
+        (stored,) = heatmap_rows.buckets_read(site_id=site.id, buckets=[("hour", hour)])
+        assert {k: plain(v) for k, v in stored.items()} == recount(rows), hour
+        for (_, vp), heat in stored.items():
+            checked[vp] += heat.clicks
+            checked["rage"] += sum(c[1] for c in heat.elements.values())
+            checked["dead"] += sum(c[2] for c in heat.elements.values())
+            checked["readings"] += heat.scroll.total()
+    assert {"<640", "640-1024", ">1024", UNKNOWN, "rage", "dead", "readings"} <= {
+        k for k, n in checked.items() if n
+    }
+    whole = [d for d in by_day if d >= start and timebuckets.next_start(d, "day") <= end]
+    for day in whole:
+        (stored,) = heatmap_rows.buckets_read(site_id=site.id, buckets=[("day", day)])
+        hours = [recount(list(sources.site_bucket_rows(site_id=site.id, hour=h, shards=4)))
+                 for h in timebuckets.buckets_between(day, timebuckets.next_start(day, "day"),
+                                                      "hour")]  # fmt: skip
+        summed: dict[tuple[str, str], dict[str, Any]] = {}
+        for counted in hours:
+            for key, heat in counted.items():
+                empty = {"clicks": 0, "cells": {}, "elements": {}, "spots": {}, "scroll": {},
+                         "folds": {}}  # fmt: skip
+                into = summed.setdefault(key, plain(empty))
+                into["clicks"] += heat["clicks"]
+                for name in ("cells", "scroll", "folds"):
+                    into[name] = dict(Counter(into[name]) + Counter(heat[name]))
+                for label, c in heat["elements"].items():
+                    into["elements"][label] = [
+                        a + b for a, b in zip(into["elements"].get(label, [0, 0, 0]), c,
+                                              strict=True)
+                    ]  # fmt: skip
+                for label, c in heat["spots"].items():
+                    into["spots"][label] = dict(Counter(into["spots"].get(label, {})) + Counter(c))
+        assert {k: plain(v) for k, v in stored.items()} == summed, day
+
+
+def test_a_bad_position_or_flag_is_rejected_naming_its_field(client, site):
+    now = timezone.now()
+    cases = [
+        ({"kind": "click", "pos": {"x": 1.5, "y": 10}}, "pos.x"),
+        ({"kind": "click", "pos": {"x": 0.5}}, "pos.y"),
+        ({"kind": "click", "pos": {"x": 0.5, "y": -1}}, "pos.y"),
+        ({"kind": "click", "pos": {"x": 0.5, "y": 1, "ex": "a"}}, "pos.ex"),
+        ({"kind": "click", "pos": [1, 2]}, "pos"),
+        ({"kind": "click", "rage": "yes"}, "rage"),
+        ({"kind": "pageview", "dead": True}, "dead"),
+        ({"kind": "pageview", "pos": {"x": 0.5, "y": 1}}, "pos"),
+    ]
+    events = []
+    for i, (fields, _) in enumerate(cases):
+        extra = dict(fields)
+        kind = extra.pop("kind")
+        if kind == "click":
+            extra["element"] = {"tag": "p"}
+        events.append(event(now - timedelta(seconds=i), kind=kind, anon=f"bad{i}", **extra))
+    good = event(now, kind="click", anon="good", element={"tag": "p"}, viewport=800,
+                 pos={"x": 0.25, "y": 300, "ex": 0.5, "ey": 0.5}, rage=True, dead=True)  # fmt: skip
+    response = post(client, site, [*events, good], REMOTE_ADDR="8.8.8.8")
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert body["accepted"] == 1
+    reasons = {r["index"]: r["reason"] for r in body["rejected"]}
+    for i, (_, field) in enumerate(cases):
+        assert reasons[i].startswith(f"events[{i}].{field}:"), (i, reasons[i])
+
+
+# ---- the overlay's read and its token ------------------------------------------------
+
+OVERLAY = "/api/heatmap"
+
+
+def overlay_get(client, token: str | None, *, origin: str | None = "https://shop.example",
+                **params: str):  # fmt: skip
+    headers = {"HTTP_ORIGIN": origin} if origin else {}
+    if token is not None:
+        headers["HTTP_AUTHORIZATION"] = f"Bearer {token}"
+    query = {"page": "/pricing", "vp": ">1024", "days": "7", **params}
+    return client.get(OVERLAY, query, **headers)
+
+
+def test_the_overlay_reads_one_pages_heatmap_with_its_token(client, site, visits):
+    token = heatmaps.token_for(site.id)
+    response = overlay_get(client, token)
+    assert response.status_code == 200, response.content
+    assert response["Access-Control-Allow-Origin"] == "https://shop.example"
+    body = response.json()
+    start, end = (datetime.fromisoformat(body[k].replace("Z", "+00:00")) for k in ("start", "end"))
+    rows = [r for h in timebuckets.buckets_between(start, end, "hour")
+            for r in sources.site_bucket_rows(site_id=site.id, hour=h, shards=4)]  # fmt: skip
+    want = recount(rows).get(("/pricing", ">1024"))
+    # Scroll: each page view once per hour it sent readings in (its deepest there).
+    hourly = Counter()
+    for h in timebuckets.buckets_between(start, end, "hour"):
+        one = recount(list(sources.site_bucket_rows(site_id=site.id, hour=h, shards=4)))
+        hourly.update(one.get(("/pricing", ">1024"), {}).get("scroll", {}))
+    assert want and body["clicks"] == want["clicks"]
+    assert {c: n for c, n in body["grid"]["cells"]} == want["cells"]
+    assert {e["selector"]: [e["clicks"], e["rage"], e["dead"]] for e in body["elements"]} == (
+        want["elements"]
+    )
+    views = hourly.total()
+    assert views > sum(want["scroll"].values())  # some page views sent readings in two hours
+    assert body["scroll"]["views"] == views
+    for percent, share in body["scroll"]["reach"]:
+        deeper = sum(n for p, n in hourly.items() if p >= percent)
+        assert share == round(deeper / views, 4), percent
+    assert set(body["layouts"]) == {"<640", "640-1024", ">1024"}
+
+
+def test_the_overlay_token_is_checked_and_reads_nothing_else(client, site, visits, monkeypatch):
+    token = heatmaps.token_for(site.id)
+    assert overlay_get(client, None).status_code == 401
+    tampered = overlay_get(client, token[:-2] + ("aa" if not token.endswith("aa") else "bb"))
+    assert tampered.status_code == 401 and tampered.json()["error"].startswith("token:")
+    # An origin the site does not allow gets nothing, not even the CORS header.
+    other = overlay_get(client, token, origin="https://evil.example")
+    assert other.status_code == 403 and "Access-Control-Allow-Origin" not in other
+    assert other.json()["error"].startswith("origin:")
+    # A bad parameter is named.
+    for field, value in (("vp", "huge"), ("days", "400"), ("page", "pricing")):
+        bad = overlay_get(client, token, **{field: value})
+        assert bad.status_code == 400 and bad.json()["error"].startswith(f"{field}:"), field
+    # The token is not an API token: no other route takes it.
+    for url in (f"/api/sites/{site.id}/report", f"/api/sites/{site.id}/sessions"):
+        assert client.get(url, HTTP_AUTHORIZATION=f"Bearer {token}").status_code in (401, 403)
+        assert client.get(url, HTTP_AUTHORIZATION=f"Token {token}").status_code in (401, 403)
+    # A token made for another site reads that site only (the site is in the token).
+    elsewhere = services.site_create(name="Other", origins=["https://other.example"])
+    foreign = overlay_get(client, heatmaps.token_for(elsewhere.id))
+    assert foreign.status_code == 403  # shop.example is not the other site's origin
+    # A preflight is answered for an allowed origin only.
+    ok = client.options(OVERLAY, HTTP_ORIGIN="https://shop.example")
+    assert ok.status_code == 204 and ok["Access-Control-Allow-Headers"] == "Authorization"
+    assert client.options(OVERLAY, HTTP_ORIGIN="https://evil.example").status_code == 403
+    # After an hour the token is refused.
+    later = time.time() + heatmaps.TOKEN_AGE.total_seconds() + 5
+    monkeypatch.setattr(signing.time, "time", lambda: later)
+    expired = overlay_get(client, token)
+    assert expired.status_code == 401 and "expired" in expired.json()["error"]
+
+
+def test_the_heatmaps_page_shows_frustration_scroll_and_view_on_page(client, analyst, site, visits):
+    response = client.get(f"/sites/{site.id}/heatmaps/", {"page": "/pricing", "vp": ">1024"})
+    assert response.status_code == 200
+    html = response.content.decode()
+    body = overlay_get(client, heatmaps.token_for(site.id), days="30").json()
+    assert f'<strong id="clicks">{body["clicks"]}</strong>' in html
+    link = re.search(r'id="view-on-page" href="([^"]+)"', html).group(1)
+    assert link.startswith("https://shop.example/pricing#cs-heatmap=")
+    token = link.split("=", 1)[1]
+    assert heatmaps.site_of_token(token) == site.id
+    assert re.fullmatch(r"[A-Za-z0-9._-]+", token)  # what the tracker takes from a fragment
+    worst = max(body["elements"], key=lambda e: e["rage"] + e["dead"])
+    assert f"<code>{worst['selector']}</code>" in html
+    assert client.get(f"/sites/{site.id}/heatmaps/", {"page": "x"}).status_code == 400

@@ -1,0 +1,142 @@
+"""Heatmaps in real headless Chromium on the demo shop: what the tracker records about
+clicks and scrolling, the grid cells it lands in, and the overlay on the page itself."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.utils import timezone
+
+from sessions_app.aggregates.heatmaps import GRID_COLUMNS, ROW_PX
+from sessions_app.analysis import heatmaps
+from sessions_app.sessions import feed
+from sessions_app.sites import services
+from sessions_app.tables import session_events as session_events_table
+from tests.conftest import member
+from tests.e2e.conftest import screenshot, wait_for
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.django_db(transaction=True, databases=["default", "cassandra"]),
+]
+
+
+def _events(site) -> list[dict[str, Any]]:
+    events: list[dict[str, Any]] = []
+    for entry in feed.feed_latest(site_id=site.id, limit=50):
+        events.extend(session_events_table.stored_events(session_id=entry["session_id"]))
+    return sorted(events, key=lambda e: e["ts"])
+
+
+def _open(context, live_server, site, height: int = 800):
+    page = context.new_page()
+    page.set_viewport_size({"width": 1280, "height": height})
+    page.goto(f"{live_server.url}/demo/?site={site.key}&flush=60000")
+    page.wait_for_function("window.clickstream && typeof clickstream.track === 'function'")
+    return page
+
+
+def _point(page, selector: str, fx: float = 0.5, fy: float = 0.5) -> dict[str, float]:
+    """A point inside the element (fractions of its box), in page and client px."""
+    return page.evaluate(
+        """([s, fx, fy]) => { const r = document.querySelector(s).getBoundingClientRect();
+           const x = r.left + r.width * fx, y = r.top + r.height * fy;
+           return {x, y, pageX: x + scrollX, pageY: y + scrollY,
+                   width: document.documentElement.scrollWidth}; }""",
+        [selector, fx, fy],
+    )
+
+
+def test_clicks_land_in_their_cells_rage_dead_and_scroll_are_recorded(live_server, context):
+    site = services.site_create(name="E2E heat", origins=[live_server.url])
+    page = _open(context, live_server, site, height=360)  # the home page is taller: it scrolls
+    # Three clicks on one spot within a second: the third is a rage click.
+    spot = _point(page, "h1", 0.2, 0.5)  # plain text: nothing happens, a dead click
+    for _ in range(3):  # a person's clicks are some 100 ms apart (the tracker counts one
+        page.mouse.click(spot["x"], spot["y"])  # of two within 50 ms: a label's echo)
+        page.wait_for_timeout(120)
+    page.wait_for_timeout(1_300)  # the dead-click second
+    link = _point(page, "#nav-about", 0.25, 0.75)  # a link: it navigates (pushState)
+    page.mouse.click(link["x"], link["y"])
+    page.evaluate("history.back()")
+    page.wait_for_timeout(300)
+    page.evaluate("window.scrollTo(0, document.documentElement.scrollHeight)")
+    page.wait_for_timeout(300)
+    page.goto("about:blank")  # page hide: clicks, readings and the rest go out
+
+    def arrived() -> list[dict[str, Any]] | None:
+        events = _events(site)
+        return events if sum(x["type"] == "click" for x in events) >= 4 else None
+
+    events = wait_for(arrived)
+    clicks = [e for e in events if e["type"] == "click"]
+    on_text = [c for c in clicks if c["element"]["tag"] == "h1"]
+    assert [bool(c["layout"].get("rage")) for c in on_text] == [False, False, True]
+    assert all(c["layout"].get("dead") for c in on_text)
+    [about] = [c for c in clicks if c["element"].get("id") == "nav-about"]
+    assert not about["layout"].get("dead") and not about["layout"].get("rage")
+    for click, at in ((on_text[0], spot), (about, link)):
+        layout = click["layout"]
+        assert layout["vp"] == ">1024"
+        assert layout["x"] == pytest.approx(at["pageX"] / at["width"], abs=0.002)
+        assert abs(layout["y"] - at["pageY"]) <= 1
+    assert about["layout"]["ex"] == pytest.approx(0.25, abs=0.05)
+    assert about["layout"]["ey"] == pytest.approx(0.75, abs=0.1)
+    leaves = [e for e in events if e["name"] == "$pageleave"]
+    assert max(e["props"]["scroll"] for e in leaves) == 100
+    assert {e["props"]["fold"] for e in leaves} == {360}
+
+    # The live hour's heatmap: each click in the cell its position gives.
+    now = timezone.now()
+    layouts, live = heatmaps.page_heat(
+        site_id=site.id,
+        page="/demo/",
+        start=now.replace(minute=0, second=0, microsecond=0),
+        end=now,
+    )
+    assert live >= 1
+    heat = layouts[">1024"]
+    expected = {
+        int(at["pageY"]) // ROW_PX * GRID_COLUMNS + int(at["pageX"] / at["width"] * GRID_COLUMNS)
+        for at in (spot, link)
+    }
+    assert expected <= set(heat.cells)
+    h1 = next(v for k, v in heat.elements.items() if k.endswith("h1"))
+    assert h1[:3] == [3, 1, 3]
+    assert heat.scroll[100] >= 1
+
+
+def test_view_on_page_draws_the_overlay(live_server, context, client):
+    site = services.site_create(name="E2E overlay", origins=[live_server.url])
+    page = _open(context, live_server, site)
+    for selector in ("h1", "h1", "h1", "#shop-now"):  # shop-now goes to another page
+        page.click(f"{selector} >> visible=true")
+        page.wait_for_timeout(120)
+    page.wait_for_timeout(1_300)
+    page.goto("about:blank")
+    wait_for(lambda: sum(e["type"] == "click" for e in _events(site)) >= 4)
+
+    analyst = User.objects.create_user("heat-analyst", password="pw-heat-1234")
+    member(analyst, site)
+    client.force_login(analyst)
+    html = client.get(f"/sites/{site.id}/heatmaps/", {"page": "/demo/", "days": "7"}).content
+    url = re.search(rb'id="view-on-page" href="([^"]+)"', html).group(1).decode()
+    assert url.startswith(f"{live_server.url}/demo/#cs-heatmap=")
+    viewer = context.new_page()
+    viewer.goto(url.replace("/demo/#", f"/demo/?site={site.key}#"))
+    viewer.wait_for_selector("#cs-heatmap-overlay canvas", state="attached", timeout=15_000)
+    # The toolbar names the page and the clicks; the clicked heading has its box and count.
+    toolbar = viewer.inner_text("#cs-heatmap-overlay")
+    assert "/demo/" in toolbar, toolbar
+    viewer.wait_for_timeout(500)
+    shot = screenshot(viewer, "heatmap-overlay")
+    assert shot.stat().st_size > 10_000
+    # The overlay page records nothing: the analyst's own visit is not counted.
+    viewer.wait_for_timeout(500)
+    events = _events(site)
+    assert [e["url"].removeprefix(live_server.url).split("?")[0] for e in events
+            if e["type"] == "pageview"] == ["/demo/", "/demo/products"]  # fmt: skip
+    assert not any("cs-heatmap" in (e["url"] or "") for e in events)
