@@ -24,8 +24,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import statistics
-import sys
 import time
 from datetime import UTC, datetime, timedelta
 
@@ -34,18 +32,16 @@ import django
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "clickstream.settings.local")
 django.setup()
 
-from cassandra.concurrent import execute_concurrent_with_args  # noqa: E402
 
 from bench.node import settle  # noqa: E402
+from bench.timing import fresh_site, interleaved, raw_rows, sizes  # noqa: E402
 from sessions_app.aggregates import paths  # noqa: E402
 from sessions_app.aggregates.paths import ENTRANCE, FROM  # noqa: E402
 from sessions_app.aggregates.seal import aggregate_ttl  # noqa: E402
 from sessions_app.analysis.paths import PathQuery  # noqa: E402
 from sessions_app.api.paths import paths_answer, transitions_answer  # noqa: E402
 from sessions_app.core import timebuckets  # noqa: E402
-from sessions_app.core.cql import cassandra_session, prepare  # noqa: E402
 from sessions_app.models import BucketState  # noqa: E402
-from sessions_app.sites import services  # noqa: E402
 from sessions_app.tables import bucket_paths  # noqa: E402
 
 DAYS = 30
@@ -53,11 +49,6 @@ PAGES = ["/", "/pricing", "/cart", "/checkout", "/search"] + [f"/product/{i}" fo
 WEIGHTS = [1 / (rank + 1) ** 0.9 for rank in range(len(PAGES))]
 WARMUP = 5
 GOAL_MS = 200.0
-
-
-def _pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 def seed(site, per_day: int, first_day: datetime) -> dict:
@@ -86,20 +77,9 @@ def seed(site, per_day: int, first_day: datetime) -> dict:
     return {"page_views": views, "sessions": per_day * DAYS}
 
 
-def raw_read(site_id, days: list[datetime], side: str, anchor: str) -> int:
-    statement = prepare(bucket_paths.SELECT_ANCHOR)
-    results = execute_concurrent_with_args(
-        cassandra_session(), statement, [(site_id, "day", d, side, anchor) for d in days]
-    )
-    return sum(len(list(r.result_or_exc)) for r in results)
-
-
 def main() -> None:
-    per_day = int(sys.argv[1]) if len(sys.argv) > 1 else 7_000
-    runs = int(sys.argv[2]) if len(sys.argv) > 2 else 60
-    site = services.site_create(name=f"paths-{int(time.time())}", origins=[])
-    today = timebuckets.floor(datetime.now(UTC), "day")
-    first_day = today - timedelta(days=DAYS)
+    per_day, runs = sizes(7_000, 60)
+    site, today, first_day = fresh_site("paths", DAYS)
     started = time.monotonic()
     seeded = seed(site, per_day, first_day)
     seeded["seed_s"] = time.monotonic() - started
@@ -110,16 +90,11 @@ def main() -> None:
     calls = {
         "paths": lambda: paths_answer(site.id, query),
         "transitions": lambda: transitions_answer(site.id, product),
-        "raw": lambda: raw_read(site.id, days, FROM, ENTRANCE),
+        "raw": lambda: raw_rows(
+            bucket_paths.SELECT_ANCHOR, [(site.id, "day", d, FROM, ENTRANCE) for d in days]
+        ),
     }
-    times: dict[str, list[float]] = {name: [] for name in calls}
-    last = {}
-    for _ in range(WARMUP + runs):
-        for name, call in calls.items():
-            began = time.perf_counter()
-            last[name] = call()
-            times[name].append((time.perf_counter() - began) * 1000)
-    figures = {name: values[WARMUP:] for name, values in times.items()}
+    figures, last = interleaved(calls, runs=runs, warmup=WARMUP)
     print(json.dumps({
         **seeded,
         "runs": runs,
@@ -127,8 +102,7 @@ def main() -> None:
         "paths_top": len(last["paths"]["paths"]),
         "transitions_views": last["transitions"]["views"],
         "raw_rows": last["raw"],
-        **{f"{n}_p50_ms": statistics.median(v) for n, v in figures.items()},
-        **{f"{n}_p95_ms": _pct(v, 0.95) for n, v in figures.items()},
+        **figures,
         "goal_p95_ms": GOAL_MS,
     }))  # fmt: skip
 

@@ -27,6 +27,7 @@ from typing import Any
 import orjson
 
 from sessions_app.aggregates.labels import click_label, page_path
+from sessions_app.core.timebuckets import epoch_ms, from_driver
 
 GRID_COLUMNS = 64  # across the document's width
 ROW_PX = 16  # CSS px a grid row
@@ -35,6 +36,7 @@ SPOT = 8  # an element's box, SPOT by SPOT
 FOLD_PX = 50  # fold heights counted in steps of 50 px
 TOP_ELEMENTS = 300  # elements a row keeps (most clicked); the rest's clicks in `dropped`
 TOP_PAGES = 1_000  # rows a bucket keeps (by clicks and page views)
+SAMPLES = 10  # rage or dead clicks an element keeps a bucket (the latest) to show who
 LEAVE = "$pageleave"
 UNKNOWN = "(unknown)"  # no viewport class sent (older trackers, server-side SDKs)
 
@@ -52,6 +54,9 @@ class Heat:
     scroll: Counter[int] = field(default_factory=Counter)  # deepest percent: page views
     folds: Counter[int] = field(default_factory=Counter)  # fold px (floored): page views
     dropped: int = 0
+    # label: its latest rage or dead clicks, [ts ms, event id, session id, user key, rage,
+    # dead], newest first: the sessions behind an element's frustration.
+    samples: dict[str, list[list[Any]]] = field(default_factory=dict)
 
 
 @dataclass
@@ -85,7 +90,8 @@ def heat_count(events: Iterable[dict[str, Any]]) -> HeatTally:
         layout = _json(event.get("layout")) or {}
         key = (page, layout.get("vp") or UNKNOWN)
         if event["type"] == "click":
-            _click(counted.pages.setdefault(key, Heat()), layout, _json(event.get("element")))
+            _click(counted.pages.setdefault(key, Heat()), layout, _json(event.get("element")),
+                   event)  # fmt: skip
         elif event.get("name") == LEAVE:
             props = _json(event.get("props")) or {}
             view, deepest = props.get("pageview"), _whole(props.get("scroll"), 0, 100)
@@ -98,7 +104,9 @@ def heat_count(events: Iterable[dict[str, Any]]) -> HeatTally:
     return counted
 
 
-def _click(heat: Heat, layout: dict[str, Any], element: dict[str, Any] | None) -> None:
+def _click(
+    heat: Heat, layout: dict[str, Any], element: dict[str, Any] | None, event: dict[str, Any]
+) -> None:
     heat.clicks += 1
     x, y = layout.get("x"), layout.get("y")
     if x is not None and y is not None:
@@ -108,13 +116,24 @@ def _click(heat: Heat, layout: dict[str, Any], element: dict[str, Any] | None) -
     if not label:
         return
     counts = heat.elements.setdefault(label, [0, 0, 0])
+    rage, dead = bool(layout.get("rage")), bool(layout.get("dead"))
     counts[0] += 1
-    counts[1] += bool(layout.get("rage"))
-    counts[2] += bool(layout.get("dead"))
+    counts[1] += rage
+    counts[2] += dead
+    if rage or dead:
+        at = event["ts"]
+        ms = epoch_ms(at if at.tzinfo else from_driver(at))
+        sample = [ms, str(event["event_id"]), str(event["session_id"]), event["user_key"]]
+        heat.samples.setdefault(label, []).append([*sample, rage, dead])
     ex, ey = layout.get("ex"), layout.get("ey")
     if ex is not None and ey is not None:
         spot = min(int(ey * SPOT), SPOT - 1) * SPOT + min(int(ex * SPOT), SPOT - 1)
         heat.spots.setdefault(label, Counter())[spot] += 1
+
+
+def _latest(samples: list[list[Any]]) -> list[list[Any]]:
+    """The SAMPLES latest, newest first (time, then event id: a total order)."""
+    return sorted(samples, key=lambda s: (s[0], s[1]), reverse=True)[:SAMPLES]
 
 
 def heat_json(heat: Heat) -> dict[str, Any]:
@@ -126,6 +145,7 @@ def heat_json(heat: Heat) -> dict[str, Any]:
         "scroll": list(heat.scroll.items()),
         "folds": list(heat.folds.items()),
         "dropped": heat.dropped,
+        "samples": {label: _latest(found) for label, found in heat.samples.items()},
     }
 
 
@@ -138,6 +158,7 @@ def heat_of(body: dict[str, Any]) -> Heat:
         scroll=Counter(dict(body["scroll"])),
         folds=Counter(dict(body["folds"])),
         dropped=body["dropped"],
+        samples={k: list(v) for k, v in body.get("samples", {}).items()},
     )
 
 
@@ -179,6 +200,8 @@ def _add(total: dict[Key, Heat], part: dict[Key, Heat]) -> None:
         into.scroll.update(heat.scroll)
         into.folds.update(heat.folds)
         into.dropped += heat.dropped
+        for label, found in heat.samples.items():
+            into.samples[label] = _latest(into.samples.get(label, []) + found)
 
 
 def stored_of(counted: HeatTally) -> dict[Key, Heat]:
@@ -201,6 +224,7 @@ def _capped(rows: dict[Key, Heat]) -> dict[Key, Heat]:
             heat.dropped += sum(c[0] for _, c in ranked[TOP_ELEMENTS:])
             heat.elements = dict(ranked[:TOP_ELEMENTS])
             heat.spots = {k: v for k, v in heat.spots.items() if k in heat.elements}
+            heat.samples = {k: v for k, v in heat.samples.items() if k in heat.elements}
     return dict(kept[:TOP_PAGES])
 
 

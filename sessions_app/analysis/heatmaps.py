@@ -92,7 +92,15 @@ def median_fold(folds: dict[int, int]) -> int | None:
 def overlay_answer(
     *, site_id: uuid.UUID, page: str, vp: str, days: int, now: datetime
 ) -> dict[str, Any]:
-    """What the overlay draws (static/sessions_app/heatmap.js; docs/heatmaps.md)."""
+    """What the overlay draws (static/sessions_app/heatmap.js; docs/heatmaps.md): page
+    aggregates only, never who clicked (the samples stay with the analyst's page)."""
+    return page_answer(site_id=site_id, page=page, vp=vp, days=days, now=now)[0]
+
+
+def page_answer(
+    *, site_id: uuid.UUID, page: str, vp: str, days: int, now: datetime
+) -> tuple[dict[str, Any], heatmaps.Heat]:
+    """The overlay's answer, and the layout's counts it came from."""
     if not page.startswith("/") or len(page) > MAX_PAGE:
         raise RangeError("page", f"a path starting with / of at most {MAX_PAGE} characters")
     if vp not in (*VIEWPORTS, heatmaps.UNKNOWN):
@@ -103,7 +111,7 @@ def overlay_answer(
     start = timebuckets.floor(end - timedelta(days=days), "day")
     layouts, live = page_heat(site_id=site_id, page=page, start=start, end=end)
     heat = layouts.get(vp, heatmaps.Heat())
-    return {
+    answer = {
         "page": page,
         "vp": vp,
         "days": days,
@@ -124,3 +132,21 @@ def overlay_answer(
         "scroll": {"views": heat.scroll.total(), "reach": reach(heat.scroll)},
         "fold": median_fold(heat.folds),
     }
+    return answer, heat
+
+
+def daily_flags(
+    *, site_id: uuid.UUID, page: str, vp: str, start: datetime, end: datetime
+) -> tuple[list[datetime], dict[str, list[int]]]:
+    """Each element's rage + dead clicks per sealed day of [start, end) (a day not sealed
+    yet shows 0: its hours are in the range's totals, not in the trend)."""
+    days = timebuckets.buckets_between(
+        timebuckets.floor(start, "day"), timebuckets.floor(end, "day"), "day", limit=93
+    )
+    rows = page_read(site_id=site_id, buckets=[("day", d) for d in days], page=page)
+    trend: dict[str, list[int]] = {}
+    for i, found in enumerate(rows):
+        heat = found.get((page, vp))
+        for label, (_, rage, dead) in heat.elements.items() if heat else ():
+            trend.setdefault(label, [0] * len(days))[i] = rage + dead
+    return days, trend

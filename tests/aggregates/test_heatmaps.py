@@ -24,7 +24,14 @@ from django.core import signing
 from django.utils import timezone
 
 from sessions_app.aggregates import heatmap_rows, sources
-from sessions_app.aggregates.heatmaps import GRID_COLUMNS, MAX_ROWS, ROW_PX, SPOT, UNKNOWN
+from sessions_app.aggregates.heatmaps import (
+    GRID_COLUMNS,
+    MAX_ROWS,
+    ROW_PX,
+    SAMPLES,
+    SPOT,
+    UNKNOWN,
+)
 from sessions_app.analysis import heatmaps
 from sessions_app.core import timebuckets
 from sessions_app.models import BucketState
@@ -103,7 +110,8 @@ def recount(rows: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]
     """The expected rows of one bucket, from its raw rows."""
     out: dict[tuple[str, str], dict[str, Any]] = defaultdict(
         lambda: {"clicks": 0, "cells": Counter(), "elements": defaultdict(lambda: [0, 0, 0]),
-                 "spots": defaultdict(Counter), "scroll": Counter(), "folds": Counter()}
+                 "spots": defaultdict(Counter), "scroll": Counter(), "folds": Counter(),
+                 "samples": defaultdict(list)}
     )  # fmt: skip
     deepest: dict[str, tuple[int, tuple[str, str], int]] = {}
     for row in rows:
@@ -119,9 +127,15 @@ def recount(rows: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]
                 line = min(layout["y"] // ROW_PX, MAX_ROWS - 1)  # further down: the last row
                 got["cells"][line * GRID_COLUMNS + column] += 1
             label = json.loads(row["element"])["selector"]
+            rage, dead = layout.get("rage", False), layout.get("dead", False)
             got["elements"][label][0] += 1
-            got["elements"][label][1] += layout.get("rage", False)
-            got["elements"][label][2] += layout.get("dead", False)
+            got["elements"][label][1] += rage
+            got["elements"][label][2] += dead
+            if rage or dead:
+                at = timebuckets.epoch_ms(timebuckets.from_driver(row["ts"]))
+                got["samples"][label].append(
+                    [at, str(row["event_id"]), str(row["session_id"]), row["user_key"], rage, dead]
+                )
             if "ex" in layout:
                 spot = min(int(layout["ey"] * SPOT), SPOT - 1) * SPOT + min(
                     int(layout["ex"] * SPOT), SPOT - 1
@@ -148,7 +162,13 @@ def plain(heat: Any) -> dict[str, Any]:
         "spots": {k: dict(v) for k, v in get("spots").items() if v},
         "scroll": dict(get("scroll")),
         "folds": dict(get("folds")),
+        "samples": {k: newest(v) for k, v in get("samples").items() if v},
     }
+
+
+def newest(samples: list[list[Any]]) -> list[list[Any]]:
+    """The SAMPLES latest flagged clicks, by time then event id, newest first."""
+    return sorted(samples, key=lambda s: (s[0], s[1]), reverse=True)[:SAMPLES]
 
 
 def test_every_sealed_hour_and_day_equals_a_recount_of_its_raw_rows(site, visits):
@@ -178,7 +198,7 @@ def test_every_sealed_hour_and_day_equals_a_recount_of_its_raw_rows(site, visits
         for counted in hours:
             for key, heat in counted.items():
                 empty = {"clicks": 0, "cells": {}, "elements": {}, "spots": {}, "scroll": {},
-                         "folds": {}}  # fmt: skip
+                         "folds": {}, "samples": {}}  # fmt: skip
                 into = summed.setdefault(key, plain(empty))
                 into["clicks"] += heat["clicks"]
                 for name in ("cells", "scroll", "folds"):
@@ -190,6 +210,8 @@ def test_every_sealed_hour_and_day_equals_a_recount_of_its_raw_rows(site, visits
                     ]  # fmt: skip
                 for label, c in heat["spots"].items():
                     into["spots"][label] = dict(Counter(into["spots"].get(label, {})) + Counter(c))
+                for label, found in heat["samples"].items():
+                    into["samples"][label] = newest(into["samples"].get(label, []) + found)
         assert {k: plain(v) for k, v in stored.items()} == summed, day
 
 
@@ -264,6 +286,9 @@ def test_the_overlay_reads_one_pages_heatmap_with_its_token(client, site, visits
         deeper = sum(n for p, n in hourly.items() if p >= percent)
         assert share == round(deeper / views, 4), percent
     assert set(body["layouts"]) == {"<640", "640-1024", ">1024"}
+    # Page aggregates only: nothing of who clicked reaches the overlay.
+    assert not any(str(r["session_id"]) in response.content.decode() for r in rows)
+    assert not any(f'"{r["user_key"]}"' in response.content.decode() for r in rows)
 
 
 def test_the_overlay_token_is_checked_and_reads_nothing_else(client, site, visits, monkeypatch):
@@ -311,4 +336,29 @@ def test_the_heatmaps_page_shows_frustration_scroll_and_view_on_page(client, ana
     assert re.fullmatch(r"[A-Za-z0-9._-]+", token)  # what the tracker takes from a fragment
     worst = max(body["elements"], key=lambda e: e["rage"] + e["dead"])
     assert f"<code>{worst['selector']}</code>" in html
+    # Its latest rage and dead clicks, each opening its session's timeline at the click.
+    row = re.search(rf"<code>{re.escape(worst['selector'])}</code>.*?</tr>", html, re.S).group(0)
+    links = re.findall(r'class="sample" href="/sites/[^/]+/sessions/([^/]+)/#event-([^"]+)"', row)
+    assert 0 < len(links) <= SAMPLES
+    for session_id, event_id in links:
+        timeline = client.get(f"/sites/{site.id}/sessions/{session_id}/").content.decode()
+        assert f'id="event-{event_id}"' in timeline
+    assert '<svg class="trend"' in row
     assert client.get(f"/sites/{site.id}/heatmaps/", {"page": "x"}).status_code == 400
+
+
+def test_the_timeline_marks_rage_and_dead_clicks(client, analyst, site, visits):
+    start, end = visits
+    rows = [r for h in timebuckets.buckets_between(start, end, "hour")
+            for r in sources.site_bucket_rows(site_id=site.id, hour=h, shards=4)]  # fmt: skip
+    flagged = [r for r in rows if r["type"] == "click" and r["layout"]
+               and '"rage":true' in r["layout"] and '"dead":true' not in r["layout"]]  # fmt: skip
+    plain_click = next(r for r in rows if r["type"] == "click" and r["layout"]
+                       and "rage" not in r["layout"] and "dead" not in r["layout"])  # fmt: skip
+    row = flagged[0]
+    html = client.get(f"/sites/{site.id}/sessions/{row['session_id']}/").content.decode()
+    marked = re.search(rf'<tr id="event-{row["event_id"]}".*?</tr>', html, re.S).group(0)
+    assert 'class="tag warn rage"' in marked and 'class="tag dead"' not in marked
+    html = client.get(f"/sites/{site.id}/sessions/{plain_click['session_id']}/").content.decode()
+    unmarked = re.search(rf'<tr id="event-{plain_click["event_id"]}".*?</tr>', html, re.S)
+    assert unmarked and "rage" not in unmarked.group(0) and "dead" not in unmarked.group(0)
