@@ -10,8 +10,8 @@ in this process, rounds interleaved:
 
   (app) the overlay's answer for the page over the last 30 days in its busiest layout
         (`analysis.heatmaps.overlay_answer`, what /api/heatmap returns, without HTTP);
-  (raw) the driver alone reading the same rows (bucket_heatmaps.SELECT_PAGE, the days
-        at once): the floor of any read of a stored heatmap.
+  (raw) the driver alone reading the same rows (bucket_heatmaps.SELECT_LAYOUT, the
+        days at once): the floor of any read of a stored heatmap.
 
 Goal: p95 ≤ 100 ms for (app).
 
@@ -110,7 +110,7 @@ def main() -> None:
             site_id=site.id, page=PAGE, vp=">1024", days=30, now=datetime.now(UTC)
         ),
         "raw": lambda: raw_rows(
-            bucket_heatmaps.SELECT_PAGE, [(site.id, "day", d, PAGE) for d in days]
+            bucket_heatmaps.SELECT_LAYOUT, [(site.id, "day", d, PAGE, ">1024") for d in days]
         ),
     }
     figures, last = interleaved(calls, runs=runs, warmup=WARMUP)

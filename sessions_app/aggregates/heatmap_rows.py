@@ -1,16 +1,54 @@
-"""bucket_heatmaps' rows: a bucket's heatmap counts written whole, and read back."""
+"""bucket_heatmaps' rows: a bucket's heatmap counts written whole, and read back.
+
+A row keeps apart what a read needs from what only some reads do: `counts` (JSON:
+clicks, elements, scroll, folds, dropped) and `cells` (packed uint32 pairs: cell, clicks)
+for every heatmap; `detail` (JSON: the elements' box grids and latest flagged clicks)
+for rollups and the analyst's page; `clicks` alone for the layout switch.
+"""
 
 from __future__ import annotations
 
 import uuid
+from collections import Counter
 from datetime import datetime
+from typing import Any
 
+import numpy as np
 import orjson
 
-from sessions_app.aggregates.heatmaps import Heat, Key, heat_json, heat_of
+from sessions_app.aggregates.heatmaps import (
+    GRID_COLUMNS,
+    MAX_ROWS,
+    Heat,
+    Key,
+    capped,
+    heat_json,
+    heat_of,
+    latest,
+)
 from sessions_app.aggregates.stored import bucket_overwrite
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.tables import bucket_heatmaps
+
+LIGHT = ("clicks", "elements", "scroll", "folds", "dropped")
+
+
+def _columns(heat: Heat) -> tuple[str, bytes, str, int]:
+    body = heat_json(heat)
+    cells = np.array(sorted(heat.cells.items()), np.uint32).tobytes() if heat.cells else b""
+    detail = {"spots": body["spots"], "samples": body["samples"]}
+    light = {k: body[k] for k in LIGHT}
+    return orjson.dumps(light).decode(), cells, orjson.dumps(detail).decode(), heat.clicks
+
+
+def _pairs(blob: bytes | None) -> np.ndarray:
+    return np.frombuffer(blob or b"", np.uint32).reshape(-1, 2)
+
+
+def _heat(row: dict[str, Any]) -> Heat:
+    body = {**orjson.loads(row["counts"]), **orjson.loads(row["detail"] or "{}")}
+    body["cells"] = _pairs(row["cells"]).tolist()
+    return heat_of(body)
 
 
 def heat_write(
@@ -23,7 +61,7 @@ def heat_write(
         key=(site_id, granularity, bucket),
         insert=bucket_heatmaps.UPSERT,
         rows=(
-            (site_id, granularity, bucket, page, vp, orjson.dumps(heat_json(heat)).decode())
+            (site_id, granularity, bucket, page, vp, *_columns(heat))
             for (page, vp), heat in stored.items()
         ),
         now=now,
@@ -34,23 +72,83 @@ def heat_write(
 def buckets_read(
     *, site_id: uuid.UUID, buckets: list[tuple[str, datetime]]
 ) -> list[dict[Key, Heat]]:
-    """Every row of each of these (granularity, bucket)s."""
+    """Every row of each of these (granularity, bucket)s, whole."""
     statement = prepare(bucket_heatmaps.SELECT_BUCKET)
     db = cassandra_session()
     futures = [db.execute_async(statement, (site_id, g, b)) for g, b in buckets]
-    return [
-        {(r["page"], r["vp"]): heat_of(orjson.loads(r["counts"])) for r in f.result()}
-        for f in futures
-    ]
+    return [{(r["page"], r["vp"]): _heat(r) for r in f.result()} for f in futures]
 
 
-def page_read(
+def layout_clicks(
     *, site_id: uuid.UUID, buckets: list[tuple[str, datetime]], page: str
-) -> list[dict[Key, Heat]]:
-    """One page's rows, every layout, of each of these (granularity, bucket)s."""
-    statement = prepare(bucket_heatmaps.SELECT_PAGE)
+) -> Counter[str]:
+    """The page's clicks per layout over these buckets (the clicks column alone)."""
+    statement = prepare(bucket_heatmaps.SELECT_PAGE_CLICKS)
     db = cassandra_session()
     futures = [db.execute_async(statement, (site_id, g, b, page)) for g, b in buckets]
-    return [
-        {(page, r["vp"]): heat_of(orjson.loads(r["counts"])) for r in f.result()} for f in futures
-    ]
+    found: Counter[str] = Counter()
+    for future in futures:
+        for r in future.result():
+            found[r["vp"]] += r["clicks"] or 0
+    return found
+
+
+def layout_merge(
+    *, site_id: uuid.UUID, buckets: list[tuple[str, datetime]], page: str, vp: str,
+    live: list[Heat], samples: bool,
+) -> Heat:  # fmt: skip
+    """One layout of a page over these buckets and the `live` counts, merged: the cells
+    with numpy, no box grids; the latest flagged clicks only if `samples`."""
+    statement = prepare(
+        bucket_heatmaps.SELECT_LAYOUT_DETAIL if samples else bucket_heatmaps.SELECT_LAYOUT
+    )
+    db = cassandra_session()
+    futures = [db.execute_async(statement, (site_id, g, b, page, vp)) for g, b in buckets]
+    total = Heat()
+    cells = [np.array(list(h.cells.items()), np.int64).reshape(-1, 2) for h in live]
+    for heat in live:
+        _light_add(total, heat.clicks, heat.elements, heat.scroll, heat.folds, heat.dropped)
+        for label, found in heat.samples.items() if samples else ():
+            total.samples[label] = latest(total.samples.get(label, []) + found)
+    for future in futures:
+        for r in future.result():
+            body = orjson.loads(r["counts"])
+            _light_add(total, body["clicks"], body["elements"], dict(body["scroll"]),
+                       dict(body["folds"]), body["dropped"])  # fmt: skip
+            cells.append(_pairs(r["cells"]).astype(np.int64))
+            if samples:
+                for label, found in orjson.loads(r["detail"] or "{}").get("samples", {}).items():
+                    total.samples[label] = latest(total.samples.get(label, []) + found)
+    joined = np.concatenate(cells) if cells else np.zeros((0, 2), np.int64)
+    sums = np.bincount(joined[:, 0], weights=joined[:, 1], minlength=GRID_COLUMNS * MAX_ROWS)
+    hot = np.flatnonzero(sums)
+    total.cells = Counter(dict(zip(hot.tolist(), sums[hot].astype(np.int64).tolist(), strict=True)))
+    return capped({("", vp): total})[("", vp)]
+
+
+def _light_add(
+    total: Heat, clicks: int, elements: dict[str, list[int]], scroll: dict[int, int],
+    folds: dict[int, int], dropped: int,
+) -> None:  # fmt: skip
+    total.clicks += clicks
+    for label, counts in elements.items():
+        held = total.elements.setdefault(label, [0, 0, 0])
+        for i, n in enumerate(counts):
+            held[i] += n
+    total.scroll.update(scroll)
+    total.folds.update(folds)
+    total.dropped += dropped
+
+
+def layout_elements(
+    *, site_id: uuid.UUID, buckets: list[tuple[str, datetime]], page: str, vp: str
+) -> list[dict[str, list[int]]]:
+    """Each bucket's element counts ([clicks, rage, dead]) of one layout of a page."""
+    statement = prepare(bucket_heatmaps.SELECT_LAYOUT)
+    db = cassandra_session()
+    futures = [db.execute_async(statement, (site_id, g, b, page, vp)) for g, b in buckets]
+    found = []
+    for future in futures:
+        row = future.result().one()
+        found.append(orjson.loads(row["counts"])["elements"] if row else {})
+    return found

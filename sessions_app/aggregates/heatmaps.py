@@ -131,7 +131,7 @@ def _click(
         heat.spots.setdefault(label, Counter())[spot] += 1
 
 
-def _latest(samples: list[list[Any]]) -> list[list[Any]]:
+def latest(samples: list[list[Any]]) -> list[list[Any]]:
     """The SAMPLES latest, newest first (time, then event id: a total order)."""
     return sorted(samples, key=lambda s: (s[0], s[1]), reverse=True)[:SAMPLES]
 
@@ -145,7 +145,7 @@ def heat_json(heat: Heat) -> dict[str, Any]:
         "scroll": list(heat.scroll.items()),
         "folds": list(heat.folds.items()),
         "dropped": heat.dropped,
-        "samples": {label: _latest(found) for label, found in heat.samples.items()},
+        "samples": {label: latest(found) for label, found in heat.samples.items()},
     }
 
 
@@ -201,7 +201,7 @@ def _add(total: dict[Key, Heat], part: dict[Key, Heat]) -> None:
         into.folds.update(heat.folds)
         into.dropped += heat.dropped
         for label, found in heat.samples.items():
-            into.samples[label] = _latest(into.samples.get(label, []) + found)
+            into.samples[label] = latest(into.samples.get(label, []) + found)
 
 
 def stored_of(counted: HeatTally) -> dict[Key, Heat]:
@@ -212,10 +212,10 @@ def stored_of(counted: HeatTally) -> dict[Key, Heat]:
         heat = rows.setdefault((page, vp), Heat())
         heat.scroll[deepest] += 1
         heat.folds[fold // FOLD_PX * FOLD_PX] += 1
-    return _capped(rows)
+    return capped(rows)
 
 
-def _capped(rows: dict[Key, Heat]) -> dict[Key, Heat]:
+def capped(rows: dict[Key, Heat]) -> dict[Key, Heat]:
     """At most TOP_PAGES rows, TOP_ELEMENTS elements a row (the rest's clicks dropped)."""
     kept = sorted(rows.items(), key=lambda kv: (-kv[1].clicks - kv[1].scroll.total(), kv[0]))
     for _, heat in kept:
@@ -232,4 +232,4 @@ def heat_merge(parts: list[dict[Key, Heat]]) -> dict[Key, Heat]:
     total: dict[Key, Heat] = {}
     for part in parts:
         _add(total, part)
-    return _capped(total)
+    return capped(total)

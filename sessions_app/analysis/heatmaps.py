@@ -1,7 +1,7 @@
 """A page's heatmap over a range, and the signed token the on-page overlay reads it with.
 
-Sealed buckets come from bucket_heatmaps (one partition slice per bucket: the page's
-rows, every layout), the unsealed hours of the range are counted live from their raw
+Sealed buckets come from bucket_heatmaps (the asked layout's row of each bucket, and
+every layout's click count), the unsealed hours of the range are counted live from their raw
 rows (the last MAX_LIVE_HOURS of them). The token is a Django signature of the site id
 for the overlay alone: it reads one site's page heatmaps and nothing else, and expires
 after TOKEN_AGE; it travels in the URL fragment, which browsers never send to the
@@ -11,13 +11,14 @@ customer's server.
 from __future__ import annotations
 
 import uuid
+from collections import Counter
 from datetime import datetime, timedelta
 from typing import Any
 
 from django.core import signing
 
 from sessions_app.aggregates import heatmaps, tally
-from sessions_app.aggregates.heatmap_rows import page_read
+from sessions_app.aggregates.heatmap_rows import layout_clicks, layout_elements, layout_merge
 from sessions_app.aggregates.report import MAX_LIVE_HOURS, bucket_cover
 from sessions_app.aggregates.sources import site_bucket_rows
 from sessions_app.core import timebuckets
@@ -55,18 +56,29 @@ def site_of_token(token: str) -> uuid.UUID:
 
 
 def page_heat(
-    *, site_id: uuid.UUID, page: str, start: datetime, end: datetime
-) -> tuple[dict[str, heatmaps.Heat], int]:
-    """The page's counts in [start, end) by viewport class, and the hours counted live."""
+    *, site_id: uuid.UUID, page: str, vp: str, start: datetime, end: datetime,
+    samples: bool = False,
+) -> tuple[heatmaps.Heat, Counter[str], int]:  # fmt: skip
+    """The page's counts in one layout over [start, end) (the latest flagged clicks only
+    if `samples`), its clicks in every layout, and the hours counted live."""
     wanted, live, shards = bucket_cover(site_id=site_id, start=start, end=end)
-    parts = page_read(site_id=site_id, buckets=wanted, page=page)
+    counted_live = []
     for hour in live[-MAX_LIVE_HOURS:]:
         counted = tally.tally(
             site_bucket_rows(site_id=site_id, hour=hour, shards=shards.get(hour, 1))
         )
-        parts.append({k: h for k, h in heatmaps.stored_of(counted.heat).items() if k[0] == page})
-    merged = heatmaps.heat_merge(parts)
-    return {vp: heat for (_, vp), heat in merged.items()}, min(len(live), MAX_LIVE_HOURS)
+        counted_live.append(
+            {k: h for k, h in heatmaps.stored_of(counted.heat).items() if k[0] == page}
+        )
+    clicks = layout_clicks(site_id=site_id, buckets=wanted, page=page)
+    for rows in counted_live:
+        for (_, layout), heat in rows.items():
+            clicks[layout] += heat.clicks
+    heat = layout_merge(
+        site_id=site_id, buckets=wanted, page=page, vp=vp, samples=samples,
+        live=[rows[page, vp] for rows in counted_live if (page, vp) in rows],
+    )  # fmt: skip
+    return heat, clicks, min(len(live), MAX_LIVE_HOURS)
 
 
 def reach(scroll: dict[int, int]) -> list[list[float]]:
@@ -98,9 +110,11 @@ def overlay_answer(
 
 
 def page_answer(
-    *, site_id: uuid.UUID, page: str, vp: str, days: int, now: datetime
-) -> tuple[dict[str, Any], heatmaps.Heat]:
-    """The overlay's answer, and the layout's counts it came from."""
+    *, site_id: uuid.UUID, page: str, vp: str, days: int, now: datetime,
+    samples: bool = False,
+) -> tuple[dict[str, Any], heatmaps.Heat]:  # fmt: skip
+    """The overlay's answer, and the layout's counts it came from (with the latest
+    flagged clicks if `samples`: the analyst's page)."""
     if not page.startswith("/") or len(page) > MAX_PAGE:
         raise RangeError("page", f"a path starting with / of at most {MAX_PAGE} characters")
     if vp not in (*VIEWPORTS, heatmaps.UNKNOWN):
@@ -109,8 +123,9 @@ def page_answer(
         raise RangeError("days", f"one of {', '.join(map(str, DAYS))}")
     end = timebuckets.next_start(timebuckets.floor(now, "hour"), "hour")
     start = timebuckets.floor(end - timedelta(days=days), "day")
-    layouts, live = page_heat(site_id=site_id, page=page, start=start, end=end)
-    heat = layouts.get(vp, heatmaps.Heat())
+    heat, clicks, live = page_heat(
+        site_id=site_id, page=page, vp=vp, start=start, end=end, samples=samples
+    )
     answer = {
         "page": page,
         "vp": vp,
@@ -118,7 +133,7 @@ def page_answer(
         "start": start,
         "end": end,
         "live_hours": live,
-        "layouts": {v: layouts[v].clicks if v in layouts else 0 for v in VIEWPORTS},
+        "layouts": {v: clicks[v] for v in VIEWPORTS},
         "clicks": heat.clicks,
         "grid": {
             "columns": heatmaps.GRID_COLUMNS,
@@ -143,10 +158,9 @@ def daily_flags(
     days = timebuckets.buckets_between(
         timebuckets.floor(start, "day"), timebuckets.floor(end, "day"), "day", limit=93
     )
-    rows = page_read(site_id=site_id, buckets=[("day", d) for d in days], page=page)
+    rows = layout_elements(site_id=site_id, buckets=[("day", d) for d in days], page=page, vp=vp)
     trend: dict[str, list[int]] = {}
-    for i, found in enumerate(rows):
-        heat = found.get((page, vp))
-        for label, (_, rage, dead) in heat.elements.items() if heat else ():
+    for i, elements in enumerate(rows):
+        for label, (_, rage, dead) in elements.items():
             trend.setdefault(label, [0] * len(days))[i] = rage + dead
     return days, trend

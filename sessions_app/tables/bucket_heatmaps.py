@@ -3,9 +3,10 @@
 One partition per (site, resolution, bucket); a row per (page path, viewport class):
 the document grid's click counts, each element's clicks, rage and dead clicks and its
 own box's grid, the page views by deepest scroll percent and by fold height
-(aggregates/heatmaps.py). So a page's heatmap over a range reads one partition slice of
-each bucket. Counts add up: a day merges its hours and a month its days. Overwritten
-whole by every seal.
+(aggregates/heatmaps.py), and each element's latest rage or dead clicks. So a page's
+heatmap in one layout over a range reads one row of each bucket (aggregates/
+heatmap_rows.py: which columns each read takes). Counts add up: a day merges its hours
+and a month its days. Overwritten whole by every seal.
 
 The table's schema (cqlengine, applied by sync_cassandra), every statement on it, and
 its spec in the table registry (tables/registry.py).
@@ -21,8 +22,9 @@ from sessions_app.tables.spec import AGGREGATES as _AGGREGATES
 from sessions_app.tables.spec import RESEAL, TableSpec
 
 UPSERT = """
-INSERT INTO {ks}.bucket_heatmaps (site_id, granularity, bucket, page, vp, counts)
-VALUES (?, ?, ?, ?, ?, ?) USING TIMESTAMP ? AND TTL ?
+INSERT INTO {ks}.bucket_heatmaps (site_id, granularity, bucket, page, vp, counts, cells,
+                                  detail, clicks)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) USING TIMESTAMP ? AND TTL ?
 """
 
 # A reseal clears what the bucket held before (a page it no longer has goes too).
@@ -32,13 +34,26 @@ WHERE site_id = ? AND granularity = ? AND bucket = ?
 """
 
 SELECT_BUCKET = """
-SELECT page, vp, counts FROM {ks}.bucket_heatmaps
+SELECT page, vp, counts, cells, detail FROM {ks}.bucket_heatmaps
 WHERE site_id = ? AND granularity = ? AND bucket = ?
 """
 
-SELECT_PAGE = """
-SELECT vp, counts FROM {ks}.bucket_heatmaps
+# The layout switch: each layout's clicks, nothing else.
+SELECT_PAGE_CLICKS = """
+SELECT vp, clicks FROM {ks}.bucket_heatmaps
 WHERE site_id = ? AND granularity = ? AND bucket = ? AND page = ?
+"""
+
+# The overlay: one layout, without the box grids and samples.
+SELECT_LAYOUT = """
+SELECT counts, cells FROM {ks}.bucket_heatmaps
+WHERE site_id = ? AND granularity = ? AND bucket = ? AND page = ? AND vp = ?
+"""
+
+# The analyst's page: one layout with the latest flagged clicks.
+SELECT_LAYOUT_DETAIL = """
+SELECT counts, cells, detail FROM {ks}.bucket_heatmaps
+WHERE site_id = ? AND granularity = ? AND bucket = ? AND page = ? AND vp = ?
 """
 
 POLICIES = _AGGREGATES
@@ -55,7 +70,10 @@ class BucketHeatmap(Model):
     bucket = columns.DateTime(partition_key=True)
     page = columns.Text(primary_key=True)  # a page path
     vp = columns.Text(primary_key=True)  # a viewport class (ingest/enrich.VIEWPORTS)
-    counts = columns.Text()  # JSON: aggregates/heatmaps.Heat
+    counts = columns.Text()  # JSON: clicks, elements, scroll, folds, dropped
+    cells = columns.Blob()  # uint32 pairs (cell, clicks), aggregates/heatmap_rows.py
+    detail = columns.Text()  # JSON: the elements' box grids and latest flagged clicks
+    clicks = columns.Integer()
 
 
 SPEC = TableSpec(

@@ -43,7 +43,7 @@ def site_heatmaps(request: HttpRequest, site: Site) -> HttpResponse:
         try:
             days = int(days_text) if days_text.isdigit() else 0
             answer, heat = heatmaps.page_answer(
-                site_id=site.id, page=page, vp=vp, days=days, now=timezone.now()
+                site_id=site.id, page=page, vp=vp, days=days, now=timezone.now(), samples=True
             )
             _, trend = heatmaps.daily_flags(
                 site_id=site.id, page=page, vp=vp, start=answer["start"], end=answer["end"]

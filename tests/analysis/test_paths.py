@@ -247,6 +247,8 @@ def test_the_api_and_pages_show_paths_and_transitions(client, analyst, site, vis
         reverse("sessions_app:transitions", args=[site.id]), {**params, "page": "/cart"}
     )
     assert page.status_code == 200 and b"/cart" in page.content
+    heat = reverse("sessions_app:heatmaps", args=[site.id])
+    assert f'id="page-heatmap" href="{heat}?page=/cart"'.encode() in page.content
     bad = client.get(reverse("sessions_app:paths", args=[site.id]), {**params, "end": "x"})
     assert bad.status_code == 400
 

@@ -91,14 +91,14 @@ def test_clicks_land_in_their_cells_rage_dead_and_scroll_are_recorded(live_serve
 
     # The live hour's heatmap: each click in the cell its position gives.
     now = timezone.now()
-    layouts, live = heatmaps.page_heat(
+    heat, clicks, live = heatmaps.page_heat(
         site_id=site.id,
         page="/demo/",
+        vp=">1024",
         start=now.replace(minute=0, second=0, microsecond=0),
         end=now,
     )
-    assert live >= 1
-    heat = layouts[">1024"]
+    assert live >= 1 and clicks[">1024"] == heat.clicks >= 4
     expected = {
         int(at["pageY"]) // ROW_PX * GRID_COLUMNS + int(at["pageX"] / at["width"] * GRID_COLUMNS)
         for at in (spot, link)
