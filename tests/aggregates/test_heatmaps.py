@@ -357,8 +357,8 @@ def test_the_timeline_marks_rage_and_dead_clicks(client, analyst, site, visits):
                        and "rage" not in r["layout"] and "dead" not in r["layout"])  # fmt: skip
     row = flagged[0]
     html = client.get(f"/sites/{site.id}/sessions/{row['session_id']}/").content.decode()
-    marked = re.search(rf'<tr id="event-{row["event_id"]}".*?</tr>', html, re.S).group(0)
+    marked = re.search(rf'id="event-{row["event_id"]}".*?</tr>', html, re.S).group(0)
     assert 'class="tag warn rage"' in marked and 'class="tag dead"' not in marked
     html = client.get(f"/sites/{site.id}/sessions/{plain_click['session_id']}/").content.decode()
-    unmarked = re.search(rf'<tr id="event-{plain_click["event_id"]}".*?</tr>', html, re.S)
+    unmarked = re.search(rf'id="event-{plain_click["event_id"]}".*?</tr>', html, re.S)
     assert unmarked and "rage" not in unmarked.group(0) and "dead" not in unmarked.group(0)
