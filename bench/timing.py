@@ -1,11 +1,20 @@
-"""Timing helpers the read benchmarks share: interleaved rounds and nearest-rank figures."""
+"""Timing helpers the read benchmarks share: interleaved rounds and nearest-rank figures,
+the raw driver's reads, a fresh site. Imported after django.setup() (it reads models)."""
 
 from __future__ import annotations
 
 import statistics
+import sys
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from typing import Any
+
+from cassandra.concurrent import execute_concurrent_with_args
+
+from sessions_app.core import timebuckets
+from sessions_app.core.cql import cassandra_session, prepare
+from sessions_app.sites import services
 
 
 def pct(values: list[float], q: float) -> float:
@@ -34,29 +43,18 @@ def interleaved(
 
 def raw_rows(query: str, params: list[tuple[Any, ...]]) -> int:
     """The driver alone reading these partitions at once (a stored read's floor); rows."""
-    from cassandra.concurrent import execute_concurrent_with_args
-
-    from sessions_app.core.cql import cassandra_session, prepare
-
     results = execute_concurrent_with_args(cassandra_session(), prepare(query), params)
     return sum(len(list(r.result_or_exc)) for r in results)
 
 
 def sizes(default_size: int, default_runs: int) -> tuple[int, int]:
     """[SIZE] [RUNS] from the command line."""
-    import sys
-
     size = int(sys.argv[1]) if len(sys.argv) > 1 else default_size
     return size, int(sys.argv[2]) if len(sys.argv) > 2 else default_runs
 
 
 def fresh_site(prefix: str, days: int) -> tuple[Any, Any, Any]:
     """A new site for a run, today's midnight (UTC) and the first of `days` days before."""
-    from datetime import UTC, datetime, timedelta
-
-    from sessions_app.core import timebuckets
-    from sessions_app.sites import services
-
     site = services.site_create(name=f"{prefix}-{int(time.time())}", origins=[])
     today = timebuckets.floor(datetime.now(UTC), "day")
     return site, today, today - timedelta(days=days)

@@ -21,10 +21,10 @@ from sessions_app.aggregates.heatmaps import (
     MAX_ROWS,
     Heat,
     Key,
-    capped,
     heat_json,
     heat_of,
     latest,
+    trimmed,
 )
 from sessions_app.aggregates.stored import bucket_overwrite
 from sessions_app.core.cql import cassandra_session, prepare
@@ -123,7 +123,7 @@ def layout_merge(
     sums = np.bincount(joined[:, 0], weights=joined[:, 1], minlength=GRID_COLUMNS * MAX_ROWS)
     hot = np.flatnonzero(sums)
     total.cells = Counter(dict(zip(hot.tolist(), sums[hot].astype(np.int64).tolist(), strict=True)))
-    return capped({("", vp): total})[("", vp)]
+    return trimmed(total)
 
 
 def _light_add(

@@ -27,7 +27,7 @@ from typing import Any
 import orjson
 
 from sessions_app.aggregates.labels import click_label, page_path
-from sessions_app.core.timebuckets import epoch_ms, from_driver
+from sessions_app.core.timebuckets import driver_ms
 
 GRID_COLUMNS = 64  # across the document's width
 ROW_PX = 16  # CSS px a grid row
@@ -121,9 +121,8 @@ def _click(
     counts[1] += rage
     counts[2] += dead
     if rage or dead:
-        at = event["ts"]
-        ms = epoch_ms(at if at.tzinfo else from_driver(at))
-        sample = [ms, str(event["event_id"]), str(event["session_id"]), event["user_key"]]
+        at = driver_ms(event["ts"])
+        sample = [at, str(event["event_id"]), str(event["session_id"]), event["user_key"]]
         heat.samples.setdefault(label, []).append([*sample, rage, dead])
     ex, ey = layout.get("ex"), layout.get("ey")
     if ex is not None and ey is not None:
@@ -219,13 +218,19 @@ def capped(rows: dict[Key, Heat]) -> dict[Key, Heat]:
     """At most TOP_PAGES rows, TOP_ELEMENTS elements a row (the rest's clicks dropped)."""
     kept = sorted(rows.items(), key=lambda kv: (-kv[1].clicks - kv[1].scroll.total(), kv[0]))
     for _, heat in kept:
-        if len(heat.elements) > TOP_ELEMENTS:
-            ranked = sorted(heat.elements.items(), key=lambda kv: (-kv[1][0], kv[0]))
-            heat.dropped += sum(c[0] for _, c in ranked[TOP_ELEMENTS:])
-            heat.elements = dict(ranked[:TOP_ELEMENTS])
-            heat.spots = {k: v for k, v in heat.spots.items() if k in heat.elements}
-            heat.samples = {k: v for k, v in heat.samples.items() if k in heat.elements}
+        trimmed(heat)
     return dict(kept[:TOP_PAGES])
+
+
+def trimmed(heat: Heat) -> Heat:
+    """The heat with its TOP_ELEMENTS most clicked elements (the rest's clicks dropped)."""
+    if len(heat.elements) > TOP_ELEMENTS:
+        ranked = sorted(heat.elements.items(), key=lambda kv: (-kv[1][0], kv[0]))
+        heat.dropped += sum(c[0] for _, c in ranked[TOP_ELEMENTS:])
+        heat.elements = dict(ranked[:TOP_ELEMENTS])
+        heat.spots = {k: v for k, v in heat.spots.items() if k in heat.elements}
+        heat.samples = {k: v for k, v in heat.samples.items() if k in heat.elements}
+    return heat
 
 
 def heat_merge(parts: list[dict[Key, Heat]]) -> dict[Key, Heat]:

@@ -15,7 +15,13 @@ from typing import Any
 
 import orjson
 
-from sessions_app.aggregates.heatmaps import HeatTally, heat_count, heat_encode, heat_fold
+from sessions_app.aggregates.heatmaps import (
+    LEAVE,
+    HeatTally,
+    heat_count,
+    heat_encode,
+    heat_fold,
+)
 from sessions_app.aggregates.labels import click_label, page_path
 from sessions_app.aggregates.sketch import sketch_estimate, sketch_merge, sketch_of
 from sessions_app.core import timebuckets
@@ -158,7 +164,7 @@ def tally(events: Iterable[dict[str, Any]]) -> Tally:
                     span.last = ts
         if name:
             by_name[name] += 1
-            if name == "$pageleave":
+            if name == LEAVE:
                 heated.append(event)
         elif kind == "pageview":
             urls[event.get("url")] += 1
@@ -200,9 +206,6 @@ def finish(counted: Tally, *, conversion_event: str) -> tuple[Aggregates, dict[u
     result.top_clicks = _top(counted.clicks)
     result.user_counts = dict(counted.per_user)
     return result, counted.spans
-
-
-_EPOCH_NAIVE = timebuckets.EPOCH.replace(tzinfo=None)
 
 
 def ids_digest(event_ids: Iterable[uuid.UUID]) -> bytes:
@@ -315,7 +318,11 @@ def tally_fold(payloads: Iterable[bytes]) -> Tally:
         per_user=Counter(per_user),
         spans={
             uuid.UUID(sid): Span(
-                user, _EPOCH_NAIVE + first * ms, _EPOCH_NAIVE + last * ms, n, views
+                user,
+                timebuckets.DRIVER_EPOCH + first * ms,
+                timebuckets.DRIVER_EPOCH + last * ms,
+                n,
+                views,
             )
             for sid, (user, first, last, n, views) in spans.items()
         },

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -35,6 +35,7 @@ from sessions_app.core import timebuckets
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.core.ids import cassandra_order, uuid_time
 from sessions_app.core.redis_client import redis_client
+from sessions_app.core.timebuckets import DRIVER_EPOCH, ONE_MS, driver_ms
 from sessions_app.models import BucketState, Site
 from sessions_app.tables import funnel_days, site_sessions
 
@@ -43,7 +44,6 @@ _PART = struct.Struct(">2sH")  # b"fp", the format's version
 PART_FORMAT = 8  # what a stored part's blob holds (older ones are scanned again)
 IN_FLIGHT = "cs:funnel-day"  # Redis: a day task already queued (key: site, digest, day)
 
-_EPOCH, _MS = datetime(1970, 1, 1), timedelta(milliseconds=1)  # the driver's times are naive UTC
 # [user key, session id, ts (ms), event id, step mask] (the event id a UUID when scanned,
 # its text when read back: str() it); a part holds them in Cassandra's
 # order (time, then event id), so a range's parts, day after day, are one ordered stream.
@@ -123,7 +123,7 @@ def day_scan(*, site: Site, funnel: Funnel, day: datetime) -> DayPart:
         scanned = 0
         # One shard's rows come in event-id order, which is (time, event id) order while
         # their times never decrease (an event id's time is its ts, to the millisecond).
-        ordered, previous = shards[hour] == 1, _EPOCH
+        ordered, previous = shards[hour] == 1, DRIVER_EPOCH
         for row in site_bucket_funnel_rows(site_id=site.id, hour=hour, shards=shards[hour]):
             scanned += 1
             if row["is_bot"]:
@@ -145,7 +145,9 @@ def day_scan(*, site: Site, funnel: Funnel, day: datetime) -> DayPart:
                 text = names.get(sid)
                 if text is None:
                     text = names[sid] = str(sid)
-                found.append([row["user_key"], text, (at - _EPOCH) // _MS, row["event_id"], bits])
+                found.append(
+                    [row["user_key"], text, (at - DRIVER_EPOCH) // ONE_MS, row["event_id"], bits]
+                )
         if not ordered:
             found.sort(key=lambda e: (e[2], cassandra_order(e[3])))
         return found, scanned, spans
@@ -162,15 +164,11 @@ def day_scan(*, site: Site, funnel: Funnel, day: datetime) -> DayPart:
                 held[0], held[1] = min(held[0], first), max(held[1], last)
     matched = {e[1] for e in part.events}
     part.extents = {
-        str(sid): [_ms(first), _ms(last)] for sid, (first, last) in spans.items()
+        str(sid): [driver_ms(first), driver_ms(last)] for sid, (first, last) in spans.items()
         if str(sid) in matched
     }  # fmt: skip
     part.sessions = _dimensions(site.id, day, sorted(matched), whole_day.result())
     return part
-
-
-def _ms(value: datetime) -> int:
-    return (value - _EPOCH) // _MS
 
 
 def _day_dimensions(site_id: uuid.UUID, day: datetime) -> dict[str, list[str | None]]:

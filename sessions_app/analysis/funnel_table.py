@@ -26,6 +26,7 @@ import numpy as np
 import orjson
 
 from sessions_app.core import timebuckets
+from sessions_app.core.ids import UUID_EPOCH_OFFSET
 
 DIMENSIONS = ("source", "medium", "campaign", "country", "device", "browser")
 NONE = "(none)"
@@ -35,7 +36,6 @@ DAY_MS = 86_400_000
 Detail = list[str | None]
 _HEAD = struct.Struct(">I")
 _MAGIC = struct.Struct(">2sHI")  # b"fs", the format's version, the JSON head's length
-_UUID_EPOCH_OFFSET = 0x01B21DD213814000  # 100 ns intervals from 1582-10-15 to 1970
 _SIGNED = 0x8080808080808080  # Cassandra compares a TimeUUID's last 8 bytes as signed
 
 
@@ -47,7 +47,7 @@ def order_key(event_id: uuid.UUID | str, ts: int) -> tuple[int, int]:
     else:
         time = int(event_id[15:18] + event_id[9:13] + event_id[0:8], 16)
         tail = int(event_id[19:23] + event_id[24:36], 16)
-    return time - _UUID_EPOCH_OFFSET - ts * 10_000, tail ^ _SIGNED
+    return time - UUID_EPOCH_OFFSET - ts * 10_000, tail ^ _SIGNED
 
 
 def key_hash(keys: Sequence[str]) -> np.ndarray:

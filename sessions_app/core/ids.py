@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from sessions_app.core.timebuckets import EPOCH, as_utc
 
 # 100 ns intervals between 1582-10-15 (the UUID epoch) and 1970-01-01.
-_UUID_EPOCH_OFFSET = 0x01B21DD213814000
+UUID_EPOCH_OFFSET = 0x01B21DD213814000
 
 
 def time_uuid(ts: datetime, entropy: str) -> uuid.UUID:
@@ -47,7 +47,7 @@ def cassandra_order(value: uuid.UUID) -> tuple[int, bytes]:
 def _intervals(ts: datetime) -> int:
     delta = as_utc(ts) - EPOCH
     micros = (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
-    return micros * 10 + _UUID_EPOCH_OFFSET
+    return micros * 10 + UUID_EPOCH_OFFSET
 
 
 def _v1(timestamp: int, clock_seq_hi: int, clock_seq_low: int, node: int) -> uuid.UUID:
@@ -65,7 +65,7 @@ def _v1(timestamp: int, clock_seq_hi: int, clock_seq_low: int, node: int) -> uui
 
 def uuid_time(value: uuid.UUID) -> datetime:
     """Return the UTC instant encoded in a version-1 UUID (microsecond precision)."""
-    intervals = value.time - _UUID_EPOCH_OFFSET
+    intervals = value.time - UUID_EPOCH_OFFSET
     return EPOCH + timedelta(microseconds=intervals // 10)
 
 

@@ -13,6 +13,10 @@ from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+# The driver reads Cassandra timestamps back as naive UTC datetimes: a scan's hot loop
+# takes milliseconds as (value - DRIVER_EPOCH) // ONE_MS (driver_ms does it once).
+DRIVER_EPOCH = EPOCH.replace(tzinfo=None)
+ONE_MS = timedelta(milliseconds=1)
 
 
 class Width(enum.StrEnum):
@@ -70,6 +74,12 @@ def epoch_ms(value: datetime) -> int:
     """
     delta = value - EPOCH
     return (delta.days * 86_400 + delta.seconds) * 1000 + delta.microseconds // 1000
+
+
+def driver_ms(value: datetime) -> int:
+    """Milliseconds since the epoch of a time as the driver reads it (naive UTC), or of
+    an aware one."""
+    return (value - DRIVER_EPOCH) // ONE_MS if value.tzinfo is None else epoch_ms(value)
 
 
 def from_epoch_ms(value: int) -> datetime:

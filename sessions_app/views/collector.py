@@ -54,7 +54,7 @@ def _site_by_key(key: str) -> Site | None:
     return site or None
 
 
-def _origins_of_enabled_sites() -> frozenset[str]:
+def origins_of_enabled_sites() -> frozenset[str]:
     """Every enabled site's allowed origins (a preflight without ?site=), cached like keys.
 
     A preflight needs no key, so without this each one read every site from SQL.
@@ -67,7 +67,7 @@ def _origins_of_enabled_sites() -> frozenset[str]:
     return origins
 
 
-def _origin_allowed(site: Site | None, origin: str | None) -> bool:
+def origin_allowed(site: Site | None, origin: str | None) -> bool:
     if not origin:
         return True  # not a browser cross-origin request (server-side SDK, curl)
     if site is None:
@@ -188,7 +188,7 @@ def collect(request: HttpRequest) -> HttpResponse:
     if site is None or not site.enabled:
         state = "disabled" if site else "unknown"
         return _cors(_error(401, "site", f"{state} site key"), origin, True)
-    if not _origin_allowed(site, origin):
+    if not origin_allowed(site, origin):
         # The error is readable cross-origin (no data in it), so the tracker sees a
         # 403 and drops the batch instead of retrying a network error forever.
         response = _error(403, "origin", f"{origin} is not an allowed origin of this site")
@@ -209,9 +209,9 @@ def _preflight(request: HttpRequest, origin: str | None) -> HttpResponse:
     key = request.GET.get("site")
     if key:
         site = _site_by_key(key)
-        allowed = site is not None and site.enabled and _origin_allowed(site, origin)
+        allowed = site is not None and site.enabled and origin_allowed(site, origin)
     else:
-        allowed = origin is not None and origin.rstrip("/") in _origins_of_enabled_sites()
+        allowed = origin is not None and origin.rstrip("/") in origins_of_enabled_sites()
     if not allowed:
         return _error(403, "origin", f"{origin} is not an allowed origin")
     response = HttpResponse(status=204)
@@ -255,7 +255,7 @@ def segment(request: HttpRequest, kind: str) -> HttpResponse:
         if site is None or not site.enabled:
             raise BatchError(401, "Authorization", "unknown or disabled site key")
         origin = request.headers.get("Origin")
-        if not _origin_allowed(site, origin):  # a browser on a site not on the allow-list
+        if not origin_allowed(site, origin):  # a browser on a site not on the allow-list
             raise BatchError(403, "origin", f"{origin} is not an allowed origin of this site")
         messages = data.get("batch") if kind == "batch" else [{**data, "type": kind}]
         if not isinstance(messages, list) or not messages:

@@ -17,7 +17,7 @@ from django.views.decorators.http import require_http_methods
 from sessions_app.analysis.heatmaps import overlay_answer, site_of_token
 from sessions_app.core.bounds import RangeError
 from sessions_app.models import Site
-from sessions_app.views.collector import _origin_allowed, _origins_of_enabled_sites
+from sessions_app.views.collector import origin_allowed, origins_of_enabled_sites
 
 STATUS = {"token": 401, "origin": 403, "site": 404}
 
@@ -30,7 +30,7 @@ def _error(exc: RangeError) -> JsonResponse:
 def overlay_data(request: HttpRequest) -> HttpResponse:
     origin = request.headers.get("Origin")
     if request.method == "OPTIONS":
-        if not origin or origin.rstrip("/") not in _origins_of_enabled_sites():
+        if not origin or origin.rstrip("/") not in origins_of_enabled_sites():
             return _error(RangeError("origin", "not allowed"))
         response = HttpResponse(status=204)
         response["Access-Control-Allow-Methods"] = "GET"
@@ -44,7 +44,7 @@ def overlay_data(request: HttpRequest) -> HttpResponse:
             site = Site.objects.filter(pk=site_of_token(token.strip()), enabled=True).first()
             if site is None:
                 raise RangeError("site", "not found")
-            if not _origin_allowed(site, origin):
+            if not origin_allowed(site, origin):
                 raise RangeError("origin", "not allowed for this site")
             try:
                 days = int(request.GET.get("days", "30"))

@@ -38,6 +38,7 @@ from sessions_app.models import BucketState
 from sessions_app.sites import services
 from tests.aggregates.test_breakdowns import seal_everything
 from tests.analysis.dataset import AGENTS, SHOP
+from tests.analysis.test_paths import send
 from tests.ingest.conftest import event, post
 
 PAGES = ["/", "/pricing", "/docs"]
@@ -77,12 +78,6 @@ def visit(rng: random.Random, anon: str, start: datetime) -> list[dict[str, Any]
             )  # fmt: skip
         ts += timedelta(minutes=rng.randrange(1, 20))
     return events
-
-
-def send(client, site, events: list[dict[str, Any]], agent: str) -> None:
-    response = post(client, site, events, HTTP_USER_AGENT=agent, REMOTE_ADDR="8.8.8.8")
-    assert response.status_code == 200, response.content
-    assert response.json()["accepted"] == len(events), response.json()
 
 
 @pytest.fixture
