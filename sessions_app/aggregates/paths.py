@@ -12,9 +12,12 @@ are the two-page paths; entrances are also counted by the session's source.
 The hour's page views come from the seal's tally (or its raw rows); the ones before
 the hour from session_events, for the sessions that were running when it began (the
 last MAX_STEPS + 1 page views, newest first). An hour's counts therefore never depend
-on another bucket's seal. A page view that lands in a session before page views
-already counted in later hours reopens those hours, so they reseal with it
-(aggregates/states.plan_buckets_touch, ingest/apply._reopen_late).
+on another bucket's seal. A path whose first page view is in an earlier hour is also
+kept in its row's `carried`, with that hour: a range that begins after it subtracts it,
+so a Sankey from a page holds only visits that began in the range and every column's
+continuing and leaving visits add up to its arrivals. A page view that lands in a session
+before page views already counted in later hours reopens those hours, so they reseal
+with it (aggregates/states.plan_buckets_touch, ingest/apply._reopen_late).
 
 Stored in bucket_paths, a row per (side, anchor): the paths from a page and to it.
 """
@@ -26,7 +29,7 @@ from collections import Counter
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import orjson
@@ -35,18 +38,20 @@ from sessions_app.aggregates.stored import bucket_overwrite
 from sessions_app.aggregates.tally import page_path
 from sessions_app.core import timebuckets
 from sessions_app.core.cql import cassandra_session, prepare
-from sessions_app.core.ids import cassandra_order, time_uuid_bound
+from sessions_app.core.ids import cassandra_order, time_uuid_bound, uuid_time
 from sessions_app.tables import bucket_paths, session_events, site_sessions
 
 ENTRANCE = "(entrance)"
+OTHER = "(other)"  # the pages of paths folded away by a row's cap
 NONE = "(none)"  # a session without a known source
 MAX_STEPS = 5
 FROM, TO = "from", "to"
 TOP_ANCHORS = 1_000  # pages a bucket keeps rows for (by views; ENTRANCE always)
-TOP_GRAMS = 200  # paths a row keeps; the rest are counted in `dropped`
+TOP_GRAMS = 200  # paths a row keeps; the rest fold into OTHER, counted in `dropped`
 EARLIER_ROWS = 5_000  # events read back per session for the page views before an hour
 
 Gram = tuple[str, ...]
+Carried = tuple[Gram, datetime]  # a path and the hour of its first page view
 
 
 @dataclass
@@ -55,6 +60,7 @@ class PathCounts:
 
     grams: Counter[Gram] = field(default_factory=Counter)
     sources: Counter[tuple[str, str]] = field(default_factory=Counter)
+    carried: Counter[Carried] = field(default_factory=Counter)
 
 
 @dataclass
@@ -64,27 +70,46 @@ class Row:
     grams: dict[Gram, int] = field(default_factory=dict)
     sources: dict[str, int] = field(default_factory=dict)
     dropped: int = 0
+    carried: dict[Carried, int] = field(default_factory=dict)  # "from" rows only
 
 
 Stored = dict[tuple[str, str], Row]  # (side, anchor) -> row
 
 
-def session_count(counts: PathCounts, before: list[str], pages: Iterable[str], source: str) -> None:
-    """Count the paths ending at each of `pages` (one session's, in order), after the
-    pages `before` them (ENTRANCE first when those reach back to the session's start)."""
-    trail = list(before)
+def session_count(
+    counts: PathCounts,
+    before: list[str],
+    pages: Iterable[str],
+    source: str,
+    *,
+    hour: datetime | None = None,
+    before_hours: list[datetime] | None = None,
+) -> None:
+    """Count the paths ending at each of `pages` (one session's, in order, viewed in
+    `hour`), after the pages `before` them (ENTRANCE first when those reach back to the
+    session's start; viewed in `before_hours`); a path whose first page view is older
+    than `hour` is also counted in `carried`, with that view's hour."""
+    hours: list[datetime | None] = [None] * len(before)
+    if before_hours:
+        hours[len(before) - len(before_hours) :] = before_hours
+    trail = list(zip(before, hours, strict=True))
     for page in pages:
-        if trail == [ENTRANCE]:
+        if [p for p, _ in trail] == [ENTRANCE]:
             counts.sources[page, source] += 1
-        window = [*trail[-MAX_STEPS:], page]
+        window = [*trail[-MAX_STEPS:], (page, hour)]
         steps = 0
+        first = hour
         for k in range(1, len(window) + 1):
-            if window[-k] != ENTRANCE:
+            if window[-k][0] != ENTRANCE:
                 steps += 1
                 if steps > MAX_STEPS:
                     break
-            counts.grams[tuple(window[-k:])] += 1
-        trail = [*trail[-MAX_STEPS:], page]
+                first = window[-k][1]
+            gram = tuple(p for p, _ in window[-k:])
+            counts.grams[gram] += 1
+            if hour is not None and first is not None and first < hour:
+                counts.carried[gram, first] += 1
+        trail = [*trail[-MAX_STEPS:], (page, hour)]
 
 
 def hour_count(
@@ -101,14 +126,24 @@ def hour_count(
     earlier = [sid for sid in views if not _began_in(rows.get(sid), hour)]
     before = _pages_before(earlier, hour)
     entered = [
-        sid for sid in views if before.get(sid, [ENTRANCE]) == [ENTRANCE] and sid not in rows
+        sid
+        for sid in views
+        if before.get(sid, ([ENTRANCE], []))[0] == [ENTRANCE] and sid not in rows
     ]
     sources = {sid: row["source"] for sid, row in rows.items()}
     sources.update(_sources(site_id, entered))
     counts = PathCounts()
     for sid, seen in views.items():
         pages = [path for _, path in sorted(seen, key=lambda v: cassandra_order(v[0]))]
-        session_count(counts, before.get(sid, [ENTRANCE]), pages, sources.get(sid) or NONE)
+        pages_before, hours_before = before.get(sid, ([ENTRANCE], []))
+        session_count(
+            counts,
+            pages_before,
+            pages,
+            sources.get(sid) or NONE,
+            hour=hour,
+            before_hours=hours_before,
+        )
     return counts
 
 
@@ -117,18 +152,21 @@ def _began_in(row: dict[str, Any] | None, hour: datetime) -> bool:
     return row is not None and timebuckets.from_driver(row["started_at"]) >= hour
 
 
-def _pages_before(sessions: list[uuid.UUID], hour: datetime) -> dict[uuid.UUID, list[str]]:
+def _pages_before(
+    sessions: list[uuid.UUID], hour: datetime
+) -> dict[uuid.UUID, tuple[list[str], list[datetime]]]:
     """Each session's last MAX_STEPS page paths before the hour, ENTRANCE first when
-    they are all it had (a session read up to EARLIER_ROWS events back)."""
+    they are all it had (a session read up to EARLIER_ROWS events back), and the hours
+    they were viewed in."""
     if not sessions:
         return {}
     statement = prepare(session_events.SELECT_DOCS_BEFORE)
     bound = time_uuid_bound(hour)
 
-    def read(session_id: uuid.UUID) -> tuple[uuid.UUID, list[str]]:
+    def read(session_id: uuid.UUID) -> tuple[uuid.UUID, tuple[list[str], list[datetime]]]:
         query = statement.bind((session_id, bound))
         query.fetch_size = 200
-        found: list[str] = []
+        found: list[tuple[str, datetime]] = []
         complete = True
         for n, row in enumerate(cassandra_session().execute(query)):
             if n >= EARLIER_ROWS:
@@ -137,12 +175,17 @@ def _pages_before(sessions: list[uuid.UUID], hour: datetime) -> dict[uuid.UUID, 
             doc = orjson.loads(row["doc"])
             path = page_path(doc.get("url")) if doc.get("type") == "pageview" else None
             if path and not doc.get("is_bot"):
-                found.append(path)
+                viewed = timebuckets.floor(uuid_time(row["event_id"]), timebuckets.Width.HOUR)
+                found.append((path, viewed))
                 if len(found) > MAX_STEPS:
                     complete = False
                     break
         found.reverse()
-        return session_id, ([ENTRANCE] if complete else []) + found[-MAX_STEPS:]
+        kept = found[-MAX_STEPS:]
+        return session_id, (
+            ([ENTRANCE] if complete else []) + [p for p, _ in kept],
+            [h for _, h in kept],
+        )
 
     with ThreadPoolExecutor(8, thread_name_prefix="paths-before") as pool:
         return dict(pool.map(read, sessions))
@@ -165,8 +208,9 @@ def _sources(site_id: uuid.UUID, sessions: list[uuid.UUID]) -> dict[uuid.UUID, s
 
 
 def stored_of(counts: PathCounts) -> Stored:
-    """Arrange counted paths in rows: each under its first page ("from") and, two pages
-    or more, under its last ("to"); entrances by source under the page entered."""
+    """Arrange counted paths in rows: each under its first page ("from", with the paths
+    begun in an earlier hour as `carried`) and, two pages or more, under its last ("to");
+    entrances by source under the page entered."""
     result: Stored = {}
     for gram, n in counts.grams.items():
         row = result.setdefault((FROM, gram[0]), Row())
@@ -174,6 +218,8 @@ def stored_of(counts: PathCounts) -> Stored:
         if len(gram) > 1:
             row = result.setdefault((TO, gram[-1]), Row())
             row.grams[gram] = n
+    for (gram, first), n in counts.carried.items():
+        result[FROM, gram[0]].carried[gram, first] = n
     for (page, source), n in counts.sources.items():
         row = result.setdefault((TO, page), Row())
         row.sources[source] = row.sources.get(source, 0) + n
@@ -181,30 +227,58 @@ def stored_of(counts: PathCounts) -> Stored:
 
 
 def _capped(rows: Stored) -> Stored:
-    """Keep the TOP_ANCHORS most viewed pages' rows (and ENTRANCE's), and in each row its
-    TOP_GRAMS most frequent paths; what a row leaves out is added to its `dropped`."""
+    """Keep the TOP_ANCHORS most viewed pages' rows (and ENTRANCE's), each row cut to its
+    TOP_GRAMS most frequent paths (`_folded`)."""
     views = {anchor: row.grams.get((anchor,), 0) for (side, anchor), row in rows.items()}
     ranked = sorted((a for a in views if a != ENTRANCE), key=lambda a: (-views[a], a))
     kept = {ENTRANCE, *ranked[:TOP_ANCHORS]}
-    result: Stored = {}
-    for key, row in rows.items():
-        if key[1] not in kept:
-            continue
-        if len(row.grams) > TOP_GRAMS:
-            ordered = _ranked(row.grams)
-            row = Row(
-                dict(ordered[:TOP_GRAMS]),
-                row.sources,
-                row.dropped + sum(n for _, n in ordered[TOP_GRAMS:]),
-            )
-        result[key] = row
-    return result
+    return {key: _folded(row, key[0]) for key, row in rows.items() if key[1] in kept}
 
 
-def paths_merge(parts: list[Stored]) -> Stored:
-    """Add up the rows of several buckets (a day's hours, a month's days, a range)."""
-    if len(parts) == 1:
-        return parts[0]
+def _shorter(gram: Gram, side: str) -> Gram:
+    """The path one page shorter at its far end from the anchor (a "to" path's first)."""
+    return gram[:-1] if side == FROM else gram[1:]
+
+
+def _folded(row: Row, side: str) -> Row:
+    """Keep the row's TOP_GRAMS most frequent paths whose shorter paths are kept too, and
+    fold each other path into its longest kept (or absent: begun in an earlier bucket)
+    shorter path with OTHER for the pages beyond, so every step's arrivals, continuations
+    and stops still add up; `dropped` counts the folded paths."""
+    if len(row.grams) <= TOP_GRAMS:
+        return row
+    # A path never outnumbers its shorter one, and a tie puts the shorter first.
+    ranked = sorted(row.grams.items(), key=lambda kv: (-kv[1], len(kv[0]), kv[0]))
+    kept: set[Gram] = set()
+    for gram in sorted((g for g, _ in ranked[:TOP_GRAMS]), key=len):
+        shorter = _shorter(gram, side)
+        if len(gram) == 1 or shorter in kept or shorter not in row.grams:
+            kept.add(gram)
+
+    def fold(gram: Gram) -> Gram:
+        base, beyond = gram, 0
+        while len(base) > 1 and base not in kept and (beyond == 0 or base in row.grams):
+            base, beyond = _shorter(base, side), beyond + 1
+        return base + (OTHER,) * beyond if side == FROM else (OTHER,) * beyond + base
+
+    grams: Counter[Gram] = Counter()
+    dropped = row.dropped
+    for gram, n in row.grams.items():
+        into = fold(gram)
+        grams[into] += n
+        dropped += n if into != gram else 0
+    carried: Counter[Carried] = Counter()
+    for (gram, first), n in row.carried.items():
+        carried[fold(gram), first] += n
+    return Row(dict(grams), row.sources, dropped, dict(carried))
+
+
+def paths_merge(
+    parts: list[Stored], *, begun_before: datetime | None = None, cap: bool = True
+) -> Stored:
+    """Add up the rows of several buckets (a day's hours, a month's days, a range); keep
+    the carried paths whose first page view is before `begun_before` (the merged
+    bucket's start; None: all)."""
     merged: Stored = {}
     for part in parts:
         for key, row in part.items():
@@ -214,7 +288,10 @@ def paths_merge(parts: list[Stored]) -> Stored:
             for source, n in row.sources.items():
                 into.sources[source] = into.sources.get(source, 0) + n
             into.dropped += row.dropped
-    return _capped(merged)
+            for carried, n in row.carried.items():
+                if begun_before is None or carried[1] < begun_before:
+                    into.carried[carried] = into.carried.get(carried, 0) + n
+    return _capped(merged) if cap else merged
 
 
 def paths_write(
@@ -241,6 +318,7 @@ def paths_write(
                 orjson.dumps([[list(g), n] for g, n in _ranked(row.grams)]).decode(),
                 orjson.dumps(row.sources).decode() if row.sources else None,
                 row.dropped,
+                _carried_json(row.carried),
             )
             for (side, anchor), row in stored.items()
         ),
@@ -254,11 +332,24 @@ def _ranked(grams: dict[Gram, int]) -> list[tuple[Gram, int]]:
     return sorted(grams.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
+def _carried_json(carried: dict[Carried, int]) -> str | None:
+    """[[[page, ...], first view's hour as epoch seconds, count], ...], or None."""
+    if not carried:
+        return None
+    return orjson.dumps(
+        [[list(g), int(first.timestamp()), n] for (g, first), n in sorted(carried.items())]
+    ).decode()
+
+
 def _row(found: dict[str, Any]) -> Row:
     return Row(
         {tuple(g): n for g, n in orjson.loads(found["grams"] or "[]")},
         orjson.loads(found["sources"]) if found["sources"] else {},
         found["dropped"] or 0,
+        {
+            (tuple(g), datetime.fromtimestamp(first, UTC)): n
+            for g, first, n in orjson.loads(found["carried"] or "[]")
+        },
     )
 
 

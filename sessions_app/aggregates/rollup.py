@@ -54,7 +54,7 @@ def bucket_rollup(
         site_id=site.id,
         granularity=granularity,
         bucket=start,
-        stored=paths.paths_merge(found_paths) if found_paths else {},
+        stored=paths.paths_merge(found_paths, begun_before=start) if found_paths else {},
         ttl=aggregate_ttl(granularity),
         now=now,
     )

@@ -5,7 +5,9 @@ hour of the range, plus the hours not sealed yet, counted live from their raw ro
 seal would (at most MAX_LIVE_HOURS, the latest). Counts add up across buckets, so the
 range's paths are the sums. A path's last page decides its bucket: a path that leaves
 the range is counted as far as the range goes, and its continuation after the range's
-end shows as an exit.
+end shows as an exit. A path from a page counts only if that page's view is in the range
+too (the counted hours): the paths the buckets carried from before it are subtracted, so
+a Sankey column's continuing and leaving visits add up to its arrivals.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from sessions_app.aggregates.paths import (
     ENTRANCE,
     FROM,
     MAX_STEPS,
+    OTHER,
     TO,
     Gram,
     Row,
@@ -33,12 +36,12 @@ from sessions_app.aggregates.paths import (
 from sessions_app.aggregates.report import MAX_LIVE_HOURS, bucket_cover
 from sessions_app.aggregates.sources import site_bucket_rows
 from sessions_app.analysis.params import iso, path_param, range_param
+from sessions_app.core import timebuckets
 from sessions_app.core.bounds import RangeError
 
 DEFAULT_SPAN = timedelta(days=7)
 MAX_NODES = 8  # pages a Sankey step shows; the rest are "(other)"
 TOP_PATHS = 20
-OTHER = "(other)"
 EXIT = "(exit)"
 
 
@@ -89,7 +92,8 @@ def range_row(*, site_id: uuid.UUID, query: PathQuery, side: str | None = None) 
     side = side or query.side
     wanted, live, shards = bucket_cover(site_id=site_id, start=query.start, end=query.end)
     rows = anchor_read(site_id=site_id, buckets=wanted, side=side, anchor=query.anchor)
-    for hour in live[-MAX_LIVE_HOURS:]:
+    hours = live[-MAX_LIVE_HOURS:]
+    for hour in hours:
         counted = tally.tally(
             site_bucket_rows(site_id=site_id, hour=hour, shards=shards.get(hour, 1))
         )
@@ -99,8 +103,21 @@ def range_row(*, site_id: uuid.UUID, query: PathQuery, side: str | None = None) 
         )
         if (side, query.anchor) in found:
             rows.append(found[side, query.anchor])
-    merged = paths_merge([{(side, query.anchor): r} for r in rows]) if rows else {}
-    return merged.get((side, query.anchor), Row()), min(len(live), MAX_LIVE_HOURS)
+    merged = paths_merge([{(side, query.anchor): r} for r in rows], cap=False)
+    row = merged.get((side, query.anchor), Row())
+    skipped = set(live) - set(hours)
+    return _begun_within(row, timebuckets.floor(query.start, "hour"), skipped), len(hours)
+
+
+def _begun_within(row: Row, start: datetime, skipped: set[datetime]) -> Row:
+    """The row without the paths whose first page view is before `start` or in an hour
+    not counted: their shorter paths are not in the range."""
+    gone: Counter[Gram] = Counter()
+    for (gram, first), n in row.carried.items():
+        if first < start or first in skipped:
+            gone[gram] += n
+    grams = {g: n - gone[g] for g, n in row.grams.items() if n > gone[g]}
+    return Row(grams, row.sources, row.dropped)
 
 
 def _along(gram: Gram, side: str) -> Gram:
@@ -178,6 +195,8 @@ def top_paths(row: Row, *, side: str, anchor: str, top: int = TOP_PATHS) -> list
         pages = len([p for p in gram if p != ENTRANCE])
         if side == TO and gram[-1] != ENTRANCE and pages < MAX_STEPS:
             continue  # went back further: a longer path holds it
+        if OTHER in gram:
+            continue  # rare paths folded together by a bucket's cap
         whole = n if pages >= MAX_STEPS or side == TO else n - onward[gram]
         if whole > 0 and len(gram) > 1:
             shown = list(gram if side == FROM else gram[::-1])

@@ -24,8 +24,8 @@ from sessions_app.tables.spec import RESEAL, TableSpec
 
 UPSERT = """
 INSERT INTO {ks}.bucket_paths (site_id, granularity, bucket, side, anchor, grams, sources,
-                               dropped)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?) USING TIMESTAMP ? AND TTL ?
+                               dropped, carried)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) USING TIMESTAMP ? AND TTL ?
 """
 
 # A reseal clears what the bucket held before (an anchor it no longer has goes too).
@@ -35,12 +35,12 @@ WHERE site_id = ? AND granularity = ? AND bucket = ?
 """
 
 SELECT_BUCKET = """
-SELECT side, anchor, grams, sources, dropped FROM {ks}.bucket_paths
+SELECT side, anchor, grams, sources, dropped, carried FROM {ks}.bucket_paths
 WHERE site_id = ? AND granularity = ? AND bucket = ?
 """
 
 SELECT_ANCHOR = """
-SELECT side, anchor, grams, sources, dropped FROM {ks}.bucket_paths
+SELECT side, anchor, grams, sources, dropped, carried FROM {ks}.bucket_paths
 WHERE site_id = ? AND granularity = ? AND bucket = ? AND side = ? AND anchor = ?
 """
 
@@ -60,7 +60,10 @@ class BucketPath(Model):
     anchor = columns.Text(primary_key=True)  # a page path, or "(entrance)"
     grams = columns.Text()  # JSON [[[page, ...], count], ...], the most frequent first
     sources = columns.Text()  # JSON {source: entrances} ("to" rows only)
-    dropped = columns.BigInt()  # path counts left out beyond the row's cap
+    dropped = columns.BigInt()  # path counts folded into "(other)" by the row's cap
+    # JSON [[[page, ...], hour, count], ...] ("from" rows): the paths begun before the
+    # bucket, with the hour (epoch seconds) of their first page view
+    carried = columns.Text()
 
 
 SPEC = TableSpec(

@@ -54,7 +54,7 @@ SELECT doc FROM {ks}.session_events WHERE session_id = ? AND event_id > ? LIMIT 
 # A session's events before an instant, newest first: the page views a path continues
 # (aggregates/paths.py).
 SELECT_DOCS_BEFORE = """
-SELECT doc FROM {ks}.session_events WHERE session_id = ? AND event_id < ?
+SELECT event_id, doc FROM {ks}.session_events WHERE session_id = ? AND event_id < ?
 ORDER BY event_id DESC
 """
 

@@ -67,10 +67,10 @@ def raw_rows(site, start: datetime, end: datetime) -> list[dict[str, Any]]:
     return rows
 
 
-def brute(rows, site, start: datetime, end: datetime):
+def brute(rows, site, start: datetime, end: datetime, *, since: datetime | None = None):
     """Every path (ENTRANCE first when it starts the session) ending at a human page
-    view in [start, end), entrances by (page, the session's source), and each session's
-    page sequence."""
+    view in [start, end) (and, given `since`, whose first page view is not before it),
+    entrances by (page, the session's source), and each session's page sequence."""
     views: dict[Any, list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
         if row["type"] == "pageview" and not row["is_bot"]:
@@ -95,7 +95,9 @@ def brute(rows, site, start: datetime, end: datetime):
                 gram = tuple(seq[-k:])
                 if len([p for p in gram if p != ENTRANCE]) > MAX_STEPS:
                     break
-                grams[gram] += 1
+                first = seen[max(0, j + 1 - k)]["ts"]
+                if since is None or timebuckets.from_driver(first) >= since:
+                    grams[gram] += 1
     return grams, entrances, sequences
 
 
