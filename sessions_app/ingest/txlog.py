@@ -52,7 +52,7 @@ LOG_WIDTH = timebuckets.Width.TEN_MINUTES
 def log_key(plan: Plan) -> tuple[uuid.UUID, datetime, int, uuid.UUID]:
     """Return the primary key of a plan's transaction_log row."""
     shard = plan.batch_id.int % settings.TXLOG_SHARDS
-    return plan.site_id, timebuckets.floor(plan.received_at, LOG_WIDTH), shard, plan.batch_id
+    return plan.site_id, timebuckets.floor(plan.log_time, LOG_WIDTH), shard, plan.batch_id
 
 
 def _mark_params(plan: Plan) -> tuple[Any, ...]:
@@ -84,7 +84,7 @@ def log_write(
                 prepare(transaction_log.INSERT, idempotent=True, write=True),
                 (
                     *key,
-                    plan.received_at,
+                    plan.log_time,
                     len(plan.events),
                     payload,
                     policies.ttl_seconds(specs.TRANSACTION_LOG),
