@@ -164,3 +164,19 @@ def test_a_running_applier_and_the_replay_apply_every_acknowledged_event(client,
     txlog_replay(now=timezone.now() + settings.TXLOG_REPLAY_GRACE + timedelta(seconds=1))
 
     _assert_all_applied(site, accepted, since)
+
+
+@pytest.mark.parametrize("path", ["collector", "segment", "generate_clicks"])
+def test_entries_of_an_applier_stopped_longer_than_the_replay_window_are_replayed(
+    client, site, path
+):
+    since = timezone.now() - timedelta(days=DAYS + 1)
+    applier.announce()
+    accepted = PATHS[path](client, site)
+    assert applier.backlog()["queued"] > 0
+    redis_client().delete(QUEUE_KEY, ALIVE_KEY)  # the applier died with its queue
+    later = timezone.now() + settings.TXLOG_REPLAY_WINDOW + timedelta(minutes=30)
+
+    txlog_replay(now=later)
+
+    _assert_all_applied(site, accepted, since)
