@@ -24,6 +24,7 @@ from sessions_app.models import (
     Site,
     SiteMembership,
     Suppression,
+    UnappliedLogEntry,
     UserBucketWidth,
 )
 from sessions_app.sites import services
@@ -126,6 +127,11 @@ class BucketStateAdmin(ReadOnlyAdmin):
 @admin.register(ReplayWatermark)
 class ReplayWatermarkAdmin(ReadOnlyAdmin):
     list_display = ["site", "replayed_through", "updated_at"]
+
+
+@admin.register(UnappliedLogEntry)
+class UnappliedLogEntryAdmin(ReadOnlyAdmin):
+    list_display = ["batch_id", "site", "logged_at", "attempts", "error", "updated_at"]
 
 
 @admin.register(PurgeRun)

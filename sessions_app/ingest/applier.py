@@ -113,7 +113,7 @@ def apply_payloads(payloads: list[bytes], *, now: datetime | None = None) -> Rou
             log.exception("applier: a queued payload does not decode; dropped")
             done.failed += 1
             continue
-        if plan.received_at < oldest:
+        if plan.log_time < oldest:  # how long it waited, not how old its events are
             done.stale += 1
             continue
         by_site[plan.site_id].append(plan)

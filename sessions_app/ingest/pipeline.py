@@ -84,6 +84,7 @@ class Source:
     ip: str | None = None
     name: str = "collect"
     accept_language: str | None = None
+    logged_at: datetime | None = None  # a backfill: written now, received_at in the past
 
 
 @dataclass
@@ -138,9 +139,7 @@ def events_record(*, source: Source, raw_events: Sequence[Any]) -> Outcome:
             stored = _already_stored(site.id, fresh, current)
             fresh = [c for c in fresh if c.event_id not in stored]
         outcome.duplicates = len(raw_events) - len(outcome.rejected) - len(fresh)
-        plan, states = (
-            _plan(site, batch_id, received_at, fresh, visit, current) if fresh else (None, {})
-        )
+        plan, states = _plan(source, batch_id, fresh, visit, current) if fresh else (None, {})
         stats = Stats(
             received=len(raw_events),
             accepted=len(fresh),
@@ -338,13 +337,13 @@ def _already_stored(
 
 
 def _plan(
-    site: Site,
+    source: Source,
     batch_id: uuid.UUID,
-    received_at: datetime,
     fresh: list[Candidate],
     visit: Visit,
     current: dict[str, SessionState | None],
 ) -> tuple[Plan, dict[str, SessionState]]:
+    site, received_at = source.site, timebuckets.as_utc(source.received_at)
     by_user: dict[str, list[Candidate]] = defaultdict(list)
     for c in fresh:
         by_user[c.user_key].append(c)
@@ -355,6 +354,7 @@ def _plan(
         received_at=received_at,
         version=version_of(received_at),
         shards=shards,
+        logged_at=source.logged_at and timebuckets.as_utc(source.logged_at),
     )
     states: dict[str, SessionState] = {}
     links: set[tuple[str, str]] = set()

@@ -85,6 +85,14 @@ class Plan:
     links: list[tuple[str, str]] = field(default_factory=list)  # (user_id, anonymous_id)
     # The site's event shards when planned: where the batch's tallies go (partial_shard).
     shards: int = 1
+    # When the log entry is written, if not at received_at: a backfill (generated or demo
+    # data) sends past arrivals now, and its entry must be where the replay looks.
+    logged_at: datetime | None = None
+
+    @property
+    def log_time(self) -> datetime:
+        """When the plan's transaction-log entry was written (names its log bucket)."""
+        return self.logged_at or self.received_at
 
 
 @dataclass(frozen=True)
@@ -166,6 +174,8 @@ def plan_encode(plan: Plan) -> bytes:
         "links": plan.links,
         "shards": plan.shards,
     }
+    if plan.logged_at is not None:  # absent for a live batch: the format stays "v": 1
+        body["logged_at"] = _ms(plan.logged_at)
     return zlib.compress(orjson.dumps(body), 1)
 
 
@@ -187,6 +197,7 @@ def plan_decode(payload: bytes) -> Plan:
         ],
         links=[(u, a) for u, a in body["links"]],
         shards=body["shards"],
+        logged_at=_from_ms(body["logged_at"]) if "logged_at" in body else None,
     )
 
 

@@ -1,105 +1,179 @@
-"""Replay the transaction log: re-apply entries that were logged but never marked applied."""
+"""Replay the transaction log: re-apply entries that were logged but never marked applied.
+
+The guarantee: an acknowledged batch is in its tables within TXLOG_REPLAY_GRACE plus
+one beat (the task runs every minute) of its log write, whoever wrote it and whether
+or not an applier ran. What cannot be applied is never passed over: it stays an
+UnappliedLogEntry, retried every run until it applies or its log TTL ends, counted
+by `replay_backlog` (/healthz/deep) and logged at ERROR once older than
+TXLOG_REPLAY_WINDOW.
+"""
 
 from __future__ import annotations
 
 import logging
-from datetime import datetime
+import uuid
+from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
+from django.db.models import Count, Min
 
 from sessions_app.core import timebuckets
 from sessions_app.erasure import suppression
 from sessions_app.ingest import txlog
 from sessions_app.ingest.apply import plan_apply
 from sessions_app.ingest.pipeline import _touch_buckets
-from sessions_app.ingest.plan import (
-    plan_decode,
-    plan_without,
-)
-from sessions_app.ingest.txlog import log_mark_applied
-from sessions_app.models import ReplayWatermark, Site
+from sessions_app.ingest.plan import plan_decode, plan_without
+from sessions_app.ingest.txlog import LogEntry, log_mark_applied
+from sessions_app.models import ReplayWatermark, Site, UnappliedLogEntry
+from sessions_app.retention import policies, specs
 
 log = logging.getLogger(__name__)
+MAX_RETRIES = 500  # known unapplied entries retried per site per run, oldest first
+
+
+def log_ttl() -> timedelta:
+    """How long a transaction-log entry lives (after that it can no longer be replayed)."""
+    return timedelta(seconds=policies.ttl_seconds(specs.TRANSACTION_LOG))
 
 
 def txlog_replay(*, now: datetime, max_buckets: int = 24) -> int:
     """Apply transaction-log entries that were never marked applied; return how many.
 
-    Each site's log is scanned from its watermark up to now minus the replay
-    grace (entries younger than that may still be applying), at most
-    `max_buckets` log buckets per site per run; the watermark then advances.
-    Events, sessions and links of suppressed (erased) user keys are dropped from
-    each plan before it is applied, so a replay never brings them back.
+    Per site: first retry the entries known unapplied, then scan the log from the
+    watermark up to now minus the replay grace (younger entries may still be
+    applying), at most `max_buckets` log buckets a run; the watermark then moves
+    past the buckets fully behind that horizon. A site without a watermark (older
+    than this bookkeeping) is scanned from the log's TTL on. Events, sessions and
+    links of suppressed (erased) user keys are dropped from each plan first, so a
+    replay never brings them back.
 
     An entry that fails to apply is logged and does not stop the others, nor other
-    sites: the watermark stops before its bucket, so the next run tries it again,
-    until the entry is older than TXLOG_REPLAY_WINDOW — then it is reported as given
-    up (logged at ERROR with its batch id; it stays in the log until its TTL) and
-    the watermark moves past it, so one entry cannot stall a site's replay for good.
+    sites: it becomes an UnappliedLogEntry, so the watermark can move on without
+    ever losing sight of it.
     """
     now = timebuckets.as_utc(now)
-    horizon = timebuckets.floor(now - settings.TXLOG_REPLAY_GRACE, timebuckets.Width.TEN_MINUTES)
-    give_up_before = now - settings.TXLOG_REPLAY_WINDOW
     replayed = 0
     for site in Site.objects.all():
-        mark = ReplayWatermark.objects.filter(site=site).first()
-        start = mark.replayed_through if mark else horizon - settings.TXLOG_REPLAY_WINDOW
-        scanned = timebuckets.buckets_between(start, now, timebuckets.Width.TEN_MINUTES)[
-            :max_buckets
-        ]
-        blocked: datetime | None = None  # the first bucket with an entry to try again
         try:
-            suppressed = suppression.suppressed_keys(site_id=site.id)
-            for bucket in scanned:
-                for entry in txlog.txlog_unapplied(
-                    site_id=site.id,
-                    minute=bucket,
-                    shards=settings.TXLOG_SHARDS,
-                    received_before=now - settings.TXLOG_REPLAY_GRACE,
-                ):
-                    failed = _replay_entry(site, entry, suppressed)
-                    if failed is None:
-                        replayed += 1
-                    elif bucket >= give_up_before:
-                        blocked = blocked or bucket
-                    else:
-                        log.error(
-                            "giving up on transaction-log entry %s (site %s, %s): it failed "
-                            "to apply for longer than the replay window",
-                            failed,
-                            site.id,
-                            bucket.isoformat(),
-                        )
+            replayed += _site_replay(site, now=now, max_buckets=max_buckets)
         except Exception:  # this site's log could not be read: the next run tries again
             log.exception("replay of site %s stopped; its watermark stays", site.id)
-            continue
-        # Only buckets fully behind the horizon (and before a retry) are done.
-        done = [
-            b
-            for b in scanned
-            if timebuckets.next_start(b, timebuckets.Width.TEN_MINUTES) <= horizon
-            and (blocked is None or b < blocked)
-        ]
-        if done:
-            through = timebuckets.next_start(done[-1], timebuckets.Width.TEN_MINUTES)
-            ReplayWatermark.objects.update_or_create(
-                site=site, defaults={"replayed_through": through}
-            )
+        _report_overdue(site, now=now)
     return replayed
 
 
-def _replay_entry(site: Site, payload: bytes, suppressed: frozenset[str]) -> str | None:
-    """Apply one unapplied log entry; None, or the batch id (logged) if it failed."""
-    batch = "(undecodable)"
+def _site_replay(site: Site, *, now: datetime, max_buckets: int) -> int:
+    width = txlog.LOG_WIDTH
+    horizon = timebuckets.floor(now - settings.TXLOG_REPLAY_GRACE, width)
+    mark = ReplayWatermark.objects.filter(site=site).first()
+    oldest = timebuckets.floor(now - log_ttl(), width)
+    start = max(mark.replayed_through, oldest) if mark else oldest
+    suppressed = suppression.suppressed_keys(site_id=site.id)
+    replayed = 0
+    retried: set[uuid.UUID] = set()
+    for known in UnappliedLogEntry.objects.filter(site=site).order_by("logged_at")[:MAX_RETRIES]:
+        retried.add(known.batch_id)
+        entry = txlog.txlog_entry(
+            site_id=site.id, minute=known.minute, shard=known.shard, batch_id=known.batch_id
+        )
+        if entry is None or entry.applied:
+            if entry is None and known.logged_at + log_ttl() <= now:
+                log.error("transaction-log entry %s expired unapplied (site %s)", known, site.id)
+            known.delete()
+        elif (error := _replay_entry(site, entry, suppressed)) is None:
+            known.delete()
+            replayed += 1
+        else:
+            _remember(site, entry, error)
+    scanned = timebuckets.buckets_between(start, now, width)[:max_buckets]
+    for bucket in scanned:
+        for entry in txlog.txlog_unapplied(
+            site_id=site.id,
+            minute=bucket,
+            shards=settings.TXLOG_SHARDS,
+            received_before=now - settings.TXLOG_REPLAY_GRACE,
+        ):
+            if entry.batch_id in retried:
+                continue
+            if (error := _replay_entry(site, entry, suppressed)) is None:
+                replayed += 1
+            else:
+                _remember(site, entry, error)
+    # Every entry of a bucket fully behind the horizon is now applied or remembered.
+    done = [b for b in scanned if timebuckets.next_start(b, width) <= horizon]
+    if done:
+        ReplayWatermark.objects.update_or_create(
+            site=site, defaults={"replayed_through": timebuckets.next_start(done[-1], width)}
+        )
+    return replayed
+
+
+def _replay_entry(site: Site, entry: LogEntry, suppressed: frozenset[str]) -> str | None:
+    """Apply one unapplied log entry; None, or why it failed (logged)."""
     try:
-        plan = plan_decode(payload)
-        batch = str(plan.batch_id)
+        plan = plan_decode(entry.payload)
         kept = plan_without(plan, suppressed) if suppressed else plan
         _touch_buckets(site, kept)  # in case the request died before it did
         plan_apply(kept)
         if plan.events and not kept.events:  # nothing left to apply: mark it
             log_mark_applied(plan)
-    except Exception:
-        log.exception("replay of transaction-log entry %s failed", batch)
-        return batch
+    except Exception as exc:
+        log.exception("replay of transaction-log entry %s failed", entry.batch_id)
+        return f"{type(exc).__name__}: {exc}"[:500]
     return None
+
+
+def _remember(site: Site, entry: LogEntry, error: str) -> None:
+    known, created = UnappliedLogEntry.objects.get_or_create(
+        site=site,
+        minute=entry.minute,
+        shard=entry.shard,
+        batch_id=entry.batch_id,
+        defaults={"logged_at": entry.logged_at, "error": error},
+    )
+    if not created:
+        known.attempts += 1
+        known.error = error
+        known.save(update_fields=["attempts", "error", "updated_at"])
+
+
+def _report_overdue(site: Site, *, now: datetime) -> None:
+    """Log at ERROR the site's entries unapplied for longer than TXLOG_REPLAY_WINDOW."""
+    late = UnappliedLogEntry.objects.filter(
+        site=site, logged_at__lt=now - settings.TXLOG_REPLAY_WINDOW
+    ).order_by("logged_at")
+    oldest = late.first()
+    if oldest is not None:
+        log.error(
+            "site %s: %d transaction-log entries unapplied for longer than the replay "
+            "window, the oldest %s logged %s (%s); retried every run until the log TTL "
+            "ends, see /healthz/deep",
+            site.id,
+            late.count(),
+            oldest.batch_id,
+            oldest.logged_at.isoformat(),
+            oldest.error,
+        )
+
+
+def replay_backlog(*, now: datetime) -> dict[str, Any]:
+    """Return what the replay has not applied yet: unapplied entries and how far behind it is.
+
+    `ok` is false once an entry waited longer than TXLOG_REPLAY_WINDOW, or a site's
+    log was last checked longer ago than that (the replay task is not running).
+    """
+    now = timebuckets.as_utc(now)
+    window = settings.TXLOG_REPLAY_WINDOW
+    found = UnappliedLogEntry.objects.aggregate(count=Count("pk"), oldest=Min("logged_at"))
+    through = ReplayWatermark.objects.aggregate(oldest=Min("replayed_through"))["oldest"]
+    oldest_age = (now - found["oldest"]).total_seconds() if found["oldest"] else 0.0
+    behind = max(0.0, (now - through).total_seconds()) if through else 0.0
+    limit = window.total_seconds()
+    return {
+        "ok": oldest_age <= limit and behind <= limit,
+        "unapplied": found["count"],
+        "oldest_unapplied_seconds": round(oldest_age),
+        "behind_seconds": round(behind),
+        "window_seconds": round(limit),
+    }

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -23,16 +24,27 @@ from sessions_app.retention import policies, specs
 from sessions_app.tables import failed_events, ingest_stats, transaction_log
 
 
+@dataclass(frozen=True)
+class LogEntry:
+    """One transaction-log entry: its key, when it was logged, whether it is applied."""
+
+    minute: datetime
+    shard: int
+    batch_id: uuid.UUID
+    logged_at: datetime
+    applied: bool
+    payload: bytes
+
+
 def txlog_unapplied(
     *, site_id: uuid.UUID, minute: datetime, shards: int, received_before: datetime
-) -> list[bytes]:
-    """Return payloads of log entries in one log bucket not yet applied, oldest first."""
+) -> list[LogEntry]:
+    """Return the log entries of one log bucket not yet applied, oldest first."""
     state = prepare(transaction_log.SELECT_STATE)
     futures = [
         (shard, cassandra_session().execute_async(state, (site_id, minute, shard)))
         for shard in range(shards)
     ]
-    payload = prepare(transaction_log.SELECT_PAYLOAD)
     found = []
     for shard, future in futures:
         for row in future.result():  # paged by the driver's fetch size
@@ -40,10 +52,30 @@ def txlog_unapplied(
                 continue
             found.append((row["batch_id"].time, shard, row["batch_id"]))
     found.sort()
-    return [
-        cassandra_session().execute(payload, (site_id, minute, shard, batch_id)).one()["payload"]
-        for _, shard, batch_id in found
-    ]
+    keys = [(s, b) for _, s, b in found]
+    entries = (txlog_entry(site_id=site_id, minute=minute, shard=s, batch_id=b) for s, b in keys)
+    return [e for e in entries if e is not None]
+
+
+def txlog_entry(
+    *, site_id: uuid.UUID, minute: datetime, shard: int, batch_id: uuid.UUID
+) -> LogEntry | None:
+    """Return one log entry, or None once it is gone (its TTL ended, or an erasure emptied it)."""
+    row = (
+        cassandra_session()
+        .execute(prepare(transaction_log.SELECT_ENTRY), (site_id, minute, shard, batch_id))
+        .one()
+    )
+    if row is None:
+        return None
+    return LogEntry(
+        minute=minute,
+        shard=shard,
+        batch_id=batch_id,
+        logged_at=timebuckets.from_driver(row["received_at"]),
+        applied=bool(row["applied"]),
+        payload=row["payload"],
+    )
 
 
 LOG_WIDTH = timebuckets.Width.TEN_MINUTES
@@ -52,7 +84,7 @@ LOG_WIDTH = timebuckets.Width.TEN_MINUTES
 def log_key(plan: Plan) -> tuple[uuid.UUID, datetime, int, uuid.UUID]:
     """Return the primary key of a plan's transaction_log row."""
     shard = plan.batch_id.int % settings.TXLOG_SHARDS
-    return plan.site_id, timebuckets.floor(plan.received_at, LOG_WIDTH), shard, plan.batch_id
+    return plan.site_id, timebuckets.floor(plan.log_time, LOG_WIDTH), shard, plan.batch_id
 
 
 def _mark_params(plan: Plan) -> tuple[Any, ...]:
@@ -84,7 +116,7 @@ def log_write(
                 prepare(transaction_log.INSERT, idempotent=True, write=True),
                 (
                     *key,
-                    plan.received_at,
+                    plan.log_time,
                     len(plan.events),
                     payload,
                     policies.ttl_seconds(specs.TRANSACTION_LOG),

@@ -28,7 +28,14 @@ from .accounts import ApiToken
 from .erasure import ErasureRequest, Suppression
 from .funnels import Funnel, FunnelVersion
 from .retention import AdminAction, PurgeRun, PurgeWatermark, RetentionPolicy
-from .sites import BucketState, ReplayWatermark, Site, SiteMembership, UserBucketWidth
+from .sites import (
+    BucketState,
+    ReplayWatermark,
+    Site,
+    SiteMembership,
+    UnappliedLogEntry,
+    UserBucketWidth,
+)
 
 # The cqlengine models are defined with their tables (sessions_app/tables/) and named here,
 # where django-cassandra-engine looks for them.
@@ -68,6 +75,7 @@ __all__ = [
     "SiteSession",
     "Suppression",
     "TransactionLog",
+    "UnappliedLogEntry",
     "UserBucketWidth",
     "UserEventByBucket",
     "UserProperty",

@@ -103,7 +103,11 @@ class SiteMembership(models.Model):
 
 
 class ReplayWatermark(models.Model):
-    """Transaction-log minutes of a site already checked by the replay task (a FillState)."""
+    """Transaction-log minutes of a site already checked by the replay task (a FillState).
+
+    Every entry logged before `replayed_through` is applied, or kept in view as an
+    UnappliedLogEntry: the replay never moves past an entry it could not apply.
+    """
 
     site = models.OneToOneField(Site, on_delete=models.CASCADE, primary_key=True)
     replayed_through = models.DateTimeField()
@@ -111,6 +115,31 @@ class ReplayWatermark(models.Model):
 
     def __str__(self) -> str:
         return f"{self.site_id} replayed through {self.replayed_through.isoformat()}"
+
+
+class UnappliedLogEntry(models.Model):
+    """A transaction-log entry the replay could not apply: retried every run until it
+    applies or its log TTL ends, and reported by /healthz/deep."""
+
+    site = models.ForeignKey(Site, on_delete=models.CASCADE)
+    minute = models.DateTimeField()  # the entry's log bucket
+    shard = models.SmallIntegerField()
+    batch_id = models.UUIDField()
+    logged_at = models.DateTimeField()
+    attempts = models.PositiveIntegerField(default=1)
+    error = models.TextField(blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["site", "minute", "shard", "batch_id"], name="unapplied_log_entry_key"
+            )
+        ]
+        indexes = [models.Index(fields=["site", "logged_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.batch_id} (site {self.site_id}) unapplied since {self.logged_at.isoformat()}"
 
 
 class BucketState(models.Model):

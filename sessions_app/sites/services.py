@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from django.core.cache import cache
 from sessions_app.core import timebuckets
 from sessions_app.models import (
     AdminAction,
+    ReplayWatermark,
     Site,
 )
 from sessions_app.models.sites import new_site_key
@@ -25,13 +27,19 @@ def site_create(*, name: str, origins: list[str], events_per_second: float = 10.
 
     The shard count keeps each hour partition of site_events_by_bucket inside the
     partition budget at the expected event rate (the sizing formula, a shard suffix).
+    The replay task checks its transaction log from now on (nothing is logged before).
     """
     shards = sizing.shards_for(
         writes_per_second=events_per_second,
         row_bytes=settings.SITE_EVENT_ROW_BYTES,
         width=timebuckets.Width.HOUR,
     )
-    return Site.objects.create(name=name, allowed_origins=origins, event_shards=shards)
+    site = Site.objects.create(name=name, allowed_origins=origins, event_shards=shards)
+    start = timebuckets.floor(
+        datetime.now(UTC) - settings.TXLOG_REPLAY_GRACE, timebuckets.Width.TEN_MINUTES
+    )
+    ReplayWatermark.objects.create(site=site, replayed_through=start)
+    return site
 
 
 @dataclass(frozen=True)

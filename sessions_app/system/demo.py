@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -128,7 +128,9 @@ def clicks_generate(
     Each visit is one batch arriving a few seconds after its last event, so it
     goes through the same validation, sessionization and write path as the
     tracker. Deterministic for a given seed and now: re-running only produces
-    duplicates. Returns the number of events accepted.
+    duplicates. Returns the number of events accepted. Each batch arrives in the
+    past but is logged now (`logged_at`): its log entry is where the applier and
+    the replay look, so it is applied like any other.
     """
     from sessions_app.ingest.pipeline import Source, events_record
 
@@ -161,6 +163,7 @@ def clicks_generate(
                 user_agent=agent,
                 ip=ip,
                 name="generate_clicks",
+                logged_at=datetime.now(UTC),
             )
             accepted += events_record(source=source, raw_events=events).accepted
         if progress:

@@ -3,7 +3,8 @@
 Two reports. `liveness_report` is what load balancers poll: Cassandra and Redis through
 the connections this process already holds, no broker round trip, no detail. The deep
 `health_report` (for logged-in users and API tokens) adds the Celery workers' ping, the
-versions, the applier queue and each failure's reason.
+versions, the applier queue, the transaction-log entries not applied yet, and each
+failure's reason.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connections
+from django.utils import timezone
 
 from sessions_app.core import timebuckets
 from sessions_app.core.cql import (
@@ -25,6 +27,7 @@ from sessions_app.core.cql import (
 )
 from sessions_app.core.redis_client import redis_client
 from sessions_app.ingest.applier import backlog
+from sessions_app.ingest.replay import replay_backlog
 from sessions_app.tables import pipeline_heartbeats, user_sessions
 
 
@@ -77,6 +80,22 @@ def health_celery() -> Check:
     return Check(True, f"{len(workers)} worker(s): {', '.join(workers)}")
 
 
+def health_replay(*, now: datetime) -> tuple[Check, dict[str, Any]]:
+    """Check that no acknowledged batch waits unapplied longer than TXLOG_REPLAY_WINDOW."""
+    try:
+        state = replay_backlog(now=now)
+    except Exception as exc:  # noqa: BLE001
+        return Check(False, f"{type(exc).__name__}: {exc}"), {}
+    oldest, behind = state["oldest_unapplied_seconds"], state["behind_seconds"]
+    detail = (
+        f"{state['unapplied']} log entries unapplied (oldest {oldest} s);"
+        f" log checked up to {behind} s ago"
+    )
+    if not state["ok"]:
+        detail += f": longer than the replay window ({state['window_seconds']} s)"
+    return Check(bool(state.pop("ok")), detail), state
+
+
 def heartbeat_list() -> list[dict[str, Any]]:
     """Return the last pipeline heartbeat written by each worker."""
     rows = cassandra_session().execute(prepare(pipeline_heartbeats.SELECT_ALL))
@@ -106,17 +125,21 @@ def liveness_report() -> dict[str, Any]:
     return report
 
 
-def health_report() -> dict[str, Any]:
-    """Return every probe's outcome with its detail, the applier queue, and what failed."""
+def health_report(*, now: datetime | None = None) -> dict[str, Any]:
+    """Return every probe's outcome with its detail, the applier queue, the replay's
+    backlog, and what failed."""
+    replay, unapplied = health_replay(now=now or timezone.now())
     checks = {
         "cassandra": health_cassandra(),
         "redis": health_redis(),
         "celery": health_celery(),
+        "replay": replay,
     }
     report: dict[str, Any] = {
         "ok": all(check.ok for check in checks.values()),
         "checks": {name: {"ok": c.ok, "detail": c.detail} for name, c in checks.items()},
         "applier": _applier_state(),
+        "replay": unapplied,
     }
     if not report["ok"]:
         failed = [name for name, c in checks.items() if not c.ok]

@@ -33,8 +33,8 @@ SELECT batch_id, received_at, applied FROM {ks}.transaction_log
 WHERE site_id = ? AND minute = ? AND shard = ?
 """
 
-SELECT_PAYLOAD = """
-SELECT payload FROM {ks}.transaction_log
+SELECT_ENTRY = """
+SELECT received_at, applied, payload FROM {ks}.transaction_log
 WHERE site_id = ? AND minute = ? AND shard = ? AND batch_id = ?
 """
 

@@ -149,3 +149,17 @@ def plans(draw) -> Plan:
 @given(plan=plans())
 def test_any_plan_survives_the_round_trip(plan: Plan) -> None:
     assert plan_decode(plan_encode(plan)) == plan
+
+
+def test_a_backfilled_plan_keeps_when_it_was_logged_and_is_logged_under_that_minute() -> None:
+    from sessions_app.ingest.txlog import log_key
+
+    received = datetime(2026, 3, 11, 8, 0, 1, 250_000, tzinfo=UTC)
+    logged = datetime(2026, 3, 14, 15, 9, 26, 535_000, tzinfo=UTC)
+    plan = Plan(site_id=uuid.uuid4(), batch_id=uuid.uuid1(), received_at=received, version=1)
+    assert log_key(plan)[1] == datetime(2026, 3, 11, 8, 0, tzinfo=UTC)
+
+    backfill = plan_decode(plan_encode(Plan(**{**vars(plan), "logged_at": logged})))
+
+    assert (backfill.received_at, backfill.logged_at) == (received, logged)
+    assert log_key(backfill)[1] == datetime(2026, 3, 14, 15, 0, tzinfo=UTC)

@@ -12,9 +12,10 @@ from sessions_app.core import timebuckets
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.erasure import suppression
 from sessions_app.ingest import pipeline, replay
-from sessions_app.models import ReplayWatermark
+from sessions_app.models import ReplayWatermark, UnappliedLogEntry
 from sessions_app.sessions import activity, feed
 from sessions_app.sites import services
+from sessions_app.system import health
 from sessions_app.tables import session_events as session_events_table
 from sessions_app.tables import user_sessions
 from tests.ingest.conftest import event, minutes, post
@@ -138,9 +139,9 @@ def test_replay_of_a_plan_whose_keys_were_all_erased_only_marks_it(
     assert replay.txlog_replay(now=timezone.now()) == 0
 
 
-@pytest.mark.parametrize("expired", [False, True], ids=["retried", "given-up"])
-def test_an_entry_that_keeps_failing_stops_neither_other_entries_nor_other_sites(
-    client, site, live_now, monkeypatch, settings, expired
+@pytest.mark.parametrize("expired", [False, True], ids=["young", "past-the-window"])
+def test_an_entry_that_keeps_failing_is_kept_in_view_and_stops_neither_others_nor_other_sites(
+    client, site, live_now, monkeypatch, settings, caplog, expired
 ):
 
     other = services.site_create(name="Other", origins=["https://shop.example"])
@@ -158,24 +159,32 @@ def test_an_entry_that_keeps_failing_stops_neither_other_entries_nor_other_sites
 
     monkeypatch.setattr(replay, "plan_apply", poisoned)
     settings.TXLOG_REPLAY_GRACE = minutes(0)
-    # Half an hour on, the entries' bucket is behind the horizon; within the replay
-    # window the failing entry is retried, past it the replay gives up on it.
+    # Half an hour on, the entries' bucket is behind the horizon: the watermark moves
+    # past it, the failing entry stays in view; past the window it is an ERROR.
     settings.TXLOG_REPLAY_WINDOW = minutes(20) if expired else minutes(120)
     later = timezone.now() + minutes(30)
     bucket = _key(site, live_now)[0]  # the first entry's log partition
-    for s in (site, other):  # both were replayed up to the entries' bucket
-        ReplayWatermark.objects.create(site=s, replayed_through=bucket)
 
     assert replay.txlog_replay(now=later) == 2
     assert user_sessions.session_list(site_id=site.id, user_key="fine")
     assert user_sessions.session_list(site_id=other.id, user_key="elsewhere")
     assert user_sessions.session_list(site_id=site.id, user_key="poison") == []
-    assert ReplayWatermark.objects.get(site=other).replayed_through > bucket
-    mark = ReplayWatermark.objects.get(site=site).replayed_through
-    if expired:
-        assert mark > bucket
-    else:
-        assert mark == bucket
-        monkeypatch.undo()  # whatever failed is fixed: the next run applies it
-        assert replay.txlog_replay(now=later) == 1
-        assert user_sessions.session_list(site_id=site.id, user_key="poison")
+    for s in (site, other):
+        assert ReplayWatermark.objects.get(site=s).replayed_through > bucket
+    [kept] = UnappliedLogEntry.objects.filter(site=site)
+    assert "cannot be encoded" in kept.error
+    overdue = [r for r in caplog.records if r.levelname == "ERROR" and "replay window" in r.message]
+    assert bool(overdue) is expired and (not expired or str(kept.batch_id) in overdue[0].message)
+    report = health.health_report(now=later)
+    assert report["replay"]["unapplied"] == 1
+    assert report["checks"]["replay"]["ok"] is not expired
+    assert ("replay" in report.get("failed", [])) is expired
+
+    assert replay.txlog_replay(now=later) == 0  # retried, still failing: still in view
+    assert UnappliedLogEntry.objects.get(pk=kept.pk).attempts == 2
+    monkeypatch.undo()  # whatever failed is fixed: the next run applies it
+    assert replay.txlog_replay(now=later) == 1
+    assert user_sessions.session_list(site_id=site.id, user_key="poison")
+    assert not UnappliedLogEntry.objects.exists()
+    assert [r["applied"] for r in _log_rows(site, live_now)] == [True, True]
+    assert health.health_report(now=later)["replay"]["unapplied"] == 0

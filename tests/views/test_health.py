@@ -5,10 +5,14 @@ for a logged-in user or an API token; 401 for anonymous callers."""
 from __future__ import annotations
 
 import socket
+from datetime import timedelta
 
 import pytest
 from django.db import connections
 from django.test import override_settings
+from django.utils import timezone
+
+from sessions_app.models import ReplayWatermark
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 LIVE = {"ok": True, "checks": {"cassandra": {"ok": True}, "redis": {"ok": True}}}
@@ -54,7 +58,8 @@ def test_deep_check_with_a_token_reports_versions_workers_and_applier(
     assert response.status_code == 200, response.json()
     body = response.json()
     assert body["ok"] is True
-    assert set(body["checks"]) == {"cassandra", "redis", "celery"}
+    assert set(body["checks"]) == {"cassandra", "redis", "celery", "replay"}
+    assert body["replay"]["unapplied"] == 0 and body["replay"]["window_seconds"] == 7200
     assert "Cassandra 5.0" in body["checks"]["cassandra"]["detail"]
     assert "worker" in body["checks"]["celery"]["detail"]
     assert body["applier"]["max"] > 0 and {"queued", "alive", "inline"} <= set(body["applier"])
@@ -128,3 +133,16 @@ def test_no_worker_is_503_naming_celery_and_liveness_stays_200(client, operator,
     assert "no Celery worker answered" in response.json()["reason"]
     client.logout()
     assert client.get("/healthz").status_code == 200
+
+
+def test_a_replay_that_stopped_checking_the_log_is_503_naming_replay(client, operator, site):
+    # The site's log was last checked three hours ago: whatever was logged since may be
+    # unapplied for longer than the replay window (2 h).
+    ReplayWatermark.objects.filter(site=site).update(
+        replayed_through=timezone.now() - timedelta(hours=3)
+    )
+    deep = client.get("/healthz/deep")
+    assert deep.status_code == 503
+    assert "replay" in deep.json()["failed"]
+    assert "longer than the replay window" in deep.json()["checks"]["replay"]["detail"]
+    assert deep.json()["replay"]["behind_seconds"] >= 3 * 3600
