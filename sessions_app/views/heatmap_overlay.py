@@ -4,7 +4,8 @@ Not a session or API-token route: the overlay runs on the customer's page and se
 short-lived token "View on page" put in the URL fragment (analysis/heatmaps.token_for)
 as `Authorization: Bearer`. The token reads one page of one site; the request must come
 from an origin that site allows (a browser sends `Origin` on this cross-origin fetch, so
-a request without one is refused), and Access-Control-Allow-Origin only ever echoes an
+a request without one is refused, unless the browser marks it same-origin: then this
+server's origin must be allowed), and Access-Control-Allow-Origin only ever echoes an
 allowed origin, errors included. A preflight is answered for the origins some enabled
 site allows.
 """
@@ -26,6 +27,16 @@ STATUS = {"token": 401, "origin": 403}
 
 def _error(exc: RangeError) -> JsonResponse:
     return JsonResponse({"error": str(exc)}, status=STATUS.get(exc.field, 400))
+
+
+def _request_origin(request: HttpRequest) -> str:
+    """The Origin header; for a same-origin GET, which carries none (the Fetch standard),
+    this server's origin when the browser says so in Sec-Fetch-Site (pages cannot set it:
+    the overlay on the demo shop, served by the app itself)."""
+    origin = request.headers.get("Origin", "")
+    if not origin and request.headers.get("Sec-Fetch-Site") == "same-origin":
+        origin = f"{request.scheme}://{request.get_host()}"
+    return origin
 
 
 def _answer(request: HttpRequest, origin: str) -> tuple[HttpResponse, Site | None]:
@@ -59,7 +70,7 @@ def _answer(request: HttpRequest, origin: str) -> tuple[HttpResponse, Site | Non
 
 @require_http_methods(["GET", "OPTIONS"])
 def overlay_data(request: HttpRequest) -> HttpResponse:
-    origin = request.headers.get("Origin", "")
+    origin = _request_origin(request)
     allowed = bool(origin) and origin.rstrip("/") in origins_of_enabled_sites()
     if request.method == "OPTIONS":
         if not allowed:
@@ -76,7 +87,7 @@ def overlay_data(request: HttpRequest) -> HttpResponse:
         response, site = _answer(request, origin)
         # Once the token names a site, only that site's origins are echoed.
         allowed = origin_allowed(site, origin) if site is not None else allowed
-    if allowed:
+    if allowed and "Origin" in request.headers:
         response["Access-Control-Allow-Origin"] = origin
     response["Vary"] = "Origin"
     return response

@@ -24,8 +24,11 @@ def _token(site, page: str = "/pricing") -> str:
     return heatmaps.token_for(site_id=site.id, salt=site.heatmap_salt, page=page)
 
 
-def _get(client, token: str | None, *, origin: str | None = SHOP, page: str = "/pricing"):
-    headers = {"HTTP_ORIGIN": origin} if origin else {}
+def _get(
+    client, token: str | None, *, origin: str | None = SHOP, page: str = "/pricing", **headers
+):
+    if origin:
+        headers["HTTP_ORIGIN"] = origin
     if token is not None:
         headers["HTTP_AUTHORIZATION"] = f"Bearer {token}"
     return client.get(OVERLAY, {"page": page, "vp": ">1024", "days": "7"}, **headers)
@@ -80,6 +83,18 @@ def test_a_request_without_origin_is_refused(client, site) -> None:
     assert response.status_code == 403
     assert response.json()["error"].startswith("origin: required")
     assert "Access-Control-Allow-Origin" not in response
+
+
+def test_a_same_origin_request_needs_this_servers_origin_allowed(client, site) -> None:
+    """A same-origin GET carries no Origin; the browser's Sec-Fetch-Site stands for it."""
+    here = services.site_create(name="Here", origins=["http://testserver"])
+    ok = _get(client, _token(here), origin=None, HTTP_SEC_FETCH_SITE="same-origin")
+    assert ok.status_code == 200, ok.content
+    assert "Access-Control-Allow-Origin" not in ok  # nothing to allow: no Origin was sent
+    elsewhere = _get(client, _token(site), origin=None, HTTP_SEC_FETCH_SITE="same-origin")
+    assert elsewhere.status_code == 403 and elsewhere.json()["error"].startswith("origin:")
+    cross = _get(client, _token(here), origin=None, HTTP_SEC_FETCH_SITE="cross-site")
+    assert cross.status_code == 403 and cross.json()["error"].startswith("origin: required")
 
 
 def test_a_disallowed_origin_is_never_echoed(client, site) -> None:
