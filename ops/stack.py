@@ -157,11 +157,12 @@ def run() -> int:
         print(
             f"\n  clickstream is up in {time.monotonic() - started:.0f}s (health {status})\n"
             f"  app       http://{WEB_ADDRESS}/\n"
-            f"  health    http://{WEB_ADDRESS}/healthz (details, logged in: /healthz/deep)\n"
+            f"  health    http://{WEB_ADDRESS}/healthz (details for admins: /healthz/deep)\n"
             f"  admin     http://{WEB_ADDRESS}/admin/\n"
             f"  login     admin / {password}\n"
             f"  logs      {LOGS}/ (web, applier, worker, beat), "
             f"{cassandra.node_from_env().system_log}\n"
+            "  debug     off unless DEBUG=1 (make run DEBUG=1: Django's debug pages)\n"
             "  Ctrl-C stops everything this command started.\n",
             flush=True,
         )

@@ -46,6 +46,11 @@ urlpatterns = [
     path("erasure/<uuid:request_id>/", erasure.erasure_detail, name="erasure"),
     path("sites/<uuid:site_id>/", analyst.dashboard, name="dashboard"),
     path("sites/<uuid:site_id>/site", site_settings.site_settings, name="site"),
+    path(
+        "sites/<uuid:site_id>/site/heatmap-links/revoke",
+        site_settings.heatmap_links_revoke,
+        name="heatmap-links-revoke",
+    ),
     path("sites/<uuid:site_id>/users/", analyst.user_search, name="user-search"),
     path(
         "sites/<uuid:site_id>/users/<userkey:user_key>/", analyst.user_profile, name="user-profile"

@@ -94,12 +94,12 @@ def test_https_redirect_hsts_and_x_forwarded_proto_only_when_trusted(tmp_path, t
     assert done.returncode == 0, done.stderr[-2000:]
     seen = json.loads(done.stdout.strip().splitlines()[-1])
     assert seen["plain"] == 301 and seen["location"] == "https://testserver/healthz/deep"
-    assert seen["secure"] == 401  # served over HTTPS: the deep check asks for credentials
+    assert seen["secure"] == 404  # served over HTTPS: the deep check, there for admins only
     assert seen["hsts"] == "max-age=31536000; includeSubDomains; preload"
     assert seen["liveness"] in (200, 503)  # load balancers probe over plain HTTP: no redirect
     if trusted:
         assert seen["proxy_header"] == ["HTTP_X_FORWARDED_PROTO", "https"]
-        assert seen["forwarded"] == 401
+        assert seen["forwarded"] == 404
     else:
         assert seen["proxy_header"] is None
         assert seen["forwarded"] == 301  # a client's own header does not pass for HTTPS

@@ -2,9 +2,10 @@
 
 Sealed buckets come from bucket_heatmaps (the asked layout's row of each bucket, and
 every layout's click count), the unsealed hours of the range are counted live from their raw
-rows (the last MAX_LIVE_HOURS of them). The token is a Django signature of the site id
-for the overlay alone: it reads one site's page heatmaps and nothing else, and expires
-after TOKEN_AGE; it travels in the URL fragment, which browsers never send to the
+rows (the last MAX_LIVE_HOURS of them). The token is for the overlay alone: the site id,
+then a Django signature of (site, page) keyed by the site's heatmap_salt, so it reads one
+page's heatmap and nothing else, expires after TOKEN_AGE, and dies when a site admin
+rotates the salt; it travels in the URL fragment, which browsers never send to the
 customer's server.
 """
 
@@ -31,28 +32,45 @@ DAYS = (7, 30, 90)
 MAX_PAGE = 2_048
 
 
-def _signer() -> signing.TimestampSigner:
+def _signer(salt: str) -> signing.TimestampSigner:
     # "." between the parts: the token is [A-Za-z0-9._-], what the tracker takes from a
     # URL fragment.
-    return signing.TimestampSigner(salt=SALT, sep=".")
+    return signing.TimestampSigner(salt=f"{SALT}:{salt}", sep=".")
 
 
-def token_for(site_id: uuid.UUID) -> str:
-    """A read-only token for the overlay on this site's pages (valid TOKEN_AGE)."""
-    return _signer().sign_object({"site": str(site_id), "scope": "heatmap"})
+def token_for(*, site_id: uuid.UUID, salt: str, page: str) -> str:
+    """A read-only token for the overlay on one page of a site (valid TOKEN_AGE, or until
+    the site's salt is rotated)."""
+    body = {"site": str(site_id), "page": page, "scope": "heatmap"}
+    return f"{site_id.hex}.{_signer(salt).sign_object(body)}"
 
 
 def site_of_token(token: str) -> uuid.UUID:
-    """The site a token was made for; RangeError("token", ...) if it is bad or expired."""
+    """The site a token names, not yet verified (its salt verifies the rest);
+    RangeError("token", ...) if it names none."""
     try:
-        body = _signer().unsign_object(token, max_age=TOKEN_AGE)
+        return uuid.UUID(hex=token.partition(".")[0])
+    except ValueError:
+        raise RangeError("token", "not a heatmap token of this server") from None
+
+
+def token_check(token: str, *, site_id: uuid.UUID, salt: str, page: str) -> None:
+    """Pass if the token was made for this page of this site with its current salt;
+    RangeError("token", ...) if it is bad, expired, revoked or for another page."""
+    try:
+        body = _signer(salt).unsign_object(token.partition(".")[2], max_age=TOKEN_AGE)
     except signing.SignatureExpired:
         raise RangeError("token", "expired; open “View on page” again") from None
     except signing.BadSignature:
-        raise RangeError("token", "not a heatmap token of this server") from None
+        raise RangeError(
+            "token", "not valid for this site (revoked or altered); open “View on page” again"
+        ) from None
     if not isinstance(body, dict) or body.get("scope") != "heatmap":
         raise RangeError("token", "not a heatmap token")
-    return uuid.UUID(body["site"])
+    if body.get("site") != str(site_id):
+        raise RangeError("token", "made for another site")
+    if body.get("page") != page:
+        raise RangeError("token", f"made for another page ({str(body.get('page'))[:200]})")
 
 
 def page_heat(

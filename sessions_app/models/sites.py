@@ -33,6 +33,11 @@ def new_site_key() -> str:
     return "cs_" + secrets.token_urlsafe(18)
 
 
+def new_heatmap_salt() -> str:
+    """Return a fresh signing salt for a site's heatmap overlay tokens (a secret)."""
+    return secrets.token_urlsafe(24)
+
+
 class Site(models.Model):
     """A tracked website; `id` is the stable key of its Cassandra partitions."""
 
@@ -51,6 +56,9 @@ class Site(models.Model):
         '"-code" keeps one the defaults would drop. Update the snippet after a change.',
     )
     enabled = models.BooleanField(default=True)
+    # Part of the key that signs the site's heatmap overlay tokens (analysis/heatmaps.py):
+    # a site admin rotates it to revoke every "View on page" link issued before.
+    heatmap_salt = models.CharField(max_length=64, default=new_heatmap_salt, editable=False)
     # Shards of each site_events_by_bucket hour (a shard suffix against hot partitions), from
     # the expected event rate and the partition budget (buckets.shards_for).
     event_shards = models.PositiveSmallIntegerField(default=1)

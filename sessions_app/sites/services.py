@@ -18,7 +18,7 @@ from sessions_app.models import (
     ReplayWatermark,
     Site,
 )
-from sessions_app.models.sites import new_site_key
+from sessions_app.models.sites import new_heatmap_salt, new_site_key
 from sessions_app.partitions import sizing
 
 
@@ -130,3 +130,10 @@ def site_disable(*, site: Site, actor: Any) -> None:
     site.save(update_fields=["enabled"])
     _forget_site_key(site.key)
     admin_action_record(actor=actor, action="site.disable", target=_site_target(site))
+
+
+def site_heatmap_salt_rotate(*, site: Site, actor: Any) -> None:
+    """Give a site a fresh heatmap signing salt: every overlay token issued before is refused."""
+    site.heatmap_salt = new_heatmap_salt()
+    site.save(update_fields=["heatmap_salt"])
+    admin_action_record(actor=actor, action="site.rotate_heatmap_salt", target=_site_target(site))

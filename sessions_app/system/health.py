@@ -2,14 +2,17 @@
 
 Two reports. `liveness_report` is what load balancers poll: Cassandra and Redis through
 the connections this process already holds, no broker round trip, no detail. The deep
-`health_report` (for logged-in users and API tokens) adds the Celery workers' ping, the
-versions, the applier queue, the transaction-log entries not applied yet, and each
-failure's reason.
+`health_report` (for installation admins) adds the Celery workers' ping, the versions,
+the applier queue, the transaction-log entries not applied yet and each failure's
+reason; `health_report_cached` runs it at most once
+a second per process, however often it is asked.
 """
 
 from __future__ import annotations
 
 import socket
+import threading
+import time
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -146,6 +149,30 @@ def health_report(*, now: datetime | None = None) -> dict[str, Any]:
         report["failed"] = failed
         report["reason"] = "; ".join(f"{name}: {checks[name].detail}" for name in failed)
     return report
+
+
+DEEP_CACHE_SECONDS = 1.0
+_deep_lock = threading.Lock()
+_deep_last: tuple[float, dict[str, Any]] | None = None
+
+
+def health_report_cached() -> dict[str, Any]:
+    """Return health_report(), computed at most once every DEEP_CACHE_SECONDS in this
+    process: a request flood pings the workers through the broker once a second at most.
+    """
+    global _deep_last
+    with _deep_lock:  # concurrent callers wait for one computation, then share it
+        if _deep_last is None or time.monotonic() - _deep_last[0] >= DEEP_CACHE_SECONDS:
+            report = health_report()  # may take seconds (the workers' ping): age from its end
+            _deep_last = (time.monotonic(), report)
+        return _deep_last[1]
+
+
+def health_report_forget() -> None:
+    """Drop the cached deep report (tests that change what it reports)."""
+    global _deep_last
+    with _deep_lock:
+        _deep_last = None
 
 
 def _applier_state() -> dict[str, Any]:

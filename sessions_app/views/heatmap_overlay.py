@@ -2,9 +2,12 @@
 
 Not a session or API-token route: the overlay runs on the customer's page and sends the
 short-lived token "View on page" put in the URL fragment (analysis/heatmaps.token_for)
-as `Authorization: Bearer`. The answer is one site's page aggregates, read only, and
-reaches a browser only from an origin the site allows (CORS; a preflight is answered
-for the origins some enabled site allows).
+as `Authorization: Bearer`. The token reads one page of one site; the request must come
+from an origin that site allows (a browser sends `Origin` on this cross-origin fetch, so
+a request without one is refused, unless the browser marks it same-origin: then this
+server's origin must be allowed), and Access-Control-Allow-Origin only ever echoes an
+allowed origin, errors included. A preflight is answered for the origins some enabled
+site allows.
 """
 
 from __future__ import annotations
@@ -14,57 +17,77 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
-from sessions_app.analysis.heatmaps import overlay_answer, site_of_token
+from sessions_app.analysis.heatmaps import overlay_answer, site_of_token, token_check
 from sessions_app.core.bounds import RangeError
 from sessions_app.models import Site
 from sessions_app.views.collector import origin_allowed, origins_of_enabled_sites
 
-STATUS = {"token": 401, "origin": 403, "site": 404}
+STATUS = {"token": 401, "origin": 403}
 
 
 def _error(exc: RangeError) -> JsonResponse:
     return JsonResponse({"error": str(exc)}, status=STATUS.get(exc.field, 400))
 
 
+def _request_origin(request: HttpRequest) -> str:
+    """The Origin header; for a same-origin GET, which carries none (the Fetch standard),
+    this server's origin when the browser says so in Sec-Fetch-Site (pages cannot set it:
+    the overlay on the demo shop, served by the app itself)."""
+    origin = request.headers.get("Origin", "")
+    if not origin and request.headers.get("Sec-Fetch-Site") == "same-origin":
+        origin = f"{request.scheme}://{request.get_host()}"
+    return origin
+
+
+def _answer(request: HttpRequest, origin: str) -> tuple[HttpResponse, Site | None]:
+    """The overlay's answer or the error naming its field, and the site the token named."""
+    site = None
+    try:
+        scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+        if scheme.lower() != "bearer" or not token:
+            raise RangeError("token", "required as Authorization: Bearer <token>")
+        token = token.strip()
+        site = Site.objects.filter(pk=site_of_token(token), enabled=True).first()
+        if site is None:  # the same answer as a bad signature: no site-id oracle
+            raise RangeError("token", "not a heatmap token of this server")
+        if not origin_allowed(site, origin):
+            raise RangeError("origin", "not allowed for this site")
+        page = request.GET.get("page", "")
+        token_check(token, site_id=site.id, salt=site.heatmap_salt, page=page)
+        try:
+            days = int(request.GET.get("days", "30"))
+        except ValueError:
+            raise RangeError("days", "expected a whole number of days") from None
+        answer = overlay_answer(
+            site_id=site.id, page=page, vp=request.GET.get("vp", ""), days=days, now=timezone.now()
+        )
+    except RangeError as exc:
+        return _error(exc), site
+    response = JsonResponse(answer, encoder=DjangoJSONEncoder)
+    response["Cache-Control"] = "private, max-age=60"
+    return response, site
+
+
 @require_http_methods(["GET", "OPTIONS"])
 def overlay_data(request: HttpRequest) -> HttpResponse:
-    origin = request.headers.get("Origin")
+    origin = _request_origin(request)
+    allowed = bool(origin) and origin.rstrip("/") in origins_of_enabled_sites()
     if request.method == "OPTIONS":
-        if not origin or origin.rstrip("/") not in origins_of_enabled_sites():
+        if not allowed:
             return _error(RangeError("origin", "not allowed"))
         response = HttpResponse(status=204)
         response["Access-Control-Allow-Methods"] = "GET"
         response["Access-Control-Allow-Headers"] = "Authorization"
         response["Access-Control-Max-Age"] = "600"
+    elif not origin:
+        response = _error(
+            RangeError("origin", "required: the overlay reads from a page of the site")
+        )
     else:
-        try:
-            scheme, _, token = request.headers.get("Authorization", "").partition(" ")
-            if scheme.lower() != "bearer" or not token:
-                raise RangeError("token", "required as Authorization: Bearer <token>")
-            site = Site.objects.filter(pk=site_of_token(token.strip()), enabled=True).first()
-            if site is None:
-                raise RangeError("site", "not found")
-            if not origin_allowed(site, origin):
-                raise RangeError("origin", "not allowed for this site")
-            try:
-                days = int(request.GET.get("days", "30"))
-            except ValueError:
-                raise RangeError("days", "expected a whole number of days") from None
-            answer = overlay_answer(
-                site_id=site.id,
-                page=request.GET.get("page", ""),
-                vp=request.GET.get("vp", ""),
-                days=days,
-                now=timezone.now(),
-            )
-        except RangeError as exc:
-            response = _error(exc)
-            if exc.field == "origin":
-                return response  # nothing for a page the site does not allow
-        else:
-            response = JsonResponse(answer, encoder=DjangoJSONEncoder)
-            response["Cache-Control"] = "private, max-age=60"
-    if origin:
+        response, site = _answer(request, origin)
+        # Once the token names a site, only that site's origins are echoed.
+        allowed = origin_allowed(site, origin) if site is not None else allowed
+    if allowed and "Origin" in request.headers:
         response["Access-Control-Allow-Origin"] = origin
     response["Vary"] = "Origin"
     return response

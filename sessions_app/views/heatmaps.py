@@ -51,7 +51,7 @@ def site_heatmaps(request: HttpRequest, site: Site) -> HttpResponse:
         except RangeError as exc:
             error = str(exc)
     if answer and site.allowed_origins:
-        token = heatmaps.token_for(site.id)
+        token = heatmaps.token_for(site_id=site.id, salt=site.heatmap_salt, page=page)
         view_url = f"{site.allowed_origins[0].rstrip('/')}{quote(page)}#cs-heatmap={token}"
     frustrated = sorted(
         (e for e in (answer or {}).get("elements", []) if e["rage"] or e["dead"]),

@@ -254,8 +254,12 @@ def overlay_get(client, token: str | None, *, origin: str | None = "https://shop
     return client.get(OVERLAY, query, **headers)
 
 
+def _token(site, page: str = "/pricing") -> str:
+    return heatmaps.token_for(site_id=site.id, salt=site.heatmap_salt, page=page)
+
+
 def test_the_overlay_reads_one_pages_heatmap_with_its_token(client, site, visits):
-    token = heatmaps.token_for(site.id)
+    token = _token(site)
     response = overlay_get(client, token)
     assert response.status_code == 200, response.content
     assert response["Access-Control-Allow-Origin"] == "https://shop.example"
@@ -287,7 +291,7 @@ def test_the_overlay_reads_one_pages_heatmap_with_its_token(client, site, visits
 
 
 def test_the_overlay_token_is_checked_and_reads_nothing_else(client, site, visits, monkeypatch):
-    token = heatmaps.token_for(site.id)
+    token = _token(site)
     assert overlay_get(client, None).status_code == 401
     tampered = overlay_get(client, token[:-2] + ("aa" if not token.endswith("aa") else "bb"))
     assert tampered.status_code == 401 and tampered.json()["error"].startswith("token:")
@@ -297,7 +301,8 @@ def test_the_overlay_token_is_checked_and_reads_nothing_else(client, site, visit
     assert other.json()["error"].startswith("origin:")
     # A bad parameter is named.
     for field, value in (("vp", "huge"), ("days", "400"), ("page", "pricing")):
-        bad = overlay_get(client, token, **{field: value})
+        sent = _token(site, "pricing") if field == "page" else token
+        bad = overlay_get(client, sent, **{field: value})
         assert bad.status_code == 400 and bad.json()["error"].startswith(f"{field}:"), field
     # The token is not an API token: no other route takes it.
     for url in (f"/api/sites/{site.id}/report", f"/api/sites/{site.id}/sessions"):
@@ -305,7 +310,7 @@ def test_the_overlay_token_is_checked_and_reads_nothing_else(client, site, visit
         assert client.get(url, HTTP_AUTHORIZATION=f"Token {token}").status_code in (401, 403)
     # A token made for another site reads that site only (the site is in the token).
     elsewhere = services.site_create(name="Other", origins=["https://other.example"])
-    foreign = overlay_get(client, heatmaps.token_for(elsewhere.id))
+    foreign = overlay_get(client, _token(elsewhere))
     assert foreign.status_code == 403  # shop.example is not the other site's origin
     # A preflight is answered for an allowed origin only.
     ok = client.options(OVERLAY, HTTP_ORIGIN="https://shop.example")
@@ -322,12 +327,13 @@ def test_the_heatmaps_page_shows_frustration_scroll_and_view_on_page(client, ana
     response = client.get(f"/sites/{site.id}/heatmaps/", {"page": "/pricing", "vp": ">1024"})
     assert response.status_code == 200
     html = response.content.decode()
-    body = overlay_get(client, heatmaps.token_for(site.id), days="30").json()
+    body = overlay_get(client, _token(site), days="30").json()
     assert f'<strong id="clicks">{body["clicks"]}</strong>' in html
     link = re.search(r'id="view-on-page" href="([^"]+)"', html).group(1)
     assert link.startswith("https://shop.example/pricing#cs-heatmap=")
     token = link.split("=", 1)[1]
     assert heatmaps.site_of_token(token) == site.id
+    heatmaps.token_check(token, site_id=site.id, salt=site.heatmap_salt, page="/pricing")
     assert re.fullmatch(r"[A-Za-z0-9._-]+", token)  # what the tracker takes from a fragment
     worst = max(body["elements"], key=lambda e: e["rage"] + e["dead"])
     assert f"<code>{worst['selector']}</code>" in html

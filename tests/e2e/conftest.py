@@ -56,6 +56,12 @@ def context(browser) -> Iterator[Any]:
     context.close()
 
 
+@pytest.fixture
+def demo_any_site(settings) -> None:
+    """Let /demo/?site=KEY show a test's own site: it does so in development (DEBUG) only."""
+    settings.DEBUG = True
+
+
 def wait_for(check: Callable[[], Any], *, timeout: float = 20.0, every: float = 0.25) -> Any:
     """Poll check() until it returns something truthy; fail with its last value."""
     deadline = time.monotonic() + timeout

@@ -21,6 +21,7 @@ from tests.e2e.conftest import screenshot, wait_for
 pytestmark = [
     pytest.mark.e2e,
     pytest.mark.django_db(transaction=True, databases=["default", "cassandra"]),
+    pytest.mark.usefixtures("demo_any_site"),  # /demo/?site=KEY
 ]
 
 
@@ -131,6 +132,9 @@ def test_view_on_page_draws_the_overlay(live_server, context, client):
     # The toolbar names the page and the clicks; the clicked heading has its box and count.
     toolbar = viewer.inner_text("#cs-heatmap-overlay")
     assert "/demo/" in toolbar, toolbar
+    # The answer arrived: the demo shop is this server's own origin, a same-origin read.
+    wait_for(lambda: viewer.inner_text('[data-cs-part="total"]').strip())
+    assert "origin" not in viewer.inner_text('[data-cs-part="notes"]')
     viewer.wait_for_timeout(500)
     shot = screenshot(viewer, "heatmap-overlay")
     assert shot.stat().st_size > 10_000

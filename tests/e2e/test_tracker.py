@@ -22,6 +22,7 @@ from tests.e2e.conftest import screenshot, wait_for
 pytestmark = [
     pytest.mark.e2e,
     pytest.mark.django_db(transaction=True, databases=["default", "cassandra"]),
+    pytest.mark.usefixtures("demo_any_site"),  # /demo/?site=KEY
 ]
 
 

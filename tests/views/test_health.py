@@ -1,21 +1,36 @@
 """GET /healthz: a cheap liveness answer for anyone (Cassandra and Redis, ok flags only).
 GET /healthz/deep: every dependency with details (versions, worker names, the applier),
-for a logged-in user or an API token; 401 for anonymous callers."""
+for installation admins (a superuser or the `admin` group, by login or API token) only:
+404 without credentials, 403 for other users, 401 for a bad token; computed at most once
+a second."""
 
 from __future__ import annotations
 
 import socket
+import time
 from datetime import timedelta
+from io import StringIO
 
 import pytest
+from django.contrib.auth.models import Group
+from django.core.management import call_command
 from django.db import connections
 from django.test import override_settings
 from django.utils import timezone
 
 from sessions_app.models import ReplayWatermark
+from sessions_app.system import health
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 LIVE = {"ok": True, "checks": {"cassandra": {"ok": True}, "redis": {"ok": True}}}
+
+
+@pytest.fixture(autouse=True)
+def _fresh_deep_report():
+    """Each test sees its own settings' report, not one cached by the test before."""
+    health.health_report_forget()
+    yield
+    health.health_report_forget()
 
 
 def _closed_port() -> int:
@@ -27,16 +42,26 @@ def _closed_port() -> int:
 
 @pytest.fixture
 def operator(client, django_user_model):
-    """Log the client in as a user with no role: the deep check only needs a login."""
+    """Log the client in as a member of the installation's `admin` group."""
     user = django_user_model.objects.create_user("operator", password="pw-op-123456")
+    user.groups.add(Group.objects.get_or_create(name="admin")[0])
     client.force_login(user)
     return user
 
 
+@pytest.fixture
+def admin_token(django_user_model) -> str:
+    """The API token of a superuser, made by `manage.py create_api_token`."""
+    django_user_model.objects.create_superuser("root", password="pw-root-123456")
+    out = StringIO()
+    call_command("create_api_token", "root", stdout=out)
+    return out.getvalue().strip().splitlines()[-1]
+
+
 def test_anonymous_liveness_is_ok_flags_without_worker_names(
-    client, token, celery_worker_process
+    client, admin_token, celery_worker_process
 ) -> None:
-    deep = client.get("/healthz/deep", HTTP_AUTHORIZATION=f"Token {token}")
+    deep = client.get("/healthz/deep", HTTP_AUTHORIZATION=f"Token {admin_token}")
     assert deep.status_code == 200, deep.json()
     workers = deep.json()["checks"]["celery"]["detail"].split(": ", 1)[1].split(", ")
     assert workers and all("@" in name for name in workers)
@@ -52,9 +77,9 @@ def test_anonymous_liveness_is_ok_flags_without_worker_names(
 
 
 def test_deep_check_with_a_token_reports_versions_workers_and_applier(
-    client, token, celery_worker_process
+    client, admin_token, celery_worker_process
 ) -> None:
-    response = client.get("/healthz/deep", HTTP_AUTHORIZATION=f"Token {token}")
+    response = client.get("/healthz/deep", HTTP_AUTHORIZATION=f"Token {admin_token}")
     assert response.status_code == 200, response.json()
     body = response.json()
     assert body["ok"] is True
@@ -71,13 +96,38 @@ def test_deep_check_with_a_login_session(client, operator, celery_worker_process
     assert "worker" in response.json()["checks"]["celery"]["detail"]
 
 
-def test_deep_check_refuses_anonymous_callers_and_bad_tokens(client) -> None:
+def test_deep_check_is_not_there_for_anonymous_callers_and_refuses_bad_tokens(client) -> None:
     response = client.get("/healthz/deep")
-    assert response.status_code == 401
-    assert response["WWW-Authenticate"] == "Token"
+    assert response.status_code == 404
     assert "checks" not in response.json()
     bad = client.get("/healthz/deep", HTTP_AUTHORIZATION="Token not-a-real-token")
     assert bad.status_code == 401 and "checks" not in bad.json()
+
+
+def test_deep_check_refuses_analysts_by_login_and_by_token(client, analyst, token) -> None:
+    response = client.get("/healthz/deep")
+    assert response.status_code == 403 and "checks" not in response.json()
+    client.logout()
+    by_token = client.get("/healthz/deep", HTTP_AUTHORIZATION=f"Token {token}")
+    assert by_token.status_code == 403 and "checks" not in by_token.json()
+
+
+def test_deep_check_runs_at_most_once_a_second(client, operator, monkeypatch) -> None:
+    """Five requests in a row run the probes once (a spy counts the real report's runs)."""
+    runs, report = [], health.health_report
+
+    def counted() -> dict:
+        runs.append(1)
+        return report()
+
+    monkeypatch.setattr(health, "health_report", counted)
+    answers = [client.get("/healthz/deep") for _ in range(5)]
+    assert len(runs) == 1
+    assert {a.status_code for a in answers} <= {200, 503} and "checks" in answers[-1].json()
+    assert all(a.json() == answers[0].json() for a in answers)
+    time.sleep(health.DEEP_CACHE_SECONDS)
+    client.get("/healthz/deep")
+    assert len(runs) == 2  # a second later, the probes run again
 
 
 def test_liveness_makes_no_broker_call(client, operator, settings) -> None:
