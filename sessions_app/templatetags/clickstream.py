@@ -6,6 +6,7 @@ import re
 from datetime import datetime, timedelta
 from urllib.parse import urlsplit
 
+import orjson
 from django import template
 
 from sessions_app import permissions
@@ -30,6 +31,29 @@ def safe_url(value: object) -> str | None:
     except ValueError:  # "http://[x" (an unclosed IPv6 host): not a link
         return None
     return cleaned if scheme.lower() in ("http", "https") else None
+
+
+@register.filter
+def as_text(value: object) -> str:
+    """Return a value a visitor sent as text: a string as it came, anything else as
+    compact JSON (null, true, 1.5, [1,"a"], {"a":1,"b":2}) with its keys sorted, as
+    the event's props are stored, so every page shows a value the same way."""
+    if isinstance(value, str):
+        return value
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS).decode()
+
+
+@register.filter
+def pairs(value: object) -> list[tuple[str, str]]:
+    """Return an object a visitor sent (props, traits) as (name, value as text) pairs.
+
+    Templates never iterate such a dict with `.items`: the template engine looks a key
+    up before an attribute, so a property named "items" (a cart's) would be iterated
+    instead, and "keys", "values" or "get" shadow their methods the same way.
+    """
+    if not isinstance(value, dict):
+        return [] if value is None else [("", as_text(value))]
+    return [(str(name), as_text(item)) for name, item in value.items()]
 
 
 @register.filter

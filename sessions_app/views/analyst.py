@@ -17,7 +17,6 @@ from sessions_app.analysis import funnel_defs
 from sessions_app.analysis.funnel_spec import funnel_compile
 from sessions_app.core import timebuckets
 from sessions_app.core.bounds import RangeError
-from sessions_app.core.jsonfmt import dumps
 from sessions_app.ingest import realtime
 from sessions_app.models import Site
 from sessions_app.permissions import site_page
@@ -203,9 +202,6 @@ def user_profile(request: HttpRequest, site: Site, user_key: str) -> HttpRespons
         site_id=site.id, user_key=user_key, event_key=counter, now=datetime.now(UTC)
     )
     properties = lists.user_properties(site_id=site.id, user_key=user_key)
-    for prop in properties:
-        value = prop["value"]
-        prop["shown"] = value if isinstance(value, str) else dumps(value).decode()
     return render(
         request,
         "sessions_app/user_profile.html",
