@@ -180,9 +180,10 @@ def celery_worker_process(django_db_setup) -> Iterator[subprocess.Popen[bytes]]:
     yield from _worker("celery", "worker")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture
 def celery_analysis_worker(django_db_setup) -> Iterator[subprocess.Popen[bytes]]:
-    """A worker on the analysis queue (funnel day scans), as `make run` starts."""
+    """A worker on the analysis queue (funnel day scans), as `make run` starts; only for
+    the test asking for it (others check that nothing takes that queue)."""
     yield from _worker("analysis", "analysis-worker")
 
 
