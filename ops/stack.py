@@ -1,7 +1,8 @@
 """`make run` and `make test`: start what is missing, run, stop what this process started.
 
-run:  local Cassandra + Redis, schema, demo data, admin login, Celery worker and
-      beat, the web app on 127.0.0.1:8000; Ctrl-C stops everything it started.
+run:  local Cassandra + Redis, schema, demo data, admin login, Celery workers (the
+      default queue; the analysis queue) and beat, the web app on 127.0.0.1:8000;
+      Ctrl-C stops everything it started.
 test: local Cassandra (reusing a running node: tests use a `test_` keyspace) and a
       separate Redis on its own port, then pytest; stops what it started.
 """
@@ -139,11 +140,10 @@ def run() -> int:
         signal.signal(signal.SIGINT, _request_stop)
         signal.signal(signal.SIGTERM, _request_stop)
         celery = [PYTHON, "-m", "celery", "-A", "clickstream"]
-        children.start(
-            "worker",
-            [*celery, "worker", "-l", "INFO", "--concurrency", "2", "-n", "worker@%h"],
-            env,
-        )
+        worker = [*celery, "worker", "-l", "INFO", "--concurrency", "2"]
+        children.start("worker", [*worker, "-Q", "celery", "-n", "worker@%h"], env)
+        # Funnel scans on their own queue: never in front of sealing and erasure.
+        children.start("analysis-worker", [*worker, "-Q", "analysis", "-n", "analysis@%h"], env)
         children.start(
             "beat", [*celery, "beat", "-l", "INFO", "-s", str(STATE / "celerybeat-schedule")], env
         )
@@ -160,7 +160,7 @@ def run() -> int:
             f"  health    http://{WEB_ADDRESS}/healthz (details for admins: /healthz/deep)\n"
             f"  admin     http://{WEB_ADDRESS}/admin/\n"
             f"  login     admin / {password}\n"
-            f"  logs      {LOGS}/ (web, applier, worker, beat), "
+            f"  logs      {LOGS}/ (web, applier, worker, analysis-worker, beat), "
             f"{cassandra.node_from_env().system_log}\n"
             "  debug     off unless DEBUG=1 (make run DEBUG=1: Django's debug pages)\n"
             "  Ctrl-C stops everything this command started.\n",

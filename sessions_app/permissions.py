@@ -2,10 +2,11 @@
 
 Sites: a user sees a site iff they are a Django superuser or have a SiteMembership of
 it. The membership's role decides what they do there: an **analyst** reads its pages,
-API and exports; an **admin** also opens its settings page. A site the user may not
-see answers 404 exactly as a site that does not exist (never 403: that would confirm
-it exists). `site_for` is the one check; `site_page` applies it to a page, and
-`api.views.SiteView` to an API route. API tokens act as their user.
+API and exports; an **admin** also opens its settings page and creates, changes and
+deletes its funnels. A site the user may not see answers 404 exactly as a site that does
+not exist (never 403: that would confirm it exists). `site_for` is the one check;
+`site_page` applies it to a page, and `api.views.SiteView` to an API route (both take an
+`edit_role` for their writes). API tokens act as their user.
 
 The installation: the `admin` group (or a superuser) manages retention, erasure,
 partition sizing and the Django admin, where memberships are granted.
@@ -28,6 +29,7 @@ from sessions_app.models import Site, SiteMembership
 ANALYST = SiteMembership.ANALYST
 ADMIN = SiteMembership.ADMIN
 _RANK = {ANALYST: 1, ADMIN: 2}
+SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 
 
 def is_admin(user: Any) -> bool:
@@ -113,8 +115,9 @@ signed_in_required = role_required(_signed_in)
 admin_required = role_required(is_admin)
 
 
-def site_page(role: str = ANALYST) -> Callable[..., Any]:
-    """A page of one site: the view gets the Site (from `site_id`) once site_for allows it.
+def site_page(role: str = ANALYST, *, edit_role: str | None = None) -> Callable[..., Any]:
+    """A page of one site: the view gets the Site (from `site_id`) once site_for allows it;
+    a POST needs `edit_role` when given.
 
     Anonymous users go to the login page (for any site id, existing or not).
     """
@@ -126,7 +129,8 @@ def site_page(role: str = ANALYST) -> Callable[..., Any]:
         ) -> HttpResponse:
             if not request.user.is_authenticated:
                 return redirect_to_login(request.get_full_path())
-            site = site_for(request.user, site_id, role=role)
+            needed = edit_role if edit_role and request.method not in SAFE_METHODS else role
+            site = site_for(request.user, site_id, role=needed)
             return view(request, site, *args, **kwargs)
 
         wrapper.site_role = role  # type: ignore[attr-defined]

@@ -11,11 +11,11 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from sessions_app.aggregates import rollup, seal, states
-from sessions_app.analysis import funnel_scan, funnels
+from sessions_app.analysis import funnel_defs, funnel_queue, funnel_scan, funnels
 from sessions_app.analysis.funnel_spec import funnel_compile
 from sessions_app.erasure import erasures
 from sessions_app.ingest.replay import txlog_replay
-from sessions_app.models import FunnelVersion, PurgeRun, Site
+from sessions_app.models import PurgeRun, Site
 from sessions_app.partitions import shards
 from sessions_app.retention import purge
 from sessions_app.system import health
@@ -126,20 +126,24 @@ def resume_erasures() -> int:
     return len(stalled)
 
 
+# On the `analysis` queue (CELERY_TASK_ROUTES), apart from sealing and erasure.
 @shared_task(acks_late=True, soft_time_limit=240, time_limit=300, max_retries=2)
-def funnel_day(site_id: str, version_id: int, day: str) -> int:
+def funnel_day(site_id: str, version_id: int, day: str, digest: str) -> int:
     """Scan one day for a funnel definition and cache it (fanned out by a cold result);
-    return the events it read."""
-    version = FunnelVersion.objects.get(pk=version_id)
-    site, when = Site.objects.get(pk=site_id), datetime.fromisoformat(day)
+    return the events it read. Only a funnel's current version is scanned: a scan queued
+    for a version edited away since (or deleted) is dropped."""
+    when = datetime.fromisoformat(day)
     try:
+        version = funnel_defs.version_current(version_id)
+        if version is None:
+            return 0
         part = funnel_scan.day_compute(
-            site=site,
+            site=Site.objects.get(pk=site_id),
             funnel=funnel_compile(version.definition),
             digest=version.digest,
             day=when,
             summarize=funnels.day_summary,
         )
     finally:
-        funnel_scan.day_done(site_id=site.id, digest=version.digest, day=when)
+        funnel_queue.day_done(site_id=site_id, digest=digest, day=when)
     return part.scanned

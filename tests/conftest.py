@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 import subprocess
 import sys
 import time
@@ -110,9 +111,8 @@ def site_id() -> uuid.UUID:
     return uuid.uuid4()
 
 
-@pytest.fixture(scope="session")
-def celery_worker_process(django_db_setup) -> Iterator[subprocess.Popen[bytes]]:
-    """Start a real Celery worker (prefork) on the test Redis and test keyspace."""
+def _worker(queue: str, name: str) -> Iterator[subprocess.Popen[bytes]]:
+    """Start a real Celery worker (prefork) on one queue, the test Redis and keyspace."""
     from django.conf import settings
     from django.db import connections
 
@@ -127,8 +127,8 @@ def celery_worker_process(django_db_setup) -> Iterator[subprocess.Popen[bytes]]:
     }
     log = ROOT / ".state" / "logs"
     log.mkdir(parents=True, exist_ok=True)
-    name = f"pytest-{os.getpid()}@%h"
-    with open(log / "test-worker.log", "ab") as out:
+    node = f"pytest-{name}-{os.getpid()}@{socket.gethostname()}"
+    with open(log / f"test-{name}.log", "ab") as out:
         process = subprocess.Popen(
             [
                 sys.executable,
@@ -137,6 +137,8 @@ def celery_worker_process(django_db_setup) -> Iterator[subprocess.Popen[bytes]]:
                 "-A",
                 "clickstream",
                 "worker",
+                "-Q",
+                queue,
                 "-l",
                 "INFO",
                 "--pool",
@@ -144,7 +146,7 @@ def celery_worker_process(django_db_setup) -> Iterator[subprocess.Popen[bytes]]:
                 "--concurrency",
                 "2",
                 "-n",
-                name,
+                node,
                 "--without-mingle",
                 "--without-gossip",
             ],
@@ -158,7 +160,7 @@ def celery_worker_process(django_db_setup) -> Iterator[subprocess.Popen[bytes]]:
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError(f"celery worker exited with {process.returncode}; see {log}")
-        if app.control.ping(timeout=0.5):
+        if app.control.ping(destination=[node], timeout=0.5):
             break
     else:
         process.kill()
@@ -170,6 +172,19 @@ def celery_worker_process(django_db_setup) -> Iterator[subprocess.Popen[bytes]]:
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
+
+
+@pytest.fixture(scope="session")
+def celery_worker_process(django_db_setup) -> Iterator[subprocess.Popen[bytes]]:
+    """A worker on the default queue (sealing, erasure, heartbeat), as `make run` starts."""
+    yield from _worker("celery", "worker")
+
+
+@pytest.fixture
+def celery_analysis_worker(django_db_setup) -> Iterator[subprocess.Popen[bytes]]:
+    """A worker on the analysis queue (funnel day scans), as `make run` starts; only for
+    the test asking for it (others check that nothing takes that queue)."""
+    yield from _worker("analysis", "analysis-worker")
 
 
 def member(user, site, role: str = "analyst"):

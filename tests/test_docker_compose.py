@@ -8,6 +8,7 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
+APP_SERVICES = ("web", "applier", "worker", "analysis-worker", "beat")
 ENV_READ = re.compile(r'env(?:\.\w+)?\(\s*"([A-Z][A-Z0-9_]*)"')
 
 
@@ -24,7 +25,9 @@ def _settings_env_names() -> set[str]:
 
 def test_services_and_healthchecks() -> None:
     services = _compose()["services"]
-    assert set(services) == {"cassandra", "redis", "web", "applier", "worker", "beat"}
+    assert set(services) == {
+        "cassandra", "redis", "web", "applier", "worker", "analysis-worker", "beat"
+    }  # fmt: skip
     assert services["cassandra"]["image"].startswith("cassandra:5.0")
     assert services["redis"]["image"].startswith("redis:7")
     for name, service in services.items():
@@ -34,7 +37,7 @@ def test_services_and_healthchecks() -> None:
 def test_app_services_use_only_names_the_settings_read() -> None:
     known = _settings_env_names() | {"DJANGO_SETTINGS_MODULE"}
     services = _compose()["services"]
-    for name in ("web", "applier", "worker", "beat"):
+    for name in APP_SERVICES:
         env = services[name]["environment"]
         unknown = set(env) - known
         assert not unknown, f"{name} sets variables the settings never read: {unknown}"
@@ -52,7 +55,7 @@ def test_app_services_use_only_names_the_settings_read() -> None:
 
 def test_app_services_wait_for_healthy_dependencies() -> None:
     services = _compose()["services"]
-    for name in ("web", "applier", "worker", "beat"):
+    for name in APP_SERVICES:
         depends = services[name]["depends_on"]
         assert depends["cassandra"]["condition"] == "service_healthy"
         assert depends["redis"]["condition"] == "service_healthy"
@@ -75,7 +78,7 @@ def test_settings_parse_the_replication_values_compose_uses() -> None:
 
 def test_no_default_secret_and_web_on_loopback_unless_told() -> None:
     services = _compose()["services"]
-    for name in ("web", "applier", "worker", "beat"):
+    for name in APP_SERVICES:
         env = services[name]["environment"]
         # Compose refuses to start without a secret key of the operator's.
         assert env["DJANGO_SECRET_KEY"] == "${DJANGO_SECRET_KEY:?set DJANGO_SECRET_KEY}"
@@ -83,3 +86,10 @@ def test_no_default_secret_and_web_on_loopback_unless_told() -> None:
     assert services["web"]["ports"] == ["${WEB_BIND:-127.0.0.1}:8000:8000"]
     for name, service in services.items():
         assert name == "web" or "ports" not in service, f"{name} publishes a port"
+
+
+def test_the_default_worker_leaves_the_analysis_queue_to_its_own_worker() -> None:
+    services = _compose()["services"]
+    assert "-Q celery" in services["worker"]["command"]
+    assert "-Q analysis" in services["analysis-worker"]["command"]
+    assert "analysis@" in str(services["analysis-worker"]["healthcheck"]["test"])

@@ -161,6 +161,10 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # The visibility timeout must exceed every countdown/eta and the hard time
 # limit, or Redis redelivers a task that is still running.
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+# Analysis fan-out (funnel day scans) has its own queue and worker (`-Q analysis`), so
+# scans never wait in front of sealing, erasure or the heartbeat (the worker `-Q celery`).
+CELERY_TASK_DEFAULT_QUEUE = "celery"
+CELERY_TASK_ROUTES = {"sessions_app.tasks.funnel_day": {"queue": "analysis"}}
 
 # The beat schedule lives here and nowhere else.
 CELERY_BEAT_SCHEDULE = {
@@ -399,7 +403,9 @@ CONTENT_SECURITY_POLICY = (
 )
 
 # Funnels (analysis/funnels.py): a result needing more uncached sealed days than
-# FUNNEL_INLINE_DAYS queues one Celery task a day (progress on the page); a queued day is
-# not queued again for FUNNEL_TASK_TTL seconds.
+# FUNNEL_INLINE_DAYS queues one Celery task a day (progress on the page), at most
+# FUNNEL_SCANS_PER_SITE of a site queued or running at once (analysis/funnel_queue.py: the
+# rest wait for the page's next refresh); a lost task's place lapses after FUNNEL_TASK_TTL s.
 FUNNEL_INLINE_DAYS = env.int("FUNNEL_INLINE_DAYS", default=2)
 FUNNEL_TASK_TTL = env.int("FUNNEL_TASK_TTL", default=600)
+FUNNEL_SCANS_PER_SITE = env.int("FUNNEL_SCANS_PER_SITE", default=8)

@@ -13,6 +13,7 @@ from sessions_app.core.bounds import RangeError
 from sessions_app.models import Funnel, FunnelVersion, Site
 
 MAX_FUNNELS = 200  # a site's saved funnels
+MAX_VERSIONS = 20  # a funnel's newest versions kept (only the current one is ever scanned)
 
 
 def _name(value: Any) -> str:
@@ -41,7 +42,7 @@ def funnel_create(*, site: Site, name: Any, definition: Any, user: Any = None) -
 @transaction.atomic
 def funnel_update(*, funnel: Funnel, name: Any = None, definition: Any = None) -> Funnel:
     """Rename it and/or give it a new definition (a new version when the steps or the
-    counting changed; the old versions stay, with their cached parts)."""
+    counting changed; the MAX_VERSIONS newest stay, their cached parts until they expire)."""
     if name is not None:
         funnel.name = _name(name)
     if definition is not None:
@@ -53,8 +54,15 @@ def funnel_update(*, funnel: Funnel, name: Any = None, definition: Any = None) -
             funnel.current = FunnelVersion.objects.create(
                 funnel=funnel, number=number, definition=clean, digest=digest(clean)
             )
+            funnel.versions.filter(number__lte=number - MAX_VERSIONS).delete()
     funnel.save()
     return funnel
+
+
+def version_current(version_id: int) -> FunnelVersion | None:
+    """The version if it is still its funnel's current one (the only one scanned), else
+    None: edited away since, or deleted."""
+    return FunnelVersion.objects.filter(pk=version_id, funnel__current_id=version_id).first()
 
 
 def funnel_of(site: Site, funnel_id: Any) -> Funnel:

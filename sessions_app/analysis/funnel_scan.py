@@ -3,11 +3,12 @@
 A day's part is computed once from the day's raw rows (every hour and shard of
 site_events_by_bucket) and, when the day is sealed, cached in funnel_days under the
 definition's digest and the day's BucketState version. Days the result needs that are
-not cached are scanned inline (a few) or fanned out as Celery tasks (`funnel_day`), so
-more workers finish a cold funnel sooner. A part is a list of matching events — user,
-session, time, event id, the steps it matches — plus the dimensions of their sessions;
-the funnel itself is evaluated over the concatenated parts (analysis/funnels.py), which
-is what keeps a conversion window that crosses a day's edge exact.
+not cached are scanned inline (a few) or fanned out as Celery tasks (`funnel_day`, on the
+analysis queue: analysis/funnel_queue.py), so more workers finish a cold funnel sooner.
+A part is a list of matching events — user, session, time, event id, the steps it
+matches — plus the dimensions of their sessions; the funnel itself is evaluated over the
+concatenated parts (analysis/funnels.py), which is what keeps a conversion window that
+crosses a day's edge exact.
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ from typing import Any
 
 import numpy as np
 import orjson
-from celery import current_app
 from django.conf import settings
 
 from sessions_app.aggregates.seal import aggregate_ttl
@@ -34,7 +34,6 @@ from sessions_app.analysis.funnel_table import DIMENSIONS, DaySummary, pack, unp
 from sessions_app.core import timebuckets
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.core.ids import cassandra_order, uuid_time
-from sessions_app.core.redis_client import redis_client
 from sessions_app.core.timebuckets import DRIVER_EPOCH, ONE_MS, driver_ms
 from sessions_app.models import BucketState, Site
 from sessions_app.tables import funnel_days, site_sessions
@@ -42,7 +41,6 @@ from sessions_app.tables import funnel_days, site_sessions
 HOURS_AT_ONCE = 6  # hours of a day scanned concurrently
 _PART = struct.Struct(">2sH")  # b"fp", the format's version
 PART_FORMAT = 8  # what a stored part's blob holds (older ones are scanned again)
-IN_FLIGHT = "cs:funnel-day"  # Redis: a day task already queued (key: site, digest, day)
 
 # [user key, session id, ts (ms), event id, step mask] (the event id a UUID when scanned,
 # its text when read back: str() it); a part holds them in Cassandra's
@@ -316,26 +314,3 @@ def gc_paused() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
-
-
-def _in_flight(site_id: uuid.UUID, digest: str, day: datetime) -> str:
-    return f"{IN_FLIGHT}:{site_id}:{digest}:{day.date().isoformat()}"
-
-
-def day_done(*, site_id: uuid.UUID, digest: str, day: datetime) -> None:
-    """A day task finished (or failed): the next result may queue the day again."""
-    redis_client().delete(_in_flight(site_id, digest, day))
-
-
-def fan_out(*, site_id: uuid.UUID, version_id: int, digest: str, days: list[datetime]) -> int:
-    """Queue a `funnel_day` task for each day not queued already; return how many."""
-    redis = redis_client()
-    queued = 0
-    for day in days:
-        if redis.set(_in_flight(site_id, digest, day), "1", nx=True, ex=settings.FUNNEL_TASK_TTL):
-            # By name: the tasks module imports this one.
-            current_app.send_task(
-                "sessions_app.tasks.funnel_day", args=[str(site_id), version_id, day.isoformat()]
-            )
-            queued += 1
-    return queued

@@ -26,12 +26,12 @@ from typing import Any
 import numpy as np
 from django.conf import settings
 
+from sessions_app.analysis.funnel_queue import fan_out
 from sessions_app.analysis.funnel_scan import (
     DayPart,
     Match,
     cached_parts,
     day_compute,
-    fan_out,
     gc_paused,
     sealed_versions,
 )

@@ -21,6 +21,7 @@ from sessions_app.analysis.params import iso, range_param
 from sessions_app.api.views import END, START, SiteView, _int
 from sessions_app.core.bounds import RangeError
 from sessions_app.models import Funnel, Site
+from sessions_app.permissions import ADMIN
 
 DEFAULT_SPAN = timedelta(days=30)
 MAX_UNITS_PAGE = 200
@@ -88,10 +89,13 @@ class FunnelWrite(serializers.Serializer):
 
 
 class SiteFunnels(SiteView):
-    """A site's saved funnels (GET) and a new one (POST {name, definition}): 2-10 steps,
-    each a page view (path; match exact, prefix or pattern), a click (selector or text)
-    or a custom event (name), with optional property conditions (key, op eq / neq /
-    contains / exists, value); count_by user or session; window session, or hours / days."""
+    """A site's saved funnels (GET) and a new one (POST {name, definition}, the site's
+    admins only): 2-10 steps, each a page view (path; match exact, prefix or pattern), a
+    click (selector or text) or a custom event (name), with optional property conditions
+    (key, op eq / neq / contains / exists, value); count_by user or session; window
+    session, or hours / days."""
+
+    edit_role = ADMIN
 
     @extend_schema(responses=OpenApiTypes.OBJECT, operation_id="api_sites_funnels_list")
     def get(self, request: Request, site_id: uuid.UUID) -> Response:
@@ -110,7 +114,9 @@ class SiteFunnels(SiteView):
 
 class SiteFunnel(SiteView):
     """One funnel: GET, PUT {name?, definition?} (a changed definition is a new version),
-    DELETE."""
+    DELETE; PUT and DELETE are for the site's admins."""
+
+    edit_role = ADMIN
 
     @extend_schema(responses=OpenApiTypes.OBJECT)
     def get(self, request: Request, site_id: uuid.UUID, funnel_id: int) -> Response:

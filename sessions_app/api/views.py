@@ -16,6 +16,7 @@ from django.http.response import HttpResponseBase
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework.exceptions import APIException, NotFound
+from rest_framework.permissions import SAFE_METHODS
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView, exception_handler
@@ -66,11 +67,13 @@ class SiteView(APIView):
     """
 
     site_role = ANALYST
+    edit_role: str | None = None  # the role POST, PUT, PATCH and DELETE need, if higher
     site: Site
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)
-        self.site = site_for(request.user, kwargs["site_id"], role=self.site_role)
+        role = self.site_role if request.method in SAFE_METHODS else self.edit_role
+        self.site = site_for(request.user, kwargs["site_id"], role=role or self.site_role)
 
 
 def _time(request: Request, name: str, default: datetime) -> datetime:

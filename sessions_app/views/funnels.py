@@ -16,7 +16,7 @@ from sessions_app.analysis.funnel_table import DIMENSIONS
 from sessions_app.api.funnels import funnel_result, funnel_unit_page
 from sessions_app.core.bounds import RangeError
 from sessions_app.models import Funnel, Site
-from sessions_app.permissions import site_page
+from sessions_app.permissions import ADMIN, site_page, site_role
 
 BAR_WIDTH = 560
 VALUE_KEYS = ("path", "selector", "text", "name")  # what a step's one text field holds
@@ -70,9 +70,12 @@ def _rows(definition: dict[str, Any] | None) -> list[dict[str, Any]]:
     return rows
 
 
-def _form_context(site: Site, definition: dict[str, Any] | None, name: str) -> dict[str, Any]:
+def _form_context(
+    request: HttpRequest, site: Site, definition: dict[str, Any] | None, name: str
+) -> dict[str, Any]:
     return {
         "site": site,
+        "can_edit": site_role(request.user, site.id) == ADMIN,  # the form only for them
         "rows": _rows(definition),
         "name": name,
         "definition": definition or {"count_by": "user", "window": {"unit": "session"}},
@@ -82,9 +85,10 @@ def _form_context(site: Site, definition: dict[str, Any] | None, name: str) -> d
     }
 
 
-@site_page()
+@site_page(edit_role=ADMIN)
 def funnel_list(request: HttpRequest, site: Site) -> HttpResponse:
-    """The site's funnels; POST defines a new one (400 naming the bad field)."""
+    """The site's funnels; POST (the site's admins) defines a new one (400 naming the bad
+    field)."""
     error, definition, name = "", None, ""
     if request.method == "POST":
         definition, name = form_definition(request.POST)
@@ -96,16 +100,17 @@ def funnel_list(request: HttpRequest, site: Site) -> HttpResponse:
         except RangeError as exc:
             error = str(exc)
     context = {
-        **_form_context(site, definition, name),
+        **_form_context(request, site, definition, name),
         "funnels": Funnel.objects.filter(site=site).select_related("current"),
         "error": error,
     }
     return render(request, "sessions_app/funnels.html", context, status=400 if error else 200)
 
 
-@site_page()
+@site_page(edit_role=ADMIN)
 def funnel_detail(request: HttpRequest, site: Site, funnel_id: int) -> HttpResponse:
-    """A funnel's results over the range in the URL; POST edits it (a new version)."""
+    """A funnel's results over the range in the URL; POST (the site's admins) edits it (a
+    new version)."""
     funnel = funnel_defs.funnel_of(site, funnel_id)
     error, answer = "", None
     definition = funnel.current.definition if funnel.current else None
@@ -127,7 +132,7 @@ def funnel_detail(request: HttpRequest, site: Site, funnel_id: int) -> HttpRespo
     if answer:
         shown.update(start=answer["start"], end=answer["end"])
     context = {
-        **_form_context(site, definition, name),
+        **_form_context(request, site, definition, name),
         "funnel": funnel,
         "answer": answer,
         "bars": _bars(answer["steps"]) if answer else [],

@@ -33,6 +33,7 @@ from sessions_app.sites import services
 from sessions_app.tables import user_sessions
 from tests.aggregates.test_breakdowns import seal_everything
 from tests.analysis.dataset import AGENTS, SHOP
+from tests.conftest import member
 from tests.ingest.conftest import event, post
 
 PRODUCTS = [f"/product/{i}" for i in range(1, 6)]
@@ -359,6 +360,7 @@ def test_a_definition_names_its_bad_field(site):
 
 def test_the_api_saves_edits_and_answers_a_funnel(client, analyst, site, shop):
     start, end = shop
+    member(analyst, site, "admin")  # funnels are defined by the site's admins
     base = f"/api/sites/{site.id}/funnels"
     definition = {"steps": [STEP_POOL[1], STEP_POOL[4], STEP_POOL[6]], "count_by": "user",
                   "window": {"unit": "days", "value": 1}}  # fmt: skip
@@ -399,6 +401,7 @@ def test_the_api_saves_edits_and_answers_a_funnel(client, analyst, site, shop):
 
 def test_the_pages_define_show_and_drill_into_a_funnel(client, analyst, site, shop):
     start, end = shop
+    member(analyst, site, "admin")  # funnels are defined by the site's admins
     form = {"name": "Views to checkout", "step-1-kind": "pageview", "step-1-value": "/product/",
             "step-1-match": "prefix", "step-2-kind": "event", "step-2-value": "checkout",
             "count_by": "user", "window_unit": "days", "window_value": "1"}  # fmt: skip

@@ -23,7 +23,7 @@ def test_define_a_funnel_read_it_and_open_a_drop_off(live_server, context, setti
     site = services.site_create(name="Demo shop", origins=[live_server.url])
     demo.clicks_generate(site=site, users=40, days=3, now=timezone.now(), seed=11)
     user = User.objects.create_user("fu-ana", password="correct-horse-2")
-    member(user, site)
+    member(user, site, "admin")  # funnels are defined by the site's admins
     page = context.new_page()
     errors: list[str] = []
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)

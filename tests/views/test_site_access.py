@@ -219,3 +219,42 @@ def test_every_site_route_goes_through_the_one_check(site):
         view = resolve(url).func
         view_class = getattr(view, "view_class", object)
         assert hasattr(view, "site_role") or issubclass(view_class, SiteView), url
+
+
+def test_funnels_are_defined_by_the_sites_admins(client, analyst, site):
+    """Analysts read funnels; creating, changing and deleting them is for site admins
+    (and superusers), by API and by page, and the pages show analysts no form."""
+    api = f"/api/sites/{site.id}/funnels"
+    definition = {"steps": FUNNEL_STEPS}
+    funnel = funnel_defs.funnel_create(site=site, name="kept", definition=definition)
+    form = {"name": "x", "step-1-kind": "pageview", "step-1-value": "/",
+            "step-2-kind": "click", "step-2-value": "a", "count_by": "user"}  # fmt: skip
+    refused = [
+        client.post(api, {"name": "new", "definition": definition}, "application/json"),
+        client.put(f"{api}/{funnel.pk}", {"name": "renamed"}, "application/json"),
+        client.delete(f"{api}/{funnel.pk}"),
+    ]
+    for response in refused:
+        assert response.status_code == 403, response.content
+        assert response.json()["field"] == "auth" and "admin" in response.json()["error"]
+    assert client.post(f"/sites/{site.id}/funnels/", form).status_code == 403
+    assert client.post(f"/sites/{site.id}/funnels/{funnel.pk}/", form).status_code == 403
+    funnel.refresh_from_db()
+    assert (funnel.name, Funnel.objects.filter(site=site).count()) == ("kept", 1)
+    # An analyst still reads them, without the form.
+    assert client.get(f"{api}/{funnel.pk}").status_code == 200
+    for url in (f"/sites/{site.id}/funnels/", f"/sites/{site.id}/funnels/{funnel.pk}/"):
+        page = client.get(url)
+        assert page.status_code == 200 and 'id="funnel-form"' not in page.content.decode()
+        assert "site's admins" in page.content.decode()
+    member(analyst, site, "admin")
+    made = client.post(api, {"name": "new", "definition": definition}, "application/json")
+    assert made.status_code == 201
+    renamed = client.put(f"{api}/{funnel.pk}", {"name": "renamed"}, "application/json")
+    assert renamed.json()["name"] == "renamed"
+    assert client.delete(f"{api}/{made.json()['id']}").status_code == 204
+    assert client.post(f"/sites/{site.id}/funnels/", form).status_code == 302
+    for url in (f"/sites/{site.id}/funnels/", f"/sites/{site.id}/funnels/{funnel.pk}/"):
+        assert 'id="funnel-form"' in client.get(url).content.decode()
+    root = _login(User.objects.create_superuser("root", password="pw-root-123"))
+    assert root.delete(f"{api}/{funnel.pk}").status_code == 204
