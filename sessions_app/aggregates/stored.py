@@ -11,7 +11,7 @@ from typing import Any
 import orjson
 
 from sessions_app.aggregates import tally
-from sessions_app.core import timebuckets
+from sessions_app.core import stamps, timebuckets
 from sessions_app.core.cql import cassandra_session, execute_windowed, prepare
 from sessions_app.tables import bucket_aggregates, bucket_users
 
@@ -114,8 +114,10 @@ def bucket_overwrite(
 ) -> None:
     """Replace a stored bucket's rows: `delete` (USING TIMESTAMP ?, then `key`) written
     just below the rows' timestamp clears what a reseal no longer has, in any order with
-    them; each of `rows` is bound with the timestamp and the TTL after it."""
-    written = timebuckets.epoch_us(timebuckets.as_utc(now))
+    them; each of `rows` is bound with the timestamp and the TTL after it. The timestamp
+    is `now`, at most the clock's ceiling (core/stamps.py): an erasure's reseal, stamped
+    later, replaces the rows."""
+    written = min(timebuckets.epoch_us(now), stamps.ceiling_us(stamps.now_us()))
     work: list[tuple[Any, Any]] = [
         (prepare(delete, idempotent=True, write=True), (written - 1, *key))
     ]

@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from sessions_app import tasks
 from sessions_app.aggregates import rollup, seal, stored
-from sessions_app.core import timebuckets
+from sessions_app.core import stamps, timebuckets
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.erasure import erasures
 from sessions_app.ingest import pipeline, replay
@@ -24,7 +24,8 @@ from sessions_app.models import ErasureRequest, UserBucketWidth
 from sessions_app.retention import policies, specs
 from sessions_app.sessions import feed, lists
 from sessions_app.tables import user_sessions
-from tests.erasure.anywhere import rows_mentioning
+from tests.api.test_api import auth
+from tests.erasure.anywhere import rows_mentioning, stamped_after
 from tests.ingest.conftest import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
@@ -256,3 +257,31 @@ def test_nothing_of_a_user_whose_sessions_expired_is_left_in_any_table(site, mon
     assert not UserBucketWidth.objects.filter(user_key__in=[user, anon]).exists()
     kept = rows_mentioning(other)
     assert {"bucket_users", "rolling_counts"} <= set(kept), kept  # the brute force sees rows
+
+
+def test_an_identify_dated_hours_ahead_is_erased_too(site, client, token, settings):
+    """An identify dated 20 h after its receipt (no sent_at: accepted as is) sets traits;
+    no cell is stamped later than the receipt plus the skew, and once the erasure's
+    receipt says done the API and every table are clear of the user
+    (a delete at the present does not shadow a cell stamped in the future)."""
+    settings.SUPPRESSION_CACHE_SECONDS = 0
+    settings.ERASURE_SETTLE_SECONDS = 0
+    tag = uuid.uuid4().hex[:10]
+    user, anon = f"ahead-{tag}", f"ahead-device-{tag}"
+    received = timezone.now()
+    raw = event(received + timedelta(hours=20), kind="custom", name="$identify", anon=anon,
+                user_id=user, props={"email": f"{user}@example.com", "plan": "pro"})  # fmt: skip
+    outcome = events_record(source=Source(site=site, received_at=received), raw_events=[raw])
+    assert outcome.accepted == 1 and outcome.clamped == 0, outcome
+    url = f"/api/sites/{site.id}/users/{user}/properties"
+    assert {p["name"] for p in client.get(url, **auth(token)).json()["properties"]} == {
+        "email",
+        "plan",
+    }
+    ceiling = stamps.ceiling_us(timebuckets.epoch_us(received))
+    assert stamped_after(ceiling, str(site.id)) == Counter()
+
+    request = _erase(site, user, ErasureRequest.USER_ID)
+    assert request.counts["user_properties"] == 2
+    assert client.get(url, **auth(token)).json()["properties"] == []
+    assert rows_mentioning(user, anon) == Counter(), "rows of the erased user are left"
