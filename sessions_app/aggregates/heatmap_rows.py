@@ -52,7 +52,7 @@ def _samples(
     """Each row's latest flagged clicks, with a TTL that ends them no later than the raw
     rows of the oldest (none once those may be gone)."""
     for (page, vp), heat in stored.items():
-        found = heat_json(heat)["samples"]
+        found = {label: latest(kept) for label, kept in heat.samples.items() if kept}
         if not found:
             continue
         oldest = min(s[0] for labelled in found.values() for s in labelled)
