@@ -2,15 +2,18 @@
 
 A row keeps apart what a read needs from what only some reads do: `counts` (JSON:
 clicks, elements, scroll, folds, dropped) and `cells` (packed uint32 pairs: cell, clicks)
-for every heatmap; `detail` (JSON: the elements' box grids and latest flagged clicks)
-for rollups and the analyst's page; `clicks` alone for the layout switch.
+for every heatmap; `detail` (JSON: the elements' box grids) for rollups; `samples`
+(JSON: the latest flagged clicks, who and where) for rollups and the analyst's page, with
+a TTL that ends it with the raw rows of its oldest click; `clicks` alone for the layout
+switch.
 """
 
 from __future__ import annotations
 
 import uuid
 from collections import Counter
-from datetime import datetime
+from collections.abc import Iterator
+from datetime import datetime, timedelta
 from typing import Any
 
 import numpy as np
@@ -27,7 +30,9 @@ from sessions_app.aggregates.heatmaps import (
     trimmed,
 )
 from sessions_app.aggregates.stored import bucket_overwrite
+from sessions_app.core import timebuckets
 from sessions_app.core.cql import cassandra_session, prepare
+from sessions_app.retention import policies
 from sessions_app.tables import bucket_heatmaps
 
 LIGHT = ("clicks", "elements", "scroll", "folds", "dropped")
@@ -36,9 +41,25 @@ LIGHT = ("clicks", "elements", "scroll", "folds", "dropped")
 def _columns(heat: Heat) -> tuple[str, bytes, str, int]:
     body = heat_json(heat)
     cells = np.array(sorted(heat.cells.items()), np.uint32).tobytes() if heat.cells else b""
-    detail = {"spots": body["spots"], "samples": body["samples"]}
     light = {k: body[k] for k in LIGHT}
-    return orjson.dumps(light).decode(), cells, orjson.dumps(detail).decode(), heat.clicks
+    detail = orjson.dumps({"spots": body["spots"]}).decode()
+    return orjson.dumps(light).decode(), cells, detail, heat.clicks
+
+
+def _samples(
+    site_id: uuid.UUID, granularity: str, bucket: datetime, stored: dict[Key, Heat], ttl: int
+) -> Iterator[tuple[tuple[Any, ...], int]]:
+    """Each row's latest flagged clicks, with a TTL that ends them no later than the raw
+    rows of the oldest (none once those may be gone)."""
+    for (page, vp), heat in stored.items():
+        found = {label: latest(kept) for label, kept in heat.samples.items() if kept}
+        if not found:
+            continue
+        oldest = min(s[0] for labelled in found.values() for s in labelled)
+        at = timebuckets.EPOCH + timedelta(milliseconds=oldest)
+        own = policies.derived_ttl_seconds(at, ceiling=ttl)
+        if own > 0:
+            yield (site_id, granularity, bucket, page, vp, orjson.dumps(found).decode()), own
 
 
 def _pairs(blob: bytes | None) -> np.ndarray:
@@ -48,6 +69,7 @@ def _pairs(blob: bytes | None) -> np.ndarray:
 def _heat(row: dict[str, Any]) -> Heat:
     body = {**orjson.loads(row["counts"]), **orjson.loads(row["detail"] or "{}")}
     body["cells"] = _pairs(row["cells"]).tolist()
+    body["samples"] = orjson.loads(row["samples"] or "{}")
     return heat_of(body)
 
 
@@ -66,6 +88,10 @@ def heat_write(
         ),
         now=now,
         ttl=ttl,
+        apart=(
+            bucket_heatmaps.UPSERT_SAMPLES,
+            _samples(site_id, granularity, bucket, stored, ttl),
+        ),
     )
 
 
@@ -100,7 +126,7 @@ def layout_merge(
     """One layout of a page over these buckets and the `live` counts, merged: the cells
     with numpy, no box grids; the latest flagged clicks only if `samples`."""
     statement = prepare(
-        bucket_heatmaps.SELECT_LAYOUT_DETAIL if samples else bucket_heatmaps.SELECT_LAYOUT
+        bucket_heatmaps.SELECT_LAYOUT_SAMPLES if samples else bucket_heatmaps.SELECT_LAYOUT
     )
     db = cassandra_session()
     futures = [db.execute_async(statement, (site_id, g, b, page, vp)) for g, b in buckets]
@@ -117,7 +143,7 @@ def layout_merge(
                        dict(body["folds"]), body["dropped"])  # fmt: skip
             cells.append(_pairs(r["cells"]).astype(np.int64))
             if samples:
-                for label, found in orjson.loads(r["detail"] or "{}").get("samples", {}).items():
+                for label, found in orjson.loads(r["samples"] or "{}").items():
                     total.samples[label] = latest(total.samples.get(label, []) + found)
     joined = np.concatenate(cells) if cells else np.zeros((0, 2), np.int64)
     sums = np.bincount(joined[:, 0], weights=joined[:, 1], minlength=GRID_COLUMNS * MAX_ROWS)

@@ -11,7 +11,7 @@ from typing import Any
 import orjson
 
 from sessions_app.aggregates import tally
-from sessions_app.core import timebuckets
+from sessions_app.core import stamps, timebuckets
 from sessions_app.core.cql import cassandra_session, execute_windowed, prepare
 from sessions_app.tables import bucket_aggregates, bucket_users
 
@@ -111,14 +111,20 @@ def bucket_overwrite(
     rows: Iterable[tuple[Any, ...]],
     now: datetime,
     ttl: int,
+    apart: tuple[str, Iterable[tuple[tuple[Any, ...], int]]] | None = None,
 ) -> None:
     """Replace a stored bucket's rows: `delete` (USING TIMESTAMP ?, then `key`) written
     just below the rows' timestamp clears what a reseal no longer has, in any order with
-    them; each of `rows` is bound with the timestamp and the TTL after it."""
-    written = timebuckets.epoch_us(timebuckets.as_utc(now))
+    them; each of `rows` is bound with the timestamp and the TTL after it, and so is each
+    (values, its own TTL) of `apart`'s insert. The timestamp is `now`, at most the clock's
+    ceiling (core/stamps.py): an erasure's reseal, stamped later, replaces the rows."""
+    written = min(timebuckets.epoch_us(now), stamps.ceiling_us(stamps.now_us()))
     work: list[tuple[Any, Any]] = [
         (prepare(delete, idempotent=True, write=True), (written - 1, *key))
     ]
     statement = prepare(insert, idempotent=True, write=True)
     work.extend((statement, (*row, written, ttl)) for row in rows)
+    if apart is not None:
+        other = prepare(apart[0], idempotent=True, write=True)
+        work.extend((other, (*row, written, own)) for row, own in apart[1])
     execute_windowed(work)

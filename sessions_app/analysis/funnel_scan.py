@@ -36,6 +36,7 @@ from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.core.ids import cassandra_order, uuid_time
 from sessions_app.core.timebuckets import DRIVER_EPOCH, ONE_MS, driver_ms
 from sessions_app.models import BucketState, Site
+from sessions_app.retention import policies
 from sessions_app.tables import funnel_days, site_sessions
 
 HOURS_AT_ONCE = 6  # hours of a day scanned concurrently
@@ -261,12 +262,16 @@ def _details_loader(
 
 
 def part_store(*, site_id: uuid.UUID, digest: str, part: DayPart, version: int) -> Any:
-    """Write a day's part; return the write's future."""
+    """Write a day's part; return the write's future, or None if the day's raw rows may
+    be gone: the part names users and sessions, and ends with them (the TTL)."""
     assert part.summary is not None
+    ttl = policies.derived_ttl_seconds(part.day, ceiling=aggregate_ttl("day"))
+    if ttl <= 0:
+        return None
     return cassandra_session().execute_async(
         prepare(funnel_days.INSERT, idempotent=True, write=True),
         (site_id, part.day, digest, version, part.encode(), part.summary.encode(PART_FORMAT),
-         orjson.dumps(part.summary.details()), part.scanned, aggregate_ttl("day")),
+         orjson.dumps(part.summary.details()), part.scanned, ttl),
     )  # fmt: skip
 
 
@@ -296,10 +301,10 @@ def day_compute(
         if before is not None and sealed_versions(site.id, [day]).get(day) == before:
             part.summary = summarize(funnel, part)
             write = part_store(site_id=site.id, digest=digest, part=part, version=before)
-            if writes is None:
-                write.result()
-            else:
+            if writes is not None and write is not None:
                 writes.append(write)
+            elif write is not None:
+                write.result()
     return part
 
 

@@ -17,7 +17,7 @@ from django.utils import timezone
 from redis.exceptions import RedisError
 
 from sessions_app.aggregates import states
-from sessions_app.core import timebuckets
+from sessions_app.core import stamps, timebuckets
 from sessions_app.core.ids import time_uuid_bound
 from sessions_app.core.redis_client import redis_client
 from sessions_app.erasure import suppression
@@ -67,9 +67,8 @@ MAX_LINKED_IDS = 1000
 TABLES = registry.erased_tables()
 RESEALED = ("hour", "day", "month")
 
-# A clamped event's ts can be up to 24 h after its receipt: the log scan starts
-# that much before the user's earliest event.
-RECEIPT_BEFORE_TS = timedelta(hours=24)
+# An event's receipt is at most MAX_AHEAD before its ts: where the log scan starts.
+RECEIPT_BEFORE_TS = stamps.MAX_AHEAD
 
 
 @dataclass
@@ -328,7 +327,8 @@ class _Job:
         for key in keys:
             found = lists.user_properties(site_id=self.site.id, user_key=key)
             self.counts["user_properties"] += len(found)
-        write_all(user_properties.DELETE_PARTITION, [(self.site.id, k) for k in keys])
+        stamp = stamps.erasure_us()  # above a value stamped by an event dated ahead
+        write_all(user_properties.DELETE_PARTITION, [(stamp, self.site.id, k) for k in keys])
 
     def _delete_failed(self, keys: set[str]) -> None:
         """Delete rejected events whose stored payload carries one of the keys."""

@@ -23,7 +23,7 @@ from typing import Any
 from django.conf import settings
 
 from sessions_app.aggregates.states import bucket_states_touch
-from sessions_app.core import timebuckets
+from sessions_app.core import stamps, timebuckets
 from sessions_app.core.ids import event_uuid, time_uuid
 from sessions_app.erasure import suppression
 from sessions_app.ingest import apply, coordination, realtime
@@ -246,7 +246,7 @@ def _validate(
                 ts, clamped = event.ts + skew, False
             except OverflowError:  # ts and sent_at at opposite ends of the range
                 raise EventError("ts", "out of range once corrected by sent_at") from None
-            if ts > received_at + timedelta(hours=24):
+            if ts > received_at + stamps.MAX_AHEAD:
                 ts, clamped = timebuckets.floor_ms(received_at), True
             if ts < received_at - settings.MAX_EVENT_AGE:
                 days = settings.MAX_EVENT_AGE.days

@@ -15,7 +15,7 @@ from cassandra.query import BatchStatement, BatchType, PreparedStatement
 from django.conf import settings
 
 from sessions_app.aggregates import tally
-from sessions_app.core import timebuckets
+from sessions_app.core import stamps, timebuckets
 from sessions_app.core.cql import bind, by_bytes, consistency, prepare
 from sessions_app.core.ids import time_uuid, uuid_time
 from sessions_app.core.jsonfmt import dumps
@@ -166,6 +166,8 @@ def property_rows(plan: Plan) -> Iterable[tuple[tuple[Any, ...], Row]]:
     Write timestamps carry the event's time (its TimeUUID's microsecond): the value
     and last_set_at with it, first_set_at with it negated, so the latest and the
     earliest event win in any order of arrival or replay (tables/user_properties.py).
+    An event dated ahead of its receipt counts as set at the latest stamp its request
+    may bind (core/stamps.py), so an erasure's delete shadows it.
     """
     identifies = [e for e in plan.events if e.name == IDENTIFY and e.props]
     if not identifies:
@@ -173,13 +175,15 @@ def property_rows(plan: Plan) -> Iterable[tuple[tuple[Any, ...], Row]]:
     set_value = prepare(user_properties.SET_VALUE, idempotent=True, write=True)
     set_first = prepare(user_properties.SET_FIRST, idempotent=True, write=True)
     ttl = policies.ttl_seconds(specs.SESSIONS)
+    ceiling = stamps.ceiling_us(plan.version)
     for e in identifies:
         micros = timebuckets.epoch_us(uuid_time(e.event_id))
+        stamp = min(micros, ceiling)
         ts = timebuckets.as_utc(e.ts)
         key = ("up", e.site_id, e.user_key)
         for name, value in (e.props or {}).items():
             where = (e.site_id, e.user_key, name)
-            yield key, (set_value, (micros, ttl, dumps(value).decode(), ts, *where))
+            yield key, (set_value, (stamp, ttl, dumps(value).decode(), ts, *where))
             yield key, (set_first, (-micros, ttl, ts, *where))
 
 

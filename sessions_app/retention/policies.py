@@ -5,11 +5,12 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.db import transaction
 
+from sessions_app.core import stamps
 from sessions_app.core.cql import (
     cassandra_session,
     keyspace,
@@ -185,6 +186,17 @@ def policy_days() -> dict[str, int]:
 def ttl_seconds(key: str) -> int:
     """Return the TTL new rows under policy `key` are written with."""
     return policy_days()[key] * 86_400
+
+
+def derived_ttl_seconds(oldest: datetime, *, ceiling: int) -> int:
+    """Return the TTL of a copy of raw rows' user keys or session ids, the oldest from an
+    event at `oldest`: it ends no later than those rows do (written MAX_AHEAD before their
+    event at the earliest, under the raw events' or the sessions' policy, the shorter: an
+    erasure finds the raw rows through the sessions), and at most `ceiling`. Zero or
+    less: the rows may be gone already; write no copy."""
+    keep = min(ttl_seconds(specs.RAW_EVENTS), ttl_seconds(specs.SESSIONS))
+    ends = oldest - stamps.MAX_AHEAD + timedelta(seconds=keep)
+    return min(ceiling, int((ends - datetime.now(UTC)).total_seconds()))
 
 
 def longest_ttl_seconds(keys: tuple[str, ...]) -> int:

@@ -8,6 +8,11 @@ heatmap in one layout over a range reads one row of each bucket (aggregates/
 heatmap_rows.py: which columns each read takes). Counts add up: a day merges its hours
 and a month its days. Overwritten whole by every seal.
 
+The latest rage or dead clicks name their event, session and user: `samples` is written
+apart, with a TTL that ends it no later than the raw rows of its oldest click
+(retention/policies.derived_ttl_seconds), so an erasure after those expired, which no
+longer finds the user's hours, has nothing left to find here.
+
 The table's schema (cqlengine, applied by sync_cassandra), every statement on it, and
 its spec in the table registry (tables/registry.py).
 """
@@ -27,6 +32,12 @@ INSERT INTO {ks}.bucket_heatmaps (site_id, granularity, bucket, page, vp, counts
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) USING TIMESTAMP ? AND TTL ?
 """
 
+# The same row's latest flagged clicks, with their own (shorter) TTL.
+UPSERT_SAMPLES = """
+INSERT INTO {ks}.bucket_heatmaps (site_id, granularity, bucket, page, vp, samples)
+VALUES (?, ?, ?, ?, ?, ?) USING TIMESTAMP ? AND TTL ?
+"""
+
 # A reseal clears what the bucket held before (a page it no longer has goes too).
 DELETE_BUCKET = """
 DELETE FROM {ks}.bucket_heatmaps USING TIMESTAMP ?
@@ -34,7 +45,7 @@ WHERE site_id = ? AND granularity = ? AND bucket = ?
 """
 
 SELECT_BUCKET = """
-SELECT page, vp, counts, cells, detail FROM {ks}.bucket_heatmaps
+SELECT page, vp, counts, cells, detail, samples FROM {ks}.bucket_heatmaps
 WHERE site_id = ? AND granularity = ? AND bucket = ?
 """
 
@@ -51,8 +62,8 @@ WHERE site_id = ? AND granularity = ? AND bucket = ? AND page = ? AND vp = ?
 """
 
 # The analyst's page: one layout with the latest flagged clicks.
-SELECT_LAYOUT_DETAIL = """
-SELECT counts, cells, detail FROM {ks}.bucket_heatmaps
+SELECT_LAYOUT_SAMPLES = """
+SELECT counts, cells, samples FROM {ks}.bucket_heatmaps
 WHERE site_id = ? AND granularity = ? AND bucket = ? AND page = ? AND vp = ?
 """
 
@@ -72,7 +83,8 @@ class BucketHeatmap(Model):
     vp = columns.Text(primary_key=True)  # a viewport class (ingest/enrich.VIEWPORTS)
     counts = columns.Text()  # JSON: clicks, elements, scroll, folds, dropped
     cells = columns.Blob()  # uint32 pairs (cell, clicks), aggregates/heatmap_rows.py
-    detail = columns.Text()  # JSON: the elements' box grids and latest flagged clicks
+    detail = columns.Text()  # JSON: the elements' box grids
+    samples = columns.Text()  # JSON: the elements' latest flagged clicks (shorter TTL)
     clicks = columns.Integer()
 
 

@@ -7,7 +7,9 @@ of every unit whose steps cannot reach across midnight, and the events of the ot
 Written when a sealed day is first asked for (analysis/funnels.py, fanned out as Celery
 tasks); valid while the day's BucketState is sealed at the version stored with it. Every
 day rollup (a reseal after late events or an erasure) deletes the day's partition, so no
-cached row outlives the raw rows it came from.
+cached row outlives the raw rows it came from. A row names users and sessions, so its TTL
+ends it with the day's raw rows (retention/policies.derived_ttl_seconds): an erasure after
+those expired, which no longer finds the user's days, has nothing left to find here.
 
 The table's schema (cqlengine, applied by sync_cassandra), every statement on it, and
 its spec in the table registry (tables/registry.py).

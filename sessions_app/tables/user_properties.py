@@ -4,7 +4,9 @@ and last set.
 Written from `identify` traits (ingest/rows.py, property_rows): `value` and
 `last_set_at` with the event's time as write timestamp, so the latest event wins
 whatever order batches arrive or replay in; `first_set_at` with the negated event
-time, so the earliest wins. Deletes (erasure) carry the present time and shadow both.
+time, so the earliest wins. A value's stamp is at most its request's receipt plus the
+allowed skew (core/stamps.py), and the erasure's delete is stamped above any such stamp,
+so it shadows every cell, also one of an event dated hours ahead.
 Every cell has the sessions policy's TTL, so a trait set once and never again is gone
 after the retention period, and `first_set_at` is the first time within it.
 
@@ -36,7 +38,10 @@ SELECT name, value, first_set_at, last_set_at FROM {ks}.user_properties
 WHERE site_id = ? AND user_key = ? LIMIT ?
 """
 
-DELETE_PARTITION = "DELETE FROM {ks}.user_properties WHERE site_id = ? AND user_key = ?"
+# Stamped core/stamps.erasure_us(): the cells may be stamped up to the skew ahead of now.
+DELETE_PARTITION = """
+DELETE FROM {ks}.user_properties USING TIMESTAMP ? WHERE site_id = ? AND user_key = ?
+"""
 
 POLICIES = (specs.SESSIONS,)
 

@@ -23,7 +23,7 @@ import pytest
 from django.core import signing
 from django.utils import timezone
 
-from sessions_app.aggregates import heatmap_rows, sources
+from sessions_app.aggregates import heatmap_rows, seal, sources
 from sessions_app.aggregates.heatmaps import (
     GRID_COLUMNS,
     MAX_ROWS,
@@ -33,8 +33,10 @@ from sessions_app.aggregates.heatmaps import (
     UNKNOWN,
 )
 from sessions_app.analysis import heatmaps
-from sessions_app.core import timebuckets
+from sessions_app.core import stamps, timebuckets
+from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.models import BucketState
+from sessions_app.retention import policies, specs
 from sessions_app.sites import services
 from tests.aggregates.test_breakdowns import seal_everything
 from tests.analysis.dataset import AGENTS, SHOP
@@ -363,3 +365,28 @@ def test_the_timeline_marks_rage_and_dead_clicks(client, analyst, site, visits):
     html = client.get(f"/sites/{site.id}/sessions/{plain_click['session_id']}/").content.decode()
     unmarked = re.search(rf'id="event-{plain_click["event_id"]}".*?</tr>', html, re.S)
     assert unmarked and "rage" not in unmarked.group(0) and "dead" not in unmarked.group(0)
+
+
+def test_who_clicked_in_rage_ends_with_the_raw_rows(client, site):
+    """A row's latest rage and dead clicks name their event, session and user: their TTL
+    ends them no later than the raw rows of the oldest (its time - MAX_AHEAD + the shorter
+    of the raw events' and sessions' policies); the counts keep the aggregates' TTL."""
+    hour = timebuckets.floor(timezone.now() - timedelta(hours=3), "hour")
+    at = hour + timedelta(minutes=10)
+    element = {"tag": "button", "selector": "button#buy"}
+    send(client, site, [event(at, anon="r1"),
+                        event(at + timedelta(seconds=5), kind="click", anon="r1", element=element,
+                              pos={"x": 0.5, "y": 10}, rage=True)], AGENTS[0])  # fmt: skip
+    assert seal.bucket_seal(site_id=site.id, hour=hour, now=timezone.now())
+    read = prepare(
+        "SELECT samples, TTL(samples) AS left, TTL(counts) AS kept FROM {ks}.bucket_heatmaps"
+        " WHERE site_id = ? AND granularity = 'hour' AND bucket = ?"
+    )
+    row = cassandra_session().execute(read, (site.id, hour)).one()
+    assert "r1" in row["samples"]
+    keep = min(policies.ttl_seconds(specs.RAW_EVENTS), policies.ttl_seconds(specs.SESSIONS))
+    ends = at + timedelta(seconds=5) - stamps.MAX_AHEAD + timedelta(seconds=keep)
+    assert 0 <= (ends - timezone.now()).total_seconds() - row["left"] < 120
+    assert row["kept"] > row["left"] + 86_400
+    (heat,) = heatmap_rows.buckets_read(site_id=site.id, buckets=[("hour", hour)])
+    assert [s[3] for s in heat[("/", UNKNOWN)].samples["button#buy"]] == ["r1"]

@@ -25,10 +25,12 @@ from django.utils import timezone
 from sessions_app.aggregates import sources
 from sessions_app.aggregates.tally import page_path
 from sessions_app.analysis import funnel_defs, funnels
-from sessions_app.core import timebuckets
+from sessions_app.core import stamps, timebuckets
 from sessions_app.core.bounds import RangeError
+from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.core.ids import cassandra_order
 from sessions_app.models import BucketState
+from sessions_app.retention import policies, specs
 from sessions_app.sites import services
 from sessions_app.tables import user_sessions
 from tests.aggregates.test_breakdowns import seal_everything
@@ -426,3 +428,28 @@ def test_the_pages_define_show_and_drill_into_a_funnel(client, analyst, site, sh
     link = html.split('class="timeline-link" href="')[1].split('"')[0].replace("&amp;", "&")
     timeline = client.get(link)
     assert timeline.status_code == 200 and timeline.content.count(b"funnel-chain") == 1
+
+
+def test_a_cached_day_ends_with_its_raw_rows(client, site, settings):
+    """A day's cached part names users and sessions: its TTL ends it no later than the
+    day's raw rows (midnight - MAX_AHEAD + the shorter of the raw events' and sessions'
+    policies), not with the aggregates; within it, the day is read from the cache."""
+    settings.FUNNEL_INLINE_DAYS = 100
+    day = timebuckets.floor(timezone.now() - timedelta(days=2), "day")
+    at = day + timedelta(hours=10)
+    send(client, site, [event(at, anon="c1", url=SHOP + "/"),
+                        event(at + timedelta(minutes=1), kind="custom", anon="c1",
+                              name="checkout")], AGENTS[0])  # fmt: skip
+    seal_everything(site, timezone.now())
+    steps = [STEP_POOL[0], STEP_POOL[6]]
+    funnel = funnel_defs.funnel_create(site=site, name="c", definition={"steps": steps})
+    end = timebuckets.next_start(day, "day")
+    for cached in (0, 1):
+        result = funnels.funnel_units(site=site, version=funnel.current, start=day, end=end)
+        assert result.days_cached == cached and [u.level for u in result.units] == [2]
+    ttl = "SELECT TTL(details) AS left FROM {ks}.funnel_days WHERE site_id = ? AND day = ?"
+    left = cassandra_session().execute(prepare(ttl), (site.id, day)).one()["left"]
+    keep = min(policies.ttl_seconds(specs.RAW_EVENTS), policies.ttl_seconds(specs.SESSIONS))
+    ends = day - stamps.MAX_AHEAD + timedelta(seconds=keep)
+    assert 0 <= (ends - timezone.now()).total_seconds() - left < 120
+    assert left < policies.ttl_seconds(specs.AGGREGATES_DAY) - 86_400

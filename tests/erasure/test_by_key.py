@@ -14,8 +14,10 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 
 from sessions_app import tasks
-from sessions_app.aggregates import rollup, seal, stored
-from sessions_app.core import timebuckets
+from sessions_app.aggregates import heatmap_rows, rollup, seal, stored
+from sessions_app.aggregates.heatmaps import UNKNOWN
+from sessions_app.analysis import funnel_defs, funnels
+from sessions_app.core import stamps, timebuckets
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.erasure import erasures
 from sessions_app.ingest import pipeline, replay
@@ -24,7 +26,8 @@ from sessions_app.models import ErasureRequest, UserBucketWidth
 from sessions_app.retention import policies, specs
 from sessions_app.sessions import feed, lists
 from sessions_app.tables import user_sessions
-from tests.erasure.anywhere import rows_mentioning
+from tests.api.test_api import auth
+from tests.erasure.anywhere import rows_mentioning, stamped_after
 from tests.ingest.conftest import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
@@ -194,12 +197,14 @@ def test_a_request_held_past_an_erasure_does_not_write_the_user_back(site, setti
 def test_nothing_of_a_user_whose_sessions_expired_is_left_in_any_table(site, monkeypatch, settings):
     """Brute force over every table of the keyspace (tests/erasure/anywhere.py): after the
     raw events and sessions expired (a short retention), erasing the user id leaves no row
-    that mentions it or the anonymous id it used before identify() (its per-user counts
-    outlive the sessions), in any column, blob or map; another
+    that mentions it, the anonymous id it used before identify() or their sessions (its
+    per-user counts outlive the sessions; its rage click's sample in the heatmap and its
+    funnel day's units end with the raw rows), in any column, blob or map; another
     user's rows stay. (Site aggregates hold no keys: pages and clicks by path and label.
     Their counts keep the user's share once the raw rows are gone; README, Security.)"""
     settings.SUPPRESSION_CACHE_SECONDS = 0
     settings.ERASURE_SETTLE_SECONDS = 0
+    settings.FUNNEL_INLINE_DAYS = 100  # no worker here: the day is scanned in the request
     ttl = policies.ttl_seconds
     monkeypatch.setattr(policies, "ttl_seconds", lambda k: 3 if k in SHORT_LIVED else ttl(k))
     tag = uuid.uuid4().hex[:10]
@@ -219,7 +224,8 @@ def test_nothing_of_a_user_whose_sessions_expired_is_left_in_any_table(site, mon
             event(at + timedelta(seconds=10), anon=device, user_id=who,
                   url="https://shop.example/account"),
             event(at + timedelta(seconds=20), kind="click", anon=device, user_id=who,
-                  element={"tag": "a", "text": "Orders", "href": "https://shop.example/orders"}),
+                  element={"tag": "a", "text": "Orders", "href": "https://shop.example/orders"},
+                  pos={"x": 0.5, "y": 120}, rage=True, dead=True),
             event(at + timedelta(seconds=30), kind="custom", name="purchase", anon=device,
                   user_id=who, props={"buyer": who}),
         ]  # fmt: skip
@@ -237,7 +243,19 @@ def test_nothing_of_a_user_whose_sessions_expired_is_left_in_any_table(site, mon
     day, month = timebuckets.floor(hour, "day"), timebuckets.floor(hour, "month")
     assert rollup.bucket_rollup(site_id=site.id, granularity="day", bucket=day, now=now)
     assert rollup.bucket_rollup(site_id=site.id, granularity="month", bucket=month, now=now)
+    steps = [{"kind": "pageview", "path": "/", "match": "exact"},
+             {"kind": "event", "name": "purchase"}]  # fmt: skip
+    funnel = funnel_defs.funnel_create(site=site, name="buy", definition={"steps": steps})
+    units = funnels.funnel_units(
+        site=site, version=funnel.current, start=day, end=timebuckets.next_start(day, "day")
+    ).units
+    assert {u.key for u in units} & {user, anon}
+    (heat,) = heatmap_rows.buckets_read(site_id=site.id, buckets=[("hour", hour)])
+    assert heat[("/", UNKNOWN)].elements["Orders"] == [2, 2, 2]  # counted, without who
     UserBucketWidth.objects.create(site=site, user_key=user, width="hour", effective_from=hour)
+    sessions = [str(s["session_id"]) for k in (user, anon)
+                for s in user_sessions.session_list(site_id=site.id, user_key=k)]  # fmt: skip
+    assert sessions
     before = rows_mentioning(user, anon)
     assert {"bucket_users", "rolling_counts", "user_properties"} <= set(before), before
     assert {u for u, _ in stored.bucket_user_counts(
@@ -252,7 +270,35 @@ def test_nothing_of_a_user_whose_sessions_expired_is_left_in_any_table(site, mon
     request = _erase(site, user, ErasureRequest.USER_ID)
     assert request.keys == [user, anon]
     assert request.counts["bucket_users"] >= 3  # hour, day, month
-    assert rows_mentioning(user, anon) == Counter(), "rows of the erased user are left"
+    assert rows_mentioning(user, anon, *sessions) == Counter(), "rows of the erased user are left"
     assert not UserBucketWidth.objects.filter(user_key__in=[user, anon]).exists()
     kept = rows_mentioning(other)
     assert {"bucket_users", "rolling_counts"} <= set(kept), kept  # the brute force sees rows
+
+
+def test_an_identify_dated_hours_ahead_is_erased_too(site, client, token, settings):
+    """An identify dated 20 h after its receipt (no sent_at: accepted as is) sets traits;
+    no cell is stamped later than the receipt plus the skew, and once the erasure's
+    receipt says done the API and every table are clear of the user
+    (a delete at the present does not shadow a cell stamped in the future)."""
+    settings.SUPPRESSION_CACHE_SECONDS = 0
+    settings.ERASURE_SETTLE_SECONDS = 0
+    tag = uuid.uuid4().hex[:10]
+    user, anon = f"ahead-{tag}", f"ahead-device-{tag}"
+    received = timezone.now()
+    raw = event(received + timedelta(hours=20), kind="custom", name="$identify", anon=anon,
+                user_id=user, props={"email": f"{user}@example.com", "plan": "pro"})  # fmt: skip
+    outcome = events_record(source=Source(site=site, received_at=received), raw_events=[raw])
+    assert outcome.accepted == 1 and outcome.clamped == 0, outcome
+    url = f"/api/sites/{site.id}/users/{user}/properties"
+    assert {p["name"] for p in client.get(url, **auth(token)).json()["properties"]} == {
+        "email",
+        "plan",
+    }
+    ceiling = stamps.ceiling_us(timebuckets.epoch_us(received))
+    assert stamped_after(ceiling, str(site.id)) == Counter()
+
+    request = _erase(site, user, ErasureRequest.USER_ID)
+    assert request.counts["user_properties"] == 2
+    assert client.get(url, **auth(token)).json()["properties"] == []
+    assert rows_mentioning(user, anon) == Counter(), "rows of the erased user are left"

@@ -61,6 +61,23 @@ def test_the_latest_value_wins_whatever_order_the_identifies_arrive_in(site, mon
     assert (found["email"]["first_set_at"], found["email"]["last_set_at"]) == (t1, t1)
 
 
+def test_a_trait_dated_ahead_of_its_receipt_counts_from_its_receipt(site):
+    """Its value is stamped no later than the receipt plus the skew: a later identify
+    wins, though dated before it; first_set_at is still the earliest event's time."""
+    now = timezone.now().replace(microsecond=0)
+    received = now - timedelta(minutes=10)
+    ahead = event(received + timedelta(hours=20), kind="custom", name="$identify",
+                  anon="f-anon", id="f1", props={"plan": "ahead"})  # fmt: skip
+    outcome = events_record(source=Source(site=site, received_at=received), raw_events=[ahead])
+    assert outcome.accepted == 1 and outcome.clamped == 0
+    assert by_name(site, "f-anon")["plan"]["value"] == "ahead"
+    identify(site, now - timedelta(minutes=1), anon="f-anon", user=None,
+             traits={"plan": "now"}, id="f2")  # fmt: skip
+    found = by_name(site, "f-anon")["plan"]
+    assert found["value"] == "now"
+    assert (found["first_set_at"], found["last_set_at"]) == (now - timedelta(minutes=1),) * 2
+
+
 def test_profile_api_and_exports_show_them(site, client, analyst, token):
     at = timezone.now().replace(microsecond=0) - timedelta(minutes=5)
     traits = {"plan": "pro", "vip": False, "address": {"city": "Köln"}}
