@@ -9,7 +9,6 @@ after the log write is repaired by `txlog_replay`, which re-applies unapplied en
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 import uuid
@@ -39,6 +38,8 @@ from sessions_app.ingest.plan import (
     plan_without,
     version_of,
 )
+from sessions_app.ingest.quality import failed_payload
+from sessions_app.ingest.redact import redactor
 from sessions_app.ingest.rows import partial_shard
 from sessions_app.ingest.sessionizer import Sessionizer, SessionState, Visit
 from sessions_app.ingest.txlog import log_write
@@ -238,11 +239,12 @@ def _validate(
             skew = timedelta(milliseconds=round(difference / timedelta(milliseconds=1)))
     candidates = []
     suppressed = suppression.suppressed_keys(site_id=source.site.id)
+    redact = redactor(tuple(source.site.redact_params))
     for index, raw in enumerate(raw_events):
         try:
             if suppressed:
                 _check_suppressed(raw, suppressed)
-            event = validate_event(raw)
+            event = redact.valid(validate_event(raw))  # no secret URL parameter is kept
             try:
                 ts, clamped = event.ts + skew, False
             except OverflowError:  # ts and sent_at at opposite ends of the range
@@ -257,7 +259,7 @@ def _validate(
             outcome.rejected.append({"index": index, "reason": reason})
             reasons[exc.field] += 1
             # An erased user's payload is exactly what must not be kept: reason only.
-            payload = "" if isinstance(exc, Suppressed) else _raw_text(raw)
+            payload = "" if isinstance(exc, Suppressed) else failed_payload(redact.payload(raw))
             failures.append(
                 Failure(reason=reason, field=exc.field, payload=payload, source=source.name)
             )
@@ -281,13 +283,6 @@ def _validate(
             )
         )
     return candidates
-
-
-def _raw_text(raw: Any) -> str:
-    try:
-        return json.dumps(raw, separators=(",", ":"), default=str)
-    except (TypeError, ValueError):
-        return repr(raw)
 
 
 def _load_states(
