@@ -32,11 +32,9 @@ from sessions_app.ingest.plan import (
     EventRow,
     Failure,
     Plan,
-    SessionSummary,
     Stats,
     hours_after,
     plan_without,
-    version_of,
 )
 from sessions_app.ingest.quality import failed_payload
 from sessions_app.ingest.redact import redactor
@@ -44,6 +42,7 @@ from sessions_app.ingest.rows import partial_shard
 from sessions_app.ingest.sessionizer import Sessionizer, SessionState, Visit
 from sessions_app.ingest.txlog import log_write
 from sessions_app.ingest.validation import EventError, validate_event
+from sessions_app.ingest.versions import plan_stamp, write_deadline_seconds
 from sessions_app.ingest.visit import event_visit, visit_of
 from sessions_app.models import Site
 from sessions_app.partitions import widths
@@ -196,7 +195,7 @@ def _within_deadline(started: float) -> None:
     the client's retry meets the suppression); after it, the plan is left to the replay,
     which strips erased keys.
     """
-    deadline = settings.ERASURE_SETTLE_SECONDS - settings.SUPPRESSION_CACHE_SECONDS - 1
+    deadline = write_deadline_seconds()
     if deadline > 0 and time.monotonic() - started > deadline:
         raise StorageUnavailable("the request took too long to be written safely")
 
@@ -348,10 +347,11 @@ def _plan(
         site_id=site.id,
         batch_id=batch_id,
         received_at=received_at,
-        version=version_of(received_at),
+        version=0,  # versions.plan_stamp
         shards=shards,
     )
     states: dict[str, SessionState] = {}
+    sessionizers: dict[str, Sessionizer] = {}
     links: set[tuple[str, str]] = set()
     for user_key, items in by_user.items():
         items.sort(key=lambda c: (c.order_ts, c.index))
@@ -407,9 +407,9 @@ def _plan(
                     shard=zlib.crc32(c.event_id.bytes) % shards,
                 )
             )
-        for state in sessionizer.snapshot():  # SessionState plus the partition key
-            plan.sessions.append(SessionSummary(site_id=site.id, user_key=user_key, **vars(state)))
+        sessionizers[user_key] = sessionizer
         if sessionizer.current is not None:
             states[user_key] = sessionizer.current
     plan.links = sorted(links)
+    plan_stamp(plan, sessionizers)  # its version, above the summaries it rebuilt
     return plan, states
