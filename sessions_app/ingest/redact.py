@@ -68,13 +68,13 @@ class Redactor:
     def valid(self, event: ValidEvent) -> ValidEvent:
         """Return a validated event without secrets in its URL fields (itself if it had none).
 
-        Only what validation kept can be stored: url, referrer and the strings of element,
-        context and props (Segment's context.page and properties land there).
+        Only what validation kept can be stored: url, referrer, a title that is a URL and
+        the strings of element, context and props (Segment's context.page and properties).
         """
         changes: dict[str, Any] = {}
-        for name in ("url", "referrer"):
+        for name in ("url", "referrer", "title"):  # a title only if it is a URL
             value = getattr(event, name)
-            if value is not None and (clean := self.url(value)) is not value:
+            if value is not None and (clean := self._text(value, name)) is not value:
                 changes[name] = clean
         for name in ("element", "context", "props"):
             value = getattr(event, name)
@@ -87,6 +87,8 @@ class Redactor:
         return self._walk([raw], -1)[0]
 
     def _text(self, value: str, key: Any) -> str:
+        if "?" not in value and "#" not in value and "&" not in value:
+            return value
         if (isinstance(key, str) and _URL_KEY.search(key)) or value[:8].lower().startswith(
             ("http://", "https://")
         ):

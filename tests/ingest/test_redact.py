@@ -100,6 +100,9 @@ def test_every_url_field_at_any_depth_is_cleaned_and_a_clean_event_is_left_as_it
         "extra": {"deep": {"page_url": "x"}},
     }
     assert raw["url"] == "https://a.example/?token=1&a=2"  # the caller's dict is not changed
+    valid = redactor().valid(validate_event({**clean, **raw, "title": "https://t.example/?sid=1"}))
+    assert (valid.url, valid.title) == ("https://a.example/?a=2", "https://t.example/")
+    assert valid.element == {"href": "/relative"} and valid.props == cleaned["props"]
 
 
 def test_containers_nested_deeper_than_any_valid_event_are_cut():
