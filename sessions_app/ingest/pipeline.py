@@ -9,7 +9,6 @@ after the log write is repaired by `txlog_replay`, which re-applies unapplied en
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 import uuid
@@ -33,16 +32,17 @@ from sessions_app.ingest.plan import (
     EventRow,
     Failure,
     Plan,
-    SessionSummary,
     Stats,
     hours_after,
     plan_without,
-    version_of,
 )
+from sessions_app.ingest.quality import failed_payload
+from sessions_app.ingest.redact import redactor
 from sessions_app.ingest.rows import partial_shard
 from sessions_app.ingest.sessionizer import Sessionizer, SessionState, Visit
 from sessions_app.ingest.txlog import log_write
 from sessions_app.ingest.validation import EventError, validate_event
+from sessions_app.ingest.versions import plan_stamp, write_deadline_seconds
 from sessions_app.ingest.visit import event_visit, visit_of
 from sessions_app.models import Site
 from sessions_app.partitions import widths
@@ -194,7 +194,7 @@ def _within_deadline(started: float) -> None:
     the client's retry meets the suppression); after it, the plan is left to the replay,
     which strips erased keys.
     """
-    deadline = settings.ERASURE_SETTLE_SECONDS - settings.SUPPRESSION_CACHE_SECONDS - 1
+    deadline = write_deadline_seconds()
     if deadline > 0 and time.monotonic() - started > deadline:
         raise StorageUnavailable("the request took too long to be written safely")
 
@@ -237,11 +237,12 @@ def _validate(
             skew = timedelta(milliseconds=round(difference / timedelta(milliseconds=1)))
     candidates = []
     suppressed = suppression.suppressed_keys(site_id=source.site.id)
+    redact = redactor(tuple(source.site.redact_params))
     for index, raw in enumerate(raw_events):
         try:
             if suppressed:
                 _check_suppressed(raw, suppressed)
-            event = validate_event(raw)
+            event = redact.valid(validate_event(raw))  # no secret URL parameter is kept
             try:
                 ts, clamped = event.ts + skew, False
             except OverflowError:  # ts and sent_at at opposite ends of the range
@@ -256,7 +257,7 @@ def _validate(
             outcome.rejected.append({"index": index, "reason": reason})
             reasons[exc.field] += 1
             # An erased user's payload is exactly what must not be kept: reason only.
-            payload = "" if isinstance(exc, Suppressed) else _raw_text(raw)
+            payload = "" if isinstance(exc, Suppressed) else failed_payload(redact.payload(raw))
             failures.append(
                 Failure(reason=reason, field=exc.field, payload=payload, source=source.name)
             )
@@ -280,13 +281,6 @@ def _validate(
             )
         )
     return candidates
-
-
-def _raw_text(raw: Any) -> str:
-    try:
-        return json.dumps(raw, separators=(",", ":"), default=str)
-    except (TypeError, ValueError):
-        return repr(raw)
 
 
 def _load_states(
@@ -352,11 +346,12 @@ def _plan(
         site_id=site.id,
         batch_id=batch_id,
         received_at=received_at,
-        version=version_of(received_at),
+        version=0,  # versions.plan_stamp
         shards=shards,
         logged_at=source.logged_at and timebuckets.as_utc(source.logged_at),
     )
     states: dict[str, SessionState] = {}
+    sessionizers: dict[str, Sessionizer] = {}
     links: set[tuple[str, str]] = set()
     for user_key, items in by_user.items():
         items.sort(key=lambda c: (c.order_ts, c.index))
@@ -412,9 +407,9 @@ def _plan(
                     shard=zlib.crc32(c.event_id.bytes) % shards,
                 )
             )
-        for state in sessionizer.snapshot():  # SessionState plus the partition key
-            plan.sessions.append(SessionSummary(site_id=site.id, user_key=user_key, **vars(state)))
+        sessionizers[user_key] = sessionizer
         if sessionizer.current is not None:
             states[user_key] = sessionizer.current
     plan.links = sorted(links)
+    plan_stamp(plan, sessionizers)  # its version, above the summaries it rebuilt
     return plan, states

@@ -79,7 +79,7 @@ class Plan:
     site_id: uuid.UUID
     batch_id: uuid.UUID
     received_at: datetime
-    version: int  # write timestamp (µs) of summary rows: a replayed old plan never wins
+    version: int  # write timestamp (µs) of summary rows (ingest/versions.py): old plans lose
     events: list[EventRow] = field(default_factory=list)
     sessions: list[SessionSummary] = field(default_factory=list)
     links: list[tuple[str, str]] = field(default_factory=list)  # (user_id, anonymous_id)
@@ -224,7 +224,7 @@ def plan_without(plan: Plan, keys: frozenset[str] | set[str]) -> Plan:
 
 
 def version_of(received_at: datetime) -> int:
-    """Return the write timestamp (µs since the epoch) that orders plans by arrival."""
+    """Return a receipt time in µs since the epoch: the least version of its plan."""
     delta = timebuckets.as_utc(received_at) - timebuckets.EPOCH
     return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 from datetime import datetime
 from typing import Any
@@ -40,3 +41,11 @@ def ingest_counts(*, site_id: uuid.UUID, hour: datetime) -> dict[str, Any]:
         for reason, count in (row["rejected"] or {}).items():
             totals["rejected"][reason] = totals["rejected"].get(reason, 0) + count
     return totals
+
+
+def failed_payload(raw: Any) -> str:
+    """Return a rejected event as failed_events keeps it: JSON, else its repr."""
+    try:
+        return json.dumps(raw, separators=(",", ":"), default=str)
+    except (TypeError, ValueError):
+        return repr(raw)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -56,6 +56,9 @@ class SessionState:
     term: str | None = None
     content: str | None = None
     viewport: str | None = None
+    # The write timestamp (µs) of the summary this state was read from or written as:
+    # the next plan that rebuilds the session is versioned above it (ingest/versions.py).
+    version: int = 0
 
     def covers(self, ts: datetime, *, gap: timedelta, longest: timedelta) -> bool:
         """Return True if an event at ts belongs to this session's time span."""
@@ -87,6 +90,7 @@ class SessionState:
         for name in ("event_count", "pageview_count", "click_count"):
             fields[name] = fields[name] or 0
         fields["converted"] = bool(fields["converted"])
+        fields["version"] = fields["version"] or 0  # the row's write time, when selected
         fields["is_bot"] = bool(fields["is_bot"])
         return cls(**fields)
 
@@ -227,7 +231,3 @@ class Sessionizer:
                 if s.session_id != current_id
             ]
         return self._older
-
-    def snapshot(self) -> list[SessionState]:
-        """Return copies of every session this batch changed."""
-        return [replace(state) for state in self.touched.values()]

@@ -38,11 +38,13 @@ DIMENSIONS = (
     "viewport",
 )
 
+# version: the summary's write time, which the next plan of the session must exceed
+# (ingest/versions.py).
 SELECT_SESSIONS = """
 SELECT session_id, started_at, last_seen_at, anonymous_id, user_id, event_count,
        pageview_count, click_count, entry_url, exit_url, converted, is_bot,
        browser, browser_version, os, os_version, device, country, language,
-       source, medium, campaign, term, content, viewport
+       source, medium, campaign, term, content, viewport, WRITETIME(event_count) AS version
 FROM {ks}.user_sessions WHERE site_id = ? AND user_key = ? LIMIT ?
 """
 
