@@ -20,7 +20,7 @@ from sessions_app.core.cql import bind, by_bytes, consistency, prepare
 from sessions_app.core.ids import time_uuid, uuid_time
 from sessions_app.core.jsonfmt import dumps
 from sessions_app.core.timebuckets import bucket_of
-from sessions_app.ingest.plan import EventRow, Plan
+from sessions_app.ingest.plan import EventRow, Plan, version_of
 from sessions_app.retention import policies, specs
 from sessions_app.tables import (
     anonymous_links,
@@ -175,7 +175,8 @@ def property_rows(plan: Plan) -> Iterable[tuple[tuple[Any, ...], Row]]:
     set_value = prepare(user_properties.SET_VALUE, idempotent=True, write=True)
     set_first = prepare(user_properties.SET_FIRST, idempotent=True, write=True)
     ttl = policies.ttl_seconds(specs.SESSIONS)
-    ceiling = stamps.ceiling_us(plan.version)
+    # From the receipt, not plan.version: a version may lead its receipt (ingest/versions.py).
+    ceiling = stamps.ceiling_us(version_of(plan.received_at))
     for e in identifies:
         micros = timebuckets.epoch_us(uuid_time(e.event_id))
         stamp = min(micros, ceiling)
