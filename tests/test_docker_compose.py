@@ -83,3 +83,11 @@ def test_no_default_secret_and_web_on_loopback_unless_told() -> None:
     assert services["web"]["ports"] == ["${WEB_BIND:-127.0.0.1}:8000:8000"]
     for name, service in services.items():
         assert name == "web" or "ports" not in service, f"{name} publishes a port"
+
+
+def test_the_image_installs_the_runtime_lock_with_hashes_then_the_project_alone() -> None:
+    build = _compose()["x-app"]["build"]["dockerfile_inline"]
+    runs = [line.strip() for line in build.splitlines() if line.strip().startswith("RUN ")]
+    assert runs[0] == "RUN pip install --no-cache-dir --require-hashes -r requirements.lock"
+    assert runs[1:] == ["RUN pip install --no-cache-dir --no-deps -e ."]
+    assert "requirements-dev.lock" not in build  # no test or lint tools in the image
