@@ -5,21 +5,22 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-STAMP := $(VENV)/.installed-$(shell cat pyproject.toml requirements.lock | sha1sum | cut -c1-12)
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml requirements.lock requirements-dev.lock | sha1sum | cut -c1-12)
 
 .PHONY: run test test-quick test-faults bench profile lint lock fmt stop status clean install tracker cluster cluster-stop
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml requirements.lock
+$(STAMP): pyproject.toml requirements.lock requirements-dev.lock
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 # setuptools reports its editable-install strategy as a UserWarning ("Editable
 # installation. ... folders with the same name as your package"): informational
 # only, and here those folders are the package. Only that notice is filtered.
-# Exact versions from requirements.lock (`make lock` regenerates it from pyproject.toml),
-# then the project itself without resolving anything again.
-	$(PY) -m pip install -q -r requirements.lock
+# Exact versions, each checked against its hash: requirements.lock (what the app runs on)
+# and requirements-dev.lock (the same pins plus the dev tools); one venv serves run and
+# test. `make lock` regenerates both. Then the project itself, resolving nothing again.
+	$(PY) -m pip install -q --require-hashes -r requirements.lock -r requirements-dev.lock
 	PYTHONWARNINGS='ignore:Editable installation:UserWarning' $(PY) -m pip install -q --no-deps -e .
 	@rm -f $(VENV)/.installed-*; touch $@
 
@@ -76,11 +77,15 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy clickstream sessions_app ops
-	$(VENV)/bin/pip-audit --strict --no-deps --disable-pip -r requirements.lock --progress-spinner off
+	$(VENV)/bin/pip-audit --strict --no-deps --disable-pip -r requirements.lock -r requirements-dev.lock --progress-spinner off
 
-# Pin every dependency (and theirs) of pyproject.toml, dev tools included.
+# Pin every dependency (and theirs) of pyproject.toml with hashes: the runtime lock, then
+# the dev tools' lock held to the same pins (-c). Existing pins stay unless pyproject.toml
+# rules them out (pip-compile's --upgrade-package NAME moves one on purpose).
+LOCK_ARGS := -q --generate-hashes --strip-extras --allow-unsafe --no-emit-find-links
 lock: $(STAMP)
-	$(VENV)/bin/pip-compile -q --extra dev --strip-extras --allow-unsafe --no-emit-find-links -o requirements.lock pyproject.toml
+	$(VENV)/bin/pip-compile $(LOCK_ARGS) -o requirements.lock pyproject.toml
+	$(VENV)/bin/pip-compile $(LOCK_ARGS) --extra dev -c requirements.lock -o requirements-dev.lock pyproject.toml
 
 fmt: $(STAMP)
 	$(VENV)/bin/ruff format .

@@ -10,7 +10,7 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -21,6 +21,34 @@ ROOT = Path(__file__).resolve().parent.parent
 CASSANDRA_DBS = ["default", "cassandra"]
 # Millisecond precision: Cassandra timestamps keep milliseconds.
 FIXED_NOW = datetime(2026, 3, 14, 15, 9, 26, 535_000, tzinfo=UTC)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """TEST_CLOCK=2026-11-27T04:05:00+00:00 runs the suite with the clock starting there.
+
+    It ticks on from there (time_machine: datetime.now, time.time and what reads them, not
+    the monotonic clock), so a test that depends on the time of day can be run at 00:05,
+    04:05 or 23:55 whenever it is. Processes a test starts keep the real clock.
+    """
+    start = os.environ.get("TEST_CLOCK")
+    if start:
+        import time_machine
+
+        time_machine.travel(datetime.fromisoformat(start), tick=True).start()
+
+
+def recent_fixed(*, days_ago: int, at: timedelta) -> datetime:
+    """Return `at` past midnight UTC, `days_ago` days before today.
+
+    For data that goes through the collector, which stamps receipt with the real clock
+    (so FIXED_NOW itself is too old for it): the data sits at the same time of a recent
+    day, so which hours and days are whole, ended or due for sealing never depends on
+    when the suite runs.
+    """
+    today = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    return today - timedelta(days=days_ago) + at
+
+
 _KEYSPACE_IN_CQL = re.compile(
     r"\b(?:FROM|INTO|UPDATE|TABLE|KEYSPACE|INDEX\s+ON|TRUNCATE)\s+(?:IF\s+(?:NOT\s+)?EXISTS\s+)?"
     r'"?([A-Za-z_][A-Za-z0-9_]*)"?\.',

@@ -93,3 +93,11 @@ def test_the_default_worker_leaves_the_analysis_queue_to_its_own_worker() -> Non
     assert "-Q celery" in services["worker"]["command"]
     assert "-Q analysis" in services["analysis-worker"]["command"]
     assert "analysis@" in str(services["analysis-worker"]["healthcheck"]["test"])
+
+
+def test_the_image_installs_the_runtime_lock_with_hashes_then_the_project_alone() -> None:
+    build = _compose()["x-app"]["build"]["dockerfile_inline"]
+    runs = [line.strip() for line in build.splitlines() if line.strip().startswith("RUN ")]
+    assert runs[0] == "RUN pip install --no-cache-dir --require-hashes -r requirements.lock"
+    assert runs[1:] == ["RUN pip install --no-cache-dir --no-deps -e ."]
+    assert "requirements-dev.lock" not in build  # no test or lint tools in the image

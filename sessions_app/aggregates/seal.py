@@ -22,7 +22,8 @@ from sessions_app.aggregates import (
     tally,
 )
 from sessions_app.core import timebuckets
-from sessions_app.core.cql import execute_windowed, prepare, replica_batches
+from sessions_app.core.batches import replica_batches
+from sessions_app.core.cql import execute_windowed, prepare
 from sessions_app.models import (
     BucketState,
 )
@@ -161,7 +162,7 @@ def _rolling_counts_work(
     site_id: uuid.UUID, granularity: str, bucket: datetime, user_counts: UserCounts, ttl: int
 ) -> list[tuple[Any, None]]:
     """rolling_counts' rows: a partition per user, up to 10 that share their replicas a
-    batch (cassandra.replica_batches)."""
+    batch (batches.replica_batches)."""
     period = timebuckets.rolling_period(granularity, bucket)
     by_user: dict[str, list[tuple[Any, ...]]] = {}
     for (user, key), n in user_counts.items():

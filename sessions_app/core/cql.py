@@ -13,7 +13,7 @@ import struct
 import sys
 import threading
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -22,8 +22,6 @@ from cassandra.cluster import ResponseFuture, Session
 from cassandra.concurrent import execute_concurrent
 from cassandra.query import (
     UNSET_VALUE,
-    BatchStatement,
-    BatchType,
     BoundStatement,
     PreparedStatement,
 )
@@ -293,113 +291,6 @@ def execute_windowed(work: list[tuple[Any, Any]], *, window: int = 128) -> None:
     """
     if work:
         execute_concurrent(cassandra_session(), work, concurrency=window, raise_on_first_error=True)
-
-
-# Cassandra logs a warning for unlogged batches over more partitions than this
-# (unlogged_batch_across_partitions_warn_threshold).
-PARTITIONS_PER_BATCH = 10
-# A batch's bound values stay under this many bytes: a stock node refuses batches over
-# batch_size_fail_threshold (50 KiB) and warns over 5 KiB; the mutation adds some bytes
-# of overhead per cell on top of the values, hence the margin.
-BATCH_MAX_BYTES = 32 * 1024
-
-
-def bound_bytes(row: BoundStatement) -> int:
-    """The bytes of a bound statement's values (what counts toward a batch's size)."""
-    return sum(len(v) for v in row.values if isinstance(v, bytes | bytearray))
-
-
-def by_bytes(
-    rows: Sequence[BoundStatement], limit: int = BATCH_MAX_BYTES
-) -> list[list[BoundStatement]]:
-    """Consecutive runs of rows whose values add up to at most limit bytes (a row over
-    the limit alone)."""
-    runs: list[list[BoundStatement]] = []
-    size = 0
-    for row in rows:
-        n = bound_bytes(row)
-        if runs and size + n <= limit:
-            runs[-1].append(row)
-            size += n
-        else:
-            runs.append([row])
-            size = n
-    return runs
-
-
-def replica_batches(
-    statement: PreparedStatement,
-    partitions: Iterable[list[tuple[Any, ...]]],
-    *,
-    partitions_per_batch: int = PARTITIONS_PER_BATCH,
-    rows_per_batch: int = 200,
-) -> list[tuple[Any, None]]:
-    """Pack many small partitions' rows of one statement into unlogged batches.
-
-    See `pack_by_replicas`; a seal writes a row set for each of thousands of users.
-    """
-    return pack_by_replicas(
-        ([bind(statement, row) for row in rows] for rows in partitions),
-        partitions_per_batch=partitions_per_batch,
-        rows_per_batch=rows_per_batch,
-    )
-
-
-def pack_by_replicas(
-    partitions: Iterable[list[BoundStatement]],
-    *,
-    partitions_per_batch: int = PARTITIONS_PER_BATCH,
-    rows_per_batch: int = 200,
-) -> list[tuple[Any, None]]:
-    """Pack whole partitions' bound rows into unlogged batches for execute_windowed.
-
-    Each batch holds whole partitions whose replicas are the same nodes, so the
-    token-aware coordinator is a replica of all of them: it applies the batch
-    locally and forwards it as one message per other replica, instead of one
-    request per partition. A batch takes another partition only while it stays
-    within rows_per_batch rows and BATCH_MAX_BYTES bytes of values (a bigger partition
-    is split into runs that fit), so it stays under a stock node's batch size limit.
-    A lone row goes as itself.
-    """
-    metadata = cassandra_session().cluster.metadata
-    name = keyspace()
-    groups: dict[frozenset[Any], list[list[BoundStatement]]] = {}
-    for rows in partitions:
-        if not rows:
-            continue
-        # Hosts hash and compare by endpoint: the same replicas, in any order, are one key.
-        key = frozenset(metadata.get_replicas(name, rows[0].routing_key))
-        groups.setdefault(key, []).extend(by_bytes(rows))  # a big partition: several runs
-    work: list[tuple[Any, None]] = []
-    for members in groups.values():
-        packed: list[list[BoundStatement]] = []
-        size = 0
-        for bound in members:
-            n = sum(map(bound_bytes, bound))
-            if packed and (
-                len(packed) == partitions_per_batch
-                or sum(map(len, packed)) + len(bound) > rows_per_batch
-                or size + n > BATCH_MAX_BYTES
-            ):
-                work.append((_unlogged(packed), None))
-                packed, size = [], 0
-            packed.append(bound)
-            size += n
-        if packed:
-            work.append((_unlogged(packed), None))
-    return work
-
-
-def _unlogged(partitions: list[list[BoundStatement]]) -> Any:
-    first = partitions[0][0]
-    if len(partitions) == 1 and len(partitions[0]) == 1:
-        return first
-    batch = BatchStatement(batch_type=BatchType.UNLOGGED, consistency_level=first.consistency_level)
-    batch.is_idempotent = all(row.is_idempotent for bound in partitions for row in bound)
-    for bound in partitions:
-        for row in bound:
-            batch.add(row)
-    return batch
 
 
 def reset_after_fork() -> None:

@@ -11,12 +11,8 @@ from typing import Any
 
 from sessions_app.aggregates.states import buckets_applied_late
 from sessions_app.core import timebuckets
-from sessions_app.core.cql import (
-    bind,
-    cassandra_session,
-    pack_by_replicas,
-    prepare,
-)
+from sessions_app.core.batches import pack_by_replicas
+from sessions_app.core.cql import bind, cassandra_session, prepare
 from sessions_app.core.sendall import execute_all
 from sessions_app.ingest.plan import Plan, hours_after
 from sessions_app.ingest.rows import (
@@ -95,7 +91,7 @@ def plans_apply(plans: Sequence[Plan]) -> int:
 
     The same cells as `plan_apply` of each plan in turn: rows of one partition from
     every plan go together, and partitions that share their replicas are packed
-    into unlogged batches (`cassandra.pack_by_replicas`), so twenty beacons cost a
+    into unlogged batches (`batches.pack_by_replicas`), so twenty beacons cost a
     few requests instead of a hundred and sixty. Summaries keep their plan's write
     timestamp, so the newest plan's summary wins whatever the order. The marks go
     only once every row is written; on a failure nothing is marked, and the

@@ -16,7 +16,8 @@ from django.conf import settings
 
 from sessions_app.aggregates import tally
 from sessions_app.core import stamps, timebuckets
-from sessions_app.core.cql import bind, by_bytes, consistency, prepare
+from sessions_app.core.batches import by_bytes
+from sessions_app.core.cql import bind, consistency, prepare
 from sessions_app.core.ids import time_uuid, uuid_time
 from sessions_app.core.jsonfmt import dumps
 from sessions_app.core.timebuckets import bucket_of

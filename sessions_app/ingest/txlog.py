@@ -11,12 +11,8 @@ from typing import Any
 from django.conf import settings
 
 from sessions_app.core import timebuckets
-from sessions_app.core.cql import (
-    bind,
-    cassandra_session,
-    pack_by_replicas,
-    prepare,
-)
+from sessions_app.core.batches import pack_by_replicas
+from sessions_app.core.cql import bind, cassandra_session, prepare
 from sessions_app.core.ids import time_uuid
 from sessions_app.core.sendall import execute_all
 from sessions_app.ingest.plan import Failure, Plan, Stats, plan_encode

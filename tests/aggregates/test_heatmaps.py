@@ -41,6 +41,7 @@ from sessions_app.sites import services
 from tests.aggregates.test_breakdowns import seal_everything
 from tests.analysis.dataset import AGENTS, SHOP
 from tests.analysis.test_paths import send
+from tests.conftest import recent_fixed
 from tests.ingest.conftest import event, post
 
 PAGES = ["/", "/pricing", "/docs"]
@@ -85,7 +86,9 @@ def visit(rng: random.Random, anon: str, start: datetime) -> list[dict[str, Any]
 @pytest.fixture
 def visits(client, site):
     rng = random.Random(28)
-    now = timezone.now().replace(microsecond=0)
+    # Yesterday 08:09, whatever the hour of the run: the 32 hours before it hold a whole
+    # day, and every hour a visit reaches (up to ~2 h past it) is due for sealing now.
+    now = recent_fixed(days_ago=1, at=timedelta(hours=8, minutes=9, seconds=26))
     for i in range(40):
         start = now - timedelta(minutes=rng.randrange(90, 30 * 60))
         send(client, site, visit(rng, f"v{i}", start), AGENTS[i % 5])

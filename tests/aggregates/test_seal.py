@@ -259,7 +259,8 @@ def test_the_seal_reads_sql_only_on_its_own_thread(site, hour_with_traffic, monk
 
 def test_per_user_counts_of_many_users_are_written_in_batches_of_whole_partitions(site):
     """A seal writes each user's rolling counts; users' partitions share batches (10 each)."""
-    from sessions_app.core.cql import cassandra_session, prepare, replica_batches
+    from sessions_app.core.batches import replica_batches
+    from sessions_app.core.cql import cassandra_session, prepare
 
     now = timezone.now().replace(microsecond=0)
     hour = timebuckets.floor(now - timedelta(hours=3), "hour")
