@@ -11,7 +11,6 @@ from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_POST
 
 from sessions_app.models import Site
 from sessions_app.models.sites import validate_redact_params
@@ -88,10 +87,13 @@ def site_settings(request: HttpRequest, site: Site) -> HttpResponse:
     return render(request, "sessions_app/site.html", context, status=status)
 
 
-@require_POST
 @site_page(ADMIN)
 def heatmap_links_revoke(request: HttpRequest, site: Site) -> HttpResponse:
-    """POST: rotate the site's heatmap salt (audited): every "View on page" link dies."""
+    """GET: what revoking does, and its button; POST: rotate the site's heatmap salt
+    (audited): every "View on page" link dies. Access is checked first, so the route
+    answers outsiders 404 like every site route."""
+    if request.method != "POST":
+        return render(request, "sessions_app/heatmap_links_revoke.html", {"site": site})
     services.site_heatmap_salt_rotate(site=site, actor=request.user)
     messages.success(request, "Revoked every heatmap link issued so far")
     return redirect("sessions_app:site", site_id=site.id)

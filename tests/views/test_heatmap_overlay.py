@@ -52,6 +52,9 @@ def test_a_site_admin_revokes_every_token_issued_before(client, site) -> None:
     client.force_login(user)
     page = client.get(f"/sites/{site.id}/site").content.decode()
     assert f'action="/sites/{site.id}/site/heatmap-links/revoke"' in page
+    confirm = client.get(f"/sites/{site.id}/site/heatmap-links/revoke")  # asks, changes nothing
+    assert confirm.status_code == 200 and "Revoke all heatmap links" in confirm.content.decode()
+    assert _get(client, old).status_code == 200
     response = client.post(f"/sites/{site.id}/site/heatmap-links/revoke")
     assert response.status_code == 302
     assert "Revoked every heatmap link" in client.get(f"/sites/{site.id}/site").content.decode()
@@ -68,7 +71,7 @@ def test_an_analyst_cannot_revoke_and_a_get_changes_nothing(client, site) -> Non
     salt = site.heatmap_salt
     client.force_login(member(User.objects.create_user("ana", password="pw-ana-123"), site))
     assert client.post(f"/sites/{site.id}/site/heatmap-links/revoke").status_code == 403
-    assert client.get(f"/sites/{site.id}/site/heatmap-links/revoke").status_code == 405
+    assert client.get(f"/sites/{site.id}/site/heatmap-links/revoke").status_code == 403
     site.refresh_from_db()
     assert site.heatmap_salt == salt
 
