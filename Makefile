@@ -7,7 +7,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml requirements.lock requirements-dev.lock | sha1sum | cut -c1-12)
 
-.PHONY: run test test-quick test-faults bench profile lint lock fmt stop status clean install tracker cluster cluster-stop
+.PHONY: run manage test test-quick test-faults bench profile lint lock fmt stop status clean install tracker cluster cluster-stop
 
 install: $(STAMP)
 
@@ -36,6 +36,12 @@ tracker: $(NODE_STAMP)
 
 run: $(STAMP)
 	$(PY) -m ops.stack run
+
+# A management command against what `make run` serves (its settings, database, Cassandra
+# and Redis): make manage ARGS='create_site "My shop" --origin https://shop.example'.
+# manage.py alone uses the production settings, which need DJANGO_SECRET_KEY and more.
+manage: $(STAMP)
+	DJANGO_SETTINGS_MODULE=$${DJANGO_SETTINGS_MODULE:-clickstream.settings.local} $(PY) manage.py $(ARGS)
 
 test: $(STAMP) $(NODE_STAMP)
 	npm test --silent

@@ -2,6 +2,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { buildTracker, GZIP_BUDGET, sizes } from "../../scripts/build-tracker.mjs";
 import { MIN_PATH, SOURCE_PATH } from "./harness.mjs";
 
@@ -43,4 +44,12 @@ test("the minified file has the heatmap features: positions, rage and dead click
   // the wire names survive minification
   for (const key of ["pos", "rage", "dead", "ex", "ey", "scroll", "fold", "pageview", "viewport"])
     assert.ok(new RegExp(`[{,.]${key}[:=]|"${key}"`).test(min), key);
+});
+
+test("the README states the tracker's gzip size as `npm run size` measures it", () => {
+  const readme = readFileSync(join(dirname(SOURCE_PATH), "../../README.md"), "utf8");
+  const s = sizes(readFileSync(SOURCE_PATH, "utf8"), readFileSync(MIN_PATH, "utf8"));
+  const stated = /([\d,]+) bytes gzipped/.exec(readme);
+  assert.ok(stated, "the README names the gzipped size");
+  assert.equal(Number(stated[1].replace(/,/g, "")), s.gzip);
 });
