@@ -105,3 +105,13 @@ def test_every_policy_covers_tables_and_every_table_options_its_policies():
         if spec.policies:
             longest = max(specs.SPECS[p].max_days for p in spec.policies)
             assert options["default_time_to_live"] == longest * 86_400, spec.name
+
+
+def test_no_statement_allows_filtering():
+    statements = [
+        (spec.name, name, text)
+        for spec in registry.TABLES
+        for name, text in _cql_strings(TABLES_DIR / f"{spec.name}.py")
+    ]
+    assert len(statements) > len(registry.TABLES)
+    assert [s[:2] for s in statements if "ALLOW FILTERING" in " ".join(s[2].upper().split())] == []
