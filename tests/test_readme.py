@@ -160,7 +160,7 @@ echo "$KEY"
     )
     assert done.returncode == 0, done.stderr[-3000:]
     key = done.stdout.strip().splitlines()[-1]
-    assert re.fullmatch(r"cs_\w+", key), done.stdout
+    assert re.fullmatch(r"cs_[\w-]+", key), done.stdout
     with sqlite3.connect(tmp_path / "clickstream.sqlite3") as db:
         rows = db.execute("SELECT name FROM sessions_app_site WHERE key = ?", (key,)).fetchall()
     assert rows == [("My shop",)]
