@@ -1,8 +1,8 @@
 """The README's commands work on this checkout: every `make` target exists, every
 management command exists and its documented arguments parse, every path it names is
-in the repository, the create-site line runs verbatim as `make run` leaves things, and
-its figures are the measured ones (bench/RESULTS.md; the tracker's size is checked by
-tests/tracker/build.test.mjs)."""
+in the repository and every URL a route, the create-site line runs verbatim as `make run`
+leaves things, and its figures are the measured ones (bench/RESULTS.md; the tracker's
+size is checked by tests/tracker/build.test.mjs)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from django.core.management import get_commands, load_command_class
+from django.urls import Resolver404, resolve
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -132,6 +133,34 @@ def test_every_path_the_readme_names_exists() -> None:
     named = {n for n in named if not n.startswith(("http", *RUNTIME_PATHS))}
     assert {"ARCHITECTURE.md", "ops/cassandra/pom.xml", ".ci/run"} <= named
     assert sorted(n for n in named if not (ROOT / n).exists()) == []
+
+
+def routes(text: str) -> list[str]:
+    """Return the URL paths the README names, placeholders filled, `{a,b}` expanded."""
+    filled = []
+    for span in {s for s in _spans(text) if s.startswith("/")}:
+        path = span.split("?")[0].replace("<key>", "u1")
+        path = re.sub(r"<(id|session)>", "3f1c2b8e-0c7d-4b7a-9f1e-2d5c6a7b8c9d", path)
+        alternatives = re.search(r"\{([^}]*)\}", path)
+        if alternatives is None:
+            filled.append(path)
+            continue
+        for word in alternatives.group(1).split(","):
+            filled.append(path[: alternatives.start()] + word + path[alternatives.end() :])
+    return sorted(filled)
+
+
+def test_every_route_the_readme_names_resolves() -> None:
+    named = routes(_text())
+    assert "/healthz" in named and "/v1/alias" in named
+    unresolved = []
+    for path in named:
+        try:
+            resolve(path)
+        except Resolver404:
+            unresolved.append(path)
+    # A prefix such as `/api/` is a route only through the paths under it.
+    assert [p for p in unresolved if not any(n.startswith(p) and n != p for n in named)] == []
 
 
 def test_the_performance_figures_are_in_the_bench_results() -> None:
