@@ -57,19 +57,8 @@ class SessionSummary:
     is_bot: bool = False
     user_agent: str | None = None
     ip_prefix: str | None = None
-    browser: str | None = None
-    browser_version: str | None = None
-    os: str | None = None
-    os_version: str | None = None
-    device: str | None = None
-    country: str | None = None
-    language: str | None = None
-    source: str | None = None
-    medium: str | None = None
-    campaign: str | None = None
-    term: str | None = None
-    content: str | None = None
-    viewport: str | None = None
+    # By dimension name (sessionizer.SessionState.dimensions); flat in the log's JSON.
+    dimensions: dict[str, str | None] = field(default_factory=dict)
 
 
 @dataclass
@@ -156,6 +145,20 @@ def _decode_record(
     return cls(**data)
 
 
+def _encode_session(summary: SessionSummary) -> dict[str, Any]:
+    """A summary's record, its dimensions beside its fields (as before they had a dict)."""
+    data = _encode_record(summary, _SESSION_TIMES)
+    data.update((k, v) for k, v in data.pop("dimensions").items() if v is not None)
+    return data
+
+
+def _decode_session(data: dict[str, Any], memo: dict) -> SessionSummary:
+    """The summary of a record: what is not one of its fields is a dimension."""
+    fields = {k: data.pop(k) for k in SessionSummary.__dataclass_fields__ if k in data}
+    fields["dimensions"] = data
+    return _decode_record(SessionSummary, fields, _SESSION_TIMES, _SESSION_UUIDS, memo)
+
+
 def plan_encode(plan: Plan) -> bytes:
     """Serialize a plan for the transaction log (JSON, zlib-compressed).
 
@@ -170,7 +173,7 @@ def plan_encode(plan: Plan) -> bytes:
         "received_at": _ms(plan.received_at),
         "version": plan.version,
         "events": [_encode_record(e, _EVENT_TIMES) for e in plan.events],
-        "sessions": [_encode_record(s, _SESSION_TIMES) for s in plan.sessions],
+        "sessions": [_encode_session(s) for s in plan.sessions],
         "links": plan.links,
         "shards": plan.shards,
     }
@@ -191,10 +194,7 @@ def plan_decode(payload: bytes) -> Plan:
         events=[
             _decode_record(EventRow, e, _EVENT_TIMES, _EVENT_UUIDS, memo) for e in body["events"]
         ],
-        sessions=[
-            _decode_record(SessionSummary, s, _SESSION_TIMES, _SESSION_UUIDS, memo)
-            for s in body["sessions"]
-        ],
+        sessions=[_decode_session(s, memo) for s in body["sessions"]],
         links=[(u, a) for u, a in body["links"]],
         shards=body["shards"],
         logged_at=_from_ms(body["logged_at"]) if "logged_at" in body else None,

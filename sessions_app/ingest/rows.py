@@ -21,11 +21,12 @@ from sessions_app.core.cql import bind, consistency, prepare
 from sessions_app.core.ids import time_uuid, uuid_time
 from sessions_app.core.jsonfmt import dumps
 from sessions_app.core.timebuckets import bucket_of
-from sessions_app.ingest.plan import EventRow, Plan, version_of
+from sessions_app.ingest.plan import EventRow, Plan, SessionSummary, version_of
 from sessions_app.retention import policies, specs
 from sessions_app.tables import (
     anonymous_links,
     bucket_partials,
+    dimensions,
     identity_links,
     latest_sessions,
     session_events,
@@ -35,6 +36,7 @@ from sessions_app.tables import (
     user_properties,
     user_sessions,
 )
+from sessions_app.tables.dimensions import SUMMARY, Dimension
 
 
 def event_statements(events: Iterable[EventRow]) -> Iterable[tuple[Any, Any]]:
@@ -189,6 +191,14 @@ def property_rows(plan: Plan) -> Iterable[tuple[tuple[Any, ...], Row]]:
             yield key, (set_first, (-micros, ttl, ts, *where))
 
 
+def _explored(summary: SessionSummary, dimension: Dimension) -> str | None:
+    """A dimension's value as site_sessions stores it (a summary's URL: its path)."""
+    source, name = dimension.derived
+    if source == SUMMARY:
+        return tally.page_path(getattr(summary, name))
+    return summary.dimensions.get(dimension.name)
+
+
 def explorer_rows(plan: Plan) -> Iterable[tuple[tuple[Any, ...], Row]]:
     """The site_sessions row of each of the plan's sessions: its summary, filter columns
     and the pages and custom events of this batch added to its sets.
@@ -199,7 +209,10 @@ def explorer_rows(plan: Plan) -> Iterable[tuple[tuple[Any, ...], Row]]:
     """
     if not plan.sessions:
         return
-    upsert = prepare(site_sessions.UPSERT, idempotent=True, write=True)
+    upsert = prepare(
+        site_sessions.with_dimensions(site_sessions.UPSERT), idempotent=True, write=True
+    )
+    stored = dimensions.explored()
     ttl = policies.ttl_seconds(specs.SESSIONS)
     pages: dict[uuid.UUID, list[str]] = defaultdict(list)
     names: dict[uuid.UUID, list[str]] = defaultdict(list)
@@ -234,15 +247,7 @@ def explorer_rows(plan: Plan) -> Iterable[tuple[tuple[Any, ...], Row]]:
                     s.pageview_count,
                     s.converted,
                     s.is_bot,
-                    s.country,
-                    s.device,
-                    s.browser,
-                    s.os,
-                    s.source,
-                    s.medium,
-                    s.campaign,
-                    tally.page_path(s.entry_url),
-                    tally.page_path(s.exit_url),
+                    *(_explored(s, d) for d in stored),
                     kept_pages,
                     kept_names,
                     *site_sessions.row_key(s.site_id, sid),
@@ -254,7 +259,10 @@ def explorer_rows(plan: Plan) -> Iterable[tuple[tuple[Any, ...], Row]]:
 def session_rows(plan: Plan) -> Iterable[tuple[tuple[Any, ...], Row]]:
     """The summary and feed rows of a plan's sessions, its identity links and the user
     properties its identify events set, each with its partition key."""
-    upsert = prepare(user_sessions.UPSERT, idempotent=True, write=True)
+    upsert = prepare(
+        user_sessions.with_dimensions(user_sessions.UPSERT), idempotent=True, write=True
+    )
+    enriched = dimensions.enriched()
     feed = prepare(latest_sessions.INSERT, idempotent=True, write=True)
     link = prepare(identity_links.INSERT, idempotent=True, write=True)
     reverse = prepare(anonymous_links.INSERT, idempotent=True, write=True)
@@ -294,7 +302,7 @@ def session_rows(plan: Plan) -> Iterable[tuple[tuple[Any, ...], Row]]:
                     s.is_bot,
                     s.user_agent,
                     s.ip_prefix,
-                    *(getattr(s, name) for name in user_sessions.DIMENSIONS),
+                    *(s.dimensions.get(d.name) for d in enriched),
                     plan.version,
                     ttl,
                 ),

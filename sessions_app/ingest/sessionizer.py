@@ -12,13 +12,14 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
 from sessions_app.core import timebuckets
 from sessions_app.core.ids import time_uuid
-from sessions_app.ingest.enrich import NO_AGENT, Agent, acquisition, viewport_class
+from sessions_app.ingest.enrich import NO_AGENT, Acquisition, Agent, acquisition, viewport_class
+from sessions_app.tables.dimensions import AGENT, LANDING, LAYOUT, VISITOR, by_derivation, enriched
 
 STATE_PREFIX = "cs:sess"
 
@@ -41,21 +42,10 @@ class SessionState:
     is_bot: bool = False
     user_agent: str | None = None  # no longer set (only what it yields is kept); old states have it
     ip_prefix: str | None = None
-    # Enrichment (ingest/enrich.py): who, on what, from where; set when the session
-    # starts, the acquisition again whenever an earlier landing event arrives.
-    browser: str | None = None
-    browser_version: str | None = None
-    os: str | None = None
-    os_version: str | None = None
-    device: str | None = None
-    country: str | None = None
-    language: str | None = None
-    source: str | None = None
-    medium: str | None = None
-    campaign: str | None = None
-    term: str | None = None
-    content: str | None = None
-    viewport: str | None = None
+    # Enrichment: who, on what, from where, by dimension name (tables/dimensions.py says
+    # how each is derived); set when the session starts, the landing event's again
+    # whenever an earlier landing event arrives. Kept flat in the JSON, beside the fields.
+    dimensions: dict[str, str | None] = field(default_factory=dict)
     # The write timestamp (µs) of the summary this state was read from or written as:
     # the next plan that rebuilds the session is versioned above it (ingest/versions.py).
     version: int = 0
@@ -69,6 +59,7 @@ class SessionState:
 
     def to_json(self) -> str:
         data = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        data.update(data.pop("dimensions"))
         data["session_id"] = str(self.session_id)
         data["started_at"] = self.started_at.isoformat()
         data["last_seen_at"] = self.last_seen_at.isoformat()
@@ -77,10 +68,11 @@ class SessionState:
     @classmethod
     def from_json(cls, text: str | bytes) -> SessionState:
         data = json.loads(text)
-        data["session_id"] = uuid.UUID(data["session_id"])
-        data["started_at"] = datetime.fromisoformat(data["started_at"])
-        data["last_seen_at"] = datetime.fromisoformat(data["last_seen_at"])
-        return cls(**data)
+        fields = {k: data.pop(k) for k in cls.__dataclass_fields__ if k in data}
+        fields["session_id"] = uuid.UUID(fields["session_id"])
+        fields["started_at"] = datetime.fromisoformat(fields["started_at"])
+        fields["last_seen_at"] = datetime.fromisoformat(fields["last_seen_at"])
+        return cls(**fields, dimensions=data)
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> SessionState:
@@ -92,6 +84,7 @@ class SessionState:
         fields["converted"] = bool(fields["converted"])
         fields["version"] = fields["version"] or 0  # the row's write time, when selected
         fields["is_bot"] = bool(fields["is_bot"])
+        fields["dimensions"] = {d.name: row.get(d.column) for d in enriched()}
         return cls(**fields)
 
 
@@ -107,11 +100,21 @@ class Visit:
 
 
 def _visitor(target: SessionState, visit: Visit) -> None:
-    agent = visit.agent
-    target.browser, target.browser_version = agent.browser, agent.browser_version
-    target.os, target.os_version, target.device = agent.os, agent.os_version, agent.device
-    target.country = target.country or visit.country
-    target.language = target.language or visit.language
+    """Stamp the visitor's dimensions: its agent's, and those the session lacks yet."""
+    known = target.dimensions
+    for d in by_derivation(AGENT):
+        known[d.name] = getattr(visit.agent, d.derived[1])
+    for d in by_derivation(VISITOR):
+        known[d.name] = known.get(d.name) or getattr(visit, d.derived[1])
+
+
+def _landing(target: SessionState, came: Acquisition, viewport: str | None) -> None:
+    """Stamp the landing event's dimensions: where it came from, its layout if known."""
+    known = target.dimensions
+    for d in by_derivation(LANDING):
+        known[d.name] = getattr(came, d.derived[1])
+    for d in by_derivation(LAYOUT):
+        known[d.name] = viewport or known.get(d.name)
 
 
 def state_key(site_id: uuid.UUID, user_key: str) -> str:
@@ -201,13 +204,11 @@ class Sessionizer:
         target.converted = target.converted or (kind == "custom" and name == self.conversion_event)
         target.user_id = target.user_id or user_id
         target.is_bot = target.is_bot or visit.is_bot
-        if target.device is None:  # new, or begun by a server-side event: the first browser's
+        # New, or begun by a server-side event (no agent): the first browser's.
+        if not any(target.dimensions.get(d.name) for d in by_derivation(AGENT)):
             _visitor(target, visit)
         if landing and self.acquire:
-            came = acquisition(url, referrer, context)
-            target.source, target.medium, target.campaign = came.source, came.medium, came.campaign
-            target.term, target.content = came.term, came.content
-            target.viewport = viewport_class(viewport) or target.viewport
+            _landing(target, acquisition(url, referrer, context), viewport_class(viewport))
         self.touched[target.session_id] = target
         return target
 

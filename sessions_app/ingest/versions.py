@@ -47,6 +47,7 @@ def summary_of(site_id: uuid.UUID, user_key: str, state: SessionState) -> Sessio
     """Return the user_sessions row of a session state (its version is the plan's)."""
     fields = vars(state).copy()
     del fields["version"]
+    fields["dimensions"] = dict(state.dimensions)  # the state goes on changing
     return SessionSummary(site_id=site_id, user_key=user_key, **fields)
 
 
