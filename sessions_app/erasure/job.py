@@ -31,7 +31,7 @@ from sessions_app.erasure.scan import (
 )
 from sessions_app.ingest.plan import plan_decode, plan_encode, plan_without
 from sessions_app.ingest.rows import feed_sentinel
-from sessions_app.ingest.sessionizer import state_key
+from sessions_app.ingest.state import state_key
 from sessions_app.ingest.txlog import LOG_WIDTH
 from sessions_app.models import (
     BucketState,

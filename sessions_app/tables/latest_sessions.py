@@ -6,6 +6,10 @@ its spec in the table registry (tables/registry.py).
 
 from __future__ import annotations
 
+import uuid
+from datetime import datetime
+from typing import NamedTuple
+
 from cassandra.cqlengine import columns
 from cassandra.cqlengine.models import Model
 
@@ -28,6 +32,23 @@ INSERT INTO {ks}.latest_sessions
    entry_url, exit_url, is_bot)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 """
+
+
+class Row(NamedTuple):
+    """The parameters of INSERT, in its order."""
+
+    site_id: uuid.UUID
+    sentinel: int
+    seen_id: uuid.UUID
+    session_id: uuid.UUID
+    user_key: str
+    started_at: datetime
+    last_seen_at: datetime
+    event_count: int
+    entry_url: str | None
+    exit_url: str | None
+    is_bot: bool
+
 
 COUNT = """
 SELECT seen_id FROM {ks}.latest_sessions WHERE site_id = ? AND sentinel = ? LIMIT ?

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import uuid
 import zlib
-from typing import Any
+from datetime import datetime
+from typing import Any, NamedTuple
 
 from cassandra.cqlengine import columns
 from cassandra.cqlengine.models import Model
@@ -42,6 +43,38 @@ SET user_key = ?, identified = ?, started_at = ?, last_seen_at = ?, duration_s =
     pages = pages + ?, events = events + ?
 WHERE site_id = ? AND day = ? AND shard = ? AND session_id = ?
 """
+
+
+class Upsert(NamedTuple):
+    """The parameters of UPSERT, in its order (pages, events: what the batch adds)."""
+
+    timestamp: int
+    ttl: int
+    user_key: str
+    identified: bool
+    started_at: datetime
+    last_seen_at: datetime
+    duration_s: int
+    event_count: int
+    pageview_count: int
+    converted: bool
+    is_bot: bool
+    country: str | None
+    device: str | None
+    browser: str | None
+    os: str | None
+    source: str | None
+    medium: str | None
+    campaign: str | None
+    entry_path: str | None
+    exit_path: str | None
+    pages: set[str]
+    events: set[str]
+    site_id: uuid.UUID
+    day: datetime
+    shard: int
+    session_id: uuid.UUID
+
 
 DELETE_ROW = """
 DELETE FROM {ks}.site_sessions WHERE site_id = ? AND day = ? AND shard = ? AND session_id = ?

@@ -7,6 +7,8 @@ its spec in the table registry (tables/registry.py).
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 from cassandra.concurrent import execute_concurrent
@@ -171,11 +173,56 @@ UPSERT = """
 INSERT INTO {ks}.user_sessions
   (site_id, user_key, session_id, started_at, last_seen_at, anonymous_id, user_id,
    event_count, pageview_count, click_count, entry_url, exit_url, converted, is_bot,
-   user_agent, ip_prefix, browser, browser_version, os, os_version, device, country, language,
+   ip_prefix, browser, browser_version, os, os_version, device, country, language,
    source, medium, campaign, term, content, viewport)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 USING TIMESTAMP ? AND TTL ?
 """
+
+
+def upsert_params(
+    *,
+    site_id: uuid.UUID,
+    user_key: str,
+    session_id: uuid.UUID,
+    started_at: datetime,
+    last_seen_at: datetime,
+    anonymous_id: str | None,
+    user_id: str | None,
+    event_count: int,
+    pageview_count: int,
+    click_count: int,
+    entry_url: str | None,
+    exit_url: str | None,
+    converted: bool,
+    is_bot: bool,
+    ip_prefix: str | None,
+    dimensions: Mapping[str, str | None],
+    timestamp: int,
+    ttl: int,
+) -> tuple[Any, ...]:
+    """Return UPSERT's parameters in its order (`dimensions` by name, DIMENSIONS' order)."""
+    return (
+        site_id,
+        user_key,
+        session_id,
+        started_at,
+        last_seen_at,
+        anonymous_id,
+        user_id,
+        event_count,
+        pageview_count,
+        click_count,
+        entry_url,
+        exit_url,
+        converted,
+        is_bot,
+        ip_prefix,
+        *(dimensions[name] for name in DIMENSIONS),
+        timestamp,
+        ttl,
+    )
+
 
 SELECT_BEFORE = """
 SELECT session_id, started_at, last_seen_at, anonymous_id, user_id, event_count,
@@ -209,7 +256,7 @@ class UserSession(Model):
     exit_url = columns.Text()
     converted = columns.Boolean(default=False)
     is_bot = columns.Boolean(default=False)
-    user_agent = columns.Text()  # no longer written (derived fields above); older rows have it
+    user_agent = columns.Text()  # no longer written (derived fields below); older rows have it
     ip_prefix = columns.Text()
     browser = columns.Text()
     browser_version = columns.Text()
