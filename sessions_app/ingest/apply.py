@@ -21,8 +21,8 @@ from sessions_app.ingest.rows import (
     event_groups,
     event_statements,
     partial_rows,
-    session_rows,
 )
+from sessions_app.ingest.session_rows import session_rows
 from sessions_app.ingest.txlog import log_key, mark_params
 from sessions_app.tables import transaction_log, user_events_by_bucket
 

@@ -15,8 +15,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sessions_app.core.ids import time_uuid
-from sessions_app.ingest.enrich import acquisition, viewport_class
-from sessions_app.ingest.state import SessionState
+from sessions_app.ingest.enrich import Acquisition, acquisition, viewport_class
+from sessions_app.ingest.state import Dimensions, SessionState
 from sessions_app.ingest.visit import Visit
 
 
@@ -103,18 +103,10 @@ class Sessionizer:
         target.converted = target.converted or (kind == "custom" and name == self.conversion_event)
         target.user_id = target.user_id or user_id
         target.is_bot = target.is_bot or visit.is_bot
-        dimensions = target.dimensions
-        if dimensions.device is None:  # new, or begun by a server-side event: the first browser's
-            visit.stamp(target)
+        if target.dimensions.device is None:  # new, or begun by a server-side event
+            visit.stamp(target)  # the first browser's
         if landing and self.acquire:
-            came = acquisition(url, referrer, context)
-            dimensions.source, dimensions.medium = came.source, came.medium
-            dimensions.campaign, dimensions.term, dimensions.content = (
-                came.campaign,
-                came.term,
-                came.content,
-            )
-            dimensions.viewport = viewport_class(viewport) or dimensions.viewport
+            _acquired(target.dimensions, acquisition(url, referrer, context), viewport)
         self.touched[target.session_id] = target
         return target
 
@@ -138,3 +130,14 @@ class Sessionizer:
                 if s.session_id != current_id
             ]
         return self._older
+
+
+def _acquired(dimensions: Dimensions, came: Acquisition, viewport: int | None) -> None:
+    """Set where a session came from, at its landing event."""
+    dimensions.source, dimensions.medium, dimensions.campaign = (
+        came.source,
+        came.medium,
+        came.campaign,
+    )
+    dimensions.term, dimensions.content = came.term, came.content
+    dimensions.viewport = viewport_class(viewport) or dimensions.viewport

@@ -7,11 +7,13 @@ its spec in the table registry (tables/registry.py).
 from __future__ import annotations
 
 import uuid
+import zlib
 from datetime import datetime
 from typing import NamedTuple
 
 from cassandra.cqlengine import columns
 from cassandra.cqlengine.models import Model
+from django.conf import settings
 
 from sessions_app.retention.specs import table_options
 from sessions_app.tables.spec import TableSpec
@@ -32,6 +34,11 @@ INSERT INTO {ks}.latest_sessions
    entry_url, exit_url, is_bot)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 """
+
+
+def feed_sentinel(user_key: str) -> int:
+    """Return the partition of a user's entries: a hash, never a time (a sentinel)."""
+    return zlib.crc32(user_key.encode()) % settings.FEED_SHARDS
 
 
 class Row(NamedTuple):

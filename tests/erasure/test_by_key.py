@@ -21,8 +21,8 @@ from sessions_app.core import stamps, timebuckets
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.erasure import erasures
 from sessions_app.ingest import pipeline, replay
-from sessions_app.ingest.steps.plan import plan as plan_step
 from sessions_app.ingest.pipeline import Source, events_record
+from sessions_app.ingest.steps.plan import plan as plan_step
 from sessions_app.models import ErasureRequest, UserBucketWidth
 from sessions_app.retention import policies, specs
 from sessions_app.sessions import feed, lists
