@@ -249,7 +249,6 @@ def _batch(
                 "https://shop.example/",
                 False,
                 False,
-                None,  # the user agent itself is not stored
                 "127.0.0.0",
                 *(DIMENSIONS.get(d.name) for d in dimensions.enriched()),
                 int(now.timestamp() * 1_000_000),

@@ -25,8 +25,9 @@ LANDING = "landing"  # enrich.Acquisition of the session's landing event (the ea
 LAYOUT = "layout"  # the landing event's viewport class (enrich.viewport_class), when known
 SUMMARY = "summary"  # a URL of the session's summary, as its path (entry and exit pages)
 
-# Where a statement template lists dimension columns (`statement`).
+# Where a statement template lists dimension columns, and their bind markers (`statement`).
 MARK = "<dimensions>"
+MARKERS = "<dimension markers>"
 
 DEVICES = ("desktop", "mobile", "tablet", "bot")
 MEDIA = ("direct", "search", "social", "email", "referral", "internal", "paid", "cpc")
@@ -123,10 +124,10 @@ def named(name: str) -> Dimension:
 def statement(template: str, chosen: Iterable[Dimension]) -> str:
     """The template with the chosen dimensions' columns where it says MARK, one
     "column = ?" each where it says MARK + " = ?", one bind marker each where it says
-    "?" + MARK."""
+    MARKERS."""
     names = [d.column for d in chosen]
     return (
         template.replace(f"{MARK} = ?", ", ".join(f"{n} = ?" for n in names))
-        .replace(f"?{MARK}", ", ".join("?" for _ in names))
+        .replace(MARKERS, ", ".join("?" for _ in names))
         .replace(MARK, ", ".join(names))
     )

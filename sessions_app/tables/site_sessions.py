@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import uuid
 import zlib
+from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 from cassandra.cqlengine import columns
@@ -26,7 +28,8 @@ from sessions_app.core.ids import uuid_time
 from sessions_app.core.timebuckets import Width
 from sessions_app.retention import specs
 from sessions_app.retention.specs import table_options
-from sessions_app.tables import dimensions
+from sessions_app.tables.dimensions import explored, funnel_splits, statement
+from sessions_app.tables.dimensions import filters as filtering
 from sessions_app.tables.spec import TableSpec
 
 # A session's sets hold the paths of its first MAX_PAGES page views and the custom
@@ -42,6 +45,53 @@ SET user_key = ?, identified = ?, started_at = ?, last_seen_at = ?, duration_s =
     pages = pages + ?, events = events + ?
 WHERE site_id = ? AND day = ? AND shard = ? AND session_id = ?
 """
+
+
+def upsert_params(
+    *,
+    timestamp: int,
+    ttl: int,
+    user_key: str,
+    identified: bool,
+    started_at: datetime,
+    last_seen_at: datetime,
+    duration_s: int,
+    event_count: int,
+    pageview_count: int,
+    converted: bool,
+    is_bot: bool,
+    dimensions: Mapping[str, str | None],
+    pages: set[str],
+    events: set[str],
+    site_id: uuid.UUID,
+    day: datetime,
+    shard: int,
+    session_id: uuid.UUID,
+) -> tuple[Any, ...]:
+    """Return UPSERT's parameters in its order (`dimensions` by name, in the order of the
+    columns `with_dimensions` lists; one the mapping lacks is null; pages, events: what
+    the batch adds)."""
+    return (
+        timestamp,
+        ttl,
+        user_key,
+        identified,
+        started_at,
+        last_seen_at,
+        duration_s,
+        event_count,
+        pageview_count,
+        converted,
+        is_bot,
+        *(dimensions.get(d.name) for d in explored()),
+        pages,
+        events,
+        site_id,
+        day,
+        shard,
+        session_id,
+    )
+
 
 DELETE_ROW = """
 DELETE FROM {ks}.site_sessions WHERE site_id = ? AND day = ? AND shard = ? AND session_id = ?
@@ -102,17 +152,17 @@ OTHER_FILTERS: dict[str, str] = {
 def with_dimensions(template: str) -> str:
     """The statement with the columns of the dimensions this table stores where the
     template says MARK (tables/dimensions.py)."""
-    return dimensions.statement(template, dimensions.explored())
+    return statement(template, explored())
 
 
 def funnel_statement(template: str) -> str:
     """The statement with the columns of the dimensions that split funnels."""
-    return dimensions.statement(template, dimensions.funnel_splits())
+    return statement(template, funnel_splits())
 
 
 def filters() -> dict[str, str]:
     """Every filter's clause, by its name (a URL parameter)."""
-    found = {d.name: f"{d.column} = ?" for d in dimensions.filters()}
+    found = {d.name: f"{d.column} = ?" for d in filtering()}
     return {**found, **OTHER_FILTERS}
 
 
@@ -175,7 +225,7 @@ class SiteSession(Model):
     # One text column per dimension that breaks down, filters or splits funnels
     # (tables/dimensions.py; the class body's namespace is where cqlengine finds a
     # model's columns).
-    locals().update({d.column: columns.Text() for d in dimensions.explored()})
+    locals().update({d.column: columns.Text() for d in explored()})
     pages = columns.Set(columns.Text)  # paths viewed (the first MAX_PAGES distinct)
     events = columns.Set(columns.Text)  # custom event names done (among the first MAX_EVENTS)
 

@@ -16,6 +16,10 @@ its spec in the table registry (tables/registry.py).
 
 from __future__ import annotations
 
+import uuid
+from datetime import datetime
+from typing import NamedTuple
+
 from cassandra.cqlengine import columns
 from cassandra.cqlengine.models import Model
 
@@ -32,6 +36,30 @@ SET_FIRST = """
 UPDATE {ks}.user_properties USING TIMESTAMP ? AND TTL ?
 SET first_set_at = ? WHERE site_id = ? AND user_key = ? AND name = ?
 """
+
+
+class SetValue(NamedTuple):
+    """The parameters of SET_VALUE, in its order (value: JSON text)."""
+
+    timestamp: int
+    ttl: int
+    value: str
+    last_set_at: datetime
+    site_id: uuid.UUID
+    user_key: str
+    name: str
+
+
+class SetFirst(NamedTuple):
+    """The parameters of SET_FIRST, in its order."""
+
+    timestamp: int
+    ttl: int
+    first_set_at: datetime
+    site_id: uuid.UUID
+    user_key: str
+    name: str
+
 
 SELECT = """
 SELECT name, value, first_set_at, last_set_at FROM {ks}.user_properties

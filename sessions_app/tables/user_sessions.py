@@ -7,6 +7,8 @@ its spec in the table registry (tables/registry.py).
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 from cassandra.concurrent import execute_concurrent
@@ -18,19 +20,19 @@ from sessions_app.core.bounds import bounded_limit
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.retention import specs
 from sessions_app.retention.specs import table_options
-from sessions_app.tables import dimensions
+from sessions_app.tables.dimensions import enriched, statement
 from sessions_app.tables.spec import TableSpec
 
 
 def columns_of() -> tuple[str, ...]:
     """The enrichment columns of a session's summary (ingest/enrich.py), in the
     registry's order."""
-    return tuple(d.column for d in dimensions.enriched())
+    return tuple(d.column for d in enriched())
 
 
 def with_dimensions(template: str) -> str:
     """The statement with the enrichment columns where the template says MARK."""
-    return dimensions.statement(template, dimensions.enriched())
+    return statement(template, enriched())
 
 
 # version: the summary's write time, which the next plan of the session must exceed
@@ -166,10 +168,56 @@ UPSERT = """
 INSERT INTO {ks}.user_sessions
   (site_id, user_key, session_id, started_at, last_seen_at, anonymous_id, user_id,
    event_count, pageview_count, click_count, entry_url, exit_url, converted, is_bot,
-   user_agent, ip_prefix, <dimensions>)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?<dimensions>)
+   ip_prefix, <dimensions>)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, <dimension markers>)
 USING TIMESTAMP ? AND TTL ?
 """
+
+
+def upsert_params(
+    *,
+    site_id: uuid.UUID,
+    user_key: str,
+    session_id: uuid.UUID,
+    started_at: datetime,
+    last_seen_at: datetime,
+    anonymous_id: str | None,
+    user_id: str | None,
+    event_count: int,
+    pageview_count: int,
+    click_count: int,
+    entry_url: str | None,
+    exit_url: str | None,
+    converted: bool,
+    is_bot: bool,
+    ip_prefix: str | None,
+    dimensions: Mapping[str, str | None],
+    timestamp: int,
+    ttl: int,
+) -> tuple[Any, ...]:
+    """Return UPSERT's parameters in its order (`dimensions` by name, in the columns'
+    order: `columns_of`; one the mapping lacks is null)."""
+    return (
+        site_id,
+        user_key,
+        session_id,
+        started_at,
+        last_seen_at,
+        anonymous_id,
+        user_id,
+        event_count,
+        pageview_count,
+        click_count,
+        entry_url,
+        exit_url,
+        converted,
+        is_bot,
+        ip_prefix,
+        *(dimensions.get(d.name) for d in enriched()),
+        timestamp,
+        ttl,
+    )
+
 
 SELECT_BEFORE = """
 SELECT session_id, started_at, last_seen_at, anonymous_id, user_id, event_count,
@@ -202,7 +250,7 @@ class UserSession(Model):
     exit_url = columns.Text()
     converted = columns.Boolean(default=False)
     is_bot = columns.Boolean(default=False)
-    user_agent = columns.Text()  # no longer written (derived fields above); older rows have it
+    user_agent = columns.Text()  # no longer written (derived fields below); older rows have it
     ip_prefix = columns.Text()
     # One text column per enrichment dimension (tables/dimensions.py; the class body's
     # namespace is where cqlengine finds a model's columns).

@@ -30,7 +30,7 @@ from sessions_app.ingest.validation import (
     parse_json,
     parse_time,
 )
-from sessions_app.ingest.visitor import client_ip
+from sessions_app.ingest.visit import client_ip
 from sessions_app.models import Site
 
 log = logging.getLogger(__name__)

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.ingest import enrich
-from sessions_app.ingest.visitor import is_bot_agent
+from sessions_app.ingest.enrich import is_bot_agent
 from sessions_app.tables import user_sessions
 from tests.api.test_api import auth
 from tests.ingest.conftest import event, post
