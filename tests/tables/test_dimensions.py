@@ -20,9 +20,9 @@ from sessions_app.tables.site_sessions import SiteSession
 from sessions_app.tables.user_sessions import UserSession
 from tests.aggregates.test_breakdowns import seal_everything
 from tests.analysis.dataset import AGENTS, SHOP
-from tests.analysis.test_funnels import send
 from tests.api.test_api import auth
-from tests.ingest.conftest import event
+from tests.conftest import recent_fixed
+from tests.ingest.conftest import event, post
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 
@@ -42,6 +42,11 @@ UNDO = (
     "ALTER TABLE {ks}.site_sessions DROP browser_major",
     "ALTER TABLE {ks}.user_sessions DROP browser_major",
 )
+
+
+def send(client, site, events: list[dict], agent: str) -> None:
+    response = post(client, site, events, HTTP_USER_AGENT=agent, REMOTE_ADDR="8.8.8.8")
+    assert response.status_code == 200 and response.json()["accepted"] == len(events)
 
 
 def _run(statements: tuple[str, ...]) -> None:
@@ -72,8 +77,8 @@ def test_a_dimension_added_in_one_place_is_in_every_place(
     client, analyst, site, token, major, settings
 ):
     settings.FUNNEL_INLINE_DAYS = 100  # no worker here: every day is scanned in the request
-    day = timebuckets.floor(timezone.now() - timedelta(days=2), "day")
-    at = day + timedelta(hours=10)
+    at = recent_fixed(days_ago=2, at=timedelta(hours=10))
+    day = timebuckets.floor(at, "day")
     for anon, agent in (("m1", AGENTS[0]), ("m2", AGENTS[1]), ("m3", AGENTS[0])):
         checkout = event(at + timedelta(minutes=1), kind="custom", anon=anon, name="checkout")
         send(client, site, [event(at, anon=anon, url=SHOP + "/"), checkout], agent)
@@ -127,8 +132,8 @@ def test_a_cached_funnel_day_split_by_other_dimensions_is_scanned_again(
     client, site, monkeypatch, major, settings
 ):
     settings.FUNNEL_INLINE_DAYS = 100
-    day = timebuckets.floor(timezone.now() - timedelta(days=2), "day")
-    at = day + timedelta(hours=10)
+    at = recent_fixed(days_ago=2, at=timedelta(hours=10))
+    day = timebuckets.floor(at, "day")
     checkout = event(at + timedelta(minutes=1), kind="custom", anon="c1", name="checkout")
     send(client, site, [event(at, anon="c1", url=SHOP + "/"), checkout], AGENTS[2])
     seal_everything(site, timezone.now())
