@@ -23,8 +23,8 @@ from typing import NamedTuple
 from cassandra.cqlengine import columns
 from cassandra.cqlengine.models import Model
 
-from sessions_app.retention import specs
-from sessions_app.retention.specs import table_options
+from sessions_app.tables import retention_specs
+from sessions_app.tables.retention_specs import table_options
 from sessions_app.tables.spec import TableSpec
 
 SET_VALUE = """
@@ -71,7 +71,7 @@ DELETE_PARTITION = """
 DELETE FROM {ks}.user_properties USING TIMESTAMP ? WHERE site_id = ? AND user_key = ?
 """
 
-POLICIES = (specs.SESSIONS,)
+POLICIES = (retention_specs.SESSIONS,)
 
 
 class UserProperty(Model):

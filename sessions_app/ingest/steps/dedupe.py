@@ -22,7 +22,7 @@ from sessions_app.ingest.apply import user_events_present
 from sessions_app.ingest.context import Intake
 from sessions_app.ingest.order import Candidate
 from sessions_app.ingest.state import SessionState
-from sessions_app.partitions.widths import user_widths
+from sessions_app.ledger.widths import user_widths
 from sessions_app.tables import user_sessions
 
 
