@@ -1,7 +1,7 @@
 """user_properties: the latest value of each trait of a user, with when it was first
 and last set.
 
-Written from `identify` traits (ingest/rows.py, property_rows): `value` and
+Written from `identify` traits (ingest/session_rows.py, property_rows): `value` and
 `last_set_at` with the event's time as write timestamp, so the latest event wins
 whatever order batches arrive or replay in; `first_set_at` with the negated event
 time, so the earliest wins. A value's stamp is at most its request's receipt plus the

@@ -43,7 +43,7 @@ def test_a_profile_sample_goes_to_the_step_whose_function_is_in_its_stack(tmp_pa
         f"events_record ({app}/pipeline.py:3);log ({app}/steps/log.py:8);"
         f"log_write ({app}/txlog.py:9) 1\n"
     )
-    shares, total = profile._attribute([samples], profile.STAGES)
+    shares, total = profile.attribute([samples], profile.STAGES)
     assert total == 10
     assert {k: v for k, v in shares.items() if v} == {
         "step sessionize": 7,
