@@ -382,7 +382,7 @@ REST_FRAMEWORK = {
     # Signed in; each route then checks the user's access to its site (SiteView).
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["sessions_app.api.renderers.ORJSONRenderer"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "sessions_app.api.schema.RegistrySchema",
     "EXCEPTION_HANDLER": "sessions_app.api.views.api_exception_handler",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
 }

@@ -30,14 +30,14 @@ from django.conf import settings
 from sessions_app.aggregates.seal import aggregate_ttl
 from sessions_app.aggregates.sources import site_bucket_funnel_rows
 from sessions_app.analysis.funnel_spec import Funnel
-from sessions_app.analysis.funnel_table import DIMENSIONS, DaySummary, pack, unpack
+from sessions_app.analysis.funnel_table import DaySummary, pack, split_names, unpack
 from sessions_app.core import timebuckets
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.core.ids import cassandra_order, uuid_time
 from sessions_app.core.timebuckets import DRIVER_EPOCH, ONE_MS, driver_ms
 from sessions_app.ledger import policies
 from sessions_app.models import BucketState, Site
-from sessions_app.tables import funnel_days, site_sessions
+from sessions_app.tables import dimensions, funnel_days, site_sessions
 
 HOURS_AT_ONCE = 6  # hours of a day scanned concurrently
 _PART = struct.Struct(">2sH")  # b"fp", the format's version
@@ -78,7 +78,8 @@ class DayPart:
                 len(self.events), 16
             ),
         }
-        head = {"users": list(users), "sessions": list(sessions), "dims": self.sessions}
+        head = {"users": list(users), "sessions": list(sessions), "dims": self.sessions,
+                "dimensions": split_names()}  # fmt: skip
         return _PART.pack(b"fp", PART_FORMAT) + pack(columns, head)
 
     @classmethod
@@ -87,6 +88,8 @@ class DayPart:
         if blob[:2] != b"fp" or _PART.unpack_from(blob)[1] != PART_FORMAT:
             return None
         head, columns = unpack(memoryview(blob)[_PART.size :])
+        if head.get("dimensions") != split_names():
+            return None  # its sessions' dimensions are another list
         users, sessions, ids = head["users"], head["sessions"], columns["ids"].tobytes()
         events = [
             [users[u], sessions[s], t, uuid.UUID(bytes=ids[16 * i : 16 * i + 16]), m]
@@ -175,19 +178,20 @@ def _day_dimensions(site_id: uuid.UUID, day: datetime) -> dict[str, list[str | N
     while the day's events are scanned)."""
     db = cassandra_session()
     found: dict[str, list[str | None]] = {}
-    whole_day = prepare(site_sessions.SELECT_DAY_DIMENSIONS)
+    whole_day = prepare(site_sessions.funnel_statement(site_sessions.SELECT_DAY_DIMENSIONS))
+    columns = [d.column for d in dimensions.funnel_splits()]
     for shard in range(max(1, settings.SESSION_SHARDS)):
         query = whole_day.bind((site_id, day, shard))
         query.fetch_size = 5_000
         for row in db.execute(query):
-            found[str(row["session_id"])] = [row[d] for d in DIMENSIONS]
+            found[str(row["session_id"])] = [row[c] for c in columns]
     return found
 
 
 def _dimensions(
     site_id: uuid.UUID, day: datetime, sessions: list[str], whole_day: dict[str, Any]
 ) -> dict[str, list[str | None]]:
-    """Each session's source, medium, campaign, country, device and browser: from the
+    """Each session's dimensions that split funnels (tables/dimensions.py): from the
     day's own site_sessions partitions (`whole_day`), a point read for a session another
     day's partition holds (one that began before midnight)."""
     db = cassandra_session()
@@ -196,7 +200,8 @@ def _dimensions(
     earlier = [  # another day's partition holds them
         s for s in sessions if s not in found and not day <= uuid_time(uuid.UUID(s)) < following
     ]
-    statement = prepare(site_sessions.SELECT_DIMENSIONS)
+    statement = prepare(site_sessions.funnel_statement(site_sessions.SELECT_DIMENSIONS))
+    columns = [d.column for d in dimensions.funnel_splits()]
     futures = [
         (sid, db.execute_async(statement, site_sessions.row_key(site_id, uuid.UUID(sid))))
         for sid in earlier
@@ -204,7 +209,7 @@ def _dimensions(
     for sid, future in futures:
         row = future.result().one()
         if row:
-            found[sid] = [row[d] for d in DIMENSIONS]
+            found[sid] = [row[c] for c in columns]
     return found
 
 

@@ -27,8 +27,8 @@ import orjson
 
 from sessions_app.core import timebuckets
 from sessions_app.core.ids import UUID_EPOCH_OFFSET
+from sessions_app.tables import dimensions
 
-DIMENSIONS = ("source", "medium", "campaign", "country", "device", "browser")
 NONE = "(none)"
 DAY_MS = 86_400_000
 # [unit key, user key of the last matched event, start session id, start event id, last
@@ -37,6 +37,12 @@ Detail = list[str | None]
 _HEAD = struct.Struct(">I")
 _MAGIC = struct.Struct(">2sHI")  # b"fs", the format's version, the JSON head's length
 _SIGNED = 0x8080808080808080  # Cassandra compares a TimeUUID's last 8 bytes as signed
+
+
+def split_names() -> list[str]:
+    """The dimensions that split funnels (tables/dimensions.py), in the order of a row's
+    dimension codes; a stored summary or part of another list is computed again."""
+    return [d.name for d in dimensions.funnel_splits()]
 
 
 def order_key(event_id: uuid.UUID | str, ts: int) -> tuple[int, int]:
@@ -104,8 +110,8 @@ class Outcomes:
     times: np.ndarray = field(default_factory=lambda: np.zeros((0, 1), np.int64))
     sub: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     tail: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint64))
-    dims: np.ndarray = field(default_factory=lambda: np.zeros((0, len(DIMENSIONS)), np.int32))
-    vocab: list[list[str]] = field(default_factory=lambda: [[] for _ in DIMENSIONS])
+    dims: np.ndarray = field(default_factory=lambda: np.zeros((0, len(split_names())), np.int32))
+    vocab: list[list[str]] = field(default_factory=lambda: [[] for _ in split_names()])
     # Where each row's detail is: sources[src[i]]() is a list, pos[i] the row's index in it.
     sources: list[Callable[[], list[Detail]]] = field(default_factory=list)
     src: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
@@ -123,11 +129,11 @@ class Outcomes:
         cls, units: Sequence[Any], sessions: dict[str, list[str | None]], steps: int
     ) -> Outcomes:
         """Rows of evaluated units (funnels.Unit), their start session's dimensions from
-        `sessions` (session id -> values in DIMENSIONS' order)."""
+        `sessions` (session id -> values in split_names' order)."""
         n = len(units)
-        vocab: list[dict[str, int]] = [{} for _ in DIMENSIONS]
+        vocab: list[dict[str, int]] = [{} for _ in split_names()]
         times, subs, tails, dims, details = [], [], [], [], []
-        blank = [None] * len(DIMENSIONS)
+        blank = [None] * len(vocab)
         for unit in units:
             chain = unit.chain
             at = [e[2] for e in chain]
@@ -195,7 +201,7 @@ def concat(parts: Sequence[Outcomes], steps: int) -> Outcomes:
     parts = [p for p in parts if len(p)]
     if not parts:
         return Outcomes(steps)
-    vocab: list[dict[str, int]] = [{} for _ in DIMENSIONS]
+    vocab: list[dict[str, int]] = [{} for _ in split_names()]
     dims = []
     for part in parts:
         mapped = np.empty_like(part.dims)
@@ -322,6 +328,7 @@ class DaySummary:
         found = [orjson.dumps(self.events(i)) for i in range(len(self.groups))]
         head = orjson.dumps({
             "groups": self.groups, "dims": self.dims, "provisional": self.provisional_group,
+            "dimensions": split_names(),
             "bounds": np.cumsum([len(f) for f in found]).tolist(),
         })  # fmt: skip
         settled, provisional = self.settled.encode(), self.provisional.encode()
@@ -346,6 +353,8 @@ class DaySummary:
             return None
         at = _MAGIC.size
         head = orjson.loads(view[at : at + size])
+        if head.get("dimensions") != split_names():
+            return None  # split by other dimensions
         at += size
         tables = []
         for loader in (lambda: details()[0], lambda: details()[1]):

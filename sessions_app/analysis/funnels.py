@@ -37,7 +37,6 @@ from sessions_app.analysis.funnel_scan import (
 )
 from sessions_app.analysis.funnel_spec import Funnel, funnel_compile
 from sessions_app.analysis.funnel_table import (
-    DIMENSIONS,
     DaySummary,
     Outcomes,
     best,
@@ -45,6 +44,7 @@ from sessions_app.analysis.funnel_table import (
     concat,
     newest_first,
     percentile_s,
+    split_names,
     step_counts,
     step_gaps,
     trend,
@@ -364,9 +364,10 @@ def _label(step: dict[str, Any]) -> str:
 
 
 def _breakdown(result: Result, dimension: str, steps: int) -> list[dict[str, Any]]:
-    if dimension not in DIMENSIONS:
-        raise RangeError("breakdown", f"one of {', '.join(DIMENSIONS)}")
-    counts = breakdown_counts(result.outcomes, DIMENSIONS.index(dimension))
+    names = split_names()
+    if dimension not in names:
+        raise RangeError("breakdown", f"one of {', '.join(names)}")
+    counts = breakdown_counts(result.outcomes, names.index(dimension))
     ranked = sorted(counts.items(), key=lambda kv: (-kv[1][0], kv[0]))
     rows = ranked[:TOP_VALUES]
     if len(ranked) > TOP_VALUES:

@@ -16,7 +16,7 @@ from rest_framework.response import Response
 
 from sessions_app.analysis import funnel_defs, funnels
 from sessions_app.analysis.funnel_spec import DefinitionSerializer
-from sessions_app.analysis.funnel_table import DIMENSIONS
+from sessions_app.analysis.funnel_table import split_names
 from sessions_app.analysis.params import iso, range_param
 from sessions_app.api.views import END, START, SiteView, _int
 from sessions_app.core.bounds import RangeError
@@ -36,8 +36,8 @@ def funnel_result(site: Site, funnel: Funnel, params: Mapping[str, str]) -> dict
     """The funnel's numbers over the range in `params` (breakdown= one dimension)."""
     start, end = funnel_range(params)
     breakdown = params.get("breakdown") or None
-    if breakdown and breakdown not in DIMENSIONS:
-        raise RangeError("breakdown", f"one of {', '.join(DIMENSIONS)}")
+    if breakdown and breakdown not in split_names():
+        raise RangeError("breakdown", f"one of {', '.join(split_names())}")
     assert funnel.current is not None
     result = funnels.funnel_units(site=site, version=funnel.current, start=start, end=end)
     return {
@@ -140,12 +140,16 @@ class SiteFunnel(SiteView):
 class SiteFunnelResults(SiteView):
     """The funnel over [start, end) (default the last 30 days, at most 92): per step the
     count, conversion from the first and the previous step, median and p90 seconds from
-    the previous step; the conversion trend per day; `breakdown` by source, medium,
-    campaign, country, device or browser. `days.pending`: days still being computed by
-    the workers (the numbers leave them out; ask again)."""
+    the previous step; the conversion trend per day; `breakdown` by one of the dimensions
+    that split funnels (tables/dimensions.py). `days.pending`: days still being computed
+    by the workers (the numbers leave them out; ask again)."""
+
+    @staticmethod
+    def registry_parameters() -> list[OpenApiParameter]:
+        return [OpenApiParameter("breakdown", str, enum=split_names())]
 
     @extend_schema(
-        parameters=[START, END, OpenApiParameter("breakdown", str, enum=list(DIMENSIONS))],
+        parameters=[START, END],
         responses=OpenApiTypes.OBJECT,
     )
     def get(self, request: Request, site_id: uuid.UUID, funnel_id: int) -> Response:

@@ -243,12 +243,16 @@ class SiteSessions(SiteView):
     """The session explorer: sessions that started in [start, end) (default the last 7
     days, at most 92), newest first, matching every filter given; cursor-paged.
 
-    Filters: country, device, browser, os, source, medium, campaign (exact values);
-    entry, exit, page (a path such as /pricing: entry page, exit page, a page viewed);
-    event (a custom event done); converted, bot, identified (true/false);
+    Filters: the dimensions that filter (tables/dimensions.py: source, medium, campaign,
+    country, device, browser, os: exact values; entry, exit: paths such as /pricing);
+    page (a path viewed); event (a custom event done); converted, bot, identified (true/false);
     duration_min/duration_max (seconds), events_min/events_max. `filters` in the
     answer is the query as URL parameters (the page /sites/<id>/sessions/ takes the same).
     """
+
+    @staticmethod
+    def registry_parameters() -> list[OpenApiParameter]:
+        return [OpenApiParameter(name, str) for name in explorer.filter_names()]
 
     @extend_schema(
         parameters=[
@@ -256,7 +260,6 @@ class SiteSessions(SiteView):
             END,
             OpenApiParameter("cursor", str, description="next_cursor of the previous page"),
             OpenApiParameter("limit", OpenApiTypes.INT, description="page size, 1-200"),
-            *(OpenApiParameter(name, str) for name in explorer.FILTER_NAMES),
         ],
         responses=OpenApiTypes.OBJECT,
     )

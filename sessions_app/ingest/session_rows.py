@@ -15,6 +15,7 @@ from sessions_app.core.ids import time_uuid, uuid_time
 from sessions_app.core.jsonfmt import dumps
 from sessions_app.ingest.plan import Plan, version_of
 from sessions_app.ingest.rows import Keyed
+from sessions_app.ingest.state import SessionState
 from sessions_app.ledger import policies
 from sessions_app.tables import (
     anonymous_links,
@@ -25,6 +26,7 @@ from sessions_app.tables import (
     user_properties,
     user_sessions,
 )
+from sessions_app.tables.dimensions import SUMMARY, by_derivation
 
 IDENTIFY = "$identify"
 
@@ -87,7 +89,9 @@ def explorer_rows(plan: Plan) -> Iterable[Keyed]:
     """
     if not plan.sessions:
         return
-    upsert = prepare(site_sessions.UPSERT, idempotent=True, write=True)
+    upsert = prepare(
+        site_sessions.with_dimensions(site_sessions.UPSERT), idempotent=True, write=True
+    )
     ttl = policies.ttl_seconds(retention_specs.SESSIONS)
     pages: dict[uuid.UUID, list[str]] = defaultdict(list)
     names: dict[uuid.UUID, list[str]] = defaultdict(list)
@@ -98,11 +102,11 @@ def explorer_rows(plan: Plan) -> Iterable[Keyed]:
                 pages[e.session_id].append(path)
         names[e.session_id].append(e.name if e.type == "custom" and e.name else "")
     for summary in plan.sessions:
-        s, dimensions = summary.state, summary.state.dimensions
+        s = summary.state
         seen, done = pages.get(s.session_id, []), names.get(s.session_id, [])
         started, last = timebuckets.as_utc(s.started_at), timebuckets.as_utc(s.last_seen_at)
         site_id, day, shard, session_id = site_sessions.row_key(summary.site_id, s.session_id)
-        row = site_sessions.Upsert(
+        row = site_sessions.upsert_params(
             timestamp=plan.version,
             ttl=ttl,
             user_key=summary.user_key,
@@ -114,15 +118,7 @@ def explorer_rows(plan: Plan) -> Iterable[Keyed]:
             pageview_count=s.pageview_count,
             converted=s.converted,
             is_bot=s.is_bot,
-            country=dimensions.country,
-            device=dimensions.device,
-            browser=dimensions.browser,
-            os=dimensions.os,
-            source=dimensions.source,
-            medium=dimensions.medium,
-            campaign=dimensions.campaign,
-            entry_path=tally.page_path(s.entry_url),
-            exit_path=tally.page_path(s.exit_url),
+            dimensions={**s.dimensions, **_paths(s)},
             # page views and events before this batch are the summary's less the batch's
             pages=set(_kept(seen, s.pageview_count - len(seen), site_sessions.MAX_PAGES)),
             events={
@@ -134,6 +130,11 @@ def explorer_rows(plan: Plan) -> Iterable[Keyed]:
             session_id=session_id,
         )
         yield ("ss", site_id, day, shard), (upsert, row)
+
+
+def _paths(state: SessionState) -> dict[str, str | None]:
+    """The dimensions of a session's summary URLs, as paths (entry and exit pages)."""
+    return {d.name: tally.page_path(getattr(state, d.derived[1])) for d in by_derivation(SUMMARY)}
 
 
 def link_rows(plan: Plan) -> Iterable[Keyed]:
@@ -159,7 +160,9 @@ def summary_rows(plan: Plan) -> Iterable[Keyed]:
     """The user_sessions summary and the latest_sessions entry of each of the plan's sessions."""
     if not plan.sessions:
         return
-    upsert = prepare(user_sessions.UPSERT, idempotent=True, write=True)
+    upsert = prepare(
+        user_sessions.with_dimensions(user_sessions.UPSERT), idempotent=True, write=True
+    )
     feed = prepare(latest_sessions.INSERT, idempotent=True, write=True)
     ttl = policies.ttl_seconds(retention_specs.SESSIONS)
     for summary in plan.sessions:
@@ -181,7 +184,7 @@ def summary_rows(plan: Plan) -> Iterable[Keyed]:
             converted=s.converted,
             is_bot=s.is_bot,
             ip_prefix=s.ip_prefix,
-            dimensions=s.dimensions.__dict__,
+            dimensions=s.dimensions,
             timestamp=plan.version,
             ttl=ttl,
         )

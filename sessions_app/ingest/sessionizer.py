@@ -16,8 +16,9 @@ from typing import Any
 
 from sessions_app.core.ids import time_uuid
 from sessions_app.ingest.enrich import Acquisition, acquisition, viewport_class
-from sessions_app.ingest.state import Dimensions, SessionState
+from sessions_app.ingest.state import SessionState
 from sessions_app.ingest.visit import Visit
+from sessions_app.tables.dimensions import LANDING, LAYOUT, by_derivation
 
 
 def session_id_for(site_id: uuid.UUID, first_client_id: str, first_ts: datetime) -> uuid.UUID:
@@ -103,7 +104,7 @@ class Sessionizer:
         target.converted = target.converted or (kind == "custom" and name == self.conversion_event)
         target.user_id = target.user_id or user_id
         target.is_bot = target.is_bot or visit.is_bot
-        if target.dimensions.device is None:  # new, or begun by a server-side event
+        if not visit.stamped(target):  # new, or begun by a server-side event
             visit.stamp(target)  # the first browser's
         if landing and self.acquire:
             _acquired(target.dimensions, acquisition(url, referrer, context), viewport)
@@ -132,12 +133,10 @@ class Sessionizer:
         return self._older
 
 
-def _acquired(dimensions: Dimensions, came: Acquisition, viewport: int | None) -> None:
-    """Set where a session came from, at its landing event."""
-    dimensions.source, dimensions.medium, dimensions.campaign = (
-        came.source,
-        came.medium,
-        came.campaign,
-    )
-    dimensions.term, dimensions.content = came.term, came.content
-    dimensions.viewport = viewport_class(viewport) or dimensions.viewport
+def _acquired(dimensions: dict[str, str | None], came: Acquisition, viewport: int | None) -> None:
+    """Set where a session came from, and its layout if known, at its landing event."""
+    for d in by_derivation(LANDING):
+        dimensions[d.name] = getattr(came, d.derived[1])
+    layout = viewport_class(viewport)
+    for d in by_derivation(LAYOUT):
+        dimensions[d.name] = layout or dimensions.get(d.name)

@@ -10,39 +10,14 @@ from __future__ import annotations
 
 import json
 import uuid
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
 from sessions_app.core import timebuckets
+from sessions_app.tables.dimensions import enriched
 
 STATE_PREFIX = "cs:sess"
-
-
-@dataclass
-class Dimensions:
-    """The session's enrichment (ingest/enrich.py): who, on what, from where; set when the
-    session starts, the acquisition again whenever an earlier landing event arrives.
-
-    The fields are user_sessions.DIMENSIONS, in that order.
-    """
-
-    browser: str | None = None
-    browser_version: str | None = None
-    os: str | None = None
-    os_version: str | None = None
-    device: str | None = None
-    country: str | None = None
-    language: str | None = None
-    source: str | None = None
-    medium: str | None = None
-    campaign: str | None = None
-    term: str | None = None
-    content: str | None = None
-    viewport: str | None = None
-
-
-DIMENSION_NAMES = tuple(f.name for f in fields(Dimensions))
 
 
 @dataclass
@@ -62,7 +37,10 @@ class SessionState:
     converted: bool = False
     is_bot: bool = False
     ip_prefix: str | None = None
-    dimensions: Dimensions = field(default_factory=Dimensions)
+    # The session's enrichment: who, on what, from where, by dimension name (each as
+    # tables/dimensions.py derives it); set when the session starts, the landing event's
+    # again whenever an earlier landing event arrives.
+    dimensions: dict[str, str | None] = field(default_factory=dict)
     # The write timestamp (µs) of the summary this state was read from or written as:
     # the next plan that rebuilds the session is versioned above it (ingest/versions.py).
     version: int = 0
@@ -77,14 +55,16 @@ class SessionState:
     def flat(self) -> dict[str, Any]:
         """Return the state's fields with its dimensions among them (one level, by name)."""
         data = self.__dict__.copy()
-        data.update(data.pop("dimensions").__dict__)
+        data.update(data.pop("dimensions"))
         return data
 
     @classmethod
     def of_flat(cls, data: dict[str, Any]) -> SessionState:
-        """Build a state from `flat` fields (a missing dimension is None)."""
-        dimensions = Dimensions(**{n: data.pop(n) for n in DIMENSION_NAMES if n in data})
-        return cls(dimensions=dimensions, **data)
+        """Build a state from `flat` fields. A name that is neither a field nor a dimension
+        is left out: written by a release that had it (a state's user_agent, say)."""
+        fields = {name: data[name] for name in cls.__dataclass_fields__ if name in data}
+        dimensions = {d.name: data[d.name] for d in enriched() if d.name in data}
+        return cls(**fields, dimensions=dimensions)
 
     def to_json(self) -> str:
         data = self.flat()
@@ -118,7 +98,7 @@ class SessionState:
             converted=bool(row.get("converted")),
             is_bot=bool(row.get("is_bot")),
             ip_prefix=row.get("ip_prefix"),
-            dimensions=Dimensions(**{n: row.get(n) for n in DIMENSION_NAMES}),
+            dimensions={d.name: row.get(d.column) for d in enriched()},
             version=row.get("version") or 0,  # the row's write time, when selected
         )
 

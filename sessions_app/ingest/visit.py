@@ -18,6 +18,7 @@ from django.conf import settings
 from sessions_app.ingest import enrich
 from sessions_app.ingest.enrich import NO_AGENT, Agent, is_bot_agent
 from sessions_app.ingest.state import SessionState
+from sessions_app.tables.dimensions import AGENT, VISITOR, by_derivation
 
 
 @dataclass(frozen=True)
@@ -33,12 +34,17 @@ class Visit:
     def stamp(self, state: SessionState) -> None:
         """Describe the session's visitor: the agent's, and the country and language
         unless the session has them."""
-        agent, dimensions = self.agent, state.dimensions
-        dimensions.browser, dimensions.browser_version = agent.browser, agent.browser_version
-        dimensions.os, dimensions.os_version = agent.os, agent.os_version
-        dimensions.device = agent.device
-        dimensions.country = dimensions.country or self.country
-        dimensions.language = dimensions.language or self.language
+        known = state.dimensions
+        for d in by_derivation(AGENT):
+            known[d.name] = getattr(self.agent, d.derived[1])
+        for d in by_derivation(VISITOR):
+            known[d.name] = known.get(d.name) or getattr(self, d.derived[1])
+
+    @staticmethod
+    def stamped(state: SessionState) -> bool:
+        """Whether a visitor's agent described the session (else it is new, or began
+        with a server-side event)."""
+        return any(state.dimensions.get(d.name) for d in by_derivation(AGENT))
 
 
 def visit_of(*, user_agent: str | None, ip: str | None, accept_language: str | None) -> Visit:

@@ -19,34 +19,28 @@ from sessions_app.core import timebuckets
 from sessions_app.core.bounds import bounded_limit
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.tables import retention_specs
+from sessions_app.tables.dimensions import enriched, statement
 from sessions_app.tables.retention_specs import table_options
 from sessions_app.tables.spec import TableSpec
 
-# The session's enrichment (ingest/enrich.py), written with the rest of its summary, in
-# this order (the statements below spell them out).
-DIMENSIONS = (
-    "browser",
-    "browser_version",
-    "os",
-    "os_version",
-    "device",
-    "country",
-    "language",
-    "source",
-    "medium",
-    "campaign",
-    "term",
-    "content",
-    "viewport",
-)
+
+def columns_of() -> tuple[str, ...]:
+    """The enrichment columns of a session's summary (ingest/enrich.py), in the
+    registry's order."""
+    return tuple(d.column for d in enriched())
+
+
+def with_dimensions(template: str) -> str:
+    """The statement with the enrichment columns where the template says MARK."""
+    return statement(template, enriched())
+
 
 # version: the summary's write time, which the next plan of the session must exceed
 # (ingest/versions.py).
 SELECT_SESSIONS = """
 SELECT session_id, started_at, last_seen_at, anonymous_id, user_id, event_count,
        pageview_count, click_count, entry_url, exit_url, converted, is_bot,
-       browser, browser_version, os, os_version, device, country, language,
-       source, medium, campaign, term, content, viewport, WRITETIME(event_count) AS version
+       <dimensions>, WRITETIME(event_count) AS version
 FROM {ks}.user_sessions WHERE site_id = ? AND user_key = ? LIMIT ?
 """
 
@@ -62,14 +56,14 @@ def session_row(row: dict[str, Any]) -> dict[str, Any]:
 def session_list(*, site_id: uuid.UUID, user_key: str, limit: int = 50) -> list[dict[str, Any]]:
     """Return a user's sessions, newest first."""
     rows = cassandra_session().execute(
-        prepare(SELECT_SESSIONS), (site_id, user_key, bounded_limit(limit))
+        prepare(with_dimensions(SELECT_SESSIONS)), (site_id, user_key, bounded_limit(limit))
     )
     return [session_row(row) for row in rows]
 
 
 def sessions_latest(*, site_id: uuid.UUID, user_keys: list[str]) -> dict[str, dict[str, Any]]:
     """Return each user's newest session summary (one parallel query per user)."""
-    statement = prepare(SELECT_SESSIONS)
+    statement = prepare(with_dimensions(SELECT_SESSIONS))
     futures = [
         (k, cassandra_session().execute_async(statement, (site_id, k, 1))) for k in user_keys
     ]
@@ -84,8 +78,7 @@ def sessions_latest(*, site_id: uuid.UUID, user_keys: list[str]) -> dict[str, di
 SELECT_SESSION_ONE = """
 SELECT session_id, user_key, started_at, last_seen_at, anonymous_id, user_id, event_count,
        pageview_count, click_count, entry_url, exit_url, converted, is_bot,
-       browser, browser_version, os, os_version, device, country, language,
-       source, medium, campaign, term, content, viewport
+       <dimensions>
 FROM {ks}.user_sessions WHERE site_id = ? AND user_key = ? AND session_id = ?
 """
 
@@ -98,7 +91,7 @@ def session_summary(
         return None
     row = (
         cassandra_session()
-        .execute(prepare(SELECT_SESSION_ONE), (site_id, user_key, session_id))
+        .execute(prepare(with_dimensions(SELECT_SESSION_ONE)), (site_id, user_key, session_id))
         .one()
     )
     return session_row(row) if row else None
@@ -107,8 +100,7 @@ def session_summary(
 SELECT_SESSIONS_OF_USERS = """
 SELECT session_id, user_key, started_at, last_seen_at, anonymous_id, user_id, event_count,
        pageview_count, click_count, entry_url, exit_url, converted, is_bot,
-       browser, browser_version, os, os_version, device, country, language,
-       source, medium, campaign, term, content, viewport
+       <dimensions>
 FROM {ks}.user_sessions
 WHERE site_id = ? AND user_key IN ? AND session_id >= ? AND session_id <= ? LIMIT ?
 """
@@ -139,7 +131,10 @@ def sessions_by_id(
         low = min(ids, key=lambda i: (i.time, i.bytes))
         high = max(ids, key=lambda i: (i.time, i.bytes))
         work.append(
-            (prepare(SELECT_SESSIONS_OF_USERS), (site_id, group, low, high, SESSIONS_PER_QUERY))
+            (
+                prepare(with_dimensions(SELECT_SESSIONS_OF_USERS)),
+                (site_id, group, low, high, SESSIONS_PER_QUERY),
+            )
         )
     found: dict[uuid.UUID, dict[str, Any]] = {}
     for _, rows in execute_concurrent(
@@ -148,7 +143,7 @@ def sessions_by_id(
         for row in rows:
             if row["session_id"] in wanted:
                 found[row["session_id"]] = session_row(row)
-    statement = prepare(SELECT_SESSION_ONE)
+    statement = prepare(with_dimensions(SELECT_SESSION_ONE))
     missing = [(u, i) for u, i in keys if i not in found]
     for start in range(0, len(missing), 256):  # bounded fan-out per wave
         futures = [
@@ -173,9 +168,8 @@ UPSERT = """
 INSERT INTO {ks}.user_sessions
   (site_id, user_key, session_id, started_at, last_seen_at, anonymous_id, user_id,
    event_count, pageview_count, click_count, entry_url, exit_url, converted, is_bot,
-   ip_prefix, browser, browser_version, os, os_version, device, country, language,
-   source, medium, campaign, term, content, viewport)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+   ip_prefix, <dimensions>)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, <dimension markers>)
 USING TIMESTAMP ? AND TTL ?
 """
 
@@ -201,7 +195,8 @@ def upsert_params(
     timestamp: int,
     ttl: int,
 ) -> tuple[Any, ...]:
-    """Return UPSERT's parameters in its order (`dimensions` by name, DIMENSIONS' order)."""
+    """Return UPSERT's parameters in its order (`dimensions` by name, in the columns'
+    order: `columns_of`; one the mapping lacks is null)."""
     return (
         site_id,
         user_key,
@@ -218,7 +213,7 @@ def upsert_params(
         converted,
         is_bot,
         ip_prefix,
-        *(dimensions[name] for name in DIMENSIONS),
+        *(dimensions.get(d.name) for d in enriched()),
         timestamp,
         ttl,
     )
@@ -227,8 +222,7 @@ def upsert_params(
 SELECT_BEFORE = """
 SELECT session_id, started_at, last_seen_at, anonymous_id, user_id, event_count,
        pageview_count, click_count, entry_url, exit_url, converted, is_bot,
-       browser, browser_version, os, os_version, device, country, language,
-       source, medium, campaign, term, content, viewport
+       <dimensions>
 FROM {ks}.user_sessions WHERE site_id = ? AND user_key = ? AND session_id < ? LIMIT ?
 """
 
@@ -258,19 +252,9 @@ class UserSession(Model):
     is_bot = columns.Boolean(default=False)
     user_agent = columns.Text()  # no longer written (derived fields below); older rows have it
     ip_prefix = columns.Text()
-    browser = columns.Text()
-    browser_version = columns.Text()
-    os = columns.Text()
-    os_version = columns.Text()
-    device = columns.Text()
-    country = columns.Text()
-    language = columns.Text()
-    source = columns.Text()
-    medium = columns.Text()
-    campaign = columns.Text()
-    term = columns.Text()
-    content = columns.Text()
-    viewport = columns.Text()
+    # One text column per enrichment dimension (tables/dimensions.py; the class body's
+    # namespace is where cqlengine finds a model's columns).
+    locals().update({name: columns.Text() for name in columns_of()})
 
 
 SPEC = TableSpec(

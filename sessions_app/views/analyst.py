@@ -22,6 +22,7 @@ from sessions_app.models import Site
 from sessions_app.permissions import site_page
 from sessions_app.sessions import feed, lists, timeline
 from sessions_app.sessions.activity import user_activity
+from sessions_app.tables import dimensions
 
 
 def _when(value: str | None, field: str, errors: list[str]) -> datetime | None:
@@ -79,17 +80,6 @@ def _bars(report: list[ReportBucket], key: str) -> list[dict[str, Any]]:
     return bars
 
 
-BREAKDOWN_TITLES = {
-    "source": "Sources",
-    "medium": "Media",
-    "campaign": "Campaigns",
-    "country": "Countries",
-    "device": "Devices",
-    "browser": "Browsers",
-    "os": "Operating systems",
-    "entry": "Entry pages",
-    "exit": "Exit pages",
-}
 BAR_X, BAR_W, ROW_H = 130, 160, 16  # the breakdown SVG: labels left of x=130, bars 160 wide
 
 
@@ -116,7 +106,7 @@ def _breakdown_charts(rows: dict[str, list[dict[str, Any]]]) -> list[dict[str, A
         charts.append(
             {
                 "name": name,
-                "title": BREAKDOWN_TITLES[name],
+                "title": dimensions.named(name).title,
                 "bars": bars,
                 "ticks": ticks,
                 "height": height,

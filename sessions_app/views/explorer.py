@@ -12,9 +12,7 @@ from sessions_app.analysis import explorer
 from sessions_app.core.bounds import RangeError
 from sessions_app.models import Site
 from sessions_app.permissions import site_page
-
-DEVICES = ("desktop", "mobile", "tablet", "bot")
-MEDIA = ("direct", "search", "social", "email", "referral", "internal", "paid", "cpc")
+from sessions_app.tables import dimensions
 
 
 @site_page()
@@ -42,8 +40,7 @@ def session_explorer(request: HttpRequest, site: Site) -> HttpResponse:
             else None
         ),
         "share_url": request.build_absolute_uri("?" + urlencode(shown)),
-        "devices": DEVICES,
-        "media": MEDIA,
+        "fields": [(d, shown.get(d.name, "")) for d in dimensions.filters()],
     }
     return render(
         request, "sessions_app/session_explorer.html", context, status=400 if error else 200

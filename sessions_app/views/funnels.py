@@ -12,7 +12,7 @@ from django.shortcuts import redirect, render
 
 from sessions_app.analysis import funnel_defs
 from sessions_app.analysis.funnel_spec import KINDS, MATCHES, MAX_STEPS, OPS
-from sessions_app.analysis.funnel_table import DIMENSIONS
+from sessions_app.analysis.funnel_table import split_names
 from sessions_app.api.funnels import funnel_result, funnel_unit_page
 from sessions_app.core.bounds import RangeError
 from sessions_app.models import Funnel, Site
@@ -139,7 +139,7 @@ def funnel_detail(request: HttpRequest, site: Site, funnel_id: int) -> HttpRespo
         "error": error,
         "values": shown,
         "range": urlencode({k: v for k, v in shown.items() if k in ("start", "end")}),
-        "dimensions": DIMENSIONS,
+        "dimensions": split_names(),
     }
     return render(request, "sessions_app/funnel.html", context, status=400 if error else 200)
 

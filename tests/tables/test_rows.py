@@ -9,6 +9,7 @@ import pytest
 from sessions_app.tables import (
     anonymous_links,
     bucket_partials,
+    dimensions,
     failed_events,
     identity_links,
     ingest_stats,
@@ -45,7 +46,6 @@ def placeholders(statement: str) -> list[str]:
         (session_events.INSERT_BACKFILLED, session_events.Row),
         (user_events_by_bucket.INSERT, user_events_by_bucket.Row),
         (site_events_by_bucket.INSERT, site_events_by_bucket.Row),
-        (site_sessions.UPSERT, site_sessions.Upsert),
         (latest_sessions.INSERT, latest_sessions.Row),
         (identity_links.INSERT, identity_links.Row),
         (anonymous_links.INSERT, anonymous_links.Row),
@@ -62,17 +62,24 @@ def test_a_row_names_its_statement_s_parameters_in_their_order(statement, row) -
     assert list(row._fields) == placeholders(statement)
 
 
-def test_the_summary_s_parameters_follow_its_statement_dimensions_by_name() -> None:
-    names = placeholders(user_sessions.UPSERT)
-    given = {name: f"<{name}>" for name in names if name not in user_sessions.DIMENSIONS}
-    dimensions = {name: f"<{name}>" for name in user_sessions.DIMENSIONS}
-    params = user_sessions.upsert_params(**given, dimensions=dimensions)  # type: ignore[arg-type]
+@pytest.mark.parametrize(
+    ("table", "stored"),
+    [(user_sessions, dimensions.enriched), (site_sessions, dimensions.explored)],
+)
+def test_the_session_s_parameters_follow_their_statement_dimensions_by_name(table, stored) -> None:
+    names = placeholders(table.with_dimensions(table.UPSERT))
+    columns = {d.column: d.name for d in stored()}
+    given = {name: f"<{name}>" for name in names if name not in columns}
+    by_name = {columns[name]: f"<{name}>" for name in names if name in columns}
+    assert len(by_name) == len(columns)
+    params = table.upsert_params(**given, dimensions=by_name)
     assert list(params) == [f"<{name}>" for name in names]
 
 
 def test_the_placeholders_are_read_as_written() -> None:
-    assert placeholders(site_sessions.UPSERT)[:3] == ["timestamp", "ttl", "user_key"]
-    assert placeholders(site_sessions.UPSERT)[-6:] == [
+    upsert = site_sessions.with_dimensions(site_sessions.UPSERT)
+    assert placeholders(upsert)[:3] == ["timestamp", "ttl", "user_key"]
+    assert placeholders(upsert)[-6:] == [
         "pages",
         "events",
         "site_id",
