@@ -64,7 +64,7 @@ APPLIER_STAGES = [
 ]
 
 
-def _attribute(files: list[Path], stages: list[tuple[str, str]]) -> tuple[Counter[str], int]:
+def attribute(files: list[Path], stages: list[tuple[str, str]]) -> tuple[Counter[str], int]:
     shares: Counter[str] = Counter()
     total = 0
     for path in files:
@@ -218,8 +218,8 @@ def main(argv: list[str] | None = None) -> int:
         )
         for recorder in recorders:
             recorder.wait(60)
-        web = _attribute(sorted(folder.glob("web-*.txt")), STAGES)
-        applied = _attribute(sorted(folder.glob("applier-*.txt")), APPLIER_STAGES)
+        web = attribute(sorted(folder.glob("web-*.txt")), STAGES)
+        applied = attribute(sorted(folder.glob("applier-*.txt")), APPLIER_STAGES)
         if not web[1]:
             print("py-spy recorded nothing (is ptrace allowed here?)", file=sys.stderr)
             return 1

@@ -145,8 +145,6 @@ def _decoded(
 def _decode_summary(data: dict[str, Any], memo: dict, version: int) -> SessionSummary:
     data = _decoded(data, _SESSION_TIMES, _SESSION_UUIDS, memo)
     site_id, user_key = data.pop("site_id"), data.pop("user_key")
-    # Entries logged before the state stopped carrying the user-agent string may hold it.
-    data.pop("user_agent", None)
     state = SessionState.of_flat(data)
     state.version = version  # every summary of a plan is written at its version
     return SessionSummary(site_id=site_id, user_key=user_key, state=state)

@@ -26,10 +26,11 @@ from sessions_app.core.cql import bind, consistency, prepare
 from sessions_app.core.jsonfmt import dumps
 from sessions_app.core.timebuckets import bucket_of
 from sessions_app.ingest.plan import EventRow, Plan
-from sessions_app.partitions.widths import user_widths
-from sessions_app.retention import policies, specs
+from sessions_app.ledger import policies
+from sessions_app.ledger.widths import user_widths
 from sessions_app.tables import (
     bucket_partials,
+    retention_specs,
     session_events,
     site_events_by_bucket,
     user_events_by_bucket,
@@ -75,7 +76,7 @@ def _event_tables() -> _EventTables:
         backfilled=prepare(session_events.INSERT_BACKFILLED, idempotent=True, write=True),
         by_user=prepare(user_events_by_bucket.INSERT, idempotent=True, write=True),
         by_site=prepare(site_events_by_bucket.INSERT, idempotent=True, write=True),
-        ttl=policies.ttl_seconds(specs.RAW_EVENTS),
+        ttl=policies.ttl_seconds(retention_specs.RAW_EVENTS),
         width=timebuckets.parse_width(settings.USER_EVENTS_BUCKET),
         backfill_before=datetime.now(UTC) - settings.TIMELINE_PREFIX_LAG / 2,
     )
@@ -201,7 +202,7 @@ def partial_rows(plan: Plan) -> Iterable[Keyed]:
     if not plan.events:
         return
     insert = prepare(bucket_partials.INSERT, idempotent=True, write=True)
-    ttl = policies.ttl_seconds(specs.RAW_EVENTS)
+    ttl = policies.ttl_seconds(retention_specs.RAW_EVENTS)
     shard = partial_shard(plan.batch_id, plan.shards)
     by_hour: dict[datetime, list[dict[str, Any]]] = defaultdict(list)
     for e in plan.events:

@@ -16,11 +16,12 @@ from sessions_app.core.jsonfmt import dumps
 from sessions_app.ingest.plan import Plan, version_of
 from sessions_app.ingest.rows import Keyed
 from sessions_app.ingest.state import SessionState
-from sessions_app.retention import policies, specs
+from sessions_app.ledger import policies
 from sessions_app.tables import (
     anonymous_links,
     identity_links,
     latest_sessions,
+    retention_specs,
     site_sessions,
     user_properties,
     user_sessions,
@@ -44,7 +45,7 @@ def property_rows(plan: Plan) -> Iterable[Keyed]:
         return
     set_value = prepare(user_properties.SET_VALUE, idempotent=True, write=True)
     set_first = prepare(user_properties.SET_FIRST, idempotent=True, write=True)
-    ttl = policies.ttl_seconds(specs.SESSIONS)
+    ttl = policies.ttl_seconds(retention_specs.SESSIONS)
     # From the receipt, not plan.version: a version may lead its receipt (ingest/versions.py).
     ceiling = stamps.ceiling_us(version_of(plan.received_at))
     for e in identifies:
@@ -91,7 +92,7 @@ def explorer_rows(plan: Plan) -> Iterable[Keyed]:
     upsert = prepare(
         site_sessions.with_dimensions(site_sessions.UPSERT), idempotent=True, write=True
     )
-    ttl = policies.ttl_seconds(specs.SESSIONS)
+    ttl = policies.ttl_seconds(retention_specs.SESSIONS)
     pages: dict[uuid.UUID, list[str]] = defaultdict(list)
     names: dict[uuid.UUID, list[str]] = defaultdict(list)
     for e in plan.events:
@@ -142,7 +143,7 @@ def link_rows(plan: Plan) -> Iterable[Keyed]:
         return
     link = prepare(identity_links.INSERT, idempotent=True, write=True)
     reverse = prepare(anonymous_links.INSERT, idempotent=True, write=True)
-    ttl = policies.longest_ttl_seconds(specs.LINKS)
+    ttl = policies.longest_ttl_seconds(retention_specs.LINKS)
     site_id, linked_at = plan.site_id, plan.received_at
     for user, anon in plan.links:
         forward = identity_links.Row(
@@ -163,7 +164,7 @@ def summary_rows(plan: Plan) -> Iterable[Keyed]:
         user_sessions.with_dimensions(user_sessions.UPSERT), idempotent=True, write=True
     )
     feed = prepare(latest_sessions.INSERT, idempotent=True, write=True)
-    ttl = policies.ttl_seconds(specs.SESSIONS)
+    ttl = policies.ttl_seconds(retention_specs.SESSIONS)
     for summary in plan.sessions:
         site_id, user_key, s = summary.site_id, summary.user_key, summary.state
         started, last = timebuckets.as_utc(s.started_at), timebuckets.as_utc(s.last_seen_at)

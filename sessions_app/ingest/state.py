@@ -60,9 +60,11 @@ class SessionState:
 
     @classmethod
     def of_flat(cls, data: dict[str, Any]) -> SessionState:
-        """Build a state from `flat` fields: what is not a field is a dimension."""
-        fields = {name: data.pop(name) for name in cls.__dataclass_fields__ if name in data}
-        return cls(**fields, dimensions=data)
+        """Build a state from `flat` fields. A name that is neither a field nor a dimension
+        is left out: written by a release that had it (a state's user_agent, say)."""
+        fields = {name: data[name] for name in cls.__dataclass_fields__ if name in data}
+        dimensions = {d.name: data[d.name] for d in enriched() if d.name in data}
+        return cls(**fields, dimensions=dimensions)
 
     def to_json(self) -> str:
         data = self.flat()

@@ -17,8 +17,8 @@ from sessions_app.core.cql import bind, cassandra_session, prepare
 from sessions_app.core.ids import time_uuid
 from sessions_app.core.sendall import execute_all
 from sessions_app.ingest.plan import Failure, Plan, Stats, plan_encode
-from sessions_app.retention import policies, specs
-from sessions_app.tables import failed_events, ingest_stats, transaction_log
+from sessions_app.ledger import policies
+from sessions_app.tables import failed_events, ingest_stats, retention_specs, transaction_log
 
 
 @dataclass(frozen=True)
@@ -89,7 +89,7 @@ def mark_params(plan: Plan) -> transaction_log.Mark:
     # The mark carries the log's TTL too: an UPDATE cell without one would get the
     # table's backstop and outlive the rest of its row.
     site_id, minute, shard, batch_id = log_key(plan)
-    ttl = policies.ttl_seconds(specs.TRANSACTION_LOG)
+    ttl = policies.ttl_seconds(retention_specs.TRANSACTION_LOG)
     return transaction_log.Mark(ttl, site_id, minute, shard, batch_id)
 
 
@@ -133,7 +133,7 @@ def _entry(plan: Plan, payload: bytes) -> tuple[PreparedStatement, transaction_l
         received_at=plan.log_time,
         event_count=len(plan.events),
         payload=payload,
-        ttl=policies.ttl_seconds(specs.TRANSACTION_LOG),
+        ttl=policies.ttl_seconds(retention_specs.TRANSACTION_LOG),
     )
     return prepare(transaction_log.INSERT, idempotent=True, write=True), row
 
@@ -145,7 +145,7 @@ def _failed(
         return []
     statement = prepare(failed_events.INSERT, idempotent=True, write=True)
     day = timebuckets.floor(received_at, timebuckets.Width.DAY)
-    ttl = policies.ttl_seconds(specs.FAILED_EVENTS)
+    ttl = policies.ttl_seconds(retention_specs.FAILED_EVENTS)
     return [
         (
             statement,

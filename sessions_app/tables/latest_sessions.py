@@ -15,7 +15,7 @@ from cassandra.cqlengine import columns
 from cassandra.cqlengine.models import Model
 from django.conf import settings
 
-from sessions_app.retention.specs import table_options
+from sessions_app.tables.retention_specs import table_options
 from sessions_app.tables.spec import TableSpec
 
 SELECT_RANGE = """

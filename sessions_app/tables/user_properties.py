@@ -1,7 +1,7 @@
 """user_properties: the latest value of each trait of a user, with when it was first
 and last set.
 
-Written from `identify` traits (ingest/rows.py, property_rows): `value` and
+Written from `identify` traits (ingest/session_rows.py, property_rows): `value` and
 `last_set_at` with the event's time as write timestamp, so the latest event wins
 whatever order batches arrive or replay in; `first_set_at` with the negated event
 time, so the earliest wins. A value's stamp is at most its request's receipt plus the
@@ -23,8 +23,8 @@ from typing import NamedTuple
 from cassandra.cqlengine import columns
 from cassandra.cqlengine.models import Model
 
-from sessions_app.retention import specs
-from sessions_app.retention.specs import table_options
+from sessions_app.tables import retention_specs
+from sessions_app.tables.retention_specs import table_options
 from sessions_app.tables.spec import TableSpec
 
 SET_VALUE = """
@@ -71,7 +71,7 @@ DELETE_PARTITION = """
 DELETE FROM {ks}.user_properties USING TIMESTAMP ? WHERE site_id = ? AND user_key = ?
 """
 
-POLICIES = (specs.SESSIONS,)
+POLICIES = (retention_specs.SESSIONS,)
 
 
 class UserProperty(Model):

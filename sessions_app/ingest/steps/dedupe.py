@@ -22,7 +22,7 @@ from sessions_app.ingest.apply import user_events_present
 from sessions_app.ingest.context import Intake
 from sessions_app.ingest.order import Candidate
 from sessions_app.ingest.state import SessionState
-from sessions_app.partitions.widths import user_widths
+from sessions_app.ledger.widths import user_widths
 from sessions_app.tables import user_sessions
 
 
@@ -55,9 +55,8 @@ def _current(
     missing = []
     for user_key in user_keys:
         text = cached.get(user_key)
-        state = _cached(text) if text else None
-        if state is not None:
-            states[user_key] = state
+        if text:
+            states[user_key] = SessionState.from_json(text)
         else:
             missing.append(user_key)
     latest = user_sessions.sessions_latest(site_id=site_id, user_keys=missing)
@@ -65,15 +64,6 @@ def _current(
         row = latest.get(user_key)
         states[user_key] = SessionState.from_row(row) if row else None
     return states
-
-
-def _cached(text: str) -> SessionState | None:
-    """The cached state, or None when it is not one this code wrote (then Cassandra,
-    the truth, is read instead)."""
-    try:
-        return SessionState.from_json(text)
-    except (TypeError, ValueError, KeyError):
-        return None
 
 
 def _already_stored(

@@ -10,10 +10,10 @@ from __future__ import annotations
 import zlib
 
 from sessions_app.core.timebuckets import as_utc
-from sessions_app.erasure import suppression
 from sessions_app.ingest.context import Assigned, Intake
 from sessions_app.ingest.plan import EventRow, Plan, SessionSummary, Stats, plan_without
 from sessions_app.ingest.versions import plan_stamp
+from sessions_app.ledger import suppression
 
 
 def plan(intake: Intake) -> None:

@@ -14,13 +14,13 @@ from django.conf import settings
 
 from sessions_app.core import stamps, timebuckets
 from sessions_app.core.ids import event_uuid
-from sessions_app.erasure import suppression
 from sessions_app.ingest.context import Intake
 from sessions_app.ingest.order import Candidate, in_request_order, unique
 from sessions_app.ingest.plan import Failure
-from sessions_app.ingest.quality import failed_payload
 from sessions_app.ingest.redact import Redactor, redactor
 from sessions_app.ingest.validation import EventError, ValidEvent, validate_event
+from sessions_app.ledger import suppression
+from sessions_app.ledger.quality import failed_payload
 
 
 class Suppressed(EventError):
