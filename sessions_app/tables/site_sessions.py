@@ -55,7 +55,7 @@ FROM {ks}.site_sessions
 WHERE site_id = ? AND day = ? AND shard = ? AND session_id >= ? AND session_id < ?
 """
 
-# A session's dimensions, for a funnel's breakdown (analysis/funnel_scan.py).
+# A session's dimensions, for a funnel's breakdown (funnels/scan.py).
 SELECT_DIMENSIONS = """
 SELECT source, medium, campaign, country, device, browser FROM {ks}.site_sessions
 WHERE site_id = ? AND day = ? AND shard = ? AND session_id = ?

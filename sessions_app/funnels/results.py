@@ -26,8 +26,11 @@ from typing import Any
 import numpy as np
 from django.conf import settings
 
-from sessions_app.analysis.funnel_queue import fan_out
-from sessions_app.analysis.funnel_scan import (
+from sessions_app.core import timebuckets
+from sessions_app.core.bounds import RangeError
+from sessions_app.core.ids import cassandra_order
+from sessions_app.funnels.queue import fan_out
+from sessions_app.funnels.scan import (
     DayPart,
     Match,
     cached_parts,
@@ -35,8 +38,8 @@ from sessions_app.analysis.funnel_scan import (
     gc_paused,
     sealed_versions,
 )
-from sessions_app.analysis.funnel_spec import Funnel, funnel_compile
-from sessions_app.analysis.funnel_table import (
+from sessions_app.funnels.spec import Funnel, funnel_compile
+from sessions_app.funnels.table import (
     DIMENSIONS,
     DaySummary,
     Outcomes,
@@ -49,9 +52,6 @@ from sessions_app.analysis.funnel_table import (
     step_gaps,
     trend,
 )
-from sessions_app.core import timebuckets
-from sessions_app.core.bounds import RangeError
-from sessions_app.core.ids import cassandra_order
 from sessions_app.models import BucketState, FunnelVersion, Site
 
 MAX_LIVE_DAYS = 7  # unsealed days scanned in a request; older ones wait ("pending")

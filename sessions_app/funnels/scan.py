@@ -4,10 +4,10 @@ A day's part is computed once from the day's raw rows (every hour and shard of
 site_events_by_bucket) and, when the day is sealed, cached in funnel_days under the
 definition's digest and the day's BucketState version. Days the result needs that are
 not cached are scanned inline (a few) or fanned out as Celery tasks (`funnel_day`, on the
-analysis queue: analysis/funnel_queue.py), so more workers finish a cold funnel sooner.
+analysis queue: funnels/queue.py), so more workers finish a cold funnel sooner.
 A part is a list of matching events — user, session, time, event id, the steps it
 matches — plus the dimensions of their sessions; the funnel itself is evaluated over the
-concatenated parts (analysis/funnels.py), which is what keeps a conversion window that
+concatenated parts (funnels/results.py), which is what keeps a conversion window that
 crosses a day's edge exact.
 """
 
@@ -29,12 +29,12 @@ from django.conf import settings
 
 from sessions_app.aggregates.seal import aggregate_ttl
 from sessions_app.aggregates.sources import site_bucket_funnel_rows
-from sessions_app.analysis.funnel_spec import Funnel
-from sessions_app.analysis.funnel_table import DIMENSIONS, DaySummary, pack, unpack
 from sessions_app.core import timebuckets
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.core.ids import cassandra_order, uuid_time
 from sessions_app.core.timebuckets import DRIVER_EPOCH, ONE_MS, driver_ms
+from sessions_app.funnels.spec import Funnel
+from sessions_app.funnels.table import DIMENSIONS, DaySummary, pack, unpack
 from sessions_app.models import BucketState, Site
 from sessions_app.retention import policies
 from sessions_app.tables import funnel_days, site_sessions

@@ -10,10 +10,9 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from sessions_app.aggregates.paths import ENTRANCE, FROM, TO
-from sessions_app.analysis import paths
-from sessions_app.api.paths import paths_answer, transitions_answer
 from sessions_app.core.bounds import RangeError
 from sessions_app.models import Site
+from sessions_app.paths import reads
 from sessions_app.permissions import site_page
 
 COLUMN = 190  # px between steps
@@ -79,8 +78,8 @@ def site_paths(request: HttpRequest, site: Site) -> HttpResponse:
     params = _values(request)
     error, answer, layout = "", None, None
     try:
-        query = paths.path_query_parse(params, now=datetime.now(UTC))
-        answer = paths_answer(site.id, query)
+        query = reads.path_query_parse(params, now=datetime.now(UTC))
+        answer = reads.paths_answer(site.id, query)
         layout = sankey_layout(answer)
         params = query.params()
     except RangeError as exc:
@@ -105,8 +104,8 @@ def site_transitions(request: HttpRequest, site: Site) -> HttpResponse:
     params = _values(request)
     error, answer = "", None
     try:
-        query = paths.page_query_parse(params, now=datetime.now(UTC))
-        answer = transitions_answer(site.id, query)
+        query = reads.page_query_parse(params, now=datetime.now(UTC))
+        answer = reads.transitions_answer(site.id, query)
         params = {**query.params(), "page": query.anchor}
         params.pop(FROM, None)
     except RangeError as exc:

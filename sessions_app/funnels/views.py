@@ -10,11 +10,10 @@ from urllib.parse import urlencode
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
-from sessions_app.analysis import funnel_defs
-from sessions_app.analysis.funnel_spec import KINDS, MATCHES, MAX_STEPS, OPS
-from sessions_app.analysis.funnel_table import DIMENSIONS
-from sessions_app.api.funnels import funnel_result, funnel_unit_page
 from sessions_app.core.bounds import RangeError
+from sessions_app.funnels import answers, defs
+from sessions_app.funnels.spec import KINDS, MATCHES, MAX_STEPS, OPS
+from sessions_app.funnels.table import DIMENSIONS
 from sessions_app.models import Funnel, Site
 from sessions_app.permissions import ADMIN, site_page, site_role
 
@@ -93,7 +92,7 @@ def funnel_list(request: HttpRequest, site: Site) -> HttpResponse:
     if request.method == "POST":
         definition, name = form_definition(request.POST)
         try:
-            funnel = funnel_defs.funnel_create(
+            funnel = defs.funnel_create(
                 site=site, name=name, definition=definition, user=request.user
             )
             return redirect("sessions_app:funnel", site.id, funnel.pk)
@@ -111,21 +110,21 @@ def funnel_list(request: HttpRequest, site: Site) -> HttpResponse:
 def funnel_detail(request: HttpRequest, site: Site, funnel_id: int) -> HttpResponse:
     """A funnel's results over the range in the URL; POST (the site's admins) edits it (a
     new version)."""
-    funnel = funnel_defs.funnel_of(site, funnel_id)
+    funnel = defs.funnel_of(site, funnel_id)
     error, answer = "", None
     definition = funnel.current.definition if funnel.current else None
     name = funnel.name
     if request.method == "POST":
         definition, name = form_definition(request.POST)
         try:
-            funnel_defs.funnel_update(funnel=funnel, name=name, definition=definition)
+            defs.funnel_update(funnel=funnel, name=name, definition=definition)
             return redirect("sessions_app:funnel", site.id, funnel.pk)
         except RangeError as exc:
             error = str(exc)
     params = {k: str(v) for k, v in request.GET.items()}
     if not error:
         try:
-            answer = funnel_result(site, funnel, params)
+            answer = answers.funnel_result(site, funnel, params)
         except RangeError as exc:
             error = str(exc)
     shown = {k: v for k, v in params.items() if k in ("start", "end", "breakdown")}
@@ -156,11 +155,11 @@ def _bars(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
 @site_page()
 def funnel_units(request: HttpRequest, site: Site, funnel_id: int) -> HttpResponse:
     """The users (or sessions) that reached a step or dropped off after it."""
-    funnel = funnel_defs.funnel_of(site, funnel_id)
+    funnel = defs.funnel_of(site, funnel_id)
     params = {k: str(v) for k, v in request.GET.items()}
     error, page = "", None
     try:
-        page = funnel_unit_page(site, funnel, params, limit=50)
+        page = answers.funnel_unit_page(site, funnel, params, limit=50)
     except RangeError as exc:
         error = str(exc)
     kept = {k: v for k, v in params.items() if k in ("start", "end", "step", "outcome")}
