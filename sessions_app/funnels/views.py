@@ -12,13 +12,20 @@ from django.shortcuts import redirect, render
 
 from sessions_app.core.bounds import RangeError
 from sessions_app.funnels import answers, defs
-from sessions_app.funnels.spec import KINDS, MATCHES, MAX_STEPS, OPS
+from sessions_app.funnels.kinds import STEP_KINDS
+from sessions_app.funnels.spec import MAX_STEPS, OPS
 from sessions_app.funnels.table import DIMENSIONS
 from sessions_app.models import Funnel, Site
 from sessions_app.permissions import ADMIN, site_page, site_role
 
 BAR_WIDTH = 560
-VALUE_KEYS = ("path", "selector", "text", "name")  # what a step's one text field holds
+
+
+def _form_step(kind: str, value: str, match: str) -> dict[str, Any]:
+    """A builder row's step fields by its kind (an unknown kind keeps the text as a name,
+    for the form to show again beside the error)."""
+    found = STEP_KINDS.get(kind)
+    return found.form_step(value, match) if found else {"name": value}
 
 
 def form_definition(post: Any) -> tuple[dict[str, Any], str]:
@@ -30,14 +37,8 @@ def form_definition(post: Any) -> tuple[dict[str, Any], str]:
         value = (post.get(f"step-{n}-value") or "").strip()
         if not kind and not value:
             continue
-        step: dict[str, Any] = {"kind": kind}
         match = post.get(f"step-{n}-match") or "exact"
-        if kind == "pageview":
-            step.update(path=value, match=match)
-        elif kind == "click":
-            step["text" if match == "text" else "selector"] = value
-        else:
-            step["name"] = value
+        step: dict[str, Any] = {"kind": kind, **_form_step(kind, value, match)}
         key = (post.get(f"prop-{n}-key") or "").strip()
         if key:
             step["properties"] = [
@@ -58,14 +59,13 @@ def _rows(definition: dict[str, Any] | None) -> list[dict[str, Any]]:
     rows = []
     for n in range(MAX_STEPS):
         step = steps[n] if n < len(steps) else {}
+        kind = STEP_KINDS.get(step.get("kind", ""))
+        value, match = (
+            kind.form_value(step) if kind else (step.get("name") or "", step.get("match", "exact"))
+        )
         prop = (step.get("properties") or [{}])[0]
-        rows.append({
-            "n": n + 1,
-            "kind": step.get("kind", ""),
-            "value": next((step[k] for k in VALUE_KEYS if step.get(k)), ""),
-            "match": "text" if step.get("text") else step.get("match", "exact"),
-            "prop": prop,
-        })  # fmt: skip
+        rows.append({"n": n + 1, "kind": step.get("kind", ""), "value": value, "match": match,
+                     "prop": prop})  # fmt: skip
     return rows
 
 
@@ -78,8 +78,8 @@ def _form_context(
         "rows": _rows(definition),
         "name": name,
         "definition": definition or {"count_by": "user", "window": {"unit": "session"}},
-        "kinds": KINDS,
-        "matches": (*MATCHES, "text"),
+        "kinds": list(STEP_KINDS),
+        "matches": STEP_KINDS.form_matches(),
         "ops": OPS,
     }
 

@@ -40,9 +40,9 @@ from sessions_app.retention import policies, specs
 from sessions_app.sites import services
 from tests.aggregates.test_breakdowns import seal_everything
 from tests.analysis.dataset import AGENTS, SHOP
-from tests.analysis.test_paths import send
 from tests.conftest import recent_fixed
 from tests.ingest.conftest import event, post
+from tests.paths.test_reads import send
 
 PAGES = ["/", "/pricing", "/docs"]
 WIDTHS = [390, 800, 1440, None]  # <640, 640-1024, >1024, not sent

@@ -15,7 +15,7 @@ from sessions_app.funnels import defs, queue, results
 from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.models import BucketState
 from tests.aggregates.test_breakdowns import seal_everything
-from tests.analysis.test_funnels import STEP_POOL, brute, raw_rows, visitor
+from tests.funnels.test_results import STEP_POOL, brute, raw_rows, visitor
 
 
 @pytest.mark.django_db(transaction=True, databases=["default", "cassandra"])

@@ -29,8 +29,8 @@ from sessions_app.models import BucketState
 from sessions_app.paths import reads
 from sessions_app.tables import user_sessions
 from tests.aggregates.test_breakdowns import seal_everything
+from tests.analysis.dataset import AGENTS, SHOP
 from tests.ingest.conftest import event, post
-from tests.reads.dataset import AGENTS, SHOP
 
 PAGES = ["/", "/pricing", "/cart", "/checkout", "/docs", "/blog"]
 LANDINGS = [(None, None), ("https://www.google.com/", None), (None, "newsletter")]

@@ -26,9 +26,9 @@ from sessions_app.core.ids import cassandra_order
 from sessions_app.paths import reads
 from sessions_app.sites import services
 from tests.aggregates.test_breakdowns import seal_everything
+from tests.analysis.dataset import AGENTS, SHOP
 from tests.ingest.conftest import event
-from tests.reads.dataset import AGENTS, SHOP
-from tests.reads.test_paths import anchored, brute, raw_rows, send
+from tests.paths.test_reads import anchored, brute, raw_rows, send
 
 PAGES = [f"/p{i}" for i in range(12)]  # more than a step's MAX_NODES
 SPAN_HOURS = 30  # visits begin in the 30 hours from BASE, across a day's edge
