@@ -29,16 +29,15 @@ from sessions_app.core.bounds import RangeError
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.core.ids import cassandra_order
 from sessions_app.funnels import defs, results
-from sessions_app.models import BucketState
 from sessions_app.retention import policies, specs
 from sessions_app.sites import services
 from sessions_app.tables import user_sessions
 from tests.aggregates.test_breakdowns import seal_everything
 from tests.analysis.dataset import AGENTS, SHOP
 from tests.conftest import member
-from tests.ingest.conftest import event, post
+from tests.funnels.conftest import send
+from tests.ingest.conftest import event
 
-PRODUCTS = [f"/product/{i}" for i in range(1, 6)]
 STEP_POOL = [
     {"kind": "pageview", "path": "/", "match": "exact"},
     {"kind": "pageview", "path": "/product/", "match": "prefix"},
@@ -51,63 +50,6 @@ STEP_POOL = [
     {"kind": "pageview", "path": "/checkout", "match": "exact"},
 ]  # fmt: skip
 WINDOWS = [{"unit": "session"}, {"unit": "hours", "value": 2}, {"unit": "days", "value": 1}]
-
-
-def visitor(rng: random.Random, anon: str, start: datetime) -> list[dict[str, Any]]:
-    """1-3 sessions (45 minutes to 5 hours apart) of shop browsing."""
-    events, ts = [], start
-    for _ in range(rng.randrange(1, 4)):
-        for _ in range(rng.randrange(1, 9)):
-            choice = rng.random()
-            if choice < 0.45:
-                path = rng.choice(["/", *PRODUCTS, "/cart", "/checkout"])
-                events.append(event(ts, anon=anon, url=SHOP + path))
-            elif choice < 0.7:
-                element = {"selector": rng.choice(["button.add", "a.more"]), "tag": "button",
-                           "text": rng.choice(["Add to cart", "More"])}  # fmt: skip
-                events.append(event(ts, kind="click", anon=anon, url=SHOP + "/product/1",
-                                    element=element))  # fmt: skip
-            else:
-                events.append(event(ts, kind="custom", anon=anon, name="checkout",
-                                    props={"plan": rng.choice(["pro", "free"])}))  # fmt: skip
-            ts += timedelta(minutes=rng.randrange(1, 20))
-        ts += timedelta(minutes=rng.randrange(45, 300))
-    return events
-
-
-def send(client, site, events: list[dict[str, Any]], agent: str, referrer: str | None = None):
-    if referrer:
-        events[0] = {**events[0], "referrer": referrer}
-    response = post(client, site, events, HTTP_USER_AGENT=agent, REMOTE_ADDR="8.8.8.8")
-    assert response.status_code == 200 and response.json()["accepted"] == len(events), (
-        response.content
-    )
-
-
-@pytest.fixture
-def shop(client, site, settings):
-    settings.FUNNEL_INLINE_DAYS = 100  # no worker here: every day is scanned in the request
-    rng = random.Random(5)
-    now = timezone.now().replace(microsecond=0)
-    for i in range(45):
-        start = now - timedelta(minutes=rng.randrange(60, 4 * 24 * 60))
-        referrer = rng.choice([None, "https://www.google.com/", "https://twitter.com/x"])
-        send(client, site, visitor(rng, f"u{i}", start), AGENTS[i % 5], referrer)
-    send(client, site, visitor(rng, "bot", now - timedelta(hours=5)), "Googlebot/2.1")
-    seal_everything(site, timezone.now())
-    assert BucketState.objects.filter(site=site, granularity="day", state="sealed").count() >= 3
-    for i in range(6):  # late events for sealed days: they reopen them
-        send(
-            client,
-            site,
-            visitor(rng, f"late{i}", now - timedelta(days=rng.randrange(1, 4))),
-            AGENTS[0],
-        )
-    assert BucketState.objects.filter(site=site, granularity="day", state="reopened").exists()
-    seal_everything(site, timezone.now())
-    start = timebuckets.floor(now - timedelta(days=5), "day")
-    end = timebuckets.next_start(timebuckets.floor(timezone.now(), "hour"), "hour")
-    return start, end
 
 
 # ---- the brute force ----------------------------------------------------------------
@@ -138,19 +80,24 @@ def matches(step: dict[str, Any], row: dict[str, Any]) -> bool:
     return ok
 
 
-def greedy(events: list[dict], steps: list[dict], first: int, window: timedelta | None) -> list:
+def greedy(
+    events: list[dict], steps: list[dict], first: int, window: timedelta | None, match=matches
+) -> list:
     chain = [events[first]]
     for e in events[first + 1 :]:
         if len(chain) == len(steps):
             break
         if window is not None and e["ts"] - chain[0]["ts"] > window:
             break
-        if matches(steps[len(chain)], e):
+        if match(steps[len(chain)], e):
             chain.append(e)
     return chain
 
 
-def brute(rows: list[dict], definition: dict, start: datetime, end: datetime) -> dict[str, list]:
+def brute(
+    rows: list[dict], definition: dict, start: datetime, end: datetime, match=matches
+) -> dict[str, list]:
+    """Each unit's best chain; `match(step, row)` the brute force's own matcher."""
     steps, window = definition["steps"], definition["window"]
     length = None if window["unit"] == "session" else timedelta(**{window["unit"]: window["value"]})
     units: dict[tuple[str, str], list[dict]] = defaultdict(list)
@@ -164,8 +111,8 @@ def brute(rows: list[dict], definition: dict, start: datetime, end: datetime) ->
     for (key, _), events in units.items():
         events.sort(key=lambda r: (r["ts"], cassandra_order(r["event_id"])))
         for i, e in enumerate(events):
-            if matches(steps[0], e):
-                chain = greedy(events, steps, i, length)
+            if match(steps[0], e):
+                chain = greedy(events, steps, i, length, match)
                 rank = (len(chain), chain[0]["ts"], cassandra_order(chain[0]["event_id"]))
                 held = best.get(key)
                 if held is None or rank > (

@@ -15,7 +15,8 @@ from sessions_app.funnels import defs, queue, results
 from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.models import BucketState
 from tests.aggregates.test_breakdowns import seal_everything
-from tests.funnels.test_results import STEP_POOL, brute, raw_rows, visitor
+from tests.funnels.conftest import visitor
+from tests.funnels.test_results import STEP_POOL, brute, raw_rows
 
 
 @pytest.mark.django_db(transaction=True, databases=["default", "cassandra"])
