@@ -24,12 +24,12 @@ from sessions_app.aggregates import (
 from sessions_app.core import timebuckets
 from sessions_app.core.batches import replica_batches
 from sessions_app.core.cql import execute_windowed, prepare
+from sessions_app.ledger import policies
+from sessions_app.ledger.widths import user_widths_adapt
 from sessions_app.models import (
     BucketState,
 )
-from sessions_app.partitions.widths import user_widths_adapt
-from sessions_app.retention import policies, specs
-from sessions_app.tables import bucket_aggregates, bucket_users, rolling_counts
+from sessions_app.tables import bucket_aggregates, bucket_users, retention_specs, rolling_counts
 
 # Resolutions and what each is built from: hours from raw events, days from sealed
 # hours, months from sealed days (multi-resolution buckets).
@@ -42,7 +42,7 @@ COUNT_BATCH_USERS = 100
 
 
 def aggregate_ttl(granularity: str) -> int:
-    return policies.ttl_seconds(specs.aggregate_key(granularity))
+    return policies.ttl_seconds(retention_specs.aggregate_key(granularity))
 
 
 def metric_points(

@@ -11,7 +11,7 @@ days and breakdown values are the start's day and the start session's dimensions
 
 Evaluation per unit is ClickHouse's windowFunnel: one pass keeping, for every step, the
 latest start that reached it; then one greedy pass from that start for the chain. The
-parts come from funnel_scan: cached days, fanned-out days, live days.
+parts come from funnels/scan.py: cached days, fanned-out days, live days.
 """
 
 from __future__ import annotations

@@ -35,8 +35,8 @@ from sessions_app.core.ids import cassandra_order, uuid_time
 from sessions_app.core.timebuckets import DRIVER_EPOCH, ONE_MS, driver_ms
 from sessions_app.funnels.spec import Funnel
 from sessions_app.funnels.table import DIMENSIONS, DaySummary, pack, unpack
+from sessions_app.ledger import policies
 from sessions_app.models import BucketState, Site
-from sessions_app.retention import policies
 from sessions_app.tables import funnel_days, site_sessions
 
 HOURS_AT_ONCE = 6  # hours of a day scanned concurrently

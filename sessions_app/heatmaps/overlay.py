@@ -19,8 +19,8 @@ from django.views.decorators.http import require_http_methods
 
 from sessions_app.core.bounds import RangeError
 from sessions_app.heatmaps.reads import overlay_answer, site_of_token, token_check
+from sessions_app.ledger.sites import origin_allowed, origins_of_enabled_sites
 from sessions_app.models import Site
-from sessions_app.views.collector import origin_allowed, origins_of_enabled_sites
 
 STATUS = {"token": 401, "origin": 403}
 

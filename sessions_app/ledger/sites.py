@@ -13,13 +13,17 @@ from django.contrib.auth import get_user_model
 from django.core.cache import cache
 
 from sessions_app.core import timebuckets
+from sessions_app.ledger import sizing
 from sessions_app.models import (
     AdminAction,
     ReplayWatermark,
     Site,
 )
 from sessions_app.models.sites import new_heatmap_salt, new_site_key
-from sessions_app.partitions import sizing
+
+# The collector caches key -> site and every enabled site's origins this long.
+SITE_CACHE_SECONDS = 30
+ORIGINS_CACHE_KEY = "site-origins"  # Site.save forgets it
 
 
 def site_create(*, name: str, origins: list[str], events_per_second: float = 10.0) -> Site:
@@ -84,7 +88,7 @@ def admin_action_record(
     )
 
 
-def _site_target(site: Site) -> str:
+def site_target(site: Site) -> str:
     return f"site {site.name} ({site.id})"
 
 
@@ -93,7 +97,7 @@ def site_saved_record(*, site: Site, actor: Any, created: bool, changed: list[st
     admin_action_record(
         actor=actor,
         action="site.create" if created else "site.change",
-        target=_site_target(site),
+        target=site_target(site),
         details={
             "changed": changed,
             "allowed_origins": list(site.allowed_origins),
@@ -118,7 +122,7 @@ def site_key_rotate(*, site: Site, actor: Any) -> str:
     admin_action_record(
         actor=actor,
         action="site.rotate_key",
-        target=_site_target(site),
+        target=site_target(site),
         details={"old_key": old, "new_key": site.key},
     )
     return site.key
@@ -129,11 +133,34 @@ def site_disable(*, site: Site, actor: Any) -> None:
     site.enabled = False
     site.save(update_fields=["enabled"])
     _forget_site_key(site.key)
-    admin_action_record(actor=actor, action="site.disable", target=_site_target(site))
+    admin_action_record(actor=actor, action="site.disable", target=site_target(site))
 
 
 def site_heatmap_salt_rotate(*, site: Site, actor: Any) -> None:
     """Give a site a fresh heatmap signing salt: every overlay token issued before is refused."""
     site.heatmap_salt = new_heatmap_salt()
     site.save(update_fields=["heatmap_salt"])
-    admin_action_record(actor=actor, action="site.rotate_heatmap_salt", target=_site_target(site))
+    admin_action_record(actor=actor, action="site.rotate_heatmap_salt", target=site_target(site))
+
+
+def origins_of_enabled_sites() -> frozenset[str]:
+    """Every enabled site's allowed origins (a preflight without ?site=), cached like keys.
+
+    A preflight needs no key, so without this each one read every site from SQL.
+    """
+    origins = cache.get(ORIGINS_CACHE_KEY)
+    if origins is None:
+        rows = Site.objects.filter(enabled=True).values_list("allowed_origins", flat=True)
+        origins = frozenset(o.rstrip("/") for allowed in rows for o in allowed)
+        cache.set(ORIGINS_CACHE_KEY, origins, SITE_CACHE_SECONDS)
+    return origins
+
+
+def origin_allowed(site: Site | None, origin: str | None) -> bool:
+    """Whether a request from `origin` may reach the site (the collector, the heatmap
+    overlay): no origin is not a browser's cross-origin request."""
+    if not origin:
+        return True  # not a browser cross-origin request (server-side SDK, curl)
+    if site is None:
+        return False
+    return origin.rstrip("/") in {o.rstrip("/") for o in site.allowed_origins}
