@@ -21,6 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -112,50 +113,13 @@ def day_scan(*, site: Site, funnel: Funnel, day: datetime) -> DayPart:
         )
     )
     shards = {h: max(site.event_shards, used.get(h, 1)) for h in hours}
-    mask = funnel.masker()
-    track = funnel.session_window  # the sessions' extents matter only with it
-
-    def hour_scan(hour: datetime) -> tuple[list[Match], int, dict[Any, list[Any]]]:
-        found: list[Match] = []
-        spans: dict[Any, list[Any]] = {}  # session -> [first, last] driver times
-        names: dict[uuid.UUID, str] = {}  # session -> its text
-        scanned = 0
-        # One shard's rows come in event-id order, which is (time, event id) order while
-        # their times never decrease (an event id's time is its ts, to the millisecond).
-        ordered, previous = shards[hour] == 1, DRIVER_EPOCH
-        for row in site_bucket_funnel_rows(site_id=site.id, hour=hour, shards=shards[hour]):
-            scanned += 1
-            if row["is_bot"]:
-                continue
-            at, sid = row["ts"], row["session_id"]
-            if at < previous:
-                ordered = False
-            previous = at
-            if track:
-                span = spans.get(sid)
-                if span is None:
-                    spans[sid] = [at, at]
-                elif at < span[0]:
-                    span[0] = at
-                elif at > span[1]:
-                    span[1] = at
-            bits = mask(row)
-            if bits:
-                text = names.get(sid)
-                if text is None:
-                    text = names[sid] = str(sid)
-                found.append(
-                    [row["user_key"], text, (at - DRIVER_EPOCH) // ONE_MS, row["event_id"], bits]
-                )
-        if not ordered:
-            found.sort(key=lambda e: (e[2], cassandra_order(e[3])))
-        return found, scanned, spans
-
     part = DayPart(day)
     spans: dict[Any, list[Any]] = {}
     with ThreadPoolExecutor(HOURS_AT_ONCE, thread_name_prefix="funnel-scan") as pool:
         whole_day = pool.submit(_day_dimensions, site.id, day)
-        for found, scanned, hour_spans in pool.map(hour_scan, hours):
+        scan = partial(_hour_scan, site_id=site.id, shards=shards, mask=funnel.masker(),
+                       track=funnel.session_window)  # fmt: skip
+        for found, scanned, hour_spans in pool.map(scan, hours):
             part.events.extend(found)
             part.scanned += scanned
             for sid, (first, last) in hour_spans.items():
@@ -168,6 +132,48 @@ def day_scan(*, site: Site, funnel: Funnel, day: datetime) -> DayPart:
     }  # fmt: skip
     part.sessions = _dimensions(site.id, day, sorted(matched), whole_day.result())
     return part
+
+
+def _hour_scan(
+    hour: datetime, *, site_id: uuid.UUID, shards: dict[datetime, int],
+    mask: Callable[[dict[str, Any]], int], track: bool,
+) -> tuple[list[Match], int, dict[Any, list[Any]]]:  # fmt: skip
+    """The hour's rows matching a step, the rows read, and (if `track`: the session
+    window) each session's first and last driver time."""
+    found: list[Match] = []
+    spans: dict[Any, list[Any]] = {}  # session -> [first, last] driver times
+    names: dict[uuid.UUID, str] = {}  # session -> its text
+    scanned = 0
+    # One shard's rows come in event-id order, which is (time, event id) order while
+    # their times never decrease (an event id's time is its ts, to the millisecond).
+    ordered, previous = shards[hour] == 1, DRIVER_EPOCH
+    for row in site_bucket_funnel_rows(site_id=site_id, hour=hour, shards=shards[hour]):
+        scanned += 1
+        if row["is_bot"]:
+            continue
+        at, sid = row["ts"], row["session_id"]
+        if at < previous:
+            ordered = False
+        previous = at
+        if track:
+            span = spans.get(sid)
+            if span is None:
+                spans[sid] = [at, at]
+            elif at < span[0]:
+                span[0] = at
+            elif at > span[1]:
+                span[1] = at
+        bits = mask(row)
+        if bits:
+            text = names.get(sid)
+            if text is None:
+                text = names[sid] = str(sid)
+            found.append(
+                [row["user_key"], text, (at - DRIVER_EPOCH) // ONE_MS, row["event_id"], bits]
+            )
+    if not ordered:
+        found.sort(key=lambda e: (e[2], cassandra_order(e[3])))
+    return found, scanned, spans
 
 
 def _day_dimensions(site_id: uuid.UUID, day: datetime) -> dict[str, list[str | None]]:
