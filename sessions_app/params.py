@@ -18,6 +18,7 @@ import uuid
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 
+from django.http import HttpRequest
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter
 from rest_framework.exceptions import APIException
@@ -35,6 +36,11 @@ class BadRequest(APIException):
     def __init__(self, field: str, message: str) -> None:
         super().__init__(f"{field}: {message}")
         self.field = field
+
+
+def query_params(request: HttpRequest) -> dict[str, str]:
+    """A page's URL parameters as plain text (the last value of a repeated one)."""
+    return {k: str(v) for k, v in request.GET.items()}
 
 
 def iso(value: datetime) -> str:

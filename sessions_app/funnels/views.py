@@ -16,6 +16,7 @@ from sessions_app.funnels.kinds import STEP_KINDS
 from sessions_app.funnels.spec import MAX_STEPS, OPS
 from sessions_app.funnels.table import DIMENSIONS
 from sessions_app.models import Funnel, Site
+from sessions_app.params import query_params
 from sessions_app.permissions import ADMIN, site_page, site_role
 
 BAR_WIDTH = 560
@@ -121,7 +122,7 @@ def funnel_detail(request: HttpRequest, site: Site, funnel_id: int) -> HttpRespo
             return redirect("sessions_app:funnel", site.id, funnel.pk)
         except RangeError as exc:
             error = str(exc)
-    params = {k: str(v) for k, v in request.GET.items()}
+    params = query_params(request)
     if not error:
         try:
             answer = answers.funnel_result(site, funnel, params)
@@ -156,7 +157,7 @@ def _bars(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def funnel_units(request: HttpRequest, site: Site, funnel_id: int) -> HttpResponse:
     """The users (or sessions) that reached a step or dropped off after it."""
     funnel = defs.funnel_of(site, funnel_id)
-    params = {k: str(v) for k, v in request.GET.items()}
+    params = query_params(request)
     error, page = "", None
     try:
         page = answers.funnel_unit_page(site, funnel, params, limit=50)

@@ -12,6 +12,7 @@ from django.shortcuts import render
 from sessions_app.aggregates.paths import ENTRANCE, FROM, TO
 from sessions_app.core.bounds import RangeError
 from sessions_app.models import Site
+from sessions_app.params import query_params
 from sessions_app.paths import reads
 from sessions_app.permissions import site_page
 
@@ -68,14 +69,10 @@ def sankey_layout(answer: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _values(request: HttpRequest) -> dict[str, str]:
-    return {k: str(v) for k, v in request.GET.items()}
-
-
 @site_page()
 def site_paths(request: HttpRequest, site: Site) -> HttpResponse:
     """Paths from the session start, from a page or to a page; 400 naming a bad field."""
-    params = _values(request)
+    params = query_params(request)
     error, answer, layout = "", None, None
     try:
         query = reads.path_query_parse(params, now=datetime.now(UTC))
@@ -101,7 +98,7 @@ def site_paths(request: HttpRequest, site: Site) -> HttpResponse:
 @site_page()
 def site_transitions(request: HttpRequest, site: Site) -> HttpResponse:
     """One page's transitions: pages before, entrances by source, pages after, exits."""
-    params = _values(request)
+    params = query_params(request)
     error, answer = "", None
     try:
         query = reads.page_query_parse(params, now=datetime.now(UTC))

@@ -2,7 +2,7 @@
 
 The routes are not listed here: every URL pattern whose route names `site_id` is
 found by walking the URL resolver, so a new site route without the check
-(permissions.site_for, through site_page or api.views.SiteView) fails this test.
+(permissions.site_for, through site_page or permissions.SiteView) fails this test.
 Each is opened with the other site's id (and a user and session recorded there) by
 an outsider (an admin of a different site), by that outsider's API token and by an
 installation admin without membership: all 404, as for a site that does not exist.
