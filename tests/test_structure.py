@@ -19,6 +19,9 @@ READ_MODULES = (
     "sessions_app.partitions.partition_report",
     "sessions_app.views",
     "sessions_app.api",
+    "sessions_app.funnels",
+    "sessions_app.paths",
+    "sessions_app.heatmaps",
 )
 WRITE_PATH = ("sessions_app.ingest", "sessions_app.core", "sessions_app.tables")
 

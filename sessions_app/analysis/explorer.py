@@ -19,11 +19,11 @@ from typing import Any
 
 from django.conf import settings
 
-from sessions_app.analysis.params import iso, path_param, range_param
 from sessions_app.core import timebuckets
 from sessions_app.core.bounds import RangeError
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.core.ids import cassandra_order, time_uuid_bound, uuid_time
+from sessions_app.params import iso, path_param, range_param
 from sessions_app.tables import dimensions, site_sessions
 from sessions_app.tables.user_sessions import session_row
 

@@ -28,7 +28,7 @@ SELECT session_id, event_id, user_key, type, name, ts, url, element, props, layo
 FROM {ks}.site_events_by_bucket WHERE site_id = ? AND bucket = ? AND shard = ?
 """
 
-# What a funnel's day reads (analysis/funnels.py): every event of one hour and shard.
+# What a funnel's day reads (funnels/results.py): every event of one hour and shard.
 SELECT_FUNNEL_ROWS = """
 SELECT session_id, event_id, user_key, type, name, ts, url, element, props, is_bot
 FROM {ks}.site_events_by_bucket WHERE site_id = ? AND bucket = ? AND shard = ?

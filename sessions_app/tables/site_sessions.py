@@ -105,7 +105,7 @@ WHERE site_id = ? AND day = ? AND shard = ? AND session_id >= ? AND session_id <
 """
 
 # A session's dimensions (those that split funnels: `funnel_statement`), for a funnel's
-# breakdown (analysis/funnel_scan.py).
+# breakdown (funnels/scan.py).
 SELECT_DIMENSIONS = """
 SELECT <dimensions> FROM {ks}.site_sessions
 WHERE site_id = ? AND day = ? AND shard = ? AND session_id = ?

@@ -11,6 +11,7 @@ from django.shortcuts import render
 from sessions_app.analysis import explorer
 from sessions_app.core.bounds import RangeError
 from sessions_app.models import Site
+from sessions_app.params import query_params
 from sessions_app.permissions import site_page
 from sessions_app.tables import dimensions
 
@@ -19,7 +20,7 @@ from sessions_app.tables import dimensions
 def session_explorer(request: HttpRequest, site: Site) -> HttpResponse:
     """List the sessions matching the filter in the URL; a bad parameter answers 400
     with the field named (nothing is listed then)."""
-    params: dict[str, str] = {k: str(v) for k, v in request.GET.items()}
+    params = query_params(request)
     error, page, query = "", None, None
     try:
         query = explorer.explorer_query_parse(params, now=datetime.now(UTC))

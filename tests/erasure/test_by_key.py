@@ -16,10 +16,10 @@ from django.utils import timezone
 from sessions_app import tasks
 from sessions_app.aggregates import heatmap_rows, rollup, seal, stored
 from sessions_app.aggregates.heatmaps import UNKNOWN
-from sessions_app.analysis import funnel_defs, funnels
 from sessions_app.core import stamps, timebuckets
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.erasure import erasures
+from sessions_app.funnels import defs, results
 from sessions_app.ingest import pipeline, replay
 from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.ingest.steps.plan import plan as plan_step
@@ -246,8 +246,8 @@ def test_nothing_of_a_user_whose_sessions_expired_is_left_in_any_table(site, mon
     assert rollup.bucket_rollup(site_id=site.id, granularity="month", bucket=month, now=now)
     steps = [{"kind": "pageview", "path": "/", "match": "exact"},
              {"kind": "event", "name": "purchase"}]  # fmt: skip
-    funnel = funnel_defs.funnel_create(site=site, name="buy", definition={"steps": steps})
-    units = funnels.funnel_units(
+    funnel = defs.funnel_create(site=site, name="buy", definition={"steps": steps})
+    units = results.funnel_units(
         site=site, version=funnel.current, start=day, end=timebuckets.next_start(day, "day")
     ).units
     assert {u.key for u in units} & {user, anon}

@@ -11,9 +11,11 @@ from django.urls import reverse
 from django.utils import timezone
 
 from sessions_app.aggregates import breakdowns
-from sessions_app.analysis import explorer, funnel_defs, funnels
+from sessions_app.analysis import explorer
 from sessions_app.core import timebuckets
 from sessions_app.core.cql import cassandra_session, keyspace
+from sessions_app.funnels import defs
+from sessions_app.funnels import results as funnel_results
 from sessions_app.tables import dimensions, site_sessions, user_sessions
 from sessions_app.tables.dimensions import AGENT, Dimension
 from sessions_app.tables.site_sessions import SiteSession
@@ -110,9 +112,9 @@ def test_a_dimension_added_in_one_place_is_in_every_place(
     # Splits funnels.
     steps = [{"kind": "pageview", "path": "/", "match": "exact"},
              {"kind": "event", "name": "checkout"}]  # fmt: skip
-    funnel = funnel_defs.funnel_create(site=site, name="m", definition={"steps": steps})
-    result = funnels.funnel_units(site=site, version=funnel.current, start=day, end=end)
-    split = funnels.funnel_summary(funnel.current.definition, result, breakdown="major")
+    funnel = defs.funnel_create(site=site, name="m", definition={"steps": steps})
+    result = funnel_results.funnel_units(site=site, version=funnel.current, start=day, end=end)
+    split = funnel_results.funnel_summary(funnel.current.definition, result, breakdown="major")
     assert {b["value"]: b["counts"] for b in split["breakdown"]} == {"131": [2, 2], "133": [1, 1]}
     # In the API schema: a filter of the explorer, a value of the funnel breakdown.
     schema = json.loads(
@@ -139,14 +141,16 @@ def test_a_cached_funnel_day_split_by_other_dimensions_is_scanned_again(
     seal_everything(site, timezone.now())
     steps = [{"kind": "pageview", "path": "/", "match": "exact"},
              {"kind": "event", "name": "checkout"}]  # fmt: skip
-    funnel = funnel_defs.funnel_create(site=site, name="c", definition={"steps": steps})
+    funnel = defs.funnel_create(site=site, name="c", definition={"steps": steps})
     end = timebuckets.next_start(day, "day")
     with monkeypatch.context() as before:  # the registry before MAJOR joined it
         before.setattr(dimensions, "DIMENSIONS", dimensions.DIMENSIONS[:-1])
         for cached in (0, 1):
-            result = funnels.funnel_units(site=site, version=funnel.current, start=day, end=end)
+            result = funnel_results.funnel_units(
+                site=site, version=funnel.current, start=day, end=end
+            )
             assert result.days_cached == cached
-    result = funnels.funnel_units(site=site, version=funnel.current, start=day, end=end)
+    result = funnel_results.funnel_units(site=site, version=funnel.current, start=day, end=end)
     assert result.days_cached == 0
-    split = funnels.funnel_summary(funnel.current.definition, result, breakdown="major")
+    split = funnel_results.funnel_summary(funnel.current.definition, result, breakdown="major")
     assert split["breakdown"] == [{"value": "17", "counts": [1, 1], "rate": 1.0}]

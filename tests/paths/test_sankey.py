@@ -21,14 +21,14 @@ from hypothesis import strategies as st
 from sessions_app.aggregates import paths as stored
 from sessions_app.aggregates.paths import ENTRANCE, FROM, MAX_STEPS, OTHER, TO
 from sessions_app.aggregates.tally import page_path
-from sessions_app.analysis import paths as analysis
 from sessions_app.core import timebuckets
 from sessions_app.core.ids import cassandra_order
 from sessions_app.ledger import sites
+from sessions_app.paths import reads
 from tests.aggregates.test_breakdowns import seal_everything
 from tests.analysis.dataset import AGENTS, SHOP
-from tests.analysis.test_paths import anchored, brute, raw_rows, send
 from tests.ingest.conftest import event
+from tests.paths.test_reads import anchored, brute, raw_rows, send
 
 PAGES = [f"/p{i}" for i in range(12)]  # more than a step's MAX_NODES
 SPAN_HOURS = 30  # visits begin in the 30 hours from BASE, across a day's edge
@@ -115,7 +115,7 @@ def named(arrived: Counter, flows: Counter, stops: Counter, last: int):
     for (k, page), n in arrived.items():
         by_step[k][page] += n
     shown = {
-        k: {p for p, _ in sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))[: analysis.MAX_NODES]}
+        k: {p for p, _ in sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))[: reads.MAX_NODES]}
         for k, c in by_step.items()
     }
 
@@ -136,11 +136,11 @@ def named(arrived: Counter, flows: Counter, stops: Counter, last: int):
 
 
 def check_sankey(site, rows, *, side: str, anchor: str, start: datetime, end: datetime) -> None:
-    query = analysis.PathQuery(start, end, side, anchor)
-    row, _ = analysis.range_row(site_id=site.id, query=query)
+    query = reads.PathQuery(start, end, side, anchor)
+    row, _ = reads.range_row(site_id=site.id, query=query)
     want, _, _ = brute(rows, site, start, end, since=start if side == FROM else None)
     assert row.grams == anchored(want, side, anchor), (side, anchor, start, end)
-    flows = analysis.sankey(row, side=side, anchor=anchor)
+    flows = reads.sankey(row, side=side, anchor=anchor)
     last = MAX_STEPS if anchor == ENTRANCE else MAX_STEPS - 1
     nodes = {(n["step"], n["page"]): n for n in flows["nodes"]}
     links = Counter({(x["step"], x["source"], x["target"]): x["count"] for x in flows["links"]})

@@ -9,33 +9,30 @@ A definition is JSON (stored per version in SQL, models/funnels.py):
      "count_by": "user" | "session",
      "window": {"unit": "session" | "hours" | "days", "value": 24}}
 
-Steps: 2-10. A page view step matches the page path exactly, by prefix or by a glob
-pattern (`*`, `?`; fnmatch); a click step its element's selector (exact) or text
-(exact, trimmed); an event step the custom event's name. Property conditions (at most 5
+Steps: 2-10, each of a kind in funnels/kinds.STEP_KINDS: a page view step matches the
+page path exactly, by prefix or by a glob pattern (`*`, `?`; fnmatch); a click step its
+element's selector (exact) or text (exact, trimmed); an event step the custom event's
+name. Property conditions (at most 5
 a step, all must hold) compare the event's properties: eq, neq, contains (text), exists.
 Validation is DRF's serializers: every error names its field (`steps[2].path`).
 """
 
 from __future__ import annotations
 
-import fnmatch
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
-from functools import lru_cache
 from typing import Any
 
 import orjson
 from rest_framework import serializers
 
-from sessions_app.aggregates.tally import page_path
 from sessions_app.core.bounds import RangeError
+from sessions_app.funnels.kinds import STEP_KINDS, Matcher
 
 MAX_STEPS, MIN_STEPS = 10, 2
 MAX_CONDITIONS = 5
-KINDS = ("pageview", "click", "event")
-MATCHES = ("exact", "prefix", "pattern")
 OPS = ("eq", "neq", "contains", "exists")
 WINDOW_MAX = {"hours": 24 * 90, "days": 90}
 
@@ -47,28 +44,18 @@ class ConditionSerializer(serializers.Serializer):
 
 
 class StepSerializer(serializers.Serializer):
-    kind = serializers.ChoiceField(KINDS)
-    path = serializers.CharField(max_length=500, required=False)
-    match = serializers.ChoiceField(MATCHES, default="exact")
-    selector = serializers.CharField(max_length=300, required=False)
-    text = serializers.CharField(max_length=300, required=False)
-    name = serializers.CharField(max_length=200, required=False)
-    label = serializers.CharField(max_length=100, required=False)
-    properties = ConditionSerializer(many=True, required=False, default=list)
+    """A step: its kind, every kind's fields (funnels/kinds.py), a label, conditions."""
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        return {
+            "kind": serializers.ChoiceField(STEP_KINDS.names()),
+            **STEP_KINDS.fields(),
+            "label": serializers.CharField(max_length=100, required=False),
+            "properties": ConditionSerializer(many=True, required=False, default=list),
+        }
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        kind = attrs["kind"]
-        if kind == "pageview":
-            if not attrs.get("path"):
-                raise serializers.ValidationError({"path": "required for a page view step"})
-            if attrs["match"] != "pattern":
-                attrs["path"] = (
-                    page_path(attrs["path"]) if "://" in attrs["path"] else attrs["path"]
-                )
-        elif kind == "click" and not (attrs.get("selector") or attrs.get("text")):
-            raise serializers.ValidationError({"selector": "a click step needs a selector or text"})
-        elif kind == "event" and not attrs.get("name"):
-            raise serializers.ValidationError({"name": "required for an event step"})
+        STEP_KINDS[attrs["kind"]].check(attrs)
         if len(attrs.get("properties") or []) > MAX_CONDITIONS:
             raise serializers.ValidationError({"properties": f"at most {MAX_CONDITIONS}"})
         return attrs
@@ -146,9 +133,6 @@ def digest(definition: dict[str, Any]) -> str:
     return hashlib.sha256(canonical).hexdigest()[:32]
 
 
-Matcher = Callable[[dict[str, Any]], bool]
-
-
 def _props_match(conditions: list[dict[str, Any]]) -> Callable[[Any], bool]:
     def check(raw: Any) -> bool:
         props = orjson.loads(raw) if isinstance(raw, str | bytes) else (raw or {})
@@ -174,61 +158,13 @@ def _props_match(conditions: list[dict[str, Any]]) -> Callable[[Any], bool]:
     return check
 
 
-def _element(raw: Any) -> dict[str, Any]:
-    if isinstance(raw, dict):
-        return raw
-    return _element_text(raw) if raw else {}
-
-
-@lru_cache(maxsize=16_384)
-def _element_text(raw: str | bytes) -> dict[str, Any]:
-    """An element's JSON as stored, parsed once per distinct value (a scan repeats them)."""
-    found = orjson.loads(raw)
-    return found if isinstance(found, dict) else {}
-
-
-@lru_cache(maxsize=65_536)
-def _path_of(url: str | None) -> str:
-    """A URL's page path, once per distinct URL."""
-    return page_path(url) or ""
-
-
 def step_matcher(step: dict[str, Any]) -> Matcher:
-    """A predicate over an event row (type, name, url, element, props as stored)."""
-    kind = step["kind"]
-    props = _props_match(step["properties"]) if step.get("properties") else None
-    if kind == "pageview":
-        wanted, how = step["path"], step["match"]
-
-        def base(row: dict[str, Any]) -> bool:
-            if row["type"] != "pageview":
-                return False
-            path = _path_of(row.get("url"))
-            if how == "exact":
-                return path == wanted
-            if how == "prefix":
-                return path.startswith(wanted)
-            return fnmatch.fnmatchcase(path, wanted)
-
-    elif kind == "click":
-        selector, text = step.get("selector"), step.get("text")
-
-        def base(row: dict[str, Any]) -> bool:
-            if row["type"] != "click":
-                return False
-            element = _element(row.get("element"))
-            if selector and element.get("selector") != selector:
-                return False
-            return not text or (element.get("text") or "").strip() == text
-
-    else:
-        name = step["name"]
-
-        def base(row: dict[str, Any]) -> bool:
-            return row["type"] == "custom" and row.get("name") == name
-
-    if props is None:
+    """A predicate over an event row (type, name, url, element, props as stored): the
+    step kind's match, and its property conditions."""
+    base = STEP_KINDS[step["kind"]].matcher(step)
+    if not step.get("properties"):
         return base
+    props = _props_match(step["properties"])
     return lambda row: base(row) and props(row.get("props"))
 
 

@@ -1,6 +1,6 @@
 """Funnel outcomes as columns: what a warm funnel merges, counts and pages over.
 
-A unit's outcome (analysis/funnels.Unit) is a row: its key, its level, the times of its
+A unit's outcome (funnels/results.Unit) is a row: its key, its level, the times of its
 chain, its start event's place in Cassandra's order and its start session's dimensions
 (codes into a vocabulary per dimension). The ids a drill-down shows — the last matched
 event's user and session, the start's session and event id — are the row's detail,

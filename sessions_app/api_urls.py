@@ -1,16 +1,20 @@
+"""The API's routes under /api/: the api package's own views and each feature's API
+(funnels, paths, heatmaps keep theirs in their urls.py)."""
+
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from sessions_app.api import exports, funnels, paths, views
+from sessions_app.api import exports, views
 from sessions_app.core import userkeys
-from sessions_app.views import heatmap_overlay
+from sessions_app.funnels import urls as funnel_urls
+from sessions_app.heatmaps import urls as heatmap_urls
+from sessions_app.paths import urls as path_urls
 
 userkeys.register()
 
 urlpatterns = [
     path("schema", SpectacularAPIView.as_view(), name="api-schema"),
-    # The on-page overlay's read, with its token (not in the schema: no session or API token).
-    path("heatmap", heatmap_overlay.overlay_data, name="api-heatmap-overlay"),
+    *heatmap_urls.api_urlpatterns,
     path("docs", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
     path("sites/<uuid:site_id>/report", views.SiteReport.as_view()),
     path("sites/<uuid:site_id>/realtime", views.SiteRealtime.as_view(), name="api-realtime"),
@@ -45,28 +49,8 @@ urlpatterns = [
         name="api-properties-export",
     ),
     path("sites/<uuid:site_id>/sessions", views.SiteSessions.as_view(), name="api-sessions"),
-    path("sites/<uuid:site_id>/paths", paths.SitePaths.as_view(), name="api-site-paths"),
-    path("sites/<uuid:site_id>/funnels", funnels.SiteFunnels.as_view(), name="api-funnels"),
-    path(
-        "sites/<uuid:site_id>/funnels/<int:funnel_id>",
-        funnels.SiteFunnel.as_view(),
-        name="api-funnel",
-    ),
-    path(
-        "sites/<uuid:site_id>/funnels/<int:funnel_id>/results",
-        funnels.SiteFunnelResults.as_view(),
-        name="api-funnel-results",
-    ),
-    path(
-        "sites/<uuid:site_id>/funnels/<int:funnel_id>/units",
-        funnels.SiteFunnelUnits.as_view(),
-        name="api-funnel-units",
-    ),
-    path(
-        "sites/<uuid:site_id>/transitions",
-        paths.SiteTransitions.as_view(),
-        name="api-site-transitions",
-    ),
+    *path_urls.api_urlpatterns,
+    *funnel_urls.api_urlpatterns,
     path("sites/<uuid:site_id>/sessions/<uuid:session_id>/events", views.SessionEvents.as_view()),
     path("sites/<uuid:site_id>/sessions/<uuid:session_id>/export", exports.SessionExport.as_view()),
 ]

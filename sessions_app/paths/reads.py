@@ -35,9 +35,9 @@ from sessions_app.aggregates.paths import (
 )
 from sessions_app.aggregates.report import MAX_LIVE_HOURS, bucket_cover
 from sessions_app.aggregates.sources import site_bucket_rows
-from sessions_app.analysis.params import iso, path_param, range_param
 from sessions_app.core import timebuckets
 from sessions_app.core.bounds import RangeError
+from sessions_app.params import iso, path_param, range_param
 
 DEFAULT_SPAN = timedelta(days=7)
 MAX_NODES = 8  # pages a Sankey step shows; the rest are "(other)"
@@ -228,4 +228,28 @@ def transitions(from_row: Row, to_row: Row, *, page: str) -> dict[str, Any]:
         "next_pages": ranked(after),
         "exits": max(0, views - sum(after.values())),
         "dropped": from_row.dropped + to_row.dropped,
+    }
+
+
+def paths_answer(site_id: uuid.UUID, query: PathQuery) -> dict[str, Any]:
+    """A Sankey of the paths from (or to) the query's page and its most common whole
+    paths (what the Paths page and /api/.../paths show)."""
+    row, live = range_row(site_id=site_id, query=query)
+    return {
+        "query": query.params(),
+        **sankey(row, side=query.side, anchor=query.anchor),
+        "paths": top_paths(row, side=query.side, anchor=query.anchor),
+        "dropped": row.dropped,
+        "live_hours": live,
+    }
+
+
+def transitions_answer(site_id: uuid.UUID, query: PathQuery) -> dict[str, Any]:
+    """Where the visitors of one page came from and went next (the Transitions page and API)."""
+    from_row, live = range_row(site_id=site_id, query=query)
+    to_row, _ = range_row(site_id=site_id, query=query, side=TO)
+    return {
+        "query": query.params(),
+        **transitions(from_row, to_row, page=query.anchor),
+        "live_hours": live,
     }

@@ -9,7 +9,7 @@ import re
 import pytest
 from django.contrib.auth.models import User
 
-from sessions_app.analysis import heatmaps
+from sessions_app.heatmaps import reads
 from sessions_app.ledger import sites
 from sessions_app.models import AdminAction
 from tests.conftest import member
@@ -21,7 +21,7 @@ EVIL = "https://evil.example"
 
 
 def _token(site, page: str = "/pricing") -> str:
-    return heatmaps.token_for(site_id=site.id, salt=site.heatmap_salt, page=page)
+    return reads.token_for(site_id=site.id, salt=site.heatmap_salt, page=page)
 
 
 def _get(

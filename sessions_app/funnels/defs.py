@@ -8,8 +8,8 @@ from typing import Any
 from django.db import transaction
 from django.http import Http404
 
-from sessions_app.analysis.funnel_spec import definition_clean, digest
 from sessions_app.core.bounds import RangeError
+from sessions_app.funnels.spec import definition_clean, digest
 from sessions_app.models import Funnel, FunnelVersion, Site
 
 MAX_FUNNELS = 200  # a site's saved funnels

@@ -15,8 +15,8 @@ from django.utils import timezone
 
 from clickstream.celery import app
 from sessions_app import tasks
-from sessions_app.analysis import funnel_defs, funnel_queue, funnels
 from sessions_app.core import timebuckets
+from sessions_app.funnels import defs, queue, results
 from sessions_app.ledger import sites
 from sessions_app.models import BucketState
 
@@ -35,11 +35,11 @@ def broker(settings) -> Iterator[redis.Redis]:
     client.delete(ANALYSIS, DEFAULT)
 
 
-def _queued(broker: redis.Redis, queue: str = ANALYSIS) -> list[list]:
+def _queued(broker: redis.Redis, name: str = ANALYSIS) -> list[list]:
     """The args of the tasks waiting on a queue, oldest first (kombu's Redis messages:
     JSON, the body base64 JSON [args, kwargs, embed])."""
     found = []
-    for raw in reversed(broker.lrange(queue, 0, -1)):
+    for raw in reversed(broker.lrange(name, 0, -1)):
         args, _kwargs, _embed = json.loads(base64.b64decode(json.loads(raw)["body"]))
         found.append(args)
     return found
@@ -59,9 +59,9 @@ def _sealed_days(site, count: int) -> tuple:
 def test_a_site_has_at_most_its_cap_of_scans_queued(site, settings, broker):
     settings.FUNNEL_INLINE_DAYS, settings.FUNNEL_SCANS_PER_SITE = 0, 3
     start, end = _sealed_days(site, 10)
-    funnel = funnel_defs.funnel_create(site=site, name="capped", definition=DEFINITION)
+    funnel = defs.funnel_create(site=site, name="capped", definition=DEFINITION)
     try:
-        ask = lambda: funnels.funnel_units(  # noqa: E731 - the page asking again
+        ask = lambda: results.funnel_units(  # noqa: E731 - the page asking again
             site=site, version=funnel.current, start=start, end=end
         )
         first = ask()
@@ -69,70 +69,70 @@ def test_a_site_has_at_most_its_cap_of_scans_queued(site, settings, broker):
         queued = _queued(broker)
         assert len(queued) == 3 and broker.llen(DEFAULT) == 0  # none on the default queue
         assert {q[1] for q in queued} == {funnel.current.pk}
-        assert funnel_queue.scans_in_flight(site_id=site.id) == 3
+        assert queue.scans_in_flight(site_id=site.id) == 3
         ask()
         assert broker.llen(ANALYSIS) == 3  # asked again: nothing more while none finished
         # Another site has places of its own.
         other = sites.site_create(name="Other", origins=[])
         o_start, o_end = _sealed_days(other, 4)
-        o_funnel = funnel_defs.funnel_create(site=other, name="o", definition=DEFINITION)
-        funnels.funnel_units(site=other, version=o_funnel.current, start=o_start, end=o_end)
+        o_funnel = defs.funnel_create(site=other, name="o", definition=DEFINITION)
+        results.funnel_units(site=other, version=o_funnel.current, start=o_start, end=o_end)
         assert broker.llen(ANALYSIS) == 6
         # A worker finishes the oldest scan: the next ask queues one more day, not two.
         site_id, version_id, day, digest = queued[0]
         assert tasks.funnel_day(site_id, version_id, day, digest) == 0  # an empty day
-        assert funnel_queue.scans_in_flight(site_id=site.id) == 2
+        assert queue.scans_in_flight(site_id=site.id) == 2
         ask()
         now_queued = [q for q in _queued(broker) if q[0] == str(site.id)]
-        assert len(now_queued) == 4 and funnel_queue.scans_in_flight(site_id=site.id) == 3
+        assert len(now_queued) == 4 and queue.scans_in_flight(site_id=site.id) == 3
         assert now_queued[-1][2] not in {q[2] for q in queued}  # a day not queued before
     finally:
-        funnel_queue.scans_forget(site_id=site.id)
+        queue.scans_forget(site_id=site.id)
 
 
 def test_a_lost_scan_gives_its_place_back_after_the_ttl(site, settings, broker):
     settings.FUNNEL_SCANS_PER_SITE, settings.FUNNEL_TASK_TTL = 1, 1
-    funnel = funnel_defs.funnel_create(site=site, name="lost", definition=DEFINITION)
+    funnel = defs.funnel_create(site=site, name="lost", definition=DEFINITION)
     today = timebuckets.floor(timezone.now(), "day")
     days = [today - timedelta(days=2), today - timedelta(days=1)]
     version = funnel.current
     args = {"site_id": site.id, "version_id": version.pk, "digest": version.digest}
     try:
-        assert funnel_queue.fan_out(**args, days=days) == 1
-        assert funnel_queue.fan_out(**args, days=days) == 0  # full
+        assert queue.fan_out(**args, days=days) == 1
+        assert queue.fan_out(**args, days=days) == 0  # full
         broker.delete(ANALYSIS)  # the task is lost (a Redis flush): its place lapses
         time.sleep(1.2)
-        assert funnel_queue.scans_in_flight(site_id=site.id) == 0
-        assert funnel_queue.fan_out(**args, days=days) == 1
+        assert queue.scans_in_flight(site_id=site.id) == 0
+        assert queue.fan_out(**args, days=days) == 1
     finally:
-        funnel_queue.scans_forget(site_id=site.id)
+        queue.scans_forget(site_id=site.id)
 
 
 def test_a_scan_of_an_edited_away_version_is_dropped(site, settings, broker):
     settings.FUNNEL_SCANS_PER_SITE = 5
-    funnel = funnel_defs.funnel_create(site=site, name="edited", definition=DEFINITION)
+    funnel = defs.funnel_create(site=site, name="edited", definition=DEFINITION)
     old = funnel.current
     day = timebuckets.floor(timezone.now(), "day") - timedelta(days=1)
     try:
-        funnel_queue.fan_out(site_id=site.id, version_id=old.pk, digest=old.digest, days=[day])
-        funnel_defs.funnel_update(funnel=funnel, definition={**DEFINITION, "count_by": "session"})
+        queue.fan_out(site_id=site.id, version_id=old.pk, digest=old.digest, days=[day])
+        defs.funnel_update(funnel=funnel, definition={**DEFINITION, "count_by": "session"})
         [queued] = _queued(broker)
-        assert funnel_defs.version_current(old.pk) is None
+        assert defs.version_current(old.pk) is None
         assert tasks.funnel_day(*queued) == 0  # not scanned
-        assert funnel_queue.scans_in_flight(site_id=site.id) == 0  # its place given back
+        assert queue.scans_in_flight(site_id=site.id) == 0  # its place given back
     finally:
-        funnel_queue.scans_forget(site_id=site.id)
+        queue.scans_forget(site_id=site.id)
 
 
 def test_a_funnel_keeps_its_twenty_newest_versions(site):
-    funnel = funnel_defs.funnel_create(site=site, name="busy", definition=DEFINITION)
+    funnel = defs.funnel_create(site=site, name="busy", definition=DEFINITION)
     for hours in range(1, 26):
-        funnel_defs.funnel_update(
+        defs.funnel_update(
             funnel=funnel, definition={**DEFINITION, "window": {"unit": "hours", "value": hours}}
         )
     numbers = sorted(funnel.versions.values_list("number", flat=True))
     assert numbers == list(range(7, 27)) and funnel.current.number == 26
-    assert len(numbers) == funnel_defs.MAX_VERSIONS
+    assert len(numbers) == defs.MAX_VERSIONS
 
 
 def test_only_funnel_scans_are_routed_to_the_analysis_queue():

@@ -11,7 +11,7 @@ days and breakdown values are the start's day and the start session's dimensions
 
 Evaluation per unit is ClickHouse's windowFunnel: one pass keeping, for every step, the
 latest start that reached it; then one greedy pass from that start for the chain. The
-parts come from funnel_scan: cached days, fanned-out days, live days.
+parts come from funnels/scan.py: cached days, fanned-out days, live days.
 """
 
 from __future__ import annotations
@@ -26,8 +26,12 @@ from typing import Any
 import numpy as np
 from django.conf import settings
 
-from sessions_app.analysis.funnel_queue import fan_out
-from sessions_app.analysis.funnel_scan import (
+from sessions_app.core import timebuckets
+from sessions_app.core.bounds import RangeError
+from sessions_app.core.ids import cassandra_order
+from sessions_app.funnels.kinds import STEP_KINDS
+from sessions_app.funnels.queue import fan_out
+from sessions_app.funnels.scan import (
     DayPart,
     Match,
     cached_parts,
@@ -35,8 +39,8 @@ from sessions_app.analysis.funnel_scan import (
     gc_paused,
     sealed_versions,
 )
-from sessions_app.analysis.funnel_spec import Funnel, funnel_compile
-from sessions_app.analysis.funnel_table import (
+from sessions_app.funnels.spec import Funnel, funnel_compile
+from sessions_app.funnels.table import (
     DaySummary,
     Outcomes,
     best,
@@ -49,9 +53,6 @@ from sessions_app.analysis.funnel_table import (
     step_gaps,
     trend,
 )
-from sessions_app.core import timebuckets
-from sessions_app.core.bounds import RangeError
-from sessions_app.core.ids import cassandra_order
 from sessions_app.models import BucketState, FunnelVersion, Site
 
 MAX_LIVE_DAYS = 7  # unsealed days scanned in a request; older ones wait ("pending")
@@ -325,7 +326,7 @@ def funnel_summary(
         gaps = step_gaps(table, i) if i else np.zeros(0, np.int64)
         shown.append({
             "step": i + 1,
-            "label": step.get("label") or _label(step),
+            "label": step.get("label") or STEP_KINDS[step["kind"]].label(step),
             "count": reached[i],
             "dropped": reached[i] - (reached[i + 1] if i + 1 < len(steps) else reached[i]),
             "from_first": _rate(reached[i], reached[0]),
@@ -353,14 +354,6 @@ def funnel_summary(
 
 def _rate(part: int, whole: int) -> float:
     return round(part / whole, 4) if whole else 0.0
-
-
-def _label(step: dict[str, Any]) -> str:
-    if step["kind"] == "pageview":
-        return f"viewed {step['path']}" + ("…" if step["match"] == "prefix" else "")
-    if step["kind"] == "click":
-        return f"clicked {step.get('selector') or step.get('text')}"
-    return f"did {step['name']}"
 
 
 def _breakdown(result: Result, dimension: str, steps: int) -> list[dict[str, Any]]:

@@ -10,10 +10,10 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from sessions_app.aggregates.paths import ENTRANCE, FROM, TO
-from sessions_app.analysis import paths
-from sessions_app.api.paths import paths_answer, transitions_answer
 from sessions_app.core.bounds import RangeError
 from sessions_app.models import Site
+from sessions_app.params import query_params
+from sessions_app.paths import reads
 from sessions_app.permissions import site_page
 
 COLUMN = 190  # px between steps
@@ -69,18 +69,14 @@ def sankey_layout(answer: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _values(request: HttpRequest) -> dict[str, str]:
-    return {k: str(v) for k, v in request.GET.items()}
-
-
 @site_page()
 def site_paths(request: HttpRequest, site: Site) -> HttpResponse:
     """Paths from the session start, from a page or to a page; 400 naming a bad field."""
-    params = _values(request)
+    params = query_params(request)
     error, answer, layout = "", None, None
     try:
-        query = paths.path_query_parse(params, now=datetime.now(UTC))
-        answer = paths_answer(site.id, query)
+        query = reads.path_query_parse(params, now=datetime.now(UTC))
+        answer = reads.paths_answer(site.id, query)
         layout = sankey_layout(answer)
         params = query.params()
     except RangeError as exc:
@@ -102,11 +98,11 @@ def site_paths(request: HttpRequest, site: Site) -> HttpResponse:
 @site_page()
 def site_transitions(request: HttpRequest, site: Site) -> HttpResponse:
     """One page's transitions: pages before, entrances by source, pages after, exits."""
-    params = _values(request)
+    params = query_params(request)
     error, answer = "", None
     try:
-        query = paths.page_query_parse(params, now=datetime.now(UTC))
-        answer = transitions_answer(site.id, query)
+        query = reads.page_query_parse(params, now=datetime.now(UTC))
+        answer = reads.transitions_answer(site.id, query)
         params = {**query.params(), "page": query.anchor}
         params.pop(FROM, None)
     except RangeError as exc:

@@ -1,7 +1,7 @@
 """/api/heatmap: a page's heatmap for the on-page overlay (static/sessions_app/heatmap.js).
 
 Not a session or API-token route: the overlay runs on the customer's page and sends the
-short-lived token "View on page" put in the URL fragment (analysis/heatmaps.token_for)
+short-lived token "View on page" put in the URL fragment (heatmaps/reads.token_for)
 as `Authorization: Bearer`. The token reads one page of one site; the request must come
 from an origin that site allows (a browser sends `Origin` on this cross-origin fetch, so
 a request without one is refused, unless the browser marks it same-origin: then this
@@ -17,10 +17,10 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
-from sessions_app.analysis.heatmaps import overlay_answer, site_of_token, token_check
 from sessions_app.core.bounds import RangeError
+from sessions_app.heatmaps.reads import overlay_answer, site_of_token, token_check
+from sessions_app.ledger.sites import origin_allowed, origins_of_enabled_sites
 from sessions_app.models import Site
-from sessions_app.views.collector import origin_allowed, origins_of_enabled_sites
 
 STATUS = {"token": 401, "origin": 403}
 

@@ -10,16 +10,23 @@ from urllib.parse import urlencode
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
-from sessions_app.analysis import funnel_defs
-from sessions_app.analysis.funnel_spec import KINDS, MATCHES, MAX_STEPS, OPS
-from sessions_app.analysis.funnel_table import split_names
-from sessions_app.api.funnels import funnel_result, funnel_unit_page
 from sessions_app.core.bounds import RangeError
+from sessions_app.funnels import answers, defs
+from sessions_app.funnels.kinds import STEP_KINDS
+from sessions_app.funnels.spec import MAX_STEPS, OPS
+from sessions_app.funnels.table import split_names
 from sessions_app.models import Funnel, Site
+from sessions_app.params import query_params
 from sessions_app.permissions import ADMIN, site_page, site_role
 
 BAR_WIDTH = 560
-VALUE_KEYS = ("path", "selector", "text", "name")  # what a step's one text field holds
+
+
+def _form_step(kind: str, value: str, match: str) -> dict[str, Any]:
+    """A builder row's step fields by its kind (an unknown kind keeps the text as a name,
+    for the form to show again beside the error)."""
+    found = STEP_KINDS.get(kind)
+    return found.form_step(value, match) if found else {"name": value}
 
 
 def form_definition(post: Any) -> tuple[dict[str, Any], str]:
@@ -31,14 +38,8 @@ def form_definition(post: Any) -> tuple[dict[str, Any], str]:
         value = (post.get(f"step-{n}-value") or "").strip()
         if not kind and not value:
             continue
-        step: dict[str, Any] = {"kind": kind}
         match = post.get(f"step-{n}-match") or "exact"
-        if kind == "pageview":
-            step.update(path=value, match=match)
-        elif kind == "click":
-            step["text" if match == "text" else "selector"] = value
-        else:
-            step["name"] = value
+        step: dict[str, Any] = {"kind": kind, **_form_step(kind, value, match)}
         key = (post.get(f"prop-{n}-key") or "").strip()
         if key:
             step["properties"] = [
@@ -59,14 +60,13 @@ def _rows(definition: dict[str, Any] | None) -> list[dict[str, Any]]:
     rows = []
     for n in range(MAX_STEPS):
         step = steps[n] if n < len(steps) else {}
+        kind = STEP_KINDS.get(step.get("kind", ""))
+        value, match = (
+            kind.form_value(step) if kind else (step.get("name") or "", step.get("match", "exact"))
+        )
         prop = (step.get("properties") or [{}])[0]
-        rows.append({
-            "n": n + 1,
-            "kind": step.get("kind", ""),
-            "value": next((step[k] for k in VALUE_KEYS if step.get(k)), ""),
-            "match": "text" if step.get("text") else step.get("match", "exact"),
-            "prop": prop,
-        })  # fmt: skip
+        rows.append({"n": n + 1, "kind": step.get("kind", ""), "value": value, "match": match,
+                     "prop": prop})  # fmt: skip
     return rows
 
 
@@ -79,8 +79,8 @@ def _form_context(
         "rows": _rows(definition),
         "name": name,
         "definition": definition or {"count_by": "user", "window": {"unit": "session"}},
-        "kinds": KINDS,
-        "matches": (*MATCHES, "text"),
+        "kinds": list(STEP_KINDS),
+        "matches": STEP_KINDS.form_matches(),
         "ops": OPS,
     }
 
@@ -93,7 +93,7 @@ def funnel_list(request: HttpRequest, site: Site) -> HttpResponse:
     if request.method == "POST":
         definition, name = form_definition(request.POST)
         try:
-            funnel = funnel_defs.funnel_create(
+            funnel = defs.funnel_create(
                 site=site, name=name, definition=definition, user=request.user
             )
             return redirect("sessions_app:funnel", site.id, funnel.pk)
@@ -111,21 +111,21 @@ def funnel_list(request: HttpRequest, site: Site) -> HttpResponse:
 def funnel_detail(request: HttpRequest, site: Site, funnel_id: int) -> HttpResponse:
     """A funnel's results over the range in the URL; POST (the site's admins) edits it (a
     new version)."""
-    funnel = funnel_defs.funnel_of(site, funnel_id)
+    funnel = defs.funnel_of(site, funnel_id)
     error, answer = "", None
     definition = funnel.current.definition if funnel.current else None
     name = funnel.name
     if request.method == "POST":
         definition, name = form_definition(request.POST)
         try:
-            funnel_defs.funnel_update(funnel=funnel, name=name, definition=definition)
+            defs.funnel_update(funnel=funnel, name=name, definition=definition)
             return redirect("sessions_app:funnel", site.id, funnel.pk)
         except RangeError as exc:
             error = str(exc)
-    params = {k: str(v) for k, v in request.GET.items()}
+    params = query_params(request)
     if not error:
         try:
-            answer = funnel_result(site, funnel, params)
+            answer = answers.funnel_result(site, funnel, params)
         except RangeError as exc:
             error = str(exc)
     shown = {k: v for k, v in params.items() if k in ("start", "end", "breakdown")}
@@ -156,11 +156,11 @@ def _bars(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
 @site_page()
 def funnel_units(request: HttpRequest, site: Site, funnel_id: int) -> HttpResponse:
     """The users (or sessions) that reached a step or dropped off after it."""
-    funnel = funnel_defs.funnel_of(site, funnel_id)
-    params = {k: str(v) for k, v in request.GET.items()}
+    funnel = defs.funnel_of(site, funnel_id)
+    params = query_params(request)
     error, page = "", None
     try:
-        page = funnel_unit_page(site, funnel, params, limit=50)
+        page = answers.funnel_unit_page(site, funnel, params, limit=50)
     except RangeError as exc:
         error = str(exc)
     kept = {k: v for k, v in params.items() if k in ("start", "end", "step", "outcome")}

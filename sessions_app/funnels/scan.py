@@ -4,10 +4,10 @@ A day's part is computed once from the day's raw rows (every hour and shard of
 site_events_by_bucket) and, when the day is sealed, cached in funnel_days under the
 definition's digest and the day's BucketState version. Days the result needs that are
 not cached are scanned inline (a few) or fanned out as Celery tasks (`funnel_day`, on the
-analysis queue: analysis/funnel_queue.py), so more workers finish a cold funnel sooner.
+analysis queue: funnels/queue.py), so more workers finish a cold funnel sooner.
 A part is a list of matching events — user, session, time, event id, the steps it
 matches — plus the dimensions of their sessions; the funnel itself is evaluated over the
-concatenated parts (analysis/funnels.py), which is what keeps a conversion window that
+concatenated parts (funnels/results.py), which is what keeps a conversion window that
 crosses a day's edge exact.
 """
 
@@ -21,6 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -29,12 +30,12 @@ from django.conf import settings
 
 from sessions_app.aggregates.seal import aggregate_ttl
 from sessions_app.aggregates.sources import site_bucket_funnel_rows
-from sessions_app.analysis.funnel_spec import Funnel
-from sessions_app.analysis.funnel_table import DaySummary, pack, split_names, unpack
 from sessions_app.core import timebuckets
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.core.ids import cassandra_order, uuid_time
 from sessions_app.core.timebuckets import DRIVER_EPOCH, ONE_MS, driver_ms
+from sessions_app.funnels.spec import Funnel
+from sessions_app.funnels.table import DaySummary, pack, split_names, unpack
 from sessions_app.ledger import policies
 from sessions_app.models import BucketState, Site
 from sessions_app.tables import dimensions, funnel_days, site_sessions
@@ -115,50 +116,13 @@ def day_scan(*, site: Site, funnel: Funnel, day: datetime) -> DayPart:
         )
     )
     shards = {h: max(site.event_shards, used.get(h, 1)) for h in hours}
-    mask = funnel.masker()
-    track = funnel.session_window  # the sessions' extents matter only with it
-
-    def hour_scan(hour: datetime) -> tuple[list[Match], int, dict[Any, list[Any]]]:
-        found: list[Match] = []
-        spans: dict[Any, list[Any]] = {}  # session -> [first, last] driver times
-        names: dict[uuid.UUID, str] = {}  # session -> its text
-        scanned = 0
-        # One shard's rows come in event-id order, which is (time, event id) order while
-        # their times never decrease (an event id's time is its ts, to the millisecond).
-        ordered, previous = shards[hour] == 1, DRIVER_EPOCH
-        for row in site_bucket_funnel_rows(site_id=site.id, hour=hour, shards=shards[hour]):
-            scanned += 1
-            if row["is_bot"]:
-                continue
-            at, sid = row["ts"], row["session_id"]
-            if at < previous:
-                ordered = False
-            previous = at
-            if track:
-                span = spans.get(sid)
-                if span is None:
-                    spans[sid] = [at, at]
-                elif at < span[0]:
-                    span[0] = at
-                elif at > span[1]:
-                    span[1] = at
-            bits = mask(row)
-            if bits:
-                text = names.get(sid)
-                if text is None:
-                    text = names[sid] = str(sid)
-                found.append(
-                    [row["user_key"], text, (at - DRIVER_EPOCH) // ONE_MS, row["event_id"], bits]
-                )
-        if not ordered:
-            found.sort(key=lambda e: (e[2], cassandra_order(e[3])))
-        return found, scanned, spans
-
     part = DayPart(day)
     spans: dict[Any, list[Any]] = {}
     with ThreadPoolExecutor(HOURS_AT_ONCE, thread_name_prefix="funnel-scan") as pool:
         whole_day = pool.submit(_day_dimensions, site.id, day)
-        for found, scanned, hour_spans in pool.map(hour_scan, hours):
+        scan = partial(_hour_scan, site_id=site.id, shards=shards, mask=funnel.masker(),
+                       track=funnel.session_window)  # fmt: skip
+        for found, scanned, hour_spans in pool.map(scan, hours):
             part.events.extend(found)
             part.scanned += scanned
             for sid, (first, last) in hour_spans.items():
@@ -171,6 +135,48 @@ def day_scan(*, site: Site, funnel: Funnel, day: datetime) -> DayPart:
     }  # fmt: skip
     part.sessions = _dimensions(site.id, day, sorted(matched), whole_day.result())
     return part
+
+
+def _hour_scan(
+    hour: datetime, *, site_id: uuid.UUID, shards: dict[datetime, int],
+    mask: Callable[[dict[str, Any]], int], track: bool,
+) -> tuple[list[Match], int, dict[Any, list[Any]]]:  # fmt: skip
+    """The hour's rows matching a step, the rows read, and (if `track`: the session
+    window) each session's first and last driver time."""
+    found: list[Match] = []
+    spans: dict[Any, list[Any]] = {}  # session -> [first, last] driver times
+    names: dict[uuid.UUID, str] = {}  # session -> its text
+    scanned = 0
+    # One shard's rows come in event-id order, which is (time, event id) order while
+    # their times never decrease (an event id's time is its ts, to the millisecond).
+    ordered, previous = shards[hour] == 1, DRIVER_EPOCH
+    for row in site_bucket_funnel_rows(site_id=site_id, hour=hour, shards=shards[hour]):
+        scanned += 1
+        if row["is_bot"]:
+            continue
+        at, sid = row["ts"], row["session_id"]
+        if at < previous:
+            ordered = False
+        previous = at
+        if track:
+            span = spans.get(sid)
+            if span is None:
+                spans[sid] = [at, at]
+            elif at < span[0]:
+                span[0] = at
+            elif at > span[1]:
+                span[1] = at
+        bits = mask(row)
+        if bits:
+            text = names.get(sid)
+            if text is None:
+                text = names[sid] = str(sid)
+            found.append(
+                [row["user_key"], text, (at - DRIVER_EPOCH) // ONE_MS, row["event_id"], bits]
+            )
+    if not ordered:
+        found.sort(key=lambda e: (e[2], cassandra_order(e[3])))
+    return found, scanned, spans
 
 
 def _day_dimensions(site_id: uuid.UUID, day: datetime) -> dict[str, list[str | None]]:

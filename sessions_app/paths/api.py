@@ -1,10 +1,9 @@
-"""Paths and transitions under /api/ (analysis/paths.py): the same numbers as the pages."""
+"""Paths and transitions under /api/ (paths/reads.py): the same numbers as the pages."""
 
 from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime
-from typing import Any
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -12,31 +11,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from sessions_app.aggregates.paths import FROM, TO
-from sessions_app.analysis import paths
-from sessions_app.api.views import END, START, SiteView
-
-
-def paths_answer(site_id: uuid.UUID, query: paths.PathQuery) -> dict[str, Any]:
-    """A Sankey of the paths from (or to) the query's page and its most common whole paths."""
-    row, live = paths.range_row(site_id=site_id, query=query)
-    return {
-        "query": query.params(),
-        **paths.sankey(row, side=query.side, anchor=query.anchor),
-        "paths": paths.top_paths(row, side=query.side, anchor=query.anchor),
-        "dropped": row.dropped,
-        "live_hours": live,
-    }
-
-
-def transitions_answer(site_id: uuid.UUID, query: paths.PathQuery) -> dict[str, Any]:
-    """Where the visitors of one page came from and went next."""
-    from_row, live = paths.range_row(site_id=site_id, query=query)
-    to_row, _ = paths.range_row(site_id=site_id, query=query, side=TO)
-    return {
-        "query": query.params(),
-        **paths.transitions(from_row, to_row, page=query.anchor),
-        "live_hours": live,
-    }
+from sessions_app.params import END, START
+from sessions_app.paths import reads
+from sessions_app.permissions import SiteView
 
 
 class SitePaths(SiteView):
@@ -56,8 +33,8 @@ class SitePaths(SiteView):
         responses=OpenApiTypes.OBJECT,
     )
     def get(self, request: Request, site_id: uuid.UUID) -> Response:
-        query = paths.path_query_parse(request.query_params, now=datetime.now(UTC))
-        return Response(paths_answer(self.site.id, query))
+        query = reads.path_query_parse(request.query_params, now=datetime.now(UTC))
+        return Response(reads.paths_answer(self.site.id, query))
 
 
 class SiteTransitions(SiteView):
@@ -69,5 +46,5 @@ class SiteTransitions(SiteView):
         responses=OpenApiTypes.OBJECT,
     )
     def get(self, request: Request, site_id: uuid.UUID) -> Response:
-        query = paths.page_query_parse(request.query_params, now=datetime.now(UTC))
-        return Response(transitions_answer(self.site.id, query))
+        query = reads.page_query_parse(request.query_params, now=datetime.now(UTC))
+        return Response(reads.transitions_answer(self.site.id, query))

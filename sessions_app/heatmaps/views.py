@@ -10,9 +10,9 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
 
-from sessions_app.analysis import heatmaps
 from sessions_app.core import timebuckets
 from sessions_app.core.bounds import RangeError
+from sessions_app.heatmaps import reads
 from sessions_app.ingest.enrich import VIEWPORTS
 from sessions_app.models import Site
 from sessions_app.permissions import site_page
@@ -42,16 +42,16 @@ def site_heatmaps(request: HttpRequest, site: Site) -> HttpResponse:
     if page:
         try:
             days = int(days_text) if days_text.isdigit() else 0
-            answer, heat = heatmaps.page_answer(
+            answer, heat = reads.page_answer(
                 site_id=site.id, page=page, vp=vp, days=days, now=timezone.now(), samples=True
             )
-            _, trend = heatmaps.daily_flags(
+            _, trend = reads.daily_flags(
                 site_id=site.id, page=page, vp=vp, start=answer["start"], end=answer["end"]
             )
         except RangeError as exc:
             error = str(exc)
     if answer and site.allowed_origins:
-        token = heatmaps.token_for(site_id=site.id, salt=site.heatmap_salt, page=page)
+        token = reads.token_for(site_id=site.id, salt=site.heatmap_salt, page=page)
         view_url = f"{site.allowed_origins[0].rstrip('/')}{quote(page)}#cs-heatmap={token}"
     frustrated = sorted(
         (e for e in (answer or {}).get("elements", []) if e["rage"] or e["dead"]),
@@ -73,7 +73,7 @@ def site_heatmaps(request: HttpRequest, site: Site) -> HttpResponse:
         "answer": answer,
         "values": {"page": page, "vp": vp, "days": days_text},
         "viewports": VIEWPORTS,
-        "day_choices": heatmaps.DAYS,
+        "day_choices": reads.DAYS,
         "frustrated": frustrated,
         "depths": [{"percent": p, "share": round(100 * reach[p][1])} for p in (25, 50, 75, 100)]
         if reach

@@ -22,11 +22,11 @@ from django.utils import timezone
 from sessions_app.aggregates import paths, sources
 from sessions_app.aggregates.paths import ENTRANCE, FROM, MAX_STEPS, TO
 from sessions_app.aggregates.tally import page_path
-from sessions_app.analysis import paths as analysis
 from sessions_app.core import timebuckets
 from sessions_app.core.bounds import RangeError
 from sessions_app.core.ids import cassandra_order
 from sessions_app.models import BucketState
+from sessions_app.paths import reads
 from sessions_app.tables import user_sessions
 from tests.aggregates.test_breakdowns import seal_everything
 from tests.analysis.dataset import AGENTS, SHOP
@@ -173,22 +173,22 @@ def test_the_range_equals_the_brute_force_from_to_and_between_pages(site, visits
     start, end = visits
     grams, entrances, sequences = brute(raw_rows(site, start, end), site, start, end)
     assert any(g[0] == ENTRANCE and len(g) == MAX_STEPS + 1 for g in grams)  # long visits
-    query = analysis.PathQuery(start, end)
+    query = reads.PathQuery(start, end)
     for side, anchor in [(FROM, ENTRANCE), *((s, p) for p in PAGES for s in (FROM, TO))]:
-        query = analysis.PathQuery(start, end, side, anchor)
-        row, live = analysis.range_row(site_id=site.id, query=query)
+        query = reads.PathQuery(start, end, side, anchor)
+        row, live = reads.range_row(site_id=site.id, query=query)
         assert row.grams == anchored(grams, side, anchor), (side, anchor)
         assert live <= 2  # the hours not settled yet
         if side == TO:
             want = {s: n for (p, s), n in entrances.items() if p == anchor}
             assert row.sources == want, anchor
     # Whole paths from the entrance: each session's first five pages.
-    row, _ = analysis.range_row(site_id=site.id, query=analysis.PathQuery(start, end))
-    top = analysis.top_paths(row, side=FROM, anchor=ENTRANCE, top=10_000)
+    row, _ = reads.range_row(site_id=site.id, query=reads.PathQuery(start, end))
+    top = reads.top_paths(row, side=FROM, anchor=ENTRANCE, top=10_000)
     want = Counter(tuple(pages[:MAX_STEPS]) for pages in sequences.values())
     assert {tuple(p["pages"][1:]): p["count"] for p in top} == want
     # The Sankey's first step: where sessions entered.
-    flows = analysis.sankey(row, side=FROM, anchor=ENTRANCE)
+    flows = reads.sankey(row, side=FROM, anchor=ENTRANCE)
     first = {n["page"]: n["count"] for n in flows["nodes"] if n["step"] == 1}
     assert first == Counter(pages[0] for pages in sequences.values())
 
@@ -197,10 +197,10 @@ def test_transitions_of_a_page_equal_its_neighbours_in_the_raw_sessions(site, vi
     start, end = visits
     _, entrances, sequences = brute(raw_rows(site, start, end), site, start, end)
     for page in PAGES:
-        query = analysis.PathQuery(start, end, FROM, page)
-        from_row, _ = analysis.range_row(site_id=site.id, query=query)
-        to_row, _ = analysis.range_row(site_id=site.id, query=query, side=TO)
-        got = analysis.transitions(from_row, to_row, page=page)
+        query = reads.PathQuery(start, end, FROM, page)
+        from_row, _ = reads.range_row(site_id=site.id, query=query)
+        to_row, _ = reads.range_row(site_id=site.id, query=query, side=TO)
+        got = reads.transitions(from_row, to_row, page=page)
         views = previous = following = exits = 0
         came: Counter = Counter()
         went: Counter = Counter()
@@ -258,12 +258,12 @@ def test_the_api_and_pages_show_paths_and_transitions(client, analyst, site, vis
 def test_a_query_names_the_bad_parameter():
     now = timezone.now()
     with pytest.raises(RangeError) as error:
-        analysis.path_query_parse({"from": "/", "to": "/a"}, now=now)
+        reads.path_query_parse({"from": "/", "to": "/a"}, now=now)
     assert error.value.field == "to"
     with pytest.raises(RangeError) as error:
-        analysis.page_query_parse({}, now=now)
+        reads.page_query_parse({}, now=now)
     assert error.value.field == "page"
-    query = analysis.path_query_parse({"to": "https://shop.example/cart?x=1"}, now=now)
+    query = reads.path_query_parse({"to": "https://shop.example/cart?x=1"}, now=now)
     assert (query.side, query.anchor) == (TO, "/cart")
 
 

@@ -7,7 +7,7 @@ Random funnels (page views exact / prefix / pattern, clicks by selector or text,
 with or without a property condition; per user or per session; the session, two hours or
 a day as the window) are compared step by step with a brute force that reads the raw
 rows, matches steps with its own code, and for every unit tries every first-step event
-as the start, taking the earliest events after it (the definition in analysis/funnels.py).
+as the start, taking the earliest events after it (the definition in funnels/results.py).
 """
 
 from __future__ import annotations
@@ -24,20 +24,19 @@ from django.utils import timezone
 
 from sessions_app.aggregates import sources
 from sessions_app.aggregates.tally import page_path
-from sessions_app.analysis import funnel_defs, funnels
 from sessions_app.core import stamps, timebuckets
 from sessions_app.core.bounds import RangeError
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.core.ids import cassandra_order
+from sessions_app.funnels import defs, results
 from sessions_app.ledger import policies, sites
-from sessions_app.models import BucketState
 from sessions_app.tables import retention_specs, user_sessions
 from tests.aggregates.test_breakdowns import seal_everything
 from tests.analysis.dataset import AGENTS, SHOP
 from tests.conftest import member
-from tests.ingest.conftest import event, post
+from tests.funnels.conftest import send
+from tests.ingest.conftest import event
 
-PRODUCTS = [f"/product/{i}" for i in range(1, 6)]
 STEP_POOL = [
     {"kind": "pageview", "path": "/", "match": "exact"},
     {"kind": "pageview", "path": "/product/", "match": "prefix"},
@@ -50,63 +49,6 @@ STEP_POOL = [
     {"kind": "pageview", "path": "/checkout", "match": "exact"},
 ]  # fmt: skip
 WINDOWS = [{"unit": "session"}, {"unit": "hours", "value": 2}, {"unit": "days", "value": 1}]
-
-
-def visitor(rng: random.Random, anon: str, start: datetime) -> list[dict[str, Any]]:
-    """1-3 sessions (45 minutes to 5 hours apart) of shop browsing."""
-    events, ts = [], start
-    for _ in range(rng.randrange(1, 4)):
-        for _ in range(rng.randrange(1, 9)):
-            choice = rng.random()
-            if choice < 0.45:
-                path = rng.choice(["/", *PRODUCTS, "/cart", "/checkout"])
-                events.append(event(ts, anon=anon, url=SHOP + path))
-            elif choice < 0.7:
-                element = {"selector": rng.choice(["button.add", "a.more"]), "tag": "button",
-                           "text": rng.choice(["Add to cart", "More"])}  # fmt: skip
-                events.append(event(ts, kind="click", anon=anon, url=SHOP + "/product/1",
-                                    element=element))  # fmt: skip
-            else:
-                events.append(event(ts, kind="custom", anon=anon, name="checkout",
-                                    props={"plan": rng.choice(["pro", "free"])}))  # fmt: skip
-            ts += timedelta(minutes=rng.randrange(1, 20))
-        ts += timedelta(minutes=rng.randrange(45, 300))
-    return events
-
-
-def send(client, site, events: list[dict[str, Any]], agent: str, referrer: str | None = None):
-    if referrer:
-        events[0] = {**events[0], "referrer": referrer}
-    response = post(client, site, events, HTTP_USER_AGENT=agent, REMOTE_ADDR="8.8.8.8")
-    assert response.status_code == 200 and response.json()["accepted"] == len(events), (
-        response.content
-    )
-
-
-@pytest.fixture
-def shop(client, site, settings):
-    settings.FUNNEL_INLINE_DAYS = 100  # no worker here: every day is scanned in the request
-    rng = random.Random(5)
-    now = timezone.now().replace(microsecond=0)
-    for i in range(45):
-        start = now - timedelta(minutes=rng.randrange(60, 4 * 24 * 60))
-        referrer = rng.choice([None, "https://www.google.com/", "https://twitter.com/x"])
-        send(client, site, visitor(rng, f"u{i}", start), AGENTS[i % 5], referrer)
-    send(client, site, visitor(rng, "bot", now - timedelta(hours=5)), "Googlebot/2.1")
-    seal_everything(site, timezone.now())
-    assert BucketState.objects.filter(site=site, granularity="day", state="sealed").count() >= 3
-    for i in range(6):  # late events for sealed days: they reopen them
-        send(
-            client,
-            site,
-            visitor(rng, f"late{i}", now - timedelta(days=rng.randrange(1, 4))),
-            AGENTS[0],
-        )
-    assert BucketState.objects.filter(site=site, granularity="day", state="reopened").exists()
-    seal_everything(site, timezone.now())
-    start = timebuckets.floor(now - timedelta(days=5), "day")
-    end = timebuckets.next_start(timebuckets.floor(timezone.now(), "hour"), "hour")
-    return start, end
 
 
 # ---- the brute force ----------------------------------------------------------------
@@ -137,19 +79,24 @@ def matches(step: dict[str, Any], row: dict[str, Any]) -> bool:
     return ok
 
 
-def greedy(events: list[dict], steps: list[dict], first: int, window: timedelta | None) -> list:
+def greedy(
+    events: list[dict], steps: list[dict], first: int, window: timedelta | None, match=matches
+) -> list:
     chain = [events[first]]
     for e in events[first + 1 :]:
         if len(chain) == len(steps):
             break
         if window is not None and e["ts"] - chain[0]["ts"] > window:
             break
-        if matches(steps[len(chain)], e):
+        if match(steps[len(chain)], e):
             chain.append(e)
     return chain
 
 
-def brute(rows: list[dict], definition: dict, start: datetime, end: datetime) -> dict[str, list]:
+def brute(
+    rows: list[dict], definition: dict, start: datetime, end: datetime, match=matches
+) -> dict[str, list]:
+    """Each unit's best chain; `match(step, row)` the brute force's own matcher."""
     steps, window = definition["steps"], definition["window"]
     length = None if window["unit"] == "session" else timedelta(**{window["unit"]: window["value"]})
     units: dict[tuple[str, str], list[dict]] = defaultdict(list)
@@ -163,8 +110,8 @@ def brute(rows: list[dict], definition: dict, start: datetime, end: datetime) ->
     for (key, _), events in units.items():
         events.sort(key=lambda r: (r["ts"], cassandra_order(r["event_id"])))
         for i, e in enumerate(events):
-            if matches(steps[0], e):
-                chain = greedy(events, steps, i, length)
+            if match(steps[0], e):
+                chain = greedy(events, steps, i, length, match)
                 rank = (len(chain), chain[0]["ts"], cassandra_order(chain[0]["event_id"]))
                 held = best.get(key)
                 if held is None or rank > (
@@ -210,13 +157,11 @@ def test_random_funnels_equal_the_brute_force_cold_and_warm(site, shop):
     rng = random.Random(9)
     checked_levels = set()
     for n in range(24):
-        funnel = funnel_defs.funnel_create(
-            site=site, name=f"f{n}", definition=random_definition(rng)
-        )
+        funnel = defs.funnel_create(site=site, name=f"f{n}", definition=random_definition(rng))
         definition = funnel.current.definition
         want = brute(rows, definition, start, end)
         for attempt in ("cold", "warm"):
-            result = funnels.funnel_units(site=site, version=funnel.current, start=start, end=end)
+            result = results.funnel_units(site=site, version=funnel.current, start=start, end=end)
             if attempt == "warm":
                 assert result.days_cached >= 3  # the sealed days came from funnel_days
             got = {u.key: u for u in result.units}
@@ -227,7 +172,7 @@ def test_random_funnels_equal_the_brute_force_cold_and_warm(site, shop):
                 assert [e[2] for e in unit.chain] == [ms(e["ts"]) for e in chain], (n, key)
                 assert unit.start[3] == str(chain[0]["event_id"])
                 assert unit.chain[-1][1] == str(chain[-1]["session_id"])
-            summary = funnels.funnel_summary(definition, result, breakdown=None)
+            summary = results.funnel_summary(definition, result, breakdown=None)
             for i, shown in enumerate(summary["steps"]):
                 reached = [c for c in want.values() if len(c) > i]
                 assert shown["count"] == len(reached)
@@ -251,12 +196,10 @@ def test_a_range_starting_within_a_sealed_day_reads_its_stored_events(site, shop
     rows = raw_rows(site, timebuckets.floor(start, "day"), end)
     rng = random.Random(11)
     for n in range(6):
-        funnel = funnel_defs.funnel_create(
-            site=site, name=f"p{n}", definition=random_definition(rng)
-        )
+        funnel = defs.funnel_create(site=site, name=f"p{n}", definition=random_definition(rng))
         want = brute(rows, funnel.current.definition, start, end)
         for attempt in ("cold", "warm"):
-            result = funnels.funnel_units(site=site, version=funnel.current, start=start, end=end)
+            result = results.funnel_units(site=site, version=funnel.current, start=start, end=end)
             if attempt == "warm":
                 assert result.days_cached >= 2
             got = {u.key: u for u in result.units}
@@ -273,14 +216,14 @@ def test_drill_down_lists_who_reached_and_who_dropped_off(site, shop):
         "count_by": "user",
         "window": {"unit": "days", "value": 1},
     }
-    funnel = funnel_defs.funnel_create(site=site, name="shop", definition=definition)
+    funnel = defs.funnel_create(site=site, name="shop", definition=definition)
     want = brute(raw_rows(site, start, end), funnel.current.definition, start, end)
-    result = funnels.funnel_units(site=site, version=funnel.current, start=start, end=end)
+    result = results.funnel_units(site=site, version=funnel.current, start=start, end=end)
     for step in (1, 2, 3):
         for outcome in ("reached", "dropped"):
             listed, offset = [], 0
             while offset is not None:
-                rows, offset = funnels.units_page(
+                rows, offset = results.units_page(
                     result, step=step, outcome=outcome, offset=offset, limit=4
                 )
                 listed.extend(rows)
@@ -295,7 +238,7 @@ def test_drill_down_lists_who_reached_and_who_dropped_off(site, shop):
             for r in listed:
                 assert r["session_id"] == str(want[r["unit"]][-1]["session_id"])
     # The breakdown by source: the first step's session, every step.
-    summary = funnels.funnel_summary(funnel.current.definition, result, breakdown="source")
+    summary = results.funnel_summary(funnel.current.definition, result, breakdown="source")
     summaries = user_sessions.sessions_by_id(
         site_id=site.id, keys=[(c[0]["user_key"], c[0]["session_id"]) for c in want.values()]
     )
@@ -310,17 +253,17 @@ def test_drill_down_lists_who_reached_and_who_dropped_off(site, shop):
 def test_an_edited_funnel_is_a_new_version_and_a_reopened_day_is_scanned_again(client, site, shop):
     start, end = shop
     definition = {"steps": [STEP_POOL[0], STEP_POOL[3]], "count_by": "user"}
-    funnel = funnel_defs.funnel_create(site=site, name="home to cart", definition=definition)
+    funnel = defs.funnel_create(site=site, name="home to cart", definition=definition)
     first = funnel.current
-    cold = funnels.funnel_units(site=site, version=first, start=start, end=end)
-    warm = funnels.funnel_units(site=site, version=first, start=start, end=end)
+    cold = results.funnel_units(site=site, version=first, start=start, end=end)
+    warm = results.funnel_units(site=site, version=first, start=start, end=end)
     assert warm.days_cached > cold.days_cached
-    funnel_defs.funnel_update(funnel=funnel, name="renamed")
+    defs.funnel_update(funnel=funnel, name="renamed")
     assert funnel.current == first  # a new name is not a new definition
-    funnel_defs.funnel_update(funnel=funnel, definition={**definition, "count_by": "session"})
+    defs.funnel_update(funnel=funnel, definition={**definition, "count_by": "session"})
     assert funnel.current.number == 2 and funnel.current.digest != first.digest
     assert (
-        funnels.funnel_units(site=site, version=funnel.current, start=start, end=end).days_cached
+        results.funnel_units(site=site, version=funnel.current, start=start, end=end).days_cached
         == 0
     )
     # A late home-to-cart visit two days ago: its day reopens, reseals, and counts it.
@@ -333,7 +276,7 @@ def test_an_edited_funnel_is_a_new_version_and_a_reopened_day_is_scanned_again(c
     ]
     send(client, site, late, AGENTS[1])
     seal_everything(site, timezone.now())
-    again = funnels.funnel_units(site=site, version=first, start=start, end=end)
+    again = results.funnel_units(site=site, version=first, start=start, end=end)
     assert len(again.units) == before + 1
     assert {u.key for u in again.units if u.level == 2} >= {"latecomer"}
 
@@ -352,10 +295,10 @@ def test_a_definition_names_its_bad_field(site):
     ]  # fmt: skip
     for definition, field in cases:
         with pytest.raises(RangeError) as error:
-            funnel_defs.funnel_create(site=site, name="x", definition=definition)
+            defs.funnel_create(site=site, name="x", definition=definition)
         assert error.value.field == field, (definition, str(error.value))
     with pytest.raises(RangeError) as error:
-        funnel_defs.funnel_create(site=site, name="", definition={"steps": STEP_POOL[:2]})
+        defs.funnel_create(site=site, name="", definition={"steps": STEP_POOL[:2]})
     assert error.value.field == "name"
 
 
@@ -391,7 +334,7 @@ def test_the_api_saves_edits_and_answers_a_funnel(client, analyst, site, shop):
     edited = client.put(f"{base}/{funnel_id}", per_session, content_type="application/json")
     assert edited.json()["version"] == 2
     # Another site's funnel id under this site: not found, like a missing one.
-    other = funnel_defs.funnel_create(
+    other = defs.funnel_create(
         site=sites.site_create(name="Other", origins=[]), name="o", definition=definition
     )
     assert client.get(f"{base}/{other.pk}").status_code == 404
@@ -441,10 +384,10 @@ def test_a_cached_day_ends_with_its_raw_rows(client, site, settings):
                               name="checkout")], AGENTS[0])  # fmt: skip
     seal_everything(site, timezone.now())
     steps = [STEP_POOL[0], STEP_POOL[6]]
-    funnel = funnel_defs.funnel_create(site=site, name="c", definition={"steps": steps})
+    funnel = defs.funnel_create(site=site, name="c", definition={"steps": steps})
     end = timebuckets.next_start(day, "day")
     for cached in (0, 1):
-        result = funnels.funnel_units(site=site, version=funnel.current, start=day, end=end)
+        result = results.funnel_units(site=site, version=funnel.current, start=day, end=end)
         assert result.days_cached == cached and [u.level for u in result.units] == [2]
     ttl = "SELECT TTL(details) AS left FROM {ks}.funnel_days WHERE site_id = ? AND day = ?"
     left = cassandra_session().execute(prepare(ttl), (site.id, day)).one()["left"]

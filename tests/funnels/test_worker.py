@@ -10,12 +10,13 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from sessions_app.analysis import funnel_defs, funnel_queue, funnels
 from sessions_app.core import timebuckets
+from sessions_app.funnels import defs, queue, results
 from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.models import BucketState
 from tests.aggregates.test_breakdowns import seal_everything
-from tests.analysis.test_funnels import STEP_POOL, brute, raw_rows, visitor
+from tests.funnels.conftest import visitor
+from tests.funnels.test_results import STEP_POOL, brute, raw_rows
 
 
 @pytest.mark.django_db(transaction=True, databases=["default", "cassandra"])
@@ -33,16 +34,16 @@ def test_cold_days_are_scanned_by_the_workers_and_fill_in(site, settings, celery
     start = timebuckets.floor(now - timedelta(days=5), "day")
     end = timebuckets.floor(now, "day")  # sealed days only: all of them cold
     definition = {"steps": [STEP_POOL[1], STEP_POOL[4]], "window": {"unit": "hours", "value": 2}}
-    funnel = funnel_defs.funnel_create(site=site, name="worker", definition=definition)
-    first = funnels.funnel_units(site=site, version=funnel.current, start=start, end=end)
+    funnel = defs.funnel_create(site=site, name="worker", definition=definition)
+    first = results.funnel_units(site=site, version=funnel.current, start=start, end=end)
     assert len(first.days_pending) >= 3 and first.days_cached == 0
     deadline, seen = time.monotonic() + 90, [len(first.days_pending)]
-    result, most = first, funnel_queue.scans_in_flight(site_id=site.id)
+    result, most = first, queue.scans_in_flight(site_id=site.id)
     while result.days_pending and time.monotonic() < deadline:
         time.sleep(0.5)
-        result = funnels.funnel_units(site=site, version=funnel.current, start=start, end=end)
+        result = results.funnel_units(site=site, version=funnel.current, start=start, end=end)
         seen.append(len(result.days_pending))
-        most = max(most, funnel_queue.scans_in_flight(site_id=site.id))
+        most = max(most, queue.scans_in_flight(site_id=site.id))
     assert result.days_pending == [], seen
     assert most == 2  # the cap, reached, never passed (asked again as the page refreshes)
     sealed = BucketState.objects.filter(
