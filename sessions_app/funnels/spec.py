@@ -43,9 +43,9 @@ class ConditionSerializer(serializers.Serializer):
     value = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
 
 
+# A step: its kind, every kind's fields (funnels/kinds.py), a label, conditions. (A
+# comment, not a docstring: the API schema shows a serializer's docstring.)
 class StepSerializer(serializers.Serializer):
-    """A step: its kind, every kind's fields (funnels/kinds.py), a label, conditions."""
-
     def get_fields(self) -> dict[str, serializers.Field]:
         return {
             "kind": serializers.ChoiceField(STEP_KINDS.names()),
