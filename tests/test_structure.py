@@ -125,6 +125,11 @@ def _package_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
     return packages
 
 
+def test_no_package_knots():
+    """No two packages import each other, however many modules the loop runs through."""
+    assert _cycles(_package_graph(_graph())) == []
+
+
 def test_the_knot_check_finds_a_package_knot():
     modules = {
         "sessions_app.low.a": {"sessions_app.high.b"},
