@@ -223,8 +223,8 @@ class SiteSession(Model):
     converted = columns.Boolean()
     is_bot = columns.Boolean()
     # One text column per dimension that breaks down, filters or splits funnels
-    # (tables/dimensions.py; the class body's namespace is where cqlengine finds a
-    # model's columns).
+    # (tables/dimensions.py). In a class body locals() is the namespace itself (PEP 667
+    # makes it the language's rule), which cqlengine's metaclass reads the columns from.
     locals().update({d.column: columns.Text() for d in explored()})
     pages = columns.Set(columns.Text)  # paths viewed (the first MAX_PAGES distinct)
     events = columns.Set(columns.Text)  # custom event names done (among the first MAX_EVENTS)

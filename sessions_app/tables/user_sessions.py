@@ -252,8 +252,9 @@ class UserSession(Model):
     is_bot = columns.Boolean(default=False)
     user_agent = columns.Text()  # no longer written (derived fields below); older rows have it
     ip_prefix = columns.Text()
-    # One text column per enrichment dimension (tables/dimensions.py; the class body's
-    # namespace is where cqlengine finds a model's columns).
+    # One text column per enrichment dimension (tables/dimensions.py). In a class body
+    # locals() is the namespace itself (PEP 667 makes it the language's rule), which
+    # cqlengine's metaclass reads the columns from.
     locals().update({name: columns.Text() for name in columns_of()})
 
 
