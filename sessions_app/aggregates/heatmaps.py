@@ -170,17 +170,52 @@ def heat_encode(counted: HeatTally) -> dict[str, Any]:
 
 
 def heat_fold(bodies: Iterable[dict[str, Any] | None]) -> HeatTally:
-    """Add up encoded tallies of disjoint sets of events; readings keep their maximum."""
+    """Add up encoded tallies of disjoint sets of events; readings keep their maximum.
+
+    Adds from the decoded JSON straight into the totals (a seal folds tens of thousands).
+    """
     total = HeatTally()
     for body in bodies:
         if not body:
             continue
-        _add(total.pages, {(p, vp): heat_of(h) for p, vp, h in body["pages"]})
+        for page, vp, heat in body["pages"]:
+            into = total.pages.get((page, vp))
+            if into is None:
+                total.pages[page, vp] = into = Heat()
+            _json_add(into, heat)
         for view, reading in body["readings"].items():
             held = total.readings.get(view)
             if held is None or reading[2] > held[2]:
                 total.readings[view] = reading
+    for heat in total.pages.values():
+        heat.samples = {label: latest(found) for label, found in heat.samples.items()}
     return total
+
+
+def _json_add(into: Heat, body: dict[str, Any]) -> None:
+    """Add one page's encoded counts (heat_json) to a Heat; samples are cut by the caller."""
+    into.clicks += body["clicks"]
+    into.dropped += body["dropped"]
+    for total, pairs in ((into.cells, body["cells"]), (into.scroll, body["scroll"]),
+                         (into.folds, body["folds"])):  # fmt: skip
+        for key, n in pairs:
+            total[key] += n
+    for label, counts in body["elements"].items():
+        held = into.elements.get(label)
+        if held is None:
+            into.elements[label] = list(counts)
+        else:
+            held[0] += counts[0]
+            held[1] += counts[1]
+            held[2] += counts[2]
+    for label, pairs in body["spots"].items():
+        spots = into.spots.get(label)
+        if spots is None:
+            into.spots[label] = spots = Counter()
+        for key, n in pairs:
+            spots[key] += n
+    for label, found in body.get("samples", {}).items():
+        into.samples.setdefault(label, []).extend(found)
 
 
 def _add(total: dict[Key, Heat], part: dict[Key, Heat]) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import uuid
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -53,8 +53,6 @@ class Aggregates:
     top_clicks: list[tuple[str, int]] = field(default_factory=list)
     rows_read: int = 0
     users_sketch: bytes = b""
-    # (user key, event key) -> events; feeds the rolling counters, not bucket_aggregates.
-    user_counts: dict[tuple[str, str], int] = field(default_factory=dict)
 
 
 def duration_bin(duration: timedelta) -> str:
@@ -67,20 +65,6 @@ def duration_bin(duration: timedelta) -> str:
 
 def _top(counts: Counter[str], top: int = TOP_N) -> list[tuple[str, int]]:
     return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
-
-
-def aggregate_bucket(
-    events: Iterable[dict[str, Any]],
-    *,
-    start: datetime,
-    end: datetime,
-    sessions: dict[uuid.UUID, dict[str, Any]],
-    conversion_event: str,
-) -> Aggregates:
-    """Aggregate one bucket [start, end) from its raw events and its sessions' summaries."""
-    result, _ = count_events(events, conversion_event=conversion_event)
-    count_sessions(result, sessions, start=start, end=end)
-    return result
 
 
 @dataclass
@@ -115,17 +99,18 @@ class Tally:
     # the seal counts paths from (aggregates/paths.py).
     views: dict[uuid.UUID, list[tuple[uuid.UUID, str]]] = field(default_factory=dict)
     heat: HeatTally = field(default_factory=HeatTally)  # aggregates/heatmaps.py
+    # What ingest knew of each human session with page views here (its plan's summary):
+    # its start (epoch ms) and source. Paths take them from here instead of reading them
+    # (aggregates/paths.py); a tally of raw rows has none.
+    starts: dict[uuid.UUID, tuple[int, str | None]] = field(default_factory=dict)
 
 
-def count_events(
-    events: Iterable[dict[str, Any]], *, conversion_event: str
-) -> tuple[Aggregates, dict[uuid.UUID, Span]]:
-    """Count a bucket's raw events (bots excluded); also return each human session's span."""
-    return finish(tally(events), conversion_event=conversion_event)
+SessionStarts = Mapping[uuid.UUID, tuple[datetime, str | None]]  # session: (start, source)
 
 
-def tally(events: Iterable[dict[str, Any]]) -> Tally:
-    """Tally raw events (rows of site_events_by_bucket, or a plan's events as dicts).
+def tally(events: Iterable[dict[str, Any]], *, starts: SessionStarts | None = None) -> Tally:
+    """Tally raw events (rows of site_events_by_bucket, or a plan's events as dicts, with
+    the `starts` of the plan's sessions).
 
     The loop only counts raw values (urls, element JSON); paths and labels are
     derived once per distinct value afterwards, which keeps a 200,000-event hour
@@ -173,26 +158,40 @@ def tally(events: Iterable[dict[str, Any]]) -> Tally:
             element = event.get("element")
             elements[orjson.dumps(element) if element.__class__ is dict else element] += 1
             heated.append(event)
-    pages: Counter[str] = Counter()
+    counted = Tally(rows, by_type, by_name, per_user=per_user, spans=spans, heat=heat_count(heated))
+    _derive(counted, urls, elements, viewed)
+    if starts:
+        counted.starts = {
+            sid: (timebuckets.epoch_ms(starts[sid][0]), starts[sid][1])
+            for sid in counted.views
+            if sid in starts
+        }
+    return counted
+
+
+def _derive(
+    counted: Tally,
+    urls: Counter[str | None],
+    elements: Counter[Any],
+    viewed: list[tuple[Any, Any, str | None]],
+) -> None:
+    """Pages, click labels and each session's page views, from the distinct raw values."""
+    known = {url: page_path(url) for url in urls}
     for url, n in urls.items():
-        path = page_path(url)
+        path = known[url]
         if path:
-            pages[path] += n
-    clicks: Counter[str] = Counter()
+            counted.pages[path] += n
     for raw, n in elements.items():
         label = click_label(orjson.loads(raw) if raw else None)
         if label:
-            clicks[label] += n
-    views: dict[uuid.UUID, list[tuple[uuid.UUID, str]]] = {}
-    known = {url: page_path(url) for url in urls}
+            counted.clicks[label] += n
     for session_id, event_id, url in viewed:
         path = known[url]
         if path and event_id is not None:
-            views.setdefault(session_id, []).append((event_id, path))
-    return Tally(rows, by_type, by_name, pages, clicks, per_user, spans, views, heat_count(heated))
+            counted.views.setdefault(session_id, []).append((event_id, path))
 
 
-def finish(counted: Tally, *, conversion_event: str) -> tuple[Aggregates, dict[uuid.UUID, Span]]:
+def finish(counted: Tally, *, conversion_event: str) -> Aggregates:
     """Turn a tally into a bucket's event aggregates (sessions are added by count_sessions)."""
     result = Aggregates()
     users = {span.user_key for span in counted.spans.values()}
@@ -204,8 +203,7 @@ def finish(counted: Tally, *, conversion_event: str) -> tuple[Aggregates, dict[u
     result.users_sketch = sketch_of(users)
     result.top_pages = _top(counted.pages)
     result.top_clicks = _top(counted.clicks)
-    result.user_counts = dict(counted.per_user)
-    return result, counted.spans
+    return result
 
 
 def ids_digest(event_ids: Iterable[uuid.UUID]) -> bytes:
@@ -260,6 +258,7 @@ def tally_encode(counted: Tally) -> bytes:
                 for sid, seen in counted.views.items()
             },
             "heat": heat_encode(counted.heat),
+            "starts": {str(sid): list(start) for sid, start in counted.starts.items()},
         }
     )
 
@@ -270,35 +269,51 @@ def tally_fold(payloads: Iterable[bytes]) -> Tally:
     One pass over the decoded JSON with plain dicts (a seal folds tens of thousands
     of them); a session's spans join up, and each session id is parsed once.
     """
-    rows = 0
-    by_type: dict[str, int] = {}
-    by_name: dict[str, int] = {}
-    pages: dict[str, int] = {}
-    clicks: dict[str, int] = {}
-    per_user: dict[tuple[str, str], int] = {}
-    spans: dict[str, list[Any]] = {}
-    page_views: dict[str, list[list[str]]] = {}
-    heats: list[dict[str, Any] | None] = []
+    folding = _Folding()
     for payload in payloads:
         body = orjson.loads(payload)
-        heats.append(body.get("heat"))
-        rows += body["rows"]
+        folding.counts_add(body)
+        folding.sessions_add(body)
+    return folding.tally()
+
+
+class _Folding:
+    """tally_fold's running sums, keyed by the JSON's own strings until the end."""
+
+    def __init__(self) -> None:
+        self.rows = 0
+        self.by_type: dict[str, int] = {}
+        self.by_name: dict[str, int] = {}
+        self.pages: dict[str, int] = {}
+        self.clicks: dict[str, int] = {}
+        self.per_user: dict[tuple[str, str], int] = {}
+        self.spans: dict[str, list[Any]] = {}
+        self.views: dict[str, list[list[str]]] = {}
+        self.starts: dict[str, list[Any]] = {}
+        self.heats: list[dict[str, Any] | None] = []
+
+    def counts_add(self, body: dict[str, Any]) -> None:
+        self.rows += body["rows"]
+        self.heats.append(body.get("heat"))
         for total, part in (
-            (by_type, body["type"]),
-            (by_name, body["name"]),
-            (pages, body["pages"]),
-            (clicks, body["clicks"]),
+            (self.by_type, body["type"]),
+            (self.by_name, body["name"]),
+            (self.pages, body["pages"]),
+            (self.clicks, body["clicks"]),
         ):
             for key, n in part.items():
                 total[key] = total.get(key, 0) + n
+        per_user = self.per_user
         for user, keys in body["users"].items():
             for key, n in keys.items():
                 pair = (user, key)
                 per_user[pair] = per_user.get(pair, 0) + n
+
+    def sessions_add(self, body: dict[str, Any]) -> None:
         for session_id, span in body["spans"].items():
-            seen = spans.get(session_id)
+            seen = self.spans.get(session_id)
             if seen is None:
-                spans[session_id] = span
+                self.spans[session_id] = span
                 continue
             if span[1] < seen[1]:
                 seen[1] = span[1]
@@ -307,31 +322,32 @@ def tally_fold(payloads: Iterable[bytes]) -> Tally:
             seen[3] += span[3]
             seen[4] += span[4]
         for session_id, seen_views in body.get("views", {}).items():
-            page_views.setdefault(session_id, []).extend(seen_views)
-    ms = timedelta(milliseconds=1)
-    return Tally(
-        rows=rows,
-        by_type=Counter(by_type),
-        by_name=Counter(by_name),
-        pages=Counter(pages),
-        clicks=Counter(clicks),
-        per_user=Counter(per_user),
-        spans={
-            uuid.UUID(sid): Span(
-                user,
-                timebuckets.DRIVER_EPOCH + first * ms,
-                timebuckets.DRIVER_EPOCH + last * ms,
-                n,
-                views,
-            )
-            for sid, (user, first, last, n, views) in spans.items()
-        },
-        views={
-            uuid.UUID(sid): [(uuid.UUID(event_id), path) for event_id, path in seen]
-            for sid, seen in page_views.items()
-        },
-        heat=heat_fold(heats),
-    )
+            self.views.setdefault(session_id, []).extend(seen_views)
+        for session_id, start in body.get("starts", {}).items():
+            held = self.starts.get(session_id)
+            if held is None or start[0] < held[0]:  # an earlier landing moved the start
+                self.starts[session_id] = start
+
+    def tally(self) -> Tally:
+        ms, epoch = timedelta(milliseconds=1), timebuckets.DRIVER_EPOCH
+        return Tally(
+            rows=self.rows,
+            by_type=Counter(self.by_type),
+            by_name=Counter(self.by_name),
+            pages=Counter(self.pages),
+            clicks=Counter(self.clicks),
+            per_user=Counter(self.per_user),
+            spans={
+                uuid.UUID(sid): Span(user, epoch + first * ms, epoch + last * ms, n, views)
+                for sid, (user, first, last, n, views) in self.spans.items()
+            },
+            views={
+                uuid.UUID(sid): [(uuid.UUID(event_id), path) for event_id, path in seen]
+                for sid, seen in self.views.items()
+            },
+            heat=heat_fold(self.heats),
+            starts={uuid.UUID(sid): (at, source) for sid, (at, source) in self.starts.items()},
+        )
 
 
 def count_sessions(
@@ -372,7 +388,6 @@ def aggregates_merge(parts: list[Aggregates]) -> Aggregates:
     durations: Counter[str] = Counter()
     pages: Counter[str] = Counter()
     clicks: Counter[str] = Counter()
-    per_user: Counter[tuple[str, str]] = Counter()
     for part in parts:
         result.events += part.events
         result.rows_read += part.rows_read
@@ -384,10 +399,8 @@ def aggregates_merge(parts: list[Aggregates]) -> Aggregates:
         durations.update(part.durations)
         pages.update(dict(part.top_pages))
         clicks.update(dict(part.top_clicks))
-        per_user.update(part.user_counts)
     result.by_type, result.by_name, result.durations = dict(by_type), dict(by_name), dict(durations)
     result.top_pages, result.top_clicks = _top(pages), _top(clicks)
-    result.user_counts = dict(per_user)
     with_users = [p for p in parts if p.users]
     if len(with_users) == 1:
         result.users, result.users_sketch = with_users[0].users, with_users[0].users_sketch

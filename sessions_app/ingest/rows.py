@@ -341,8 +341,9 @@ def partial_rows(plan: Plan) -> Iterable[tuple[tuple[Any, ...], Row]]:
     by_hour: dict[datetime, list[dict[str, Any]]] = defaultdict(list)
     for e in plan.events:
         by_hour[timebuckets.floor(e.ts, timebuckets.Width.HOUR)].append(e.__dict__)
+    starts = {s.session_id: (s.started_at, s.source) for s in plan.sessions}
     for hour, events in by_hour.items():
-        counted = tally.tally(events)
+        counted = tally.tally(events, starts=starts)
         yield (
             ("p", plan.site_id, hour, shard),
             (

@@ -1,0 +1,89 @@
+"""The seal row of bench/sealing.py as an A/B: two source trees seal the same hour, in turn.
+
+`python -m bench.seal_ab EVENTS ROUNDS TREE [TREE ...]` (in the bench environment, as
+bench/run.py's steps run) writes one hour of EVENTS events once (bench.sealing's data,
+this tree's tallies), then ROUNDS times, for each TREE in turn, runs a fresh process in
+that tree which reads the hour's raw rows (the raw driver's figure) and seals the hour
+from its tallies, then from its raw rows, each after the node settles. A run's ratios
+are the raw read's time over each seal's; the medians come last. Prints JSON lines.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+
+import django
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "clickstream.settings.local")
+django.setup()
+
+from bench.sealing import SHARDS, hour_of_events  # noqa: E402
+from sessions_app.core import timebuckets  # noqa: E402
+from sessions_app.models import BucketState, Site  # noqa: E402
+from sessions_app.sites import services  # noqa: E402
+
+# What each tree's process runs: the same calls bench.sealing.seal times.
+ONE_RUN = """
+import json, os, sys, time, uuid
+from datetime import UTC, datetime
+import django
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "clickstream.settings.local")
+django.setup()
+from bench.node import settle
+from bench.sealing import SCAN, SHARDS
+from sessions_app.aggregates.seal import bucket_seal
+from sessions_app.core.cql import cassandra_session, prepare
+from sessions_app.models import BucketState
+site_id, hour = uuid.UUID(sys.argv[1]), datetime.fromisoformat(sys.argv[2])
+state = BucketState.objects.filter(site_id=site_id, granularity="hour", bucket=hour)
+scan, figures = prepare(SCAN), {}
+settle()
+started = time.perf_counter()
+futures = [cassandra_session().execute_async(scan, (site_id, hour, s)) for s in range(SHARDS)]
+rows = sum(1 for f in futures for _ in f.result())
+figures["scan_s"] = time.perf_counter() - started
+for name, tallies in (("seal_s", True), ("seal_raw_s", False)):
+    state.update(partials=tallies)
+    settle()
+    started = time.perf_counter()
+    bucket_seal(site_id=site_id, hour=hour, now=datetime.now(UTC))
+    figures[name] = time.perf_counter() - started
+print(json.dumps({"rows": rows, **figures}))
+"""
+
+
+def main() -> None:
+    events, rounds, trees = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3:]
+    site = services.site_create(name=f"seal-ab-{int(time.time())}", origins=[])
+    Site.objects.filter(pk=site.pk).update(event_shards=SHARDS)
+    site.refresh_from_db()
+    hour = timebuckets.floor(datetime.now(UTC) - timedelta(hours=6), "hour")
+    hour_of_events(site, hour, events)
+    BucketState.objects.get_or_create(
+        site=site, granularity="hour", bucket=hour, defaults={"shards": SHARDS}
+    )
+    ratios: dict[str, dict[str, list[float]]] = {t: {"tallies": [], "raw": []} for t in trees}
+    for n in range(rounds):
+        for tree in trees:
+            done = subprocess.run(
+                [sys.executable, "-c", ONE_RUN, str(site.id), hour.isoformat()],
+                cwd=tree, capture_output=True, text=True, check=True,
+            )  # fmt: skip
+            run = json.loads(done.stdout.strip().splitlines()[-1])
+            ratios[tree]["tallies"].append(run["scan_s"] / run["seal_s"])
+            ratios[tree]["raw"].append(run["scan_s"] / run["seal_raw_s"])
+            print(json.dumps({"round": n, "tree": tree, **run}), flush=True)
+    for tree, found in ratios.items():
+        medians = {k: round(statistics.median(v), 2) for k, v in found.items()}
+        runs = {k: [round(r, 2) for r in v] for k, v in found.items()}
+        print(json.dumps({"tree": tree, "median": medians, "runs": runs}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
