@@ -162,9 +162,13 @@ def heat_of(body: dict[str, Any]) -> Heat:
 
 
 def heat_encode(counted: HeatTally) -> dict[str, Any]:
-    """A tally as JSON-able lists (tally.tally_encode embeds it)."""
+    """A tally as JSON-able lists (tally.tally_encode embeds it); a page's empty counts
+    are left out (a beacon's clicks rarely have all of them)."""
     return {
-        "pages": [[page, vp, heat_json(h)] for (page, vp), h in counted.pages.items()],
+        "pages": [
+            [page, vp, {k: v for k, v in heat_json(h).items() if v}]
+            for (page, vp), h in counted.pages.items()
+        ],
         "readings": counted.readings,
     }
 
@@ -193,14 +197,14 @@ def heat_fold(bodies: Iterable[dict[str, Any] | None]) -> HeatTally:
 
 
 def _json_add(into: Heat, body: dict[str, Any]) -> None:
-    """Add one page's encoded counts (heat_json) to a Heat; samples are cut by the caller."""
-    into.clicks += body["clicks"]
-    into.dropped += body["dropped"]
-    for total, pairs in ((into.cells, body["cells"]), (into.scroll, body["scroll"]),
-                         (into.folds, body["folds"])):  # fmt: skip
-        for key, n in pairs:
+    """Add one page's encoded counts (heat_encode: empty ones left out) to a Heat; samples
+    are cut by the caller."""
+    into.clicks += body.get("clicks", 0)
+    into.dropped += body.get("dropped", 0)
+    for total, name in ((into.cells, "cells"), (into.scroll, "scroll"), (into.folds, "folds")):
+        for key, n in body.get(name, ()):
             total[key] += n
-    for label, counts in body["elements"].items():
+    for label, counts in body.get("elements", {}).items():
         held = into.elements.get(label)
         if held is None:
             into.elements[label] = list(counts)
@@ -208,7 +212,7 @@ def _json_add(into: Heat, body: dict[str, Any]) -> None:
             held[0] += counts[0]
             held[1] += counts[1]
             held[2] += counts[2]
-    for label, pairs in body["spots"].items():
+    for label, pairs in body.get("spots", {}).items():
         spots = into.spots.get(label)
         if spots is None:
             into.spots[label] = spots = Counter()

@@ -40,7 +40,7 @@ from sessions_app.aggregates.stored import bucket_overwrite
 from sessions_app.aggregates.tally import page_path
 from sessions_app.core import timebuckets
 from sessions_app.core.cql import cassandra_session, prepare
-from sessions_app.core.ids import cassandra_order, time_uuid_bound, uuid_time
+from sessions_app.core.ids import time_uuid_bound, uuid_time
 from sessions_app.tables import bucket_paths, session_events, site_sessions
 
 ENTRANCE = "(entrance)"
@@ -151,7 +151,7 @@ def hour_count(source: Hour) -> PathCounts:
     counts = PathCounts()
     for sid, seen in views.items():
         if len(seen) > 1:
-            seen = sorted(seen, key=lambda v: cassandra_order(v[0]))
+            seen = sorted(seen)  # by view_key: the order of their event ids
         pages = [path for _, path in seen]
         pages_before, hours_before = before.get(sid, ([ENTRANCE], []))
         session_count(

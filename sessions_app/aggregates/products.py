@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 from django.conf import settings
 
-from sessions_app.aggregates import breakdowns, heatmap_rows, heatmaps, paths, stored, tally, totals
+from sessions_app.aggregates import breakdowns, heatmap_rows, heatmaps, paths, stored, totals
 from sessions_app.aggregates.sources import Hour
 from sessions_app.core import timebuckets
 
@@ -53,23 +53,23 @@ class Totals:
     name = "totals"
     background = False
 
-    def hour(self, source: Hour) -> tally.Aggregates:
-        result = tally.finish(source.counted, conversion_event=settings.CONVERSION_EVENT)
-        tally.count_sessions(result, source.sessions, start=source.start, end=source.end)
+    def hour(self, source: Hour) -> totals.Aggregates:
+        result = totals.finish(source.counted, conversion_event=settings.CONVERSION_EVENT)
+        totals.count_sessions(result, source.sessions, start=source.start, end=source.end)
         return result
 
-    def merge(self, parts: list[tally.Aggregates], *, start: datetime) -> tally.Aggregates:
-        return tally.aggregates_merge(parts) if parts else tally.Aggregates()
+    def merge(self, parts: list[totals.Aggregates], *, start: datetime) -> totals.Aggregates:
+        return totals.aggregates_merge(parts) if parts else totals.Aggregates()
 
     def write(
-        self, *, site_id: uuid.UUID, granularity: str, bucket: datetime, value: tally.Aggregates,
+        self, *, site_id: uuid.UUID, granularity: str, bucket: datetime, value: totals.Aggregates,
         ttl: int, now: datetime,
     ) -> None:  # fmt: skip
         totals.totals_write(site_id, granularity, bucket, value, now=now, ttl=ttl)
 
     def read(
         self, *, site_id: uuid.UUID, granularity: str, buckets: list[datetime]
-    ) -> list[tally.Aggregates]:
+    ) -> list[totals.Aggregates]:
         return [a for _, a in _range(site_id, granularity, buckets)]
 
 
@@ -195,7 +195,7 @@ class Heatmaps:
 
 def _range(
     site_id: uuid.UUID, granularity: str, buckets: list[datetime]
-) -> list[tuple[datetime, tally.Aggregates]]:
+) -> list[tuple[datetime, totals.Aggregates]]:
     """The stored aggregate rows of these buckets: one slice from the first to the last."""
     if not buckets:
         return []
@@ -211,5 +211,6 @@ def _range(
 
 TOTALS, USER_COUNTS = Totals(), UserCounts()
 BREAKDOWNS, PATHS, HEATMAPS = Breakdowns(), Paths(), Heatmaps()
-# User counts first: their write is the largest and runs while the others count.
-PRODUCTS: tuple[Product, ...] = (USER_COUNTS, TOTALS, BREAKDOWNS, PATHS, HEATMAPS)
+# User counts first: their write is the largest and runs while the others count; totals
+# last: they wait for the sessions' summaries the driver reads meanwhile.
+PRODUCTS: tuple[Product, ...] = (USER_COUNTS, PATHS, HEATMAPS, BREAKDOWNS, TOTALS)

@@ -9,7 +9,7 @@ from typing import Any
 
 from django.conf import settings
 
-from sessions_app.aggregates import breakdowns, tally
+from sessions_app.aggregates import breakdowns, totals
 from sessions_app.aggregates.products import BREAKDOWNS, TOTALS
 from sessions_app.aggregates.seal import hour_live
 from sessions_app.aggregates.stored import aggregates_range
@@ -27,10 +27,10 @@ class ReportBucket:
 
     bucket: datetime
     state: str  # "sealed" (stored aggregates), "live" (raw rows read now), "pending"
-    aggregates: tally.Aggregates
+    aggregates: totals.Aggregates
 
 
-def _live_hour(site_id: uuid.UUID, hour: datetime, shards: int) -> tally.Aggregates:
+def _live_hour(site_id: uuid.UUID, hour: datetime, shards: int) -> totals.Aggregates:
     """An unsealed hour's totals, counted from its raw rows as its seal would."""
     counted = hour_live(site_id=site_id, hour=hour, shards=shards, products=(TOTALS,))
     return counted[TOTALS.name]
@@ -59,7 +59,7 @@ def site_report(
     # Every event opens its hour's state: an hour past its sealing time without one
     # had no events, so it is empty, not unknown (no raw read needed).
     now = datetime.now(UTC)
-    stored: dict[tuple[str, datetime], tally.Aggregates] = {}
+    stored: dict[tuple[str, datetime], totals.Aggregates] = {}
     hours_from: datetime | None = start
     if grain is timebuckets.Width.DAY:
         stored.update(
@@ -79,7 +79,7 @@ def site_report(
         site_id, shown, grain, stored, known, hour_shards, sealed_at, shards=shards,
         settled=now - settings.ALLOWED_LATENESS,
     )  # fmt: skip
-    totals = tally.aggregates_merge([r.aggregates for r in report]) if report else None
+    summed = totals.aggregates_merge([r.aggregates for r in report]) if report else None
     breakdown, breakdown_live = _range_breakdown(site_id, start, end, sealed_at, known, now)
     return {
         "breakdowns": breakdown,
@@ -88,7 +88,7 @@ def site_report(
         "end": end,
         "width": grain.value,
         "buckets": report,
-        "totals": totals or tally.Aggregates(),
+        "totals": summed or totals.Aggregates(),
         "live_hours": live_hours,
         "raw_partitions_read": partitions,
         "pending": sum(1 for r in report if r.state == "pending"),
@@ -97,7 +97,7 @@ def site_report(
 
 def _report_buckets(
     site_id: uuid.UUID, shown: list[datetime], grain: timebuckets.Width,
-    stored: dict[tuple[str, datetime], tally.Aggregates], known: dict[tuple[str, datetime], str],
+    stored: dict[tuple[str, datetime], totals.Aggregates], known: dict[tuple[str, datetime], str],
     hour_shards: dict[datetime, int], sealed_at: set[tuple[str, datetime]], *, shards: int,
     settled: datetime,
 ) -> tuple[list[ReportBucket], int, int]:  # fmt: skip
@@ -111,7 +111,7 @@ def _report_buckets(
         if key in sealed_at and key in stored:
             report.append(ReportBucket(bucket, "sealed", stored[key]))
             continue
-        parts: list[tally.Aggregates] = []
+        parts: list[totals.Aggregates] = []
         state = "sealed"
         for hour in timebuckets.buckets_between(
             bucket, timebuckets.next_start(bucket, grain), "hour"
@@ -128,7 +128,7 @@ def _report_buckets(
                 state = "live"
             else:
                 state = "pending"
-        merged = tally.aggregates_merge(parts) if parts else tally.Aggregates()
+        merged = totals.aggregates_merge(parts) if parts else totals.Aggregates()
         report.append(ReportBucket(bucket, state, merged))
     return report, live_hours, partitions
 

@@ -71,11 +71,13 @@ def _counted_and_written(
 ) -> dict[str, Any]:
     """Count every product of an hour and write each; a product whose write needs no SQL
     writes on a pool thread while the next ones count (the TTL, a policy in SQL, is read
-    here). Nothing reads a bucket's rows as sealed before its state says so."""
+    here); the hour's session summaries are read on another meanwhile. Nothing reads a
+    bucket's rows as sealed before its state says so."""
     ttl = aggregate_ttl(granularity)
     values: dict[str, Any] = {}
     with ThreadPoolExecutor(2, thread_name_prefix="seal-write") as pool:
-        pending: list[Future[None]] = []
+        # The sessions' summaries are mostly waiting on the node: read them meanwhile.
+        pending: list[Future[Any]] = [pool.submit(getattr, source, "sessions")]
         for product in PRODUCTS:
             value = values[product.name] = product.hour(source)
             written = {"site_id": source.site_id, "granularity": granularity, "bucket": bucket,

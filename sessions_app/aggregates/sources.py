@@ -71,18 +71,23 @@ def bucket_partials(*, site_id: uuid.UUID, hour: datetime, shards: int) -> tally
     Each row is one batch's tally of its events in the hour (ingest.rows.partial_rows);
     whether they cover every raw row is BucketState.partials' business.
     """
-    rows = list(
-        _shards_scan(
+    digests: list[bytes | None] = []
+
+    def payloads() -> Iterator[bytes]:
+        for row in _shards_scan(
             bucket_partials_table.SELECT_TALLIES,
             site_id=site_id,
             hour=hour,
             shards=shards,
             page_size=5_000,
-        )
-    )
-    if not rows or not tally.digests_disjoint(row["ids"] for row in rows):
+        ):
+            digests.append(row["ids"])
+            yield row["tally"]
+
+    folded = tally.tally_fold(payloads())  # page by page, while the next pages arrive
+    if not digests or not tally.digests_disjoint(digests):
         return None  # none, or an event in two batches' tallies: the raw rows decide
-    return tally.tally_fold(row["tally"] for row in rows)
+    return folded
 
 
 def _shards_scan(

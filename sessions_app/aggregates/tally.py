@@ -1,7 +1,7 @@
-"""Pure aggregate computation for one bucket of a site's events (no I/O).
+"""Tallies: the additive counts of some of a bucket's events (no I/O).
 
-Given the bucket's raw events (all shards) and the summaries of the sessions that
-started in it, return the numbers a dashboard shows. Bots are excluded.
+A beacon's tally is written beside its rows (bucket_partials); a seal folds an hour's
+tallies, or tallies its raw rows, and each aggregate product counts from the result.
 """
 
 from __future__ import annotations
@@ -23,48 +23,7 @@ from sessions_app.aggregates.heatmaps import (
     heat_fold,
 )
 from sessions_app.aggregates.labels import click_label, page_path
-from sessions_app.aggregates.sketch import sketch_estimate, sketch_merge, sketch_of
 from sessions_app.core import timebuckets
-from sessions_app.core.ids import uuid_time
-
-DURATION_BINS = [
-    ("0-10s", timedelta(seconds=10)),
-    ("10-60s", timedelta(minutes=1)),
-    ("1-3m", timedelta(minutes=3)),
-    ("3-10m", timedelta(minutes=10)),
-    ("10-30m", timedelta(minutes=30)),
-    ("30m+", timedelta.max),
-]
-
-TOP_N = 20
-
-
-@dataclass
-class Aggregates:
-    events: int = 0
-    by_type: dict[str, int] = field(default_factory=dict)
-    by_name: dict[str, int] = field(default_factory=dict)
-    sessions_started: int = 0
-    users: int = 0
-    bounces: int = 0
-    conversions: int = 0
-    durations: dict[str, int] = field(default_factory=dict)
-    top_pages: list[tuple[str, int]] = field(default_factory=list)
-    top_clicks: list[tuple[str, int]] = field(default_factory=list)
-    rows_read: int = 0
-    users_sketch: bytes = b""
-
-
-def duration_bin(duration: timedelta) -> str:
-    """Return the histogram bin of a session duration."""
-    for name, upper in DURATION_BINS:
-        if duration < upper:
-            return name
-    return DURATION_BINS[-1][0]
-
-
-def _top(counts: Counter[str], top: int = TOP_N) -> list[tuple[str, int]]:
-    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
 
 
 @dataclass
@@ -76,6 +35,15 @@ class Span:
     last: Any
     events: int = 1
     pageviews: int = 0
+
+
+ViewKey = tuple[int, int]
+
+
+def view_key(event_id: uuid.UUID) -> ViewKey:
+    """A page view's place among its session's: its event id as Cassandra orders it
+    (core/ids.cassandra_order), as two ints a tally stores and folds without parsing."""
+    return event_id.time, int.from_bytes(event_id.bytes[8:], "big") ^ 0x8080808080808080
 
 
 @dataclass
@@ -95,9 +63,9 @@ class Tally:
     clicks: Counter[str] = field(default_factory=Counter)
     per_user: Counter[tuple[str, str]] = field(default_factory=Counter)
     spans: dict[uuid.UUID, Span] = field(default_factory=dict)
-    # Each human session's page views in the bucket, (event id, path), unordered: what
+    # Each human session's page views in the bucket, (view_key, path), unordered: what
     # the seal counts paths from (aggregates/paths.py).
-    views: dict[uuid.UUID, list[tuple[uuid.UUID, str]]] = field(default_factory=dict)
+    views: dict[uuid.UUID, list[tuple[ViewKey, str]]] = field(default_factory=dict)
     heat: HeatTally = field(default_factory=HeatTally)  # aggregates/heatmaps.py
     # What ingest knew of each human session with page views here (its plan's summary):
     # its start (epoch ms) and source. Paths take them from here instead of reading them
@@ -188,22 +156,7 @@ def _derive(
     for session_id, event_id, url in viewed:
         path = known[url]
         if path and event_id is not None:
-            counted.views.setdefault(session_id, []).append((event_id, path))
-
-
-def finish(counted: Tally, *, conversion_event: str) -> Aggregates:
-    """Turn a tally into a bucket's event aggregates (sessions are added by count_sessions)."""
-    result = Aggregates()
-    users = {span.user_key for span in counted.spans.values()}
-    result.rows_read = counted.rows
-    result.events = sum(counted.by_type.values())
-    result.conversions = counted.by_name.get(conversion_event, 0)
-    result.by_type, result.by_name = dict(counted.by_type), dict(counted.by_name)
-    result.users = len(users)
-    result.users_sketch = sketch_of(users)
-    result.top_pages = _top(counted.pages)
-    result.top_clicks = _top(counted.clicks)
-    return result
+            counted.views.setdefault(session_id, []).append((view_key(event_id), path))
 
 
 def ids_digest(event_ids: Iterable[uuid.UUID]) -> bytes:
@@ -253,10 +206,7 @@ def tally_encode(counted: Tally) -> bytes:
                 ]
                 for sid, s in counted.spans.items()
             },
-            "views": {
-                str(sid): [[str(event_id), path] for event_id, path in seen]
-                for sid, seen in counted.views.items()
-            },
+            "views": {str(sid): [[*k, path] for k, path in v] for sid, v in counted.views.items()},
             "heat": heat_encode(counted.heat),
             "starts": {str(sid): list(start) for sid, start in counted.starts.items()},
         }
@@ -288,7 +238,7 @@ class _Folding:
         self.clicks: dict[str, int] = {}
         self.per_user: dict[tuple[str, str], int] = {}
         self.spans: dict[str, list[Any]] = {}
-        self.views: dict[str, list[list[str]]] = {}
+        self.views: dict[str, list[list[Any]]] = {}
         self.starts: dict[str, list[Any]] = {}
         self.heats: list[dict[str, Any] | None] = []
 
@@ -330,6 +280,7 @@ class _Folding:
 
     def tally(self) -> Tally:
         ms, epoch = timedelta(milliseconds=1), timebuckets.DRIVER_EPOCH
+        ids = {sid: uuid.UUID(sid) for sid in self.spans}  # each session id parsed once
         return Tally(
             rows=self.rows,
             by_type=Counter(self.by_type),
@@ -338,73 +289,17 @@ class _Folding:
             clicks=Counter(self.clicks),
             per_user=Counter(self.per_user),
             spans={
-                uuid.UUID(sid): Span(user, epoch + first * ms, epoch + last * ms, n, views)
+                ids[sid]: Span(user, epoch + first * ms, epoch + last * ms, n, views)
                 for sid, (user, first, last, n, views) in self.spans.items()
             },
-            views={
-                uuid.UUID(sid): [(uuid.UUID(event_id), path) for event_id, path in seen]
-                for sid, seen in self.views.items()
-            },
+            views={ids[sid]: [_view(v) for v in seen] for sid, seen in self.views.items()},
             heat=heat_fold(self.heats),
-            starts={uuid.UUID(sid): (at, source) for sid, (at, source) in self.starts.items()},
+            starts={ids[sid]: (at, source) for sid, (at, source) in self.starts.items()},
         )
 
 
-def count_sessions(
-    result: Aggregates,
-    sessions: dict[uuid.UUID, dict[str, Any]],
-    *,
-    start: datetime,
-    end: datetime,
-) -> None:
-    """Add the sessions that started in [start, end): count, bounces, duration bins.
-
-    `sessions` maps session ids to their user_sessions rows (a session's whole
-    span, not just this bucket).
-    """
-    durations: Counter[str] = Counter()
-    for session_id, summary in sessions.items():
-        if summary.get("is_bot") or not start <= uuid_time(session_id) < end:
-            continue
-        result.sessions_started += 1
-        if (summary.get("pageview_count") or 0) <= 1 and (summary.get("event_count") or 0) <= 1:
-            result.bounces += 1
-        durations[duration_bin(summary["last_seen_at"] - summary["started_at"])] += 1
-    result.durations = dict(durations)
-
-
-def aggregates_merge(parts: list[Aggregates]) -> Aggregates:
-    """Combine the aggregates of adjacent buckets into their parent's (a day, a month).
-
-    Counts add up; unique users come from the merged sketches (an estimate when
-    more than one bucket had users); top lists are the top of the children's
-    top lists, so a page that never made any child's top N is not counted.
-    """
-    if len(parts) == 1:
-        return parts[0]
-    result = Aggregates()
-    by_type: Counter[str] = Counter()
-    by_name: Counter[str] = Counter()
-    durations: Counter[str] = Counter()
-    pages: Counter[str] = Counter()
-    clicks: Counter[str] = Counter()
-    for part in parts:
-        result.events += part.events
-        result.rows_read += part.rows_read
-        result.sessions_started += part.sessions_started
-        result.bounces += part.bounces
-        result.conversions += part.conversions
-        by_type.update(part.by_type)
-        by_name.update(part.by_name)
-        durations.update(part.durations)
-        pages.update(dict(part.top_pages))
-        clicks.update(dict(part.top_clicks))
-    result.by_type, result.by_name, result.durations = dict(by_type), dict(by_name), dict(durations)
-    result.top_pages, result.top_clicks = _top(pages), _top(clicks)
-    with_users = [p for p in parts if p.users]
-    if len(with_users) == 1:
-        result.users, result.users_sketch = with_users[0].users, with_users[0].users_sketch
-    elif with_users:
-        result.users_sketch = sketch_merge(p.users_sketch for p in with_users)
-        result.users = sketch_estimate(result.users_sketch)
-    return result
+def _view(stored: list[Any]) -> tuple[ViewKey, str]:
+    """A stored page view: [time, low, path], or [event id, path] as the first tallies."""
+    if len(stored) == 3:
+        return (stored[0], stored[1]), stored[2]
+    return view_key(uuid.UUID(stored[0])), stored[1]

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from sessions_app.aggregates import breakdowns, paths, seal, sources, tally
+from sessions_app.aggregates import breakdowns, paths, seal, sources, tally, totals
 from sessions_app.aggregates.products import PRODUCTS, Product
 from sessions_app.core import timebuckets
 from sessions_app.core.ids import uuid_time
@@ -88,7 +88,7 @@ def _totals_brute(traffic: Traffic, hour: datetime) -> dict[str, Any]:
     return counted
 
 
-def _totals_plain(value: tally.Aggregates) -> dict[str, Any]:
+def _totals_plain(value: totals.Aggregates) -> dict[str, Any]:
     return {
         "events": value.events,
         "by_type": value.by_type,

@@ -17,7 +17,7 @@ from django.utils import timezone
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sessions_app.aggregates import seal, tally
+from sessions_app.aggregates import seal, tally, totals
 from sessions_app.aggregates.stored import bucket_aggregate, bucket_user_counts
 from sessions_app.core import timebuckets
 from sessions_app.core.cql import cassandra_session, prepare
@@ -71,8 +71,8 @@ def test_stored_tallies_of_the_parts_finish_like_the_whole(events, cuts):
     stored = [tally.tally_encode(tally.tally(p)) for p in parts]
 
     whole_tally, merged_tally = tally.tally(events), tally.tally_fold(stored)
-    whole = tally.finish(whole_tally, conversion_event="purchase")
-    merged = tally.finish(merged_tally, conversion_event="purchase")
+    whole = totals.finish(whole_tally, conversion_event="purchase")
+    merged = totals.finish(merged_tally, conversion_event="purchase")
 
     assert merged == whole
     assert merged_tally.per_user == whole_tally.per_user
