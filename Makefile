@@ -42,6 +42,8 @@ test: $(STAMP) $(NODE_STAMP)
 	npm run --silent size
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy clickstream sessions_app ops
+	$(VENV)/bin/lint-imports --no-cache
+	$(VENV)/bin/vulture
 	$(PY) -m ops.stack test -- $(PYTEST_ARGS)
 
 # The inner loop: lint, types and every test not marked slow (no fuzzing at 10,000
@@ -51,6 +53,8 @@ test-quick: $(STAMP) $(NODE_STAMP)
 	npm run --silent size
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy clickstream sessions_app ops
+	$(VENV)/bin/lint-imports --no-cache
+	$(VENV)/bin/vulture
 	$(PY) -m ops.stack test -- -m "not slow" $(PYTEST_ARGS)
 
 # The slow suite alone (fuzzing at 10,000 cases; fault injection; tests over a minute):
@@ -77,6 +81,8 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy clickstream sessions_app ops
+	$(VENV)/bin/lint-imports --no-cache
+	$(VENV)/bin/vulture
 	$(VENV)/bin/pip-audit --strict --no-deps --disable-pip -r requirements.lock -r requirements-dev.lock --progress-spinner off
 
 # Pin every dependency (and theirs) of pyproject.toml with hashes: the runtime lock, then

@@ -61,8 +61,8 @@ from sessions_app.analysis.explorer import (  # noqa: E402
 from sessions_app.core import timebuckets  # noqa: E402
 from sessions_app.core.cql import cassandra_session, prepare  # noqa: E402
 from sessions_app.core.ids import time_uuid, time_uuid_bound  # noqa: E402
-from sessions_app.retention import policies, specs  # noqa: E402
-from sessions_app.tables import site_sessions  # noqa: E402
+from sessions_app.ledger import policies  # noqa: E402
+from sessions_app.tables import retention_specs, site_sessions  # noqa: E402
 
 DAYS = 7
 LIMIT = 50
@@ -166,7 +166,7 @@ def seed(site_id: uuid.UUID, sessions: int, now: datetime, *, rng_seed: int = 25
     """
     rng = random.Random(rng_seed)  # noqa: S311 - test data
     upsert = prepare(site_sessions.UPSERT, idempotent=True, write=True)
-    ttl = policies.ttl_seconds(specs.SESSIONS)
+    ttl = policies.ttl_seconds(retention_specs.SESSIONS)
     version = timebuckets.epoch_us(now)
     start = now - timedelta(days=DAYS)
     matched = dict.fromkeys(FILTERS, 0)
@@ -304,9 +304,9 @@ def main() -> None:
     runs = int(sys.argv[2]) if len(sys.argv) > 2 else 60
     base_url = sys.argv[3] if len(sys.argv) > 3 else None
     if base_url:  # the API needs the site in the database
-        from sessions_app.sites import services
+        from sessions_app.ledger import sites
 
-        site_id = services.site_create(name=f"explorer-{int(time.time())}", origins=[]).id
+        site_id = sites.site_create(name=f"explorer-{int(time.time())}", origins=[]).id
     else:
         site_id = uuid.uuid4()
     now = datetime.now(UTC).replace(microsecond=0)

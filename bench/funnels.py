@@ -45,10 +45,13 @@ from sessions_app.analysis import funnel_defs, funnels  # noqa: E402
 from sessions_app.core import timebuckets  # noqa: E402
 from sessions_app.core.cql import cassandra_session, prepare  # noqa: E402
 from sessions_app.core.ids import time_uuid  # noqa: E402
+from sessions_app.ledger import policies, sites  # noqa: E402
 from sessions_app.models import BucketState  # noqa: E402
-from sessions_app.retention import policies, specs  # noqa: E402
-from sessions_app.sites import services  # noqa: E402
-from sessions_app.tables import site_events_by_bucket, site_sessions  # noqa: E402
+from sessions_app.tables import (  # noqa: E402
+    retention_specs,
+    site_events_by_bucket,
+    site_sessions,
+)
 
 DAYS = 30
 SHOP = "https://shop.example"
@@ -79,7 +82,7 @@ def seed(site, per_day: int, first_day: datetime) -> int:
         idempotent=True,
         write=True,
     )
-    ttl = policies.ttl_seconds(specs.RAW_EVENTS)
+    ttl = policies.ttl_seconds(retention_specs.RAW_EVENTS)
     written = 0
     for offset in range(DAYS):
         day = first_day + timedelta(days=offset)
@@ -152,7 +155,7 @@ def main() -> None:
     per_day = int(sys.argv[1]) if len(sys.argv) > 1 else 33_400
     runs = int(sys.argv[2]) if len(sys.argv) > 2 else 30
     settings.FUNNEL_INLINE_DAYS = 1_000
-    site = services.site_create(name=f"funnels-{int(time.time())}", origins=[])
+    site = sites.site_create(name=f"funnels-{int(time.time())}", origins=[])
     today = timebuckets.floor(datetime.now(UTC), "day")
     first_day = today - timedelta(days=DAYS)
     began = time.monotonic()

@@ -42,9 +42,8 @@ from django.contrib.auth.models import User  # noqa: E402
 from sessions_app.accounts import tokens  # noqa: E402
 from sessions_app.core.cql import cassandra_session, prepare  # noqa: E402
 from sessions_app.ingest.pipeline import Source, events_record  # noqa: E402
-from sessions_app.partitions import widths  # noqa: E402
+from sessions_app.ledger import sites, widths  # noqa: E402
 from sessions_app.sessions.activity import activity_chunks, user_activity  # noqa: E402
-from sessions_app.sites import services  # noqa: E402
 from sessions_app.tables import session_events, user_events_by_bucket, user_sessions  # noqa: E402
 
 
@@ -224,7 +223,7 @@ def activity(site, user_key: str, now: datetime, rounds: int = 30) -> dict[str, 
 def main() -> None:
     base_url = sys.argv[1]
     runs = int(sys.argv[2]) if len(sys.argv) > 2 else 200
-    site = services.site_create(name=f"reads-{int(time.time())}", origins=[])
+    site = sites.site_create(name=f"reads-{int(time.time())}", origins=[])
     now = datetime.now(UTC).replace(microsecond=0)
     closed_id = _timeline_data(site, "reader-closed", now - timedelta(hours=2))
     open_id = _timeline_data(site, "reader-open", now - timedelta(seconds=1000))

@@ -25,8 +25,8 @@ django.setup()
 
 from bench.sealing import SHARDS, hour_of_events  # noqa: E402
 from sessions_app.core import timebuckets  # noqa: E402
+from sessions_app.ledger import sites  # noqa: E402
 from sessions_app.models import BucketState, Site  # noqa: E402
-from sessions_app.sites import services  # noqa: E402
 
 # What each tree's process runs: the same calls bench.sealing.seal times.
 ONE_RUN = """
@@ -60,7 +60,7 @@ print(json.dumps({"rows": rows, **figures}))
 
 def main() -> None:
     events, rounds, trees = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3:]
-    site = services.site_create(name=f"seal-ab-{int(time.time())}", origins=[])
+    site = sites.site_create(name=f"seal-ab-{int(time.time())}", origins=[])
     Site.objects.filter(pk=site.pk).update(event_shards=SHARDS)
     site.refresh_from_db()
     hour = timebuckets.floor(datetime.now(UTC) - timedelta(hours=6), "hour")

@@ -44,8 +44,8 @@ from sessions_app.core.ids import time_uuid  # noqa: E402
 from sessions_app.ingest.pipeline import Source, events_record  # noqa: E402
 from sessions_app.ingest.plan import EventRow, Plan, SessionSummary  # noqa: E402
 from sessions_app.ingest.rows import partial_rows  # noqa: E402
+from sessions_app.ledger import sites  # noqa: E402
 from sessions_app.models import BucketState, Site  # noqa: E402
-from sessions_app.sites import services  # noqa: E402
 
 INSERT_SITE_EVENT = """
 INSERT INTO {ks}.site_events_by_bucket
@@ -159,7 +159,7 @@ def hour_of_events(site: Site, hour: datetime, events: int) -> None:
 
 
 def seal(events: int) -> dict[str, float]:
-    site = services.site_create(name=f"seal-{int(time.time())}", origins=[])
+    site = sites.site_create(name=f"seal-{int(time.time())}", origins=[])
     Site.objects.filter(pk=site.pk).update(event_shards=SHARDS)
     site.refresh_from_db()
     hour = timebuckets.floor(datetime.now(UTC) - timedelta(hours=6), "hour")
@@ -210,7 +210,7 @@ def seal(events: int) -> dict[str, float]:
 
 def rolling(runs: int) -> dict[str, float]:
     """A year of a user's logins (two a day), sealed through the real seal and rollups."""
-    site = services.site_create(name=f"rolling-{int(time.time())}", origins=[])
+    site = sites.site_create(name=f"rolling-{int(time.time())}", origins=[])
     now = datetime.now(UTC).replace(microsecond=0)
     rng = random.Random(3)  # noqa: S311 - test data
     for day in range(366, 0, -1):

@@ -14,7 +14,7 @@ from cassandra.concurrent import execute_concurrent_with_args
 
 from sessions_app.core import timebuckets
 from sessions_app.core.cql import cassandra_session, prepare
-from sessions_app.sites import services
+from sessions_app.ledger import sites
 
 
 def pct(values: list[float], q: float) -> float:
@@ -55,6 +55,6 @@ def sizes(default_size: int, default_runs: int) -> tuple[int, int]:
 
 def fresh_site(prefix: str, days: int) -> tuple[Any, Any, Any]:
     """A new site for a run, today's midnight (UTC) and the first of `days` days before."""
-    site = services.site_create(name=f"{prefix}-{int(time.time())}", origins=[])
+    site = sites.site_create(name=f"{prefix}-{int(time.time())}", origins=[])
     today = timebuckets.floor(datetime.now(UTC), "day")
     return site, today, today - timedelta(days=days)

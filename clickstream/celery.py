@@ -11,6 +11,10 @@ from typing import Any
 
 from celery import Celery
 from celery.signals import worker_process_init
+from django.conf import settings
+
+from clickstream.runtime import tune_gc
+from sessions_app.core.cql import reset_after_fork
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "clickstream.settings.production")
 
@@ -27,8 +31,6 @@ def _reset_cassandra_after_fork(**_: Any) -> None:
     reset only unregisters, so this hook stays fast (Celery kills a child whose
     init takes longer than 4 s); the first query in the child connects.
     """
-    from sessions_app.core.cql import reset_after_fork
-
     reset_after_fork()
 
 
@@ -36,8 +38,4 @@ def _reset_cassandra_after_fork(**_: Any) -> None:
 def _tune_gc(**_: Any) -> None:
     """A worker child's startup objects out of the cycle collector's reach (seals
     allocate hundreds of thousands of short-lived rows); WORKER_GC_THRESHOLD."""
-    from django.conf import settings
-
-    from clickstream.runtime import tune_gc
-
     tune_gc(settings.WORKER_GC_THRESHOLD)

@@ -25,6 +25,8 @@ log = logging.getLogger("sessions_app.views.collector")
 
 def _routes() -> dict[str, tuple[Callable[..., HttpResponse], dict[str, str]]]:
     """The collector's POST routes as sessions_app/urls.py declares them (mounted at /)."""
+    # Imported on first use: wsgi.py builds this wrapper before django.setup() has loaded
+    # the apps that the URL modules' views import.
     from sessions_app import urls
     from sessions_app.views import collector
 

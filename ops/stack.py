@@ -125,7 +125,7 @@ def run() -> int:
     children = Children()
     stop_requested = False
 
-    def _request_stop(signum: int, _frame: object) -> None:
+    def _request_stop(_signum: int, _frame: object) -> None:
         nonlocal stop_requested
         stop_requested = True
 

@@ -14,6 +14,7 @@ from django.http import HttpRequest
 
 from sessions_app.accounts import tokens
 from sessions_app.admin_site import RoleModelAdmin
+from sessions_app.ledger import sites
 from sessions_app.models import (
     AdminAction,
     ApiToken,
@@ -27,7 +28,6 @@ from sessions_app.models import (
     UnappliedLogEntry,
     UserBucketWidth,
 )
-from sessions_app.sites import services
 
 
 @admin.register(Site)
@@ -43,14 +43,14 @@ class SiteAdmin(RoleModelAdmin):
 
     def save_model(self, request: HttpRequest, obj: Site, form: ModelForm, change: bool) -> None:
         super().save_model(request, obj, form, change)
-        services.site_saved_record(
+        sites.site_saved_record(
             site=obj, actor=request.user, created=not change, changed=list(form.changed_data)
         )
 
     @admin.action(description="Rotate the tracker key (the old key stops working)")
     def rotate_key(self, request: HttpRequest, queryset: QuerySet[Site]) -> None:
         for site in queryset:
-            services.site_key_rotate(site=site, actor=request.user)
+            sites.site_key_rotate(site=site, actor=request.user)
         self.message_user(
             request,
             f"{queryset.count()} key(s) rotated; update the snippet on the site's pages. "
@@ -61,7 +61,7 @@ class SiteAdmin(RoleModelAdmin):
     @admin.action(description="Disable (stop accepting events; data is kept)")
     def disable(self, request: HttpRequest, queryset: QuerySet[Site]) -> None:
         for site in queryset.filter(enabled=True):
-            services.site_disable(site=site, actor=request.user)
+            sites.site_disable(site=site, actor=request.user)
         self.message_user(request, "Disabled.", messages.SUCCESS)
 
 
@@ -74,7 +74,7 @@ class SiteMembershipAdmin(RoleModelAdmin):
     search_fields = ["user__username", "site__name"]
 
     def _audit(self, request: HttpRequest, obj: SiteMembership, action: str) -> None:
-        services.admin_action_record(
+        sites.admin_action_record(
             actor=request.user,
             action=action,
             target=f"{obj.user.get_username()} on site {obj.site.name} ({obj.site_id})",
@@ -193,7 +193,7 @@ class ApiTokenAdmin(ReadOnlyAdmin):
     def revoke(self, request: HttpRequest, queryset: QuerySet[ApiToken]) -> None:
         for token in queryset.filter(revoked_at__isnull=True).select_related("user"):
             tokens.token_revoke(user=token.user, token_id=token.pk)
-            services.admin_action_record(
+            sites.admin_action_record(
                 actor=request.user,
                 action="token.revoke",
                 target=f"token {token.name} ({token.prefix}…) of {token.user.get_username()}",

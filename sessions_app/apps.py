@@ -1,6 +1,8 @@
 from django.apps import AppConfig
 from django.contrib.admin import apps as admin_apps
 
+from sessions_app.core.cql import shutdown_at_exit
+
 
 class SessionsAppConfig(AppConfig):
     name = "sessions_app"
@@ -10,12 +12,11 @@ class SessionsAppConfig(AppConfig):
     def ready(self) -> None:
         # Register the Celery tasks in every process: services enqueue some of them by
         # name (erasure's job) so that they need not import tasks.py, which imports them.
+        # Inside ready(): tasks.py imports models, which Django loads after this module.
         from sessions_app import tasks  # noqa: F401
 
         # Every process, also one that connects only through cqlengine (manage.py
         # sync_cassandra), shuts its cluster down before the driver's exit hooks.
-        from sessions_app.core.cql import shutdown_at_exit
-
         shutdown_at_exit()
 
 

@@ -15,9 +15,9 @@ from sessions_app.analysis import funnel_defs, funnel_queue, funnel_scan, funnel
 from sessions_app.analysis.funnel_spec import funnel_compile
 from sessions_app.erasure import erasures
 from sessions_app.ingest.replay import txlog_replay
+from sessions_app.jobs import purge
+from sessions_app.ledger import shards
 from sessions_app.models import PurgeRun, Site
-from sessions_app.partitions import shards
-from sessions_app.retention import purge
 from sessions_app.system import health
 
 

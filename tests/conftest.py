@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from sessions_app.sites import services
+from sessions_app.ledger import sites
 
 ROOT = Path(__file__).resolve().parent.parent
 CASSANDRA_DBS = ["default", "cassandra"]
@@ -130,7 +130,7 @@ def now() -> datetime:
 def site(db):
     """Return a fresh site whose allowed origin is https://shop.example."""
 
-    return services.site_create(name="Shop", origins=["https://shop.example"])
+    return sites.site_create(name="Shop", origins=["https://shop.example"])
 
 
 @pytest.fixture

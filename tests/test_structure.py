@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import re
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -104,6 +106,50 @@ def test_no_import_cycles_inside_the_package():
 
 def test_the_cycle_check_finds_a_cycle():
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def _package_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """Collapse modules to their package under sessions_app (sessions_app.ingest.rows -> ingest)."""
+
+    def package(name: str) -> str:
+        return name.split(".")[1] if name.count(".") else name
+
+    packages: dict[str, set[str]] = {}
+    for name, targets in graph.items():
+        packages.setdefault(package(name), set()).update(
+            package(t) for t in targets if package(t) != package(name)
+        )
+    return packages
+
+
+def test_the_knot_check_finds_a_package_knot():
+    modules = {
+        "sessions_app.low.a": {"sessions_app.high.b"},
+        "sessions_app.high.c": {"sessions_app.low.d"},
+        "sessions_app.low.d": set(),
+        "sessions_app.high.b": set(),
+    }
+    assert _cycles(modules) == []  # no module cycle ...
+    assert _cycles(_package_graph(modules)) == [["high", "low"]]  # ... but a package knot
+
+
+def _layers() -> list[set[str]]:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    (contract,) = [c for c in config["contracts"] if c["type"] == "layers"]
+    return [set(re.split(r"\s*[|:]\s*", layer)) for layer in contract["layers"]]
+
+
+def test_every_package_has_a_floor_in_the_layers_contract():
+    """A new package or top-level module is placed on a floor, so lint-imports checks it."""
+    placed = set().union(*_layers())
+    present = {
+        path.stem if path.is_file() else path.name
+        for path in PACKAGE.iterdir()
+        if (path.suffix == ".py" or (path / "__init__.py").exists())
+        and path.name not in {"__init__.py", "migrations"}
+    }
+    assert present - placed == set()
+    assert placed - present == set()
 
 
 def test_no_module_is_over_the_size_limit():

@@ -85,6 +85,7 @@ def _connection_class() -> dict[str, type]:
     """The driver's reactor: its default (libev), or asyncore for gevent workers
     (`CASSANDRA_REACTOR=asyncore`, the bench's BENCH_SERVER=gevent; bench/RESULTS.md)."""
     if env("CASSANDRA_REACTOR", default="") == "asyncore":
+        # Only when chosen: the asyncore reactor imports the stdlib's deprecated asyncore.
         from cassandra.io.asyncorereactor import AsyncoreConnection
 
         return {"connection_class": AsyncoreConnection}
@@ -276,7 +277,7 @@ MAX_EVENT_AGE = timedelta(days=env.int("MAX_EVENT_AGE_DAYS", default=30))
 ALLOWED_LATENESS = timedelta(minutes=env.int("ALLOWED_LATENESS_MINUTES", default=10))
 DEDUP_TTL = timedelta(hours=env.int("DEDUP_TTL_HOURS", default=48))
 # Retention per policy (days) while no RetentionPolicy row exists; admins change
-# them on /retention/ (sessions_app.retention.specs.SPECS has the bounds). New rows are
+# them on /retention/ (sessions_app.tables.retention_specs.SPECS has the bounds). New rows are
 # written with USING TTL from the policy. Aggregate hours must outlive the longest
 # rolling-counter window (12 months), whose edges are filled from hours.
 RETENTION_DEFAULT_DAYS = {

@@ -32,7 +32,7 @@ from sessions_app.aggregates.heatmaps import (
 from sessions_app.aggregates.stored import bucket_overwrite
 from sessions_app.core import timebuckets
 from sessions_app.core.cql import cassandra_session, prepare
-from sessions_app.retention import policies
+from sessions_app.ledger import policies
 from sessions_app.tables import bucket_heatmaps
 
 LIGHT = ("clicks", "elements", "scroll", "folds", "dropped")

@@ -14,7 +14,7 @@ from sessions_app.core import timebuckets
 from sessions_app.core.bounds import MAX_RANGE_BUCKETS, RangeError
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.core.ids import time_uuid_bound
-from sessions_app.partitions.widths import user_partitions
+from sessions_app.ledger.widths import user_partitions
 from sessions_app.tables import rolling_counts as rolling_counts_table
 from sessions_app.tables import user_events_by_bucket
 

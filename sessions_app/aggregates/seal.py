@@ -14,10 +14,10 @@ from sessions_app.aggregates.products import PRODUCTS, USER_COUNTS, Product
 from sessions_app.aggregates.sources import Hour
 from sessions_app.core import timebuckets
 from sessions_app.core.cql import cassandra_session, prepare
+from sessions_app.ledger import policies
+from sessions_app.ledger.widths import user_widths_adapt
 from sessions_app.models import BucketState
-from sessions_app.partitions.widths import user_widths_adapt
-from sessions_app.retention import policies, specs
-from sessions_app.tables import funnel_days
+from sessions_app.tables import funnel_days, retention_specs
 
 # Resolutions and what each is built from: hours from raw events, days from sealed
 # hours, months from sealed days (multi-resolution buckets).
@@ -26,7 +26,7 @@ CHILD = {"day": "hour", "month": "day"}
 
 
 def aggregate_ttl(granularity: str) -> int:
-    return policies.ttl_seconds(specs.aggregate_key(granularity))
+    return policies.ttl_seconds(retention_specs.aggregate_key(granularity))
 
 
 def hour_count(source: Hour, products: tuple[Product, ...] = PRODUCTS) -> dict[str, Any]:

@@ -35,8 +35,8 @@ from sessions_app.core import timebuckets
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.core.ids import cassandra_order, uuid_time
 from sessions_app.core.timebuckets import DRIVER_EPOCH, ONE_MS, driver_ms
+from sessions_app.ledger import policies
 from sessions_app.models import BucketState, Site
-from sessions_app.retention import policies
 from sessions_app.tables import funnel_days, site_sessions
 
 HOURS_AT_ONCE = 6  # hours of a day scanned concurrently

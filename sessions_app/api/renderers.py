@@ -22,6 +22,7 @@ class ORJSONRenderer(BaseRenderer):
         accepted_media_type: str | None = None,
         renderer_context: dict[str, Any] | None = None,
     ) -> bytes:
+        del accepted_media_type  # DRF's signature: JSON is this renderer's one media type
         if renderer_context is not None:
             # DRF leaves two reference cycles through every response, which kept
             # each payload (a timeline's 1,000 events) alive until Python's cycle

@@ -20,6 +20,7 @@ from typing import Any
 from cassandra import ConsistencyLevel
 from cassandra.cluster import ResponseFuture, Session
 from cassandra.concurrent import execute_concurrent
+from cassandra.cqlengine import connection as cql_connection
 from cassandra.query import (
     UNSET_VALUE,
     BoundStatement,
@@ -45,8 +46,6 @@ def cassandra_session() -> Session:
     if current is None:
         # cqlengine's lazy connect flips its flag before setup() finishes, so a
         # second thread can see no session yet; wait on its lock for the setup.
-        from cassandra.cqlengine import connection as cql_connection
-
         with cql_connection.get_connection(ALIAS).lazy_connect_lock:
             current = registered.session
     shutdown_at_exit()
@@ -93,8 +92,6 @@ def _guarded(value: object) -> str:
 
 
 def _shutdown() -> None:
-    from cassandra.cqlengine import connection as cql_connection
-
     for registered in list(cql_connection._connections.values()):
         if registered.cluster is not None:
             registered.cluster.shutdown()
@@ -299,8 +296,6 @@ def reset_after_fork() -> None:
     Only drops references: shutting down an inherited Cluster would close
     sockets the parent still uses and join threads that do not exist here.
     """
-    from cassandra.cqlengine import connection as cql_connection
-
     for registered in list(cql_connection._connections.values()):
         registered.cluster = None
         registered.session = None

@@ -22,12 +22,12 @@ from django.utils import timezone
 
 from sessions_app.core import timebuckets
 from sessions_app.erasure.job import _Job
+from sessions_app.ledger import sites
 from sessions_app.models import (
     ErasureRequest,
     Site,
     Suppression,
 )
-from sessions_app.sites import services
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +69,7 @@ def erasure_request(*, site: Site, key: str, kind: str, requested_by: Any) -> Er
         )
         Suppression.objects.get_or_create(site=site, key=key, defaults={"erasure": request})
         # The audit names the request, not the key: the key is what is being erased.
-        services.admin_action_record(
+        sites.admin_action_record(
             actor=requested_by,
             action="erasure.request",
             target=f"site {site.name} ({site.id})",

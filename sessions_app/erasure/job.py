@@ -20,7 +20,6 @@ from sessions_app.aggregates import states
 from sessions_app.core import stamps, timebuckets
 from sessions_app.core.ids import time_uuid_bound
 from sessions_app.core.redis_client import redis_client
-from sessions_app.erasure import suppression
 from sessions_app.erasure.scan import (
     counted_buckets,
     failed_rows_mentioning,
@@ -33,6 +32,7 @@ from sessions_app.ingest.plan import plan_decode, plan_encode, plan_without
 from sessions_app.ingest.rows import feed_sentinel
 from sessions_app.ingest.sessionizer import state_key
 from sessions_app.ingest.txlog import LOG_WIDTH
+from sessions_app.ledger import shards, suppression, widths
 from sessions_app.models import (
     BucketState,
     ErasureRequest,
@@ -40,7 +40,6 @@ from sessions_app.models import (
     TransactionLog,
     UserBucketWidth,
 )
-from sessions_app.partitions import shards, widths
 from sessions_app.sessions import lists
 from sessions_app.tables import (
     anonymous_links,

@@ -11,8 +11,7 @@ from typing import Any
 from sessions_app.core import timebuckets
 from sessions_app.core.cql import cassandra_session, execute_windowed, prepare
 from sessions_app.models import FailedEvent, LatestSession
-from sessions_app.retention import specs
-from sessions_app.tables import failed_events, rolling_counts
+from sessions_app.tables import failed_events, retention_specs, rolling_counts
 
 PAGE = 1000
 
@@ -78,9 +77,9 @@ def counted_buckets(site_id: uuid.UUID, keys: list[str], now: datetime) -> dict[
 
 
 _AGGREGATE_POLICIES = {
-    "hour": specs.AGGREGATES_HOUR,
-    "day": specs.AGGREGATES_DAY,
-    "month": specs.AGGREGATES_MONTH,
+    "hour": retention_specs.AGGREGATES_HOUR,
+    "day": retention_specs.AGGREGATES_DAY,
+    "month": retention_specs.AGGREGATES_MONTH,
 }
 
 
@@ -88,7 +87,7 @@ def _periods(granularity: str, now: datetime) -> list[datetime]:
     """Every rolling-counter period a row of this resolution may still be in."""
     if granularity == "month":
         return [timebuckets.EPOCH]
-    oldest = now - timedelta(days=specs.SPECS[_AGGREGATE_POLICIES[granularity]].max_days)
+    oldest = now - timedelta(days=retention_specs.SPECS[_AGGREGATE_POLICIES[granularity]].max_days)
     first = timebuckets.rolling_period(granularity, oldest)
     periods = []
     while first <= now:

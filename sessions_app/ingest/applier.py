@@ -32,11 +32,11 @@ from django.conf import settings
 from redis.exceptions import RedisError
 
 from sessions_app.core.redis_client import redis_client
-from sessions_app.erasure import suppression
 from sessions_app.ingest.apply import plans_apply
 from sessions_app.ingest.coordination import ALIVE_KEY, INLINE_KEY, QUEUE_KEY
 from sessions_app.ingest.plan import Plan, plan_decode, plan_without
 from sessions_app.ingest.txlog import log_mark_applied
+from sessions_app.ledger import suppression
 
 log = logging.getLogger(__name__)
 ALIVE_MS = 5_000  # an applier that has not looked at the queue for this long is gone

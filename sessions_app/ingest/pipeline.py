@@ -24,7 +24,6 @@ from django.conf import settings
 from sessions_app.aggregates.states import bucket_states_touch
 from sessions_app.core import stamps, timebuckets
 from sessions_app.core.ids import event_uuid, time_uuid
-from sessions_app.erasure import suppression
 from sessions_app.ingest import apply, coordination, realtime
 from sessions_app.ingest.apply import plan_apply
 from sessions_app.ingest.order import Candidate, in_request_order, unique
@@ -36,7 +35,6 @@ from sessions_app.ingest.plan import (
     hours_after,
     plan_without,
 )
-from sessions_app.ingest.quality import failed_payload
 from sessions_app.ingest.redact import redactor
 from sessions_app.ingest.rows import partial_shard
 from sessions_app.ingest.sessionizer import Sessionizer, SessionState, Visit
@@ -44,8 +42,9 @@ from sessions_app.ingest.txlog import log_write
 from sessions_app.ingest.validation import EventError, validate_event
 from sessions_app.ingest.versions import plan_stamp, write_deadline_seconds
 from sessions_app.ingest.visit import event_visit, visit_of
+from sessions_app.ledger import suppression, widths
+from sessions_app.ledger.quality import failed_payload
 from sessions_app.models import Site
-from sessions_app.partitions import widths
 from sessions_app.tables import user_sessions
 
 log = logging.getLogger(__name__)

@@ -20,6 +20,7 @@ from typing import Any
 
 from sessions_app.aggregates.tally import page_path
 from sessions_app.core import timebuckets
+from sessions_app.core.redis_client import redis_client
 
 WINDOW = timedelta(minutes=5)
 KEY_TTL = 10 * 60  # seconds
@@ -70,8 +71,6 @@ class Now:
 
 def realtime_now(*, site_id: uuid.UUID, now: datetime, top: int = 10) -> Now:
     """Visitors of the last five minutes and the pages they viewed most."""
-    from sessions_app.core.redis_client import redis_client
-
     minutes = [now - timedelta(minutes=m) for m in range(int(WINDOW.total_seconds() // 60))]
     keys = [minute_keys(site_id, m) for m in minutes]
     client = redis_client()

@@ -19,14 +19,14 @@ from django.conf import settings
 from django.db.models import Count, Min
 
 from sessions_app.core import timebuckets
-from sessions_app.erasure import suppression
 from sessions_app.ingest import txlog
 from sessions_app.ingest.apply import plan_apply
 from sessions_app.ingest.pipeline import _touch_buckets
 from sessions_app.ingest.plan import plan_decode, plan_without
 from sessions_app.ingest.txlog import LogEntry, log_mark_applied
+from sessions_app.ledger import policies, suppression
 from sessions_app.models import ReplayWatermark, Site, UnappliedLogEntry
-from sessions_app.retention import policies, specs
+from sessions_app.tables import retention_specs
 
 log = logging.getLogger(__name__)
 MAX_RETRIES = 500  # known unapplied entries retried per site per run, oldest first
@@ -34,7 +34,7 @@ MAX_RETRIES = 500  # known unapplied entries retried per site per run, oldest fi
 
 def log_ttl() -> timedelta:
     """How long a transaction-log entry lives (after that it can no longer be replayed)."""
-    return timedelta(seconds=policies.ttl_seconds(specs.TRANSACTION_LOG))
+    return timedelta(seconds=policies.ttl_seconds(retention_specs.TRANSACTION_LOG))
 
 
 def txlog_replay(*, now: datetime, max_buckets: int = 24) -> int:

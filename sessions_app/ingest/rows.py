@@ -22,12 +22,13 @@ from sessions_app.core.ids import time_uuid, uuid_time
 from sessions_app.core.jsonfmt import dumps
 from sessions_app.core.timebuckets import bucket_of
 from sessions_app.ingest.plan import EventRow, Plan, version_of
-from sessions_app.retention import policies, specs
+from sessions_app.ledger import policies
 from sessions_app.tables import (
     anonymous_links,
     bucket_partials,
     identity_links,
     latest_sessions,
+    retention_specs,
     session_events,
     site_events_by_bucket,
     site_sessions,
@@ -54,7 +55,7 @@ def _event_groups(events: Iterable[EventRow]) -> dict[tuple[Any, ...], list[Row]
     backfill = prepare(session_events.INSERT_BACKFILLED, idempotent=True, write=True)
     by_user = prepare(user_events_by_bucket.INSERT, idempotent=True, write=True)
     by_site = prepare(site_events_by_bucket.INSERT, idempotent=True, write=True)
-    ttl = policies.ttl_seconds(specs.RAW_EVENTS)
+    ttl = policies.ttl_seconds(retention_specs.RAW_EVENTS)
     # Taken when the statements are built, just before they are sent: a replayed
     # plan is judged by when it is applied, not when it was planned.
     backfill_before = datetime.now(UTC) - settings.TIMELINE_PREFIX_LAG / 2
@@ -78,7 +79,7 @@ def _event_groups(events: Iterable[EventRow]) -> dict[tuple[Any, ...], list[Row]
         )
         widths = histories.get(e.site_id)
         if widths is None:  # one cached lookup per site and call
-            from sessions_app.partitions.widths import user_widths
+            from sessions_app.ledger.widths import user_widths
 
             widths = histories[e.site_id] = user_widths(e.site_id)
         history = widths.get(e.user_key)
@@ -175,7 +176,7 @@ def property_rows(plan: Plan) -> Iterable[tuple[tuple[Any, ...], Row]]:
         return
     set_value = prepare(user_properties.SET_VALUE, idempotent=True, write=True)
     set_first = prepare(user_properties.SET_FIRST, idempotent=True, write=True)
-    ttl = policies.ttl_seconds(specs.SESSIONS)
+    ttl = policies.ttl_seconds(retention_specs.SESSIONS)
     # From the receipt, not plan.version: a version may lead its receipt (ingest/versions.py).
     ceiling = stamps.ceiling_us(version_of(plan.received_at))
     for e in identifies:
@@ -200,7 +201,7 @@ def explorer_rows(plan: Plan) -> Iterable[tuple[tuple[Any, ...], Row]]:
     if not plan.sessions:
         return
     upsert = prepare(site_sessions.UPSERT, idempotent=True, write=True)
-    ttl = policies.ttl_seconds(specs.SESSIONS)
+    ttl = policies.ttl_seconds(retention_specs.SESSIONS)
     pages: dict[uuid.UUID, list[str]] = defaultdict(list)
     names: dict[uuid.UUID, list[str]] = defaultdict(list)
     for e in plan.events:
@@ -260,8 +261,8 @@ def session_rows(plan: Plan) -> Iterable[tuple[tuple[Any, ...], Row]]:
     reverse = prepare(anonymous_links.INSERT, idempotent=True, write=True)
     yield from property_rows(plan)
     yield from explorer_rows(plan)
-    ttl = policies.ttl_seconds(specs.SESSIONS) if plan.sessions else 0
-    link_ttl = policies.longest_ttl_seconds(specs.LINKS) if plan.links else 0
+    ttl = policies.ttl_seconds(retention_specs.SESSIONS) if plan.sessions else 0
+    link_ttl = policies.longest_ttl_seconds(retention_specs.LINKS) if plan.links else 0
     for user, anon in plan.links:
         yield (
             ("l", plan.site_id, user),
@@ -336,7 +337,7 @@ def partial_rows(plan: Plan) -> Iterable[tuple[tuple[Any, ...], Row]]:
     if not plan.events:
         return
     insert = prepare(bucket_partials.INSERT, idempotent=True, write=True)
-    ttl = policies.ttl_seconds(specs.RAW_EVENTS)
+    ttl = policies.ttl_seconds(retention_specs.RAW_EVENTS)
     shard = partial_shard(plan.batch_id, plan.shards)
     by_hour: dict[datetime, list[dict[str, Any]]] = defaultdict(list)
     for e in plan.events:

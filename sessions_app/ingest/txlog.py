@@ -16,8 +16,8 @@ from sessions_app.core.cql import bind, cassandra_session, prepare
 from sessions_app.core.ids import time_uuid
 from sessions_app.core.sendall import execute_all
 from sessions_app.ingest.plan import Failure, Plan, Stats, plan_encode
-from sessions_app.retention import policies, specs
-from sessions_app.tables import failed_events, ingest_stats, transaction_log
+from sessions_app.ledger import policies
+from sessions_app.tables import failed_events, ingest_stats, retention_specs, transaction_log
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,7 @@ def log_key(plan: Plan) -> tuple[uuid.UUID, datetime, int, uuid.UUID]:
 def _mark_params(plan: Plan) -> tuple[Any, ...]:
     # The mark carries the log's TTL too: an UPDATE cell without one would get the
     # table's backstop and outlive the rest of its row.
-    return (policies.ttl_seconds(specs.TRANSACTION_LOG), *log_key(plan))
+    return (policies.ttl_seconds(retention_specs.TRANSACTION_LOG), *log_key(plan))
 
 
 def log_write(
@@ -115,13 +115,13 @@ def log_write(
                     plan.log_time,
                     len(plan.events),
                     payload,
-                    policies.ttl_seconds(specs.TRANSACTION_LOG),
+                    policies.ttl_seconds(retention_specs.TRANSACTION_LOG),
                 ),
             )
         )
     day = timebuckets.floor(received_at, timebuckets.Width.DAY)
     failed = prepare(failed_events.INSERT, idempotent=True, write=True)
-    failed_ttl = policies.ttl_seconds(specs.FAILED_EVENTS) if failures else 0
+    failed_ttl = policies.ttl_seconds(retention_specs.FAILED_EVENTS) if failures else 0
     for index, failure in enumerate(failures):
         work.append(
             (

@@ -11,9 +11,9 @@ from typing import Any
 from sessions_app.core import timebuckets
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.core.timebuckets import Width
-from sessions_app.partitions import sizing
+from sessions_app.ledger import sizing
+from sessions_app.ledger.sizing import Recommendation, Verdict
 from sessions_app.partitions.estimates import HourIngest, TableEstimate, mean_row_bytes
-from sessions_app.partitions.sizing import Recommendation, Verdict
 
 COUNT_CAP = 250_000  # rows counted in one partition; 250,000 x 400 B is the 100 MB ceiling
 ROW_BUDGET = 1_000_000  # rows counted in one report, all partitions together

@@ -11,8 +11,8 @@ from typing import Any
 from sessions_app.core import timebuckets
 from sessions_app.core.cql import cassandra_session, keyspace, prepare
 from sessions_app.core.timebuckets import Width
-from sessions_app.partitions import sizing
-from sessions_app.partitions.sizing import Verdict
+from sessions_app.ledger import sizing
+from sessions_app.ledger.sizing import Verdict
 from sessions_app.tables import ingest_stats
 
 ESTIMATE_ROWS_LIMIT = 10_000  # size_estimates rows read (tables x token ranges)

@@ -13,7 +13,7 @@ from django.conf import settings
 
 from sessions_app.core import timebuckets
 from sessions_app.core.timebuckets import Width
-from sessions_app.partitions import sizing
+from sessions_app.ledger import sizing
 from sessions_app.partitions.counting import (
     ASSUMED_ROW_BYTES,
     LATEST_SESSIONS_TTL,

@@ -21,7 +21,7 @@ from sessions_app.core.bounds import (
 from sessions_app.core.cql import bind, cassandra_session, prepare
 from sessions_app.core.eventdoc import event_row
 from sessions_app.core.ids import time_uuid_bound, uuid_time
-from sessions_app.partitions.widths import user_partitions
+from sessions_app.ledger.widths import user_partitions
 from sessions_app.tables import user_events_by_bucket
 
 
@@ -67,30 +67,49 @@ def user_activity(
     except timebuckets.BucketRangeError:  # a super-active user's hour buckets
         raise RangeError("end", f"more than {MAX_RANGE_BUCKETS} partitions; narrow it") from None
     low = cursor or time_uuid_bound(start - timedelta(microseconds=1), upper=True)
-    high = time_uuid_bound(end)
+    chosen = _strategy(strategy, len(partitions))
+    chunks, window = activity_chunks(partitions, chosen)
+    bounds = (site_id, user_key, low, time_uuid_bound(end), limit + 1)
+    events, read, queries = _chunks_read(chunks, window, bounds)
+    page = events[:limit]
+    next_cursor = page[-1]["event_id"] if len(events) > limit else None
+    return ActivityPage(page, next_cursor, chosen, read, queries)
+
+
+def _strategy(strategy: str | None, buckets: int) -> str:
+    """The read strategy asked for (or ACTIVITY_READ_STRATEGY), "auto" resolved by size."""
     chosen = strategy or settings.ACTIVITY_READ_STRATEGY
     if chosen == "auto":
-        chosen = "in" if len(partitions) <= settings.ACTIVITY_IN_MAX_BUCKETS else "parallel"
+        chosen = "in" if buckets <= settings.ACTIVITY_IN_MAX_BUCKETS else "parallel"
     if chosen not in ("in", "parallel", "sequential"):
         raise RangeError("strategy", "one of auto, in, parallel, sequential")
+    if chosen == "in" and buckets > settings.ACTIVITY_IN_MAX_BUCKETS:
+        raise RangeError("strategy", f"IN reads at most {settings.ACTIVITY_IN_MAX_BUCKETS} buckets")
+    return chosen
+
+
+def _chunks_read(
+    chunks: list[list[datetime]], window: int, bounds: tuple[Any, ...]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int]:
+    """Read chunks `window` at a time until more than the page is found.
+
+    `bounds` is (site id, user key, low, high, rows per query). Returns the events in
+    time order, the rows read per bucket, and the number of queries.
+    """
+    site_id, user_key, low, high, rows = bounds
+    one = prepare(user_events_by_bucket.SELECT_AFTER)
+    several = prepare(user_events_by_bucket.SELECT_IN_AFTER)
+    db = cassandra_session()
     read: list[dict[str, Any]] = []
     events: list[dict[str, Any]] = []
     queries = 0
-    if chosen == "in" and len(partitions) > settings.ACTIVITY_IN_MAX_BUCKETS:
-        raise RangeError("strategy", f"IN reads at most {settings.ACTIVITY_IN_MAX_BUCKETS} buckets")
-    chunks, window = activity_chunks(partitions, chosen)
-    one, several = (
-        prepare(user_events_by_bucket.SELECT_AFTER),
-        prepare(user_events_by_bucket.SELECT_IN_AFTER),
-    )
-    db = cassandra_session()
     for offset in range(0, len(chunks), window):
         batch = chunks[offset : offset + window]
         futures = [
             db.execute_async(
-                bind(one, (site_id, user_key, chunk[0], low, high, limit + 1))
+                bind(one, (site_id, user_key, chunk[0], low, high, rows))
                 if len(chunk) == 1
-                else bind(several, (site_id, user_key, chunk, low, high, limit + 1))
+                else bind(several, (site_id, user_key, chunk, low, high, rows))
             )
             for chunk in batch
         ]
@@ -101,11 +120,9 @@ def user_activity(
             found, per_bucket = _bucket_rows(future.result(), chunk)
             read.extend({"bucket": b, "rows": n} for b, n in per_bucket.items())
             events.extend(found)
-        if len(events) > limit:
+        if len(events) > rows - 1:
             break
-    page = events[:limit]
-    next_cursor = page[-1]["event_id"] if len(events) > limit else None
-    return ActivityPage(page, next_cursor, chosen, read, queries)
+    return events, read, queries
 
 
 def activity_chunks(partitions: list[datetime], strategy: str) -> tuple[list[list[datetime]], int]:

@@ -43,8 +43,9 @@ from sessions_app.core.bounds import bounded_limit
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.core.eventdoc import event_typed
 from sessions_app.core.jsonfmt import dumps
-from sessions_app.retention import policies, specs
+from sessions_app.ledger import policies
 from sessions_app.sessions.timeline_store import Prefix, prefix_extend, timeline_store
+from sessions_app.tables import retention_specs
 from sessions_app.tables import session_events as session_events_table
 from sessions_app.tables.user_sessions import SELECT_SESSION_ONE, session_row
 
@@ -241,4 +242,4 @@ def _ttl(summary: dict | None, state: TimelineState) -> int:
     if summary is None or state.touched_ttl is None:
         return 0
     age = (datetime.now(UTC) - timebuckets.as_utc(summary["started_at"])).total_seconds()
-    return int(min(state.touched_ttl, policies.ttl_seconds(specs.RAW_EVENTS) - age))
+    return int(min(state.touched_ttl, policies.ttl_seconds(retention_specs.RAW_EVENTS) - age))

@@ -10,10 +10,11 @@ from typing import Any
 from django.conf import settings
 
 from sessions_app.core import timebuckets
+from sessions_app.ingest.pipeline import Source, events_record
+from sessions_app.ledger.sites import site_create
 from sessions_app.models import (
     Site,
 )
-from sessions_app.sites.services import site_create
 
 DEMO_PAGES = [
     ("/", "Home · Demo Shop"),
@@ -132,8 +133,6 @@ def clicks_generate(
     past but is logged now (`logged_at`): its log entry is where the applier and
     the replay look, so it is applied like any other.
     """
-    from sessions_app.ingest.pipeline import Source, events_record
-
     rng = random.Random(seed)  # noqa: S311 - demo data, not security
     now = timebuckets.as_utc(now)
     origin = "https://demo.clickstream.local"

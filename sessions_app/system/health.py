@@ -21,6 +21,7 @@ from django.conf import settings
 from django.db import connections
 from django.utils import timezone
 
+from clickstream.celery import app
 from sessions_app.core import timebuckets
 from sessions_app.core.cql import (
     ALIAS,
@@ -70,8 +71,6 @@ def health_redis() -> Check:
 
 def health_celery() -> Check:
     """Check that at least one Celery worker answers a broadcast ping."""
-    from clickstream.celery import app
-
     try:
         with app.connection_for_write(settings.CELERY_BROKER_URL) as connection:
             replies = app.control.ping(timeout=1.0, connection=connection)

@@ -23,6 +23,7 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
 from django.contrib.auth.forms import AuthenticationForm
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -174,8 +175,6 @@ class ThrottledModelBackend(ModelBackend):
 
     @staticmethod
     def _username_field() -> str:
-        from django.contrib.auth import get_user_model
-
         return str(get_user_model().USERNAME_FIELD)
 
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 from cassandra.cqlengine import columns
 from cassandra.cqlengine.models import Model
 
-from sessions_app.retention import specs
-from sessions_app.retention.specs import table_options
+from sessions_app.tables import retention_specs
+from sessions_app.tables.retention_specs import table_options
 from sessions_app.tables.spec import TableSpec
 
 INSERT = """
@@ -31,7 +31,7 @@ DELETE_ROW = """
 DELETE FROM {ks}.anonymous_links WHERE site_id = ? AND anonymous_id = ? AND user_id = ?
 """
 
-POLICIES = specs.LINKS  # written with the longest of their TTLs
+POLICIES = retention_specs.LINKS  # written with the longest of their TTLs
 
 
 class AnonymousLink(Model):

@@ -10,7 +10,7 @@ and a month its days. Overwritten whole by every seal.
 
 The latest rage or dead clicks name their event, session and user: `samples` is written
 apart, with a TTL that ends it no later than the raw rows of its oldest click
-(retention/policies.derived_ttl_seconds), so an erasure after those expired, which no
+(ledger/policies.derived_ttl_seconds), so an erasure after those expired, which no
 longer finds the user's hours, has nothing left to find here.
 
 The table's schema (cqlengine, applied by sync_cassandra), every statement on it, and
@@ -22,7 +22,7 @@ from __future__ import annotations
 from cassandra.cqlengine import columns
 from cassandra.cqlengine.models import Model
 
-from sessions_app.retention.specs import table_options
+from sessions_app.tables.retention_specs import table_options
 from sessions_app.tables.spec import AGGREGATES as _AGGREGATES
 from sessions_app.tables.spec import RESEAL, TableSpec
 

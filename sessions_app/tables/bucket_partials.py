@@ -10,8 +10,8 @@ from cassandra.cqlengine import columns
 from cassandra.cqlengine.models import Model
 
 from sessions_app.core.timebuckets import Width
-from sessions_app.retention import specs
-from sessions_app.retention.specs import table_options
+from sessions_app.tables import retention_specs
+from sessions_app.tables.retention_specs import table_options
 from sessions_app.tables.spec import Keys, Purge, TableSpec
 
 SELECT_TALLIES = """
@@ -30,7 +30,7 @@ PROBE_PARTITION = """
 SELECT batch_id FROM {ks}.bucket_partials WHERE site_id = ? AND bucket = ? AND shard = ? LIMIT 1
 """
 
-POLICIES = (specs.RAW_EVENTS,)
+POLICIES = (retention_specs.RAW_EVENTS,)
 
 
 class BucketPartial(Model):

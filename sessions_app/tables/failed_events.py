@@ -10,8 +10,8 @@ from cassandra.cqlengine import columns
 from cassandra.cqlengine.models import Model
 
 from sessions_app.core.timebuckets import Width
-from sessions_app.retention import specs
-from sessions_app.retention.specs import table_options
+from sessions_app.tables import retention_specs
+from sessions_app.tables.retention_specs import table_options
 from sessions_app.tables.spec import Keys, Purge, TableSpec
 
 SELECT_PAYLOADS = """
@@ -41,7 +41,7 @@ FROM {ks}.failed_events WHERE site_id = ? AND day = ? LIMIT ?
 
 PROBE_PARTITION = "SELECT failed_id FROM {ks}.failed_events WHERE site_id = ? AND day = ? LIMIT 1"
 DELETE_PARTITION = "DELETE FROM {ks}.failed_events WHERE site_id = ? AND day = ?"
-POLICIES = (specs.FAILED_EVENTS,)
+POLICIES = (retention_specs.FAILED_EVENTS,)
 
 
 class FailedEvent(Model):

@@ -8,7 +8,7 @@ Written when a sealed day is first asked for (analysis/funnels.py, fanned out as
 tasks); valid while the day's BucketState is sealed at the version stored with it. Every
 day rollup (a reseal after late events or an erasure) deletes the day's partition, so no
 cached row outlives the raw rows it came from. A row names users and sessions, so its TTL
-ends it with the day's raw rows (retention/policies.derived_ttl_seconds): an erasure after
+ends it with the day's raw rows (ledger/policies.derived_ttl_seconds): an erasure after
 those expired, which no longer finds the user's days, has nothing left to find here.
 
 The table's schema (cqlengine, applied by sync_cassandra), every statement on it, and
@@ -20,7 +20,7 @@ from __future__ import annotations
 from cassandra.cqlengine import columns
 from cassandra.cqlengine.models import Model
 
-from sessions_app.retention.specs import table_options
+from sessions_app.tables.retention_specs import table_options
 from sessions_app.tables.spec import AGGREGATES as _AGGREGATES
 from sessions_app.tables.spec import RESEAL, TableSpec
 

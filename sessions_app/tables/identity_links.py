@@ -9,8 +9,8 @@ from __future__ import annotations
 from cassandra.cqlengine import columns
 from cassandra.cqlengine.models import Model
 
-from sessions_app.retention import specs
-from sessions_app.retention.specs import table_options
+from sessions_app.tables import retention_specs
+from sessions_app.tables.retention_specs import table_options
 from sessions_app.tables.spec import TableSpec
 
 DELETE_PARTITION = "DELETE FROM {ks}.identity_links WHERE site_id = ? AND user_id = ?"
@@ -28,7 +28,7 @@ SELECT_LINKED = """
 SELECT anonymous_id, linked_at FROM {ks}.identity_links WHERE site_id = ? AND user_id = ? LIMIT ?
 """
 
-POLICIES = specs.LINKS  # written with the longest of their TTLs
+POLICIES = retention_specs.LINKS  # written with the longest of their TTLs
 
 
 class IdentityLink(Model):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from cassandra.cqlengine import columns
 from cassandra.cqlengine.models import Model
 
-from sessions_app.retention.specs import table_options
+from sessions_app.tables.retention_specs import table_options
 from sessions_app.tables.spec import TableSpec
 
 SELECT_BUCKET = """

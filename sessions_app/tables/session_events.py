@@ -15,8 +15,8 @@ from cassandra.cqlengine.models import Model
 from sessions_app.core.bounds import MAX_PAGE, bounded_limit
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.core.eventdoc import event_from_doc
-from sessions_app.retention import specs
-from sessions_app.retention.specs import table_options
+from sessions_app.tables import retention_specs
+from sessions_app.tables.retention_specs import table_options
 from sessions_app.tables.spec import TableSpec
 
 SELECT_IDS = "SELECT event_id, ts FROM {ks}.session_events WHERE session_id = ?"
@@ -77,7 +77,7 @@ SET prefix = ?, prefix_upto = ?, prefix_count = ?, prefix_user = ?, timeline_sit
 WHERE session_id = ?
 """
 
-POLICIES = (specs.RAW_EVENTS,)
+POLICIES = (retention_specs.RAW_EVENTS,)
 
 
 class SessionEvent(Model):

@@ -24,8 +24,8 @@ from django.conf import settings
 from sessions_app.core import timebuckets
 from sessions_app.core.ids import uuid_time
 from sessions_app.core.timebuckets import Width
-from sessions_app.retention import specs
-from sessions_app.retention.specs import table_options
+from sessions_app.tables import retention_specs
+from sessions_app.tables.retention_specs import table_options
 from sessions_app.tables.spec import TableSpec
 
 # A session's sets hold the paths of its first MAX_PAGES page views and the custom
@@ -138,7 +138,7 @@ def row_key(site_id: uuid.UUID, session_id: uuid.UUID) -> tuple[Any, ...]:
     return (site_id, day, session_shard(session_id), session_id)
 
 
-POLICIES = (specs.SESSIONS,)
+POLICIES = (retention_specs.SESSIONS,)
 
 
 class SiteSession(Model):

@@ -12,11 +12,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from sessions_app.core.timebuckets import Width
-from sessions_app.retention import specs
+from sessions_app.tables import retention_specs
 
 # Mixed resolutions with TTLs of a year to ten years, rewritten by reseals: TWCS would
 # keep SSTables alive for their longest-lived row, so these keep size-tiered compaction.
-AGGREGATES = (specs.AGGREGATES_HOUR, specs.AGGREGATES_DAY, specs.AGGREGATES_MONTH)
+AGGREGATES = (
+    retention_specs.AGGREGATES_HOUR,
+    retention_specs.AGGREGATES_DAY,
+    retention_specs.AGGREGATES_MONTH,
+)
 
 # The erasure step of a table that holds no user key but counts the user's events: the
 # job reseals the buckets involved instead of deleting rows.

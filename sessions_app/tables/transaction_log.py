@@ -10,8 +10,8 @@ from cassandra.cqlengine import columns
 from cassandra.cqlengine.models import Model
 
 from sessions_app.core.timebuckets import Width
-from sessions_app.retention import specs
-from sessions_app.retention.specs import table_options
+from sessions_app.tables import retention_specs
+from sessions_app.tables.retention_specs import table_options
 from sessions_app.tables.spec import Keys, Purge, TableSpec
 
 SELECT_PARTITION = """
@@ -64,7 +64,7 @@ SELECT batch_id FROM {ks}.transaction_log WHERE site_id = ? AND minute = ? AND s
 """
 
 DELETE_PARTITION = "DELETE FROM {ks}.transaction_log WHERE site_id = ? AND minute = ? AND shard = ?"
-POLICIES = (specs.TRANSACTION_LOG,)
+POLICIES = (retention_specs.TRANSACTION_LOG,)
 
 
 class TransactionLog(Model):

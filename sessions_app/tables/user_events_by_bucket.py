@@ -10,8 +10,8 @@ from cassandra.cqlengine import columns
 from cassandra.cqlengine.models import Model
 from django.conf import settings
 
-from sessions_app.retention import specs
-from sessions_app.retention.specs import table_options
+from sessions_app.tables import retention_specs
+from sessions_app.tables.retention_specs import table_options
 from sessions_app.tables.spec import Keys, Purge, TableSpec
 
 SELECT_KEYS = """
@@ -68,7 +68,7 @@ WHERE site_id = ? AND user_key = ? AND bucket IN ? AND event_id > ? AND event_id
 PER PARTITION LIMIT ?
 """
 
-POLICIES = (specs.RAW_EVENTS,)
+POLICIES = (retention_specs.RAW_EVENTS,)
 
 
 class UserEventByBucket(Model):

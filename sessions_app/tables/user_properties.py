@@ -19,8 +19,8 @@ from __future__ import annotations
 from cassandra.cqlengine import columns
 from cassandra.cqlengine.models import Model
 
-from sessions_app.retention import specs
-from sessions_app.retention.specs import table_options
+from sessions_app.tables import retention_specs
+from sessions_app.tables.retention_specs import table_options
 from sessions_app.tables.spec import TableSpec
 
 SET_VALUE = """
@@ -43,7 +43,7 @@ DELETE_PARTITION = """
 DELETE FROM {ks}.user_properties USING TIMESTAMP ? WHERE site_id = ? AND user_key = ?
 """
 
-POLICIES = (specs.SESSIONS,)
+POLICIES = (retention_specs.SESSIONS,)
 
 
 class UserProperty(Model):

@@ -16,8 +16,8 @@ from cassandra.cqlengine.models import Model
 from sessions_app.core import timebuckets
 from sessions_app.core.bounds import bounded_limit
 from sessions_app.core.cql import cassandra_session, prepare
-from sessions_app.retention import specs
-from sessions_app.retention.specs import table_options
+from sessions_app.tables import retention_specs
+from sessions_app.tables.retention_specs import table_options
 from sessions_app.tables.spec import TableSpec
 
 # The session's enrichment (ingest/enrich.py), written with the rest of its summary, in
@@ -186,7 +186,7 @@ FROM {ks}.user_sessions WHERE site_id = ? AND user_key = ? AND session_id < ? LI
 """
 
 SELECT_ANY = "SELECT site_id FROM {ks}.user_sessions LIMIT 1"
-POLICIES = (specs.SESSIONS,)
+POLICIES = (retention_specs.SESSIONS,)
 
 
 class UserSession(Model):

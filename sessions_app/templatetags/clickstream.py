@@ -10,7 +10,7 @@ import orjson
 from django import template
 
 from sessions_app import permissions
-from sessions_app.partitions import sizing
+from sessions_app.ledger import sizing
 
 register = template.Library()
 _CONTROL = re.compile(r"[\x00-\x20\x7f-\x9f]")

@@ -13,9 +13,11 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from sessions_app.jobs import purge
+from sessions_app.ledger import policies, sites
 from sessions_app.permissions import admin_required
-from sessions_app.retention import policies, purge, specs
-from sessions_app.sites import services
+from sessions_app.tables import retention_specs
+from sessions_app.tasks import purge_expired_partitions
 
 PAGE = "sessions_app:retention"
 
@@ -55,7 +57,9 @@ def _page(request: HttpRequest, *, errors: dict[str, list[str]], status: int = 2
         ],
         "options": policies.live_table_options(),
         "runs": purge.purge_runs(limit=20),
-        "unknown": [m for key, found in errors.items() if key not in specs.SPECS for m in found],
+        "unknown": [
+            m for key, found in errors.items() if key not in retention_specs.SPECS for m in found
+        ],
         "cache_seconds": policies.POLICY_CACHE_SECONDS,
     }
     return render(request, "sessions_app/retention.html", context, status=status)
@@ -72,7 +76,7 @@ def retention_page(request: HttpRequest) -> HttpResponse:
 @require_POST
 def policy_save(request: HttpRequest, key: str) -> HttpResponse:
     """Save one policy (new writes use it from now on) or show why it was refused (400)."""
-    if key not in specs.SPECS:
+    if key not in retention_specs.SPECS:
         return _page(request, errors={key: [f"policy: unknown policy {key!r}"]}, status=404)
     form = PolicyForm(request.POST)
     if not form.is_valid():
@@ -80,11 +84,11 @@ def policy_save(request: HttpRequest, key: str) -> HttpResponse:
         return _page(request, errors={key: problems}, status=400)
     try:
         policies.retention_set(key=key, days=form.cleaned_data["days"], actor=request.user)
-    except specs.RetentionError as exc:
+    except retention_specs.RetentionError as exc:
         return _page(request, errors={key: [str(exc)]}, status=400)
     messages.success(
         request,
-        f"{specs.SPECS[key].label}: {form.cleaned_data['days']} days for new writes; "
+        f"{retention_specs.SPECS[key].label}: {form.cleaned_data['days']} days for new writes; "
         "rows already written keep their TTL.",
     )
     return redirect(PAGE)
@@ -94,10 +98,8 @@ def policy_save(request: HttpRequest, key: str) -> HttpResponse:
 @require_POST
 def purge_request(request: HttpRequest) -> HttpResponse:
     """Queue a purge run now; the page lists its result once a worker has run it."""
-    from sessions_app.tasks import purge_expired_partitions
-
     result = purge_expired_partitions.delay(requested_by=request.user.pk)
-    services.admin_action_record(
+    sites.admin_action_record(
         actor=request.user, action="purge.request", target="purge", details={"task": result.id}
     )
     messages.success(request, f"Purge queued (task {result.id}); its run appears below.")

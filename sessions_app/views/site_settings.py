@@ -12,10 +12,10 @@ from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
+from sessions_app.ledger import sites
 from sessions_app.models import Site
 from sessions_app.models.sites import validate_redact_params
 from sessions_app.permissions import ADMIN, site_page
-from sessions_app.sites import services
 
 MAX_ORIGINS = 50
 _ORIGIN = re.compile(r"^https?://[A-Za-z0-9.-]+(:\d{1,5})?$")
@@ -72,7 +72,7 @@ def site_settings(request: HttpRequest, site: Site) -> HttpResponse:
                 for name in changed:
                     setattr(site, name, form.cleaned_data[name])
                 site.save(update_fields=changed)
-                services.site_saved_record(
+                sites.site_saved_record(
                     site=site, actor=request.user, created=False, changed=changed
                 )
                 saved = ", ".join(c.replace("_", " ") for c in changed)
@@ -94,6 +94,6 @@ def heatmap_links_revoke(request: HttpRequest, site: Site) -> HttpResponse:
     answers outsiders 404 like every site route."""
     if request.method != "POST":
         return render(request, "sessions_app/heatmap_links_revoke.html", {"site": site})
-    services.site_heatmap_salt_rotate(site=site, actor=request.user)
+    sites.site_heatmap_salt_rotate(site=site, actor=request.user)
     messages.success(request, "Revoked every heatmap link issued so far")
     return redirect("sessions_app:site", site_id=site.id)

@@ -10,8 +10,9 @@ from django import forms
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from sessions_app.ledger import sizing
 from sessions_app.models import Site
-from sessions_app.partitions import counting, estimates, sizing
+from sessions_app.partitions import counting, estimates
 from sessions_app.partitions.partition_report import partition_report as report_partitions
 from sessions_app.permissions import admin_required
 

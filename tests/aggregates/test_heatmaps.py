@@ -35,9 +35,9 @@ from sessions_app.aggregates.heatmaps import (
 from sessions_app.analysis import heatmaps
 from sessions_app.core import stamps, timebuckets
 from sessions_app.core.cql import cassandra_session, prepare
+from sessions_app.ledger import policies, sites
 from sessions_app.models import BucketState
-from sessions_app.retention import policies, specs
-from sessions_app.sites import services
+from sessions_app.tables import retention_specs
 from tests.aggregates.test_breakdowns import seal_everything
 from tests.analysis.dataset import AGENTS, SHOP
 from tests.analysis.test_paths import send
@@ -314,7 +314,7 @@ def test_the_overlay_token_is_checked_and_reads_nothing_else(client, site, visit
         assert client.get(url, HTTP_AUTHORIZATION=f"Bearer {token}").status_code in (401, 403)
         assert client.get(url, HTTP_AUTHORIZATION=f"Token {token}").status_code in (401, 403)
     # A token made for another site reads that site only (the site is in the token).
-    elsewhere = services.site_create(name="Other", origins=["https://other.example"])
+    elsewhere = sites.site_create(name="Other", origins=["https://other.example"])
     foreign = overlay_get(client, _token(elsewhere))
     assert foreign.status_code == 403  # shop.example is not the other site's origin
     # A preflight is answered for an allowed origin only.
@@ -387,7 +387,10 @@ def test_who_clicked_in_rage_ends_with_the_raw_rows(client, site):
     )
     row = cassandra_session().execute(read, (site.id, hour)).one()
     assert "r1" in row["samples"]
-    keep = min(policies.ttl_seconds(specs.RAW_EVENTS), policies.ttl_seconds(specs.SESSIONS))
+    keep = min(
+        policies.ttl_seconds(retention_specs.RAW_EVENTS),
+        policies.ttl_seconds(retention_specs.SESSIONS),
+    )
     ends = at + timedelta(seconds=5) - stamps.MAX_AHEAD + timedelta(seconds=keep)
     assert 0 <= (ends - timezone.now()).total_seconds() - row["left"] < 120
     assert row["kept"] > row["left"] + 86_400

@@ -16,8 +16,8 @@ from sessions_app.aggregates import rolling, seal, sketch, states
 from sessions_app.core import timebuckets
 from sessions_app.core.timebuckets import Width
 from sessions_app.ingest.pipeline import Source, events_record
+from sessions_app.ledger import sites
 from sessions_app.models import BucketState, Site
-from sessions_app.sites import services
 from tests.ingest.conftest import event
 
 WIDTHS = (Width.MONTH, Width.DAY, Width.HOUR)
@@ -151,7 +151,7 @@ def test_rolling_counts_equal_a_brute_force_count(data):
         ).map(lambda t: t.replace(microsecond=0)),
         label="now",
     )
-    site = services.site_create(name="rolling", origins=["https://shop.example"])
+    site = sites.site_create(name="rolling", origins=["https://shop.example"])
     rng = random.Random(data.draw(st.integers(0, 2**32)))
     anchors = [now - timedelta(hours=rng.uniform(0, 400 * 24)) for _ in range(5)]
     anchors.append(now - timedelta(minutes=30))  # the open hour

@@ -16,8 +16,8 @@ from sessions_app.aggregates.seal import bucket_seal
 from sessions_app.core import timebuckets
 from sessions_app.core.redis_client import redis_client
 from sessions_app.ingest.pipeline import Source, events_record
+from sessions_app.ledger import policies
 from sessions_app.models import BucketState
-from sessions_app.retention import policies
 from sessions_app.tables import bucket_users, rolling_counts, user_sessions
 from tests.ingest.conftest import event
 

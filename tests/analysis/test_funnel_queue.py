@@ -17,8 +17,8 @@ from clickstream.celery import app
 from sessions_app import tasks
 from sessions_app.analysis import funnel_defs, funnel_queue, funnels
 from sessions_app.core import timebuckets
+from sessions_app.ledger import sites
 from sessions_app.models import BucketState
-from sessions_app.sites import services
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 
@@ -73,7 +73,7 @@ def test_a_site_has_at_most_its_cap_of_scans_queued(site, settings, broker):
         ask()
         assert broker.llen(ANALYSIS) == 3  # asked again: nothing more while none finished
         # Another site has places of its own.
-        other = services.site_create(name="Other", origins=[])
+        other = sites.site_create(name="Other", origins=[])
         o_start, o_end = _sealed_days(other, 4)
         o_funnel = funnel_defs.funnel_create(site=other, name="o", definition=DEFINITION)
         funnels.funnel_units(site=other, version=o_funnel.current, start=o_start, end=o_end)

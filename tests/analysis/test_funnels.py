@@ -29,10 +29,9 @@ from sessions_app.core import stamps, timebuckets
 from sessions_app.core.bounds import RangeError
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.core.ids import cassandra_order
+from sessions_app.ledger import policies, sites
 from sessions_app.models import BucketState
-from sessions_app.retention import policies, specs
-from sessions_app.sites import services
-from sessions_app.tables import user_sessions
+from sessions_app.tables import retention_specs, user_sessions
 from tests.aggregates.test_breakdowns import seal_everything
 from tests.analysis.dataset import AGENTS, SHOP
 from tests.conftest import member
@@ -393,7 +392,7 @@ def test_the_api_saves_edits_and_answers_a_funnel(client, analyst, site, shop):
     assert edited.json()["version"] == 2
     # Another site's funnel id under this site: not found, like a missing one.
     other = funnel_defs.funnel_create(
-        site=services.site_create(name="Other", origins=[]), name="o", definition=definition
+        site=sites.site_create(name="Other", origins=[]), name="o", definition=definition
     )
     assert client.get(f"{base}/{other.pk}").status_code == 404
     assert client.get(f"{base}/{other.pk}/results").status_code == 404
@@ -449,7 +448,10 @@ def test_a_cached_day_ends_with_its_raw_rows(client, site, settings):
         assert result.days_cached == cached and [u.level for u in result.units] == [2]
     ttl = "SELECT TTL(details) AS left FROM {ks}.funnel_days WHERE site_id = ? AND day = ?"
     left = cassandra_session().execute(prepare(ttl), (site.id, day)).one()["left"]
-    keep = min(policies.ttl_seconds(specs.RAW_EVENTS), policies.ttl_seconds(specs.SESSIONS))
+    keep = min(
+        policies.ttl_seconds(retention_specs.RAW_EVENTS),
+        policies.ttl_seconds(retention_specs.SESSIONS),
+    )
     ends = day - stamps.MAX_AHEAD + timedelta(seconds=keep)
     assert 0 <= (ends - timezone.now()).total_seconds() - left < 120
-    assert left < policies.ttl_seconds(specs.AGGREGATES_DAY) - 86_400
+    assert left < policies.ttl_seconds(retention_specs.AGGREGATES_DAY) - 86_400

@@ -24,7 +24,7 @@ from sessions_app.aggregates.tally import page_path
 from sessions_app.analysis import paths as analysis
 from sessions_app.core import timebuckets
 from sessions_app.core.ids import cassandra_order
-from sessions_app.sites import services
+from sessions_app.ledger import sites
 from tests.aggregates.test_breakdowns import seal_everything
 from tests.analysis.dataset import AGENTS, SHOP
 from tests.analysis.test_paths import anchored, brute, raw_rows, send
@@ -175,7 +175,7 @@ def check_sankey(site, rows, *, side: str, anchor: str, start: datetime, end: da
 )
 @example(visits=CROWD, ranges=[(0, SPAN_HOURS + 4), (24, SPAN_HOURS), (23, 25)])
 def test_every_sankey_column_adds_up_to_its_arrivals(client, db, visits, ranges):
-    site = services.site_create(name="Paths", origins=[SHOP])
+    site = sites.site_create(name="Paths", origins=[SHOP])
     base = base_time()
     late = []
     for n, visit in enumerate(visits):

@@ -11,7 +11,7 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 
 from sessions_app.ingest.pipeline import Source, events_record
-from sessions_app.sites import services
+from sessions_app.ledger import sites
 from tests.conftest import member
 from tests.e2e.conftest import screenshot
 from tests.ingest.conftest import event
@@ -33,7 +33,7 @@ pytestmark = [
 
 
 def test_analyst_journey(live_server, context):
-    site = services.site_create(name="Analyst shop", origins=[live_server.url])
+    site = sites.site_create(name="Analyst shop", origins=[live_server.url])
     now = timezone.now().replace(microsecond=0)
     for day in range(3, 0, -1):  # three daily visits of 25 events: 75 events, 2 pages
         start = now - timedelta(days=day)
@@ -60,7 +60,7 @@ def test_analyst_journey(live_server, context):
         )
     user = User.objects.create_user("ana", password="correct-horse-1")
     member(user, site, "admin")  # admin of this site: its settings page opens too
-    other = services.site_create(name="Not ana's shop", origins=[])
+    other = sites.site_create(name="Not ana's shop", origins=[])
 
     page = context.new_page()
     page.goto(f"{live_server.url}/")

@@ -10,7 +10,7 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 
 from sessions_app.ingest.pipeline import Source, events_record
-from sessions_app.sites import services
+from sessions_app.ledger import sites
 from sessions_app.tables import user_sessions
 from tests.e2e.conftest import screenshot
 from tests.ingest.conftest import event
@@ -27,7 +27,7 @@ UNBROKEN = "Z" * 3000  # no space to break at
 # (tests/e2e/test_timeline_layout.py measures it from 600 px).
 @pytest.mark.parametrize("page_name", ["activity"])
 def test_a_long_value_wraps_at_390_px(live_server, context, page_name):
-    site = services.site_create(name="Long values", origins=[live_server.url])
+    site = sites.site_create(name="Long values", origins=[live_server.url])
     now = timezone.now().replace(microsecond=0)
     sent = event(now - timedelta(minutes=1), kind="custom", name="purchase", anon="long",
                  props={"items": 2, "note": UNBROKEN})  # fmt: skip

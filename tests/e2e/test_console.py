@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth.models import User
 
-from sessions_app.sites import services
+from sessions_app.ledger import sites
 from tests.conftest import member
 
 pytestmark = [
@@ -35,7 +35,7 @@ def _watch(page) -> list[str]:
 
 
 def test_pages_and_api_docs_load_without_console_errors_or_404s(live_server, context):
-    site = services.site_create(name="Console shop", origins=[live_server.url])
+    site = sites.site_create(name="Console shop", origins=[live_server.url])
     user = User.objects.create_user("cleo", password="correct-horse-1")
     member(user, site, "admin")  # the site's settings page is for its admins
     page = context.new_page()

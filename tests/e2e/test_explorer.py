@@ -11,7 +11,7 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 
 from sessions_app.ingest.pipeline import Source, events_record
-from sessions_app.sites import services
+from sessions_app.ledger import sites
 from tests.conftest import member
 from tests.ingest.conftest import event
 
@@ -23,7 +23,7 @@ SHOP = "https://shop.example"
 
 
 def test_filter_share_and_open_a_session(live_server, context):
-    site = services.site_create(name="Explorer shop", origins=[live_server.url])
+    site = sites.site_create(name="Explorer shop", origins=[live_server.url])
     user = User.objects.create_user("ex-ana", password="correct-horse-2")
     member(user, site)
     now = timezone.now()

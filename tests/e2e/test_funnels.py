@@ -7,7 +7,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.utils import timezone
 
-from sessions_app.sites import services
+from sessions_app.ledger import sites
 from sessions_app.system import demo
 from tests.conftest import member
 from tests.e2e.conftest import screenshot
@@ -20,7 +20,7 @@ pytestmark = [
 
 def test_define_a_funnel_read_it_and_open_a_drop_off(live_server, context, settings):
     settings.FUNNEL_INLINE_DAYS = 100
-    site = services.site_create(name="Demo shop", origins=[live_server.url])
+    site = sites.site_create(name="Demo shop", origins=[live_server.url])
     demo.clicks_generate(site=site, users=40, days=3, now=timezone.now(), seed=11)
     user = User.objects.create_user("fu-ana", password="correct-horse-2")
     member(user, site, "admin")  # funnels are defined by the site's admins

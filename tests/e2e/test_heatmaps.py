@@ -12,8 +12,8 @@ from django.utils import timezone
 
 from sessions_app.aggregates.heatmaps import GRID_COLUMNS, ROW_PX
 from sessions_app.analysis import heatmaps
+from sessions_app.ledger import sites
 from sessions_app.sessions import feed
-from sessions_app.sites import services
 from sessions_app.tables import session_events as session_events_table
 from tests.conftest import member
 from tests.e2e.conftest import screenshot, wait_for
@@ -52,7 +52,7 @@ def _point(page, selector: str, fx: float = 0.5, fy: float = 0.5) -> dict[str, f
 
 
 def test_clicks_land_in_their_cells_rage_dead_and_scroll_are_recorded(live_server, context):
-    site = services.site_create(name="E2E heat", origins=[live_server.url])
+    site = sites.site_create(name="E2E heat", origins=[live_server.url])
     page = _open(context, live_server, site, height=360)  # the home page is taller: it scrolls
     # Three clicks on one spot within a second: the third is a rage click.
     spot = _point(page, "h1", 0.2, 0.5)  # plain text: nothing happens, a dead click
@@ -111,7 +111,7 @@ def test_clicks_land_in_their_cells_rage_dead_and_scroll_are_recorded(live_serve
 
 
 def test_view_on_page_draws_the_overlay(live_server, context, client):
-    site = services.site_create(name="E2E overlay", origins=[live_server.url])
+    site = sites.site_create(name="E2E overlay", origins=[live_server.url])
     page = _open(context, live_server, site)
     for selector in ("h1", "h1", "h1", "#shop-now"):  # shop-now goes to another page
         page.click(f"{selector} >> visible=true")

@@ -10,7 +10,7 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 
 from sessions_app.ingest.pipeline import Source, events_record
-from sessions_app.sites import services
+from sessions_app.ledger import sites
 from tests.conftest import member
 from tests.e2e.conftest import screenshot
 from tests.ingest.conftest import event
@@ -29,7 +29,7 @@ VISITS = {
 
 
 def test_sankey_top_paths_and_transitions(live_server, context):
-    site = services.site_create(name="Paths shop", origins=[live_server.url])
+    site = sites.site_create(name="Paths shop", origins=[live_server.url])
     user = User.objects.create_user("pa-ana", password="correct-horse-2")
     member(user, site)
     now = timezone.now()

@@ -10,7 +10,7 @@ from django.utils import timezone
 from playwright.sync_api import expect
 
 from sessions_app.ingest.pipeline import Source, events_record
-from sessions_app.sites import services
+from sessions_app.ledger import sites
 from tests.conftest import member
 from tests.ingest.conftest import event
 
@@ -21,7 +21,7 @@ pytestmark = [
 
 
 def test_visitors_right_now_update_without_a_reload(live_server, context):
-    site = services.site_create(name="Realtime shop", origins=[live_server.url])
+    site = sites.site_create(name="Realtime shop", origins=[live_server.url])
     user = User.objects.create_user("rt-ana", password="correct-horse-2")
     member(user, site)
     page = context.new_page()

@@ -10,7 +10,7 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 
 from sessions_app.ingest.pipeline import Source, events_record
-from sessions_app.sites import services
+from sessions_app.ledger import sites
 from sessions_app.tables import user_sessions
 from tests.conftest import member
 from tests.e2e.conftest import screenshot
@@ -32,7 +32,7 @@ SLACK = 0.5  # px: layout rounds to fractions of a pixel
 @pytest.fixture
 def visit(live_server) -> dict[str, Any]:
     """Three pages and URL-less events before and on them; element texts of 2 to 120 chars."""
-    site = services.site_create(name="Layout shop", origins=[live_server.url])
+    site = sites.site_create(name="Layout shop", origins=[live_server.url])
     now = timezone.now().replace(microsecond=0)
     start = now - timedelta(minutes=30)  # the last event 25 minutes later, all in the past
 

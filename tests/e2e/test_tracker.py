@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 
+from sessions_app.ledger import sites
 from sessions_app.sessions import feed, lists
-from sessions_app.sites import services
 from sessions_app.tables import session_events as session_events_table
 from sessions_app.tables import user_sessions
 from tests.conftest import member
@@ -35,7 +35,7 @@ def _timeline(site, user_key: str | None = None) -> list[dict[str, Any]]:
 
 
 def test_clicks_spa_navigation_and_page_hide_flush(live_server, context):
-    site = services.site_create(name="E2E shop", origins=[live_server.url])
+    site = sites.site_create(name="E2E shop", origins=[live_server.url])
     page = context.new_page()
     page.goto(f"{live_server.url}/demo/?site={site.key}&flush=60000")  # only size/hide flush
     page.wait_for_function("window.clickstream && typeof clickstream.track === 'function'")
@@ -78,7 +78,7 @@ def test_clicks_spa_navigation_and_page_hide_flush(live_server, context):
 
 def test_secret_url_parameters_are_dropped_before_sending(live_server, context):
     """Defaults (token, session …) and the site's own redact list (rendered as data-redact)."""
-    site = services.site_create(name="E2E redact", origins=[live_server.url])
+    site = sites.site_create(name="E2E redact", origins=[live_server.url])
     site.redact_params = ["email"]
     site.save()
     page = context.new_page()
@@ -99,7 +99,7 @@ def test_secret_url_parameters_are_dropped_before_sending(live_server, context):
 
 
 def test_identify_links_the_anonymous_visitor(live_server, context):
-    site = services.site_create(name="E2E identify", origins=[live_server.url])
+    site = sites.site_create(name="E2E identify", origins=[live_server.url])
     page = context.new_page()
     page.goto(f"{live_server.url}/demo/?site={site.key}&flush=300")
     page.wait_for_function("window.clickstream && typeof clickstream.track === 'function'")
@@ -172,7 +172,7 @@ def _retry_store(page: Any) -> list[str]:
 
 
 def test_events_are_retried_after_the_collector_was_down(live_server, context):
-    site = services.site_create(name="E2E retry", origins=[live_server.url])
+    site = sites.site_create(name="E2E retry", origins=[live_server.url])
     proxy = _Proxy(live_server.url)
     proxy.start()
     proxy.stop()  # the collector is down: connections to its port are refused
@@ -207,7 +207,7 @@ def test_every_click_precedes_the_page_view_it_caused(live_server, context, clie
     it caused. With the page's clock stopped (Date.now frozen at load), all 151 events
     share one millisecond and travel in several requests: only the tracker's microsecond
     counter orders them."""
-    site = services.site_create(name="E2E order", origins=[live_server.url])
+    site = sites.site_create(name="E2E order", origins=[live_server.url])
     member(User.objects.get(username="api-user"), site)  # the token's user reads it
     page = context.new_page()
     sent: list[dict] = []

@@ -9,7 +9,7 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 
 from sessions_app.ingest.pipeline import Source, events_record
-from sessions_app.sites import services
+from sessions_app.ledger import sites
 from tests.conftest import member
 from tests.ingest.conftest import event
 
@@ -22,7 +22,7 @@ KEYS = ["..", ".", "back\\slash", "org/123", "a?b#c", "100%", "Zoë/ünïcode"]
 
 
 def test_feed_links_open_the_right_profile(live_server, context):
-    site = services.site_create(name="Keys shop", origins=[live_server.url])
+    site = sites.site_create(name="Keys shop", origins=[live_server.url])
     now = timezone.now().replace(microsecond=0)
     for i, key in enumerate(KEYS):
         events_record(

@@ -22,17 +22,17 @@ from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.erasure import erasures
 from sessions_app.ingest import pipeline, replay
 from sessions_app.ingest.pipeline import Source, events_record
+from sessions_app.ledger import policies
 from sessions_app.models import ErasureRequest, UserBucketWidth
-from sessions_app.retention import policies, specs
 from sessions_app.sessions import feed, lists
-from sessions_app.tables import user_sessions
+from sessions_app.tables import retention_specs, user_sessions
 from tests.api.test_api import auth
 from tests.erasure.anywhere import rows_mentioning, stamped_after
 from tests.ingest.conftest import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 
-SHORT_LIVED = (specs.RAW_EVENTS, specs.SESSIONS)
+SHORT_LIVED = (retention_specs.RAW_EVENTS, retention_specs.SESSIONS)
 
 
 def _counts(site, key: str, buckets: dict[str, object]) -> dict[str, int]:
@@ -264,7 +264,7 @@ def test_nothing_of_a_user_whose_sessions_expired_is_left_in_any_table(site, mon
 
     time.sleep(4)  # raw events and sessions expire; counts and the identity links stay
     assert user_sessions.session_list(site_id=site.id, user_key=user) == []
-    # The link outlives the sessions as long as the counts it leads to (specs.LINKS).
+    # The link outlives the sessions as long as the counts it leads to (retention_specs.LINKS).
     assert lists.identity_links(site_id=site.id, user_id=user) == [anon]
 
     request = _erase(site, user, ErasureRequest.USER_ID)

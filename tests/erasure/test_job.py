@@ -27,11 +27,12 @@ from sessions_app.aggregates import (
 from sessions_app.core import timebuckets
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.core.redis_client import redis_client
-from sessions_app.erasure import erasures, job, scan, suppression
-from sessions_app.ingest import pipeline, quality, replay
+from sessions_app.erasure import erasures, job, scan
+from sessions_app.ingest import pipeline, replay
 from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.ingest.plan import EventRow, Plan, SessionSummary, plan_without
 from sessions_app.ingest.sessionizer import state_key
+from sessions_app.ledger import quality, suppression
 from sessions_app.models import AdminAction, BucketState, ErasureRequest, Suppression
 from sessions_app.sessions import lists
 from sessions_app.tables import session_events as session_events_table

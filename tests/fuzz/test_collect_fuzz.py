@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sessions_app.core import timebuckets
-from sessions_app.ingest import quality
+from sessions_app.ledger import quality
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

@@ -21,11 +21,11 @@ from django.utils import timezone
 from sessions_app.core import timebuckets
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.core.redis_client import redis_client
-from sessions_app.erasure import suppression
 from sessions_app.ingest import applier
 from sessions_app.ingest.coordination import ALIVE_KEY, INLINE_KEY, QUEUE_KEY
 from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.ingest.replay import txlog_replay
+from sessions_app.ledger import suppression
 from sessions_app.models import Suppression
 from sessions_app.sessions import feed, lists
 from sessions_app.sessions.activity import user_activity

@@ -16,7 +16,7 @@ from django.test import RequestFactory
 from sessions_app.aggregates import sources
 from sessions_app.core import timebuckets
 from sessions_app.core.cql import cassandra_session, prepare
-from sessions_app.ingest import quality
+from sessions_app.ledger import quality
 from sessions_app.models import Site
 from sessions_app.sessions import feed
 from sessions_app.sessions.activity import user_activity

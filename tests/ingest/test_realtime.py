@@ -61,9 +61,9 @@ def test_the_api_counts_who_is_here_now_like_a_brute_force_count(client, site, t
 
 
 def test_realtime_is_per_site_and_members_only(client, site, token):
-    from sessions_app.sites import services
+    from sessions_app.ledger import sites
 
-    other = services.site_create(name="Other", origins=["https://shop.example"])
+    other = sites.site_create(name="Other", origins=["https://shop.example"])
     now = timezone.now()
     assert post(client, site, [event(now, anon="rt-here")]).json()["accepted"] == 1
     assert client.get(f"/api/sites/{site.id}/realtime", **auth(token)).json()["visitors"] == 1

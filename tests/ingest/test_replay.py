@@ -10,11 +10,10 @@ from django.utils import timezone
 from sessions_app import tasks
 from sessions_app.core import timebuckets
 from sessions_app.core.cql import cassandra_session, prepare
-from sessions_app.erasure import suppression
 from sessions_app.ingest import pipeline, replay
+from sessions_app.ledger import sites, suppression
 from sessions_app.models import ReplayWatermark, UnappliedLogEntry
 from sessions_app.sessions import activity, feed
-from sessions_app.sites import services
 from sessions_app.system import health
 from sessions_app.tables import session_events as session_events_table
 from sessions_app.tables import user_sessions
@@ -144,7 +143,7 @@ def test_an_entry_that_keeps_failing_is_kept_in_view_and_stops_neither_others_no
     client, site, live_now, monkeypatch, settings, caplog, expired
 ):
 
-    other = services.site_create(name="Other", origins=["https://shop.example"])
+    other = sites.site_create(name="Other", origins=["https://shop.example"])
     monkeypatch.setattr(pipeline, "plan_apply", lambda plan, **kw: None)  # died before apply
     post(client, site, [event(live_now - minutes(15), anon="poison")])
     post(client, site, [event(live_now - minutes(14), anon="fine")])

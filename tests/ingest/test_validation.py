@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 import pytest
 from django.utils import timezone
 
-from sessions_app.ingest import quality
+from sessions_app.ledger import quality
 from sessions_app.tables import user_sessions
 from tests.ingest.conftest import ORIGIN, event, post
 

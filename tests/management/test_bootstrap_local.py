@@ -7,8 +7,8 @@ import pytest
 from django.contrib.auth.password_validation import validate_password
 from django.core.management import CommandError, call_command
 
+from sessions_app.ledger import sites
 from sessions_app.models import Site
-from sessions_app.sites import services
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 
@@ -46,7 +46,7 @@ def test_a_strong_admin_password_is_used(settings, django_user_model, tmp_path) 
 
 def test_a_generated_admin_password_passes_the_validators(settings, tmp_path) -> None:
     settings.CLICKSTREAM_ADMIN_PASSWORD = ""
-    login = services.admin_ensure(password_file=tmp_path / "admin_password")
+    login = sites.admin_ensure(password_file=tmp_path / "admin_password")
     assert login.created and login.password
     validate_password(login.password, user=login_user(login.username))
 

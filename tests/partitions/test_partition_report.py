@@ -15,8 +15,10 @@ from sessions_app.aggregates import seal, sources, stored
 from sessions_app.core import timebuckets
 from sessions_app.core.timebuckets import Width
 from sessions_app.ingest.pipeline import Source, events_record
+from sessions_app.ledger import sizing
+from sessions_app.ledger.sizing import Verdict
 from sessions_app.models import CASSANDRA_MODELS
-from sessions_app.partitions import counting, partition_report, probes, sizing
+from sessions_app.partitions import counting, partition_report, probes
 from sessions_app.partitions.estimates import (
     MAX_WINDOW_HOURS,
     TableEstimate,
@@ -26,7 +28,6 @@ from sessions_app.partitions.estimates import (
     size_estimates,
     value_bytes,
 )
-from sessions_app.partitions.sizing import Verdict
 from tests.conftest import FIXED_NOW
 from tests.ingest.conftest import event
 

@@ -19,11 +19,10 @@ from sessions_app.core.ids import time_uuid
 from sessions_app.core.jsonfmt import dumps
 from sessions_app.erasure import erasures
 from sessions_app.ingest.pipeline import Source, events_record
-from sessions_app.retention import policies, specs
+from sessions_app.ledger import policies, sites
 from sessions_app.sessions import timeline
-from sessions_app.sites import services
+from sessions_app.tables import retention_specs, user_sessions
 from sessions_app.tables import session_events as session_events_table
-from sessions_app.tables import user_sessions
 from tests.conftest import member
 from tests.ingest.conftest import event
 from tests.sessions.conftest import record_session, timeline_get
@@ -170,7 +169,7 @@ def test_an_open_session_is_served_from_its_prefix_and_the_rows_after_it(
     assert len(body["events"]) == 33 and body["session"]["event_count"] == 33
     assert third.content == _from_rows(client, site, session_id, token, settings)
 
-    other = services.site_create(name="Other", origins=[])
+    other = sites.site_create(name="Other", origins=[])
     member(User.objects.get(username="api-user"), other)  # it sees both sites
     assert timeline_get(client, other, session_id, token).status_code == 404
 
@@ -281,7 +280,7 @@ def test_another_sites_id_gets_404_even_when_materialized(client, site, closed, 
     session_id, _ = closed
     timeline_get(client, site, session_id, token)
     assert timeline_get(client, site, session_id, token)["X-Timeline-Source"] == "materialized"
-    other = services.site_create(name="Other", origins=[])
+    other = sites.site_create(name="Other", origins=[])
     member(User.objects.get(username="api-user"), other)  # it sees both sites
     response = timeline_get(client, other, session_id, token)
     assert response.status_code == 404 and response.json()["field"] == "path"
@@ -298,7 +297,7 @@ def test_the_copy_lives_no_longer_than_the_sessions_events(client, site, closed,
         (session_id,),
     )
     age = (timezone.now() - start).total_seconds()
-    limit = policies.ttl_seconds(specs.RAW_EVENTS) - age
+    limit = policies.ttl_seconds(retention_specs.RAW_EVENTS) - age
     assert 0 < row["ttl"] <= min(row["last"], limit)
     assert row["ttl"] >= limit - 60  # and not much shorter: a cache that keeps missing is useless
 

@@ -10,8 +10,8 @@ import pytest
 from django.utils import timezone
 
 from sessions_app.core.jsonfmt import dumps
+from sessions_app.ledger import sites
 from sessions_app.sessions import timeline
-from sessions_app.sites import services
 from sessions_app.tables import user_sessions
 from sessions_app.tables.session_events import stored_events
 from tests.sessions.conftest import record_session, timeline_get
@@ -48,7 +48,7 @@ class TimelineSourceContract:
     def test_another_site_never_gets_it(self, client, site, token, settings):
         settings.TIMELINE_MATERIALIZE_MARGIN = timedelta(0)
         session_id, _ = self.served(client, site, token, settings)
-        other = services.site_create(name="Other", origins=["https://other.example"])
+        other = sites.site_create(name="Other", origins=["https://other.example"])
         assert timeline.session_timeline(site_id=other.id, session_id=session_id) is None
 
 

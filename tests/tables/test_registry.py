@@ -11,10 +11,9 @@ import pytest
 
 from sessions_app.core.cql import cassandra_session, keyspace, prepare
 from sessions_app.erasure.job import _Job
+from sessions_app.jobs.purge import PURGE_TARGETS, USER_BUCKETS
 from sessions_app.partitions import probes
-from sessions_app.retention import specs
-from sessions_app.retention.purge import PURGE_TARGETS, USER_BUCKETS
-from sessions_app.tables import registry
+from sessions_app.tables import registry, retention_specs
 from sessions_app.tables.spec import RESEAL, Keys
 
 PACKAGE = Path(__file__).resolve().parents[2] / "sessions_app"
@@ -94,14 +93,14 @@ def test_the_purge_targets_come_from_the_specs():
     assert {t.name for t in PURGE_TARGETS} == expected
     assert USER_BUCKETS == "user_events_by_bucket"
     for target in PURGE_TARGETS:
-        assert target.policy in specs.SPECS
+        assert target.policy in retention_specs.SPECS
 
 
 def test_every_policy_covers_tables_and_every_table_options_its_policies():
-    for key in specs.SPECS:
+    for key in retention_specs.SPECS:
         assert registry.tables_of_policy(key), key
     for spec in registry.TABLES:
         options = spec.model.__options__
         if spec.policies:
-            longest = max(specs.SPECS[p].max_days for p in spec.policies)
+            longest = max(retention_specs.SPECS[p].max_days for p in spec.policies)
             assert options["default_time_to_live"] == longest * 86_400, spec.name

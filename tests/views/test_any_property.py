@@ -27,8 +27,8 @@ from django.utils.html import escape
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
+from sessions_app.ledger import sites
 from sessions_app.sessions import lists
-from sessions_app.sites import services
 from sessions_app.tables import user_sessions
 from tests.ingest.conftest import ORIGIN, event, post
 
@@ -128,7 +128,7 @@ def admin_client() -> Client:
 
 
 def _site():
-    return services.site_create(name="Shop", origins=[ORIGIN])
+    return sites.site_create(name="Shop", origins=[ORIGIN])
 
 
 def _visit(site, *, user_id: str, path: str, title: str, text: str, props: dict) -> str:

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from sessions_app.sites import services
+from sessions_app.ledger import sites
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def demo_site(db):
-    return services.site_create(name="Demo Shop", origins=["http://testserver"])
+    return sites.site_create(name="Demo Shop", origins=["http://testserver"])
 
 
 def test_site_parameter_is_ignored_without_debug(client, demo_site, site) -> None:

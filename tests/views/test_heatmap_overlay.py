@@ -10,8 +10,8 @@ import pytest
 from django.contrib.auth.models import User
 
 from sessions_app.analysis import heatmaps
+from sessions_app.ledger import sites
 from sessions_app.models import AdminAction
-from sessions_app.sites import services
 from tests.conftest import member
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
@@ -77,7 +77,7 @@ def test_an_analyst_cannot_revoke_and_a_get_changes_nothing(client, site) -> Non
 
 
 def test_each_site_has_its_own_salt(site) -> None:
-    other = services.site_create(name="Other", origins=[SHOP])
+    other = sites.site_create(name="Other", origins=[SHOP])
     assert site.heatmap_salt and other.heatmap_salt and site.heatmap_salt != other.heatmap_salt
 
 
@@ -90,7 +90,7 @@ def test_a_request_without_origin_is_refused(client, site) -> None:
 
 def test_a_same_origin_request_needs_this_servers_origin_allowed(client, site) -> None:
     """A same-origin GET carries no Origin; the browser's Sec-Fetch-Site stands for it."""
-    here = services.site_create(name="Here", origins=["http://testserver"])
+    here = sites.site_create(name="Here", origins=["http://testserver"])
     ok = _get(client, _token(here), origin=None, HTTP_SEC_FETCH_SITE="same-origin")
     assert ok.status_code == 200, ok.content
     assert "Access-Control-Allow-Origin" not in ok  # nothing to allow: no Origin was sent
@@ -101,7 +101,7 @@ def test_a_same_origin_request_needs_this_servers_origin_allowed(client, site) -
 
 
 def test_a_disallowed_origin_is_never_echoed(client, site) -> None:
-    other = services.site_create(name="Other", origins=["https://other.example"])
+    other = sites.site_create(name="Other", origins=["https://other.example"])
     token = _token(site)
     tampered = re.sub(r".$", lambda m: "A" if m.group(0) != "A" else "B", token)
     cases = {

@@ -11,8 +11,9 @@ import pytest
 from django.contrib.auth.models import Group, User
 from django.test import Client
 
+from sessions_app.ledger import policies
 from sessions_app.models import AdminAction, PurgeRun, RetentionPolicy, Site
-from sessions_app.retention import policies, specs
+from sessions_app.tables import retention_specs
 from tests.ingest.conftest import event, post
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
@@ -97,7 +98,7 @@ def test_admins_see_the_retention_page_with_policies_and_table_options(client, a
     assert response.status_code == 200
     html = re.sub(r"\s+", " ", response.content.decode())
     assert "rows already written keep the TTL they were written with" in html
-    for spec in specs.SPECS.values():
+    for spec in retention_specs.SPECS.values():
         assert spec.label in html
     assert "TimeWindowCompactionStrategy" in html and "1 HOURS" in html
     assert 'name="csrfmiddlewaretoken"' in html
@@ -112,7 +113,7 @@ def test_saving_a_policy_applies_it_and_is_audited(client, admin):
         response.content.decode()
     )
     assert RetentionPolicy.objects.get(key="raw_events").days == 60
-    assert policies.ttl_seconds(specs.RAW_EVENTS) == 60 * 86_400
+    assert policies.ttl_seconds(retention_specs.RAW_EVENTS) == 60 * 86_400
     action = AdminAction.objects.get()
     assert (action.actor, action.actor_name, action.action) == (admin, "adm", "retention.set")
     assert action.details == {"days": 60, "previous": 400}

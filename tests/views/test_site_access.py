@@ -28,8 +28,8 @@ from django.utils import timezone
 from sessions_app.accounts import tokens
 from sessions_app.analysis import funnel_defs
 from sessions_app.ingest.pipeline import Source, events_record
+from sessions_app.ledger import sites
 from sessions_app.models import AdminAction, Funnel
-from sessions_app.sites import services
 from sessions_app.tables import user_sessions
 from tests.conftest import member
 from tests.ingest.conftest import event
@@ -73,7 +73,7 @@ def _url(route: str, values: dict[str, object]) -> str:
 @pytest.fixture
 def other(db):
     """Another site, with a recorded visit of USER_KEY: the site outsiders must not see."""
-    other = services.site_create(name="Other shop", origins=["https://other.example"])
+    other = sites.site_create(name="Other shop", origins=["https://other.example"])
     now = timezone.now().replace(microsecond=0)
     events_record(
         source=Source(site=other, received_at=now),

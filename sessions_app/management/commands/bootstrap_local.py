@@ -16,7 +16,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 from tqdm import tqdm
 
-from sessions_app.sites import services
+from sessions_app.ledger import sites
 from sessions_app.system import demo, health
 
 
@@ -50,7 +50,7 @@ class Command(BaseCommand):
             self.stdout.write(f"demo data: {written} events accepted")
         else:
             self.stdout.write("demo data: keyspace already has sessions; left as is")
-        login = services.admin_ensure(password_file=settings.STATE_DIR / "admin_password")
+        login = sites.admin_ensure(password_file=settings.STATE_DIR / "admin_password")
         password = login.password or "(set earlier; reset with manage.py changepassword admin)"
         self.stdout.write(f"login: {login.username} / {password}")
 

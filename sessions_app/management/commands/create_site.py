@@ -7,7 +7,7 @@ from urllib.parse import urlsplit
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from sessions_app.sites import services
+from sessions_app.ledger import sites
 
 
 class Command(BaseCommand):
@@ -43,7 +43,7 @@ class Command(BaseCommand):
                 valid = False
             if not valid:
                 raise CommandError(f"--origin {origin!r}: expected scheme://host[:port]")
-        site = services.site_create(
+        site = sites.site_create(
             name=options["name"],
             origins=[o.rstrip("/") for o in options["origins"]],
             events_per_second=options["events_per_second"],

@@ -8,8 +8,8 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from sessions_app.ledger import sites
 from sessions_app.models import Site, SiteMembership
-from sessions_app.sites import services
 
 
 class Command(BaseCommand):
@@ -32,13 +32,13 @@ class Command(BaseCommand):
         if options["revoke"]:
             deleted, _ = SiteMembership.objects.filter(user=user, site=site).delete()
             if deleted:
-                services.admin_action_record(actor=None, action="site.revoke", target=target)
+                sites.admin_action_record(actor=None, action="site.revoke", target=target)
             self.stdout.write(f"{target}: {'revoked' if deleted else 'was not a member'}")
             return
         SiteMembership.objects.update_or_create(
             user=user, site=site, defaults={"role": options["role"]}
         )
-        services.admin_action_record(
+        sites.admin_action_record(
             actor=None, action="site.grant", target=target, details={"role": options["role"]}
         )
         self.stdout.write(f"{target}: {options['role']}")

@@ -25,7 +25,7 @@ class Command(BaseCommand):
         tune_gc(settings.WORKER_GC_THRESHOLD)
         stop = threading.Event()
 
-        def _stop(signum: int, _frame: object) -> None:
+        def _stop(_signum: int, _frame: object) -> None:
             stop.set()
 
         signal.signal(signal.SIGTERM, _stop)

@@ -8,13 +8,12 @@ from datetime import datetime, timedelta
 from django.conf import settings
 
 from sessions_app.core import timebuckets
-from sessions_app.ingest import quality
+from sessions_app.ledger import quality, sizing
+from sessions_app.ledger.sites import admin_action_record, site_target
 from sessions_app.models import (
     BucketState,
     Site,
 )
-from sessions_app.partitions import sizing
-from sessions_app.sites.services import _site_target, admin_action_record
 
 
 def hour_shards(*, site_id: uuid.UUID, hours: list[datetime]) -> dict[datetime, int]:
@@ -62,7 +61,7 @@ def event_shards_adjust(*, now: datetime, hours: int = 24) -> dict[str, tuple[in
             admin_action_record(
                 actor=None,
                 action="site.shards",
-                target=_site_target(site),
+                target=site_target(site),
                 details={"from": site.event_shards, "to": wanted, "peak_hour_events": peak},
             )
     return changed

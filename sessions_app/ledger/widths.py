@@ -9,11 +9,11 @@ from datetime import datetime, timedelta
 from django.conf import settings
 
 from sessions_app.core import timebuckets
+from sessions_app.ledger import sizing
 from sessions_app.models import (
     Site,
     UserBucketWidth,
 )
-from sessions_app.partitions import sizing
 
 WIDTH_CACHE_SECONDS = 10.0
 

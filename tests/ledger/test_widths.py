@@ -12,8 +12,8 @@ from sessions_app.aggregates import rolling, seal
 from sessions_app.core import timebuckets
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.ingest.pipeline import Source, events_record
+from sessions_app.ledger import widths
 from sessions_app.models import UserBucketWidth
-from sessions_app.partitions import widths
 from sessions_app.sessions import activity
 from tests.ingest.conftest import event
 

@@ -13,13 +13,13 @@ from django.contrib.auth import get_user_model
 from django.core.cache import cache
 
 from sessions_app.core import timebuckets
+from sessions_app.ledger import sizing
 from sessions_app.models import (
     AdminAction,
     ReplayWatermark,
     Site,
 )
 from sessions_app.models.sites import new_heatmap_salt, new_site_key
-from sessions_app.partitions import sizing
 
 
 def site_create(*, name: str, origins: list[str], events_per_second: float = 10.0) -> Site:
@@ -84,7 +84,7 @@ def admin_action_record(
     )
 
 
-def _site_target(site: Site) -> str:
+def site_target(site: Site) -> str:
     return f"site {site.name} ({site.id})"
 
 
@@ -93,7 +93,7 @@ def site_saved_record(*, site: Site, actor: Any, created: bool, changed: list[st
     admin_action_record(
         actor=actor,
         action="site.create" if created else "site.change",
-        target=_site_target(site),
+        target=site_target(site),
         details={
             "changed": changed,
             "allowed_origins": list(site.allowed_origins),
@@ -118,7 +118,7 @@ def site_key_rotate(*, site: Site, actor: Any) -> str:
     admin_action_record(
         actor=actor,
         action="site.rotate_key",
-        target=_site_target(site),
+        target=site_target(site),
         details={"old_key": old, "new_key": site.key},
     )
     return site.key
@@ -129,11 +129,11 @@ def site_disable(*, site: Site, actor: Any) -> None:
     site.enabled = False
     site.save(update_fields=["enabled"])
     _forget_site_key(site.key)
-    admin_action_record(actor=actor, action="site.disable", target=_site_target(site))
+    admin_action_record(actor=actor, action="site.disable", target=site_target(site))
 
 
 def site_heatmap_salt_rotate(*, site: Site, actor: Any) -> None:
     """Give a site a fresh heatmap signing salt: every overlay token issued before is refused."""
     site.heatmap_salt = new_heatmap_salt()
     site.save(update_fields=["heatmap_salt"])
-    admin_action_record(actor=actor, action="site.rotate_heatmap_salt", target=_site_target(site))
+    admin_action_record(actor=actor, action="site.rotate_heatmap_salt", target=site_target(site))

@@ -16,11 +16,10 @@ from sessions_app.core.cql import (
     keyspace,
     prepare,
 )
+from sessions_app.ledger.sites import admin_action_record
 from sessions_app.models import RetentionPolicy
-from sessions_app.retention import specs
-from sessions_app.retention.specs import SPECS
-from sessions_app.sites.services import admin_action_record
-from sessions_app.tables import registry
+from sessions_app.tables import registry, retention_specs
+from sessions_app.tables.retention_specs import SPECS
 
 SELECT_TABLE_OPTIONS = """
 SELECT table_name, compaction, default_time_to_live, gc_grace_seconds
@@ -48,7 +47,7 @@ def retention_policies() -> list[PolicyRow]:
     """Return every retention policy: its stored value, or the settings default."""
     stored = {p.key: p for p in RetentionPolicy.objects.select_related("updated_by")}
     rows = []
-    for key, spec in specs.SPECS.items():
+    for key, spec in retention_specs.SPECS.items():
         policy = stored.get(key)
         low, why = spec.min_days()
         rows.append(
@@ -107,14 +106,14 @@ def live_table_options() -> list[TableOptions]:
 def retention_set(*, key: str, days: int, actor: Any) -> RetentionPolicy:
     """Set a retention policy; new writes use it, rows already written keep their TTL.
 
-    Raises specs.RetentionError (with the bound and the reason) for a value
+    Raises retention_specs.RetentionError (with the bound and the reason) for a value
     outside the policy's bounds.
     """
-    specs.validate_days(key, days)
+    retention_specs.validate_days(key, days)
     with transaction.atomic():
         _check_sessions_outlive_events(key, days)
         current = RetentionPolicy.objects.select_for_update().filter(key=key).first()
-        previous = current.days if current else specs.SPECS[key].default_days()
+        previous = current.days if current else retention_specs.SPECS[key].default_days()
         policy, _ = RetentionPolicy.objects.update_or_create(
             key=key, defaults={"days": days, "updated_by": actor}
         )
@@ -135,18 +134,22 @@ def _check_sessions_outlive_events(key: str, days: int) -> None:
     current = {
         row.key: row.days
         for row in RetentionPolicy.objects.select_for_update().filter(
-            key__in=(specs.RAW_EVENTS, specs.SESSIONS)
+            key__in=(retention_specs.RAW_EVENTS, retention_specs.SESSIONS)
         )
     }
-    raw = current.get(specs.RAW_EVENTS, specs.SPECS[specs.RAW_EVENTS].default_days())
-    sessions = current.get(specs.SESSIONS, specs.SPECS[specs.SESSIONS].default_days())
-    if key == specs.SESSIONS and days < raw:
-        raise specs.RetentionError(
+    raw = current.get(
+        retention_specs.RAW_EVENTS, retention_specs.SPECS[retention_specs.RAW_EVENTS].default_days()
+    )
+    sessions = current.get(
+        retention_specs.SESSIONS, retention_specs.SPECS[retention_specs.SESSIONS].default_days()
+    )
+    if key == retention_specs.SESSIONS and days < raw:
+        raise retention_specs.RetentionError(
             f"sessions: at least {raw} days: no shorter than raw events ({raw} days), "
             "which are found through their sessions"
         )
-    if key == specs.RAW_EVENTS and days > sessions:
-        raise specs.RetentionError(
+    if key == retention_specs.RAW_EVENTS and days > sessions:
+        raise retention_specs.RetentionError(
             f"raw events: at most {sessions} days: no longer than sessions ({sessions} days); "
             "raise that first"
         )
@@ -194,7 +197,7 @@ def derived_ttl_seconds(oldest: datetime, *, ceiling: int) -> int:
     event at the earliest, under the raw events' or the sessions' policy, the shorter: an
     erasure finds the raw rows through the sessions), and at most `ceiling`. Zero or
     less: the rows may be gone already; write no copy."""
-    keep = min(ttl_seconds(specs.RAW_EVENTS), ttl_seconds(specs.SESSIONS))
+    keep = min(ttl_seconds(retention_specs.RAW_EVENTS), ttl_seconds(retention_specs.SESSIONS))
     ends = oldest - stamps.MAX_AHEAD + timedelta(seconds=keep)
     return min(ceiling, int((ends - datetime.now(UTC)).total_seconds()))
 

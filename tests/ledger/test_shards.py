@@ -12,8 +12,8 @@ from sessions_app.aggregates import seal, sources, stored
 from sessions_app.aggregates.report import site_report
 from sessions_app.core import timebuckets
 from sessions_app.ingest.pipeline import Source, events_record
+from sessions_app.ledger.shards import event_shards_adjust
 from sessions_app.models import AdminAction, BucketState, Site
-from sessions_app.partitions.shards import event_shards_adjust
 from tests.ingest.conftest import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])

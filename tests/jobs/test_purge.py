@@ -18,6 +18,8 @@ from sessions_app.core import timebuckets
 from sessions_app.core.cql import cassandra_session, keyspace, prepare
 from sessions_app.core.ids import time_uuid
 from sessions_app.ingest.pipeline import Source, events_record
+from sessions_app.jobs import purge
+from sessions_app.ledger import policies, sites
 from sessions_app.models import (
     AdminAction,
     BucketState,
@@ -26,9 +28,7 @@ from sessions_app.models import (
     RetentionPolicy,
     Site,
 )
-from sessions_app.retention import policies, purge, specs
-from sessions_app.sites import services
-from sessions_app.tables import registry
+from sessions_app.tables import registry, retention_specs
 from tests.ingest.conftest import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
@@ -111,8 +111,8 @@ def test_saved_policies_set_the_ttl_of_new_writes_and_old_rows_keep_theirs(site,
     before = _ttls(site, anon="before", at=now - timedelta(seconds=20))
     assert all(_near(ttl, 400) for ttl in before.values()), before
 
-    policies.retention_set(key=specs.RAW_EVENTS, days=45, actor=admin)
-    policies.retention_set(key=specs.SESSIONS, days=90, actor=admin)
+    policies.retention_set(key=retention_specs.RAW_EVENTS, days=45, actor=admin)
+    policies.retention_set(key=retention_specs.SESSIONS, days=90, actor=admin)
     events_record(
         source=Source(site=site, received_at=now),
         raw_events=[event(now - timedelta(seconds=10), anon="after")],
@@ -145,9 +145,9 @@ def test_saved_policies_set_the_ttl_of_new_writes_and_old_rows_keep_theirs(site,
 
 def test_log_failed_events_and_aggregates_follow_their_policies(site, admin):
     now = timezone.now().replace(microsecond=0)
-    policies.retention_set(key=specs.TRANSACTION_LOG, days=3, actor=admin)
-    policies.retention_set(key=specs.FAILED_EVENTS, days=5, actor=admin)
-    policies.retention_set(key=specs.AGGREGATES_HOUR, days=500, actor=admin)
+    policies.retention_set(key=retention_specs.TRANSACTION_LOG, days=3, actor=admin)
+    policies.retention_set(key=retention_specs.FAILED_EVENTS, days=5, actor=admin)
+    policies.retention_set(key=retention_specs.AGGREGATES_HOUR, days=500, actor=admin)
     hour = timebuckets.floor(now - timedelta(hours=2), "hour")
     received = hour + timedelta(minutes=20)
     result = events_record(
@@ -192,24 +192,28 @@ def test_log_failed_events_and_aggregates_follow_their_policies(site, admin):
 @pytest.mark.parametrize(
     ("key", "days", "message"),
     [
-        (specs.RAW_EVENTS, 10, "at least 32 days: events up to MAX_EVENT_AGE_DAYS (30) old"),
-        (specs.RAW_EVENTS, 2000, "at most 1098 days"),
-        (specs.AGGREGATES_HOUR, 100, "12-month rolling counters"),
-        (specs.FAILED_EVENTS, 0, "at least 1 days"),
-        (specs.SESSIONS, 4000, "at most 3660 days"),
+        (
+            retention_specs.RAW_EVENTS,
+            10,
+            "at least 32 days: events up to MAX_EVENT_AGE_DAYS (30) old",
+        ),
+        (retention_specs.RAW_EVENTS, 2000, "at most 1098 days"),
+        (retention_specs.AGGREGATES_HOUR, 100, "12-month rolling counters"),
+        (retention_specs.FAILED_EVENTS, 0, "at least 1 days"),
+        (retention_specs.SESSIONS, 4000, "at most 3660 days"),
         ("nonsense", 10, "unknown policy"),
     ],
 )
 def test_policies_outside_their_bounds_are_refused_with_the_reason(admin, key, days, message):
-    with pytest.raises(specs.RetentionError, match=re.escape(message)):
+    with pytest.raises(retention_specs.RetentionError, match=re.escape(message)):
         policies.retention_set(key=key, days=days, actor=admin)
     assert not RetentionPolicy.objects.exists()
     assert not AdminAction.objects.exists()
 
 
 def test_policy_changes_are_audited_with_the_previous_value(admin):
-    policies.retention_set(key=specs.RAW_EVENTS, days=90, actor=admin)
-    policies.retention_set(key=specs.RAW_EVENTS, days=60, actor=admin)
+    policies.retention_set(key=retention_specs.RAW_EVENTS, days=90, actor=admin)
+    policies.retention_set(key=retention_specs.RAW_EVENTS, days=60, actor=admin)
     actions = list(AdminAction.objects.order_by("id"))
     assert [(a.actor, a.action, a.target) for a in actions] == [
         (admin, "retention.set", "retention raw_events"),
@@ -243,7 +247,7 @@ def test_tables_carry_twcs_windows_backstop_ttls_and_gc_grace():
         assert options[table].window == window, table
     for table in ("user_sessions", "bucket_aggregates", "rolling_counts", "series_points"):
         assert options[table].compaction == "SizeTieredCompactionStrategy", table
-    for spec in specs.SPECS.values():
+    for spec in retention_specs.SPECS.values():
         for table in registry.tables_of_policy(spec.key):
             backstop = options[table].default_time_to_live
             assert backstop >= spec.max_days * DAY >= spec.default_days() * DAY, table
@@ -306,13 +310,13 @@ def _site_events(site: Site, hour: datetime, shard: int = 0) -> int:
 @pytest.fixture
 def old_site(admin) -> Site:
     """A site created 34 days ago with two event shards, raw events kept 32 days."""
-    site = services.site_create(name="Old", origins=[], events_per_second=10)
+    site = sites.site_create(name="Old", origins=[], events_per_second=10)
     Site.objects.filter(pk=site.pk).update(
         created_at=timezone.now() - timedelta(days=34), event_shards=2
     )
-    policies.retention_set(key=specs.RAW_EVENTS, days=32, actor=admin)
-    policies.retention_set(key=specs.FAILED_EVENTS, days=3, actor=admin)
-    policies.retention_set(key=specs.TRANSACTION_LOG, days=33, actor=admin)
+    policies.retention_set(key=retention_specs.RAW_EVENTS, days=32, actor=admin)
+    policies.retention_set(key=retention_specs.FAILED_EVENTS, days=3, actor=admin)
+    policies.retention_set(key=retention_specs.TRANSACTION_LOG, days=33, actor=admin)
     return Site.objects.get(pk=site.pk)
 
 
@@ -393,7 +397,7 @@ VALUES (?, ?, ?, ?, ?)
 def test_purge_drops_per_user_count_buckets_past_their_resolutions_policy(site):
     table = "bucket_users"
     now = timezone.now()
-    keep = specs.SPECS[specs.AGGREGATES_HOUR].default_days()  # 400 days
+    keep = retention_specs.SPECS[retention_specs.AGGREGATES_HOUR].default_days()  # 400 days
     edge = timebuckets.floor(now - timedelta(days=keep), "hour")
     day_edge = timebuckets.floor(now - timedelta(days=keep), "day")
     rows = [("hour", edge - timedelta(hours=1)), ("hour", edge), ("day", day_edge)]

@@ -7,8 +7,8 @@ from datetime import timedelta
 import pytest
 
 from sessions_app.core.timebuckets import Width
-from sessions_app.partitions import sizing
-from sessions_app.partitions.sizing import Verdict
+from sessions_app.ledger import sizing
+from sessions_app.ledger.sizing import Verdict
 
 # Seed 003's "Bucket Size Decision Matrix", copied verbatim.
 SEED_003_MATRIX = """

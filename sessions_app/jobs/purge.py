@@ -16,15 +16,14 @@ from sessions_app.aggregates.seal import ROLLUP_CHAIN
 from sessions_app.core import timebuckets
 from sessions_app.core.bounds import bounded_limit
 from sessions_app.core.cql import cassandra_session, prepare
+from sessions_app.ledger import policies, shards
 from sessions_app.models import (
     BucketState,
     PurgeRun,
     PurgeWatermark,
     Site,
 )
-from sessions_app.partitions import shards
-from sessions_app.retention import policies, specs
-from sessions_app.tables import bucket_users, registry
+from sessions_app.tables import bucket_users, registry, retention_specs
 from sessions_app.tables.spec import Keys, Purge
 
 
@@ -82,7 +81,7 @@ def _targets() -> Iterator[PurgeTarget]:
             for granularity in ROLLUP_CHAIN:
                 yield PurgeTarget(
                     f"{spec.name}:{granularity}",
-                    specs.aggregate_key(granularity),
+                    retention_specs.aggregate_key(granularity),
                     timebuckets.Width(granularity),
                     purge.probe,
                     purge.delete,
@@ -308,7 +307,10 @@ def partitions_purge(
                 run.more_left = run.more_left or not done
             if budget > 0:
                 probed, deleted, done = _purge_user_buckets(
-                    site, now=now, keep=timedelta(days=days[specs.RAW_EVENTS]), budget=budget
+                    site,
+                    now=now,
+                    keep=timedelta(days=days[retention_specs.RAW_EVENTS]),
+                    budget=budget,
                 )
                 budget -= probed
                 run.probed += probed
