@@ -1,34 +1,46 @@
 """The seal row of bench/sealing.py as an A/B: two source trees seal the same hour, in turn.
 
 `python -m bench.seal_ab EVENTS ROUNDS TREE [TREE ...]` (in the bench environment, as
-bench/run.py's steps run) writes one hour of EVENTS events once (bench.sealing's data,
-this tree's tallies), then ROUNDS times, for each TREE in turn, runs a fresh process in
-that tree which reads the hour's raw rows (the raw driver's figure) and seals the hour
-from its tallies, then from its raw rows, each after the node settles. A run's ratios
-are the raw read's time over each seal's; the medians come last. Prints JSON lines.
+bench/run.py's steps run) has each TREE write one hour of EVENTS events (bench.sealing's
+data, with that tree's own tallies; the trees at once), then ROUNDS times, for each TREE
+in turn, runs a fresh process in that tree which reads its hour's raw rows (the raw
+driver's figure) and seals the hour from its tallies, then from its raw rows, each after
+the node settles. A run's ratios are the raw read's time over each seal's; the medians
+come last. Prints JSON lines.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import statistics
 import subprocess
 import sys
-import time
+
+# What each tree's process runs first: bench.sealing's hour, written by that tree's code
+# (`_hour_of_events`, and site_create in `services`, before issue 36). Prints the site id
+# and the hour.
+SET_UP = """
+import os, sys, time
 from datetime import UTC, datetime, timedelta
-
 import django
-
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "clickstream.settings.local")
 django.setup()
-
-from bench.sealing import SHARDS, hour_of_events  # noqa: E402
-from sessions_app.core import timebuckets  # noqa: E402
-from sessions_app.ledger import sites  # noqa: E402
-from sessions_app.models import BucketState, Site  # noqa: E402
-
-# What each tree's process runs: the same calls bench.sealing.seal times.
+from bench import sealing
+from sessions_app.core import timebuckets
+from sessions_app.models import BucketState, Site
+write = getattr(sealing, "hour_of_events", None) or getattr(sealing, "_hour_of_events")
+sites = getattr(sealing, "sites", None) or getattr(sealing, "services")
+site = sites.site_create(name=f"seal-ab-{time.time()}", origins=[])
+Site.objects.filter(pk=site.pk).update(event_shards=sealing.SHARDS)
+site.refresh_from_db()
+hour = timebuckets.floor(datetime.now(UTC) - timedelta(hours=6), "hour")
+write(site, hour, int(sys.argv[1]))
+BucketState.objects.get_or_create(
+    site=site, granularity="hour", bucket=hour, defaults={"shards": sealing.SHARDS}
+)
+print(site.id, hour.isoformat())
+"""
+# Then, each round: the same calls bench.sealing.seal times.
 ONE_RUN = """
 import json, os, sys, time, uuid
 from datetime import UTC, datetime
@@ -60,19 +72,25 @@ print(json.dumps({"rows": rows, **figures}))
 
 def main() -> None:
     events, rounds, trees = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3:]
-    site = sites.site_create(name=f"seal-ab-{int(time.time())}", origins=[])
-    Site.objects.filter(pk=site.pk).update(event_shards=SHARDS)
-    site.refresh_from_db()
-    hour = timebuckets.floor(datetime.now(UTC) - timedelta(hours=6), "hour")
-    hour_of_events(site, hour, events)
-    BucketState.objects.get_or_create(
-        site=site, granularity="hour", bucket=hour, defaults={"shards": SHARDS}
-    )
+    writing = {
+        tree: subprocess.Popen(
+            [sys.executable, "-c", SET_UP, str(events)],
+            cwd=tree,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for tree in trees
+    }
+    hours = {}
+    for tree, process in writing.items():
+        out, _ = process.communicate()
+        assert process.returncode == 0, tree
+        hours[tree] = out.strip().splitlines()[-1].split()
     ratios: dict[str, dict[str, list[float]]] = {t: {"tallies": [], "raw": []} for t in trees}
     for n in range(rounds):
         for tree in trees:
             done = subprocess.run(
-                [sys.executable, "-c", ONE_RUN, str(site.id), hour.isoformat()],
+                [sys.executable, "-c", ONE_RUN, *hours[tree]],
                 cwd=tree, capture_output=True, text=True, check=True,
             )  # fmt: skip
             run = json.loads(done.stdout.strip().splitlines()[-1])
