@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import uuid
 from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -215,11 +217,16 @@ def user_counts_write(
 ) -> None:
     """Overwrite a bucket's per-user counts in both tables: bucket_users (site partition,
     what the parent's rollup reads) and rolling_counts (user partition, what the
-    rolling-counter reads use). No SQL (the TTL comes in): a seal runs it on a thread."""
-    execute_windowed(
-        _site_counts_work(site_id, granularity, bucket, user_counts, ttl)
-        + _rolling_counts_work(site_id, granularity, bucket, user_counts, ttl)
-    )
+    rolling-counter reads use). Each table's rows are bound and written on a thread of
+    their own, so the node has the first batches while the rest are bound. No SQL (the
+    TTL comes in): a seal runs it on a pool thread too."""
+
+    def write(work: Callable[..., list[tuple[Any, None]]]) -> None:
+        execute_windowed(work(site_id, granularity, bucket, user_counts, ttl))
+
+    with ThreadPoolExecutor(2, thread_name_prefix="seal-counts") as pool:
+        for written in [pool.submit(write, w) for w in (_site_counts_work, _rolling_counts_work)]:
+            written.result()
 
 
 def _site_counts_work(
