@@ -63,6 +63,7 @@ from sessions_app.core.cql import cassandra_session, prepare  # noqa: E402
 from sessions_app.core.ids import time_uuid, time_uuid_bound  # noqa: E402
 from sessions_app.ledger import policies  # noqa: E402
 from sessions_app.tables import retention_specs, site_sessions  # noqa: E402
+from sessions_app.tables.registry import statement_text  # noqa: E402
 
 DAYS = 7
 LIMIT = 50
@@ -98,7 +99,9 @@ PATH_WEIGHTS = [1 / (rank + 1) for rank in range(len(PATHS))]  # Zipf: "/" most 
 EVENT_NAMES = ("signup", "add_to_cart", "video_play", "newsletter")
 # The columns the collector's UPSERT sets, in its order (its SET clause, read from it).
 UPSERT_COLUMNS = tuple(
-    re.findall(r"(\w+) = ", re.split(r"\bSET\b|\bWHERE\b", site_sessions.UPSERT)[1])
+    re.findall(
+        r"(\w+) = ", re.split(r"\bSET\b|\bWHERE\b", statement_text("site_sessions.UPSERT"))[1]
+    )
 )
 
 
@@ -165,7 +168,7 @@ def seed(site_id: uuid.UUID, sessions: int, now: datetime, *, rng_seed: int = 25
     fraction (from the seeded data, not the table under test).
     """
     rng = random.Random(rng_seed)  # noqa: S311 - test data
-    upsert = prepare(site_sessions.UPSERT, idempotent=True, write=True)
+    upsert = prepare(statement_text("site_sessions.UPSERT"), idempotent=True, write=True)
     ttl = policies.ttl_seconds(retention_specs.SESSIONS)
     version = timebuckets.epoch_us(now)
     start = now - timedelta(days=DAYS)

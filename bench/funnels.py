@@ -6,7 +6,7 @@ into site_events_by_bucket with the collector's own INSERT, each day's site_sess
 rows, and sealed hour and day states. Then, in this process:
 
   (cold) a 4-step funnel over the 30 days, none of it cached: every day scanned, matched
-         and stored (`funnels.funnel_units`, days inline), as events scanned per second;
+         and stored (`results.funnel_units`, days inline), as events scanned per second;
   (raw)  the driver alone scanning the same 720 hour partitions with the same statement,
          6 hours at a time as the funnel does, rows fetched and counted;
   (warm) the same funnel again, every day from funnel_days, with the summary the API
@@ -41,10 +41,10 @@ from cassandra.query import UNSET_VALUE as UNSET  # noqa: E402
 from django.conf import settings  # noqa: E402
 
 from bench.node import settle  # noqa: E402
-from sessions_app.analysis import funnel_defs, funnels  # noqa: E402
 from sessions_app.core import timebuckets  # noqa: E402
 from sessions_app.core.cql import cassandra_session, prepare  # noqa: E402
 from sessions_app.core.ids import time_uuid  # noqa: E402
+from sessions_app.funnels import defs, results  # noqa: E402
 from sessions_app.ledger import policies, sites  # noqa: E402
 from sessions_app.models import BucketState  # noqa: E402
 from sessions_app.tables import (  # noqa: E402
@@ -165,11 +165,9 @@ def main() -> None:
     funnel = None
     for n in range(3):  # cold and raw interleaved, three times
         steps = [{**STEPS[0], "label": f"run {n}"}, *STEPS[1:]]
-        funnel = funnel_defs.funnel_create(
-            site=site, name=f"bench {n}", definition={"steps": steps}
-        )
+        funnel = defs.funnel_create(site=site, name=f"bench {n}", definition={"steps": steps})
         began = time.perf_counter()
-        result = funnels.funnel_units(site=site, version=funnel.current, start=first_day, end=today)
+        result = results.funnel_units(site=site, version=funnel.current, start=first_day, end=today)
         cold.append(result.scanned / (time.perf_counter() - began))
         began = time.perf_counter()
         scanned = raw_scan(site, first_day)
@@ -178,8 +176,8 @@ def main() -> None:
     warm = []
     for _ in range(WARMUP + runs):
         began = time.perf_counter()
-        result = funnels.funnel_units(site=site, version=funnel.current, start=first_day, end=today)
-        summary = funnels.funnel_summary(funnel.current.definition, result, breakdown="source")
+        result = results.funnel_units(site=site, version=funnel.current, start=first_day, end=today)
+        summary = results.funnel_summary(funnel.current.definition, result, breakdown="source")
         warm.append((time.perf_counter() - began) * 1000)
     warm = warm[WARMUP:]
     ratios = [c / r for c, r in zip(cold, raw, strict=True)]

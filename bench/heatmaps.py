@@ -9,7 +9,7 @@ readings a day, and 40 other pages beside it. Once the node has settled, these a
 in this process, rounds interleaved:
 
   (app) the overlay's answer for the page over the last 30 days in its busiest layout
-        (`analysis.heatmaps.overlay_answer`, what /api/heatmap returns, without HTTP);
+        (`heatmaps.reads.overlay_answer`, what /api/heatmap returns, without HTTP);
   (raw) the driver alone reading the same rows (bucket_heatmaps.SELECT_LAYOUT, the
         days at once): the floor of any read of a stored heatmap.
 
@@ -39,8 +39,8 @@ from bench.timing import fresh_site, interleaved, raw_rows, sizes  # noqa: E402
 from sessions_app.aggregates import heatmaps  # noqa: E402
 from sessions_app.aggregates.heatmap_rows import heat_write  # noqa: E402
 from sessions_app.aggregates.seal import aggregate_ttl  # noqa: E402
-from sessions_app.analysis.heatmaps import overlay_answer  # noqa: E402
 from sessions_app.core import timebuckets  # noqa: E402
+from sessions_app.heatmaps.reads import overlay_answer  # noqa: E402
 from sessions_app.models import BucketState  # noqa: E402
 from sessions_app.tables import bucket_heatmaps  # noqa: E402
 

@@ -8,8 +8,8 @@ pages picked with a Zipf-like skew. Each day is counted with the seal's own code
 Once the node has settled, these are timed in this process, rounds interleaved:
 
   (a) top paths from the session start over the 30 days: the Sankey and the most common
-      whole paths (`api.paths.paths_answer`, what the API returns);
-  (b) transitions of the most viewed product page (`api.paths.transitions_answer`);
+      whole paths (`paths.reads.paths_answer`, what the API returns);
+  (b) transitions of the most viewed product page (`paths.reads.transitions_answer`);
   (raw) the driver alone reading the same rows (bucket_paths.SELECT_ANCHOR, the 30 days
       at once): the floor of any read of stored paths.
 
@@ -38,10 +38,9 @@ from bench.timing import fresh_site, interleaved, raw_rows, sizes  # noqa: E402
 from sessions_app.aggregates import paths  # noqa: E402
 from sessions_app.aggregates.paths import ENTRANCE, FROM  # noqa: E402
 from sessions_app.aggregates.seal import aggregate_ttl  # noqa: E402
-from sessions_app.analysis.paths import PathQuery  # noqa: E402
-from sessions_app.api.paths import paths_answer, transitions_answer  # noqa: E402
 from sessions_app.core import timebuckets  # noqa: E402
 from sessions_app.models import BucketState  # noqa: E402
+from sessions_app.paths.reads import PathQuery, paths_answer, transitions_answer  # noqa: E402
 from sessions_app.tables import bucket_paths  # noqa: E402
 
 DAYS = 30

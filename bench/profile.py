@@ -4,9 +4,9 @@
 and the applier like the ingest benchmark, warms them up, then records each worker and
 the applier with py-spy while wrk sends 30-event beacons (`--events N` for others), and
 prints the CPU each process used per request (from /proc) and each stage's share of the
-samples. Stages
-are matched by function name in the sampled stacks (the driver's compiled code shows up
-in the Python frame that called it). Written to bench/results/profile.md.
+samples. A web worker's stages are the ingest steps, by name (ingest/pipeline.py), matched
+by their module in the sampled stacks (the driver's compiled code shows up in the Python
+frame that called it). Written to bench/results/profile.md.
 """
 
 from __future__ import annotations
@@ -30,17 +30,24 @@ from bench.cpu import cassandra_pid, machine_busy, process_cpu
 from ops import redis
 from ops.common import log
 
+# The ingest steps (ingest/pipeline.STEPS, tests/ingest/test_pipeline.py keeps the two
+# the same), each one module of ingest/steps/: a sample is its step's when the step's
+# function is in its stack.
+STEP_NAMES = (
+    "validate",
+    "dedupe",
+    "enrich",
+    "sessionize",
+    "plan",
+    "log",
+    "queue",
+    "buckets",
+    "apply",
+)
 # (stage, frame pattern) — the first stage whose pattern is in a stack takes the sample.
 STAGES = [
     ("driver I/O thread: sending, receiving, decoding responses", r"LibevLoop\._run_loop"),
-    (
-        "Redis: dedup marks, session locks and cache, queueing the plan (2 Lua calls)",
-        r"ingest/coordination\.py",
-    ),
-    ("validation of every field", r"\b_validate \(sessions_app"),
-    ("sessionization and the plan (ids, buckets, summaries)", r"\b_plan \(sessions_app"),
-    ("transaction-log write (plan encoding + one batch, waited)", r"\blog_write \("),
-    ("apply in the request (no applier alive, or its queue full)", r"\bplan_apply \("),
+    *((f"step {name}", rf"\b{name} \([^)]*ingest/steps/{name}\.py") for name in STEP_NAMES),
     ("rest of the request pipeline (parse, rate limits, response)", r"\bcollect \(sessions_app"),
     ("gunicorn + Django around the view (middleware, HTTP)", r"SyncWorker\.handle"),
     ("gunicorn idle/accept loop", r"SyncWorker"),
@@ -50,14 +57,14 @@ APPLIER_STAGES = [
     ("popping plans from Redis", r"\bdrain_once \(.*(redis|socket)"),
     ("decoding plans (zlib, JSON, records)", r"\bplan_decode \("),
     ("dropping erased keys", r"\bsuppressed_keys \(|\bplan_without \("),
-    ("rows of every table, grouped by partition", r"\b_event_groups \(|\bsession_rows \("),
+    ("rows of every table, grouped by partition", r"\bevent_groups \(|\bsession_rows \("),
     ("binding rows and packing batches by replicas", r"\bpack_by_replicas \(|\bplans_apply \("),
     ("handing statements to the driver and waiting", r"\bexecute_all \(|\bwait_all \("),
     ("applier loop (announce, Redis)", r"\brun \(sessions_app"),
 ]
 
 
-def _attribute(files: list[Path], stages: list[tuple[str, str]]) -> tuple[Counter[str], int]:
+def attribute(files: list[Path], stages: list[tuple[str, str]]) -> tuple[Counter[str], int]:
     shares: Counter[str] = Counter()
     total = 0
     for path in files:
@@ -211,8 +218,8 @@ def main(argv: list[str] | None = None) -> int:
         )
         for recorder in recorders:
             recorder.wait(60)
-        web = _attribute(sorted(folder.glob("web-*.txt")), STAGES)
-        applied = _attribute(sorted(folder.glob("applier-*.txt")), APPLIER_STAGES)
+        web = attribute(sorted(folder.glob("web-*.txt")), STAGES)
+        applied = attribute(sorted(folder.glob("applier-*.txt")), APPLIER_STAGES)
         if not web[1]:
             print("py-spy recorded nothing (is ptrace allowed here?)", file=sys.stderr)
             return 1

@@ -25,11 +25,18 @@ from cassandra.concurrent import execute_concurrent
 from cassandra.policies import DCAwareRoundRobinPolicy, TokenAwarePolicy
 from cassandra.query import UNSET_VALUE, BatchStatement, BatchType
 
+from sessions_app.tables import dimensions
 from sessions_app.tables.registry import statement_text
 
 IN_FLIGHT = 8  # batches written concurrently, like concurrent HTTP requests
 # The TTLs the collector binds with the default retention policies (days).
 RAW_TTL, SESSIONS_TTL, LOG_TTL = 400 * 86400, 400 * 86400, 7 * 86400
+# A session's dimensions as the collector writes them (tables/dimensions.py), by name.
+DIMENSIONS = {
+    "source": "Google", "medium": "search", "country": "GB", "language": "en-GB",
+    "device": "desktop", "browser": "Chrome", "browser_version": "131", "os": "Windows",
+    "os_version": "10", "viewport": ">1024", "entry": "/", "exit": "/",
+}  # fmt: skip
 
 
 def _floor(ts: datetime, seconds: int) -> datetime:
@@ -242,11 +249,8 @@ def _batch(
                 "https://shop.example/",
                 False,
                 False,
-                None,  # the user agent itself is not stored
                 "127.0.0.0",
-                # the session's enrichment, as the collector writes it
-                *("Chrome", "131", "Windows", "10", "desktop", "GB", "en-GB"),
-                *("Google", "search", None, None, None, ">1024"),
+                *(DIMENSIONS.get(d.name) for d in dimensions.enriched()),
                 int(now.timestamp() * 1_000_000),
                 SESSIONS_TTL,
             ),
@@ -265,10 +269,7 @@ def _batch(
                 n,
                 False,
                 False,
-                # the explorer's filter columns, as the collector writes them
-                *("GB", "desktop", "Chrome", "Windows", "Google", "search", None),
-                "/",
-                "/",
+                *(DIMENSIONS.get(d.name) for d in dimensions.explored()),
                 {"/"},
                 set(),
                 site,

@@ -44,6 +44,7 @@ from sessions_app.core.ids import time_uuid  # noqa: E402
 from sessions_app.ingest.pipeline import Source, events_record  # noqa: E402
 from sessions_app.ingest.plan import EventRow, Plan, SessionSummary  # noqa: E402
 from sessions_app.ingest.rows import partial_rows  # noqa: E402
+from sessions_app.ingest.state import SessionState  # noqa: E402
 from sessions_app.ledger import sites  # noqa: E402
 from sessions_app.models import BucketState, Site  # noqa: E402
 
@@ -132,7 +133,9 @@ def hour_of_events(site: Site, hour: datetime, events: int) -> None:
                 events=rows[b : b + per_beacon],
                 # The session as the beacon left it: what its tallies know of it (its
                 # start and source), as the applier's do.
-                sessions=[SessionSummary(site.id, user, session_id, started, received)],
+                sessions=[
+                    SessionSummary(site.id, user, SessionState(session_id, started, received))
+                ],
                 shards=SHARDS,
             )
             work.extend(row for _, row in partial_rows(beacon))

@@ -26,6 +26,6 @@ urlpatterns = [
         name="login",
     ),
     path("accounts/", include("django.contrib.auth.urls")),
-    path("api/", include("sessions_app.api.urls")),
+    path("api/", include("sessions_app.api_urls")),
     path("", include("sessions_app.urls")),
 ]

@@ -5,7 +5,7 @@ it. The membership's role decides what they do there: an **analyst** reads its p
 API and exports; an **admin** also opens its settings page and creates, changes and
 deletes its funnels. A site the user may not see answers 404 exactly as a site that does
 not exist (never 403: that would confirm it exists). `site_for` is the one check;
-`site_page` applies it to a page, and `api.views.SiteView` to an API route (both take an
+`site_page` applies it to a page, and `SiteView` to an API route (both take an
 `edit_role` for their writes). API tokens act as their user.
 
 The installation: the `admin` group (or a superuser) manages retention, erasure,
@@ -23,6 +23,8 @@ from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
+from rest_framework.request import Request
+from rest_framework.views import APIView
 
 from sessions_app.models import Site, SiteMembership
 
@@ -137,3 +139,21 @@ def site_page(role: str = ANALYST, *, edit_role: str | None = None) -> Callable[
         return wrapper
 
     return decorator
+
+
+class SiteView(APIView):
+    """An API route of one site (`site_id` in its path): `self.site` once the requester
+    may read it (`site_for`; another site answers 404 like a missing one).
+
+    The check runs in `initial`, after authentication and before the handler parses
+    any parameter, so a 400 never tells a stranger that a site exists.
+    """
+
+    site_role = ANALYST
+    edit_role: str | None = None  # the role POST, PUT, PATCH and DELETE need, if higher
+    site: Site
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        super().initial(request, *args, **kwargs)
+        role = self.site_role if request.method in SAFE_METHODS else self.edit_role
+        self.site = site_for(request.user, kwargs["site_id"], role=role or self.site_role)

@@ -11,9 +11,9 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from sessions_app.aggregates import seal, states
-from sessions_app.analysis import funnel_defs, funnel_queue, funnel_scan, funnels
-from sessions_app.analysis.funnel_spec import funnel_compile
 from sessions_app.erasure import erasures
+from sessions_app.funnels import defs, queue, results, scan
+from sessions_app.funnels.spec import funnel_compile
 from sessions_app.ingest.replay import txlog_replay
 from sessions_app.jobs import purge
 from sessions_app.ledger import shards
@@ -134,16 +134,16 @@ def funnel_day(site_id: str, version_id: int, day: str, digest: str) -> int:
     for a version edited away since (or deleted) is dropped."""
     when = datetime.fromisoformat(day)
     try:
-        version = funnel_defs.version_current(version_id)
+        version = defs.version_current(version_id)
         if version is None:
             return 0
-        part = funnel_scan.day_compute(
+        part = scan.day_compute(
             site=Site.objects.get(pk=site_id),
             funnel=funnel_compile(version.definition),
             digest=version.digest,
             day=when,
-            summarize=funnels.day_summary,
+            summarize=results.day_summary,
         )
     finally:
-        funnel_queue.day_done(site_id=site_id, digest=digest, day=when)
+        queue.day_done(site_id=site_id, digest=digest, day=when)
     return part.scanned

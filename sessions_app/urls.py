@@ -1,17 +1,17 @@
 from django.urls import path
 
 from sessions_app.core import userkeys
+from sessions_app.funnels import urls as funnel_urls
+from sessions_app.heatmaps import urls as heatmap_urls
+from sessions_app.paths import urls as path_urls
 from sessions_app.views import (
     analyst,
     collector,
     demo,
     erasure,
     explorer,
-    funnels,
     health,
-    heatmaps,
     pages,
-    paths,
     retention,
     site_settings,
     sizing,
@@ -59,16 +59,9 @@ urlpatterns = [
         "sites/<uuid:site_id>/users/<userkey:user_key>/activity", analyst.activity, name="activity"
     ),
     path("sites/<uuid:site_id>/sessions/", explorer.session_explorer, name="sessions"),
-    path("sites/<uuid:site_id>/paths/", paths.site_paths, name="paths"),
-    path("sites/<uuid:site_id>/heatmaps/", heatmaps.site_heatmaps, name="heatmaps"),
-    path("sites/<uuid:site_id>/funnels/", funnels.funnel_list, name="funnels"),
-    path("sites/<uuid:site_id>/funnels/<int:funnel_id>/", funnels.funnel_detail, name="funnel"),
-    path(
-        "sites/<uuid:site_id>/funnels/<int:funnel_id>/units/",
-        funnels.funnel_units,
-        name="funnel-units",
-    ),
-    path("sites/<uuid:site_id>/transitions/", paths.site_transitions, name="transitions"),
+    *path_urls.urlpatterns,
+    *heatmap_urls.urlpatterns,
+    *funnel_urls.urlpatterns,
     path(
         "sites/<uuid:site_id>/sessions/<uuid:session_id>/", analyst.session_timeline, name="session"
     ),

@@ -52,8 +52,8 @@ def test_queued_analysis_scans_do_not_delay_sealing_or_erasure(
     from django.utils import timezone
 
     from sessions_app.aggregates import stored
-    from sessions_app.analysis import funnel_defs, funnel_queue
     from sessions_app.core import timebuckets
+    from sessions_app.funnels import defs, queue
     from sessions_app.ingest.pipeline import Source, events_record
     from sessions_app.models import BucketState, ErasureRequest, Suppression
     from tests.ingest.conftest import event
@@ -65,12 +65,12 @@ def test_queued_analysis_scans_do_not_delay_sealing_or_erasure(
     gone = [event(earlier + timedelta(minutes=m), anon="gone") for m in (1, 2)]
     events_record(source=Source(site=site, received_at=now), raw_events=visits + gone)
     definition = {"steps": [{"kind": "pageview", "path": "/"}, {"kind": "click", "selector": "a"}]}
-    funnel = funnel_defs.funnel_create(site=site, name="backlog", definition=definition)
+    funnel = defs.funnel_create(site=site, name="backlog", definition=definition)
     settings.FUNNEL_SCANS_PER_SITE = 50
     days = [timebuckets.floor(now, "day") - timedelta(days=n) for n in range(1, 51)]
     broker = redis.Redis.from_url(settings.CELERY_BROKER_URL)
     try:
-        queued = funnel_queue.fan_out(
+        queued = queue.fan_out(
             site_id=site.id, version_id=funnel.current.pk, digest=funnel.current.digest, days=days
         )
         assert queued == 50 and broker.llen(ANALYSIS) == 50
@@ -97,4 +97,4 @@ def test_queued_analysis_scans_do_not_delay_sealing_or_erasure(
         assert broker.llen(ANALYSIS) == 50  # every scan still waits for its own worker
     finally:
         broker.delete(ANALYSIS)
-        funnel_queue.scans_forget(site_id=site.id)
+        queue.scans_forget(site_id=site.id)

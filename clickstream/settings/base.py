@@ -382,7 +382,7 @@ REST_FRAMEWORK = {
     # Signed in; each route then checks the user's access to its site (SiteView).
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["sessions_app.api.renderers.ORJSONRenderer"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "sessions_app.api.schema.RegistrySchema",
     "EXCEPTION_HANDLER": "sessions_app.api.views.api_exception_handler",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
 }
@@ -403,9 +403,9 @@ CONTENT_SECURITY_POLICY = (
     "form-action 'self'"
 )
 
-# Funnels (analysis/funnels.py): a result needing more uncached sealed days than
+# Funnels (funnels/results.py): a result needing more uncached sealed days than
 # FUNNEL_INLINE_DAYS queues one Celery task a day (progress on the page), at most
-# FUNNEL_SCANS_PER_SITE of a site queued or running at once (analysis/funnel_queue.py: the
+# FUNNEL_SCANS_PER_SITE of a site queued or running at once (funnels/queue.py: the
 # rest wait for the page's next refresh); a lost task's place lapses after FUNNEL_TASK_TTL s.
 FUNNEL_INLINE_DAYS = env.int("FUNNEL_INLINE_DAYS", default=2)
 FUNNEL_TASK_TTL = env.int("FUNNEL_TASK_TTL", default=600)

@@ -23,20 +23,8 @@ import orjson
 from sessions_app.aggregates.sketch import sketch_estimate, sketch_merge, sketch_of
 from sessions_app.aggregates.stored import bucket_overwrite
 from sessions_app.core.cql import cassandra_session, prepare
-from sessions_app.tables import bucket_breakdowns
+from sessions_app.tables import bucket_breakdowns, dimensions
 
-# Dimension -> the site_sessions column it counts.
-DIMENSIONS = {
-    "source": "source",
-    "medium": "medium",
-    "campaign": "campaign",
-    "country": "country",
-    "device": "device",
-    "browser": "browser",
-    "os": "os",
-    "entry": "entry_path",
-    "exit": "exit_path",
-}
 STORED_TOP = 50  # values kept per dimension and bucket; the rest are "(other)"
 OTHER = "(other)"
 NONE = "(none)"  # a session without the value (no campaign, an unknown country)
@@ -56,13 +44,20 @@ class Entry:
 Breakdown = dict[str, dict[str, Entry]]  # dimension -> value -> entry
 
 
+def names() -> dict[str, str]:
+    """Each dimension that breaks down (tables/dimensions.py): the site_sessions column
+    it counts, by its name."""
+    return {d.name: d.column for d in dimensions.breakdowns()}
+
+
 def breakdown_count(rows: Iterable[dict[str, Any]]) -> Breakdown:
     """Count one hour's human sessions per dimension value (users exact), top values only."""
-    counted: Breakdown = {name: defaultdict(Entry) for name in DIMENSIONS}
+    columns = names()
+    counted: Breakdown = {name: defaultdict(Entry) for name in columns}
     for row in rows:
         if row["is_bot"]:
             continue
-        for name, column in DIMENSIONS.items():
+        for name, column in columns.items():
             entry = counted[name][row[column] or NONE]
             entry.sessions += 1
             entry.conversions += bool(row["converted"])
@@ -106,8 +101,8 @@ def breakdown_merge(parts: list[Breakdown]) -> Breakdown:
     """Combine the breakdowns of adjacent buckets (a day's hours, a month's days)."""
     if len(parts) == 1:
         return parts[0]
-    merged: Breakdown = {name: {} for name in DIMENSIONS}
-    for name in DIMENSIONS:
+    merged: Breakdown = {name: {} for name in names()}
+    for name in merged:
         grouped: dict[str, list[Entry]] = defaultdict(list)
         for part in parts:
             for value, entry in part.get(name, {}).items():
@@ -184,7 +179,7 @@ def breakdowns_read(
 def breakdown_rows(breakdown: Breakdown, *, top: int) -> dict[str, list[dict[str, Any]]]:
     """Each dimension's `top` values by sessions and the rest as "(other)", with the
     conversion rate (converted sessions / sessions)."""
-    shown = _topped({name: breakdown.get(name, {}) for name in DIMENSIONS},
+    shown = _topped({name: breakdown.get(name, {}) for name in names()},
                     exact_users=False, top=top)  # fmt: skip
     return {
         name: [_shown(value, entry) for value, entry in values.items()]

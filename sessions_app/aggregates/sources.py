@@ -168,7 +168,7 @@ def started_rows(*, site_id: uuid.UUID, hour: datetime) -> list[dict[str, Any]]:
     day = timebuckets.floor(hour, timebuckets.Width.DAY)
     end = timebuckets.next_start(hour, timebuckets.Width.HOUR)
     low, high = time_uuid_bound(hour), time_uuid_bound(end)
-    statement = prepare(site_sessions.SELECT_SLICE)
+    statement = prepare(site_sessions.with_dimensions(site_sessions.SELECT_SLICE))
     futures = []
     for shard in range(max(1, settings.SESSION_SHARDS)):
         query = statement.bind((site_id, day, shard, low, high))

@@ -19,12 +19,12 @@ from typing import Any
 
 from django.conf import settings
 
-from sessions_app.analysis.params import iso, path_param, range_param
 from sessions_app.core import timebuckets
 from sessions_app.core.bounds import RangeError
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.core.ids import cassandra_order, time_uuid_bound, uuid_time
-from sessions_app.tables import site_sessions
+from sessions_app.params import iso, path_param, range_param
+from sessions_app.tables import dimensions, site_sessions
 from sessions_app.tables.user_sessions import session_row
 
 DEFAULT_SPAN = timedelta(days=7)
@@ -33,13 +33,22 @@ MAX_LIMIT = 200
 MAX_PARTITIONS = 256  # partitions one request may read (92 days x 2 shards fit)
 MAX_TEXT = 512
 
-# Filters on a text column: the URL parameter is the name.
-TEXT_FILTERS = ("country", "device", "browser", "os", "source", "medium", "campaign")
-PATH_FILTERS = ("entry", "exit", "page")  # paths: "/pricing" (a full URL is reduced to it)
+# Besides the dimensions that filter (tables/dimensions.py; the URL parameter is the
+# name, a path dimension's value a path such as "/pricing": a full URL is reduced to it):
+TEXT_FILTERS = (("page", True), ("event", False))  # (name, whether a path)
 BOOL_FILTERS = ("converted", "bot", "identified")
 RANGE_FILTERS = ("duration_min", "duration_max", "events_min", "events_max")
-FILTER_NAMES = (*TEXT_FILTERS, *PATH_FILTERS, "event", *BOOL_FILTERS, *RANGE_FILTERS)
 _TRUE, _FALSE = ("true", "1", "yes"), ("false", "0", "no")
+
+
+def text_filters() -> list[tuple[str, bool]]:
+    """(name, whether its value is a path) of each filter matched exactly."""
+    return [*((d.name, d.is_path) for d in dimensions.filters()), *TEXT_FILTERS]
+
+
+def filter_names() -> tuple[str, ...]:
+    """Every filter's URL parameter, in the order a query's parameters list them."""
+    return (*(name for name, _ in text_filters()), *BOOL_FILTERS, *RANGE_FILTERS)
 
 
 @dataclass(frozen=True)
@@ -53,7 +62,7 @@ class ExplorerQuery:
     def params(self) -> dict[str, str]:
         """Return the query as URL parameters (what makes a filter shareable)."""
         values = {"start": iso(self.start), "end": iso(self.end)}
-        for name in FILTER_NAMES:
+        for name in filter_names():
             if name in self.filters:
                 value = self.filters[name]
                 values[name] = (
@@ -70,13 +79,13 @@ def explorer_query_parse(params: Mapping[str, str], *, now: datetime) -> Explore
     """
     start, end = range_param(params, now=now, default_span=DEFAULT_SPAN)
     filters: dict[str, Any] = {}
-    for name in (*TEXT_FILTERS, *PATH_FILTERS, "event"):
+    for name, is_path in text_filters():
         value = (params.get(name) or "").strip()
         if not value:
             continue
         if len(value) > MAX_TEXT:
             raise RangeError(name, f"at most {MAX_TEXT} characters")
-        filters[name] = path_param(value) if name in PATH_FILTERS else value
+        filters[name] = path_param(value) if is_path else value
     for name in BOOL_FILTERS:
         value = (params.get(name) or "").strip().lower()
         if not value or value == "any":

@@ -20,14 +20,8 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
 
-from sessions_app.api.views import (
-    END,
-    START,
-    USER_KEY,
-    BadRequest,
-    SiteView,
-    _time,
-)
+from sessions_app.params import END, START, USER_KEY, BadRequest, api_time
+from sessions_app.permissions import SiteView
 from sessions_app.sessions import activity, lists, timeline
 
 EXPORT_MAX_EVENTS = 100_000
@@ -146,8 +140,9 @@ class ActivityExport(SiteView):
     )
     def get(self, request: Request, site_id: uuid.UUID, user_key: str) -> HttpResponseBase:
         site = self.site
-        end = _time(request, "end", datetime.now(UTC))
-        start = _time(request, "start", end - timedelta(days=7))
+        params, now = request.query_params, datetime.now(UTC)
+        end = api_time(params, "end", now, now=now)
+        start = api_time(params, "start", end - timedelta(days=7), now=now)
         activity.user_activity(
             site_id=site.id, user_key=user_key, start=start, end=end, limit=1
         )  # validates the range before streaming starts

@@ -14,30 +14,30 @@ from typing import Any
 from django.http import HttpResponse
 from django.http.response import HttpResponseBase
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.exceptions import APIException, NotFound
-from rest_framework.permissions import SAFE_METHODS
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView, exception_handler
+from rest_framework.views import exception_handler
 
 from sessions_app.aggregates import breakdowns, rolling
 from sessions_app.aggregates.report import site_report
 from sessions_app.analysis import explorer
-from sessions_app.core import timebuckets, userkeys
 from sessions_app.core.bounds import RangeError
 from sessions_app.ingest import realtime
-from sessions_app.models import Site
-from sessions_app.permissions import ANALYST, site_for
+from sessions_app.params import (
+    CURSOR,
+    END,
+    LIMIT,
+    START,
+    USER_KEY,
+    BadRequest,
+    api_int,
+    api_time,
+    api_uuid,
+)
+from sessions_app.permissions import SiteView
 from sessions_app.sessions import activity, lists, timeline
-
-
-class BadRequest(APIException):
-    status_code = 400
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
 
 
 def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
@@ -58,79 +58,6 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
     return response
 
 
-class SiteView(APIView):
-    """An API route of one site (`site_id` in its path): `self.site` once the requester
-    may read it (permissions.site_for; another site answers 404 like a missing one).
-
-    The check runs in `initial`, after authentication and before the handler parses
-    any parameter, so a 400 never tells a stranger that a site exists.
-    """
-
-    site_role = ANALYST
-    edit_role: str | None = None  # the role POST, PUT, PATCH and DELETE need, if higher
-    site: Site
-
-    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
-        super().initial(request, *args, **kwargs)
-        role = self.site_role if request.method in SAFE_METHODS else self.edit_role
-        self.site = site_for(request.user, kwargs["site_id"], role=role or self.site_role)
-
-
-def _time(request: Request, name: str, default: datetime) -> datetime:
-    value = request.query_params.get(name)
-    if not value:
-        return default
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        raise BadRequest(name, f"not an ISO-8601 time: {value!r}") from None
-    if parsed.tzinfo is None:
-        raise BadRequest(name, "time zone missing (use Z or an offset)")
-    if not timebuckets.within_reach(parsed, now=datetime.now(UTC)):
-        raise BadRequest(name, "between 1970-01-01 and a year from now")
-    return parsed.astimezone(UTC)
-
-
-def _int(request: Request, name: str, default: int, *, low: int, high: int) -> int:
-    value = request.query_params.get(name)
-    if value is None:
-        return default
-    try:
-        number = int(value)
-    except ValueError:
-        raise BadRequest(name, "not an integer") from None
-    if not low <= number <= high:
-        raise BadRequest(name, f"between {low} and {high}")
-    return number
-
-
-def _uuid(request: Request, name: str) -> uuid.UUID | None:
-    value = request.query_params.get(name)
-    if not value:
-        return None
-    try:
-        return uuid.UUID(value)
-    except ValueError:
-        raise BadRequest(name, "not a UUID") from None
-
-
-USER_KEY = OpenApiParameter(
-    "user_key",
-    location=OpenApiParameter.PATH,
-    description=userkeys.DESCRIPTION,
-    pattern=f"^{userkeys.UserKeyConverter.regex}$",
-    examples=[OpenApiExample("plain", "anon-1"), OpenApiExample("org/123", "~b3JnLzEyMw")],
-)
-CURSOR = OpenApiParameter(
-    "cursor", OpenApiTypes.UUID, description="next_cursor of the previous page"
-)
-LIMIT = OpenApiParameter("limit", OpenApiTypes.INT, description="page size, 1-1000")
-START = OpenApiParameter("start", OpenApiTypes.DATETIME, description="ISO-8601 with offset")
-END = OpenApiParameter(
-    "end", OpenApiTypes.DATETIME, description="exclusive; at most 92 days after start"
-)
-
-
 class UserSessions(SiteView):
     """A user's sessions newest first, including anonymous ids linked by identify()."""
 
@@ -141,8 +68,8 @@ class UserSessions(SiteView):
         page = lists.sessions_page(
             site_id=site.id,
             user_keys=[user_key, *linked],
-            limit=_int(request, "limit", 20, low=1, high=1000),
-            before=_uuid(request, "cursor"),
+            limit=api_int(request.query_params, "limit", 20, low=1, high=1000),
+            before=api_uuid(request.query_params, "cursor"),
         )
         return Response(
             {
@@ -198,15 +125,16 @@ class UserActivity(SiteView):
     )
     def get(self, request: Request, site_id: uuid.UUID, user_key: str) -> Response:
         site = self.site
-        end = _time(request, "end", datetime.now(UTC))
-        start = _time(request, "start", end - timedelta(days=7))
+        params, now = request.query_params, datetime.now(UTC)
+        end = api_time(params, "end", now, now=now)
+        start = api_time(params, "start", end - timedelta(days=7), now=now)
         page = activity.user_activity(
             site_id=site.id,
             user_key=user_key,
             start=start,
             end=end,
-            limit=_int(request, "limit", 100, low=1, high=1000),
-            cursor=_uuid(request, "cursor"),
+            limit=api_int(request.query_params, "limit", 100, low=1, high=1000),
+            cursor=api_uuid(request.query_params, "cursor"),
             strategy=request.query_params.get("strategy"),
         )
         return Response(
@@ -243,12 +171,16 @@ class SiteSessions(SiteView):
     """The session explorer: sessions that started in [start, end) (default the last 7
     days, at most 92), newest first, matching every filter given; cursor-paged.
 
-    Filters: country, device, browser, os, source, medium, campaign (exact values);
-    entry, exit, page (a path such as /pricing: entry page, exit page, a page viewed);
-    event (a custom event done); converted, bot, identified (true/false);
+    Filters: the dimensions that filter (tables/dimensions.py: source, medium, campaign,
+    country, device, browser, os: exact values; entry, exit: paths such as /pricing);
+    page (a path viewed); event (a custom event done); converted, bot, identified (true/false);
     duration_min/duration_max (seconds), events_min/events_max. `filters` in the
     answer is the query as URL parameters (the page /sites/<id>/sessions/ takes the same).
     """
+
+    @staticmethod
+    def registry_parameters() -> list[OpenApiParameter]:
+        return [OpenApiParameter(name, str) for name in explorer.filter_names()]
 
     @extend_schema(
         parameters=[
@@ -256,17 +188,23 @@ class SiteSessions(SiteView):
             END,
             OpenApiParameter("cursor", str, description="next_cursor of the previous page"),
             OpenApiParameter("limit", OpenApiTypes.INT, description="page size, 1-200"),
-            *(OpenApiParameter(name, str) for name in explorer.FILTER_NAMES),
         ],
         responses=OpenApiTypes.OBJECT,
     )
     def get(self, request: Request, site_id: uuid.UUID) -> Response:
-        query = explorer.explorer_query_parse(request.query_params, now=datetime.now(UTC))
+        params = request.query_params
+        query = explorer.explorer_query_parse(params, now=datetime.now(UTC))
         page = explorer.sessions_explore(
             site_id=self.site.id,
             query=query,
             cursor=request.query_params.get("cursor") or None,
-            limit=_int(request, "limit", explorer.DEFAULT_LIMIT, low=1, high=explorer.MAX_LIMIT),
+            limit=api_int(
+                request.query_params,
+                "limit",
+                explorer.DEFAULT_LIMIT,
+                low=1,
+                high=explorer.MAX_LIMIT,
+            ),
         )
         return Response(
             {
@@ -311,8 +249,9 @@ class SiteReport(SiteView):
     )
     def get(self, request: Request, site_id: uuid.UUID) -> Response:
         site = self.site
-        end = _time(request, "end", datetime.now(UTC))
-        start = _time(request, "start", end - timedelta(hours=24))
+        params, now = request.query_params, datetime.now(UTC)
+        end = api_time(params, "end", now, now=now)
+        start = api_time(params, "start", end - timedelta(hours=24), now=now)
         report = site_report(
             site_id=site.id,
             shards=site.event_shards,
@@ -332,7 +271,7 @@ class SiteReport(SiteView):
                 "breakdown_live_hours": report["breakdown_live_hours"],
                 "breakdowns": breakdowns.breakdown_rows(
                     report["breakdowns"],
-                    top=_int(request, "top", 10, low=1, high=breakdowns.STORED_TOP),
+                    top=api_int(params, "top", 10, low=1, high=breakdowns.STORED_TOP),
                 ),
                 "buckets": [
                     {
@@ -365,7 +304,8 @@ class UserCounters(SiteView):
         event_key = (request.query_params.get("event") or "").strip()
         if not event_key or len(event_key) > 128:
             raise BadRequest("event", "an event name of 1-128 characters is required")
-        at = _time(request, "at", datetime.now(UTC))
+        now = datetime.now(UTC)
+        at = api_time(request.query_params, "at", now, now=now)
         windows = rolling.rolling_counts(
             site_id=site.id, user_key=user_key, event_key=event_key, now=at
         )

@@ -16,8 +16,9 @@ from datetime import timedelta
 
 from django.conf import settings
 
-# An event dated further ahead of its receipt is clamped to the receipt (ingest/pipeline.py),
-# so its rows are never written earlier than MAX_AHEAD before its time.
+# An event dated further ahead of its receipt is clamped to the receipt
+# (ingest/steps/validate.py), so its rows are never written earlier than MAX_AHEAD before
+# its time.
 MAX_AHEAD = timedelta(hours=24)
 
 

@@ -29,8 +29,7 @@ from sessions_app.erasure.scan import (
     write_all,
 )
 from sessions_app.ingest.plan import plan_decode, plan_encode, plan_without
-from sessions_app.ingest.rows import feed_sentinel
-from sessions_app.ingest.sessionizer import state_key
+from sessions_app.ingest.state import state_key
 from sessions_app.ingest.txlog import LOG_WIDTH
 from sessions_app.ledger import shards, suppression, widths
 from sessions_app.models import (
@@ -282,9 +281,9 @@ class _Job:
         # the sentinel partition holds a day (TTL), read over the sessions' span only.
         by_sentinel: dict[int, list[tuple[datetime, datetime]]] = {}
         for key, started, last in found.sessions.values():
-            by_sentinel.setdefault(feed_sentinel(key), []).append((started, last))
+            by_sentinel.setdefault(latest_sessions.feed_sentinel(key), []).append((started, last))
         for key in keys:
-            by_sentinel.setdefault(feed_sentinel(key), [])
+            by_sentinel.setdefault(latest_sessions.feed_sentinel(key), [])
         key_set = set(keys)
         doomed = []
         horizon = self.now - feed_ttl()

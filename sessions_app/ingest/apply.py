@@ -18,12 +18,12 @@ from sessions_app.ingest.plan import Plan, hours_after
 from sessions_app.ingest.rows import (
     MAX_BATCH_ROWS,
     Row,
-    _event_groups,
+    event_groups,
     event_statements,
     partial_rows,
-    session_rows,
 )
-from sessions_app.ingest.txlog import _mark_params, log_key
+from sessions_app.ingest.session_rows import session_rows
+from sessions_app.ingest.txlog import log_key, mark_params
 from sessions_app.tables import transaction_log, user_events_by_bucket
 
 PRESENT_CHUNK = 100
@@ -61,7 +61,7 @@ def plan_apply(plan: Plan, *, wait_for_mark: bool = True) -> int:
     _reopen_late(plan)
     if plan.events:
         mark = prepare(transaction_log.MARK_APPLIED, idempotent=True, write=True)
-        params = _mark_params(plan)
+        params = mark_params(plan)
         if wait_for_mark:
             cassandra_session().execute(mark, params)
         else:
@@ -97,7 +97,7 @@ def plans_apply(plans: Sequence[Plan]) -> int:
     only once every row is written; on a failure nothing is marked, and the
     replay task applies those plans again.
     """
-    partitions: dict[tuple[Any, ...], list[Row]] = _event_groups(
+    partitions: dict[tuple[Any, ...], list[Row]] = event_groups(
         e for plan in plans for e in plan.events
     )
     for plan in plans:
@@ -121,7 +121,7 @@ def plans_apply(plans: Sequence[Plan]) -> int:
     marks: dict[tuple[Any, ...], list[Any]] = defaultdict(list)
     for plan in plans:
         if plan.events:
-            marks[log_key(plan)[:3]].append(bind(mark, _mark_params(plan)))
+            marks[log_key(plan)[:3]].append(bind(mark, mark_params(plan)))
     marked = pack_by_replicas(
         marks.values(),
         partitions_per_batch=APPLY_PARTITIONS_PER_BATCH,

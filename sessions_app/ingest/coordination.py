@@ -31,7 +31,7 @@ from sessions_app.core.redis_client import redis_client
 from sessions_app.ingest.realtime import KEY_TTL as REALTIME_KEY_TTL
 from sessions_app.ingest.realtime import MAX_PATHS as REALTIME_MAX_PATHS
 from sessions_app.ingest.realtime import Marks, minute_keys
-from sessions_app.ingest.sessionizer import state_key
+from sessions_app.ingest.state import state_key
 
 log = logging.getLogger(__name__)
 DEDUP_PREFIX = "cs:ev"

@@ -28,8 +28,6 @@ import crawleruseragents
 import iptocc
 import ua_parser
 
-from sessions_app.ingest.visitor import is_bot_agent
-
 AGENT_CACHE = 8192
 UNKNOWN = None  # a dimension nothing could be derived for: stored as null
 
@@ -39,6 +37,20 @@ MEDIA = ("search", "social", "email", "referral", "direct", "internal")
 
 _MOBILE_OS = frozenset(("iOS", "Android", "Windows Phone", "KaiOS", "BlackBerry OS", "Tizen"))
 _TABLET = re.compile(r"ipad|tablet|kindle|silk/|playbook|nexus (7|9|10)|sm-t\d", re.IGNORECASE)
+
+
+# Crawlers, monitors, headless browsers and HTTP libraries announce themselves.
+BOT_AGENT = re.compile(
+    r"bot\b|bot/|crawl|spider|slurp|mediapartners|headless|phantomjs|puppeteer|playwright|"
+    r"selenium|lighthouse|pingdom|uptime|monitor|curl/|wget/|python-requests|httpclient|"
+    r"go-http-client|okhttp|scrapy|facebookexternalhit|preview",
+    re.IGNORECASE,
+)
+
+
+def is_bot_agent(user_agent: str | None) -> bool:
+    """Return True for user agents of crawlers, monitors and automation."""
+    return bool(user_agent) and BOT_AGENT.search(user_agent or "") is not None
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,7 @@ from typing import Any
 import orjson
 
 from sessions_app.core import timebuckets
+from sessions_app.ingest.state import SessionState
 
 
 @dataclass(frozen=True)
@@ -39,37 +40,12 @@ class EventRow:
 
 @dataclass
 class SessionSummary:
-    """The user_sessions row of one session (overwritten whole on every update)."""
+    """The user_sessions row of one session: its state, with the site and user key
+    (overwritten whole on every update, at the plan's version)."""
 
     site_id: uuid.UUID
     user_key: str
-    session_id: uuid.UUID
-    started_at: datetime
-    last_seen_at: datetime
-    anonymous_id: str | None = None
-    user_id: str | None = None
-    event_count: int = 0
-    pageview_count: int = 0
-    click_count: int = 0
-    entry_url: str | None = None
-    exit_url: str | None = None
-    converted: bool = False
-    is_bot: bool = False
-    user_agent: str | None = None
-    ip_prefix: str | None = None
-    browser: str | None = None
-    browser_version: str | None = None
-    os: str | None = None
-    os_version: str | None = None
-    device: str | None = None
-    country: str | None = None
-    language: str | None = None
-    source: str | None = None
-    medium: str | None = None
-    campaign: str | None = None
-    term: str | None = None
-    content: str | None = None
-    viewport: str | None = None
+    state: SessionState
 
 
 @dataclass
@@ -131,20 +107,30 @@ _EVENT_UUIDS = ("site_id", "session_id", "event_id")
 _SESSION_UUIDS = ("site_id", "session_id")
 
 
-def _encode_record(record: Any, times: tuple[str, ...]) -> dict[str, Any]:
+def _encode_event(event: EventRow) -> dict[str, Any]:
     # Straight from the instance's __dict__ (in field order), rather than
     # dataclasses.asdict, which deep-copies every value: this runs for every event on
     # the collector's hot path. None and False are left out (the decoder's defaults);
     # orjson writes UUIDs as str() does.
-    data = {k: v for k, v in record.__dict__.items() if v is not None and v is not False}
-    for name in times:
+    data = {k: v for k, v in event.__dict__.items() if v is not None and v is not False}
+    data["ts"] = _ms(data["ts"])
+    return data
+
+
+def _encode_summary(summary: SessionSummary) -> dict[str, Any]:
+    # Flat, as the summary's row: its site and user key, then its state's fields without
+    # the version (the plan's).
+    record = {"site_id": summary.site_id, "user_key": summary.user_key, **summary.state.flat()}
+    del record["version"]
+    data = {k: v for k, v in record.items() if v is not None and v is not False}
+    for name in _SESSION_TIMES:
         data[name] = _ms(data[name])
     return data
 
 
-def _decode_record(
-    cls: type, data: dict[str, Any], times: tuple[str, ...], uuids: tuple[str, ...], memo: dict
-) -> Any:
+def _decoded(
+    data: dict[str, Any], times: tuple[str, ...], uuids: tuple[str, ...], memo: dict
+) -> dict[str, Any]:
     for key in times:
         data[key] = _from_ms(data[key])
     for key in uuids:
@@ -153,7 +139,15 @@ def _decode_record(
         if value is None:
             value = memo[text] = uuid.UUID(text)
         data[key] = value
-    return cls(**data)
+    return data
+
+
+def _decode_summary(data: dict[str, Any], memo: dict, version: int) -> SessionSummary:
+    data = _decoded(data, _SESSION_TIMES, _SESSION_UUIDS, memo)
+    site_id, user_key = data.pop("site_id"), data.pop("user_key")
+    state = SessionState.of_flat(data)
+    state.version = version  # every summary of a plan is written at its version
+    return SessionSummary(site_id=site_id, user_key=user_key, state=state)
 
 
 def plan_encode(plan: Plan) -> bytes:
@@ -169,8 +163,8 @@ def plan_encode(plan: Plan) -> bytes:
         "batch_id": plan.batch_id,
         "received_at": _ms(plan.received_at),
         "version": plan.version,
-        "events": [_encode_record(e, _EVENT_TIMES) for e in plan.events],
-        "sessions": [_encode_record(s, _SESSION_TIMES) for s in plan.sessions],
+        "events": [_encode_event(e) for e in plan.events],
+        "sessions": [_encode_summary(s) for s in plan.sessions],
         "links": plan.links,
         "shards": plan.shards,
     }
@@ -188,13 +182,8 @@ def plan_decode(payload: bytes) -> Plan:
         batch_id=uuid.UUID(body["batch_id"]),
         received_at=_from_ms(body["received_at"]),
         version=body["version"],
-        events=[
-            _decode_record(EventRow, e, _EVENT_TIMES, _EVENT_UUIDS, memo) for e in body["events"]
-        ],
-        sessions=[
-            _decode_record(SessionSummary, s, _SESSION_TIMES, _SESSION_UUIDS, memo)
-            for s in body["sessions"]
-        ],
+        events=[EventRow(**_decoded(e, _EVENT_TIMES, _EVENT_UUIDS, memo)) for e in body["events"]],
+        sessions=[_decode_summary(s, memo, body["version"]) for s in body["sessions"]],
         links=[(u, a) for u, a in body["links"]],
         shards=body["shards"],
         logged_at=_from_ms(body["logged_at"]) if "logged_at" in body else None,
@@ -211,10 +200,10 @@ def plan_without(plan: Plan, keys: frozenset[str] | set[str]) -> Plan:
         s
         for s in plan.sessions
         if s.user_key not in keys
-        and (s.anonymous_id or "") not in keys
-        and (s.user_id or "") not in keys
+        and (s.state.anonymous_id or "") not in keys
+        and (s.state.user_id or "") not in keys
     ]
-    dropped = {s.session_id for s in plan.sessions} - {s.session_id for s in sessions}
+    dropped = {s.state.session_id for s in plan.sessions} - {s.state.session_id for s in sessions}
     return replace(
         plan,
         events=[e for e in plan.events if e.user_key not in keys and e.session_id not in dropped],
@@ -243,7 +232,7 @@ def hours_after(plan: Plan) -> set[datetime]:
         if e.session_id not in first or start < first[e.session_id]:
             first[e.session_id] = start
     found: set[datetime] = set()
-    for s in plan.sessions:
+    for s in (summary.state for summary in plan.sessions):
         earliest = first.get(s.session_id)
         if earliest is None or s.last_seen_at < timebuckets.next_start(earliest, hour):
             continue

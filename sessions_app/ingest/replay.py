@@ -21,8 +21,8 @@ from django.db.models import Count, Min
 from sessions_app.core import timebuckets
 from sessions_app.ingest import txlog
 from sessions_app.ingest.apply import plan_apply
-from sessions_app.ingest.pipeline import _touch_buckets
 from sessions_app.ingest.plan import plan_decode, plan_without
+from sessions_app.ingest.steps.buckets import plan_buckets_touch
 from sessions_app.ingest.txlog import LogEntry, log_mark_applied
 from sessions_app.ledger import policies, suppression
 from sessions_app.models import ReplayWatermark, Site, UnappliedLogEntry
@@ -114,7 +114,7 @@ def _replay_entry(site: Site, entry: LogEntry, suppressed: frozenset[str]) -> st
     try:
         plan = plan_decode(entry.payload)
         kept = plan_without(plan, suppressed) if suppressed else plan
-        _touch_buckets(site, kept)  # in case the request died before it did
+        plan_buckets_touch(site=site, plan=kept)  # in case the request died before it did
         plan_apply(kept)
         if plan.events and not kept.events:  # nothing left to apply: mark it
             log_mark_applied(plan)

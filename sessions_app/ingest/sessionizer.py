@@ -9,113 +9,16 @@ and when a late event needs an older session that covers its time.
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sessions_app.core import timebuckets
 from sessions_app.core.ids import time_uuid
-from sessions_app.ingest.enrich import NO_AGENT, Agent, acquisition, viewport_class
-
-STATE_PREFIX = "cs:sess"
-
-
-@dataclass
-class SessionState:
-    """A session's summary as it stands after the events assigned so far."""
-
-    session_id: uuid.UUID
-    started_at: datetime
-    last_seen_at: datetime
-    anonymous_id: str | None = None
-    user_id: str | None = None
-    event_count: int = 0
-    pageview_count: int = 0
-    click_count: int = 0
-    entry_url: str | None = None
-    exit_url: str | None = None
-    converted: bool = False
-    is_bot: bool = False
-    user_agent: str | None = None  # no longer set (only what it yields is kept); old states have it
-    ip_prefix: str | None = None
-    # Enrichment (ingest/enrich.py): who, on what, from where; set when the session
-    # starts, the acquisition again whenever an earlier landing event arrives.
-    browser: str | None = None
-    browser_version: str | None = None
-    os: str | None = None
-    os_version: str | None = None
-    device: str | None = None
-    country: str | None = None
-    language: str | None = None
-    source: str | None = None
-    medium: str | None = None
-    campaign: str | None = None
-    term: str | None = None
-    content: str | None = None
-    viewport: str | None = None
-    # The write timestamp (µs) of the summary this state was read from or written as:
-    # the next plan that rebuilds the session is versioned above it (ingest/versions.py).
-    version: int = 0
-
-    def covers(self, ts: datetime, *, gap: timedelta, longest: timedelta) -> bool:
-        """Return True if an event at ts belongs to this session's time span."""
-        return (
-            self.started_at - gap <= ts <= self.last_seen_at + gap
-            and max(ts, self.last_seen_at) - min(ts, self.started_at) <= longest
-        )
-
-    def to_json(self) -> str:
-        data = {name: getattr(self, name) for name in self.__dataclass_fields__}
-        data["session_id"] = str(self.session_id)
-        data["started_at"] = self.started_at.isoformat()
-        data["last_seen_at"] = self.last_seen_at.isoformat()
-        return json.dumps(data, separators=(",", ":"))
-
-    @classmethod
-    def from_json(cls, text: str | bytes) -> SessionState:
-        data = json.loads(text)
-        data["session_id"] = uuid.UUID(data["session_id"])
-        data["started_at"] = datetime.fromisoformat(data["started_at"])
-        data["last_seen_at"] = datetime.fromisoformat(data["last_seen_at"])
-        return cls(**data)
-
-    @classmethod
-    def from_row(cls, row: dict[str, Any]) -> SessionState:
-        fields: dict[str, Any] = {k: row.get(k) for k in cls.__dataclass_fields__}
-        fields["started_at"] = timebuckets.from_driver(row["started_at"])
-        fields["last_seen_at"] = timebuckets.from_driver(row["last_seen_at"])
-        for name in ("event_count", "pageview_count", "click_count"):
-            fields[name] = fields[name] or 0
-        fields["converted"] = bool(fields["converted"])
-        fields["version"] = fields["version"] or 0  # the row's write time, when selected
-        fields["is_bot"] = bool(fields["is_bot"])
-        return cls(**fields)
-
-
-@dataclass(frozen=True)
-class Visit:
-    """What the collector knows about the visitor beyond each event."""
-
-    ip_prefix: str | None
-    is_bot: bool
-    agent: Agent = NO_AGENT
-    country: str | None = None
-    language: str | None = None
-
-
-def _visitor(target: SessionState, visit: Visit) -> None:
-    agent = visit.agent
-    target.browser, target.browser_version = agent.browser, agent.browser_version
-    target.os, target.os_version, target.device = agent.os, agent.os_version, agent.device
-    target.country = target.country or visit.country
-    target.language = target.language or visit.language
-
-
-def state_key(site_id: uuid.UUID, user_key: str) -> str:
-    return f"{STATE_PREFIX}:{site_id}:{user_key}"
+from sessions_app.ingest.enrich import Acquisition, acquisition, viewport_class
+from sessions_app.ingest.state import SessionState
+from sessions_app.ingest.visit import Visit
+from sessions_app.tables.dimensions import LANDING, LAYOUT, by_derivation
 
 
 def session_id_for(site_id: uuid.UUID, first_client_id: str, first_ts: datetime) -> uuid.UUID:
@@ -201,13 +104,10 @@ class Sessionizer:
         target.converted = target.converted or (kind == "custom" and name == self.conversion_event)
         target.user_id = target.user_id or user_id
         target.is_bot = target.is_bot or visit.is_bot
-        if target.device is None:  # new, or begun by a server-side event: the first browser's
-            _visitor(target, visit)
+        if not visit.stamped(target):  # new, or begun by a server-side event
+            visit.stamp(target)  # the first browser's
         if landing and self.acquire:
-            came = acquisition(url, referrer, context)
-            target.source, target.medium, target.campaign = came.source, came.medium, came.campaign
-            target.term, target.content = came.term, came.content
-            target.viewport = viewport_class(viewport) or target.viewport
+            _acquired(target.dimensions, acquisition(url, referrer, context), viewport)
         self.touched[target.session_id] = target
         return target
 
@@ -231,3 +131,12 @@ class Sessionizer:
                 if s.session_id != current_id
             ]
         return self._older
+
+
+def _acquired(dimensions: dict[str, str | None], came: Acquisition, viewport: int | None) -> None:
+    """Set where a session came from, and its layout if known, at its landing event."""
+    for d in by_derivation(LANDING):
+        dimensions[d.name] = getattr(came, d.derived[1])
+    layout = viewport_class(viewport)
+    for d in by_derivation(LAYOUT):
+        dimensions[d.name] = layout or dimensions.get(d.name)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from cassandra.query import PreparedStatement
 from django.conf import settings
 
 from sessions_app.core import timebuckets
@@ -83,10 +84,16 @@ def log_key(plan: Plan) -> tuple[uuid.UUID, datetime, int, uuid.UUID]:
     return plan.site_id, timebuckets.floor(plan.log_time, LOG_WIDTH), shard, plan.batch_id
 
 
-def _mark_params(plan: Plan) -> tuple[Any, ...]:
+def mark_params(plan: Plan) -> transaction_log.Mark:
+    """Return the parameters of the statement that marks a plan's entry applied."""
     # The mark carries the log's TTL too: an UPDATE cell without one would get the
     # table's backstop and outlive the rest of its row.
-    return (policies.ttl_seconds(retention_specs.TRANSACTION_LOG), *log_key(plan))
+    site_id, minute, shard, batch_id = log_key(plan)
+    ttl = policies.ttl_seconds(retention_specs.TRANSACTION_LOG)
+    return transaction_log.Mark(ttl, site_id, minute, shard, batch_id)
+
+
+Work = list[tuple[PreparedStatement, tuple[Any, ...]]]
 
 
 def log_write(
@@ -102,59 +109,13 @@ def log_write(
 
     Returns the plan's log payload (what the applier queue carries), if it had events.
     """
-    work: list[tuple[Any, Any]] = []
+    work: Work = []
     payload = None
     if plan is not None and plan.events:
-        key = log_key(plan)
         payload = plan_encode(plan)
-        work.append(
-            (
-                prepare(transaction_log.INSERT, idempotent=True, write=True),
-                (
-                    *key,
-                    plan.log_time,
-                    len(plan.events),
-                    payload,
-                    policies.ttl_seconds(retention_specs.TRANSACTION_LOG),
-                ),
-            )
-        )
-    day = timebuckets.floor(received_at, timebuckets.Width.DAY)
-    failed = prepare(failed_events.INSERT, idempotent=True, write=True)
-    failed_ttl = policies.ttl_seconds(retention_specs.FAILED_EVENTS) if failures else 0
-    for index, failure in enumerate(failures):
-        work.append(
-            (
-                failed,
-                (
-                    site_id,
-                    day,
-                    time_uuid(received_at, f"{batch_id}:{index}"),
-                    received_at,
-                    failure.reason,
-                    failure.field,
-                    failure.source,
-                    failure.payload[: settings.FAILED_EVENT_PAYLOAD_BYTES] or None,
-                    failed_ttl,
-                ),
-            )
-        )
-    work.append(
-        (
-            prepare(ingest_stats.INSERT, idempotent=True, write=True),
-            (
-                site_id,
-                timebuckets.floor(received_at, timebuckets.Width.HOUR),
-                batch_id,
-                stats.received,
-                stats.accepted,
-                stats.duplicates,
-                stats.late,
-                stats.clamped,
-                stats.rejected,
-            ),
-        )
-    )
+        work.append(_entry(plan, payload))
+    work.extend(_failed(site_id, batch_id, received_at, failures))
+    work.append(_counts(site_id, batch_id, received_at, stats))
     # The log entry, the counts and any failed events are separate partitions; where
     # they share their replicas (always, on one node or with RF = nodes) they go as
     # one unlogged batch: one request to wait for instead of two or more.
@@ -162,8 +123,67 @@ def log_write(
     return payload
 
 
+def _entry(plan: Plan, payload: bytes) -> tuple[PreparedStatement, transaction_log.Row]:
+    site_id, minute, shard, batch_id = log_key(plan)
+    row = transaction_log.Row(
+        site_id=site_id,
+        minute=minute,
+        shard=shard,
+        batch_id=batch_id,
+        received_at=plan.log_time,
+        event_count=len(plan.events),
+        payload=payload,
+        ttl=policies.ttl_seconds(retention_specs.TRANSACTION_LOG),
+    )
+    return prepare(transaction_log.INSERT, idempotent=True, write=True), row
+
+
+def _failed(
+    site_id: uuid.UUID, batch_id: uuid.UUID, received_at: datetime, failures: Sequence[Failure]
+) -> Work:
+    if not failures:
+        return []
+    statement = prepare(failed_events.INSERT, idempotent=True, write=True)
+    day = timebuckets.floor(received_at, timebuckets.Width.DAY)
+    ttl = policies.ttl_seconds(retention_specs.FAILED_EVENTS)
+    return [
+        (
+            statement,
+            failed_events.Row(
+                site_id=site_id,
+                day=day,
+                failed_id=time_uuid(received_at, f"{batch_id}:{index}"),
+                received_at=received_at,
+                reason=failure.reason,
+                field=failure.field,
+                source=failure.source,
+                payload=failure.payload[: settings.FAILED_EVENT_PAYLOAD_BYTES] or None,
+                ttl=ttl,
+            ),
+        )
+        for index, failure in enumerate(failures)
+    ]
+
+
+def _counts(
+    site_id: uuid.UUID, batch_id: uuid.UUID, received_at: datetime, stats: Stats
+) -> tuple[PreparedStatement, ingest_stats.Row]:
+    row = ingest_stats.Row(
+        site_id=site_id,
+        bucket=timebuckets.floor(received_at, timebuckets.Width.HOUR),
+        batch_id=batch_id,
+        received=stats.received,
+        accepted=stats.accepted,
+        duplicates=stats.duplicates,
+        late=stats.late,
+        clamped=stats.clamped,
+        rejected=stats.rejected,
+    )
+    return prepare(ingest_stats.INSERT, idempotent=True, write=True), row
+
+
 def log_mark_applied(plan: Plan) -> None:
     """Mark a plan's transaction-log entry applied (when nothing of it is left to apply)."""
     cassandra_session().execute(
-        prepare(transaction_log.MARK_APPLIED, idempotent=True, write=True), _mark_params(plan)
+        prepare(transaction_log.MARK_APPLIED, idempotent=True, write=True), mark_params(plan)
     )

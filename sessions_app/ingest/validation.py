@@ -18,7 +18,7 @@ import orjson
 
 from sessions_app.core import timebuckets
 from sessions_app.ingest.enrich import country, viewport_class
-from sessions_app.ingest.visitor import anonymize_ip
+from sessions_app.ingest.visit import anonymize_ip
 
 EVENT_TYPES = ("pageview", "click", "custom")
 

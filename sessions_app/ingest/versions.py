@@ -15,25 +15,40 @@ The bound: a state this plan read was computed by a request that had arrived bef
 one took the lock, so the version exceeds this request's receipt time by at most the time
 it took to reach the lock, plus a microsecond per plan computed within the same
 microsecond; and never by more than `write_deadline_seconds()`, the time after which a
-request writes nothing (pipeline._within_deadline). A request accepted before an
+request writes nothing (`within_deadline`). A request accepted before an
 erasure's suppression thus writes below the erasure's deletes, stamped
 ERASURE_SETTLE_SECONDS after it.
 """
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Iterable, Mapping
+import time
+from collections.abc import Iterable, Sequence
 
 from django.conf import settings
 
-from sessions_app.ingest.plan import Plan, SessionSummary, version_of
-from sessions_app.ingest.sessionizer import Sessionizer, SessionState
+from sessions_app.ingest.context import StorageUnavailable
+from sessions_app.ingest.plan import Plan, version_of
+from sessions_app.ingest.state import SessionState
 
 
 def write_deadline_seconds() -> int:
     """Return how long after its receipt a request may still write (0: no deadline)."""
     return max(0, settings.ERASURE_SETTLE_SECONDS - settings.SUPPRESSION_CACHE_SECONDS - 1)
+
+
+def within_deadline(started: float) -> None:
+    """Refuse to write for a request that has run longer than an erasure waits.
+
+    An erasure deletes ERASURE_SETTLE_SECONDS after it suppresses a key; a request that
+    passed the suppression check before that must have written by then. Past this
+    deadline nothing more is written: before the log write the request fails (503, and
+    the client's retry meets the suppression); after it, the plan is left to the replay,
+    which strips erased keys. `started` is the request's time.monotonic().
+    """
+    deadline = write_deadline_seconds()
+    if deadline > 0 and time.monotonic() - started > deadline:
+        raise StorageUnavailable("the request took too long to be written safely")
 
 
 def plan_version(received: int, read: Iterable[int]) -> int:
@@ -43,18 +58,9 @@ def plan_version(received: int, read: Iterable[int]) -> int:
     return max(received, min(above, received + write_deadline_seconds() * 1_000_000))
 
 
-def summary_of(site_id: uuid.UUID, user_key: str, state: SessionState) -> SessionSummary:
-    """Return the user_sessions row of a session state (its version is the plan's)."""
-    fields = vars(state).copy()
-    del fields["version"]
-    return SessionSummary(site_id=site_id, user_key=user_key, **fields)
-
-
-def plan_stamp(plan: Plan, sessionizers: Mapping[str, Sessionizer]) -> None:
-    """Version the plan above every summary it rebuilt, add those summaries, and mark
-    the states (cached for the next request) with the version they are written at."""
-    touched = [(key, state) for key, s in sessionizers.items() for state in s.touched.values()]
-    plan.version = plan_version(version_of(plan.received_at), (s.version for _, s in touched))
-    for user_key, state in touched:
+def plan_stamp(plan: Plan, touched: Sequence[SessionState]) -> None:
+    """Version the plan above every summary it rebuilt, and mark those states (its
+    summaries, and cached for the next request) with the version they are written at."""
+    plan.version = plan_version(version_of(plan.received_at), (s.version for s in touched))
+    for state in touched:
         state.version = plan.version
-        plan.sessions.append(summary_of(plan.site_id, user_key, state))

@@ -21,6 +21,10 @@ from sessions_app.models import (
 )
 from sessions_app.models.sites import new_heatmap_salt, new_site_key
 
+# The collector caches key -> site and every enabled site's origins this long.
+SITE_CACHE_SECONDS = 30
+ORIGINS_CACHE_KEY = "site-origins"  # Site.save forgets it
+
 
 def site_create(*, name: str, origins: list[str], events_per_second: float = 10.0) -> Site:
     """Create a site with its allowed origins, a fresh tracker key and its shard count.
@@ -137,3 +141,26 @@ def site_heatmap_salt_rotate(*, site: Site, actor: Any) -> None:
     site.heatmap_salt = new_heatmap_salt()
     site.save(update_fields=["heatmap_salt"])
     admin_action_record(actor=actor, action="site.rotate_heatmap_salt", target=site_target(site))
+
+
+def origins_of_enabled_sites() -> frozenset[str]:
+    """Every enabled site's allowed origins (a preflight without ?site=), cached like keys.
+
+    A preflight needs no key, so without this each one read every site from SQL.
+    """
+    origins = cache.get(ORIGINS_CACHE_KEY)
+    if origins is None:
+        rows = Site.objects.filter(enabled=True).values_list("allowed_origins", flat=True)
+        origins = frozenset(o.rstrip("/") for allowed in rows for o in allowed)
+        cache.set(ORIGINS_CACHE_KEY, origins, SITE_CACHE_SECONDS)
+    return origins
+
+
+def origin_allowed(site: Site | None, origin: str | None) -> bool:
+    """Whether a request from `origin` may reach the site (the collector, the heatmap
+    overlay): no origin is not a browser's cross-origin request."""
+    if not origin:
+        return True  # not a browser cross-origin request (server-side SDK, curl)
+    if site is None:
+        return False
+    return origin.rstrip("/") in {o.rstrip("/") for o in site.allowed_origins}

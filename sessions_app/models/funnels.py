@@ -32,7 +32,7 @@ class Funnel(models.Model):
 
 
 class FunnelVersion(models.Model):
-    """One definition of a funnel (funnel_spec.definition_clean), never changed."""
+    """One definition of a funnel (funnels/spec.definition_clean), never changed."""
 
     funnel = models.ForeignKey(Funnel, on_delete=models.CASCADE, related_name="versions")
     number = models.PositiveIntegerField()

@@ -56,7 +56,7 @@ class Site(models.Model):
         '"-code" keeps one the defaults would drop. Update the snippet after a change.',
     )
     enabled = models.BooleanField(default=True)
-    # Part of the key that signs the site's heatmap overlay tokens (analysis/heatmaps.py):
+    # Part of the key that signs the site's heatmap overlay tokens (heatmaps/reads.py):
     # a site admin rotates it to revoke every "View on page" link issued before.
     heatmap_salt = models.CharField(max_length=64, default=new_heatmap_salt, editable=False)
     # Shards of each site_events_by_bucket hour (a shard suffix against hot partitions), from

@@ -162,7 +162,8 @@ def probe_transaction_log(w: Window, heaviest: Heaviest) -> TableSize:
 
 def probe_site_sessions(w: Window, heaviest: Heaviest) -> TableSize:
     """Count every shard of the day of the peak hour; a row per session started that day."""
-    parts = w.partitions(count_cql=site_sessions.COUNT, sample_cql=site_sessions.SAMPLE)
+    sample = site_sessions.with_dimensions(site_sessions.SAMPLE)
+    parts = w.partitions(count_cql=site_sessions.COUNT, sample_cql=sample)
     shards = max(1, settings.SESSION_SHARDS)
     if w.peak is not None:
         day = timebuckets.floor(w.peak.hour, Width.DAY)

@@ -75,7 +75,7 @@ def sessions_page(
     if not 1 <= len(user_keys) <= 20:
         raise RangeError("user_keys", "between 1 and 20 keys")
     upper = before or time_uuid_bound(datetime.now(UTC) + timedelta(days=2), upper=True)
-    statement = prepare(user_sessions.SELECT_BEFORE)
+    statement = prepare(user_sessions.with_dimensions(user_sessions.SELECT_BEFORE))
     futures = [
         (k, cassandra_session().execute_async(statement, (site_id, k, upper, limit + 1)))
         for k in user_keys

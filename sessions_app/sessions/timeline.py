@@ -47,7 +47,7 @@ from sessions_app.ledger import policies
 from sessions_app.sessions.timeline_store import Prefix, prefix_extend, timeline_store
 from sessions_app.tables import retention_specs
 from sessions_app.tables import session_events as session_events_table
-from sessions_app.tables.user_sessions import SELECT_SESSION_ONE, session_row
+from sessions_app.tables.user_sessions import SELECT_SESSION_ONE, session_row, with_dimensions
 
 
 @dataclass(frozen=True)
@@ -136,7 +136,9 @@ def session_tail(
     if session_id.version != 1:
         return [], None
     db = cassandra_session()
-    summary = db.execute_async(prepare(SELECT_SESSION_ONE), (site_id, user_key, session_id))
+    summary = db.execute_async(
+        prepare(with_dimensions(SELECT_SESSION_ONE)), (site_id, user_key, session_id)
+    )
     docs: list[bytes] = []
     if limit:
         if after is None:

@@ -32,7 +32,7 @@ from django.utils.crypto import salted_hmac
 from redis.exceptions import RedisError
 
 from sessions_app.core.redis_client import redis_client
-from sessions_app.ingest.visitor import client_ip
+from sessions_app.ingest.visit import client_ip
 
 log = logging.getLogger(__name__)
 PREFIX = "cs:login:"

@@ -9,6 +9,10 @@ its spec in the table registry (tables/registry.py).
 
 from __future__ import annotations
 
+import uuid
+from datetime import datetime
+from typing import NamedTuple
+
 from cassandra.cqlengine import columns
 from cassandra.cqlengine.models import Model
 
@@ -20,6 +24,17 @@ INSERT = """
 INSERT INTO {ks}.anonymous_links (site_id, anonymous_id, user_id, linked_at) VALUES (?, ?, ?, ?)
 USING TTL ?
 """
+
+
+class Row(NamedTuple):
+    """The parameters of INSERT, in its order."""
+
+    site_id: uuid.UUID
+    anonymous_id: str
+    user_id: str
+    linked_at: datetime
+    ttl: int
+
 
 SELECT_USERS = """
 SELECT user_id FROM {ks}.anonymous_links WHERE site_id = ? AND anonymous_id = ? LIMIT ?

@@ -6,6 +6,10 @@ its spec in the table registry (tables/registry.py).
 
 from __future__ import annotations
 
+import uuid
+from datetime import datetime
+from typing import NamedTuple
+
 from cassandra.cqlengine import columns
 from cassandra.cqlengine.models import Model
 
@@ -25,6 +29,20 @@ INSERT INTO {ks}.bucket_partials (site_id, bucket, shard, batch_id, events, tall
 VALUES (?, ?, ?, ?, ?, ?, ?)
 USING TTL ?
 """
+
+
+class Row(NamedTuple):
+    """The parameters of INSERT, in its order."""
+
+    site_id: uuid.UUID
+    bucket: datetime
+    shard: int
+    batch_id: uuid.UUID
+    events: int
+    tally: bytes
+    ids: bytes
+    ttl: int
+
 
 PROBE_PARTITION = """
 SELECT batch_id FROM {ks}.bucket_partials WHERE site_id = ? AND bucket = ? AND shard = ? LIMIT 1

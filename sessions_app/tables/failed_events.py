@@ -6,6 +6,10 @@ its spec in the table registry (tables/registry.py).
 
 from __future__ import annotations
 
+import uuid
+from datetime import datetime
+from typing import NamedTuple
+
 from cassandra.cqlengine import columns
 from cassandra.cqlengine.models import Model
 
@@ -31,6 +35,21 @@ INSERT INTO {ks}.failed_events
 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 USING TTL ?
 """
+
+
+class Row(NamedTuple):
+    """The parameters of INSERT, in its order."""
+
+    site_id: uuid.UUID
+    day: datetime
+    failed_id: uuid.UUID
+    received_at: datetime
+    reason: str
+    field: str
+    source: str
+    payload: str | None
+    ttl: int
+
 
 COUNT = "SELECT failed_id FROM {ks}.failed_events WHERE site_id = ? AND day = ? LIMIT ?"
 

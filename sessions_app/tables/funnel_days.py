@@ -4,7 +4,7 @@ One partition per (site, day), a row per definition digest: the day's events tha
 any of the funnel's steps (user, session, time, event id, which steps), the dimensions of
 their sessions, how many events the day's scan read, and the day's summary: the outcome
 of every unit whose steps cannot reach across midnight, and the events of the others.
-Written when a sealed day is first asked for (analysis/funnels.py, fanned out as Celery
+Written when a sealed day is first asked for (funnels/results.py, fanned out as Celery
 tasks); valid while the day's BucketState is sealed at the version stored with it. Every
 day rollup (a reseal after late events or an erasure) deletes the day's partition, so no
 cached row outlives the raw rows it came from. A row names users and sessions, so its TTL
@@ -59,10 +59,10 @@ class FunnelDay(Model):
 
     site_id = columns.UUID(partition_key=True)
     day = columns.DateTime(partition_key=True)
-    digest = columns.Text(primary_key=True)  # analysis/funnel_spec.digest
+    digest = columns.Text(primary_key=True)  # funnels/spec.digest
     version = columns.Integer()  # the day's BucketState.version when computed
     matches = columns.Blob()  # orjson: {"v", "events": [...], "sessions": {...}}
-    # analysis/funnel_table.DaySummary: the outcomes of the units settled within the day
+    # funnels/table.DaySummary: the outcomes of the units settled within the day
     # as columns, the events of the others, their sessions' dimensions
     summary = columns.Blob()
     details = columns.Blob()  # orjson: each settled unit's ids, in the summary's order

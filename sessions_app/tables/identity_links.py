@@ -6,6 +6,10 @@ its spec in the table registry (tables/registry.py).
 
 from __future__ import annotations
 
+import uuid
+from datetime import datetime
+from typing import NamedTuple
+
 from cassandra.cqlengine import columns
 from cassandra.cqlengine.models import Model
 
@@ -23,6 +27,17 @@ INSERT = """
 INSERT INTO {ks}.identity_links (site_id, user_id, anonymous_id, linked_at) VALUES (?, ?, ?, ?)
 USING TTL ?
 """
+
+
+class Row(NamedTuple):
+    """The parameters of INSERT, in its order."""
+
+    site_id: uuid.UUID
+    user_id: str
+    anonymous_id: str
+    linked_at: datetime
+    ttl: int
+
 
 SELECT_LINKED = """
 SELECT anonymous_id, linked_at FROM {ks}.identity_links WHERE site_id = ? AND user_id = ? LIMIT ?

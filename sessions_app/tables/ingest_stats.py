@@ -6,6 +6,10 @@ its spec in the table registry (tables/registry.py).
 
 from __future__ import annotations
 
+import uuid
+from datetime import datetime
+from typing import NamedTuple
+
 from cassandra.cqlengine import columns
 from cassandra.cqlengine.models import Model
 
@@ -22,6 +26,21 @@ INSERT INTO {ks}.ingest_stats
   (site_id, bucket, batch_id, received, accepted, duplicates, late, clamped, rejected)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 """
+
+
+class Row(NamedTuple):
+    """The parameters of INSERT, in its order (rejected: counts by field)."""
+
+    site_id: uuid.UUID
+    bucket: datetime
+    batch_id: uuid.UUID
+    received: int
+    accepted: int
+    duplicates: int
+    late: int
+    clamped: int
+    rejected: dict[str, int]
+
 
 SELECT_TOTALS = """
 SELECT count(*) AS requests, sum(CAST(accepted AS bigint)) AS accepted,

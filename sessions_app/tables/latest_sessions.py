@@ -6,8 +6,14 @@ its spec in the table registry (tables/registry.py).
 
 from __future__ import annotations
 
+import uuid
+import zlib
+from datetime import datetime
+from typing import NamedTuple
+
 from cassandra.cqlengine import columns
 from cassandra.cqlengine.models import Model
+from django.conf import settings
 
 from sessions_app.tables.retention_specs import table_options
 from sessions_app.tables.spec import TableSpec
@@ -28,6 +34,28 @@ INSERT INTO {ks}.latest_sessions
    entry_url, exit_url, is_bot)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 """
+
+
+def feed_sentinel(user_key: str) -> int:
+    """Return the partition of a user's entries: a hash, never a time (a sentinel)."""
+    return zlib.crc32(user_key.encode()) % settings.FEED_SHARDS
+
+
+class Row(NamedTuple):
+    """The parameters of INSERT, in its order."""
+
+    site_id: uuid.UUID
+    sentinel: int
+    seen_id: uuid.UUID
+    session_id: uuid.UUID
+    user_key: str
+    started_at: datetime
+    last_seen_at: datetime
+    event_count: int
+    entry_url: str | None
+    exit_url: str | None
+    is_bot: bool
+
 
 COUNT = """
 SELECT seen_id FROM {ks}.latest_sessions WHERE site_id = ? AND sentinel = ? LIMIT ?

@@ -89,7 +89,10 @@ def models() -> tuple[type, ...]:
 
 
 def statement_text(name: str) -> str:
-    """Return a table's statement by "table.CONSTANT" (the bench and the bind tests)."""
+    """Return a table's statement by "table.CONSTANT" (the bench and the bind tests),
+    with its dimension columns if the table stores dimensions (`with_dimensions`)."""
     table, _, constant = name.partition(".")
     module = import_module(f"sessions_app.tables.{BY_NAME[table].name}")
-    return str(getattr(module, constant))
+    text = str(getattr(module, constant))
+    derive = getattr(module, "with_dimensions", None)
+    return str(derive(text)) if derive else text

@@ -7,7 +7,8 @@ its spec in the table registry (tables/registry.py).
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from datetime import datetime
+from typing import Any, NamedTuple
 
 from cassandra.cqlengine import columns
 from cassandra.cqlengine.models import Model
@@ -37,6 +38,19 @@ USING TTL ?
 INSERT_BACKFILLED = INSERT.replace("doc, touched)", "doc, touched, backfilled)").replace(
     "?, true)", "?, true, true)"
 )
+
+
+class Row(NamedTuple):
+    """The parameters of INSERT and INSERT_BACKFILLED, in their order."""
+
+    session_id: uuid.UUID
+    event_id: uuid.UUID
+    site_id: uuid.UUID
+    user_key: str
+    ts: datetime
+    doc: bytes
+    ttl: int
+
 
 COUNT = "SELECT event_id FROM {ks}.session_events WHERE session_id = ? LIMIT ?"
 

@@ -6,6 +6,10 @@ its spec in the table registry (tables/registry.py).
 
 from __future__ import annotations
 
+import uuid
+from datetime import datetime
+from typing import NamedTuple
+
 from cassandra.cqlengine import columns
 from cassandra.cqlengine.models import Model
 
@@ -24,7 +28,7 @@ SELECT session_id, event_id, user_key, type, name, ts, url, element, props, layo
 FROM {ks}.site_events_by_bucket WHERE site_id = ? AND bucket = ? AND shard = ?
 """
 
-# What a funnel's day reads (analysis/funnels.py): every event of one hour and shard.
+# What a funnel's day reads (funnels/results.py): every event of one hour and shard.
 SELECT_FUNNEL_ROWS = """
 SELECT session_id, event_id, user_key, type, name, ts, url, element, props, is_bot
 FROM {ks}.site_events_by_bucket WHERE site_id = ? AND bucket = ? AND shard = ?
@@ -42,6 +46,28 @@ INSERT INTO {ks}.site_events_by_bucket
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 USING TTL ?
 """
+
+
+class Row(NamedTuple):
+    """The parameters of INSERT, in its order (element, props, layout: JSON text)."""
+
+    site_id: uuid.UUID
+    bucket: datetime
+    shard: int
+    event_id: uuid.UUID
+    session_id: uuid.UUID
+    user_key: str
+    type: str
+    name: str | None
+    ts: datetime
+    url: str | None
+    element: str | None
+    props: str | None
+    layout: str | None
+    is_bot: bool
+    late: bool
+    ttl: int
+
 
 # Counting reads the first clustering column only (site events: the keys to tally).
 COUNT = """

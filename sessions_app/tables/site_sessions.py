@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import uuid
 import zlib
+from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 from cassandra.cqlengine import columns
@@ -25,6 +27,8 @@ from sessions_app.core import timebuckets
 from sessions_app.core.ids import uuid_time
 from sessions_app.core.timebuckets import Width
 from sessions_app.tables import retention_specs
+from sessions_app.tables.dimensions import explored, funnel_splits, statement
+from sessions_app.tables.dimensions import filters as filtering
 from sessions_app.tables.retention_specs import table_options
 from sessions_app.tables.spec import TableSpec
 
@@ -37,11 +41,57 @@ MAX_EVENTS = 500
 UPSERT = """
 UPDATE {ks}.site_sessions USING TIMESTAMP ? AND TTL ?
 SET user_key = ?, identified = ?, started_at = ?, last_seen_at = ?, duration_s = ?,
-    event_count = ?, pageview_count = ?, converted = ?, is_bot = ?, country = ?, device = ?,
-    browser = ?, os = ?, source = ?, medium = ?, campaign = ?, entry_path = ?, exit_path = ?,
+    event_count = ?, pageview_count = ?, converted = ?, is_bot = ?, <dimensions> = ?,
     pages = pages + ?, events = events + ?
 WHERE site_id = ? AND day = ? AND shard = ? AND session_id = ?
 """
+
+
+def upsert_params(
+    *,
+    timestamp: int,
+    ttl: int,
+    user_key: str,
+    identified: bool,
+    started_at: datetime,
+    last_seen_at: datetime,
+    duration_s: int,
+    event_count: int,
+    pageview_count: int,
+    converted: bool,
+    is_bot: bool,
+    dimensions: Mapping[str, str | None],
+    pages: set[str],
+    events: set[str],
+    site_id: uuid.UUID,
+    day: datetime,
+    shard: int,
+    session_id: uuid.UUID,
+) -> tuple[Any, ...]:
+    """Return UPSERT's parameters in its order (`dimensions` by name, in the order of the
+    columns `with_dimensions` lists; one the mapping lacks is null; pages, events: what
+    the batch adds)."""
+    return (
+        timestamp,
+        ttl,
+        user_key,
+        identified,
+        started_at,
+        last_seen_at,
+        duration_s,
+        event_count,
+        pageview_count,
+        converted,
+        is_bot,
+        *(dimensions.get(d.name) for d in explored()),
+        pages,
+        events,
+        site_id,
+        day,
+        shard,
+        session_id,
+    )
+
 
 DELETE_ROW = """
 DELETE FROM {ks}.site_sessions WHERE site_id = ? AND day = ? AND shard = ? AND session_id = ?
@@ -49,21 +99,21 @@ DELETE FROM {ks}.site_sessions WHERE site_id = ? AND day = ? AND shard = ? AND s
 
 _COLUMNS = """
 SELECT session_id, user_key, identified, started_at, last_seen_at, duration_s, event_count,
-       pageview_count, converted, is_bot, country, device, browser, os, source, medium,
-       campaign, entry_path, exit_path
+       pageview_count, converted, is_bot, <dimensions>
 FROM {ks}.site_sessions
 WHERE site_id = ? AND day = ? AND shard = ? AND session_id >= ? AND session_id < ?
 """
 
-# A session's dimensions, for a funnel's breakdown (analysis/funnel_scan.py).
+# A session's dimensions (those that split funnels: `funnel_statement`), for a funnel's
+# breakdown (funnels/scan.py).
 SELECT_DIMENSIONS = """
-SELECT source, medium, campaign, country, device, browser FROM {ks}.site_sessions
+SELECT <dimensions> FROM {ks}.site_sessions
 WHERE site_id = ? AND day = ? AND shard = ? AND session_id = ?
 """
 
 # Every session that started on a day (one shard), with its dimensions.
 SELECT_DAY_DIMENSIONS = """
-SELECT session_id, source, medium, campaign, country, device, browser FROM {ks}.site_sessions
+SELECT session_id, <dimensions> FROM {ks}.site_sessions
 WHERE site_id = ? AND day = ? AND shard = ?
 """
 
@@ -77,8 +127,7 @@ SELECT session_id FROM {ks}.site_sessions WHERE site_id = ? AND day = ? AND shar
 
 SAMPLE = """
 SELECT session_id, user_key, identified, started_at, last_seen_at, duration_s, event_count,
-       pageview_count, converted, is_bot, country, device, browser, os, source, medium,
-       campaign, entry_path, exit_path, pages, events
+       pageview_count, converted, is_bot, <dimensions>, pages, events
 FROM {ks}.site_sessions WHERE site_id = ? AND day = ? AND shard = ? LIMIT ?
 """
 
@@ -86,16 +135,8 @@ FROM {ks}.site_sessions WHERE site_id = ? AND day = ? AND shard = ? LIMIT ?
 SELECT_SLICE = _COLUMNS
 
 # Filter clauses, each on an indexed column; a query ANDs those it uses (explorer).
-FILTERS: dict[str, str] = {
-    "country": "country = ?",
-    "device": "device = ?",
-    "browser": "browser = ?",
-    "os": "os = ?",
-    "source": "source = ?",
-    "medium": "medium = ?",
-    "campaign": "campaign = ?",
-    "entry": "entry_path = ?",
-    "exit": "exit_path = ?",
+# Those of the dimensions that filter come first (`filters`).
+OTHER_FILTERS: dict[str, str] = {
     "page": "pages CONTAINS ?",
     "event": "events CONTAINS ?",
     "converted": "converted = ?",
@@ -107,24 +148,45 @@ FILTERS: dict[str, str] = {
     "events_max": "event_count <= ?",
 }
 
-# Every column a filter clause names has its index (in FILTERS' order).
-INDEXED = tuple(dict.fromkeys(clause.split(" ")[0] for clause in FILTERS.values()))
+
+def with_dimensions(template: str) -> str:
+    """The statement with the columns of the dimensions this table stores where the
+    template says MARK (tables/dimensions.py)."""
+    return statement(template, explored())
+
+
+def funnel_statement(template: str) -> str:
+    """The statement with the columns of the dimensions that split funnels."""
+    return statement(template, funnel_splits())
+
+
+def filters() -> dict[str, str]:
+    """Every filter's clause, by its name (a URL parameter)."""
+    found = {d.name: f"{d.column} = ?" for d in filtering()}
+    return {**found, **OTHER_FILTERS}
+
+
+def indexed() -> tuple[str, ...]:
+    """The column each filter clause names, once (each has its index)."""
+    return tuple(dict.fromkeys(clause.split(" ")[0] for clause in filters().values()))
+
 
 INDEXES = tuple(
     f"CREATE INDEX IF NOT EXISTS site_sessions_{column} ON {{ks}}.site_sessions ({column})"
     " USING 'sai'"
-    for column in INDEXED
+    for column in indexed()
 )
 
 
 def select_filtered(names: tuple[str, ...]) -> str:
     """Return the statement that reads one partition's sessions matching these filters.
 
-    Only the fixed clauses of FILTERS are joined (every value is a bind marker), in a
-    canonical order, so each combination is one prepared statement.
+    Only the fixed clauses of `filters()` are joined (every value is a bind marker), in
+    a canonical order, so each combination is one prepared statement.
     """
-    clauses = [FILTERS[name] for name in sorted(set(names))]
-    return " AND ".join([_COLUMNS.strip(), *clauses]) + " LIMIT ?"
+    clauses = filters()
+    chosen = [clauses[name] for name in sorted(set(names))]
+    return " AND ".join([with_dimensions(_COLUMNS).strip(), *chosen]) + " LIMIT ?"
 
 
 def session_shard(session_id: uuid.UUID) -> int:
@@ -160,15 +222,10 @@ class SiteSession(Model):
     pageview_count = columns.Integer()
     converted = columns.Boolean()
     is_bot = columns.Boolean()
-    country = columns.Text()
-    device = columns.Text()
-    browser = columns.Text()
-    os = columns.Text()
-    source = columns.Text()
-    medium = columns.Text()
-    campaign = columns.Text()
-    entry_path = columns.Text()
-    exit_path = columns.Text()
+    # One text column per dimension that breaks down, filters or splits funnels
+    # (tables/dimensions.py). In a class body locals() is the namespace itself (PEP 667
+    # makes it the language's rule), which cqlengine's metaclass reads the columns from.
+    locals().update({d.column: columns.Text() for d in explored()})
     pages = columns.Set(columns.Text)  # paths viewed (the first MAX_PAGES distinct)
     events = columns.Set(columns.Text)  # custom event names done (among the first MAX_EVENTS)
 

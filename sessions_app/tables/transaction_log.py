@@ -6,6 +6,10 @@ its spec in the table registry (tables/registry.py).
 
 from __future__ import annotations
 
+import uuid
+from datetime import datetime
+from typing import NamedTuple
+
 from cassandra.cqlengine import columns
 from cassandra.cqlengine.models import Model
 
@@ -49,6 +53,30 @@ MARK_APPLIED = """
 UPDATE {ks}.transaction_log USING TTL ? SET applied = true
 WHERE site_id = ? AND minute = ? AND shard = ? AND batch_id = ?
 """
+
+
+class Row(NamedTuple):
+    """The parameters of INSERT, in its order."""
+
+    site_id: uuid.UUID
+    minute: datetime
+    shard: int
+    batch_id: uuid.UUID
+    received_at: datetime
+    event_count: int
+    payload: bytes
+    ttl: int
+
+
+class Mark(NamedTuple):
+    """The parameters of MARK_APPLIED, in its order."""
+
+    ttl: int
+    site_id: uuid.UUID
+    minute: datetime
+    shard: int
+    batch_id: uuid.UUID
+
 
 COUNT = """
 SELECT batch_id FROM {ks}.transaction_log WHERE site_id = ? AND minute = ? AND shard = ? LIMIT ?

@@ -6,6 +6,10 @@ its spec in the table registry (tables/registry.py).
 
 from __future__ import annotations
 
+import uuid
+from datetime import datetime
+from typing import NamedTuple
+
 from cassandra.cqlengine import columns
 from cassandra.cqlengine.models import Model
 from django.conf import settings
@@ -44,6 +48,26 @@ INSERT INTO {ks}.user_events_by_bucket
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 USING TTL ?
 """
+
+
+class Row(NamedTuple):
+    """The parameters of INSERT, in its order (element, props, context, layout: JSON text)."""
+
+    site_id: uuid.UUID
+    user_key: str
+    bucket: datetime
+    event_id: uuid.UUID
+    session_id: uuid.UUID
+    type: str
+    name: str | None
+    ts: datetime
+    url: str | None
+    element: str | None
+    props: str | None
+    context: str | None
+    layout: str | None
+    ttl: int
+
 
 COUNT = """
 SELECT event_id FROM {ks}.user_events_by_bucket

@@ -1,7 +1,7 @@
 """user_properties: the latest value of each trait of a user, with when it was first
 and last set.
 
-Written from `identify` traits (ingest/rows.py, property_rows): `value` and
+Written from `identify` traits (ingest/session_rows.py, property_rows): `value` and
 `last_set_at` with the event's time as write timestamp, so the latest event wins
 whatever order batches arrive or replay in; `first_set_at` with the negated event
 time, so the earliest wins. A value's stamp is at most its request's receipt plus the
@@ -15,6 +15,10 @@ its spec in the table registry (tables/registry.py).
 """
 
 from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import NamedTuple
 
 from cassandra.cqlengine import columns
 from cassandra.cqlengine.models import Model
@@ -32,6 +36,30 @@ SET_FIRST = """
 UPDATE {ks}.user_properties USING TIMESTAMP ? AND TTL ?
 SET first_set_at = ? WHERE site_id = ? AND user_key = ? AND name = ?
 """
+
+
+class SetValue(NamedTuple):
+    """The parameters of SET_VALUE, in its order (value: JSON text)."""
+
+    timestamp: int
+    ttl: int
+    value: str
+    last_set_at: datetime
+    site_id: uuid.UUID
+    user_key: str
+    name: str
+
+
+class SetFirst(NamedTuple):
+    """The parameters of SET_FIRST, in its order."""
+
+    timestamp: int
+    ttl: int
+    first_set_at: datetime
+    site_id: uuid.UUID
+    user_key: str
+    name: str
+
 
 SELECT = """
 SELECT name, value, first_set_at, last_set_at FROM {ks}.user_properties

@@ -7,6 +7,8 @@ its spec in the table registry (tables/registry.py).
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 from cassandra.concurrent import execute_concurrent
@@ -17,34 +19,28 @@ from sessions_app.core import timebuckets
 from sessions_app.core.bounds import bounded_limit
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.tables import retention_specs
+from sessions_app.tables.dimensions import enriched, statement
 from sessions_app.tables.retention_specs import table_options
 from sessions_app.tables.spec import TableSpec
 
-# The session's enrichment (ingest/enrich.py), written with the rest of its summary, in
-# this order (the statements below spell them out).
-DIMENSIONS = (
-    "browser",
-    "browser_version",
-    "os",
-    "os_version",
-    "device",
-    "country",
-    "language",
-    "source",
-    "medium",
-    "campaign",
-    "term",
-    "content",
-    "viewport",
-)
+
+def columns_of() -> tuple[str, ...]:
+    """The enrichment columns of a session's summary (ingest/enrich.py), in the
+    registry's order."""
+    return tuple(d.column for d in enriched())
+
+
+def with_dimensions(template: str) -> str:
+    """The statement with the enrichment columns where the template says MARK."""
+    return statement(template, enriched())
+
 
 # version: the summary's write time, which the next plan of the session must exceed
 # (ingest/versions.py).
 SELECT_SESSIONS = """
 SELECT session_id, started_at, last_seen_at, anonymous_id, user_id, event_count,
        pageview_count, click_count, entry_url, exit_url, converted, is_bot,
-       browser, browser_version, os, os_version, device, country, language,
-       source, medium, campaign, term, content, viewport, WRITETIME(event_count) AS version
+       <dimensions>, WRITETIME(event_count) AS version
 FROM {ks}.user_sessions WHERE site_id = ? AND user_key = ? LIMIT ?
 """
 
@@ -60,14 +56,14 @@ def session_row(row: dict[str, Any]) -> dict[str, Any]:
 def session_list(*, site_id: uuid.UUID, user_key: str, limit: int = 50) -> list[dict[str, Any]]:
     """Return a user's sessions, newest first."""
     rows = cassandra_session().execute(
-        prepare(SELECT_SESSIONS), (site_id, user_key, bounded_limit(limit))
+        prepare(with_dimensions(SELECT_SESSIONS)), (site_id, user_key, bounded_limit(limit))
     )
     return [session_row(row) for row in rows]
 
 
 def sessions_latest(*, site_id: uuid.UUID, user_keys: list[str]) -> dict[str, dict[str, Any]]:
     """Return each user's newest session summary (one parallel query per user)."""
-    statement = prepare(SELECT_SESSIONS)
+    statement = prepare(with_dimensions(SELECT_SESSIONS))
     futures = [
         (k, cassandra_session().execute_async(statement, (site_id, k, 1))) for k in user_keys
     ]
@@ -82,8 +78,7 @@ def sessions_latest(*, site_id: uuid.UUID, user_keys: list[str]) -> dict[str, di
 SELECT_SESSION_ONE = """
 SELECT session_id, user_key, started_at, last_seen_at, anonymous_id, user_id, event_count,
        pageview_count, click_count, entry_url, exit_url, converted, is_bot,
-       browser, browser_version, os, os_version, device, country, language,
-       source, medium, campaign, term, content, viewport
+       <dimensions>
 FROM {ks}.user_sessions WHERE site_id = ? AND user_key = ? AND session_id = ?
 """
 
@@ -96,7 +91,7 @@ def session_summary(
         return None
     row = (
         cassandra_session()
-        .execute(prepare(SELECT_SESSION_ONE), (site_id, user_key, session_id))
+        .execute(prepare(with_dimensions(SELECT_SESSION_ONE)), (site_id, user_key, session_id))
         .one()
     )
     return session_row(row) if row else None
@@ -105,8 +100,7 @@ def session_summary(
 SELECT_SESSIONS_OF_USERS = """
 SELECT session_id, user_key, started_at, last_seen_at, anonymous_id, user_id, event_count,
        pageview_count, click_count, entry_url, exit_url, converted, is_bot,
-       browser, browser_version, os, os_version, device, country, language,
-       source, medium, campaign, term, content, viewport
+       <dimensions>
 FROM {ks}.user_sessions
 WHERE site_id = ? AND user_key IN ? AND session_id >= ? AND session_id <= ? LIMIT ?
 """
@@ -137,7 +131,10 @@ def sessions_by_id(
         low = min(ids, key=lambda i: (i.time, i.bytes))
         high = max(ids, key=lambda i: (i.time, i.bytes))
         work.append(
-            (prepare(SELECT_SESSIONS_OF_USERS), (site_id, group, low, high, SESSIONS_PER_QUERY))
+            (
+                prepare(with_dimensions(SELECT_SESSIONS_OF_USERS)),
+                (site_id, group, low, high, SESSIONS_PER_QUERY),
+            )
         )
     found: dict[uuid.UUID, dict[str, Any]] = {}
     for _, rows in execute_concurrent(
@@ -146,7 +143,7 @@ def sessions_by_id(
         for row in rows:
             if row["session_id"] in wanted:
                 found[row["session_id"]] = session_row(row)
-    statement = prepare(SELECT_SESSION_ONE)
+    statement = prepare(with_dimensions(SELECT_SESSION_ONE))
     missing = [(u, i) for u, i in keys if i not in found]
     for start in range(0, len(missing), 256):  # bounded fan-out per wave
         futures = [
@@ -171,17 +168,61 @@ UPSERT = """
 INSERT INTO {ks}.user_sessions
   (site_id, user_key, session_id, started_at, last_seen_at, anonymous_id, user_id,
    event_count, pageview_count, click_count, entry_url, exit_url, converted, is_bot,
-   user_agent, ip_prefix, browser, browser_version, os, os_version, device, country, language,
-   source, medium, campaign, term, content, viewport)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+   ip_prefix, <dimensions>)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, <dimension markers>)
 USING TIMESTAMP ? AND TTL ?
 """
+
+
+def upsert_params(
+    *,
+    site_id: uuid.UUID,
+    user_key: str,
+    session_id: uuid.UUID,
+    started_at: datetime,
+    last_seen_at: datetime,
+    anonymous_id: str | None,
+    user_id: str | None,
+    event_count: int,
+    pageview_count: int,
+    click_count: int,
+    entry_url: str | None,
+    exit_url: str | None,
+    converted: bool,
+    is_bot: bool,
+    ip_prefix: str | None,
+    dimensions: Mapping[str, str | None],
+    timestamp: int,
+    ttl: int,
+) -> tuple[Any, ...]:
+    """Return UPSERT's parameters in its order (`dimensions` by name, in the columns'
+    order: `columns_of`; one the mapping lacks is null)."""
+    return (
+        site_id,
+        user_key,
+        session_id,
+        started_at,
+        last_seen_at,
+        anonymous_id,
+        user_id,
+        event_count,
+        pageview_count,
+        click_count,
+        entry_url,
+        exit_url,
+        converted,
+        is_bot,
+        ip_prefix,
+        *(dimensions.get(d.name) for d in enriched()),
+        timestamp,
+        ttl,
+    )
+
 
 SELECT_BEFORE = """
 SELECT session_id, started_at, last_seen_at, anonymous_id, user_id, event_count,
        pageview_count, click_count, entry_url, exit_url, converted, is_bot,
-       browser, browser_version, os, os_version, device, country, language,
-       source, medium, campaign, term, content, viewport
+       <dimensions>
 FROM {ks}.user_sessions WHERE site_id = ? AND user_key = ? AND session_id < ? LIMIT ?
 """
 
@@ -209,21 +250,12 @@ class UserSession(Model):
     exit_url = columns.Text()
     converted = columns.Boolean(default=False)
     is_bot = columns.Boolean(default=False)
-    user_agent = columns.Text()  # no longer written (derived fields above); older rows have it
+    user_agent = columns.Text()  # no longer written (derived fields below); older rows have it
     ip_prefix = columns.Text()
-    browser = columns.Text()
-    browser_version = columns.Text()
-    os = columns.Text()
-    os_version = columns.Text()
-    device = columns.Text()
-    country = columns.Text()
-    language = columns.Text()
-    source = columns.Text()
-    medium = columns.Text()
-    campaign = columns.Text()
-    term = columns.Text()
-    content = columns.Text()
-    viewport = columns.Text()
+    # One text column per enrichment dimension (tables/dimensions.py). In a class body
+    # locals() is the namespace itself (PEP 667 makes it the language's rule), which
+    # cqlengine's metaclass reads the columns from.
+    locals().update({name: columns.Text() for name in columns_of()})
 
 
 SPEC = TableSpec(

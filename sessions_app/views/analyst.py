@@ -13,49 +13,17 @@ from django.urls import reverse
 
 from sessions_app.aggregates import breakdowns, rolling
 from sessions_app.aggregates.report import MAX_LIVE_HOURS, ReportBucket, site_report
-from sessions_app.analysis import funnel_defs
-from sessions_app.analysis.funnel_spec import funnel_compile
 from sessions_app.core import timebuckets
 from sessions_app.core.bounds import RangeError
+from sessions_app.funnels import defs
+from sessions_app.funnels.spec import funnel_compile
 from sessions_app.ingest import realtime
 from sessions_app.models import Site
+from sessions_app.params import page_cursor, page_range
 from sessions_app.permissions import site_page
 from sessions_app.sessions import feed, lists, timeline
 from sessions_app.sessions.activity import user_activity
-
-
-def _when(value: str | None, field: str, errors: list[str]) -> datetime | None:
-    """Parse a datetime-local / ISO value as UTC; None if absent, or bad (noted in errors)."""
-    if not value:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        errors.append(f"{field}: not a date and time (YYYY-MM-DDTHH:MM, UTC); showing the default")
-        return None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    if not timebuckets.within_reach(parsed, now=datetime.now(UTC)):
-        errors.append(f"{field}: between 1970 and a year from now; showing the default")
-        return None
-    return parsed.astimezone(UTC)
-
-
-def _range(request: HttpRequest, span: timedelta) -> tuple[datetime, datetime, list[str]]:
-    """The page's ?start= and ?end= (default: the `span` before now) and what was wrong."""
-    errors: list[str] = []
-    end = _when(request.GET.get("end"), "end", errors) or datetime.now(UTC)
-    start = _when(request.GET.get("start"), "start", errors) or end - span
-    return start, end, errors
-
-
-def _uuid(value: str | None) -> uuid.UUID | None:
-    """Parse a cursor; anything that is not a TimeUUID (all our ids are) is ignored."""
-    try:
-        parsed = uuid.UUID(value) if value else None
-    except ValueError:
-        return None
-    return parsed if parsed is not None and parsed.version == 1 else None
+from sessions_app.tables import dimensions
 
 
 def _bars(report: list[ReportBucket], key: str) -> list[dict[str, Any]]:
@@ -79,17 +47,6 @@ def _bars(report: list[ReportBucket], key: str) -> list[dict[str, Any]]:
     return bars
 
 
-BREAKDOWN_TITLES = {
-    "source": "Sources",
-    "medium": "Media",
-    "campaign": "Campaigns",
-    "country": "Countries",
-    "device": "Devices",
-    "browser": "Browsers",
-    "os": "Operating systems",
-    "entry": "Entry pages",
-    "exit": "Exit pages",
-}
 BAR_X, BAR_W, ROW_H = 130, 160, 16  # the breakdown SVG: labels left of x=130, bars 160 wide
 
 
@@ -116,7 +73,7 @@ def _breakdown_charts(rows: dict[str, list[dict[str, Any]]]) -> list[dict[str, A
         charts.append(
             {
                 "name": name,
-                "title": BREAKDOWN_TITLES[name],
+                "title": dimensions.named(name).title,
                 "bars": bars,
                 "ticks": ticks,
                 "height": height,
@@ -128,7 +85,7 @@ def _breakdown_charts(rows: dict[str, list[dict[str, Any]]]) -> list[dict[str, A
 
 @site_page()
 def dashboard(request: HttpRequest, site: Site) -> HttpResponse:
-    start, end, errors = _range(request, timedelta(hours=24))
+    start, end, errors = page_range(request.GET, span=timedelta(hours=24), now=datetime.now(UTC))
     width = (
         request.GET.get("width", "hour") if request.GET.get("width") in ("hour", "day") else "hour"
     )
@@ -191,7 +148,7 @@ def user_profile(request: HttpRequest, site: Site, user_key: str) -> HttpRespons
         site_id=site.id,
         user_keys=[user_key, *linked],
         limit=20,
-        before=_uuid(request.GET.get("cursor")),
+        before=page_cursor(request.GET.get("cursor")),
     )
     choices = list(dict.fromkeys(settings.ROLLING_COUNTER_EVENTS))
     counter = request.GET.get("counter") or choices[0]
@@ -278,7 +235,7 @@ def _highlight(
     matches that step) as its steps, any other event matching a step marked lighter."""
     if not funnel_id:
         return None
-    funnel = funnel_defs.funnel_of(site, funnel_id)
+    funnel = defs.funnel_of(site, funnel_id)
     if funnel.current is None:
         return None
     compiled = funnel_compile(funnel.current.definition)
@@ -294,7 +251,7 @@ def _highlight(
 
 @site_page()
 def activity(request: HttpRequest, site: Site, user_key: str) -> HttpResponse:
-    start, end, errors = _range(request, timedelta(days=7))
+    start, end, errors = page_range(request.GET, span=timedelta(days=7), now=datetime.now(UTC))
     strategy = request.GET.get("strategy") or None
     page = None
     try:
@@ -304,7 +261,7 @@ def activity(request: HttpRequest, site: Site, user_key: str) -> HttpResponse:
             start=start,
             end=end,
             limit=50,
-            cursor=_uuid(request.GET.get("cursor")),
+            cursor=page_cursor(request.GET.get("cursor")),
             strategy=strategy,
         )
     except RangeError as exc:

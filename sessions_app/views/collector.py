@@ -30,12 +30,15 @@ from sessions_app.ingest.validation import (
     parse_json,
     parse_time,
 )
-from sessions_app.ingest.visitor import client_ip
+from sessions_app.ingest.visit import client_ip
+from sessions_app.ledger.sites import (
+    SITE_CACHE_SECONDS,
+    origin_allowed,
+    origins_of_enabled_sites,
+)
 from sessions_app.models import Site
 
 log = logging.getLogger(__name__)
-SITE_CACHE_SECONDS = 30
-ORIGINS_CACHE_KEY = "site-origins"  # Site.save forgets it
 
 
 def _error(status: int, field: str, message: str, **headers: str) -> JsonResponse:
@@ -52,27 +55,6 @@ def _site_by_key(key: str) -> Site | None:
         site = Site.objects.filter(key=key).first()
         cache.set(cache_key, site or False, SITE_CACHE_SECONDS)
     return site or None
-
-
-def origins_of_enabled_sites() -> frozenset[str]:
-    """Every enabled site's allowed origins (a preflight without ?site=), cached like keys.
-
-    A preflight needs no key, so without this each one read every site from SQL.
-    """
-    origins = cache.get(ORIGINS_CACHE_KEY)
-    if origins is None:
-        rows = Site.objects.filter(enabled=True).values_list("allowed_origins", flat=True)
-        origins = frozenset(o.rstrip("/") for allowed in rows for o in allowed)
-        cache.set(ORIGINS_CACHE_KEY, origins, SITE_CACHE_SECONDS)
-    return origins
-
-
-def origin_allowed(site: Site | None, origin: str | None) -> bool:
-    if not origin:
-        return True  # not a browser cross-origin request (server-side SDK, curl)
-    if site is None:
-        return False
-    return origin.rstrip("/") in {o.rstrip("/") for o in site.allowed_origins}
 
 
 def _cors(response: HttpResponse, origin: str | None, allowed: bool) -> HttpResponse:

@@ -11,17 +11,16 @@ from django.shortcuts import render
 from sessions_app.analysis import explorer
 from sessions_app.core.bounds import RangeError
 from sessions_app.models import Site
+from sessions_app.params import query_params
 from sessions_app.permissions import site_page
-
-DEVICES = ("desktop", "mobile", "tablet", "bot")
-MEDIA = ("direct", "search", "social", "email", "referral", "internal", "paid", "cpc")
+from sessions_app.tables import dimensions
 
 
 @site_page()
 def session_explorer(request: HttpRequest, site: Site) -> HttpResponse:
     """List the sessions matching the filter in the URL; a bad parameter answers 400
     with the field named (nothing is listed then)."""
-    params: dict[str, str] = {k: str(v) for k, v in request.GET.items()}
+    params = query_params(request)
     error, page, query = "", None, None
     try:
         query = explorer.explorer_query_parse(params, now=datetime.now(UTC))
@@ -42,8 +41,7 @@ def session_explorer(request: HttpRequest, site: Site) -> HttpResponse:
             else None
         ),
         "share_url": request.build_absolute_uri("?" + urlencode(shown)),
-        "devices": DEVICES,
-        "media": MEDIA,
+        "fields": [(d, shown.get(d.name, "")) for d in dimensions.filters()],
     }
     return render(
         request, "sessions_app/session_explorer.html", context, status=400 if error else 200

@@ -22,12 +22,12 @@ pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 def brute(sessions: list[dict[str, Any]]) -> dict[str, dict[str, tuple[int, int, int]]]:
     """dimension -> value -> (sessions, users, conversions) of the human sessions given."""
     counted: dict[str, dict[str, list[Any]]] = {
-        name: defaultdict(lambda: [0, set(), 0]) for name in breakdowns.DIMENSIONS
+        name: defaultdict(lambda: [0, set(), 0]) for name in breakdowns.names()
     }
     for s in sessions:
         if s["is_bot"]:
             continue
-        for name, column in breakdowns.DIMENSIONS.items():
+        for name, column in breakdowns.names().items():
             entry = counted[name][s[column] or breakdowns.NONE]
             entry[0] += 1
             entry[1].add(s["user_key"])
@@ -46,7 +46,7 @@ def stored(found: breakdowns.Breakdown) -> dict[str, dict[str, tuple[int, int, i
 
 
 def close(got: dict, want: dict, *, exact_users: bool) -> None:
-    for name in breakdowns.DIMENSIONS:
+    for name in breakdowns.names():
         assert set(got.get(name, {})) == set(want[name]), name
         for value, (n, users, conversions) in want[name].items():
             g = got[name][value]
@@ -149,7 +149,7 @@ def test_the_dashboard_draws_each_breakdown_with_its_axis_and_hover_values(
         {"start": (now - timedelta(days=4)).strftime("%Y-%m-%dT%H:%M"), "width": "day"},
     )
     html = page.content.decode()
-    for name in breakdowns.DIMENSIONS:
+    for name in breakdowns.names():
         assert f'data-dimension="{name}"' in html
     top_country = max(
         brute(truth)["country"].items(), key=lambda kv: (kv[1][0], kv[0] != breakdowns.NONE)

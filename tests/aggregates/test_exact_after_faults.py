@@ -14,8 +14,9 @@ from django.utils import timezone
 from sessions_app.aggregates import seal, states
 from sessions_app.core import timebuckets
 from sessions_app.core.redis_client import redis_client
-from sessions_app.ingest import apply, pipeline, replay
+from sessions_app.ingest import apply, replay
 from sessions_app.ingest.pipeline import Source, events_record
+from sessions_app.ingest.steps import apply as apply_step
 from sessions_app.models import BucketState, ReplayWatermark, Site
 from tests.aggregates.recount import recount, seal_and_compare, sealed
 from tests.ingest.conftest import event
@@ -60,7 +61,7 @@ def test_a_resend_logged_twice_is_counted_once(site, monkeypatch, settings):
     events = [event(hour + timedelta(minutes=i), anon="twice", id=f"tw-{i}") for i in range(5)]
     events.append(event(hour + timedelta(minutes=9), anon="once", id="tw-other"))
     # The first request is logged, and its write is lost (a crash after the log write).
-    monkeypatch.setattr(pipeline, "plan_apply", lambda plan, **kwargs: None)
+    monkeypatch.setattr(apply_step, "plan_apply", lambda plan, **kwargs: None)
     assert _record(site, hour + timedelta(minutes=10), events).accepted == 6
     monkeypatch.undo()
     redis_client().flushdb()  # Redis restarted empty: the dedup marks are gone
@@ -84,7 +85,7 @@ def test_a_batch_written_after_its_hour_was_sealed_reopens_it(site, monkeypatch,
     first = [event(hour + timedelta(minutes=5), anon="early", id="ap-1")]
     assert _record(site, hour + timedelta(minutes=6), first).accepted == 1
     # Taken in time (not late), but its write waits in a queue past the seal.
-    monkeypatch.setattr(pipeline, "plan_apply", lambda plan, **kwargs: None)
+    monkeypatch.setattr(apply_step, "plan_apply", lambda plan, **kwargs: None)
     waiting = [event(hour + timedelta(minutes=50), anon="queued", id="ap-2")]
     outcome = _record(site, hour + timedelta(minutes=51), waiting)
     assert outcome.accepted == 1 and outcome.late == 0

@@ -32,17 +32,17 @@ from sessions_app.aggregates.heatmaps import (
     SPOT,
     UNKNOWN,
 )
-from sessions_app.analysis import heatmaps
 from sessions_app.core import stamps, timebuckets
 from sessions_app.core.cql import cassandra_session, prepare
+from sessions_app.heatmaps import reads
 from sessions_app.ledger import policies, sites
 from sessions_app.models import BucketState
 from sessions_app.tables import retention_specs
 from tests.aggregates.test_breakdowns import seal_everything
 from tests.analysis.dataset import AGENTS, SHOP
-from tests.analysis.test_paths import send
 from tests.conftest import recent_fixed
 from tests.ingest.conftest import event, post
+from tests.paths.test_reads import send
 
 PAGES = ["/", "/pricing", "/docs"]
 WIDTHS = [390, 800, 1440, None]  # <640, 640-1024, >1024, not sent
@@ -260,7 +260,7 @@ def overlay_get(client, token: str | None, *, origin: str | None = "https://shop
 
 
 def _token(site, page: str = "/pricing") -> str:
-    return heatmaps.token_for(site_id=site.id, salt=site.heatmap_salt, page=page)
+    return reads.token_for(site_id=site.id, salt=site.heatmap_salt, page=page)
 
 
 def test_the_overlay_reads_one_pages_heatmap_with_its_token(client, site, visits):
@@ -322,7 +322,7 @@ def test_the_overlay_token_is_checked_and_reads_nothing_else(client, site, visit
     assert ok.status_code == 204 and ok["Access-Control-Allow-Headers"] == "Authorization"
     assert client.options(OVERLAY, HTTP_ORIGIN="https://evil.example").status_code == 403
     # After an hour the token is refused.
-    later = time.time() + heatmaps.TOKEN_AGE.total_seconds() + 5
+    later = time.time() + reads.TOKEN_AGE.total_seconds() + 5
     monkeypatch.setattr(signing.time, "time", lambda: later)
     expired = overlay_get(client, token)
     assert expired.status_code == 401 and "expired" in expired.json()["error"]
@@ -337,8 +337,8 @@ def test_the_heatmaps_page_shows_frustration_scroll_and_view_on_page(client, ana
     link = re.search(r'id="view-on-page" href="([^"]+)"', html).group(1)
     assert link.startswith("https://shop.example/pricing#cs-heatmap=")
     token = link.split("=", 1)[1]
-    assert heatmaps.site_of_token(token) == site.id
-    heatmaps.token_check(token, site_id=site.id, salt=site.heatmap_salt, page="/pricing")
+    assert reads.site_of_token(token) == site.id
+    reads.token_check(token, site_id=site.id, salt=site.heatmap_salt, page="/pricing")
     assert re.fullmatch(r"[A-Za-z0-9._-]+", token)  # what the tracker takes from a fragment
     worst = max(body["elements"], key=lambda e: e["rage"] + e["dead"])
     assert f"<code>{worst['selector']}</code>" in html

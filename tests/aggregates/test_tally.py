@@ -22,9 +22,10 @@ from sessions_app.aggregates.stored import bucket_aggregate, bucket_user_counts
 from sessions_app.core import timebuckets
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.erasure import erasures
-from sessions_app.ingest import apply, pipeline, rows
+from sessions_app.ingest import apply, rows
 from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.ingest.plan import Plan, plan_decode, plan_encode
+from sessions_app.ingest.steps import apply as apply_step
 from sessions_app.models import BucketState, ErasureRequest, Site
 from tests.aggregates.conftest import sealed
 from tests.ingest.conftest import event
@@ -138,13 +139,13 @@ def test_the_seal_reads_the_tallies_and_not_the_raw_rows(site, busy_hour):
 def test_replayed_and_requeued_plans_overwrite_their_own_tallies(site, monkeypatch):
     hour = timebuckets.floor(timezone.now() - timedelta(hours=3), "hour")
     applied: list[Plan] = []
-    original = pipeline.plan_apply
+    original = apply_step.plan_apply
 
     def keep(plan, **kwargs):
         applied.append(plan)
         return original(plan, **kwargs)
 
-    monkeypatch.setattr(pipeline, "plan_apply", keep)
+    monkeypatch.setattr(apply_step, "plan_apply", keep)
     t = hour + timedelta(minutes=10)
     events_record(
         source=Source(site=site, received_at=hour + timedelta(minutes=20)),

@@ -237,8 +237,8 @@ def test_every_filter_column_has_its_index(site):
         for r in rows
         if r["options"]["class_name"] in ("sai", "StorageAttachedIndex")
     }
-    columns = {clause.split(" ")[0] for clause in site_sessions.FILTERS.values()}
-    assert columns == set(site_sessions.INDEXED) and columns <= targets
+    columns = {clause.split(" ")[0] for clause in site_sessions.filters().values()}
+    assert columns == set(site_sessions.indexed()) and columns <= targets
 
 
 def test_parse_refuses_a_range_over_92_days():

@@ -23,7 +23,7 @@ from sessions_app.core.batches import (
 )
 from sessions_app.core.cql import bind, cassandra_session, prepare
 from sessions_app.ingest.pipeline import Source, events_record
-from sessions_app.tables import session_events, site_sessions, user_sessions
+from sessions_app.tables import dimensions, session_events, site_sessions, user_sessions
 from sessions_app.tables.session_events import stored_events
 from tests.ingest.conftest import event
 
@@ -91,16 +91,25 @@ def test_a_request_of_big_events_is_written_on_a_stock_node(site):
     assert len(stored_events(session_id=summary["session_id"])) == 50
 
 
+# A site_sessions row's dimensions, by name (tables/dimensions.py).
+DIMENSIONS = {"country": "DE", "device": "desktop", "browser": "Firefox", "os": "Linux",
+              "source": "direct", "medium": "none", "campaign": "", "entry": "/",
+              "exit": "/p0"}  # fmt: skip
+
+
 def _summary(shard: int, pages: int) -> object:
     """A site_sessions row whose sets hold `pages` paths and three event names."""
-    upsert = prepare(site_sessions.UPSERT, write=True, idempotent=True)
+    upsert = prepare(
+        site_sessions.with_dimensions(site_sessions.UPSERT), write=True, idempotent=True
+    )
     now = timezone.now()
     day = now.replace(hour=0, minute=0, second=0, microsecond=0)
     return bind(
         upsert,
-        (1, 3600, "u", False, now, now, 60, 5, 3, False, False, "DE", "desktop", "Firefox",
-         "Linux", "direct", "none", "", "/", "/p0", {f"/p{i}" for i in range(pages)},
-         {"a", "b", "c"}, uuid.uuid4(), day, shard, uuid.uuid1()),
+        (1, 3600, "u", False, now, now, 60, 5, 3, False, False,
+         *(DIMENSIONS.get(d.name) for d in dimensions.explored()),
+         {f"/p{i}" for i in range(pages)}, {"a", "b", "c"}, uuid.uuid4(), day, shard,
+         uuid.uuid1()),
     )  # fmt: skip
 
 

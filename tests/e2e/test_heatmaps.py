@@ -11,7 +11,7 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 
 from sessions_app.aggregates.heatmaps import GRID_COLUMNS, ROW_PX
-from sessions_app.analysis import heatmaps
+from sessions_app.heatmaps import reads
 from sessions_app.ledger import sites
 from sessions_app.sessions import feed
 from sessions_app.tables import session_events as session_events_table
@@ -92,7 +92,7 @@ def test_clicks_land_in_their_cells_rage_dead_and_scroll_are_recorded(live_serve
 
     # The live hour's heatmap: each click in the cell its position gives.
     now = timezone.now()
-    heat, clicks, live = heatmaps.page_heat(
+    heat, clicks, live = reads.page_heat(
         site_id=site.id,
         page="/demo/",
         vp=">1024",

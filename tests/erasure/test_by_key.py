@@ -16,12 +16,13 @@ from django.utils import timezone
 from sessions_app import tasks
 from sessions_app.aggregates import heatmap_rows, seal, stored
 from sessions_app.aggregates.heatmaps import UNKNOWN
-from sessions_app.analysis import funnel_defs, funnels
 from sessions_app.core import stamps, timebuckets
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.erasure import erasures
+from sessions_app.funnels import defs, results
 from sessions_app.ingest import pipeline, replay
 from sessions_app.ingest.pipeline import Source, events_record
+from sessions_app.ingest.steps.plan import plan as plan_step
 from sessions_app.ledger import policies
 from sessions_app.models import ErasureRequest, UserBucketWidth
 from sessions_app.sessions import feed, lists
@@ -154,14 +155,14 @@ def test_a_request_held_past_an_erasure_does_not_write_the_user_back(site, setti
     settings.SUPPRESSION_CACHE_SECONDS = 0
     settings.ERASURE_SETTLE_SECONDS = 2  # the applier's age limit becomes 1 s
     reached, release = threading.Event(), threading.Event()
-    real_plan = pipeline._plan
 
-    def held_plan(*args, **kwargs):
+    def held_plan(intake):
         reached.set()
         assert release.wait(60)
-        return real_plan(*args, **kwargs)
+        plan_step(intake)
 
-    monkeypatch.setattr(pipeline, "_plan", held_plan)
+    steps = tuple(held_plan if step is plan_step else step for step in pipeline.RECORD)
+    monkeypatch.setattr(pipeline, "RECORD", steps)
     at = timezone.now() - timedelta(minutes=2)
     beacon = [event(at, anon="held"), event(at + timedelta(seconds=1), anon="bystander")]
     result: dict[str, object] = {}
@@ -245,8 +246,8 @@ def test_nothing_of_a_user_whose_sessions_expired_is_left_in_any_table(site, mon
     assert seal.bucket_rollup(site_id=site.id, granularity="month", bucket=month, now=now)
     steps = [{"kind": "pageview", "path": "/", "match": "exact"},
              {"kind": "event", "name": "purchase"}]  # fmt: skip
-    funnel = funnel_defs.funnel_create(site=site, name="buy", definition={"steps": steps})
-    units = funnels.funnel_units(
+    funnel = defs.funnel_create(site=site, name="buy", definition={"steps": steps})
+    units = results.funnel_units(
         site=site, version=funnel.current, start=day, end=timebuckets.next_start(day, "day")
     ).units
     assert {u.key for u in units} & {user, anon}

@@ -28,10 +28,11 @@ from sessions_app.core import timebuckets
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.core.redis_client import redis_client
 from sessions_app.erasure import erasures, job, scan
-from sessions_app.ingest import pipeline, replay
+from sessions_app.ingest import replay
 from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.ingest.plan import EventRow, Plan, SessionSummary, plan_without
-from sessions_app.ingest.sessionizer import state_key
+from sessions_app.ingest.state import SessionState, state_key
+from sessions_app.ingest.steps import apply as apply_step
 from sessions_app.ledger import quality, suppression
 from sessions_app.models import AdminAction, BucketState, ErasureRequest, Suppression
 from sessions_app.sessions import lists
@@ -113,7 +114,7 @@ def traffic(site, monkeypatch) -> Traffic:
     def crash(plan, **kwargs):
         raise RuntimeError("worker died between log write and apply")
 
-    monkeypatch.setattr(pipeline, "plan_apply", crash)
+    monkeypatch.setattr(apply_step, "plan_apply", crash)
     unapplied = [event(h2 + timedelta(minutes=20), anon=ALICE_ANON, user_id=ALICE)]
     assert _record(site, h2 + timedelta(minutes=25), unapplied).accepted == 1
     monkeypatch.undo()
@@ -399,7 +400,7 @@ def test_ingest_erase_replay_leaves_nothing_of_the_user(site, traffic, root, set
     # before the suppression): the replay applies bob's part and drops alice's.
     monkeypatch = pytest.MonkeyPatch()
     monkeypatch.setattr(suppression, "suppressed_keys", lambda site_id: frozenset())
-    monkeypatch.setattr(pipeline, "plan_apply", lambda plan, **kwargs: None)
+    monkeypatch.setattr(apply_step, "plan_apply", lambda plan, **kwargs: None)
     straggler = _record(
         site,
         received,
@@ -473,9 +474,11 @@ def test_a_plan_without_keys_drops_their_events_sessions_and_links():
             EventRow(site_id, "id-of-x", s3, s3, "pageview", now),
         ],
         sessions=[
-            SessionSummary(site_id, "u", s1, now, now),
-            SessionSummary(site_id, "other", s2, now, now),
-            SessionSummary(site_id, "id-of-x", s3, now, now, anonymous_id="u", user_id="id-of-x"),
+            SessionSummary(site_id, "u", SessionState(s1, now, now)),
+            SessionSummary(site_id, "other", SessionState(s2, now, now)),
+            SessionSummary(
+                site_id, "id-of-x", SessionState(s3, now, now, anonymous_id="u", user_id="id-of-x")
+            ),
         ],
         links=[("id-of-x", "u"), ("y", "z")],
     )

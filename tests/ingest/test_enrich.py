@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.ingest import enrich
-from sessions_app.ingest.visitor import is_bot_agent
+from sessions_app.ingest.enrich import is_bot_agent
 from sessions_app.tables import user_sessions
 from tests.api.test_api import auth
 from tests.ingest.conftest import event, post
@@ -203,7 +203,7 @@ def test_a_session_through_collect_gets_its_dimensions(client, site, token, anal
     )
     assert response.status_code == 200 and response.json()["accepted"] == 2
     [summary] = user_sessions.session_list(site_id=site.id, user_key="enrich-1")
-    dims = {k: summary[k] for k in user_sessions.DIMENSIONS}
+    dims = {k: summary[k] for k in user_sessions.columns_of()}
     assert dims == {
         "browser": "Mobile Safari",
         "browser_version": "17",
@@ -227,7 +227,7 @@ def test_a_session_through_collect_gets_its_dimensions(client, site, token, anal
     [raw] = client_rows(site, "enrich-1")
     assert raw["user_agent"] is None and raw["ip_prefix"] == "81.2.69.0"
     api = client.get(f"/api/sites/{site.id}/users/enrich-1/sessions", **auth(token)).json()
-    assert {k: api["sessions"][0][k] for k in user_sessions.DIMENSIONS} == dims
+    assert {k: api["sessions"][0][k] for k in user_sessions.columns_of()} == dims
     page = client.get(reverse("sessions_app:session", args=[site.id, summary["session_id"]]))
     html = " ".join(page.content.decode().split())
     assert "newsletter / email · campaign spring" in html
@@ -326,8 +326,8 @@ def test_with_enrichment_off_the_collector_is_as_before(client, site, settings):
     view = event(now - timedelta(minutes=1), anon="enrich-off", url=SHOP + "?utm_source=x")
     assert post(client, site, [view], HTTP_USER_AGENT=IPHONE).json()["accepted"] == 1
     [summary] = user_sessions.session_list(site_id=site.id, user_key="enrich-off")
-    assert {k: summary[k] for k in user_sessions.DIMENSIONS} == dict.fromkeys(
-        user_sessions.DIMENSIONS
+    assert {k: summary[k] for k in user_sessions.columns_of()} == dict.fromkeys(
+        user_sessions.columns_of()
     )
     bot = event(now - timedelta(minutes=1), anon="enrich-off-bot")
     post(client, site, [bot], HTTP_USER_AGENT="Mozilla/5.0 (compatible; Googlebot/2.1)")

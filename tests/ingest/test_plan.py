@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import uuid
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from hypothesis import given, settings
@@ -11,13 +12,29 @@ from hypothesis import strategies as st
 
 from sessions_app.core.timebuckets import EPOCH
 from sessions_app.ingest.plan import EventRow, Plan, SessionSummary, plan_decode, plan_encode
+from sessions_app.ingest.state import SessionState
 
 SITE = uuid.UUID("0f6b2a4e-3c1d-4e5f-8a9b-0c1d2e3f4a5b")
 SESSION = uuid.UUID("7c9e6679-e605-11f1-9d62-99cbae29d7a6")
 T = datetime(2026, 11, 21, 23, 59, 58, 123000, tzinfo=UTC)
+VERSION = 1763769598123000
 # A payload of the current encoder: entries in the log are decoded by whichever release
 # replays them, so a change of format must keep reading this (or bump "v" and say how).
 GOLDEN = (
+    "eAHNVEtu2zAUvErAbSVblKwPDRQF+jlBl0EgUNRzLFi/kpRjwzDQO/QUvUN2vklP0qHkJEYRtMmq2RggNc/vcWbeHNiW"
+    "LbnHTGUpr0q2ZMEqKUK5ID9SvPQXFK/8TIrCD3AMKVotZFwwjxXSqvVUEQULoeIo9CkJYp/zFfdFmYS+EKqQFIoylQkq"
+    "NCmqtlTm0qJlKuIoiGOR8TDy2Ja0qbrW3SdRmojpPggCj9GWWmvY8vrw+iEHQzrf0B7Pkm3X+qd7zGHIuF7T7KkSlCSp"
+    "+Mfs4xBTRVYKIknJRYUUPPPDMiWxKOMiowxd7L4ntO3lLW0runM3eMQfzx50Dcza2t4s53Oz7voZ7WTT1zQ/3X/49p67"
+    "ssrW7p8+ydXp59Wv7z+uvgLn3rGWGoJFR+9tMZO+jBlVV2rzalpQQDU1sARbHpiVt2CmGKyFdzymammgLrzCJI4FuwF9"
+    "tAOUfRz27OixWlpwafVAI7rpCQxOx8rkRQfodDqTG7w1crMXkjsY2zXPs9vKZnTmoNVaGgJI04q0Jn3hRVw9WhGIXnc9"
+    "eD2wrawHVAsxiz2GfcXuFhVE4PQuxLK2ZKyj9AABltfca4e69hyjN0ew/0gqdDlv4f9ebGOlxsTPZRLMZHND1D730cXJ"
+    "vukGM4XCU7qMkTMG6eC79Z2SQ3WDcyzYegiE/HyF7B034eIMc+t9/pJsoF1l/wZEf9W1CNdRlLPP+7yHutUOaodBNAtm"
+    "nOMX0BJJpZw1SjIbO2bMOKR2+fn5CxCmg2kcoqU7U5O18MwRYtZVu3FKXrPp0Q903DihXUzhIz/+Bhk190M="
+)
+
+# An entry logged while session states still carried the user-agent string (no longer
+# kept; the decoder drops it), without dimensions.
+LOGGED_WITH_USER_AGENT = (
     "eAHNVEtu2zAQvUrAbSVblKwPDRQF2nVXXQaBQEnjmDAtqSTl2jUM9A49Re+QXW7Sk/RRctKgCFpn1WwEzHBGM/Pm"
     "zTuyHVvygFnlqFQNW7JolVWxXFCY1LwJF5SuwkKKKoxgxpSsFjKtWMAq6er1lJFEC1GnSRxSFqUh5yseiiaLQyHq"
     "SlIsmlxmyDBUk9pRU0qHkrlIkyhNRcHjJGA7MlZ1rfdnSZ6JyR9FUcBoR62zbHl9fHmTgyVTbuiAsWTbteH9Hfqw"
@@ -40,7 +57,7 @@ def _plan() -> Plan:
         site_id=SITE,
         batch_id=uuid.UUID("3049c532-e605-11f1-9d62-99cbae29d7a6"),
         received_at=T,
-        version=1763769598123000,
+        version=VERSION,
         events=[
             event(
                 "6", "pageview", url="https://shop.example/ü?q=1", title="Café \u2013 Shop", shard=3
@@ -66,19 +83,22 @@ def _plan() -> Plan:
             SessionSummary(
                 SITE,
                 "anon-ü",
-                SESSION,
-                T,
-                T,
-                anonymous_id="anon-ü",
-                user_id="u-1",
-                event_count=3,
-                pageview_count=1,
-                click_count=1,
-                entry_url="https://shop.example/ü?q=1",
-                exit_url="https://shop.example/",
-                converted=True,
-                user_agent="Mozilla/5.0",
-                ip_prefix="203.0.113.0",
+                SessionState(
+                    SESSION,
+                    T,
+                    T,
+                    anonymous_id="anon-ü",
+                    user_id="u-1",
+                    event_count=3,
+                    pageview_count=1,
+                    click_count=1,
+                    entry_url="https://shop.example/ü?q=1",
+                    exit_url="https://shop.example/",
+                    converted=True,
+                    ip_prefix="203.0.113.0",
+                    dimensions={"device": "desktop", "country": "DE", "source": "newsletter"},
+                    version=VERSION,  # a summary is written at its plan's version
+                ),
             )
         ],
         links=[("u-1", "anon-ü")],
@@ -88,6 +108,12 @@ def _plan() -> Plan:
 def test_the_golden_payload_decodes_and_the_encoder_still_writes_it() -> None:
     assert plan_decode(base64.b64decode(GOLDEN)) == _plan()
     assert plan_encode(_plan()) == base64.b64decode(GOLDEN)
+
+
+def test_an_entry_with_the_user_agent_string_decodes_without_it() -> None:
+    session = replace(_plan().sessions[0].state, dimensions={})
+    [summary] = plan_decode(base64.b64decode(LOGGED_WITH_USER_AGENT)).sessions
+    assert summary.state == session and not hasattr(summary.state, "user_agent")
 
 
 def test_encode_then_decode_gives_the_plan_back() -> None:

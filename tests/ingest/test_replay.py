@@ -10,7 +10,8 @@ from django.utils import timezone
 from sessions_app import tasks
 from sessions_app.core import timebuckets
 from sessions_app.core.cql import cassandra_session, prepare
-from sessions_app.ingest import pipeline, replay
+from sessions_app.ingest import replay
+from sessions_app.ingest.steps import apply as apply_step
 from sessions_app.ledger import sites, suppression
 from sessions_app.models import ReplayWatermark, UnappliedLogEntry
 from sessions_app.sessions import activity, feed
@@ -47,7 +48,7 @@ def test_crash_between_log_and_apply_is_completed_by_replay(
     def crash(plan):
         raise RuntimeError("worker died between log write and apply")
 
-    monkeypatch.setattr(pipeline, "plan_apply", crash)
+    monkeypatch.setattr(apply_step, "plan_apply", crash)
     t0 = live_now - minutes(15)
     response = post(client, site, [event(t0), event(t0 + minutes(1), kind="click")])
     assert response.status_code == 200 and response.json()["accepted"] == 2
@@ -124,7 +125,7 @@ def test_replay_of_a_plan_whose_keys_were_all_erased_only_marks_it(
 ):
     from sessions_app.models import Suppression
 
-    monkeypatch.setattr(pipeline, "plan_apply", lambda plan, **kw: None)  # died before apply
+    monkeypatch.setattr(apply_step, "plan_apply", lambda plan, **kw: None)  # died before apply
     post(client, site, [event(live_now - minutes(15), anon="gone")])
     monkeypatch.undo()
     Suppression.objects.create(site=site, key="gone")
@@ -144,12 +145,12 @@ def test_an_entry_that_keeps_failing_is_kept_in_view_and_stops_neither_others_no
 ):
 
     other = sites.site_create(name="Other", origins=["https://shop.example"])
-    monkeypatch.setattr(pipeline, "plan_apply", lambda plan, **kw: None)  # died before apply
+    monkeypatch.setattr(apply_step, "plan_apply", lambda plan, **kw: None)  # died before apply
     post(client, site, [event(live_now - minutes(15), anon="poison")])
     post(client, site, [event(live_now - minutes(14), anon="fine")])
     post(client, other, [event(live_now - minutes(15), anon="elsewhere")])
     monkeypatch.undo()
-    apply = pipeline.plan_apply
+    apply = apply_step.plan_apply
 
     def poisoned(plan, **kw):
         if any(e.user_key == "poison" for e in plan.events):

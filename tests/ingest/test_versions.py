@@ -11,7 +11,7 @@ from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.core.redis_client import redis_client
 from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.ingest.plan import version_of
-from sessions_app.ingest.sessionizer import SessionState, state_key
+from sessions_app.ingest.state import SessionState, state_key
 from sessions_app.ingest.versions import plan_version, write_deadline_seconds
 from sessions_app.tables import site_sessions, user_sessions
 from tests.ingest.conftest import event, minutes

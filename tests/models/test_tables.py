@@ -12,6 +12,7 @@ from sessions_app.core import bounds, timebuckets
 from sessions_app.core.ids import event_uuid
 from sessions_app.ingest.apply import plan_apply
 from sessions_app.ingest.plan import EventRow, Plan, SessionSummary, version_of
+from sessions_app.ingest.state import SessionState
 from sessions_app.models import SessionEvent, UserEventByBucket, UserSession
 from sessions_app.sessions import activity
 from sessions_app.system import health
@@ -59,13 +60,15 @@ def test_user_sessions_come_back_newest_first(site_id, now) -> None:
             SessionSummary(
                 site_id=site_id,
                 user_key="u1",
-                session_id=sid,
-                started_at=start,
-                last_seen_at=start + timedelta(minutes=5),
-                event_count=3,
-                entry_url="/a",
-                exit_url="/b",
-                converted=hours_ago == 2,
+                state=SessionState(
+                    session_id=sid,
+                    started_at=start,
+                    last_seen_at=start + timedelta(minutes=5),
+                    event_count=3,
+                    entry_url="/a",
+                    exit_url="/b",
+                    converted=hours_ago == 2,
+                ),
             )
         )
     _apply(site_id, sessions=summaries)

@@ -14,8 +14,9 @@ from django.utils import timezone
 
 from sessions_app import tasks
 from sessions_app.erasure import erasures
-from sessions_app.ingest import pipeline, replay
+from sessions_app.ingest import replay
 from sessions_app.ingest.pipeline import Source, events_record
+from sessions_app.ingest.steps import apply as apply_step
 from sessions_app.models import ErasureRequest
 from sessions_app.sessions import lists
 from tests.api.test_api import auth
@@ -41,7 +42,7 @@ def test_the_latest_value_wins_whatever_order_the_identifies_arrive_in(site, mon
     now = timezone.now().replace(microsecond=0)
     t1, t2, t3, t4 = (now - timedelta(minutes=m) for m in (40, 30, 20, 10))
     # Logged but not applied (a crash after the log write): the replay applies it last.
-    monkeypatch.setattr(pipeline, "plan_apply", lambda plan, **kwargs: None)
+    monkeypatch.setattr(apply_step, "plan_apply", lambda plan, **kwargs: None)
     identify(site, t2, anon="a", user="u", traits={"plan": "team", "seats": 3}, id="i2")
     monkeypatch.undo()
     identify(site, t4, anon="a", user="u", traits={"plan": "enterprise"}, id="i4")

@@ -2,7 +2,7 @@
 
 The routes are not listed here: every URL pattern whose route names `site_id` is
 found by walking the URL resolver, so a new site route without the check
-(permissions.site_for, through site_page or api.views.SiteView) fails this test.
+(permissions.site_for, through site_page or permissions.SiteView) fails this test.
 Each is opened with the other site's id (and a user and session recorded there) by
 an outsider (an admin of a different site), by that outsider's API token and by an
 installation admin without membership: all 404, as for a site that does not exist.
@@ -26,7 +26,7 @@ from django.urls.resolvers import RoutePattern
 from django.utils import timezone
 
 from sessions_app.accounts import tokens
-from sessions_app.analysis import funnel_defs
+from sessions_app.funnels import defs
 from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.ledger import sites
 from sessions_app.models import AdminAction, Funnel
@@ -84,7 +84,7 @@ def other(db):
         ],
     )
     [summary] = user_sessions.session_list(site_id=other.id, user_key=USER_KEY)
-    funnel_defs.funnel_create(site=other, name="o", definition={"steps": FUNNEL_STEPS})
+    defs.funnel_create(site=other, name="o", definition={"steps": FUNNEL_STEPS})
     return other, summary["session_id"]
 
 
@@ -213,7 +213,7 @@ def test_every_site_route_goes_through_the_one_check(site):
     """Besides the answers above: each view is a site_page or a SiteView (permissions.site_for)."""
     from django.urls import resolve
 
-    from sessions_app.api.views import SiteView
+    from sessions_app.permissions import SiteView
 
     for url in _urls(site.id, uuid.uuid1()):
         view = resolve(url).func
@@ -226,7 +226,7 @@ def test_funnels_are_defined_by_the_sites_admins(client, analyst, site):
     (and superusers), by API and by page, and the pages show analysts no form."""
     api = f"/api/sites/{site.id}/funnels"
     definition = {"steps": FUNNEL_STEPS}
-    funnel = funnel_defs.funnel_create(site=site, name="kept", definition=definition)
+    funnel = defs.funnel_create(site=site, name="kept", definition=definition)
     form = {"name": "x", "step-1-kind": "pageview", "step-1-value": "/",
             "step-2-kind": "click", "step-2-value": "a", "count_by": "user"}  # fmt: skip
     refused = [

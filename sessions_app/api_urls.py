@@ -1,0 +1,56 @@
+"""The API's routes under /api/: the api package's own views and each feature's API
+(funnels, paths, heatmaps keep theirs in their urls.py)."""
+
+from django.urls import path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
+
+from sessions_app.api import exports, views
+from sessions_app.core import userkeys
+from sessions_app.funnels import urls as funnel_urls
+from sessions_app.heatmaps import urls as heatmap_urls
+from sessions_app.paths import urls as path_urls
+
+userkeys.register()
+
+urlpatterns = [
+    path("schema", SpectacularAPIView.as_view(), name="api-schema"),
+    *heatmap_urls.api_urlpatterns,
+    path("docs", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
+    path("sites/<uuid:site_id>/report", views.SiteReport.as_view()),
+    path("sites/<uuid:site_id>/realtime", views.SiteRealtime.as_view(), name="api-realtime"),
+    path(
+        "sites/<uuid:site_id>/users/<userkey:user_key>/sessions",
+        views.UserSessions.as_view(),
+        name="api-user-sessions",
+    ),
+    path(
+        "sites/<uuid:site_id>/users/<userkey:user_key>/counters",
+        views.UserCounters.as_view(),
+        name="api-user-counters",
+    ),
+    path(
+        "sites/<uuid:site_id>/users/<userkey:user_key>/activity",
+        views.UserActivity.as_view(),
+        name="api-user-activity",
+    ),
+    path(
+        "sites/<uuid:site_id>/users/<userkey:user_key>/activity/export",
+        exports.ActivityExport.as_view(),
+        name="api-activity-export",
+    ),
+    path(
+        "sites/<uuid:site_id>/users/<userkey:user_key>/properties",
+        views.UserProperties.as_view(),
+        name="api-user-properties",
+    ),
+    path(
+        "sites/<uuid:site_id>/users/<userkey:user_key>/properties/export",
+        exports.PropertiesExport.as_view(),
+        name="api-properties-export",
+    ),
+    path("sites/<uuid:site_id>/sessions", views.SiteSessions.as_view(), name="api-sessions"),
+    *path_urls.api_urlpatterns,
+    *funnel_urls.api_urlpatterns,
+    path("sites/<uuid:site_id>/sessions/<uuid:session_id>/events", views.SessionEvents.as_view()),
+    path("sites/<uuid:site_id>/sessions/<uuid:session_id>/export", exports.SessionExport.as_view()),
+]

@@ -1,0 +1,63 @@
+"""What a funnel's API and pages show, from their URL parameters: its numbers over a
+range (funnels/results.py) and one page of the units behind a step."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sessions_app.core.bounds import RangeError
+from sessions_app.funnels import defs, results
+from sessions_app.funnels.table import split_names
+from sessions_app.models import Funnel, Site
+from sessions_app.params import iso, range_param, whole_param
+
+DEFAULT_SPAN = timedelta(days=30)
+
+
+def funnel_range(params: Mapping[str, str]) -> tuple[datetime, datetime]:
+    """start/end (ISO-8601; default the last 30 days; at most 92)."""
+    return range_param(params, now=datetime.now(UTC), default_span=DEFAULT_SPAN)
+
+
+def funnel_result(site: Site, funnel: Funnel, params: Mapping[str, str]) -> dict[str, Any]:
+    """The funnel's numbers over the range in `params` (breakdown= one dimension)."""
+    start, end = funnel_range(params)
+    breakdown = params.get("breakdown") or None
+    if breakdown and breakdown not in split_names():
+        raise RangeError("breakdown", f"one of {', '.join(split_names())}")
+    assert funnel.current is not None
+    result = results.funnel_units(site=site, version=funnel.current, start=start, end=end)
+    return {
+        "funnel": defs.funnel_json(funnel),
+        "start": iso(start.replace(microsecond=0)),
+        "end": iso(end),
+        **results.funnel_summary(funnel.current.definition, result, breakdown=breakdown),
+    }
+
+
+def funnel_unit_page(
+    site: Site, funnel: Funnel, params: Mapping[str, str], *, limit: int
+) -> dict[str, Any]:
+    """One page of the units that reached a step (or dropped off after it)."""
+    start, end = funnel_range(params)
+    assert funnel.current is not None
+    steps = len(funnel.current.definition["steps"])
+    step, offset = whole_param(params, "step", 1), whole_param(params, "cursor", 0)
+    if not 1 <= step <= steps:
+        raise RangeError("step", f"between 1 and {steps}")
+    if not 0 <= offset <= 1_000_000:
+        raise RangeError("cursor", "not a cursor this API returned")
+    outcome = params.get("outcome") or "reached"
+    result = results.funnel_units(site=site, version=funnel.current, start=start, end=end)
+    rows, following = results.units_page(
+        result, step=step, outcome=outcome, offset=offset, limit=limit
+    )
+    return {
+        "step": step,
+        "outcome": outcome,
+        "units": rows,
+        "next_cursor": str(following) if following is not None else None,
+        "pending_days": [d.date().isoformat() for d in result.days_pending],
+    }

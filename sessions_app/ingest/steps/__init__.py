@@ -1,0 +1,1 @@
+"""The ingest steps, one module each, run in order and timed by name by ingest/pipeline.py."""
