@@ -28,10 +28,10 @@ from sessions_app.models import BucketState
 from sessions_app.tables import user_sessions
 from tests.aggregates import recount, test_breakdowns, test_heatmaps
 from tests.aggregates.test_breakdowns import seal_everything
-from tests.analysis import test_paths
 from tests.analysis.dataset import AGENTS
-from tests.analysis.test_paths import send
 from tests.conftest import recent_fixed
+from tests.paths import test_reads as test_paths
+from tests.paths.test_reads import send
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 
