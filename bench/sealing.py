@@ -2,7 +2,8 @@
 
 1. Seal one hour holding EVENTS events (4 shards, ~20 events a session, two beacons
    each): events aggregated per second by bucket_seal (merge the beacons'
-   tallies, aggregate, write the aggregates, per-user counts and series), beside the
+   tallies, aggregate, write every product: aggregates, per-user counts, series,
+   breakdowns, paths, heatmaps), beside the
    raw driver only reading the hour's raw rows (the floor of a seal that scans them),
    and the same seal made to scan the raw rows (as after an erasure).
 2. A user's 12-month rolling count from a year of sealed hours, days and months,
@@ -34,15 +35,16 @@ from cassandra.concurrent import execute_concurrent  # noqa: E402
 from cassandra.query import UNSET_VALUE as UNSET  # noqa: E402
 
 from bench.node import settle  # noqa: E402
-from sessions_app.aggregates import rollup, states, stored  # noqa: E402
+from sessions_app.aggregates import states, stored  # noqa: E402
 from sessions_app.aggregates.rolling import rolling_count  # noqa: E402
-from sessions_app.aggregates.seal import bucket_seal  # noqa: E402
+from sessions_app.aggregates.seal import bucket_rollup, bucket_seal  # noqa: E402
 from sessions_app.core import timebuckets  # noqa: E402
 from sessions_app.core.cql import cassandra_session, prepare  # noqa: E402
 from sessions_app.core.ids import time_uuid  # noqa: E402
 from sessions_app.ingest.pipeline import Source, events_record  # noqa: E402
-from sessions_app.ingest.plan import EventRow, Plan  # noqa: E402
+from sessions_app.ingest.plan import EventRow, Plan, SessionSummary  # noqa: E402
 from sessions_app.ingest.rows import partial_rows  # noqa: E402
+from sessions_app.ingest.state import SessionState  # noqa: E402
 from sessions_app.ledger import sites  # noqa: E402
 from sessions_app.models import BucketState, Site  # noqa: E402
 
@@ -69,7 +71,7 @@ BUTTONS = [
 ]
 
 
-def _hour_of_events(site: Site, hour: datetime, events: int) -> None:
+def hour_of_events(site: Site, hour: datetime, events: int) -> None:
     """Write `events` raw rows, their sessions' summaries and their batches' tallies.
 
     Raw rows and summaries go straight into the tables (the other event tables are
@@ -129,6 +131,11 @@ def _hour_of_events(site: Site, hour: datetime, events: int) -> None:
                 received_at=received,
                 version=0,
                 events=rows[b : b + per_beacon],
+                # The session as the beacon left it: what its tallies know of it (its
+                # start and source), as the applier's do.
+                sessions=[
+                    SessionSummary(site.id, user, SessionState(session_id, started, received))
+                ],
                 shards=SHARDS,
             )
             work.extend(row for _, row in partial_rows(beacon))
@@ -159,7 +166,7 @@ def seal(events: int) -> dict[str, float]:
     Site.objects.filter(pk=site.pk).update(event_shards=SHARDS)
     site.refresh_from_db()
     hour = timebuckets.floor(datetime.now(UTC) - timedelta(hours=6), "hour")
-    _hour_of_events(site, hour, events)
+    hour_of_events(site, hour, events)
     # The collector records the shards each hour was written with; readers fan out over them.
     BucketState.objects.get_or_create(
         site=site, granularity="hour", bucket=hour, defaults={"shards": SHARDS}
@@ -232,9 +239,7 @@ def rolling(runs: int) -> dict[str, float]:
             if granularity == "hour":
                 bucket_seal(site_id=site_id, hour=start, now=now)
             else:
-                rollup.bucket_rollup(
-                    site_id=site_id, granularity=granularity, bucket=start, now=now
-                )
+                bucket_rollup(site_id=site_id, granularity=granularity, bucket=start, now=now)
     year = timedelta(days=365)
     figures: dict[str, list[float]] = {"cover": [], "naive": []}
     results = {}

@@ -10,7 +10,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
-from sessions_app.aggregates import rollup, seal, states
+from sessions_app.aggregates import seal, states
 from sessions_app.erasure import erasures
 from sessions_app.funnels import defs, queue, results, scan
 from sessions_app.funnels.spec import funnel_compile
@@ -67,7 +67,7 @@ def seal_bucket(self: Any, site_id: str, granularity: str, bucket: str) -> bool:
     try:
         if granularity == "hour":
             return seal.bucket_seal(site_id=site_id, hour=start, now=now)
-        return rollup.bucket_rollup(site_id=site_id, granularity=granularity, bucket=start, now=now)
+        return seal.bucket_rollup(site_id=site_id, granularity=granularity, bucket=start, now=now)
     except SoftTimeLimitExceeded:
         raise
     except Exception as exc:  # Cassandra timeouts and the like: try again later

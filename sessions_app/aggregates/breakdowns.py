@@ -19,19 +19,15 @@ from datetime import datetime
 from typing import Any
 
 import orjson
-from django.conf import settings
 
 from sessions_app.aggregates.sketch import sketch_estimate, sketch_merge, sketch_of
 from sessions_app.aggregates.stored import bucket_overwrite
-from sessions_app.core import timebuckets
 from sessions_app.core.cql import cassandra_session, prepare
-from sessions_app.core.ids import time_uuid_bound
-from sessions_app.tables import bucket_breakdowns, dimensions, site_sessions
+from sessions_app.tables import bucket_breakdowns, dimensions
 
 STORED_TOP = 50  # values kept per dimension and bucket; the rest are "(other)"
 OTHER = "(other)"
 NONE = "(none)"  # a session without the value (no campaign, an unknown country)
-SLICE_PAGE = 5_000
 
 
 @dataclass
@@ -52,21 +48,6 @@ def names() -> dict[str, str]:
     """Each dimension that breaks down (tables/dimensions.py): the site_sessions column
     it counts, by its name."""
     return {d.name: d.column for d in dimensions.breakdowns()}
-
-
-def hour_rows(*, site_id: uuid.UUID, hour: datetime) -> list[dict[str, Any]]:
-    """Return the site_sessions rows of the sessions that started in one hour."""
-    hour = timebuckets.floor(hour, timebuckets.Width.HOUR)
-    day = timebuckets.floor(hour, timebuckets.Width.DAY)
-    end = timebuckets.next_start(hour, timebuckets.Width.HOUR)
-    low, high = time_uuid_bound(hour), time_uuid_bound(end)
-    statement = prepare(site_sessions.with_dimensions(site_sessions.SELECT_SLICE))
-    rows: list[dict[str, Any]] = []
-    for shard in range(max(1, settings.SESSION_SHARDS)):
-        query = statement.bind((site_id, day, shard, low, high))
-        query.fetch_size = SLICE_PAGE
-        rows.extend(cassandra_session().execute(query))
-    return rows
 
 
 def breakdown_count(rows: Iterable[dict[str, Any]]) -> Breakdown:

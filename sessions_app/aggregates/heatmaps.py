@@ -162,11 +162,20 @@ def heat_of(body: dict[str, Any]) -> Heat:
 
 
 def heat_encode(counted: HeatTally) -> dict[str, Any]:
-    """A tally as JSON-able lists (tally.tally_encode embeds it)."""
-    return {
-        "pages": [[page, vp, heat_json(h)] for (page, vp), h in counted.pages.items()],
-        "readings": counted.readings,
-    }
+    """A tally as JSON: each page's counts under "page<TAB>layout", an element's clicks as
+    one number unless it has rage or dead ones, empty counts left out (a seal folds tens
+    of thousands of these: few objects each); tally.tally_encode embeds it."""
+    pages = {}
+    for (page, vp), heat in counted.pages.items():
+        body: dict[str, Any] = {
+            "c": heat.clicks,
+            "e": {k: c if c[1] or c[2] else c[0] for k, c in heat.elements.items()},
+        }
+        for name, value in heat_json(heat).items():
+            if value and name not in ("clicks", "elements"):
+                body[name] = value
+        pages[f"{page}\t{vp}"] = body
+    return {"pages": pages, "readings": counted.readings}
 
 
 def heat_fold(bodies: Iterable[dict[str, Any] | None]) -> HeatTally:
@@ -175,12 +184,49 @@ def heat_fold(bodies: Iterable[dict[str, Any] | None]) -> HeatTally:
     for body in bodies:
         if not body:
             continue
-        _add(total.pages, {(p, vp): heat_of(h) for p, vp, h in body["pages"]})
+        pages = body["pages"]
+        if isinstance(pages, list):  # [[page, layout, heat_json], ...]: the first tallies
+            _add(total.pages, {(page, vp): heat_of(h) for page, vp, h in pages})
+        else:
+            for key, heat in pages.items():
+                page, _, vp = key.rpartition("\t")  # a layout class has no tab
+                into = total.pages.get((page, vp))
+                if into is None:
+                    total.pages[page, vp] = into = Heat()
+                _encoded_add(into, heat)
         for view, reading in body["readings"].items():
             held = total.readings.get(view)
             if held is None or reading[2] > held[2]:
                 total.readings[view] = reading
+    for heat in total.pages.values():
+        heat.samples = {label: latest(found) for label, found in heat.samples.items()}
     return total
+
+
+def _encoded_add(into: Heat, body: dict[str, Any]) -> None:
+    """Add one page's counts as heat_encode wrote them to a Heat (samples: not yet cut)."""
+    into.clicks += body["c"]
+    into.dropped += body.get("dropped", 0)
+    for label, counts in body["e"].items():
+        clicks, rage, dead = (counts, 0, 0) if counts.__class__ is int else counts
+        held = into.elements.get(label)
+        if held is None:
+            into.elements[label] = [clicks, rage, dead]
+        else:
+            held[0] += clicks
+            held[1] += rage
+            held[2] += dead
+    for total, name in ((into.cells, "cells"), (into.scroll, "scroll"), (into.folds, "folds")):
+        for key, n in body.get(name, ()):
+            total[key] += n
+    for label, pairs in body.get("spots", {}).items():
+        spots = into.spots.get(label)
+        if spots is None:
+            into.spots[label] = spots = Counter()
+        for key, n in pairs:
+            spots[key] += n
+    for label, found in body.get("samples", {}).items():
+        into.samples.setdefault(label, []).extend(found)
 
 
 def _add(total: dict[Key, Heat], part: dict[Key, Heat]) -> None:

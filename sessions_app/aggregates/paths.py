@@ -9,9 +9,10 @@ So for any path q a bucket holds how often visitors followed q with q's last pag
 viewed in the bucket, and buckets add up: days merge hours, months days. Transitions
 are the two-page paths; entrances are also counted by the session's source.
 
-The hour's page views come from the seal's tally (or its raw rows); the ones before
-the hour from session_events, for the sessions that were running when it began (the
-last MAX_STEPS + 1 page views, newest first). An hour's counts therefore never depend
+The hour's page views come from the seal's tally (or its raw rows), with each session's
+start and source as ingest knew them (a tally of raw rows: from site_sessions); the page
+views before the hour from session_events, only for the sessions that were running when
+it began (the last MAX_STEPS + 1 page views, newest first). An hour's counts therefore never depend
 on another bucket's seal. A path whose first page view is in an earlier hour is also
 kept in its row's `carried`, with that hour: a range that begins after it subtracts it,
 so a Sankey from a page holds only visits that began in the range and every column's
@@ -34,11 +35,12 @@ from typing import Any
 
 import orjson
 
+from sessions_app.aggregates.sources import Hour
 from sessions_app.aggregates.stored import bucket_overwrite
 from sessions_app.aggregates.tally import page_path
 from sessions_app.core import timebuckets
 from sessions_app.core.cql import cassandra_session, prepare
-from sessions_app.core.ids import cassandra_order, time_uuid_bound, uuid_time
+from sessions_app.core.ids import time_uuid_bound, uuid_time
 from sessions_app.tables import bucket_paths, session_events, site_sessions
 
 ENTRANCE = "(entrance)"
@@ -89,52 +91,68 @@ def session_count(
     `hour`), after the pages `before` them (ENTRANCE first when those reach back to the
     session's start; viewed in `before_hours`); a path whose first page view is older
     than `hour` is also counted in `carried`, with that view's hour."""
+    trail = list(before)
     hours: list[datetime | None] = [None] * len(before)
     if before_hours:
         hours[len(before) - len(before_hours) :] = before_hours
-    trail = list(zip(before, hours, strict=True))
+    # Only a page viewed before `hour` makes a path carried (a seal's common case: none).
+    older = hour is not None and any(h is not None and h < hour for h in hours)
+    grams: list[Gram] = []  # counted at the end in one go (Counter.update runs in C)
+    carried = counts.carried
     for page in pages:
-        if [p for p, _ in trail] == [ENTRANCE]:
+        if len(trail) == 1 and trail[0] == ENTRANCE:
             counts.sources[page, source] += 1
-        window = [*trail[-MAX_STEPS:], (page, hour)]
-        steps = 0
-        first = hour
-        for k in range(1, len(window) + 1):
-            if window[-k][0] != ENTRANCE:
+        trail.append(page)
+        hours.append(hour)
+        end = len(trail)
+        gram: Gram = ()
+        steps, first = 0, hour
+        for at in range(end - 1, max(-1, end - MAX_STEPS - 2), -1):
+            if trail[at] != ENTRANCE:
                 steps += 1
                 if steps > MAX_STEPS:
                     break
-                first = window[-k][1]
-            gram = tuple(p for p, _ in window[-k:])
-            counts.grams[gram] += 1
-            if hour is not None and first is not None and first < hour:
-                counts.carried[gram, first] += 1
-        trail = [*trail[-MAX_STEPS:], (page, hour)]
+                first = hours[at]
+            gram = (trail[at], *gram)
+            grams.append(gram)
+            if older and first is not None and first < hour:  # type: ignore[operator]
+                carried[gram, first] += 1
+    counts.grams.update(grams)
 
 
-def hour_count(
-    *,
-    site_id: uuid.UUID,
-    hour: datetime,
-    views: dict[uuid.UUID, list[tuple[uuid.UUID, str]]],
-    started: Iterable[dict[str, Any]],
-) -> PathCounts:
-    """Count an hour's paths from its human page views ({session: [(event id, path)]}) and
-    the site_sessions rows of the sessions that started in it (their start and source)."""
-    hour = timebuckets.floor(hour, timebuckets.Width.HOUR)
-    rows = {row["session_id"]: row for row in started}
-    earlier = [sid for sid in views if not _began_in(rows.get(sid), hour)]
-    before = _pages_before(earlier, hour)
+def hour_count(source: Hour) -> PathCounts:
+    """Count an hour's paths from its human page views (the tally's {session: [(event id,
+    path)]}), each session's start and source, and its page views before the hour.
+
+    A session's start and source come from the tally when ingest put them there, else
+    from the site_sessions rows of the sessions that started in the hour (or, begun
+    earlier, its own row); the page views before the hour from session_events, for the
+    sessions that began before it only.
+    """
+    hour, views, known = source.start, source.counted.views, source.counted.starts
+    rows: dict[uuid.UUID, dict[str, Any]] = {}
+    if any(sid not in known for sid in views):
+        rows = {row["session_id"]: row for row in source.started}
+    since = timebuckets.epoch_ms(hour)
+    began = {
+        sid
+        for sid in views
+        if (known[sid][0] >= since if sid in known else _began_in(rows.get(sid), hour))
+    }
+    before = _pages_before([sid for sid in views if sid not in began], hour)
+    sources = {sid: start[1] for sid, start in known.items()}
+    sources.update((sid, row["source"]) for sid, row in rows.items() if sid not in known)
     entered = [
         sid
         for sid in views
-        if before.get(sid, ([ENTRANCE], []))[0] == [ENTRANCE] and sid not in rows
+        if sid not in sources and before.get(sid, ([ENTRANCE], []))[0] == [ENTRANCE]
     ]
-    sources = {sid: row["source"] for sid, row in rows.items()}
-    sources.update(_sources(site_id, entered))
+    sources.update(_sources(source.site_id, entered))
     counts = PathCounts()
     for sid, seen in views.items():
-        pages = [path for _, path in sorted(seen, key=lambda v: cassandra_order(v[0]))]
+        if len(seen) > 1:
+            seen = sorted(seen)  # by view_key: the order of their event ids
+        pages = [path for _, path in seen]
         pages_before, hours_before = before.get(sid, ([ENTRANCE], []))
         session_count(
             counts,

@@ -9,8 +9,9 @@ from typing import Any
 
 from django.conf import settings
 
-from sessions_app.aggregates import breakdowns, tally
-from sessions_app.aggregates.sources import session_summaries, site_bucket_rows
+from sessions_app.aggregates import breakdowns, totals
+from sessions_app.aggregates.products import BREAKDOWNS, TOTALS
+from sessions_app.aggregates.seal import hour_live
 from sessions_app.aggregates.stored import aggregates_range
 from sessions_app.core import timebuckets
 from sessions_app.core.bounds import RangeError, checked_range
@@ -26,21 +27,13 @@ class ReportBucket:
 
     bucket: datetime
     state: str  # "sealed" (stored aggregates), "live" (raw rows read now), "pending"
-    aggregates: tally.Aggregates
+    aggregates: totals.Aggregates
 
 
-def _live_hour(site_id: uuid.UUID, hour: datetime, shards: int) -> tally.Aggregates:
-    """Compute an unsealed hour from its raw rows, as a seal would (without storing it)."""
-    end = timebuckets.next_start(hour, timebuckets.Width.HOUR)
-    rows = site_bucket_rows(site_id=site_id, hour=hour, shards=shards)
-    result, spans = tally.count_events(rows, conversion_event=settings.CONVERSION_EVENT)
-    tally.count_sessions(
-        result,
-        session_summaries(site_id=site_id, start=hour, end=end, spans=spans),
-        start=hour,
-        end=end,
-    )
-    return result
+def _live_hour(site_id: uuid.UUID, hour: datetime, shards: int) -> totals.Aggregates:
+    """An unsealed hour's totals, counted from its raw rows as its seal would."""
+    counted = hour_live(site_id=site_id, hour=hour, shards=shards, products=(TOTALS,))
+    return counted[TOTALS.name]
 
 
 def site_report(
@@ -66,8 +59,7 @@ def site_report(
     # Every event opens its hour's state: an hour past its sealing time without one
     # had no events, so it is empty, not unknown (no raw read needed).
     now = datetime.now(UTC)
-    settled = now - settings.ALLOWED_LATENESS
-    stored: dict[tuple[str, datetime], tally.Aggregates] = {}
+    stored: dict[tuple[str, datetime], totals.Aggregates] = {}
     hours_from: datetime | None = start
     if grain is timebuckets.Width.DAY:
         stored.update(
@@ -83,6 +75,35 @@ def site_report(
                 site_id=site_id, granularity="hour", start=hours_from, end=end
             )
         )
+    report, live_hours, partitions = _report_buckets(
+        site_id, shown, grain, stored, known, hour_shards, sealed_at, shards=shards,
+        settled=now - settings.ALLOWED_LATENESS,
+    )  # fmt: skip
+    summed = totals.aggregates_merge([r.aggregates for r in report]) if report else None
+    breakdown, breakdown_live = _range_breakdown(site_id, start, end, sealed_at, known, now)
+    return {
+        "breakdowns": breakdown,
+        "breakdown_live_hours": breakdown_live,
+        "start": start,
+        "end": end,
+        "width": grain.value,
+        "buckets": report,
+        "totals": summed or totals.Aggregates(),
+        "live_hours": live_hours,
+        "raw_partitions_read": partitions,
+        "pending": sum(1 for r in report if r.state == "pending"),
+    }
+
+
+def _report_buckets(
+    site_id: uuid.UUID, shown: list[datetime], grain: timebuckets.Width,
+    stored: dict[tuple[str, datetime], totals.Aggregates], known: dict[tuple[str, datetime], str],
+    hour_shards: dict[datetime, int], sealed_at: set[tuple[str, datetime]], *, shards: int,
+    settled: datetime,
+) -> tuple[list[ReportBucket], int, int]:  # fmt: skip
+    """Each shown bucket: stored when sealed, else merged from its sealed hours and its
+    other hours counted live (MAX_LIVE_HOURS at most, then "pending"); also return the
+    hours counted live and the raw partitions they read."""
     report: list[ReportBucket] = []
     live_hours, partitions = 0, 0
     for bucket in shown:
@@ -90,7 +111,7 @@ def site_report(
         if key in sealed_at and key in stored:
             report.append(ReportBucket(bucket, "sealed", stored[key]))
             continue
-        parts: list[tally.Aggregates] = []
+        parts: list[totals.Aggregates] = []
         state = "sealed"
         for hour in timebuckets.buckets_between(
             bucket, timebuckets.next_start(bucket, grain), "hour"
@@ -107,22 +128,9 @@ def site_report(
                 state = "live"
             else:
                 state = "pending"
-        merged = tally.aggregates_merge(parts) if parts else tally.Aggregates()
+        merged = totals.aggregates_merge(parts) if parts else totals.Aggregates()
         report.append(ReportBucket(bucket, state, merged))
-    totals = tally.aggregates_merge([r.aggregates for r in report]) if report else None
-    breakdown, breakdown_live = _range_breakdown(site_id, start, end, sealed_at, known, now)
-    return {
-        "breakdowns": breakdown,
-        "breakdown_live_hours": breakdown_live,
-        "start": start,
-        "end": end,
-        "width": grain.value,
-        "buckets": report,
-        "totals": totals or tally.Aggregates(),
-        "live_hours": live_hours,
-        "raw_partitions_read": partitions,
-        "pending": sum(1 for r in report if r.state == "pending"),
-    }
+    return report, live_hours, partitions
 
 
 def _range_breakdown(
@@ -138,7 +146,7 @@ def _range_breakdown(
     wanted, live = range_cover(start, end, sealed_at, known, now)
     parts = list(breakdowns.breakdowns_read(site_id=site_id, buckets=wanted).values())
     parts += [
-        breakdowns.breakdown_count(breakdowns.hour_rows(site_id=site_id, hour=hour))
+        hour_live(site_id=site_id, hour=hour, shards=1, products=(BREAKDOWNS,))[BREAKDOWNS.name]
         for hour in live[-MAX_LIVE_HOURS:]
     ]
     merged = breakdowns.breakdown_merge(parts) if parts else {}

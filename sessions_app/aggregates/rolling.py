@@ -151,6 +151,22 @@ def rolling_count(
         )
         for (width, period), starts in wanted.items()
     ]
+    raw_partitions = _raw_reads(futures, site_id=site_id, user_key=user_key, raw=raw)
+    total, rows_read = _summed(futures, event_key)
+    return RollingCount(
+        window, start, end, total, len(wanted) + len(raw_partitions), rows_read, pieces
+    )
+
+
+def _raw_reads(
+    futures: list[tuple[set[datetime] | None, Any]],
+    *,
+    site_id: uuid.UUID,
+    user_key: str,
+    raw: list[tuple[datetime, datetime]],
+) -> set[datetime]:
+    """Start reading the user's raw partitions of the `raw` pieces (appended to `futures`,
+    without buckets); return the partitions."""
     raw_statement = prepare(user_events_by_bucket.SELECT_KEYS)
     raw_partitions: set[datetime] = set()
     for low, high in raw:
@@ -167,6 +183,12 @@ def rolling_count(
                     ),
                 )
             )
+    return raw_partitions
+
+
+def _summed(futures: list[tuple[set[datetime] | None, Any]], event_key: str) -> tuple[int, int]:
+    """The count over every read (stored counts of the wanted buckets, raw rows of the
+    key) and the rows read."""
     total, raw_rows, rows_read = 0, 0, 0
     for starts, future in futures:
         for row in future.result():
@@ -181,9 +203,7 @@ def rolling_count(
             kind = row["type"]
             if ((row["name"] or kind) if kind == "custom" else kind) == event_key:
                 total += 1
-    return RollingCount(
-        window, start, end, total, len(wanted) + len(raw_partitions), rows_read, pieces
-    )
+    return total, rows_read
 
 
 def _check_rolling_range(start: datetime, end: datetime) -> tuple[datetime, datetime]:

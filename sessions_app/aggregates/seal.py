@@ -1,257 +1,130 @@
-"""Seal an hour: count it once from its tallies or raw rows and write every aggregate of it."""
+"""The one driver of the aggregate products (aggregates/products.py): seal an hour, roll up
+a day or a month, count a live hour; one version-checked commit marks a bucket sealed."""
 
 from __future__ import annotations
 
-import json
 import uuid
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
 from typing import Any
 
-from django.conf import settings
 from django.db.models import F
 
-from sessions_app.aggregates import (
-    breakdowns,
-    heatmap_rows,
-    heatmaps,
-    paths,
-    series,
-    sources,
-    tally,
-)
+from sessions_app.aggregates.products import PRODUCTS, USER_COUNTS, Product
+from sessions_app.aggregates.sources import Hour
 from sessions_app.core import timebuckets
-from sessions_app.core.batches import replica_batches
-from sessions_app.core.cql import execute_windowed, prepare
+from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.ledger import policies
 from sessions_app.ledger.widths import user_widths_adapt
-from sessions_app.models import (
-    BucketState,
-)
-from sessions_app.tables import bucket_aggregates, bucket_users, retention_specs, rolling_counts
+from sessions_app.models import BucketState
+from sessions_app.tables import funnel_days, retention_specs
 
 # Resolutions and what each is built from: hours from raw events, days from sealed
 # hours, months from sealed days (multi-resolution buckets).
 ROLLUP_CHAIN = ("hour", "day", "month")
 CHILD = {"day": "hour", "month": "day"}
-EVENT_TYPES = ("pageview", "click", "custom")
-
-# Users (one row and map each) per unlogged batch of a bucket's bucket_users rows.
-COUNT_BATCH_USERS = 100
 
 
 def aggregate_ttl(granularity: str) -> int:
     return policies.ttl_seconds(retention_specs.aggregate_key(granularity))
 
 
-def metric_points(
-    site_id: object, granularity: str, bucket: datetime, result: tally.Aggregates
-) -> list[tuple[str, datetime, float]]:
-    """Return the series points of one bucket (series keys: metric + sorted tags)."""
-    values: dict[str, float] = {
-        "events": result.events,
-        "sessions_started": result.sessions_started,
-        "users": result.users,
-        "bounces": result.bounces,
-        "conversions": result.conversions,
-    }
-    for kind in EVENT_TYPES:
-        values[f"events:{kind}"] = result.by_type.get(kind, 0)
-    tags = {"resolution": granularity, "site": str(site_id)}
-    return [
-        (
-            series.series_key(
-                name.split(":")[0],
-                {**tags, **({"type": name.split(":")[1]} if ":" in name else {})},
-            ),
-            bucket,
-            value,
-        )
-        for name, value in values.items()
-    ]
+def hour_count(source: Hour, products: tuple[Product, ...] = PRODUCTS) -> dict[str, Any]:
+    """Count one hour for each of `products` ({name: value}), nothing written."""
+    return {product.name: product.hour(source) for product in products}
 
 
-def aggregates_write(
-    site_id: uuid.UUID,
-    granularity: str,
-    bucket: datetime,
-    result: tally.Aggregates,
-    now: datetime,
-    *,
-    counts: bool = True,
-) -> None:
-    """Overwrite a bucket's aggregate row, series points and (unless `counts` is
-    False: written already) its per-user counts, all in one window.
-
-    Every value is computed, never added, so a second or concurrent seal writes
-    the same cells.
-    """
-    ttl = aggregate_ttl(granularity)
-    work: list[tuple[Any, Any]] = [
-        (
-            prepare(bucket_aggregates.UPSERT, idempotent=True, write=True),
-            (
-                site_id,
-                granularity,
-                bucket,
-                result.events,
-                result.by_type,
-                result.by_name,
-                result.sessions_started,
-                result.users,
-                result.bounces,
-                result.conversions,
-                result.durations,
-                json.dumps(result.top_pages),
-                json.dumps(result.top_clicks),
-                result.rows_read,
-                timebuckets.as_utc(now),
-                result.users_sketch,
-                ttl,
-            ),
-        )
-    ]
-    if counts:
-        work.extend(_user_counts_work(site_id, granularity, bucket, result.user_counts, ttl))
-    execute_windowed(work)
-    series.points_write(metric_points(site_id, granularity, bucket, result), ttl=ttl)
-
-
-UserCounts = dict[tuple[str, str], int]  # (user key, event key) -> events
-
-
-def _user_counts_work(
-    site_id: uuid.UUID, granularity: str, bucket: datetime, user_counts: UserCounts, ttl: int
-) -> list[tuple[Any, None]]:
-    """The writes that overwrite a bucket's per-user counts in both tables.
-
-    bucket_users (site partition, what the parent's rollup reads) and
-    rolling_counts (user partition, what the rolling-counter reads use). Binding
-    needs no Django database (ttl comes in), so a seal runs it on pool threads.
-    """
-    return _site_counts_work(site_id, granularity, bucket, user_counts, ttl) + _rolling_counts_work(
-        site_id, granularity, bucket, user_counts, ttl
-    )
-
-
-def _site_counts_work(
-    site_id: uuid.UUID, granularity: str, bucket: datetime, user_counts: UserCounts, ttl: int
-) -> list[tuple[Any, None]]:
-    """bucket_users' rows: one partition, a row (and map) per user, overwritten whole;
-    COUNT_BATCH_USERS rows an unlogged batch."""
-    by_user: dict[str, dict[str, int]] = {}
-    for (user, key), n in user_counts.items():
-        counts = by_user.get(user)
-        if counts is None:
-            counts = by_user[user] = {}
-        counts[key] = n
-    rows = [(site_id, granularity, bucket, user, counts, ttl) for user, counts in by_user.items()]
-    return replica_batches(
-        prepare(bucket_users.UPSERT, idempotent=True, write=True),
-        (
-            rows[offset : offset + COUNT_BATCH_USERS]
-            for offset in range(0, len(rows), COUNT_BATCH_USERS)
-        ),
-        partitions_per_batch=1,
-        rows_per_batch=COUNT_BATCH_USERS,
-    )
-
-
-def _rolling_counts_work(
-    site_id: uuid.UUID, granularity: str, bucket: datetime, user_counts: UserCounts, ttl: int
-) -> list[tuple[Any, None]]:
-    """rolling_counts' rows: a partition per user, up to 10 that share their replicas a
-    batch (batches.replica_batches)."""
-    period = timebuckets.rolling_period(granularity, bucket)
-    by_user: dict[str, list[tuple[Any, ...]]] = {}
-    for (user, key), n in user_counts.items():
-        by_user.setdefault(user, []).append(
-            (site_id, user, granularity, period, key, bucket, n, ttl)
-        )
-    return replica_batches(
-        prepare(rolling_counts.UPSERT, idempotent=True, write=True), by_user.values()
-    )
+def hour_live(
+    *, site_id: uuid.UUID, hour: datetime, shards: int, products: tuple[Product, ...] = PRODUCTS
+) -> dict[str, Any]:
+    """Count an unsealed hour from its raw rows as its seal would, without storing it."""
+    start = timebuckets.floor(hour, timebuckets.Width.HOUR)
+    return hour_count(Hour(site_id=site_id, start=start, shards=shards), products)
 
 
 def bucket_seal(*, site_id: uuid.UUID | str, hour: datetime, now: datetime) -> bool:
-    """Compute and overwrite one hour's aggregates, then mark it sealed; idempotent.
+    """Count one hour for every product and overwrite its rows, then mark it sealed;
+    idempotent.
 
-    Merges the tallies the applier wrote beside each batch of the hour (one row per
-    batch instead of one per event), or, when the hour is not covered by tallies
-    (BucketState.partials off, or none written), streams the hour's raw rows from
-    every shard. Then it reads the summaries of the sessions that started in the
-    hour, writes everything, then flips the state only if no late event (or
-    erasure) bumped its version meanwhile. Returns False in that case (the bucket
-    stays reopened and the next sweep seals it again).
+    Folds the tallies the applier wrote beside each batch of the hour, or, when they do
+    not cover it (BucketState.partials off, none written, an event in two), tallies the
+    hour's raw rows from every shard it was written with. Returns False if a late event
+    (or an erasure) moved the bucket's version meanwhile: it stays reopened and the next
+    sweep seals it again.
     """
     hour = timebuckets.floor(hour, timebuckets.Width.HOUR)
     state = BucketState.objects.select_related("site").get(
         site_id=site_id, granularity="hour", bucket=hour
     )
-    version = state.version
-    site = state.site
-    end = timebuckets.next_start(hour, timebuckets.Width.HOUR)
-    # Every shard the hour was ever written with, whatever the site uses now.
-    counted = (
-        sources.bucket_partials(site_id=site.id, hour=hour, shards=state.shards)
-        if state.partials
-        else None
-    )
-    if counted is None:  # no tallies cover the hour: its raw rows do
-        rows = sources.site_bucket_rows(site_id=site.id, hour=hour, shards=state.shards)
-        counted = tally.tally(rows)
-    result, spans = tally.finish(counted, conversion_event=settings.CONVERSION_EVENT)
-
-    # The per-user counts need no session summaries. Each table's are bound and
-    # written on a thread of their own meanwhile, so the node has the first batches
-    # and the summary reads to serve while the rest are bound. The threads touch
-    # Cassandra only: the TTL (a retention policy, in SQL) is read here.
-    ttl = aggregate_ttl("hour")
-
-    def counts_write(work: Callable[..., list[tuple[Any, None]]]) -> None:
-        execute_windowed(work(site.id, "hour", hour, result.user_counts, ttl))
-
-    with ThreadPoolExecutor(2, thread_name_prefix="seal-counts") as pool:
-        counts = [pool.submit(counts_write, w) for w in (_site_counts_work, _rolling_counts_work)]
-        sessions = sources.session_summaries(site_id=site.id, start=hour, end=end, spans=spans)
-        tally.count_sessions(result, sessions, start=hour, end=end)
-        # Nothing reads a bucket's rows as sealed before its state says so (below).
-        aggregates_write(site.id, "hour", hour, result, now, counts=False)
-        started = breakdowns.hour_rows(site_id=site.id, hour=hour)
-        counted_dims = breakdowns.breakdown_count(started)
-        breakdowns.breakdown_write(
-            site_id=site.id,
-            granularity="hour",
-            bucket=hour,
-            breakdown=counted_dims,
-            ttl=ttl,
-            now=now,
-        )
-        paths.paths_write(
-            site_id=site.id,
-            granularity="hour",
-            bucket=hour,
-            stored=paths.stored_of(
-                paths.hour_count(site_id=site.id, hour=hour, views=counted.views, started=started)
-            ),
-            ttl=ttl,
-            now=now,
-        )
-        heatmap_rows.heat_write(
-            site_id=site.id,
-            granularity="hour",
-            bucket=hour,
-            stored=heatmaps.stored_of(counted.heat),
-            ttl=ttl,
-            now=now,
-        )
-        user_widths_adapt(site=site, hour_counts=result.user_counts, now=now)
-        for written in counts:
-            written.result()
+    version, site = state.version, state.site
+    source = Hour(site_id=site.id, start=hour, shards=state.shards, partials=state.partials)
+    values = _counted_and_written(source, granularity="hour", bucket=hour, now=now)
+    user_widths_adapt(site=site, hour_counts=values[USER_COUNTS.name], now=now)
     BucketState.objects.get_or_create(
         site=site, granularity="day", bucket=timebuckets.floor(hour, "day")
     )
+    return bucket_commit(state, version=version, now=now)
+
+
+def _counted_and_written(
+    source: Hour, *, granularity: str, bucket: datetime, now: datetime
+) -> dict[str, Any]:
+    """Count every product of an hour and write each; a product whose write needs no SQL
+    writes on a pool thread while the next ones count (the TTL, a policy in SQL, is read
+    here); the hour's session summaries are read on another meanwhile. Nothing reads a
+    bucket's rows as sealed before its state says so."""
+    ttl = aggregate_ttl(granularity)
+    values: dict[str, Any] = {}
+    with ThreadPoolExecutor(2, thread_name_prefix="seal-write") as pool:
+        # The sessions' summaries are mostly waiting on the node: read them meanwhile.
+        pending: list[Future[Any]] = [pool.submit(getattr, source, "sessions")]
+        for product in PRODUCTS:
+            value = values[product.name] = product.hour(source)
+            written = {"site_id": source.site_id, "granularity": granularity, "bucket": bucket,
+                       "value": value, "ttl": ttl, "now": now}  # fmt: skip
+            if product.background:
+                pending.append(pool.submit(product.write, **written))
+            else:
+                product.write(**written)
+        for future in pending:
+            future.result()
+    return values
+
+
+def bucket_rollup(
+    *, site_id: uuid.UUID | str, granularity: str, bucket: datetime, now: datetime
+) -> bool:
+    """Seal a day from its sealed hours (or a month from its sealed days); idempotent.
+
+    Each product reads its children's stored values, merges them and overwrites the
+    parent's. Returns False if a late event arrived meanwhile.
+    """
+    start = timebuckets.floor(bucket, granularity)
+    state = BucketState.objects.select_related("site").get(
+        site_id=site_id, granularity=granularity, bucket=start
+    )
+    version, site = state.version, state.site
+    children = timebuckets.buckets_between(
+        start, timebuckets.next_start(start, granularity), CHILD[granularity]
+    )
+    ttl = aggregate_ttl(granularity)
+    for product in PRODUCTS:
+        found = product.read(site_id=site.id, granularity=CHILD[granularity], buckets=children)
+        product.write(site_id=site.id, granularity=granularity, bucket=start,
+                      value=product.merge(found, start=start), ttl=ttl, now=now)  # fmt: skip
+    if granularity == "day":  # funnels' parts of the day were scanned from older rows
+        cassandra_session().execute(
+            prepare(funnel_days.DELETE_DAY, idempotent=True, write=True), (site.id, start)
+        )
+        BucketState.objects.get_or_create(
+            site=site, granularity="month", bucket=timebuckets.floor(start, "month")
+        )
+    return bucket_commit(state, version=version, now=now)
+
+
+def bucket_commit(state: BucketState, *, version: int, now: datetime) -> bool:
+    """Mark a bucket sealed unless its version moved since the seal read it (a late event
+    or an erasure reopened it: the next sweep seals it again)."""
     updated = BucketState.objects.filter(pk=state.pk, version=version).update(
         state=BucketState.SEALED, seals=F("seals") + 1, sealed_at=now
     )

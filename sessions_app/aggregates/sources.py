@@ -5,7 +5,9 @@ from __future__ import annotations
 import queue
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import datetime
+from functools import cached_property
 from typing import Any
 
 from django.conf import settings
@@ -14,9 +16,9 @@ from sessions_app.aggregates import tally
 from sessions_app.core import timebuckets
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.core.eventdoc import event_row
-from sessions_app.core.ids import uuid_time
+from sessions_app.core.ids import time_uuid_bound, uuid_time
 from sessions_app.tables import bucket_partials as bucket_partials_table
-from sessions_app.tables import site_events_by_bucket
+from sessions_app.tables import site_events_by_bucket, site_sessions
 from sessions_app.tables.user_sessions import sessions_by_id
 
 
@@ -69,18 +71,23 @@ def bucket_partials(*, site_id: uuid.UUID, hour: datetime, shards: int) -> tally
     Each row is one batch's tally of its events in the hour (ingest.rows.partial_rows);
     whether they cover every raw row is BucketState.partials' business.
     """
-    rows = list(
-        _shards_scan(
+    digests: list[bytes | None] = []
+
+    def payloads() -> Iterator[bytes]:
+        for row in _shards_scan(
             bucket_partials_table.SELECT_TALLIES,
             site_id=site_id,
             hour=hour,
             shards=shards,
             page_size=5_000,
-        )
-    )
-    if not rows or not tally.digests_disjoint(row["ids"] for row in rows):
+        ):
+            digests.append(row["ids"])
+            yield row["tally"]
+
+    folded = tally.tally_fold(payloads())  # page by page, while the next pages arrive
+    if not digests or not tally.digests_disjoint(digests):
         return None  # none, or an event in two batches' tallies: the raw rows decide
-    return tally.tally_fold(row["tally"] for row in rows)
+    return folded
 
 
 def _shards_scan(
@@ -149,3 +156,67 @@ def session_summaries(
             lookups.append((span.user_key, session_id))
     found.update(sessions_by_id(site_id=site_id, keys=sorted(lookups, key=str)))
     return found
+
+
+SLICE_PAGE = 5_000  # site_sessions rows a page
+
+
+def started_rows(*, site_id: uuid.UUID, hour: datetime) -> list[dict[str, Any]]:
+    """Return the site_sessions rows of the sessions that started in one hour (one slice
+    of each of its day's shard partitions)."""
+    hour = timebuckets.floor(hour, timebuckets.Width.HOUR)
+    day = timebuckets.floor(hour, timebuckets.Width.DAY)
+    end = timebuckets.next_start(hour, timebuckets.Width.HOUR)
+    low, high = time_uuid_bound(hour), time_uuid_bound(end)
+    statement = prepare(site_sessions.with_dimensions(site_sessions.SELECT_SLICE))
+    futures = []
+    for shard in range(max(1, settings.SESSION_SHARDS)):
+        query = statement.bind((site_id, day, shard, low, high))
+        query.fetch_size = SLICE_PAGE
+        futures.append(cassandra_session().execute_async(query))
+    return [row for future in futures for row in future.result()]
+
+
+@dataclass
+class Hour:
+    """One hour of a site as its aggregate products count it: each input is read once,
+    when the first product asks for it, and shared by the others.
+
+    `partials`: fold the batches' tallies when they cover the hour (BucketState.partials),
+    else tally the raw rows (an erasure edited the hour, or a live count).
+    """
+
+    site_id: uuid.UUID
+    start: datetime
+    shards: int
+    partials: bool = False
+
+    @property
+    def end(self) -> datetime:
+        return timebuckets.next_start(self.start, timebuckets.Width.HOUR)
+
+    @cached_property
+    def counted(self) -> tally.Tally:
+        """The hour's tally: its batches' tallies folded, or its raw rows tallied."""
+        folded = (
+            bucket_partials(site_id=self.site_id, hour=self.start, shards=self.shards)
+            if self.partials
+            else None
+        )
+        if folded is not None:
+            return folded
+        return tally.tally(
+            site_bucket_rows(site_id=self.site_id, hour=self.start, shards=self.shards)
+        )
+
+    @cached_property
+    def started(self) -> list[dict[str, Any]]:
+        """The site_sessions rows of the sessions that started in the hour."""
+        return started_rows(site_id=self.site_id, hour=self.start)
+
+    @cached_property
+    def sessions(self) -> dict[uuid.UUID, dict[str, Any]]:
+        """The summaries of the human sessions that started in the hour."""
+        return session_summaries(
+            site_id=self.site_id, start=self.start, end=self.end, spans=self.counted.spans
+        )

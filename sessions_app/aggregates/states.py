@@ -11,7 +11,7 @@ from django.conf import settings
 from django.db.models import F
 from django.db.models.functions import Greatest
 
-from sessions_app.aggregates import rollup, seal
+from sessions_app.aggregates import seal
 from sessions_app.aggregates.seal import ROLLUP_CHAIN
 from sessions_app.core import timebuckets
 from sessions_app.models import (
@@ -30,7 +30,8 @@ def bucket_states_touch(
     A new bucket becomes `open` with the shards the batch used; a batch that used
     more shards raises the count (never lowers it). Both are cached per process.
     Late events for a sealed bucket reopen it and are counted, so the sweep reseals it;
-    `reopen` hours (ingest.plan.hours_after) are reopened without a count.
+    `reopen` hours (ingest.plan.hours_after) are reopened without a count, and sealed
+    from their raw rows from then on.
     """
     for hour, (late, shards) in hours.items():
         key = (site.id, hour)
@@ -43,6 +44,12 @@ def bucket_states_touch(
             _known_open[key] = max(shards, state.shards)
         if late:
             _reopen_chain(site.id, hour, late_events=late)
+    if reopen:
+        # Their tallies hold the sessions' starts and sources as ingest knew them before
+        # this plan: they seal from their raw rows (paths read those afresh).
+        BucketState.objects.filter(site=site, granularity="hour", bucket__in=set(reopen)).update(
+            partials=False
+        )
     for hour in sorted(set(reopen) - set(hours)):  # changed without a write: no late count
         _reopen_chain(site.id, hour)
 
@@ -149,7 +156,7 @@ def buckets_reseal(
                     site.id, granularity, start, timebuckets.next_start(start, granularity)
                 ):
                     continue
-                done = rollup.bucket_rollup(
+                done = seal.bucket_rollup(
                     site_id=site.id, granularity=granularity, bucket=start, now=now
                 )
             resealed[f"{granularity}s_resealed"] += int(done)

@@ -10,7 +10,7 @@ from typing import Any
 
 import orjson
 
-from sessions_app.aggregates import tally
+from sessions_app.aggregates import totals
 from sessions_app.core import stamps, timebuckets
 from sessions_app.core.cql import cassandra_session, execute_windowed, prepare
 from sessions_app.tables import bucket_aggregates, bucket_users
@@ -18,8 +18,8 @@ from sessions_app.tables import bucket_aggregates, bucket_users
 MAX_AGGREGATE_ROWS = 2_000  # a 92-day range of hours is 2,208 rows: read hours ≤ 83 days
 
 
-def _aggregate(row: dict[str, Any]) -> tally.Aggregates:
-    return tally.Aggregates(
+def _aggregate(row: dict[str, Any]) -> totals.Aggregates:
+    return totals.Aggregates(
         events=row["events"] or 0,
         by_type=dict(row["by_type"] or {}),
         by_name=dict(row["by_name"] or {}),
@@ -37,7 +37,7 @@ def _aggregate(row: dict[str, Any]) -> tally.Aggregates:
 
 def aggregates_range(
     *, site_id: uuid.UUID, granularity: str, start: datetime, end: datetime
-) -> list[tuple[datetime, tally.Aggregates]]:
+) -> list[tuple[datetime, totals.Aggregates]]:
     """Return the stored aggregates of a site's buckets in [start, end), in time order.
 
     One slice of the (site, granularity) partition. A row exists once the bucket

@@ -1,14 +1,14 @@
-"""Pure aggregate computation for one bucket of a site's events (no I/O).
+"""Tallies: the additive counts of some of a bucket's events (no I/O).
 
-Given the bucket's raw events (all shards) and the summaries of the sessions that
-started in it, return the numbers a dashboard shows. Bots are excluded.
+A beacon's tally is written beside its rows (bucket_partials); a seal folds an hour's
+tallies, or tallies its raw rows, and each aggregate product counts from the result.
 """
 
 from __future__ import annotations
 
 import uuid
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -23,64 +23,7 @@ from sessions_app.aggregates.heatmaps import (
     heat_fold,
 )
 from sessions_app.aggregates.labels import click_label, page_path
-from sessions_app.aggregates.sketch import sketch_estimate, sketch_merge, sketch_of
 from sessions_app.core import timebuckets
-from sessions_app.core.ids import uuid_time
-
-DURATION_BINS = [
-    ("0-10s", timedelta(seconds=10)),
-    ("10-60s", timedelta(minutes=1)),
-    ("1-3m", timedelta(minutes=3)),
-    ("3-10m", timedelta(minutes=10)),
-    ("10-30m", timedelta(minutes=30)),
-    ("30m+", timedelta.max),
-]
-
-TOP_N = 20
-
-
-@dataclass
-class Aggregates:
-    events: int = 0
-    by_type: dict[str, int] = field(default_factory=dict)
-    by_name: dict[str, int] = field(default_factory=dict)
-    sessions_started: int = 0
-    users: int = 0
-    bounces: int = 0
-    conversions: int = 0
-    durations: dict[str, int] = field(default_factory=dict)
-    top_pages: list[tuple[str, int]] = field(default_factory=list)
-    top_clicks: list[tuple[str, int]] = field(default_factory=list)
-    rows_read: int = 0
-    users_sketch: bytes = b""
-    # (user key, event key) -> events; feeds the rolling counters, not bucket_aggregates.
-    user_counts: dict[tuple[str, str], int] = field(default_factory=dict)
-
-
-def duration_bin(duration: timedelta) -> str:
-    """Return the histogram bin of a session duration."""
-    for name, upper in DURATION_BINS:
-        if duration < upper:
-            return name
-    return DURATION_BINS[-1][0]
-
-
-def _top(counts: Counter[str], top: int = TOP_N) -> list[tuple[str, int]]:
-    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
-
-
-def aggregate_bucket(
-    events: Iterable[dict[str, Any]],
-    *,
-    start: datetime,
-    end: datetime,
-    sessions: dict[uuid.UUID, dict[str, Any]],
-    conversion_event: str,
-) -> Aggregates:
-    """Aggregate one bucket [start, end) from its raw events and its sessions' summaries."""
-    result, _ = count_events(events, conversion_event=conversion_event)
-    count_sessions(result, sessions, start=start, end=end)
-    return result
 
 
 @dataclass
@@ -92,6 +35,15 @@ class Span:
     last: Any
     events: int = 1
     pageviews: int = 0
+
+
+ViewKey = tuple[int, int]
+
+
+def view_key(event_id: uuid.UUID) -> ViewKey:
+    """A page view's place among its session's: its event id as Cassandra orders it
+    (core/ids.cassandra_order), as two ints a tally stores and folds without parsing."""
+    return event_id.time, int.from_bytes(event_id.bytes[8:], "big") ^ 0x8080808080808080
 
 
 @dataclass
@@ -111,21 +63,22 @@ class Tally:
     clicks: Counter[str] = field(default_factory=Counter)
     per_user: Counter[tuple[str, str]] = field(default_factory=Counter)
     spans: dict[uuid.UUID, Span] = field(default_factory=dict)
-    # Each human session's page views in the bucket, (event id, path), unordered: what
+    # Each human session's page views in the bucket, (view_key, path), unordered: what
     # the seal counts paths from (aggregates/paths.py).
-    views: dict[uuid.UUID, list[tuple[uuid.UUID, str]]] = field(default_factory=dict)
+    views: dict[uuid.UUID, list[tuple[ViewKey, str]]] = field(default_factory=dict)
     heat: HeatTally = field(default_factory=HeatTally)  # aggregates/heatmaps.py
+    # What ingest knew of each human session with page views here (its plan's summary):
+    # its start (epoch ms) and source. Paths take them from here instead of reading them
+    # (aggregates/paths.py); a tally of raw rows has none.
+    starts: dict[uuid.UUID, tuple[int, str | None]] = field(default_factory=dict)
 
 
-def count_events(
-    events: Iterable[dict[str, Any]], *, conversion_event: str
-) -> tuple[Aggregates, dict[uuid.UUID, Span]]:
-    """Count a bucket's raw events (bots excluded); also return each human session's span."""
-    return finish(tally(events), conversion_event=conversion_event)
+SessionStarts = Mapping[uuid.UUID, tuple[datetime, str | None]]  # session: (start, source)
 
 
-def tally(events: Iterable[dict[str, Any]]) -> Tally:
-    """Tally raw events (rows of site_events_by_bucket, or a plan's events as dicts).
+def tally(events: Iterable[dict[str, Any]], *, starts: SessionStarts | None = None) -> Tally:
+    """Tally raw events (rows of site_events_by_bucket, or a plan's events as dicts, with
+    the `starts` of the plan's sessions).
 
     The loop only counts raw values (urls, element JSON); paths and labels are
     derived once per distinct value afterwards, which keeps a 200,000-event hour
@@ -173,39 +126,37 @@ def tally(events: Iterable[dict[str, Any]]) -> Tally:
             element = event.get("element")
             elements[orjson.dumps(element) if element.__class__ is dict else element] += 1
             heated.append(event)
-    pages: Counter[str] = Counter()
+    counted = Tally(rows, by_type, by_name, per_user=per_user, spans=spans, heat=heat_count(heated))
+    _derive(counted, urls, elements, viewed)
+    if starts:
+        counted.starts = {
+            sid: (timebuckets.epoch_ms(starts[sid][0]), starts[sid][1])
+            for sid in counted.views
+            if sid in starts
+        }
+    return counted
+
+
+def _derive(
+    counted: Tally,
+    urls: Counter[str | None],
+    elements: Counter[Any],
+    viewed: list[tuple[Any, Any, str | None]],
+) -> None:
+    """Pages, click labels and each session's page views, from the distinct raw values."""
+    known = {url: page_path(url) for url in urls}
     for url, n in urls.items():
-        path = page_path(url)
+        path = known[url]
         if path:
-            pages[path] += n
-    clicks: Counter[str] = Counter()
+            counted.pages[path] += n
     for raw, n in elements.items():
         label = click_label(orjson.loads(raw) if raw else None)
         if label:
-            clicks[label] += n
-    views: dict[uuid.UUID, list[tuple[uuid.UUID, str]]] = {}
-    known = {url: page_path(url) for url in urls}
+            counted.clicks[label] += n
     for session_id, event_id, url in viewed:
         path = known[url]
         if path and event_id is not None:
-            views.setdefault(session_id, []).append((event_id, path))
-    return Tally(rows, by_type, by_name, pages, clicks, per_user, spans, views, heat_count(heated))
-
-
-def finish(counted: Tally, *, conversion_event: str) -> tuple[Aggregates, dict[uuid.UUID, Span]]:
-    """Turn a tally into a bucket's event aggregates (sessions are added by count_sessions)."""
-    result = Aggregates()
-    users = {span.user_key for span in counted.spans.values()}
-    result.rows_read = counted.rows
-    result.events = sum(counted.by_type.values())
-    result.conversions = counted.by_name.get(conversion_event, 0)
-    result.by_type, result.by_name = dict(counted.by_type), dict(counted.by_name)
-    result.users = len(users)
-    result.users_sketch = sketch_of(users)
-    result.top_pages = _top(counted.pages)
-    result.top_clicks = _top(counted.clicks)
-    result.user_counts = dict(counted.per_user)
-    return result, counted.spans
+            counted.views.setdefault(session_id, []).append((view_key(event_id), path))
 
 
 def ids_digest(event_ids: Iterable[uuid.UUID]) -> bytes:
@@ -255,11 +206,9 @@ def tally_encode(counted: Tally) -> bytes:
                 ]
                 for sid, s in counted.spans.items()
             },
-            "views": {
-                str(sid): [[str(event_id), path] for event_id, path in seen]
-                for sid, seen in counted.views.items()
-            },
+            "views": {str(sid): [[*k, path] for k, path in v] for sid, v in counted.views.items()},
             "heat": heat_encode(counted.heat),
+            "starts": {str(sid): list(start) for sid, start in counted.starts.items()},
         }
     )
 
@@ -270,35 +219,51 @@ def tally_fold(payloads: Iterable[bytes]) -> Tally:
     One pass over the decoded JSON with plain dicts (a seal folds tens of thousands
     of them); a session's spans join up, and each session id is parsed once.
     """
-    rows = 0
-    by_type: dict[str, int] = {}
-    by_name: dict[str, int] = {}
-    pages: dict[str, int] = {}
-    clicks: dict[str, int] = {}
-    per_user: dict[tuple[str, str], int] = {}
-    spans: dict[str, list[Any]] = {}
-    page_views: dict[str, list[list[str]]] = {}
-    heats: list[dict[str, Any] | None] = []
+    folding = _Folding()
     for payload in payloads:
         body = orjson.loads(payload)
-        heats.append(body.get("heat"))
-        rows += body["rows"]
+        folding.counts_add(body)
+        folding.sessions_add(body)
+    return folding.tally()
+
+
+class _Folding:
+    """tally_fold's running sums, keyed by the JSON's own strings until the end."""
+
+    def __init__(self) -> None:
+        self.rows = 0
+        self.by_type: dict[str, int] = {}
+        self.by_name: dict[str, int] = {}
+        self.pages: dict[str, int] = {}
+        self.clicks: dict[str, int] = {}
+        self.per_user: dict[tuple[str, str], int] = {}
+        self.spans: dict[str, list[Any]] = {}
+        self.views: dict[str, list[list[Any]]] = {}
+        self.starts: dict[str, list[Any]] = {}
+        self.heats: list[dict[str, Any] | None] = []
+
+    def counts_add(self, body: dict[str, Any]) -> None:
+        self.rows += body["rows"]
+        self.heats.append(body.get("heat"))
         for total, part in (
-            (by_type, body["type"]),
-            (by_name, body["name"]),
-            (pages, body["pages"]),
-            (clicks, body["clicks"]),
+            (self.by_type, body["type"]),
+            (self.by_name, body["name"]),
+            (self.pages, body["pages"]),
+            (self.clicks, body["clicks"]),
         ):
             for key, n in part.items():
                 total[key] = total.get(key, 0) + n
+        per_user = self.per_user
         for user, keys in body["users"].items():
             for key, n in keys.items():
                 pair = (user, key)
                 per_user[pair] = per_user.get(pair, 0) + n
+
+    def sessions_add(self, body: dict[str, Any]) -> None:
         for session_id, span in body["spans"].items():
-            seen = spans.get(session_id)
+            seen = self.spans.get(session_id)
             if seen is None:
-                spans[session_id] = span
+                self.spans[session_id] = span
                 continue
             if span[1] < seen[1]:
                 seen[1] = span[1]
@@ -307,91 +272,34 @@ def tally_fold(payloads: Iterable[bytes]) -> Tally:
             seen[3] += span[3]
             seen[4] += span[4]
         for session_id, seen_views in body.get("views", {}).items():
-            page_views.setdefault(session_id, []).extend(seen_views)
-    ms = timedelta(milliseconds=1)
-    return Tally(
-        rows=rows,
-        by_type=Counter(by_type),
-        by_name=Counter(by_name),
-        pages=Counter(pages),
-        clicks=Counter(clicks),
-        per_user=Counter(per_user),
-        spans={
-            uuid.UUID(sid): Span(
-                user,
-                timebuckets.DRIVER_EPOCH + first * ms,
-                timebuckets.DRIVER_EPOCH + last * ms,
-                n,
-                views,
-            )
-            for sid, (user, first, last, n, views) in spans.items()
-        },
-        views={
-            uuid.UUID(sid): [(uuid.UUID(event_id), path) for event_id, path in seen]
-            for sid, seen in page_views.items()
-        },
-        heat=heat_fold(heats),
-    )
+            self.views.setdefault(session_id, []).extend(seen_views)
+        for session_id, start in body.get("starts", {}).items():
+            held = self.starts.get(session_id)
+            if held is None or start[0] < held[0]:  # an earlier landing moved the start
+                self.starts[session_id] = start
+
+    def tally(self) -> Tally:
+        ms, epoch = timedelta(milliseconds=1), timebuckets.DRIVER_EPOCH
+        ids = {sid: uuid.UUID(sid) for sid in self.spans}  # each session id parsed once
+        return Tally(
+            rows=self.rows,
+            by_type=Counter(self.by_type),
+            by_name=Counter(self.by_name),
+            pages=Counter(self.pages),
+            clicks=Counter(self.clicks),
+            per_user=Counter(self.per_user),
+            spans={
+                ids[sid]: Span(user, epoch + first * ms, epoch + last * ms, n, views)
+                for sid, (user, first, last, n, views) in self.spans.items()
+            },
+            views={ids[sid]: [_view(v) for v in seen] for sid, seen in self.views.items()},
+            heat=heat_fold(self.heats),
+            starts={ids[sid]: (at, source) for sid, (at, source) in self.starts.items()},
+        )
 
 
-def count_sessions(
-    result: Aggregates,
-    sessions: dict[uuid.UUID, dict[str, Any]],
-    *,
-    start: datetime,
-    end: datetime,
-) -> None:
-    """Add the sessions that started in [start, end): count, bounces, duration bins.
-
-    `sessions` maps session ids to their user_sessions rows (a session's whole
-    span, not just this bucket).
-    """
-    durations: Counter[str] = Counter()
-    for session_id, summary in sessions.items():
-        if summary.get("is_bot") or not start <= uuid_time(session_id) < end:
-            continue
-        result.sessions_started += 1
-        if (summary.get("pageview_count") or 0) <= 1 and (summary.get("event_count") or 0) <= 1:
-            result.bounces += 1
-        durations[duration_bin(summary["last_seen_at"] - summary["started_at"])] += 1
-    result.durations = dict(durations)
-
-
-def aggregates_merge(parts: list[Aggregates]) -> Aggregates:
-    """Combine the aggregates of adjacent buckets into their parent's (a day, a month).
-
-    Counts add up; unique users come from the merged sketches (an estimate when
-    more than one bucket had users); top lists are the top of the children's
-    top lists, so a page that never made any child's top N is not counted.
-    """
-    if len(parts) == 1:
-        return parts[0]
-    result = Aggregates()
-    by_type: Counter[str] = Counter()
-    by_name: Counter[str] = Counter()
-    durations: Counter[str] = Counter()
-    pages: Counter[str] = Counter()
-    clicks: Counter[str] = Counter()
-    per_user: Counter[tuple[str, str]] = Counter()
-    for part in parts:
-        result.events += part.events
-        result.rows_read += part.rows_read
-        result.sessions_started += part.sessions_started
-        result.bounces += part.bounces
-        result.conversions += part.conversions
-        by_type.update(part.by_type)
-        by_name.update(part.by_name)
-        durations.update(part.durations)
-        pages.update(dict(part.top_pages))
-        clicks.update(dict(part.top_clicks))
-        per_user.update(part.user_counts)
-    result.by_type, result.by_name, result.durations = dict(by_type), dict(by_name), dict(durations)
-    result.top_pages, result.top_clicks = _top(pages), _top(clicks)
-    result.user_counts = dict(per_user)
-    with_users = [p for p in parts if p.users]
-    if len(with_users) == 1:
-        result.users, result.users_sketch = with_users[0].users, with_users[0].users_sketch
-    elif with_users:
-        result.users_sketch = sketch_merge(p.users_sketch for p in with_users)
-        result.users = sketch_estimate(result.users_sketch)
-    return result
+def _view(stored: list[Any]) -> tuple[ViewKey, str]:
+    """A stored page view: [time, low, path], or [event id, path] as the first tallies."""
+    if len(stored) == 3:
+        return (stored[0], stored[1]), stored[2]
+    return view_key(uuid.UUID(stored[0])), stored[1]

@@ -18,10 +18,11 @@ from typing import Any
 
 from django.core import signing
 
-from sessions_app.aggregates import heatmaps, tally
+from sessions_app.aggregates import heatmaps
 from sessions_app.aggregates.heatmap_rows import layout_clicks, layout_elements, layout_merge
+from sessions_app.aggregates.products import HEATMAPS
 from sessions_app.aggregates.report import MAX_LIVE_HOURS, bucket_cover
-from sessions_app.aggregates.sources import site_bucket_rows
+from sessions_app.aggregates.seal import hour_live
 from sessions_app.core import timebuckets
 from sessions_app.core.bounds import RangeError
 from sessions_app.ingest.enrich import VIEWPORTS
@@ -82,12 +83,9 @@ def page_heat(
     wanted, live, shards = bucket_cover(site_id=site_id, start=start, end=end)
     counted_live = []
     for hour in live[-MAX_LIVE_HOURS:]:
-        counted = tally.tally(
-            site_bucket_rows(site_id=site_id, hour=hour, shards=shards.get(hour, 1))
-        )
-        counted_live.append(
-            {k: h for k, h in heatmaps.stored_of(counted.heat).items() if k[0] == page}
-        )
+        found = hour_live(site_id=site_id, hour=hour, shards=shards.get(hour, 1),
+                          products=(HEATMAPS,))[HEATMAPS.name]  # fmt: skip
+        counted_live.append({k: h for k, h in found.items() if k[0] == page})
     clicks = layout_clicks(site_id=site_id, buckets=wanted, page=page)
     for rows in counted_live:
         for (_, layout), heat in rows.items():

@@ -207,8 +207,12 @@ def partial_rows(plan: Plan) -> Iterable[Keyed]:
     by_hour: dict[datetime, list[dict[str, Any]]] = defaultdict(list)
     for e in plan.events:
         by_hour[timebuckets.floor(e.ts, timebuckets.Width.HOUR)].append(e.__dict__)
+    starts = {
+        s.state.session_id: (s.state.started_at, s.state.dimensions.get("source"))
+        for s in plan.sessions
+    }
     for hour, events in by_hour.items():
-        counted = tally.tally(events)
+        counted = tally.tally(events, starts=starts)
         row = bucket_partials.Row(
             site_id=plan.site_id,
             bucket=hour,

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sessions_app.aggregates import breakdowns, tally
 from sessions_app.aggregates.paths import (
     ENTRANCE,
     FROM,
@@ -29,12 +28,11 @@ from sessions_app.aggregates.paths import (
     Gram,
     Row,
     anchor_read,
-    hour_count,
     paths_merge,
-    stored_of,
 )
+from sessions_app.aggregates.products import PATHS
 from sessions_app.aggregates.report import MAX_LIVE_HOURS, bucket_cover
-from sessions_app.aggregates.sources import site_bucket_rows
+from sessions_app.aggregates.seal import hour_live
 from sessions_app.core import timebuckets
 from sessions_app.core.bounds import RangeError
 from sessions_app.params import iso, path_param, range_param
@@ -94,13 +92,10 @@ def range_row(*, site_id: uuid.UUID, query: PathQuery, side: str | None = None) 
     rows = anchor_read(site_id=site_id, buckets=wanted, side=side, anchor=query.anchor)
     hours = live[-MAX_LIVE_HOURS:]
     for hour in hours:
-        counted = tally.tally(
-            site_bucket_rows(site_id=site_id, hour=hour, shards=shards.get(hour, 1))
+        counted = hour_live(
+            site_id=site_id, hour=hour, shards=shards.get(hour, 1), products=(PATHS,)
         )
-        started = breakdowns.hour_rows(site_id=site_id, hour=hour)
-        found = stored_of(
-            hour_count(site_id=site_id, hour=hour, views=counted.views, started=started)
-        )
+        found = counted[PATHS.name]
         if (side, query.anchor) in found:
             rows.append(found[side, query.anchor])
     merged = paths_merge([{(side, query.anchor): r} for r in rows], cap=False)

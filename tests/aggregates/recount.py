@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from sessions_app.aggregates import seal, stored, tally
+from sessions_app.aggregates import seal, stored, tally, totals
 from sessions_app.core import timebuckets
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.core.ids import uuid_time
@@ -81,7 +81,7 @@ def sealed(site: Any, hour: datetime) -> dict[str, Any]:
     for (user, key), n in user_counts.items():
         row = cassandra_session().execute(rolling, (site.id, user, "hour", period, key, hour)).one()
         assert row is not None and row["count"] == n, (user, key, n, row)
-    assert len(found["top_pages"]) <= tally.TOP_N and len(found["top_clicks"]) <= tally.TOP_N
+    assert len(found["top_pages"]) <= totals.TOP_N and len(found["top_clicks"]) <= totals.TOP_N
     return {
         "events": found["events"],
         "by_type": found["by_type"],
@@ -95,7 +95,7 @@ def sealed(site: Any, hour: datetime) -> dict[str, Any]:
 
 def _top(counts: dict[str, int]) -> dict[str, int]:
     """What a top-N list of these counts must hold (ties at the cut: any of them)."""
-    return dict(Counter(counts).most_common(tally.TOP_N))
+    return dict(Counter(counts).most_common(totals.TOP_N))
 
 
 def assert_exact(site: Any, hour: datetime, *, raw_rows_only: bool = False) -> int:
@@ -107,7 +107,7 @@ def assert_exact(site: Any, hour: datetime, *, raw_rows_only: bool = False) -> i
     brute, got = recount(site, hour), sealed(site, hour)
     if raw_rows_only:
         del brute["sessions"], got["sessions"]
-    if len(brute["pages"]) <= tally.TOP_N and len(brute["clicks"]) <= tally.TOP_N:
+    if len(brute["pages"]) <= totals.TOP_N and len(brute["clicks"]) <= totals.TOP_N:
         assert got == brute, (hour, {k: (got[k], brute[k]) for k in got if got[k] != brute[k]})
     else:  # only ties at the top-N cut may differ
         rest = ("pages", "clicks")

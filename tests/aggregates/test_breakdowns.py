@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from sessions_app.aggregates import breakdowns, rollup, seal, states
+from sessions_app.aggregates import breakdowns, seal, states
 from sessions_app.core import timebuckets
 from sessions_app.core.ids import uuid_time
 from sessions_app.models import BucketState
@@ -65,9 +65,7 @@ def seal_everything(site, now) -> None:
             if granularity == "hour":
                 seal.bucket_seal(site_id=site.id, hour=start, now=now)
             else:
-                rollup.bucket_rollup(
-                    site_id=site.id, granularity=granularity, bucket=start, now=now
-                )
+                seal.bucket_rollup(site_id=site.id, granularity=granularity, bucket=start, now=now)
 
 
 @pytest.fixture

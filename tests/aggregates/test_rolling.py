@@ -12,7 +12,7 @@ from django.utils import timezone
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from sessions_app.aggregates import rolling, rollup, seal, sketch, states
+from sessions_app.aggregates import rolling, seal, sketch, states
 from sessions_app.core import timebuckets
 from sessions_app.core.timebuckets import Width
 from sessions_app.ingest.pipeline import Source, events_record
@@ -120,9 +120,7 @@ def _seal_some(site: Site, now: datetime, rng: random.Random, share: float) -> N
             if granularity == "hour":
                 seal.bucket_seal(site_id=site_id, hour=start, now=now)
             else:
-                rollup.bucket_rollup(
-                    site_id=site_id, granularity=granularity, bucket=start, now=now
-                )
+                seal.bucket_rollup(site_id=site_id, granularity=granularity, bucket=start, now=now)
 
 
 def _record(site: Site, ts: datetime, received_at: datetime, user: str, key: str) -> None:
@@ -236,7 +234,7 @@ def test_a_month_is_not_sealed_while_a_day_with_events_has_only_open_hours(site)
             assert seal.bucket_seal(site_id=site.id, hour=state.bucket, now=now)
     for site_id, granularity, start in states.buckets_due(now=now, limit=100_000):
         if site_id == site.id and granularity == "day":
-            assert rollup.bucket_rollup(site_id=site.id, granularity="day", bucket=start, now=now)
+            assert seal.bucket_rollup(site_id=site.id, granularity="day", bucket=start, now=now)
     due = [(g, b) for s, g, b in states.buckets_due(now=now, limit=100_000) if s == site.id]
     assert ("month", month) not in due  # the open hour's day is not sealed yet
     assert ("hour", timebuckets.floor(open_day, "hour")) in due

@@ -11,7 +11,7 @@ import pytest
 from django.utils import timezone
 
 from sessions_app import tasks
-from sessions_app.aggregates import states, stored, tally
+from sessions_app.aggregates import states, stored, tally, totals
 from sessions_app.aggregates.seal import bucket_seal
 from sessions_app.core import timebuckets
 from sessions_app.core.redis_client import redis_client
@@ -58,7 +58,6 @@ def hour_with_traffic(site):
 
 
 def test_aggregation_of_a_bucket_excludes_bots():
-    start = timezone.now().replace(minute=0, second=0, microsecond=0)
     sid = {user: uuid.uuid1() for user in ("a", "b", "bot")}
     events = [
         {"type": "pageview", "user_key": "a", "url": "https://x.example/p?q=1", "is_bot": False},
@@ -69,13 +68,7 @@ def test_aggregation_of_a_bucket_excludes_bots():
     ]
     for e in events:
         e["session_id"] = sid[e["user_key"]]
-    result = tally.aggregate_bucket(
-        events,
-        start=start,
-        end=start + timedelta(hours=1),
-        sessions={},
-        conversion_event="purchase",
-    )
+    result = totals.finish(tally.tally(events), conversion_event="purchase")
     assert (result.events, result.users, result.conversions, result.rows_read) == (4, 2, 1, 5)
     assert result.by_type == {"pageview": 2, "click": 1, "custom": 1}
     assert result.top_pages == [("/p", 2)] and result.top_clicks == [("Buy", 1)]

@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from sessions_app.aggregates import rollup, seal, series, stored
+from sessions_app.aggregates import seal, series, stored
 from sessions_app.aggregates.states import buckets_due
 from sessions_app.core import timebuckets
 from sessions_app.ingest.pipeline import Source, events_record
@@ -84,11 +84,11 @@ def test_days_roll_up_from_sealed_hours_only(site):
         if site_id == site.id and granularity == "hour":
             seal.bucket_seal(site_id=site_id, hour=start, now=now)
     assert (site.id, "day", day) in buckets_due(now=now)
-    assert rollup.bucket_rollup(site_id=site.id, granularity="day", bucket=day, now=now)
+    assert seal.bucket_rollup(site_id=site.id, granularity="day", bucket=day, now=now)
     key = series.series_key("events", {"resolution": "day", "site": str(site.id)})
     assert series.points_read(key, day, day + timedelta(days=1)) == [(day, 5.0)]
     # Idempotent: rolling up again writes the same value, never a sum of sums.
-    rollup.bucket_rollup(site_id=site.id, granularity="day", bucket=day, now=now)
+    seal.bucket_rollup(site_id=site.id, granularity="day", bucket=day, now=now)
     assert series.points_read(key, day, day + timedelta(days=1)) == [(day, 5.0)]
     pageviews = series.series_key(
         "events", {"resolution": "day", "site": str(site.id), "type": "pageview"}

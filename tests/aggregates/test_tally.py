@@ -17,7 +17,7 @@ from django.utils import timezone
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sessions_app.aggregates import seal, tally
+from sessions_app.aggregates import seal, tally, totals
 from sessions_app.aggregates.stored import bucket_aggregate, bucket_user_counts
 from sessions_app.core import timebuckets
 from sessions_app.core.cql import cassandra_session, prepare
@@ -71,12 +71,14 @@ def test_stored_tallies_of_the_parts_finish_like_the_whole(events, cuts):
     parts = [events[a:b] for a, b in itertools.pairwise(bounds)]
     stored = [tally.tally_encode(tally.tally(p)) for p in parts]
 
-    whole, whole_spans = tally.finish(tally.tally(events), conversion_event="purchase")
-    merged, merged_spans = tally.finish(tally.tally_fold(stored), conversion_event="purchase")
+    whole_tally, merged_tally = tally.tally(events), tally.tally_fold(stored)
+    whole = totals.finish(whole_tally, conversion_event="purchase")
+    merged = totals.finish(merged_tally, conversion_event="purchase")
 
     assert merged == whole
-    assert {k: _naive(s) for k, s in merged_spans.items()} == {
-        k: _naive(s) for k, s in whole_spans.items()
+    assert merged_tally.per_user == whole_tally.per_user
+    assert {k: _naive(s) for k, s in merged_tally.spans.items()} == {
+        k: _naive(s) for k, s in whole_tally.spans.items()
     }
 
 

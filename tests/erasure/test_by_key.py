@@ -14,7 +14,7 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 
 from sessions_app import tasks
-from sessions_app.aggregates import heatmap_rows, rollup, seal, stored
+from sessions_app.aggregates import heatmap_rows, seal, stored
 from sessions_app.aggregates.heatmaps import UNKNOWN
 from sessions_app.core import stamps, timebuckets
 from sessions_app.core.cql import cassandra_session, prepare
@@ -81,8 +81,8 @@ def test_counts_and_widths_go_after_the_sessions_expired(site, monkeypatch, sett
         assert outcome.accepted == 2
     assert seal.bucket_seal(site_id=site.id, hour=hour, now=now)
     day, month = timebuckets.floor(hour, "day"), timebuckets.floor(hour, "month")
-    rollup.bucket_rollup(site_id=site.id, granularity="day", bucket=day, now=now)
-    rollup.bucket_rollup(site_id=site.id, granularity="month", bucket=month, now=now)
+    seal.bucket_rollup(site_id=site.id, granularity="day", bucket=day, now=now)
+    seal.bucket_rollup(site_id=site.id, granularity="month", bucket=month, now=now)
     UserBucketWidth.objects.create(site=site, user_key="gone", width="hour", effective_from=hour)
     buckets = {"hour": hour, "day": day, "month": month}
     before = _counts(site, "gone", buckets)
@@ -242,8 +242,8 @@ def test_nothing_of_a_user_whose_sessions_expired_is_left_in_any_table(site, mon
         assert bad.rejected
     assert seal.bucket_seal(site_id=site.id, hour=hour, now=now)
     day, month = timebuckets.floor(hour, "day"), timebuckets.floor(hour, "month")
-    assert rollup.bucket_rollup(site_id=site.id, granularity="day", bucket=day, now=now)
-    assert rollup.bucket_rollup(site_id=site.id, granularity="month", bucket=month, now=now)
+    assert seal.bucket_rollup(site_id=site.id, granularity="day", bucket=day, now=now)
+    assert seal.bucket_rollup(site_id=site.id, granularity="month", bucket=month, now=now)
     steps = [{"kind": "pageview", "path": "/", "match": "exact"},
              {"kind": "event", "name": "purchase"}]  # fmt: skip
     funnel = defs.funnel_create(site=site, name="buy", definition={"steps": steps})

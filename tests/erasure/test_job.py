@@ -20,7 +20,6 @@ from sessions_app.aggregates import (
     breakdowns,
     heatmap_rows,
     paths,
-    rollup,
     seal,
     sources,
     stored,
@@ -123,9 +122,9 @@ def traffic(site, monkeypatch) -> Traffic:
     for hour in t.hours:
         assert seal.bucket_seal(site_id=site.id, hour=hour, now=now)
     for day in sorted({timebuckets.floor(h, "day") for h in t.hours}):
-        assert rollup.bucket_rollup(site_id=site.id, granularity="day", bucket=day, now=now)
+        assert seal.bucket_rollup(site_id=site.id, granularity="day", bucket=day, now=now)
     month = timebuckets.floor(h1, "month")
-    assert rollup.bucket_rollup(site_id=site.id, granularity="month", bucket=month, now=now)
+    assert seal.bucket_rollup(site_id=site.id, granularity="month", bucket=month, now=now)
     for key in (ALICE, ALICE_ANON, BOB):
         t.sessions[key] = [
             s["session_id"] for s in user_sessions.session_list(site_id=site.id, user_key=key)

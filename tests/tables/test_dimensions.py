@@ -10,7 +10,7 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from sessions_app.aggregates import breakdowns
+from sessions_app.aggregates import breakdowns, sources
 from sessions_app.analysis import explorer
 from sessions_app.core import timebuckets
 from sessions_app.core.cql import cassandra_session, keyspace
@@ -96,7 +96,7 @@ def test_a_dimension_added_in_one_place_is_in_every_place(
     assert sorted(s["user_key"] for s in found.sessions) == ["m1", "m3"]
     assert query.params()["major"] == "131"
     # Broken down, live and sealed, and titled on the dashboard.
-    rows = breakdowns.hour_rows(site_id=site.id, hour=at)
+    rows = sources.started_rows(site_id=site.id, hour=at)
     live = breakdowns.breakdown_count(rows)["major"]
     assert {v: e.sessions for v, e in live.items()} == {"131": 2, "133": 1}
     seal_everything(site, timezone.now())

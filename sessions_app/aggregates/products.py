@@ -1,0 +1,216 @@
+"""The aggregate products: what each counts in an hour, how it merges into days and months,
+and how it is written and read back.
+
+In the manner of Zulip's COUNT_STATS: a product is one object, `PRODUCTS` lists them, and
+one driver (aggregates/seal.py) seals hours, rolls up days and months and counts live
+hours from them. A product counts an hour from the `sources.Hour` it is given (the hour's
+tally, its sessions' summaries, its started sessions' rows: each read once, shared by
+every product), so no product reads what another has read. A new product is one class
+here plus its entry in `PRODUCTS`; tests/aggregates/test_products.py runs the contract
+against every entry.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any, Protocol
+
+from django.conf import settings
+
+from sessions_app.aggregates import breakdowns, heatmap_rows, heatmaps, paths, stored, totals
+from sessions_app.aggregates.sources import Hour
+from sessions_app.core import timebuckets
+
+
+class Product(Protocol):
+    """One aggregate product; values are whatever the product counts (its own type)."""
+
+    name: str
+    # Its write touches Cassandra only (no SQL): the driver may run it on a pool thread
+    # while the next products count.
+    background: bool
+
+    def hour(self, source: Hour) -> Any:
+        """Count one hour."""
+
+    def merge(self, parts: list[Any], *, start: datetime) -> Any:
+        """Combine the values of a bucket's children (none: the empty value)."""
+
+    def write(
+        self, *, site_id: uuid.UUID, granularity: str, bucket: datetime, value: Any, ttl: int,
+        now: datetime,
+    ) -> None:  # fmt: skip
+        """Overwrite a bucket's stored value whole."""
+
+    def read(self, *, site_id: uuid.UUID, granularity: str, buckets: list[datetime]) -> list[Any]:
+        """The stored values of these buckets (the ones that have one)."""
+
+
+class Totals:
+    """bucket_aggregates and series_points: events, sessions, users, tops, durations."""
+
+    name = "totals"
+    background = False
+
+    def hour(self, source: Hour) -> totals.Aggregates:
+        result = totals.finish(source.counted, conversion_event=settings.CONVERSION_EVENT)
+        totals.count_sessions(result, source.sessions, start=source.start, end=source.end)
+        return result
+
+    def merge(self, parts: list[totals.Aggregates], *, start: datetime) -> totals.Aggregates:
+        return totals.aggregates_merge(parts) if parts else totals.Aggregates()
+
+    def write(
+        self, *, site_id: uuid.UUID, granularity: str, bucket: datetime, value: totals.Aggregates,
+        ttl: int, now: datetime,
+    ) -> None:  # fmt: skip
+        totals.totals_write(site_id, granularity, bucket, value, now=now, ttl=ttl)
+
+    def read(
+        self, *, site_id: uuid.UUID, granularity: str, buckets: list[datetime]
+    ) -> list[totals.Aggregates]:
+        return [a for _, a in _range(site_id, granularity, buckets)]
+
+
+class UserCounts:
+    """bucket_users and rolling_counts: each user's events by event key (bots included)."""
+
+    name = "user_counts"
+    background = True
+
+    def hour(self, source: Hour) -> totals.UserCounts:
+        return dict(source.counted.per_user)
+
+    def merge(self, parts: list[totals.UserCounts], *, start: datetime) -> totals.UserCounts:
+        if len(parts) == 1:
+            return parts[0]
+        merged: totals.UserCounts = {}
+        for part in parts:
+            for pair, n in part.items():
+                merged[pair] = merged.get(pair, 0) + n
+        return merged
+
+    def write(
+        self, *, site_id: uuid.UUID, granularity: str, bucket: datetime, value: totals.UserCounts,
+        ttl: int, now: datetime,
+    ) -> None:  # fmt: skip
+        totals.user_counts_write(site_id, granularity, bucket, value, ttl=ttl)
+
+    def read(
+        self, *, site_id: uuid.UUID, granularity: str, buckets: list[datetime]
+    ) -> list[totals.UserCounts]:
+        found = stored.bucket_user_counts(
+            site_id=site_id, granularity=granularity, bucket_starts=buckets
+        )
+        return [found] if found else []
+
+
+class Breakdowns:
+    """bucket_breakdowns: sessions, users, conversions per dimension value."""
+
+    name = "breakdowns"
+    background = False
+
+    def hour(self, source: Hour) -> breakdowns.Breakdown:
+        return breakdowns.breakdown_count(source.started)
+
+    def merge(self, parts: list[breakdowns.Breakdown], *, start: datetime) -> breakdowns.Breakdown:
+        return breakdowns.breakdown_merge(parts) if parts else {}
+
+    def write(
+        self, *, site_id: uuid.UUID, granularity: str, bucket: datetime,
+        value: breakdowns.Breakdown, ttl: int, now: datetime,
+    ) -> None:  # fmt: skip
+        breakdowns.breakdown_write(
+            site_id=site_id, granularity=granularity, bucket=bucket, breakdown=value, ttl=ttl,
+            now=now,
+        )  # fmt: skip
+
+    def read(
+        self, *, site_id: uuid.UUID, granularity: str, buckets: list[datetime]
+    ) -> list[breakdowns.Breakdown]:
+        keys = [(granularity, b) for b in buckets]
+        return list(breakdowns.breakdowns_read(site_id=site_id, buckets=keys).values())
+
+
+class Paths:
+    """bucket_paths: the paths of up to five page views ending in the bucket."""
+
+    name = "paths"
+    background = False
+
+    def hour(self, source: Hour) -> paths.Stored:
+        return paths.stored_of(paths.hour_count(source))
+
+    def merge(self, parts: list[paths.Stored], *, start: datetime) -> paths.Stored:
+        return paths.paths_merge(parts, begun_before=start) if parts else {}
+
+    def write(
+        self, *, site_id: uuid.UUID, granularity: str, bucket: datetime, value: paths.Stored,
+        ttl: int, now: datetime,
+    ) -> None:  # fmt: skip
+        paths.paths_write(
+            site_id=site_id, granularity=granularity, bucket=bucket, stored=value, ttl=ttl,
+            now=now,
+        )  # fmt: skip
+
+    def read(
+        self, *, site_id: uuid.UUID, granularity: str, buckets: list[datetime]
+    ) -> list[paths.Stored]:
+        return paths.buckets_read(site_id=site_id, buckets=[(granularity, b) for b in buckets])
+
+
+class Heatmaps:
+    """bucket_heatmaps: clicks by cell and element, rage and dead clicks, scroll depth."""
+
+    name = "heatmaps"
+    background = False
+
+    def hour(self, source: Hour) -> dict[heatmaps.Key, heatmaps.Heat]:
+        return heatmaps.stored_of(source.counted.heat)
+
+    def merge(
+        self, parts: list[dict[heatmaps.Key, heatmaps.Heat]], *, start: datetime
+    ) -> dict[heatmaps.Key, heatmaps.Heat]:
+        return heatmaps.heat_merge(parts)
+
+    def write(
+        self, *, site_id: uuid.UUID, granularity: str, bucket: datetime,
+        value: dict[heatmaps.Key, heatmaps.Heat], ttl: int, now: datetime,
+    ) -> None:  # fmt: skip
+        heatmap_rows.heat_write(
+            site_id=site_id, granularity=granularity, bucket=bucket, stored=value, ttl=ttl,
+            now=now,
+        )  # fmt: skip
+
+    def read(
+        self, *, site_id: uuid.UUID, granularity: str, buckets: list[datetime]
+    ) -> list[dict[heatmaps.Key, heatmaps.Heat]]:
+        found = heatmap_rows.buckets_read(
+            site_id=site_id, buckets=[(granularity, b) for b in buckets]
+        )
+        return [rows for rows in found if rows]
+
+
+def _range(
+    site_id: uuid.UUID, granularity: str, buckets: list[datetime]
+) -> list[tuple[datetime, totals.Aggregates]]:
+    """The stored aggregate rows of these buckets: one slice from the first to the last."""
+    if not buckets:
+        return []
+    wanted = set(buckets)
+    found = stored.aggregates_range(
+        site_id=site_id,
+        granularity=granularity,
+        start=min(buckets),
+        end=timebuckets.next_start(max(buckets), granularity),
+    )
+    return [(b, a) for b, a in found if b in wanted]
+
+
+TOTALS, USER_COUNTS = Totals(), UserCounts()
+BREAKDOWNS, PATHS, HEATMAPS = Breakdowns(), Paths(), Heatmaps()
+# User counts first: their write is the largest and runs while the others count; totals
+# last: they wait for the sessions' summaries the driver reads meanwhile.
+PRODUCTS: tuple[Product, ...] = (USER_COUNTS, PATHS, HEATMAPS, BREAKDOWNS, TOTALS)

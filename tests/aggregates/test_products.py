@@ -1,0 +1,192 @@
+"""The contract every aggregate product keeps (aggregates/products.py), run against each
+entry of PRODUCTS: a sealed hour equals a brute-force recount of its raw rows, a day
+equals the merge of its hours, and a live hour equals the sealed one.
+
+Visitors go through /collect over ~30 hours (page views, clicks with positions, rage and
+dead, `$pageleave` readings, sessions across hour edges, a bot); everything seals. Each
+product's brute force reads the raw rows (and, for breakdowns, the sessions' stored
+summaries) and counts them with plain code of its own; a product without one fails
+`test_every_product_has_a_brute_force`.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import Any
+
+import pytest
+from django.utils import timezone
+
+from sessions_app.aggregates import breakdowns, paths, seal, sources, tally, totals
+from sessions_app.aggregates.products import PRODUCTS, Product
+from sessions_app.core import timebuckets
+from sessions_app.core.ids import uuid_time
+from sessions_app.models import BucketState
+from sessions_app.tables import user_sessions
+from tests.aggregates import recount, test_breakdowns, test_heatmaps
+from tests.aggregates.test_breakdowns import seal_everything
+from tests.analysis.dataset import AGENTS
+from tests.conftest import recent_fixed
+from tests.paths import test_reads as test_paths
+from tests.paths.test_reads import send
+
+pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
+
+
+class Traffic:
+    """The sealed hours and days of the site, and their raw rows (every shard)."""
+
+    def __init__(self, site: Any) -> None:
+        self.site = site
+        states = BucketState.objects.filter(site=site, state=BucketState.SEALED)
+        self.shards = {
+            timebuckets.as_utc(b): n
+            for b, n in states.filter(granularity="hour").values_list("bucket", "shards")
+        }
+        self.days = [
+            timebuckets.as_utc(b)
+            for b in states.filter(granularity="day").values_list("bucket", flat=True)
+        ]
+        self.rows = {
+            hour: list(sources.site_bucket_rows(site_id=site.id, hour=hour, shards=n))
+            for hour, n in self.shards.items()
+        }
+
+    def all_rows(self) -> list[dict[str, Any]]:
+        return [row for rows in self.rows.values() for row in rows]
+
+
+@pytest.fixture
+def traffic(client, site) -> Traffic:
+    rng = random.Random(36)
+    # Yesterday 08:09 whatever the hour of the run: the 30 hours before it hold a whole
+    # day, and every hour a visit reaches is due for sealing now.
+    now = recent_fixed(days_ago=1, at=timedelta(hours=8, minutes=9, seconds=26))
+    for i in range(30):
+        start = now - timedelta(minutes=rng.randrange(90, 30 * 60))
+        events = test_heatmaps.visit(rng, f"v{i}", start)
+        cut = rng.randrange(1, len(events) + 1)  # one or two requests
+        for part in (events[:cut], events[cut:]):
+            if part:
+                send(client, site, part, AGENTS[i % 5])
+    send(client, site, test_heatmaps.visit(rng, "bot", now - timedelta(hours=3)), test_paths.BOT)
+    seal_everything(site, timezone.now())
+    found = Traffic(site)
+    assert len(found.shards) >= 10 and found.days
+    return found
+
+
+# --- each product's brute force and its values as plain comparable data ---------------
+
+
+def _totals_brute(traffic: Traffic, hour: datetime) -> dict[str, Any]:
+    counted = recount.recount(traffic.site, hour)
+    del counted["user_counts"]
+    return counted
+
+
+def _totals_plain(value: totals.Aggregates) -> dict[str, Any]:
+    return {
+        "events": value.events,
+        "by_type": value.by_type,
+        "users": value.users,
+        "sessions": value.sessions_started,
+        "pages": dict(value.top_pages),
+        "clicks": dict(value.top_clicks),
+    }
+
+
+def _user_counts_brute(traffic: Traffic, hour: datetime) -> dict[tuple[str, str], int]:
+    return recount.recount(traffic.site, hour)["user_counts"]
+
+
+def _breakdowns_brute(traffic: Traffic, hour: datetime) -> dict[str, Any]:
+    """The sessions that started in the hour, from their stored summaries."""
+    keys = {row["user_key"] for row in traffic.all_rows()}
+    started = [
+        {**s, "user_key": key, "entry_path": tally.page_path(s["entry_url"]),
+         "exit_path": tally.page_path(s["exit_url"])}
+        for key in keys
+        for s in user_sessions.session_list(site_id=traffic.site.id, user_key=key)
+        if timebuckets.floor(uuid_time(s["session_id"]), "hour") == hour
+    ]  # fmt: skip
+    counted = test_breakdowns.brute(started)
+    return {name: values for name, values in counted.items() if values}
+
+
+def _breakdowns_plain(value: breakdowns.Breakdown) -> dict[str, Any]:
+    return {name: values for name, values in test_breakdowns.stored(value).items() if values}
+
+
+def _paths_brute(traffic: Traffic, hour: datetime) -> tuple[Counter[Any], Counter[Any]]:
+    end = timebuckets.next_start(hour, "hour")
+    grams, entrances, _ = test_paths.brute(traffic.all_rows(), traffic.site, hour, end)
+    return grams, entrances
+
+
+def _paths_plain(value: paths.Stored) -> tuple[Counter[Any], Counter[Any]]:
+    grams: Counter[Any] = Counter()
+    entrances: Counter[Any] = Counter()
+    for (side, anchor), row in value.items():
+        if side == paths.FROM:
+            grams.update(row.grams)
+        for source, n in row.sources.items():
+            entrances[anchor, source] += n
+    return grams, entrances
+
+
+def _heatmaps_brute(traffic: Traffic, hour: datetime) -> dict[Any, Any]:
+    return test_heatmaps.recount(traffic.rows[hour])
+
+
+def _heatmaps_plain(value: dict[Any, Any]) -> dict[Any, Any]:
+    return {key: test_heatmaps.plain(heat) for key, heat in value.items()}
+
+
+Brute = Callable[[Traffic, datetime], Any]
+CASES: dict[str, tuple[Brute, Callable[[Any], Any]]] = {
+    "totals": (_totals_brute, _totals_plain),
+    "user_counts": (_user_counts_brute, dict),
+    "breakdowns": (_breakdowns_brute, _breakdowns_plain),
+    "paths": (_paths_brute, _paths_plain),
+    "heatmaps": (_heatmaps_brute, _heatmaps_plain),
+}
+
+
+def test_every_product_has_a_brute_force():
+    assert [p.name for p in PRODUCTS] and {p.name for p in PRODUCTS} == set(CASES)
+
+
+def _stored(product: Product, site: Any, granularity: str, bucket: datetime) -> Any:
+    found = product.read(site_id=site.id, granularity=granularity, buckets=[bucket])
+    return found[0] if found else product.merge([], start=bucket)
+
+
+@pytest.mark.parametrize("product", PRODUCTS, ids=lambda p: p.name)
+class TestProductContract:
+    def test_a_sealed_hour_equals_the_brute_force_recount(self, traffic, product):
+        brute, plain = CASES[product.name]
+        for hour in traffic.shards:
+            got = plain(_stored(product, traffic.site, "hour", hour))
+            assert got == brute(traffic, hour), (product.name, hour)
+
+    def test_a_day_equals_the_merge_of_its_hours(self, traffic, product):
+        _, plain = CASES[product.name]
+        for day in traffic.days:
+            hours = timebuckets.buckets_between(day, timebuckets.next_start(day, "day"), "hour")
+            parts = product.read(site_id=traffic.site.id, granularity="hour", buckets=hours)
+            assert parts, (product.name, day)
+            merged = product.merge(parts, start=day)
+            assert plain(_stored(product, traffic.site, "day", day)) == plain(merged), day
+
+    def test_a_live_hour_equals_the_sealed_hour(self, traffic, product):
+        _, plain = CASES[product.name]
+        for hour, shards in traffic.shards.items():
+            live = seal.hour_live(
+                site_id=traffic.site.id, hour=hour, shards=shards, products=(product,)
+            )
+            sealed = _stored(product, traffic.site, "hour", hour)
+            assert plain(live[product.name]) == plain(sealed), (product.name, hour)
