@@ -9,12 +9,14 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.conf import settings
+from django.db.models.functions import TruncDay
 
 from sessions_app.core import timebuckets
 from sessions_app.core.bounds import MAX_RANGE_BUCKETS, RangeError
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.core.ids import time_uuid_bound
 from sessions_app.ledger.widths import user_partitions
+from sessions_app.models import BucketState
 from sessions_app.tables import rolling_counts as rolling_counts_table
 from sessions_app.tables import user_events_by_bucket
 
@@ -46,8 +48,6 @@ class SealedBuckets:
         self._busy_days: dict[datetime, set[datetime]] = {}
 
     def __call__(self, width: timebuckets.Width, start: datetime) -> bool:
-        from sessions_app.models import BucketState
-
         period = timebuckets.rolling_period(width, start)
         states = self._load(width, period)
         state = states.get(start)
@@ -65,8 +65,6 @@ class SealedBuckets:
         ).exists()
 
     def _load(self, width: timebuckets.Width, period: datetime) -> dict[datetime, str]:
-        from sessions_app.models import BucketState
-
         key = (width.value, period)
         if key not in self._states:
             rows = BucketState.objects.filter(site_id=self.site_id, granularity=width.value)
@@ -81,10 +79,6 @@ class SealedBuckets:
 
     def _days_with_hours(self, year: datetime) -> set[datetime]:
         """The days of a year that have any hour state (their events may be unsealed)."""
-        from django.db.models.functions import TruncDay
-
-        from sessions_app.models import BucketState
-
         if year not in self._busy_days:
             days = (
                 BucketState.objects.filter(
