@@ -8,6 +8,8 @@ conversion event) over visits.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,6 +41,51 @@ class Kpis:
     @property
     def conversion_rate(self) -> float | None:
         return self.conversions / self.visits if self.visits else None
+
+
+# The visit-duration sketch: a visit of d whole seconds counts in slot 0 (d = 0) or
+# 1 + floor(log(d) / log(GROWTH)); slots add up across buckets, and a slot's value is
+# its middle, within (GROWTH - 1) / 2 = 2.5% of any duration in it (slots
+# holding one whole second are exact: every duration under 21 s).
+GROWTH = 1.05
+
+
+def duration_slot(seconds: int) -> int:
+    """Return the sketch slot of a visit duration in whole seconds."""
+    return 0 if seconds <= 0 else 1 + math.floor(math.log(seconds) / math.log(GROWTH) + 1e-9)
+
+
+def slot_value(slot: int) -> float:
+    """Return the duration a slot stands for: the whole second it holds, else its middle."""
+    if slot == 0:
+        return 0.0
+    low, high = GROWTH ** (slot - 1), GROWTH**slot
+    whole = range(math.ceil(low - 1e-9), math.ceil(high - 1e-9))
+    return float(whole[0]) if len(whole) == 1 else (low + high) / 2
+
+
+def slots_merge(parts: Iterable[Mapping[int, int]]) -> dict[int, int]:
+    """Add up duration sketches."""
+    merged: dict[int, int] = {}
+    for part in parts:
+        for slot, n in part.items():
+            merged[slot] = merged.get(slot, 0) + n
+    return merged
+
+
+def slots_median(slots: Mapping[int, int]) -> float | None:
+    """Return the median duration of a sketch (the lower median: the visit at rank
+    ceil(n / 2) by duration), None when it holds no visit."""
+    total = sum(slots.values())
+    if not total:
+        return None
+    rank = (total + 1) // 2
+    seen = 0
+    for slot in sorted(slots):
+        seen += slots[slot]
+        if seen >= rank:
+            return slot_value(slot)
+    return None  # unreachable: the ranks add up to total
 
 
 # The charted and carded KPIs, in card order: key -> (label, format). A key is a Kpis
