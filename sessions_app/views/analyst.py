@@ -12,7 +12,9 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 
 from sessions_app.aggregates import breakdowns, rolling
-from sessions_app.aggregates.report import MAX_LIVE_HOURS, ReportBucket, site_report
+from sessions_app.aggregates.kpis import metric_param
+from sessions_app.aggregates.report import MAX_LIVE_HOURS, ReportBucket
+from sessions_app.analysis.kpi_report import PeriodReport, chart_data, period_report, site_period
 from sessions_app.core import timebuckets
 from sessions_app.core.bounds import RangeError
 from sessions_app.funnels import defs
@@ -85,45 +87,58 @@ def _breakdown_charts(rows: dict[str, list[dict[str, Any]]]) -> list[dict[str, A
 
 @site_page()
 def dashboard(request: HttpRequest, site: Site) -> HttpResponse:
-    start, end, errors = page_range(request.GET, span=timedelta(hours=24), now=datetime.now(UTC))
-    width = (
-        request.GET.get("width", "hour") if request.GET.get("width") in ("hour", "day") else "hour"
-    )
-    report = None
+    now = datetime.now(UTC)
+    errors: list[str] = []
     try:
-        report = site_report(
-            site_id=site.id, shards=site.event_shards, start=start, end=end, width=width
-        )
+        period, zone_note = site_period(request.GET, site=site, now=now)
+    except RangeError as exc:
+        period, zone_note = site_period({}, site=site, now=now)
+        errors.append(f"{exc}; showing {period.label.lower()} instead")
+    metric = metric_param(request.GET.get("metric"))
+    context: dict[str, Any] = {"site": site, "period": period, "zone_note": zone_note,
+                               "metric": metric, "live_cap": MAX_LIVE_HOURS}  # fmt: skip
+    try:
+        result = period_report(site=site, period=period)
     except RangeError as exc:
         errors.append(str(exc))
-    charts = []
-    if report:
-        charts = [
-            {"title": title, "bars": _bars(report["buckets"], key)}
-            for title, key in (
-                ("Events", "events"),
-                ("Sessions started", "sessions_started"),
-                ("Users", "users"),
-            )
-        ]
-        breakdown = breakdowns.breakdown_rows(report["breakdowns"], top=8)
-        report["breakdown_charts"] = _breakdown_charts(breakdown)
-        states = [r.state for r in report["buckets"]]
-        report["sealed"] = states.count("sealed")
-        report["live"] = states.count("live")
-    context = {
-        "site": site,
-        "start": start,
-        "end": end,
-        "width": width,
-        "error": "; ".join(errors),
-        "report": report,
-        "charts": charts,
-        "live_cap": MAX_LIVE_HOURS,
-        "feed": feed.feed_latest(site_id=site.id, limit=15),
-        "now": realtime.realtime_now(site_id=site.id, now=datetime.now(UTC)),
-    }
+    else:
+        context.update(_dashboard_numbers(request, result, metric))
+    context["error"] = "; ".join(errors)
+    context["feed"] = feed.feed_latest(site_id=site.id, limit=15)
+    context["now"] = realtime.realtime_now(site_id=site.id, now=now)
     return render(request, "sessions_app/dashboard.html", context)
+
+
+def _dashboard_numbers(request: HttpRequest, result: PeriodReport, metric: str) -> dict[str, Any]:
+    """The dashboard's report, KPI cards (each a link that charts it), chart data."""
+    report = result.current
+    width = report["width"]
+    charts = [
+        {"title": title, "bars": _bars(report["buckets"], key)}
+        for title, key in (("Events", "events"), ("Sessions started", "sessions_started"),
+                           ("Users", "users"))
+    ]  # fmt: skip
+    breakdown = breakdowns.breakdown_rows(report["breakdowns"], top=8)
+    report["breakdown_charts"] = _breakdown_charts(breakdown)
+    states = [r.state for r in report["buckets"]]
+    report["sealed"], report["live"] = states.count("sealed"), states.count("live")
+    cards = result.cards()
+    for card in cards:
+        query = request.GET.copy()
+        query["metric"] = card["key"]
+        card["query"] = query.urlencode()
+    before = result.period.comparison()
+    return {
+        "report": report,
+        "width": width,
+        "charts": charts,
+        "cards": cards,
+        "compare_label": "the year before"
+        if result.period.compare == "year"
+        else "the period before",
+        "comparison_label": before.label if before is not None else "",
+        "chart": chart_data(result, metric=metric),
+    }
 
 
 @site_page()

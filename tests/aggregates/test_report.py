@@ -115,11 +115,16 @@ def test_report_ranges_are_capped(client, analyst, site):
     )
     assert too_many_hours.status_code == 400
     assert too_many_hours.json()["field"] == "end"
-    too_long = client.get(
+    by_day = client.get(
         f"/api/sites/{site.id}/report",
         {"start": (now - timedelta(days=100)).isoformat(), "end": now.isoformat(), "width": "day"},
     )
-    assert too_long.status_code == 400 and "92 days" in too_long.json()["error"]
+    assert by_day.status_code == 200 and len(by_day.json()["buckets"]) == 101
+    too_long = client.get(
+        f"/api/sites/{site.id}/report",
+        {"start": (now - timedelta(days=800)).isoformat(), "end": now.isoformat(), "width": "day"},
+    )
+    assert too_long.status_code == 400 and "731 days" in too_long.json()["error"]
     bad_width = client.get(f"/api/sites/{site.id}/report", {"width": "week"})
     assert bad_width.status_code == 400 and bad_width.json()["field"] == "width"
 

@@ -126,9 +126,13 @@ def test_user_search_finds_by_anonymous_id_and_reports_misses(client, analyst, s
 
 def test_dashboard_range_cap_is_explained(client, analyst, site):
     html = client.get(
-        f"/sites/{site.id}/", {"start": "2026-01-01T00:00", "end": "2026-02-10T00:00"}
+        f"/sites/{site.id}/", {"start": "2023-01-01T00:00", "end": "2026-02-10T00:00"}
     ).content.decode()
-    assert "at most 744 hour buckets" in html
+    assert "end: at most 731 days; narrow the range; showing last 7 days instead" in html
+    forty = client.get(  # past the old 92-day cap: now by month, no error
+        f"/sites/{site.id}/", {"start": "2025-11-01T00:00", "end": "2026-02-10T00:00"}
+    )
+    assert forty.context["chart"]["grain"] == "month" and not forty.context["error"]
 
 
 @pytest.mark.parametrize(
@@ -168,8 +172,13 @@ def test_junk_query_parameters_never_fail_a_page(client, analyst, site, visit):
 def test_a_bad_time_is_named_and_the_default_shown(client, analyst, site, visit, page):
     url = f"/sites/{site.id}/" if page == "dashboard" else f"/sites/{site.id}/users/evil/activity"
     html = client.get(url, {"start": "last tuesday", "end": "9999-01-01T00:00"}).content.decode()
-    assert "start: not a date and time (YYYY-MM-DDTHH:MM, UTC); showing the default" in html
-    assert "end: between 1970 and a year from now; showing the default" in html
+    if page == "dashboard":  # the range of every page (periods.py): the first bad field
+        assert "end: between 1970-01-01 and a year from now; showing last 7 days" in html
+        html = client.get(url, {"start": "last tuesday"}).content.decode()
+        assert "start: not an ISO-8601 time: &#x27;last tuesday&#x27;; showing last 7" in html
+    else:
+        assert "start: not a date and time (YYYY-MM-DDTHH:MM, UTC); showing the default" in html
+        assert "end: between 1970 and a year from now; showing the default" in html
     assert client.get(url).content.decode().count('class="error"') == 0
 
 
