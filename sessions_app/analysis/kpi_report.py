@@ -14,7 +14,7 @@ from sessions_app.aggregates.breakdowns import entry_kpis
 from sessions_app.aggregates.kpis import METRICS, Kpis, kpi_cards, kpi_value
 from sessions_app.core.bounds import RangeError
 from sessions_app.models import Site
-from sessions_app.periods import Period, period_param, site_zone
+from sessions_app.periods import DEFAULT_PRESET, Period, period_param, site_zone
 
 UTC_NOTE = (
     "{zone} is a half-hour offset from UTC: days are answered from UTC hour buckets, so "
@@ -22,15 +22,18 @@ UTC_NOTE = (
 )
 
 
-def site_period(params: Mapping[str, str], *, site: Site, now: datetime) -> tuple[Period, str]:
+def site_period(
+    params: Mapping[str, str], *, site: Site, now: datetime, default: str = DEFAULT_PRESET
+) -> tuple[Period, str]:
     """Return the period the URL asks for in the site's zone, and a note when the zone's
     day edges are not whole UTC hours (a half-hour zone): then the period is in UTC."""
     zone = site_zone(getattr(site, "time_zone", "UTC"))
-    period = period_param(params, zone=zone, now=now)
+    period = period_param(params, zone=zone, now=now, default=default)
     try:
         report.local_edges(period.start, period.end, zone, "day")
     except RangeError:
-        return period_param(params, zone=site_zone("UTC"), now=now), UTC_NOTE.format(zone=zone)
+        utc = site_zone("UTC")
+        return period_param(params, zone=utc, now=now, default=default), UTC_NOTE.format(zone=zone)
     return period, ""
 
 
