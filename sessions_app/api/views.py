@@ -22,7 +22,7 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
 from sessions_app.aggregates import breakdowns, rolling, totals
-from sessions_app.aggregates.kpis import METRICS, Kpis, kpi_value, metric_param
+from sessions_app.aggregates.kpis import METRICS, Kpis, metric_param
 from sessions_app.analysis import explorer
 from sessions_app.analysis.kpi_report import PeriodReport, period_report, site_period
 from sessions_app.core.bounds import RangeError
@@ -319,8 +319,8 @@ def _period(period: Period, report: dict[str, Any]) -> dict[str, Any]:
 
 
 def _kpis(kpis: Kpis) -> dict[str, Any]:
-    return {**asdict(kpis), **{key: kpi_value(kpis, key) for key in METRICS},
-            "duration_mean": kpis.duration_mean}  # fmt: skip
+    rates = ("views_per_visit", "bounce_rate", "duration_mean", "conversion_rate")
+    return {**asdict(kpis), **{key: getattr(kpis, key) for key in rates}}
 
 
 def _comparison(result: PeriodReport) -> dict[str, Any] | None:
