@@ -32,6 +32,7 @@ import os
 import random
 import statistics
 import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -101,14 +102,18 @@ def seed(site: Any, per_hour: int, first: datetime, until: datetime) -> dict[str
     rng = random.Random(37)  # noqa: S311 - test data
     now, events, states = datetime.now(UTC), 0, []
     days: dict[datetime, list[Any]] = {}
+    pool, ttl, written = ThreadPoolExecutor(16), aggregate_ttl("hour"), []
     for hour in timebuckets.buckets_between(first, until, "hour"):
         result, breakdown = _hour(rng, per_hour)
         events += result.events
-        TOTALS.write(site_id=site.id, granularity="hour", bucket=hour, value=result,
-                     ttl=aggregate_ttl("hour"), now=now)  # fmt: skip
+        written.append(pool.submit(TOTALS.write, site_id=site.id, granularity="hour",
+                                   bucket=hour, value=result, ttl=ttl, now=now))  # fmt: skip
         days.setdefault(timebuckets.floor(hour, "day"), []).append((result, breakdown))
         states.append(BucketState(site=site, granularity="hour", bucket=hour,
                                   state=BucketState.SEALED, sealed_at=now))  # fmt: skip
+    for future in written:
+        future.result()
+    pool.shutdown()
     months: dict[datetime, list[Any]] = {}
     for day, parts in days.items():
         if timebuckets.next_start(day, "day") > until:

@@ -23,12 +23,13 @@ from sessions_app.aggregates.report import (
     cover,
     hour_states,
     local_edges,
+    report_range,
     sealed_above_hours,
 )
 from sessions_app.aggregates.seal import hour_live
 from sessions_app.aggregates.sketch import sketch_estimate, sketch_merge
 from sessions_app.core import timebuckets
-from sessions_app.core.bounds import RangeError, checked_range
+from sessions_app.core.bounds import RangeError
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.models import BucketState
 from sessions_app.tables import bucket_breakdowns
@@ -47,7 +48,7 @@ def value_report(
     more unsealed hours than that."""
     if dimension not in breakdowns.names():
         raise RangeError("dimension", f"one of {', '.join(breakdowns.names())}")
-    start, end = checked_range(start, end)
+    start, end = report_range(start, end)
     edges = local_edges(start, end, zone, width)
     cut = min(timebuckets.ceil(cut, "hour"), edges[-1])
     segments = sorted({*edges, cut} if edges[0] < cut < edges[-1] else set(edges))

@@ -17,11 +17,12 @@ from sessions_app.aggregates.products import BREAKDOWNS, TOTALS
 from sessions_app.aggregates.seal import hour_live
 from sessions_app.aggregates.stored import aggregates_range
 from sessions_app.core import timebuckets
-from sessions_app.core.bounds import RangeError, checked_range
+from sessions_app.core.bounds import RangeError
 from sessions_app.models import BucketState
 
 MAX_LIVE_HOURS = 72
 MAX_REPORT_BUCKETS = 744  # 31 days of hours; a period of days is at most 92, of months 25
+MAX_REPORT_DAYS = 732  # periods.MAX_DAYS (731), widened to whole buckets
 MAX_STORED_HOURS = 4_000  # hour rows a report reads: a zone's day and month edges, open days
 HOUR = timedelta(hours=1)
 GRAINS = ("hour", "day", "month")
@@ -79,6 +80,16 @@ def _utc(local: datetime, zone: tzinfo) -> datetime:
     return moment
 
 
+def report_range(start: datetime, end: datetime) -> tuple[datetime, datetime]:
+    """[start, end) in UTC, or RangeError("end") past MAX_REPORT_DAYS or not after start."""
+    start, end = timebuckets.as_utc(start), timebuckets.as_utc(end)
+    if end <= start:
+        raise RangeError("end", "must be after start")
+    if end - start > timedelta(days=MAX_REPORT_DAYS):
+        raise RangeError("end", f"at most {MAX_REPORT_DAYS - 1} days; narrow the range")
+    return start, end
+
+
 def cover(start: datetime, end: datetime, sealed: set[Unit]) -> list[Unit]:
     """The stored buckets that add up to [start, end) (whole UTC hours): sealed months and
     days wholly inside it, else its hours."""
@@ -112,7 +123,7 @@ def site_report(
     all), so a comparison counts only its elapsed part; the breakdowns (sessions started
     in range) come from the same stored buckets.
     """
-    start, end = checked_range(start, end)
+    start, end = report_range(start, end)
     edges = local_edges(start, end, zone, width)
     now = datetime.now(UTC)
     cut = min(timebuckets.ceil(cut, "hour"), edges[-1]) if cut is not None else edges[-1]
