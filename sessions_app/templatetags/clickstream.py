@@ -12,6 +12,7 @@ from django import template
 
 from sessions_app import periods, permissions
 from sessions_app.analysis import dashboard, explorer
+from sessions_app.core.bounds import RangeError
 from sessions_app.ledger import sizing
 
 register = template.Library()
@@ -153,3 +154,13 @@ def carried(context: template.Context) -> str:
     link to another page of the site carries."""
     names = {*periods.PARAMS, *explorer.filter_names()}
     return urlencode({k: v for k, v in _params(context).items() if k in names})
+
+
+@register.simple_tag(takes_context=True)
+def filter_chips(context: template.Context) -> list[dashboard.Chip]:
+    """Return the dashboard filters in this page's URL as chips (none if one is bad), for
+    a page that cannot apply them to say so."""
+    try:
+        return dashboard.chips(dashboard.dashboard_filters(_params(context)))
+    except RangeError:
+        return []

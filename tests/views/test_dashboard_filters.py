@@ -153,3 +153,12 @@ def test_another_sites_member_gets_404_with_or_without_filters(client, site):
     for params in ("", "?country=DE", "?period=30d&page=/pricing"):
         assert dashboard(client, site, params).status_code == 404
     assert dashboard(client, other, "?country=DE").status_code == 200
+
+
+@pytest.mark.parametrize("route", ["sessions_app:funnels", "sessions_app:paths"])
+def test_funnels_and_paths_say_which_filters_they_do_not_apply(client, site, analyst, route):
+    url = reverse(route, args=[site.id])
+    body = client.get(url, {"country": "DE", "converted": "true"}).content.decode()
+    notice = body.split('class="notice filters-ignored"', 1)[1].split("</p>", 1)[0]
+    assert "<strong>Country is DE</strong>, <strong>Converted: yes</strong>" in notice
+    assert "filters-ignored" not in client.get(url).content.decode()
