@@ -112,9 +112,10 @@ def dashboard_filtered(
 ) -> FilteredAnswer:
     """The dashboard's numbers under these filters (dashboard_filters' output).
 
-    A single dimension on a value the sealed breakdowns keep is K's
-    `breakdowns.breakdown_kpis` (issue 37 item 5), to be tried here first once merged;
-    every other filter is counted from the site_sessions rows within their budget.
+    Here, once issue 37's branches are merged, a single dimension on a value the sealed
+    breakdowns keep takes its KPIs and chart from `analysis/kpi_report.breakdown_kpis`
+    (sealed per-bucket counts); everything else is counted from the site_sessions rows
+    within their partition budget.
     """
     values = typed(filters)
     counted = filtered.sessions_counted(

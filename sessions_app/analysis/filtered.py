@@ -46,7 +46,7 @@ METRICS: dict[str, dict[str, str]] = {
 @dataclass(frozen=True)
 class Kpis:
     """A period's KPIs (contract 4: the shape of aggregates/kpis.py's Kpis, which
-    replaces this copy once merged). A bounce is a visit of one page view."""
+    replaces this copy once merged). A bounce is a visit of at most one page view."""
 
     visitors: int = 0
     visits: int = 0
@@ -83,7 +83,7 @@ def kpis_count(rows: list[dict[str, Any]]) -> Kpis:
         visitors=len({r["user_key"] for r in rows}),
         visits=len(rows),
         pageviews=sum(r["pageview_count"] or 0 for r in rows),
-        bounces=sum(1 for r in rows if r["pageview_count"] == 1),
+        bounces=sum(1 for r in rows if (r["pageview_count"] or 0) <= 1),
         duration_seconds_sum=float(sum(durations)),
         duration_median=float(statistics.median(durations)) if durations else None,
         conversions=sum(1 for r in rows if r["converted"]),

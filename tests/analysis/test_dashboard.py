@@ -54,7 +54,7 @@ def kpis_of(sessions: list[dict]) -> filtered.Kpis:
         visitors=len({s["user_key"] for s in sessions}),
         visits=len(sessions),
         pageviews=sum(s["sent_pageviews"] for s in sessions),
-        bounces=sum(1 for s in sessions if s["sent_pageviews"] == 1),
+        bounces=sum(1 for s in sessions if s["sent_pageviews"] <= 1),
         duration_seconds_sum=float(sum(durations)),
         duration_median=float(statistics.median(durations)) if durations else None,
         conversions=sum(1 for s in sessions if s["sent_converted"]),
