@@ -92,10 +92,10 @@ def dashboard(request: HttpRequest, site: Site) -> HttpResponse:
     try:
         period = periods.period_param(request.GET, zone=zone, now=datetime.now(UTC))
     except RangeError as exc:
-        errors.append(str(exc))
         period = periods.period_param({}, zone=zone, now=datetime.now(UTC))
+        errors.append(f"{exc}; showing {period.label.lower()} instead")
     start, end = period.start, period.elapsed_end
-    width = "hour" if period.grain == "hour" else "day"
+    width = "day" if request.GET.get("width") == "day" else "hour"
     shown = dashboard_filters.dashboard_context(
         site_id=site.id, period=period, params=query_params(request)
     )
