@@ -5,7 +5,7 @@ periods, comparisons and whole-hour time zones; the partition budget; the latest
 from __future__ import annotations
 
 import statistics
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
@@ -117,14 +117,17 @@ def test_filtered_numbers_match_a_brute_force_of_the_raw_events(site, sessions, 
     for low, high in (("duration_min", "duration_max"), ("events_min", "events_max")):
         if low in filters and high in filters and filters[low] > filters[high]:
             filters[low], filters[high] = filters[high], filters[low]
-    period = period_param(
-        {
-            "period": data.draw(st.sampled_from(PRESETS)),
-            "compare": data.draw(st.sampled_from(["off", "previous", "year"])),
-        },
-        zone=site_zone(data.draw(st.sampled_from(ZONES))),
-        now=timezone.now(),
-    )
+    now = timezone.now()
+    params = {
+        "period": data.draw(st.sampled_from([*PRESETS, "custom"])),
+        "compare": data.draw(st.sampled_from(["off", "previous", "year"])),
+    }
+    if params["period"] == "custom":  # whole days of the last week, as the calendar picks
+        last = data.draw(st.integers(0, 6), label="to (days ago)")
+        first = data.draw(st.integers(last, 6), label="from (days ago)")
+        params["from"] = (now - timedelta(days=first)).date().isoformat()
+        params["to"] = (now - timedelta(days=last)).date().isoformat()
+    period = period_param(params, zone=site_zone(data.draw(st.sampled_from(ZONES))), now=now)
     check_answer(site, truth, period, filters)
 
 

@@ -65,7 +65,7 @@ def test_a_row_adds_its_filter_and_chips_remove_it(client, site, analyst):
     assert chip.name == "campaign" and chip.value == "spring"
     assert 'href="?period=today"' in body  # the chip's remove link and "Clear all"
     sessions_url = reverse("sessions_app:sessions", args=[site.id])
-    assert f'href="{sessions_url}?period=today&amp;campaign=spring"' in body
+    assert f'href="{sessions_url}?period=today&amp;campaign=spring&amp;bot=false"' in body
     # Every other breakdown counts the filtered session only.
     assert [r["value"] for r in answer.breakdowns["source"]] == ["news"]
     assert [p for p, _ in answer.entry_pages] == ["/"]
