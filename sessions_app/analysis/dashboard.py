@@ -129,14 +129,12 @@ def dashboard_filtered(
         if previous is not None
         else None
     )
-    # The rows are what the filters leave (bots too when asked): count them all.
-    rows = [{**r, "is_bot": False} for r in counted.rows]
     return FilteredAnswer(
         filters=filters,
         kpis=filtered.kpis_count(counted.rows),
         previous=filtered.kpis_count(compared.rows) if compared is not None else None,
         chart=filtered.chart_data(period, counted, compared, metric),
-        breakdowns=breakdowns.breakdown_rows(breakdowns.breakdown_count(rows), top=TOP),
+        breakdowns=filtered.breakdown_counts(counted.rows, top=TOP),
         entry_pages=filtered.entry_pages(counted.rows),
         counted=counted,
         compared=compared,
