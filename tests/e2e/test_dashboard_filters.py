@@ -12,7 +12,7 @@ from django.utils import timezone
 from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.ledger import sites
 from tests.conftest import member
-from tests.e2e.conftest import screenshot
+from tests.e2e.conftest import ARTIFACTS, screenshot
 from tests.ingest.conftest import event
 
 pytestmark = [
@@ -70,6 +70,7 @@ def test_a_row_filters_the_dashboard_and_travels_to_the_explorer(live_server, br
         assert page.locator(".latest-sessions tbody tr").count() == 2
         assert "utm_" not in page.locator(".latest-sessions").inner_text()
         screenshot(page, f"dashboard-filtered-{name}")
+        page.screenshot(path=str(ARTIFACTS / f"dashboard-filtered-{name}-top.png"))  # the viewport
         page.click("a.open-sessions:has-text('Open 2 sessions')")
         page.wait_for_selector("h1:has-text('Sessions')")
         assert page.locator("select[name=device]").input_value() == "mobile"
