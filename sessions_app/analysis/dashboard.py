@@ -20,9 +20,9 @@ from typing import Any
 from sessions_app.aggregates import breakdowns
 from sessions_app.analysis import explorer, filtered
 from sessions_app.core.bounds import RangeError
+from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.periods import Period
-from sessions_app.tables import dimensions
-from sessions_app.tables.user_sessions import sessions_by_id
+from sessions_app.tables import dimensions, user_sessions
 
 LATEST = 15  # latest sessions shown
 TOP = 8  # breakdown rows shown per dimension
@@ -150,14 +150,15 @@ def latest_sessions(
         start=period.start, end=period.elapsed_end, filters=typed(filters)
     )
     page = explorer.sessions_explore(site_id=site_id, query=query, limit=LATEST)
-    if page.sessions:
-        summaries = sessions_by_id(
-            site_id=site_id, keys=[(s["user_key"], s["session_id"]) for s in page.sessions]
-        )
-        for session in page.sessions:
-            summary = summaries.get(session["session_id"], {})
-            session["entry_url"] = summary.get("entry_url") or session.get("entry_path")
-            session["exit_url"] = summary.get("exit_url") or session.get("exit_path")
+    statement = prepare(user_sessions.with_dimensions(user_sessions.SELECT_SESSION_ONE))
+    futures = [
+        cassandra_session().execute_async(statement, (site_id, s["user_key"], s["session_id"]))
+        for s in page.sessions
+    ]  # LATEST reads of one row each, at once
+    for session, future in zip(page.sessions, futures, strict=True):
+        summary = future.result().one() or {}
+        session["entry_url"] = summary.get("entry_url") or session.get("entry_path")
+        session["exit_url"] = summary.get("exit_url") or session.get("exit_path")
     return page
 
 
