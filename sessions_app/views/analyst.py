@@ -12,8 +12,9 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 
 from sessions_app.aggregates import breakdowns, rolling
-from sessions_app.aggregates.kpis import metric_param
+from sessions_app.aggregates.kpis import kpi_cards, metric_param
 from sessions_app.aggregates.report import MAX_LIVE_HOURS, ReportBucket
+from sessions_app.analysis import dashboard as dashboard_filters
 from sessions_app.analysis.kpi_report import PeriodReport, chart_data, period_report, site_period
 from sessions_app.core import timebuckets
 from sessions_app.core.bounds import RangeError
@@ -21,9 +22,9 @@ from sessions_app.funnels import defs
 from sessions_app.funnels.spec import funnel_compile
 from sessions_app.ingest import realtime
 from sessions_app.models import Site
-from sessions_app.params import page_cursor, page_range
+from sessions_app.params import page_cursor, page_range, query_params
 from sessions_app.permissions import site_page
-from sessions_app.sessions import feed, lists, timeline
+from sessions_app.sessions import lists, timeline
 from sessions_app.sessions.activity import user_activity
 from sessions_app.tables import dimensions
 
@@ -95,22 +96,29 @@ def dashboard(request: HttpRequest, site: Site) -> HttpResponse:
         period, zone_note = site_period({}, site=site, now=now)
         errors.append(f"{exc}; showing {period.label.lower()} instead")
     metric = metric_param(request.GET.get("metric"))
+    shown = dashboard_filters.dashboard_context(
+        site_id=site.id, period=period, params=query_params(request)
+    )
     context: dict[str, Any] = {"site": site, "period": period, "zone_note": zone_note,
-                               "metric": metric, "live_cap": MAX_LIVE_HOURS}  # fmt: skip
+                               "metric": metric, "live_cap": MAX_LIVE_HOURS,
+                               "latest_zone": period.zone.key, **shown}  # fmt: skip
     try:
         result = period_report(site=site, period=period)
     except RangeError as exc:
         errors.append(str(exc))
     else:
-        context.update(_dashboard_numbers(request, result, metric))
+        context.update(_dashboard_numbers(request, result, metric, shown["filtered"]))
     context["error"] = "; ".join(errors)
-    context["feed"] = feed.feed_latest(site_id=site.id, limit=15)
     context["now"] = realtime.realtime_now(site_id=site.id, now=now)
     return render(request, "sessions_app/dashboard.html", context)
 
 
-def _dashboard_numbers(request: HttpRequest, result: PeriodReport, metric: str) -> dict[str, Any]:
-    """The dashboard's report, KPI cards (each a link that charts it), chart data."""
+def _dashboard_numbers(
+    request: HttpRequest, result: PeriodReport, metric: str,
+    filtered: dashboard_filters.FilteredAnswer | None,
+) -> dict[str, Any]:  # fmt: skip
+    """The dashboard's report, KPI cards (each a link that charts it), chart data; with
+    filters, the filtered answer's KPIs, chart and breakdowns."""
     report = result.current
     width = report["width"]
     charts = [
@@ -119,10 +127,10 @@ def _dashboard_numbers(request: HttpRequest, result: PeriodReport, metric: str) 
                            ("Users", "users"))
     ]  # fmt: skip
     breakdown = breakdowns.breakdown_rows(report["breakdowns"], top=8)
-    report["breakdown_charts"] = _breakdown_charts(breakdown)
+    report["breakdown_charts"] = _breakdown_charts(filtered.breakdowns if filtered else breakdown)
     states = [r.state for r in report["buckets"]]
     report["sealed"], report["live"] = states.count("sealed"), states.count("live")
-    cards = result.cards()
+    cards = kpi_cards(filtered.kpis, filtered.previous) if filtered else result.cards()
     for card in cards:
         query = request.GET.copy()
         query["metric"] = card["key"]
@@ -133,11 +141,8 @@ def _dashboard_numbers(request: HttpRequest, result: PeriodReport, metric: str) 
         "width": width,
         "charts": charts,
         "cards": cards,
-        "compare_label": "the year before"
-        if result.period.compare == "year"
-        else "the period before",
         "comparison_label": before.label if before is not None else "",
-        "chart": chart_data(result, metric=metric),
+        "chart": filtered.chart if filtered else chart_data(result, metric=metric),
     }
 
 
