@@ -55,10 +55,11 @@ def value_report(
     sealed = sealed_above_hours(site_id, edges[0], edges[-1])
     pieces = [cover(a, b, sealed) for a, b in itertools.pairwise(segments)]
     hours = [u[1] for piece in pieces for u in piece if u[0] == "hour"]
-    if len(hours) > MAX_STORED_HOURS:
+    states = hour_states(site_id, hours)  # SQL; an hour without one had no events
+    sealed_hours = {("hour", h) for h, (state, _) in states.items() if state == BucketState.SEALED}
+    if len(sealed_hours) > MAX_STORED_HOURS:
         return None
-    states = hour_states(site_id, hours)
-    sealed |= {("hour", h) for h, (state, _) in states.items() if state == BucketState.SEALED}
+    sealed |= sealed_hours
     units = [u for piece in pieces for u in piece]
     now = datetime.now(UTC)
     settled = now - settings.ALLOWED_LATENESS

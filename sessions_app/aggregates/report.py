@@ -23,7 +23,7 @@ from sessions_app.models import BucketState
 MAX_LIVE_HOURS = 72
 MAX_REPORT_BUCKETS = 744  # 31 days of hours; a period of days is at most 92, of months 25
 MAX_REPORT_DAYS = 732  # periods.MAX_DAYS (731), widened to whole buckets
-MAX_STORED_HOURS = 4_000  # hour rows a report reads: a zone's day and month edges, open days
+MAX_STORED_HOURS = 4_000  # sealed hour rows a report reads: a zone's day and month edges, open days
 HOUR = timedelta(hours=1)
 GRAINS = ("hour", "day", "month")
 
@@ -131,10 +131,11 @@ def site_report(
     sealed = sealed_above_hours(site_id, edges[0], edges[-1])
     pieces = [cover(a, b, sealed) for a, b in itertools.pairwise(segments)]
     hours = [u[1] for piece in pieces for u in piece if u[0] == "hour"]
-    if len(hours) > MAX_STORED_HOURS:
-        raise RangeError("end", "too many unsealed days in range; narrow it")
-    states = hour_states(site_id, hours)
-    sealed |= {("hour", h) for h, (state, _) in states.items() if state == BucketState.SEALED}
+    states = hour_states(site_id, hours)  # SQL; an hour without one had no events
+    sealed_hours = {("hour", h) for h, (state, _) in states.items() if state == BucketState.SEALED}
+    if len(sealed_hours) > MAX_STORED_HOURS:
+        raise RangeError("end", "too many days in range not rolled up yet; narrow it")
+    sealed |= sealed_hours
     units = [u for piece in pieces for u in piece]
     stored = _stored(site_id, [u for u in units if u in sealed])
     counted = _Counted(site_id, shards, states, now, settings.ALLOWED_LATENESS)

@@ -22,8 +22,8 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
 from sessions_app.aggregates import breakdowns, rolling, totals
-from sessions_app.aggregates.kpis import METRICS, Kpis, metric_param
-from sessions_app.analysis import explorer
+from sessions_app.aggregates.kpis import METRICS, Kpis, kpi_cards, metric_param
+from sessions_app.analysis import dashboard, explorer
 from sessions_app.analysis.kpi_report import PeriodReport, period_report, site_period
 from sessions_app.core.bounds import RangeError
 from sessions_app.ingest import realtime
@@ -270,17 +270,23 @@ class SiteReport(SiteView):
         width = params.get("width") or ("hour" if old else None)
         if width not in (None, "hour", "day"):
             raise BadRequest("width", "hour or day")
+        filters = dashboard.dashboard_filters(params)
         result = period_report(site=site, period=period, grain=width)
         report = result.current
+        filtered = None
+        if filters:  # the page's filtered answer: KPIs of the matching sessions
+            filtered = dashboard.dashboard_filtered(site_id=site.id, period=period,
+                                                    filters=filters)  # fmt: skip
         return Response(
             {
                 "period": _period(result.period, report),
                 "time_zone": str(period.zone),
                 "zone_note": zone_note,
-                "filters": {},
+                "filters": filters,
+                "filtered": _filtered(filtered),
                 "metric": metric_param(params.get("metric")),
-                "kpis": _kpis(result.kpis),
-                "comparison": _comparison(result),
+                "kpis": _kpis(filtered.kpis if filtered else result.kpis),
+                "comparison": _comparison(result, filtered),
                 "start": report["start"],
                 "end": report["end"],
                 "width": report["width"],
@@ -323,17 +329,30 @@ def _kpis(kpis: Kpis) -> dict[str, Any]:
     return {**asdict(kpis), **{key: getattr(kpis, key) for key in rates}}
 
 
-def _comparison(result: PeriodReport) -> dict[str, Any] | None:
+def _comparison(
+    result: PeriodReport, filtered: dashboard.FilteredAnswer | None
+) -> dict[str, Any] | None:
     before = result.period.comparison()
     if before is None or result.previous is None:
         return None
+    kpis: Kpis = result.kpis
+    previous: Kpis | None = result.previous
+    if filtered is not None:
+        kpis, previous = filtered.kpis, filtered.previous
     return {
         "start": before.start,
         "end": before.end,
         "elapsed_end": before.elapsed_end,
-        "kpis": _kpis(result.previous),
-        "cards": result.cards(),
+        "kpis": _kpis(previous) if previous is not None else None,
+        "cards": kpi_cards(kpis, previous),
     }
+
+
+def _filtered(answer: dashboard.FilteredAnswer | None) -> dict[str, Any] | None:
+    """How a filtered answer was counted: site_sessions partitions, days cut by the budget."""
+    if answer is None:
+        return None
+    return {"partitions_read": answer.counted.partitions_read, "cut_days": answer.cut_days}
 
 
 class UserCounters(SiteView):

@@ -194,6 +194,10 @@ def test_the_report_api_answers_the_pages_parameters_with_kpis(client, analyst, 
     assert body["comparison"]["kpis"]["visits"] == 0
     assert body["comparison"]["end"] == body["period"]["start"]
     assert sum(b["kpis"]["visits"] for b in body["buckets"]) == 3
+    # a filter: the page's filtered answer (the sessions of user c, two page views)
+    filtered = client.get(f"/api/sites/{site.id}/report", {"period": "24h", "page": "/"}).json()
+    assert filtered["filters"] == {"page": "/"} and filtered["filtered"]["partitions_read"] > 0
+    assert (filtered["kpis"]["visits"], filtered["kpis"]["pageviews"]) == (1, 2)
 
 
 @pytest.mark.parametrize(
@@ -204,6 +208,7 @@ def test_the_report_api_answers_the_pages_parameters_with_kpis(client, analyst, 
         ({"period": "custom", "from": "2026-13-01"}, "from"),
         ({"width": "week"}, "width"),
         ({"start": "yesterday"}, "start"),
+        ({"duration_min": "soon"}, "duration_min"),
     ],
 )
 def test_a_bad_report_parameter_is_a_400_naming_it(client, analyst, site, params, field):
