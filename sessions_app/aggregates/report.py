@@ -150,7 +150,7 @@ def site_report(
                   if s < cut]  # fmt: skip
     summed = totals.aggregates_merge(before_cut) if before_cut else totals.Aggregates()
     return {
-        "breakdowns": counted.breakdown(),
+        "breakdowns": counted.breakdown() if breakdown else {},
         "breakdown_live_hours": counted.live_hours,
         "start": edges[0],
         "end": edges[-1],
