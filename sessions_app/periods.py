@@ -249,3 +249,26 @@ def _shift_months(period: Period, months: int) -> tuple[datetime, datetime]:
 
 def _iso(value: datetime) -> str:
     return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def capped(period: Period, days: int, what: str) -> tuple[datetime, datetime, str]:
+    """[start, end) a read that covers at most `days` days answers for `period`, and a
+    note when it had to cut: the whole period, or its last `days` days. An old link's
+    exact start/end past the cap stays an error (RangeError naming `end`), as before."""
+    cap = timedelta(days=days)
+    if period.end - period.start <= cap:
+        return period.start, period.end, ""
+    if period.key == "custom" and period.first_day is None:
+        raise RangeError("end", f"range longer than {days} days; narrow it")
+    note = f"{what} cover at most {days} days: showing the last {days} days of {period.label}"
+    return period.end - cap, period.end, note
+
+
+def days_shown(period: Period) -> str:
+    """The period's first and last day in its zone ("21 Nov - 27 Nov 2026", an en dash)."""
+    first = period.start.astimezone(period.zone)
+    last = (period.end - timedelta(microseconds=1)).astimezone(period.zone)
+    if first.date() == last.date():
+        return f"{first:%-d %b %Y}"
+    head = f"{first:%-d %b}" if first.year == last.year else f"{first:%-d %b %Y}"
+    return f"{head} \u2013 {last:%-d %b %Y}"
