@@ -118,8 +118,8 @@ def percent(value: float | None) -> str:
 # --- the range picker and the nav (templates/sessions_app/_range.html, base.html) ---------
 
 # A page's own parameters the picker keeps besides the filters (heatmaps' layout, funnels'
-# breakdown, paths' anchor); a cursor or a metric belongs to one answer and is dropped.
-KEPT = ("vp", "breakdown", "from_page", "to_page", "step", "outcome")
+# breakdown, paths' anchor, activity's read strategy); a cursor belongs to one answer.
+KEPT = ("vp", "breakdown", "from_page", "to_page", "step", "outcome", "strategy")
 
 
 def page_period(context: template.Context) -> periods.Period:
