@@ -91,7 +91,7 @@ def explorer_query_parse(
     booleans are true/false; ranges are whole seconds or events.
     """
     period = period_param(params, zone=zone or ZoneInfo("UTC"), now=now)
-    start, end, note = capped(period, MAX_DAYS, "Sessions")
+    start, end, note = capped(period, MAX_DAYS, "Sessions cover")
     filters: dict[str, Any] = {}
     for name, is_path in text_filters():
         value = (params.get(name) or "").strip()
