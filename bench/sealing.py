@@ -19,6 +19,7 @@ import statistics
 import sys
 import time
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import django
 
@@ -39,11 +40,12 @@ from sessions_app.aggregates import states, stored  # noqa: E402
 from sessions_app.aggregates.rolling import rolling_count  # noqa: E402
 from sessions_app.aggregates.seal import bucket_rollup, bucket_seal  # noqa: E402
 from sessions_app.core import timebuckets  # noqa: E402
-from sessions_app.core.cql import cassandra_session, prepare  # noqa: E402
+from sessions_app.core.cql import bind, cassandra_session, prepare  # noqa: E402
 from sessions_app.core.ids import time_uuid  # noqa: E402
 from sessions_app.ingest.pipeline import Source, events_record  # noqa: E402
 from sessions_app.ingest.plan import EventRow, Plan, SessionSummary  # noqa: E402
 from sessions_app.ingest.rows import partial_rows  # noqa: E402
+from sessions_app.ingest.session_rows import session_rows  # noqa: E402
 from sessions_app.ingest.state import SessionState  # noqa: E402
 from sessions_app.ledger import sites  # noqa: E402
 from sessions_app.models import BucketState, Site  # noqa: E402
@@ -53,17 +55,12 @@ INSERT INTO {ks}.site_events_by_bucket
   (site_id, bucket, shard, event_id, session_id, user_key, type, name, ts, url, element, is_bot)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 """
-INSERT_SESSION = """
-INSERT INTO {ks}.user_sessions
-  (site_id, user_key, session_id, started_at, last_seen_at, event_count, pageview_count,
-   click_count, entry_url, exit_url, converted, is_bot)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-"""
 SCAN = """
 SELECT session_id, user_key, type, name, url, element, is_bot
 FROM {ks}.site_events_by_bucket WHERE site_id = ? AND bucket = ? AND shard = ?
 """
 SHARDS = 4
+SOURCES = ["google", "newsletter", None, "bing", "twitter.com"]
 PAGES = [f"https://shop.example/{p}" for p in ("", "shoes", "shoes/red", "cart", "checkout")]
 BUTTONS = [
     json.dumps({"tag": "button", "text": t, "selector": f"main > button#{t.lower()}"})
@@ -72,15 +69,16 @@ BUTTONS = [
 
 
 def hour_of_events(site: Site, hour: datetime, events: int) -> None:
-    """Write `events` raw rows, their sessions' summaries and their batches' tallies.
+    """Write `events` raw rows, their sessions' rows and their batches' tallies.
 
-    Raw rows and summaries go straight into the tables (the other event tables are
-    not what a seal reads); each session arrives as two 10-event beacons, whose
-    tallies are the rows the applier writes for them (writer.partial_rows).
+    Raw rows go straight into site_events_by_bucket (the other event tables are not
+    what a seal reads); each session arrives as two 10-event beacons, whose tallies
+    and session rows (summaries, site_sessions with dimensions) are the rows the
+    applier writes for them (ingest.rows.partial_rows, ingest.session_rows).
     """
     rng = random.Random(7)  # noqa: S311 - test data
-    insert, summary = prepare(INSERT_SITE_EVENT), prepare(INSERT_SESSION)
-    work = []
+    insert = prepare(INSERT_SITE_EVENT)
+    work: list[tuple[Any, Any]] = []
     per_session, per_beacon = 20, 10
     for s in range(events // per_session):
         user = f"user-{s % (events // 40)}"
@@ -125,39 +123,37 @@ def hour_of_events(site: Site, hour: datetime, events: int) -> None:
             )
         for b in range(0, per_session, per_beacon):
             received = rows[b + per_beacon - 1].ts
+            sent = rows[: b + per_beacon]
+            # The session as the beacon left it, as the applier writes it: its summary
+            # (user_sessions, site_sessions with its dimensions, the feed) and the
+            # beacon's tallies, which know its start and source.
+            state = SessionState(
+                session_id,
+                started,
+                received,
+                anonymous_id=user,
+                event_count=len(sent),
+                pageview_count=sum(r.type == "pageview" for r in sent),
+                click_count=sum(r.type == "click" for r in sent),
+                entry_url=sent[0].url,
+                exit_url=next(r.url for r in reversed(sent) if r.type == "pageview"),
+                converted=any(r.name == "purchase" for r in sent),
+                is_bot=s % 50 == 0,
+                dimensions={"source": SOURCES[s % len(SOURCES)], "country": "DE"},
+            )
             beacon = Plan(
                 site_id=site.id,
                 batch_id=time_uuid(received, f"b-{s}-{b}"),
                 received_at=received,
-                version=0,
+                version=timebuckets.epoch_us(received),
                 events=rows[b : b + per_beacon],
-                # The session as the beacon left it: what its tallies know of it (its
-                # start and source), as the applier's do.
-                sessions=[
-                    SessionSummary(site.id, user, SessionState(session_id, started, received))
-                ],
+                sessions=[SessionSummary(site.id, user, state)],
                 shards=SHARDS,
             )
-            work.extend(row for _, row in partial_rows(beacon))
-        work.append(
-            (
-                summary,
-                (
-                    site.id,
-                    user,
-                    session_id,
-                    started,
-                    started + timedelta(seconds=per_session * 25),
-                    per_session,
-                    per_session // 4,
-                    per_session // 2,
-                    PAGES[0],
-                    PAGES[3],
-                    s % 7 == 0,
-                    s % 50 == 0,
-                ),
-            )
-        )
+            # Bound as the applier binds them (cql.bind: an absent value is unset, not a
+            # null that would leave a tombstone).
+            for _, (statement, params) in (*partial_rows(beacon), *session_rows(beacon)):
+                work.append((bind(statement, params), None))
     execute_concurrent(cassandra_session(), work, concurrency=256, raise_on_first_error=True)
 
 

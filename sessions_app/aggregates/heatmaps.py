@@ -206,16 +206,27 @@ def heat_fold(bodies: Iterable[dict[str, Any] | None]) -> HeatTally:
 def _encoded_add(into: Heat, body: dict[str, Any]) -> None:
     """Add one page's counts as heat_encode wrote them to a Heat (samples: not yet cut)."""
     into.clicks += body["c"]
-    into.dropped += body.get("dropped", 0)
+    elements = into.elements
     for label, counts in body["e"].items():
-        clicks, rage, dead = (counts, 0, 0) if counts.__class__ is int else counts
-        held = into.elements.get(label)
-        if held is None:
-            into.elements[label] = [clicks, rage, dead]
+        held = elements.get(label)
+        if counts.__class__ is int:  # clicks only, the common case
+            if held is None:
+                elements[label] = [counts, 0, 0]
+            else:
+                held[0] += counts
+        elif held is None:
+            elements[label] = list(counts)
         else:
-            held[0] += clicks
-            held[1] += rage
-            held[2] += dead
+            held[0] += counts[0]
+            held[1] += counts[1]
+            held[2] += counts[2]
+    if len(body) > 2:  # more than clicks and elements ("c", "e"): positions, scrolls
+        _positions_add(into, body)
+
+
+def _positions_add(into: Heat, body: dict[str, Any]) -> None:
+    """The rest of an encoded page's counts: cells, scroll, folds, spots, samples."""
+    into.dropped += body.get("dropped", 0)
     for total, name in ((into.cells, "cells"), (into.scroll, "scroll"), (into.folds, "folds")):
         for key, n in body.get(name, ()):
             total[key] += n

@@ -97,6 +97,9 @@ def session_count(
         hours[len(before) - len(before_hours) :] = before_hours
     # Only a page viewed before `hour` makes a path carried (a seal's common case: none).
     older = hour is not None and any(h is not None and h < hour for h in hours)
+    if not older:
+        _grams_count(counts, trail, pages, source)
+        return
     grams: list[Gram] = []  # counted at the end in one go (Counter.update runs in C)
     carried = counts.carried
     for page in pages:
@@ -120,9 +123,25 @@ def session_count(
     counts.grams.update(grams)
 
 
+def _grams_count(counts: PathCounts, trail: list[str], pages: Iterable[str], source: str) -> None:
+    """session_count without carried paths: each page's paths are the slices of the trail
+    ending at it, up to MAX_STEPS pages (and ENTRANCE, only ever first, on top)."""
+    grams: list[Gram] = []
+    for page in pages:
+        if len(trail) == 1 and trail[0] == ENTRANCE:
+            counts.sources[page, source] += 1
+        trail.append(page)
+        end = len(trail)
+        low = max(0, end - MAX_STEPS)
+        if low == 1 and trail[0] == ENTRANCE:
+            low = 0
+        grams += [tuple(trail[at:end]) for at in range(end - 1, low - 1, -1)]
+    counts.grams.update(grams)
+
+
 def hour_count(source: Hour) -> PathCounts:
-    """Count an hour's paths from its human page views (the tally's {session: [(event id,
-    path)]}), each session's start and source, and its page views before the hour.
+    """Count an hour's paths from its human page views (the tally's {session: [[time, low,
+    path], ...]}), each session's start and source, and its page views before the hour.
 
     A session's start and source come from the tally when ingest put them there, else
     from the site_sessions rows of the sessions that started in the hour (or, begun
@@ -151,8 +170,8 @@ def hour_count(source: Hour) -> PathCounts:
     counts = PathCounts()
     for sid, seen in views.items():
         if len(seen) > 1:
-            seen = sorted(seen)  # by view_key: the order of their event ids
-        pages = [path for _, path in seen]
+            seen = sorted(seen)  # [time, low, path]: the order of their event ids
+        pages = [view[2] for view in seen]
         pages_before, hours_before = before.get(sid, ([ENTRANCE], []))
         session_count(
             counts,

@@ -6,19 +6,28 @@ import hashlib
 import math
 import zlib
 from collections.abc import Iterable
+from functools import lru_cache
 
 SKETCH_BITS = 12
 SKETCH_REGISTERS = 1 << SKETCH_BITS
 _REST_BITS = 64 - SKETCH_BITS
+HASHED_KEYS = 1 << 16  # keys whose register a process remembers (~10 MB)
+
+
+@lru_cache(maxsize=HASHED_KEYS)
+def _register(key: str) -> tuple[int, int]:
+    """A key's register and rank (a seal sketches the same users once per breakdown value
+    of every dimension, and for the totals: each key is hashed once)."""
+    h = int.from_bytes(hashlib.blake2b(key.encode(), digest_size=8).digest(), "big")
+    rest = h & ((1 << _REST_BITS) - 1)
+    return h >> _REST_BITS, _REST_BITS - rest.bit_length() + 1
 
 
 def sketch_of(keys: Iterable[str]) -> bytes:
     """Return the compressed HyperLogLog registers of a set of user keys."""
     registers = bytearray(SKETCH_REGISTERS)
     for key in keys:
-        h = int.from_bytes(hashlib.blake2b(key.encode(), digest_size=8).digest(), "big")
-        index, rest = h >> _REST_BITS, h & ((1 << _REST_BITS) - 1)
-        rank = _REST_BITS - rest.bit_length() + 1
+        index, rank = _register(key)
         if rank > registers[index]:
             registers[index] = rank
     return zlib.compress(bytes(registers))

@@ -1,4 +1,4 @@
-"""What a seal reads: an hour's raw rows, its per-batch tallies and its sessions' summaries."""
+"""What a seal reads: an hour's raw rows, its per-batch tallies and its started sessions' rows."""
 
 from __future__ import annotations
 
@@ -16,10 +16,9 @@ from sessions_app.aggregates import tally
 from sessions_app.core import timebuckets
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.core.eventdoc import event_row
-from sessions_app.core.ids import time_uuid_bound, uuid_time
+from sessions_app.core.ids import time_uuid_bound
 from sessions_app.tables import bucket_partials as bucket_partials_table
 from sessions_app.tables import site_events_by_bucket, site_sessions
-from sessions_app.tables.user_sessions import sessions_by_id
 
 
 def site_bucket_events(*, site_id: uuid.UUID, hour: datetime, shards: int) -> list[dict[str, Any]]:
@@ -128,36 +127,6 @@ def _shards_scan(
             yield from page
 
 
-def session_summaries(
-    *, site_id: uuid.UUID, start: datetime, end: datetime, spans: dict[uuid.UUID, tally.Span]
-) -> dict[uuid.UUID, dict[str, Any]]:
-    """Return the summaries of the human sessions that started in [start, end).
-
-    A session whose last event in the bucket is more than the inactivity gap
-    before the bucket's end cannot have continued past it (a later event would
-    open a new session; a late one reopens this bucket), so its summary comes
-    from the bucket's own rows. Only the others are read from user_sessions.
-    """
-    horizon = (end - settings.SESSION_INACTIVITY).replace(tzinfo=None)  # rows' ts are naive UTC
-    found: dict[uuid.UUID, dict[str, Any]] = {}
-    lookups: list[tuple[str, uuid.UUID]] = []
-    for session_id, span in spans.items():
-        if not start <= uuid_time(session_id) < end:
-            continue
-        if span.last is not None and span.last < horizon:
-            found[session_id] = {
-                "started_at": span.first,
-                "last_seen_at": span.last,
-                "event_count": span.events,
-                "pageview_count": span.pageviews,
-                "is_bot": False,
-            }
-        else:
-            lookups.append((span.user_key, session_id))
-    found.update(sessions_by_id(site_id=site_id, keys=sorted(lookups, key=str)))
-    return found
-
-
 SLICE_PAGE = 5_000  # site_sessions rows a page
 
 
@@ -216,7 +185,7 @@ class Hour:
 
     @cached_property
     def sessions(self) -> dict[uuid.UUID, dict[str, Any]]:
-        """The summaries of the human sessions that started in the hour."""
-        return session_summaries(
-            site_id=self.site_id, start=self.start, end=self.end, spans=self.counted.spans
-        )
+        """The summaries of the human sessions that started in the hour: their site_sessions
+        rows (the summary every batch of a session rewrites, as user_sessions' is), the
+        slice `started` already read, so no session is looked up on its own."""
+        return {row["session_id"]: row for row in self.started if not row["is_bot"]}

@@ -10,7 +10,7 @@ import uuid
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 import orjson
@@ -24,18 +24,6 @@ from sessions_app.aggregates.heatmaps import (
 )
 from sessions_app.aggregates.labels import click_label, page_path
 from sessions_app.core import timebuckets
-
-
-@dataclass
-class Span:
-    """What a bucket's own rows say about one session: its user, first and last event."""
-
-    user_key: str
-    first: Any  # the rows' ts (a driver datetime), or None when rows carry no ts
-    last: Any
-    events: int = 1
-    pageviews: int = 0
-
 
 ViewKey = tuple[int, int]
 
@@ -62,10 +50,12 @@ class Tally:
     pages: Counter[str] = field(default_factory=Counter)
     clicks: Counter[str] = field(default_factory=Counter)
     per_user: Counter[tuple[str, str]] = field(default_factory=Counter)
-    spans: dict[uuid.UUID, Span] = field(default_factory=dict)
-    # Each human session's page views in the bucket, (view_key, path), unordered: what
-    # the seal counts paths from (aggregates/paths.py).
-    views: dict[uuid.UUID, list[tuple[ViewKey, str]]] = field(default_factory=dict)
+    humans: set[str] = field(default_factory=set)  # the user keys of the human events
+    # Each human session's page views in the bucket, [time, low, path] (the view_key's two
+    # ints, then the path: sorting them orders them as their event ids), unordered: what
+    # the seal counts paths from (aggregates/paths.py). Lists, as a folded tally decodes
+    # them: no object is built per page view.
+    views: dict[uuid.UUID, list[list[Any]]] = field(default_factory=dict)
     heat: HeatTally = field(default_factory=HeatTally)  # aggregates/heatmaps.py
     # What ingest knew of each human session with page views here (its plan's summary):
     # its start (epoch ms) and source. Paths take them from here instead of reading them
@@ -89,7 +79,7 @@ def tally(events: Iterable[dict[str, Any]], *, starts: SessionStarts | None = No
     urls: Counter[str | None] = Counter()
     elements: Counter[Any] = Counter()
     per_user: Counter[tuple[str, str]] = Counter()
-    spans: dict[uuid.UUID, Span] = {}
+    humans: set[str] = set()
     viewed: list[tuple[Any, Any, str | None]] = []  # (session, event id, url)
     heated: list[dict[str, Any]] = []  # clicks and $pageleave readings (heatmaps)
     rows = 0
@@ -103,18 +93,7 @@ def tally(events: Iterable[dict[str, Any]], *, starts: SessionStarts | None = No
         if event.get("is_bot"):
             continue
         by_type[kind] += 1
-        ts, pageview = event.get("ts"), kind == "pageview"
-        span = spans.get(event.get("session_id"))  # type: ignore[arg-type]
-        if span is None:
-            spans[event.get("session_id")] = Span(user, ts, ts, 1, pageview)  # type: ignore[index]
-        else:
-            span.events += 1
-            span.pageviews += pageview
-            if ts is not None:
-                if ts < span.first:
-                    span.first = ts
-                elif ts > span.last:
-                    span.last = ts
+        humans.add(user)
         if name:
             by_name[name] += 1
             if name == LEAVE:
@@ -126,7 +105,9 @@ def tally(events: Iterable[dict[str, Any]], *, starts: SessionStarts | None = No
             element = event.get("element")
             elements[orjson.dumps(element) if element.__class__ is dict else element] += 1
             heated.append(event)
-    counted = Tally(rows, by_type, by_name, per_user=per_user, spans=spans, heat=heat_count(heated))
+    counted = Tally(
+        rows, by_type, by_name, per_user=per_user, humans=humans, heat=heat_count(heated)
+    )
     _derive(counted, urls, elements, viewed)
     if starts:
         counted.starts = {
@@ -156,7 +137,7 @@ def _derive(
     for session_id, event_id, url in viewed:
         path = known[url]
         if path and event_id is not None:
-            counted.views.setdefault(session_id, []).append((view_key(event_id), path))
+            counted.views.setdefault(session_id, []).append([*view_key(event_id), path])
 
 
 def ids_digest(event_ids: Iterable[uuid.UUID]) -> bytes:
@@ -183,7 +164,7 @@ def digests_disjoint(digests: Iterable[bytes | None]) -> bool:
 
 
 def tally_encode(counted: Tally) -> bytes:
-    """Serialize a tally (of a plan's events: every span has its UTC-aware times)."""
+    """Serialize a tally (of a plan's events), as bucket_partials stores it."""
     users: dict[str, dict[str, int]] = {}
     for (user, key), n in counted.per_user.items():
         users.setdefault(user, {})[key] = n
@@ -196,17 +177,8 @@ def tally_encode(counted: Tally) -> bytes:
             "pages": counted.pages,
             "clicks": counted.clicks,
             "users": users,
-            "spans": {
-                str(sid): [
-                    s.user_key,
-                    timebuckets.epoch_ms(s.first),
-                    timebuckets.epoch_ms(s.last),
-                    s.events,
-                    s.pageviews,
-                ]
-                for sid, s in counted.spans.items()
-            },
-            "views": {str(sid): [[*k, path] for k, path in v] for sid, v in counted.views.items()},
+            "humans": list(counted.humans),
+            "views": {str(sid): v for sid, v in counted.views.items()},
             "heat": heat_encode(counted.heat),
             "starts": {str(sid): list(start) for sid, start in counted.starts.items()},
         }
@@ -237,7 +209,7 @@ class _Folding:
         self.pages: dict[str, int] = {}
         self.clicks: dict[str, int] = {}
         self.per_user: dict[tuple[str, str], int] = {}
-        self.spans: dict[str, list[Any]] = {}
+        self.humans: set[str] = set()
         self.views: dict[str, list[list[Any]]] = {}
         self.starts: dict[str, list[Any]] = {}
         self.heats: list[dict[str, Any] | None] = []
@@ -260,17 +232,10 @@ class _Folding:
                 per_user[pair] = per_user.get(pair, 0) + n
 
     def sessions_add(self, body: dict[str, Any]) -> None:
-        for session_id, span in body["spans"].items():
-            seen = self.spans.get(session_id)
-            if seen is None:
-                self.spans[session_id] = span
-                continue
-            if span[1] < seen[1]:
-                seen[1] = span[1]
-            if span[2] > seen[2]:
-                seen[2] = span[2]
-            seen[3] += span[3]
-            seen[4] += span[4]
+        humans = body.get("humans")
+        if humans is None:  # a tally written before "humans": its sessions' spans
+            humans = [span[0] for span in body["spans"].values()]
+        self.humans.update(humans)
         for session_id, seen_views in body.get("views", {}).items():
             self.views.setdefault(session_id, []).extend(seen_views)
         for session_id, start in body.get("starts", {}).items():
@@ -279,8 +244,7 @@ class _Folding:
                 self.starts[session_id] = start
 
     def tally(self) -> Tally:
-        ms, epoch = timedelta(milliseconds=1), timebuckets.DRIVER_EPOCH
-        ids = {sid: uuid.UUID(sid) for sid in self.spans}  # each session id parsed once
+        ids = {sid: uuid.UUID(sid) for sid in self.views.keys() | self.starts.keys()}
         return Tally(
             rows=self.rows,
             by_type=Counter(self.by_type),
@@ -288,18 +252,16 @@ class _Folding:
             pages=Counter(self.pages),
             clicks=Counter(self.clicks),
             per_user=Counter(self.per_user),
-            spans={
-                ids[sid]: Span(user, epoch + first * ms, epoch + last * ms, n, views)
-                for sid, (user, first, last, n, views) in self.spans.items()
+            humans=self.humans,
+            views={
+                ids[sid]: [v if len(v) == 3 else _view(v) for v in seen]
+                for sid, seen in self.views.items()
             },
-            views={ids[sid]: [_view(v) for v in seen] for sid, seen in self.views.items()},
             heat=heat_fold(self.heats),
             starts={ids[sid]: (at, source) for sid, (at, source) in self.starts.items()},
         )
 
 
-def _view(stored: list[Any]) -> tuple[ViewKey, str]:
-    """A stored page view: [time, low, path], or [event id, path] as the first tallies."""
-    if len(stored) == 3:
-        return (stored[0], stored[1]), stored[2]
-    return view_key(uuid.UUID(stored[0])), stored[1]
+def _view(stored: list[Any]) -> list[Any]:
+    """A page view stored as the first tallies did, [event id, path], as [time, low, path]."""
+    return [*view_key(uuid.UUID(stored[0])), stored[1]]

@@ -74,7 +74,7 @@ def _top(counts: Counter[str], top: int = TOP_N) -> list[tuple[str, int]]:
 def finish(counted: tally.Tally, *, conversion_event: str) -> Aggregates:
     """Turn a tally into a bucket's event aggregates (sessions are added by count_sessions)."""
     result = Aggregates()
-    users = {span.user_key for span in counted.spans.values()}
+    users = counted.humans
     result.rows_read = counted.rows
     result.events = sum(counted.by_type.values())
     result.conversions = counted.by_name.get(conversion_event, 0)

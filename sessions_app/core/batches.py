@@ -122,28 +122,34 @@ def pack_by_replicas(
     """
     metadata = cassandra_session().cluster.metadata
     name = keyspace()
-    groups: dict[frozenset[Any], list[list[BoundStatement]]] = {}
+    # Each run of rows with the bytes the node counts for it, computed once.
+    groups: dict[frozenset[Any], list[tuple[list[BoundStatement], int]]] = {}
     for rows in partitions:
         if not rows:
             continue
         # Hosts hash and compare by endpoint: the same replicas, in any order, are one key.
         key = frozenset(metadata.get_replicas(name, rows[0].routing_key))
-        groups.setdefault(key, []).extend(by_bytes(rows))  # a big partition: several runs
+        size = partition_bytes(rows)
+        runs = groups.setdefault(key, [])
+        if size <= BATCH_MAX_BYTES:  # the common small partition: one run, sized once
+            runs.append((rows, size))
+        else:  # a big partition: several runs
+            runs.extend((run, partition_bytes(run)) for run in by_bytes(rows))
     work: list[tuple[Any, None]] = []
     for members in groups.values():
         packed: list[list[BoundStatement]] = []
-        size = 0
-        for bound in members:
-            n = partition_bytes(bound)
+        size = count = 0
+        for bound, n in members:
             if packed and (
                 len(packed) == partitions_per_batch
-                or sum(map(len, packed)) + len(bound) > rows_per_batch
+                or count + len(bound) > rows_per_batch
                 or size + n > PACKED_MAX_BYTES
             ):
                 work.append((_unlogged(packed), None))
-                packed, size = [], 0
+                packed, size, count = [], 0, 0
             packed.append(bound)
             size += n
+            count += len(bound)
         if packed:
             work.append((_unlogged(packed), None))
     return work

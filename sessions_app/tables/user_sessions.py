@@ -11,7 +11,6 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from cassandra.concurrent import execute_concurrent
 from cassandra.cqlengine import columns
 from cassandra.cqlengine.models import Model
 
@@ -95,66 +94,6 @@ def session_summary(
         .one()
     )
     return session_row(row) if row else None
-
-
-SELECT_SESSIONS_OF_USERS = """
-SELECT session_id, user_key, started_at, last_seen_at, anonymous_id, user_id, event_count,
-       pageview_count, click_count, entry_url, exit_url, converted, is_bot,
-       <dimensions>
-FROM {ks}.user_sessions
-WHERE site_id = ? AND user_key IN ? AND session_id >= ? AND session_id <= ? LIMIT ?
-"""
-
-USERS_PER_QUERY = 50  # the IN list's cap
-SESSIONS_PER_QUERY = 2_000
-
-
-def sessions_by_id(
-    *, site_id: uuid.UUID, keys: list[tuple[str, uuid.UUID]]
-) -> dict[uuid.UUID, dict[str, Any]]:
-    """Return user_sessions rows for (user_key, session_id) pairs.
-
-    For a seal's thousands of sessions: one query per USERS_PER_QUERY users (an IN
-    list of their partitions, sliced between the first and last id wanted), all in
-    flight at once within a window; ids it did not return (a slice cut by its
-    LIMIT) are read one by one.
-    """
-    wanted = {session_id for _, session_id in keys}
-    users = sorted({user_key for user_key, _ in keys})
-    by_user: dict[str, list[uuid.UUID]] = {}
-    for user_key, session_id in keys:
-        by_user.setdefault(user_key, []).append(session_id)
-    work = []
-    for start in range(0, len(users), USERS_PER_QUERY):
-        group = users[start : start + USERS_PER_QUERY]
-        ids = [i for user in group for i in by_user[user]]
-        low = min(ids, key=lambda i: (i.time, i.bytes))
-        high = max(ids, key=lambda i: (i.time, i.bytes))
-        work.append(
-            (
-                prepare(with_dimensions(SELECT_SESSIONS_OF_USERS)),
-                (site_id, group, low, high, SESSIONS_PER_QUERY),
-            )
-        )
-    found: dict[uuid.UUID, dict[str, Any]] = {}
-    for _, rows in execute_concurrent(
-        cassandra_session(), work, concurrency=32, raise_on_first_error=True
-    ):
-        for row in rows:
-            if row["session_id"] in wanted:
-                found[row["session_id"]] = session_row(row)
-    statement = prepare(with_dimensions(SELECT_SESSION_ONE))
-    missing = [(u, i) for u, i in keys if i not in found]
-    for start in range(0, len(missing), 256):  # bounded fan-out per wave
-        futures = [
-            cassandra_session().execute_async(statement, (site_id, user_key, session_id))
-            for user_key, session_id in missing[start : start + 256]
-        ]
-        for future in futures:
-            row = future.result().one()
-            if row is not None:
-                found[row["session_id"]] = session_row(row)
-    return found
 
 
 SELECT_SPANS = """

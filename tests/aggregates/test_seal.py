@@ -13,6 +13,7 @@ from django.utils import timezone
 from sessions_app import tasks
 from sessions_app.aggregates import states, stored, tally, totals
 from sessions_app.aggregates.seal import bucket_seal
+from sessions_app.aggregates.sources import Hour
 from sessions_app.core import timebuckets
 from sessions_app.core.redis_client import redis_client
 from sessions_app.ingest.pipeline import Source, events_record
@@ -200,32 +201,39 @@ def test_a_session_running_past_the_hour_is_measured_whole(site):
     assert agg["durations"] == {"0-10s": 1, "30m+": 1}
 
 
-@pytest.mark.parametrize("per_query", [user_sessions.SESSIONS_PER_QUERY, 3])
-def test_session_summaries_are_read_for_many_users_with_in_lists(site, monkeypatch, per_query):
-    """Seals read thousands of summaries: users in IN lists of 50, the rest one by one."""
-    monkeypatch.setattr(user_sessions, "SESSIONS_PER_QUERY", per_query)  # 3: slices cut short
-    start = timezone.now().replace(microsecond=0) - timedelta(hours=3)
-    users = [f"u{n}" for n in range(user_sessions.USERS_PER_QUERY + 13)]  # two IN lists
+def test_the_seal_reads_the_summaries_of_the_sessions_started_in_its_hour(site):
+    """A seal's session summaries are the site_sessions rows of the sessions that started
+    in the hour (one slice per shard, no lookup per session): the same summaries as
+    user_sessions', whole (a session that goes on into the next hour too), and none of a
+    session begun in the hour before."""
+    hour = timebuckets.floor(timezone.now() - timedelta(hours=4), "hour")
+    users = [f"u{n}" for n in range(60)]
     events_record(
         source=Source(site=site, received_at=timezone.now()),
         raw_events=[
-            event(start + timedelta(minutes=minutes, seconds=n), anon=user, id=f"{user}-{minutes}")
+            event(hour + timedelta(minutes=minutes, seconds=n), anon=user, id=f"{user}-{minutes}")
             for n, user in enumerate(users)
-            for minutes in (0, 40)  # two sessions each: 40 minutes apart
+            # begun 10 minutes before the hour; in it; going on past its end
+            for minutes in ((-10, 5) if n % 3 == 0 else (20, 50, 75) if n % 3 == 1 else (30,))
         ],
     )
-    sessions = {u: user_sessions.session_list(site_id=site.id, user_key=u) for u in users}
-    assert all(len(s) == 2 for s in sessions.values())
-    # The earlier session of each user, and of every third user the later one too.
-    keys = [(u, s[-1]["session_id"]) for u, s in sessions.items()]
-    keys += [(u, s[0]["session_id"]) for n, (u, s) in enumerate(sessions.items()) if n % 3 == 0]
-    keys.append(("nobody", uuid.uuid1()))
-    found = user_sessions.sessions_by_id(site_id=site.id, keys=keys)
-    assert set(found) == {session_id for user, session_id in keys if user != "nobody"}
-    for user, session_id in keys[:-1]:
-        assert found[session_id] == user_sessions.session_summary(
-            site_id=site.id, user_key=user, session_id=session_id
-        )
+    started = {
+        s["session_id"]: s
+        for u in users
+        for s in user_sessions.session_list(site_id=site.id, user_key=u)
+        if hour <= s["started_at"] < hour + timedelta(hours=1)
+    }
+    assert len(started) == 40
+    found = Hour(site_id=site.id, start=hour, shards=site.event_shards).sessions
+    assert found.keys() == started.keys()
+    for session_id, summary in started.items():
+        row = found[session_id]
+        for name in ("event_count", "pageview_count", "is_bot", "converted"):
+            assert row[name] == summary[name], name
+        for name in ("started_at", "last_seen_at"):
+            assert timebuckets.from_driver(row[name]) == summary[name], name
+    last = max(timebuckets.from_driver(r["last_seen_at"]) for r in found.values())
+    assert last > hour + timedelta(hours=1)  # whole: past the hour's end
 
 
 def test_the_seal_reads_sql_only_on_its_own_thread(site, hour_with_traffic, monkeypatch):

@@ -239,9 +239,12 @@ def test_drill_down_lists_who_reached_and_who_dropped_off(site, shop):
                 assert r["session_id"] == str(want[r["unit"]][-1]["session_id"])
     # The breakdown by source: the first step's session, every step.
     summary = results.funnel_summary(funnel.current.definition, result, breakdown="source")
-    summaries = user_sessions.sessions_by_id(
-        site_id=site.id, keys=[(c[0]["user_key"], c[0]["session_id"]) for c in want.values()]
-    )
+    summaries = {
+        c[0]["session_id"]: user_sessions.session_summary(
+            site_id=site.id, user_key=c[0]["user_key"], session_id=c[0]["session_id"]
+        )
+        for c in want.values()
+    }
     by_source: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
     for chain in want.values():
         source = summaries[chain[0]["session_id"]]["source"] or "(none)"

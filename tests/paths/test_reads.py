@@ -76,9 +76,12 @@ def brute(rows, site, start: datetime, end: datetime, *, since: datetime | None 
     for row in rows:
         if row["type"] == "pageview" and not row["is_bot"]:
             views[row["session_id"]].append(row)
-    summaries = user_sessions.sessions_by_id(
-        site_id=site.id, keys=[(v[0]["user_key"], sid) for sid, v in views.items()]
-    )
+    summaries = {
+        sid: user_sessions.session_summary(
+            site_id=site.id, user_key=v[0]["user_key"], session_id=sid
+        )
+        for sid, v in views.items()
+    }
     grams: Counter = Counter()
     entrances: Counter = Counter()
     sequences = {}
