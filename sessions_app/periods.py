@@ -275,6 +275,8 @@ def days_shown(period: Period) -> str:
     """The period's first and last day in its zone ("21 Nov - 27 Nov 2026", an en dash)."""
     first = period.start.astimezone(period.zone)
     last = (period.end - timedelta(microseconds=1)).astimezone(period.zone)
+    if period.grain == "hour" and first.time() != last.time().min:  # 24h: from an hour
+        return f"{first:%-d %b %H:%M} \u2013 {period.end.astimezone(period.zone):%-d %b %H:%M}"
     if first.date() == last.date():
         return f"{first:%-d %b %Y}"
     head = f"{first:%-d %b}" if first.year == last.year else f"{first:%-d %b %Y}"

@@ -172,6 +172,7 @@ def range_state(context: template.Context) -> dict[str, Any]:
         "today": datetime.now(UTC).astimezone(period.zone).date().isoformat(),
         "hidden": [*carried_filters(context), *kept],
         "days": periods.days_shown(period),
+        "compared": periods.days_shown(compared) if (compared := period.comparison()) else "",
         "zone": str(period.zone),
     }
 

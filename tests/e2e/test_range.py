@@ -118,7 +118,7 @@ def test_pick_presets_custom_days_and_compare_and_the_nav_keeps_them(live_server
     with page.expect_navigation():
         page.select_option("#range-compare", "previous")
     assert _query(page)["compare"] == ["previous"]
-    assert "vs" in page.locator("#range-shown").inner_text()
+    assert "compared with" in page.locator("#range-shown").inner_text()
     page.select_option("#range-period", "custom")
     assert page.locator("#range-custom").is_visible()
     assert page.locator("#range-from").get_attribute("type") == "date"
