@@ -225,9 +225,9 @@ def _time(params: Mapping[str, str], name: str, default: datetime, now: datetime
         parsed = datetime.fromisoformat(value)
     except ValueError:
         raise RangeError(name, f"not an ISO-8601 time: {value[:40]!r}") from None
-    try:
+    try:  # 0001-01-01T00:00+01:00 or 9999-12-31T23:59-05:00: outside UTC's datetimes
         parsed = timebuckets.as_utc(parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC))
-    except OverflowError:  # 0001-01-01T00:00+01:00 is before datetime.min in UTC
+    except OverflowError:
         raise RangeError(name, "between 1970-01-01 and a year from now") from None
     _within_reach(name, parsed, now)
     return parsed

@@ -208,7 +208,7 @@ class _Folding:
         self.by_name: dict[str, int] = {}
         self.pages: dict[str, int] = {}
         self.clicks: dict[str, int] = {}
-        self.per_user: dict[tuple[str, str], int] = {}
+        self.users: dict[str, dict[str, int]] = {}  # user -> event key -> events
         self.humans: set[str] = set()
         self.views: dict[str, list[list[Any]]] = {}
         self.starts: dict[str, list[Any]] = {}
@@ -225,11 +225,14 @@ class _Folding:
         ):
             for key, n in part.items():
                 total[key] = total.get(key, 0) + n
-        per_user = self.per_user
+        users = self.users
         for user, keys in body["users"].items():
-            for key, n in keys.items():
-                pair = (user, key)
-                per_user[pair] = per_user.get(pair, 0) + n
+            held = users.get(user)
+            if held is None:  # most users are in a few tallies: the first one's dict is kept
+                users[user] = keys
+            else:
+                for key, n in keys.items():
+                    held[key] = held.get(key, 0) + n
 
     def sessions_add(self, body: dict[str, Any]) -> None:
         humans = body.get("humans")
@@ -251,7 +254,9 @@ class _Folding:
             by_name=Counter(self.by_name),
             pages=Counter(self.pages),
             clicks=Counter(self.clicks),
-            per_user=Counter(self.per_user),
+            per_user=Counter(
+                {(user, key): n for user, keys in self.users.items() for key, n in keys.items()}
+            ),
             humans=self.humans,
             views={
                 ids[sid]: [v if len(v) == 3 else _view(v) for v in seen]

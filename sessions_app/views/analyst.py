@@ -14,15 +14,16 @@ from django.urls import reverse
 from sessions_app import periods
 from sessions_app.aggregates import breakdowns, rolling
 from sessions_app.aggregates.report import MAX_LIVE_HOURS, ReportBucket, site_report
+from sessions_app.analysis import dashboard as dashboard_filters
 from sessions_app.core import timebuckets
 from sessions_app.core.bounds import RangeError
 from sessions_app.funnels import defs
 from sessions_app.funnels.spec import funnel_compile
 from sessions_app.ingest import realtime
 from sessions_app.models import Site
-from sessions_app.params import iso, page_cursor, page_range
+from sessions_app.params import iso, page_cursor, page_range, query_params
 from sessions_app.permissions import site_page
-from sessions_app.sessions import feed, lists, timeline
+from sessions_app.sessions import lists, timeline
 from sessions_app.sessions.activity import user_activity
 from sessions_app.tables import dimensions
 
@@ -88,9 +89,17 @@ def _breakdown_charts(rows: dict[str, list[dict[str, Any]]]) -> list[dict[str, A
 
 @site_page()
 def dashboard(request: HttpRequest, site: Site) -> HttpResponse:
-    start, end, errors = page_range(request.GET, span=timedelta(hours=24), now=datetime.now(UTC))
-    width = (
-        request.GET.get("width", "hour") if request.GET.get("width") in ("hour", "day") else "hour"
+    errors: list[str] = []
+    zone = periods.site_zone(getattr(site, "time_zone", "UTC"))
+    try:
+        period = periods.period_param(request.GET, zone=zone, now=datetime.now(UTC))
+    except RangeError as exc:
+        period = periods.period_param({}, zone=zone, now=datetime.now(UTC))
+        errors.append(f"{exc}; showing {period.label.lower()} instead")
+    start, end = period.start, period.elapsed_end
+    width = "day" if request.GET.get("width") == "day" else "hour"
+    shown = dashboard_filters.dashboard_context(
+        site_id=site.id, period=period, params=query_params(request)
     )
     report = None
     try:
@@ -110,6 +119,8 @@ def dashboard(request: HttpRequest, site: Site) -> HttpResponse:
             )
         ]
         breakdown = breakdowns.breakdown_rows(report["breakdowns"], top=8)
+        if shown["filtered"]:
+            breakdown = shown["filtered"].breakdowns
         report["breakdown_charts"] = _breakdown_charts(breakdown)
         states = [r.state for r in report["buckets"]]
         report["sealed"] = states.count("sealed")
@@ -123,9 +134,12 @@ def dashboard(request: HttpRequest, site: Site) -> HttpResponse:
         "report": report,
         "charts": charts,
         "live_cap": MAX_LIVE_HOURS,
-        "feed": feed.feed_latest(site_id=site.id, limit=15),
         "now": realtime.realtime_now(site_id=site.id, now=datetime.now(UTC)),
+        "latest_zone": zone.key,
+        **shown,
     }
+    if shown["filtered"]:
+        context["chart"] = shown["filtered"].chart
     return render(request, "sessions_app/dashboard.html", context)
 
 

@@ -88,6 +88,11 @@ def sessions_send(client: Any, site: Any, *, now: datetime, count: int, days: in
         sent[f"user-{i}" if i % 7 == 0 else anon] = {
             "pages": {page_path(SHOP + p) for p in paths},
             "events": {e["name"] for e in events if e["type"] == "custom"},
+            # What the raw events say of the visit (the dashboard's brute force):
+            "sent_started": start,
+            "sent_pageviews": len(paths),
+            "sent_duration": 40 * (len(events) - 1),
+            "sent_converted": any(e.get("name") == settings.CONVERSION_EVENT for e in events),
         }
     return sent
 

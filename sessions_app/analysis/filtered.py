@@ -1,0 +1,258 @@
+"""The dashboard's numbers for filters the sealed breakdowns do not answer, counted from
+the site_sessions rows of the sessions that match (analysis/dashboard.py dispatches).
+
+Each (site, UTC day, shard) partition of a period is read once with the filters'
+clauses on its indexed columns (tables/site_sessions.py, as the explorer reads it), so
+only matching rows leave Cassandra. A period reads at most MAX_PARTITIONS partitions,
+newest day first: past that the answer is the latest days' and says so (`Counted.cut`).
+A session counts in the period it started in, with what its row says now: its visitor,
+page views, duration and conversion (bots left out unless the `bot` filter asks for them).
+"""
+
+from __future__ import annotations
+
+import statistics
+import uuid
+from bisect import bisect_right
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from datetime import UTC, datetime, time, timedelta
+from typing import Any
+
+from django.conf import settings
+
+from sessions_app.aggregates.breakdowns import NONE, OTHER, names
+from sessions_app.core import timebuckets
+from sessions_app.core.cql import cassandra_session, prepare
+from sessions_app.core.ids import time_uuid_bound
+from sessions_app.periods import Period
+from sessions_app.tables import site_sessions
+
+MAX_PARTITIONS = 64  # per period: 32 days of SESSION_SHARDS=2 (a 30-day period fits)
+MAX_ROWS = 100_000  # matching sessions read from one partition (driver-paged)
+
+# The chart's metrics (contract 5), in the KPI row's order.
+METRICS: dict[str, dict[str, str]] = {
+    "visitors": {"label": "Unique visitors", "format": "count"},
+    "visits": {"label": "Visits", "format": "count"},
+    "pageviews": {"label": "Pageviews", "format": "count"},
+    "views_per_visit": {"label": "Views per visit", "format": "ratio"},
+    "bounce_rate": {"label": "Bounce rate", "format": "percent"},
+    "duration_median": {"label": "Visit duration", "format": "seconds"},
+    "conversion_rate": {"label": "Conversion rate", "format": "percent"},
+}
+
+
+@dataclass(frozen=True)
+class Kpis:
+    """A period's KPIs (contract 4: the shape of aggregates/kpis.py's Kpis, which
+    replaces this copy once merged). A bounce is a visit of at most one page view."""
+
+    visitors: int = 0
+    visits: int = 0
+    pageviews: int = 0
+    bounces: int = 0
+    duration_seconds_sum: float = 0.0
+    duration_median: float | None = None
+    conversions: int = 0
+
+    def _share(self, count: float) -> float | None:
+        return count / self.visits if self.visits else None
+
+    @property
+    def views_per_visit(self) -> float | None:
+        return self._share(self.pageviews)
+
+    @property
+    def bounce_rate(self) -> float | None:
+        return self._share(self.bounces)
+
+    @property
+    def duration_mean(self) -> float | None:
+        return self._share(self.duration_seconds_sum)
+
+    @property
+    def conversion_rate(self) -> float | None:
+        return self._share(self.conversions)
+
+
+def kpis_count(rows: list[dict[str, Any]]) -> Kpis:
+    """The KPIs of these sessions (site_sessions rows)."""
+    durations = [r["duration_s"] or 0 for r in rows]
+    return Kpis(
+        visitors=len({r["user_key"] for r in rows}),
+        visits=len(rows),
+        pageviews=sum(r["pageview_count"] or 0 for r in rows),
+        bounces=sum(1 for r in rows if (r["pageview_count"] or 0) <= 1),
+        duration_seconds_sum=float(sum(durations)),
+        duration_median=float(statistics.median(durations)) if durations else None,
+        conversions=sum(1 for r in rows if r["converted"]),
+    )
+
+
+@dataclass(frozen=True)
+class Counted:
+    """The matching sessions of [start, end) and what was read to find them: `since` is
+    where counting began (`start`, or a later UTC midnight when the budget cut)."""
+
+    rows: list[dict[str, Any]]
+    since: datetime
+    days_read: int
+    days_total: int
+    partitions_read: int
+    capped: bool = False  # a partition had more than MAX_ROWS matching sessions
+
+    @property
+    def cut(self) -> bool:
+        return self.capped or self.days_read < self.days_total
+
+
+def sessions_counted(
+    *, site_id: uuid.UUID, start: datetime, end: datetime, filters: dict[str, Any]
+) -> Counted:
+    """The sessions that started in [start, end) and match every filter (typed values, as
+    explorer.ExplorerQuery holds them), newest days first within MAX_PARTITIONS."""
+    if end <= start:
+        return Counted([], start, 0, 0, 0)
+    names = tuple(sorted(filters))
+    statement = prepare(site_sessions.select_filtered(names))
+    values = tuple(filters[n] for n in names)
+    shards = max(1, settings.SESSION_SHARDS)
+    days = timebuckets.buckets_between(
+        timebuckets.floor(start, "day"), timebuckets.ceil(end, "day"), "day"
+    )[::-1]
+    chosen = days[: max(1, MAX_PARTITIONS // shards)]
+    futures: list[Any] = []
+    for day in chosen:
+        low = time_uuid_bound(max(start, day))
+        high = time_uuid_bound(min(end, timebuckets.next_start(day, "day")))
+        futures.extend(
+            cassandra_session().execute_async(
+                statement, (site_id, day, shard, low, high, *values, MAX_ROWS)
+            )
+            for shard in range(shards)
+        )
+    rows: list[dict[str, Any]] = []
+    capped = False
+    for future in futures:
+        found = list(future.result())
+        for row in found:  # the only time counted (session_row would convert two, a copy)
+            row["started_at"] = timebuckets.from_driver(row["started_at"])
+        capped = capped or len(found) >= MAX_ROWS
+        rows.extend(found)
+    if "bot" not in filters:
+        rows = [r for r in rows if not r["is_bot"]]
+    since = start if len(chosen) == len(days) else max(start, chosen[-1])
+    return Counted(rows, since, len(chosen), len(days), len(futures), capped)
+
+
+def bucket_starts(period: Period) -> list[datetime]:
+    """The UTC instants where the period's chart buckets begin: hours, or local midnights
+    of each day or first of each month in the period's zone."""
+    if period.grain == "hour":
+        first = timebuckets.floor(period.start, "hour")
+        hours = -(-(period.end - first) // timedelta(hours=1))
+        return [first + timedelta(hours=i) for i in range(hours)]
+    day = period.start.astimezone(period.zone).date()
+    if period.grain == "month":
+        day = day.replace(day=1)
+    starts: list[datetime] = []
+    while True:
+        moment = datetime.combine(day, time(), tzinfo=period.zone).astimezone(UTC)
+        if moment >= period.end:
+            return starts
+        starts.append(max(moment, period.start) if not starts else moment)
+        if period.grain == "day":
+            day += timedelta(days=1)
+        else:
+            day = (day.replace(day=28) + timedelta(days=4)).replace(day=1)
+
+
+def _series(period: Period, counted: Counted) -> tuple[list[datetime], dict[str, list[Any]]]:
+    """Each metric per chart bucket (None where nothing was counted: before `since`,
+    after what has elapsed, or a ratio of no visits)."""
+    starts = bucket_starts(period)
+    grouped: list[list[dict[str, Any]]] = [[] for _ in starts]
+    for row in counted.rows:
+        index = bisect_right(starts, row["started_at"]) - 1
+        if index >= 0:
+            grouped[index].append(row)
+    series: dict[str, list[Any]] = {key: [] for key in METRICS}
+    ends = [*starts[1:], period.end]
+    for bucket_start, bucket_end, rows in zip(starts, ends, grouped, strict=True):
+        counted_here = bucket_end > counted.since and bucket_start < period.elapsed_end
+        kpis = kpis_count(rows)
+        for key in METRICS:
+            value = getattr(kpis, key) if counted_here else None
+            series[key].append(round(value, 4) if isinstance(value, float) else value)
+    return starts, series
+
+
+def chart_data(
+    period: Period, counted: Counted, compared: Counted | None, metric: str
+) -> dict[str, Any]:
+    """The chart's data (contract 5) from the counted sessions; states: "live" (counted
+    from the rows now), "cut" (before what the budget allowed), "future"."""
+    starts, series = _series(period, counted)
+    ends = [*starts[1:], period.end]
+    states = [
+        "future" if s >= period.elapsed_end else "cut" if e <= counted.since else "live"
+        for s, e in zip(starts, ends, strict=True)
+    ]
+    comparison = None
+    previous = period.comparison()
+    if previous is not None and compared is not None:
+        old_starts, old_series = _series(previous, compared)
+        size = len(starts)
+        comparison = {
+            "buckets": [_local(s, period) for s in old_starts[:size]]
+            + [None] * max(0, size - len(old_starts)),
+            "series": {k: v[:size] + [None] * max(0, size - len(v)) for k, v in old_series.items()},
+        }
+    return {
+        "grain": period.grain,
+        "zone": period.zone.key,
+        "metric": metric if metric in METRICS else "visitors",
+        "metrics": METRICS,
+        "buckets": [_local(s, period) for s in starts],
+        "states": states,
+        "series": series,
+        "comparison": comparison,
+    }
+
+
+def _local(moment: datetime, period: Period) -> str:
+    return moment.astimezone(period.zone).isoformat()
+
+
+def entry_pages(rows: list[dict[str, Any]], *, top: int = 10) -> list[tuple[str, int]]:
+    """The most frequent entry pages of these sessions, with their visits."""
+    counts = Counter(r["entry_path"] for r in rows if r["entry_path"])
+    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
+
+
+def breakdown_counts(rows: list[dict[str, Any]], *, top: int) -> dict[str, list[dict[str, Any]]]:
+    """Each dimension's `top` values of these sessions by visits and the rest as "(other)",
+    users exact (as aggregates.breakdowns.breakdown_rows shows them, without sketches:
+    these rows are all there is to count)."""
+    shown: dict[str, list[dict[str, Any]]] = {}
+    for name, column in names().items():
+        groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for row in rows:
+            groups[row[column] or NONE].append(row)
+        ranked = sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+        rest = [row for _, group in ranked[top:] for row in group]
+        kept = ranked[:top] + ([(OTHER, rest)] if rest else [])
+        shown[name] = [_row(value, group) for value, group in kept]
+    return shown
+
+
+def _row(value: str, group: list[dict[str, Any]]) -> dict[str, Any]:
+    conversions = sum(1 for r in group if r["converted"])
+    return {
+        "value": value,
+        "sessions": len(group),
+        "users": len({r["user_key"] for r in group}),
+        "conversions": conversions,
+        "conversion_rate": round(conversions / len(group), 4),
+    }
