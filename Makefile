@@ -34,13 +34,13 @@ tracker: $(NODE_STAMP)
 	npm run --silent build
 	npm run --silent size
 
-run: $(STAMP)
+run: $(STAMP) $(NODE_STAMP)
 	$(PY) -m ops.stack run
 
 # A management command against what `make run` serves (its settings, database, Cassandra
 # and Redis): make manage ARGS='create_site "My shop" --origin https://shop.example'.
 # manage.py alone uses the production settings, which need DJANGO_SECRET_KEY and more.
-manage: $(STAMP)
+manage: $(STAMP) $(NODE_STAMP)
 	DJANGO_SETTINGS_MODULE=$${DJANGO_SETTINGS_MODULE:-clickstream.settings.local} $(PY) manage.py $(ARGS)
 
 test: $(STAMP) $(NODE_STAMP)
@@ -65,7 +65,7 @@ test-quick: $(STAMP) $(NODE_STAMP)
 
 # The slow suite alone (fuzzing at 10,000 cases; fault injection; tests over a minute):
 # `make test` runs it too.
-test-faults: $(STAMP)
+test-faults: $(STAMP) $(NODE_STAMP)
 	$(PY) -m ops.stack test -- -m slow $(PYTEST_ARGS)
 
 # A three-node loopback cluster (127.0.0.1-3, CQL port 9142) beside the single node;
@@ -76,7 +76,7 @@ cluster: $(STAMP)
 cluster-stop: $(STAMP)
 	$(PY) -m ops.cassandra cluster-stop
 
-bench: $(STAMP)
+bench: $(STAMP) $(NODE_STAMP)
 	$(PY) -m bench.run $(BENCH_ARGS)
 
 # py-spy on the gunicorn workers under the ingest load: each stage's share of the CPU.

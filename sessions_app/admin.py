@@ -32,7 +32,7 @@ from sessions_app.models import (
 
 @admin.register(Site)
 class SiteAdmin(RoleModelAdmin):
-    list_display = ["name", "key", "enabled", "event_shards", "created_at"]
+    list_display = ["name", "key", "enabled", "time_zone", "event_shards", "created_at"]
     list_filter = ["enabled"]
     search_fields = ["name", "key"]
     readonly_fields = ["id", "key", "created_at"]

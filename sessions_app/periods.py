@@ -24,6 +24,9 @@ from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter
+
 from sessions_app.core import timebuckets
 from sessions_app.core.bounds import RangeError
 
@@ -222,7 +225,7 @@ def _time(params: Mapping[str, str], name: str, default: datetime, now: datetime
         parsed = datetime.fromisoformat(value)
     except ValueError:
         raise RangeError(name, f"not an ISO-8601 time: {value[:40]!r}") from None
-    try:  # 9999-12-31T23:59-05:00 is past the last UTC time there is
+    try:  # 0001-01-01T00:00+01:00 or 9999-12-31T23:59-05:00: outside UTC's datetimes
         parsed = timebuckets.as_utc(parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC))
     except OverflowError:
         raise RangeError(name, "between 1970-01-01 and a year from now") from None
@@ -252,3 +255,43 @@ def _shift_months(period: Period, months: int) -> tuple[datetime, datetime]:
 
 def _iso(value: datetime) -> str:
     return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def capped(period: Period, days: int, what: str) -> tuple[datetime, datetime, str]:
+    """[start, end) a read that covers at most `days` days answers for `period`, and a
+    note when it had to cut (`what`: "Funnels cover"): the whole period, or its last
+    `days` days. An old link's exact start/end past the cap stays an error (RangeError
+    naming `end`), as before."""
+    cap = timedelta(days=days)
+    if period.end - period.start <= cap:
+        return period.start, period.end, ""
+    if period.key == "custom" and period.first_day is None:
+        raise RangeError("end", f"range longer than {days} days; narrow it")
+    note = f"{what} at most {days} days: showing the last {days} days of {period.label}"
+    return period.end - cap, period.end, note
+
+
+def days_shown(period: Period) -> str:
+    """The period's first and last day in its zone ("21 Nov - 27 Nov 2026", an en dash)."""
+    first = period.start.astimezone(period.zone)
+    last = (period.end - timedelta(microseconds=1)).astimezone(period.zone)
+    if period.grain == "hour" and first.time() != last.time().min:  # 24h: from an hour
+        return f"{first:%-d %b %H:%M} \u2013 {period.end.astimezone(period.zone):%-d %b %H:%M}"
+    if first.date() == last.date():
+        return f"{first:%-d %b %Y}"
+    head = f"{first:%-d %b}" if first.year == last.year else f"{first:%-d %b %Y}"
+    return f"{head} \u2013 {last:%-d %b %Y}"
+
+
+# How the API's schema describes the period (every range-reading route takes them; the
+# old start/end, params.START / params.END, still work beside them).
+API_PARAMETERS = [
+    OpenApiParameter(
+        "period", str, enum=list(PRESETS),
+        description=f"a preset in the site's time zone (default {DEFAULT_PRESET}), or custom "
+        "with from/to",
+    ),
+    OpenApiParameter("from", OpenApiTypes.DATE, description="custom: first day, YYYY-MM-DD"),
+    OpenApiParameter("to", OpenApiTypes.DATE, description="custom: last day (inclusive)"),
+    OpenApiParameter("compare", str, enum=list(COMPARES), description="comparison period"),
+]  # fmt: skip

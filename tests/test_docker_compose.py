@@ -97,7 +97,9 @@ def test_the_default_worker_leaves_the_analysis_queue_to_its_own_worker() -> Non
 
 def test_the_image_installs_the_runtime_lock_with_hashes_then_the_project_alone() -> None:
     build = _compose()["x-app"]["build"]["dockerfile_inline"]
-    runs = [line.strip() for line in build.splitlines() if line.strip().startswith("RUN ")]
+    npm, python = build.split("FROM python:")  # the npm stage, then the app's
+    assert "RUN npm ci --omit=dev" in npm and "COPY --from=npm" in python
+    runs = [line.strip() for line in python.splitlines() if line.strip().startswith("RUN ")]
     assert runs[0] == "RUN pip install --no-cache-dir --require-hashes -r requirements.lock"
     assert runs[1:] == ["RUN pip install --no-cache-dir --no-deps -e ."]
     assert "requirements-dev.lock" not in build  # no test or lint tools in the image

@@ -121,3 +121,9 @@ def test_day_arithmetic_survives_the_dst_change() -> None:
     custom = period_param({"from": "2026-03-29", "to": "2026-03-29"}, zone=BERLIN, now=NOW)
     assert custom.end - custom.start == timedelta(hours=23)
     assert custom.first_day == date(2026, 3, 29)
+
+
+def test_a_time_before_the_first_utc_instant_is_a_range_error_not_a_crash():
+    with pytest.raises(RangeError) as error:
+        period_param({"start": "0001-01-01T00:00+01:00"}, zone=BERLIN, now=NOW)
+    assert error.value.field == "start"

@@ -228,7 +228,12 @@ USE_I18N = False
 USE_TZ = True
 
 STATIC_URL = "/static/"
-STATICFILES_DIRS = [BASE_DIR / "static"]
+# The chart library from npm (package.json; `make run`/`make test` and the image install
+# it), served as static/vendor/uplot/ without committing third-party code.
+STATICFILES_DIRS = [
+    BASE_DIR / "static",
+    ("vendor/uplot", BASE_DIR / "node_modules" / "uplot" / "dist"),
+]
 STATIC_ROOT = STATE_DIR / "staticfiles"
 CASSANDRA_REQUIRED_KEYSPACE_PREFIX = ""
 

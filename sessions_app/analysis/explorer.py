@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from django.conf import settings
 
@@ -23,11 +24,12 @@ from sessions_app.core import timebuckets
 from sessions_app.core.bounds import RangeError
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.core.ids import cassandra_order, time_uuid_bound, uuid_time
-from sessions_app.params import iso, path_param, range_param
+from sessions_app.params import iso, path_param
+from sessions_app.periods import Period, capped, period_param
 from sessions_app.tables import dimensions, site_sessions
 from sessions_app.tables.user_sessions import session_row
 
-DEFAULT_SPAN = timedelta(days=7)
+MAX_DAYS = 92  # a query's days (MAX_PARTITIONS covers them at two shards)
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 200
 MAX_PARTITIONS = 256  # partitions one request may read (92 days x 2 shards fit)
@@ -53,15 +55,22 @@ def filter_names() -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class ExplorerQuery:
-    """A time range and the filters that must all hold (name -> typed value)."""
+    """A time range (read from `period`, its last MAX_DAYS days at most; `note` says
+    when it was cut) and the filters that must all hold (name -> typed value)."""
 
     start: datetime
     end: datetime
     filters: dict[str, Any] = field(default_factory=dict)
+    period: Period | None = None
+    note: str = ""
 
     def params(self) -> dict[str, str]:
         """Return the query as URL parameters (what makes a filter shareable)."""
-        values = {"start": iso(self.start), "end": iso(self.end)}
+        values = (
+            self.period.params()
+            if self.period
+            else {"start": iso(self.start), "end": iso(self.end)}
+        )
         for name in filter_names():
             if name in self.filters:
                 value = self.filters[name]
@@ -71,13 +80,18 @@ class ExplorerQuery:
         return values
 
 
-def explorer_query_parse(params: Mapping[str, str], *, now: datetime) -> ExplorerQuery:
+def explorer_query_parse(
+    params: Mapping[str, str], *, now: datetime, zone: ZoneInfo | None = None
+) -> ExplorerQuery:
     """Return the query the URL parameters ask for; RangeError naming the first bad one.
 
-    start/end: ISO-8601 (no zone: UTC); default the last 7 days, at most 92. Text
-    filters match exactly; booleans are true/false; ranges are whole seconds or events.
+    The period as every page reads it (periods.py: period/from/to/compare in the site's
+    `zone`, or the old start/end); a longer one is cut to its last 92 days (old start/end
+    links past 92 days are refused, as they always were). Text filters match exactly;
+    booleans are true/false; ranges are whole seconds or events.
     """
-    start, end = range_param(params, now=now, default_span=DEFAULT_SPAN)
+    period = period_param(params, zone=zone or ZoneInfo("UTC"), now=now)
+    start, end, note = capped(period, MAX_DAYS, "Sessions cover")
     filters: dict[str, Any] = {}
     for name, is_path in text_filters():
         value = (params.get(name) or "").strip()
@@ -107,7 +121,7 @@ def explorer_query_parse(params: Mapping[str, str], *, now: datetime) -> Explore
     for low, high in (("duration_min", "duration_max"), ("events_min", "events_max")):
         if low in filters and high in filters and filters[low] > filters[high]:
             raise RangeError(high, f"must not be below {low}")
-    return ExplorerQuery(start=start, end=end, filters=filters)
+    return ExplorerQuery(start=start, end=end, filters=filters, period=period, note=note)
 
 
 def cursor_encode(value: uuid.UUID | datetime) -> str:

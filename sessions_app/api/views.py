@@ -21,6 +21,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
+from sessions_app import periods
 from sessions_app.aggregates import breakdowns, rolling, totals
 from sessions_app.aggregates.kpis import METRICS, Kpis, kpi_cards, metric_param
 from sessions_app.analysis import dashboard, explorer
@@ -113,11 +114,14 @@ class SessionEvents(SiteView):
 
 
 class UserActivity(SiteView):
-    """A user's events across time buckets, in time order, with the partitions read."""
+    """A user's events across time buckets, in time order, with the partitions read, over
+    the period (period/from/to in the site's time zone) or start/end (default the last 7
+    days; at most 92 days either way)."""
 
     @extend_schema(
         parameters=[
             USER_KEY,
+            *periods.API_PARAMETERS,
             START,
             END,
             CURSOR,
@@ -129,8 +133,13 @@ class UserActivity(SiteView):
     def get(self, request: Request, site_id: uuid.UUID, user_key: str) -> Response:
         site = self.site
         params, now = request.query_params, datetime.now(UTC)
-        end = api_time(params, "end", now, now=now)
-        start = api_time(params, "start", end - timedelta(days=7), now=now)
+        if any(params.get(name) for name in ("period", "from", "to")):
+            zone = periods.site_zone(site.time_zone)
+            period = periods.period_param(params, zone=zone, now=now)
+            start, end = period.start, period.end
+        else:
+            end = api_time(params, "end", now, now=now)
+            start = api_time(params, "start", end - timedelta(days=7), now=now)
         page = activity.user_activity(
             site_id=site.id,
             user_key=user_key,
@@ -171,8 +180,10 @@ def _aggregates(result: Any, *, with_details: bool) -> dict[str, Any]:
 
 
 class SiteSessions(SiteView):
-    """The session explorer: sessions that started in [start, end) (default the last 7
-    days, at most 92), newest first, matching every filter given; cursor-paged.
+    """The session explorer: sessions that started in the period (period/from/to in the
+    site's time zone, default the last 7 days, or the old start/end; at most its last 92
+    days, `note` says when it was cut), newest first, matching every filter given;
+    cursor-paged.
 
     Filters: the dimensions that filter (tables/dimensions.py: source, medium, campaign,
     country, device, browser, os: exact values; entry, exit: paths such as /pricing);
@@ -187,6 +198,7 @@ class SiteSessions(SiteView):
 
     @extend_schema(
         parameters=[
+            *periods.API_PARAMETERS,
             START,
             END,
             OpenApiParameter("cursor", str, description="next_cursor of the previous page"),
@@ -196,7 +208,8 @@ class SiteSessions(SiteView):
     )
     def get(self, request: Request, site_id: uuid.UUID) -> Response:
         params = request.query_params
-        query = explorer.explorer_query_parse(params, now=datetime.now(UTC))
+        zone = periods.site_zone(self.site.time_zone)
+        query = explorer.explorer_query_parse(params, now=datetime.now(UTC), zone=zone)
         page = explorer.sessions_explore(
             site_id=self.site.id,
             query=query,
@@ -212,6 +225,8 @@ class SiteSessions(SiteView):
         return Response(
             {
                 "filters": query.params(),
+                "time_zone": str(zone),
+                "note": query.note,
                 "sessions": page.sessions,
                 "next_cursor": page.next_cursor,
                 "partitions_read": page.partitions_read,

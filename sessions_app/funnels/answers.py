@@ -4,26 +4,30 @@ range (funnels/results.py) and one page of the units behind a step."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 from sessions_app.core.bounds import RangeError
 from sessions_app.funnels import defs, results
 from sessions_app.funnels.table import split_names
 from sessions_app.models import Funnel, Site
-from sessions_app.params import iso, range_param, whole_param
+from sessions_app.params import iso, whole_param
+from sessions_app.periods import Period, capped, period_param, site_zone
 
-DEFAULT_SPAN = timedelta(days=30)
+MAX_DAYS = 92  # a funnel's days scanned at once (funnel_days rows)
 
 
-def funnel_range(params: Mapping[str, str]) -> tuple[datetime, datetime]:
-    """start/end (ISO-8601; default the last 30 days; at most 92)."""
-    return range_param(params, now=datetime.now(UTC), default_span=DEFAULT_SPAN)
+def funnel_range(site: Site, params: Mapping[str, str]) -> tuple[Period, datetime, datetime, str]:
+    """The period every page reads (periods.py, in the site's zone; the old start/end
+    still work) and the [start, end) read: its last 92 days at most, with a note when cut."""
+    period = period_param(params, zone=site_zone(site.time_zone), now=datetime.now(UTC))
+    start, end, note = capped(period, MAX_DAYS, "Funnels cover")
+    return period, start, end, note
 
 
 def funnel_result(site: Site, funnel: Funnel, params: Mapping[str, str]) -> dict[str, Any]:
     """The funnel's numbers over the range in `params` (breakdown= one dimension)."""
-    start, end = funnel_range(params)
+    period, start, end, note = funnel_range(site, params)
     breakdown = params.get("breakdown") or None
     if breakdown and breakdown not in split_names():
         raise RangeError("breakdown", f"one of {', '.join(split_names())}")
@@ -33,6 +37,9 @@ def funnel_result(site: Site, funnel: Funnel, params: Mapping[str, str]) -> dict
         "funnel": defs.funnel_json(funnel),
         "start": iso(start.replace(microsecond=0)),
         "end": iso(end),
+        "period": period.params(),
+        "time_zone": str(period.zone),
+        "note": note,
         **results.funnel_summary(funnel.current.definition, result, breakdown=breakdown),
     }
 
@@ -41,7 +48,7 @@ def funnel_unit_page(
     site: Site, funnel: Funnel, params: Mapping[str, str], *, limit: int
 ) -> dict[str, Any]:
     """One page of the units that reached a step (or dropped off after it)."""
-    start, end = funnel_range(params)
+    _, start, end, _ = funnel_range(site, params)
     assert funnel.current is not None
     steps = len(funnel.current.definition["steps"])
     step, offset = whole_param(params, "step", 1), whole_param(params, "cursor", 0)

@@ -16,6 +16,7 @@ from sessions_app.funnels.spec import DefinitionSerializer
 from sessions_app.funnels.table import split_names
 from sessions_app.models import Funnel
 from sessions_app.params import END, START, api_int
+from sessions_app.periods import API_PARAMETERS
 from sessions_app.permissions import ADMIN, SiteView
 
 MAX_UNITS_PAGE = 200
@@ -76,7 +77,9 @@ class SiteFunnel(SiteView):
 
 
 class SiteFunnelResults(SiteView):
-    """The funnel over [start, end) (default the last 30 days, at most 92): per step the
+    """The funnel over the period (period/from/to in the site's time zone, default the last
+    7 days, or the old start/end; at most its last 92 days, `note` says when it was cut;
+    `period` asks for it again, `time_zone` is the site's): per step the
     count, conversion from the first and the previous step, median and p90 seconds from
     the previous step; the conversion trend per day; `breakdown` by one of the dimensions
     that split funnels (tables/dimensions.py). `days.pending`: days still being computed
@@ -87,7 +90,7 @@ class SiteFunnelResults(SiteView):
         return [OpenApiParameter("breakdown", str, enum=split_names())]
 
     @extend_schema(
-        parameters=[START, END],
+        parameters=[*API_PARAMETERS, START, END],
         responses=OpenApiTypes.OBJECT,
     )
     def get(self, request: Request, site_id: uuid.UUID, funnel_id: int) -> Response:
@@ -101,6 +104,7 @@ class SiteFunnelUnits(SiteView):
 
     @extend_schema(
         parameters=[
+            *API_PARAMETERS,
             START,
             END,
             OpenApiParameter("step", OpenApiTypes.INT),

@@ -17,6 +17,7 @@ from sessions_app.funnels.spec import MAX_STEPS, OPS
 from sessions_app.funnels.table import split_names
 from sessions_app.models import Funnel, Site
 from sessions_app.params import query_params
+from sessions_app.periods import PARAMS
 from sessions_app.permissions import ADMIN, site_page, site_role
 
 BAR_WIDTH = 560
@@ -128,9 +129,7 @@ def funnel_detail(request: HttpRequest, site: Site, funnel_id: int) -> HttpRespo
             answer = answers.funnel_result(site, funnel, params)
         except RangeError as exc:
             error = str(exc)
-    shown = {k: v for k, v in params.items() if k in ("start", "end", "breakdown")}
-    if answer:
-        shown.update(start=answer["start"], end=answer["end"])
+    shown = {k: v for k, v in params.items() if k == "breakdown"}
     context = {
         **_form_context(request, site, definition, name),
         "funnel": funnel,
@@ -138,7 +137,8 @@ def funnel_detail(request: HttpRequest, site: Site, funnel_id: int) -> HttpRespo
         "bars": _bars(answer["steps"]) if answer else [],
         "error": error,
         "values": shown,
-        "range": urlencode({k: v for k, v in shown.items() if k in ("start", "end")}),
+        "range": urlencode(answer["period"]) if answer else "",
+        "range_note": answer["note"] if answer else "",
         "dimensions": split_names(),
     }
     return render(request, "sessions_app/funnel.html", context, status=400 if error else 200)
@@ -163,7 +163,7 @@ def funnel_units(request: HttpRequest, site: Site, funnel_id: int) -> HttpRespon
         page = answers.funnel_unit_page(site, funnel, params, limit=50)
     except RangeError as exc:
         error = str(exc)
-    kept = {k: v for k, v in params.items() if k in ("start", "end", "step", "outcome")}
+    kept = {k: v for k, v in params.items() if k in (*PARAMS, "step", "outcome")}
     context = {
         "site": site,
         "funnel": funnel,

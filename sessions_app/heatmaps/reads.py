@@ -129,23 +129,34 @@ def page_answer(
     *, site_id: uuid.UUID, page: str, vp: str, days: int, now: datetime,
     samples: bool = False,
 ) -> tuple[dict[str, Any], heatmaps.Heat]:  # fmt: skip
-    """The overlay's answer, and the layout's counts it came from (with the latest
-    flagged clicks if `samples`: the analyst's page)."""
-    if not page.startswith("/") or len(page) > MAX_PAGE:
-        raise RangeError("page", f"a path starting with / of at most {MAX_PAGE} characters")
-    if vp not in (*VIEWPORTS, heatmaps.UNKNOWN):
-        raise RangeError("vp", f"one of {', '.join(VIEWPORTS)}")
+    """The overlay's answer over the last `days` days (up to this hour), and the layout's
+    counts it came from (with the latest flagged clicks if `samples`)."""
     if days not in DAYS:
         raise RangeError("days", f"one of {', '.join(map(str, DAYS))}")
     end = timebuckets.next_start(timebuckets.floor(now, "hour"), "hour")
     start = timebuckets.floor(end - timedelta(days=days), "day")
+    answer, heat = range_answer(
+        site_id=site_id, page=page, vp=vp, start=start, end=end, samples=samples
+    )
+    return {**answer, "days": days}, heat
+
+
+def range_answer(
+    *, site_id: uuid.UUID, page: str, vp: str, start: datetime, end: datetime,
+    samples: bool = False,
+) -> tuple[dict[str, Any], heatmaps.Heat]:  # fmt: skip
+    """A page's heatmap over [start, end) (the analyst's page: the period it asks for),
+    and the layout's counts it came from (with the latest flagged clicks if `samples`)."""
+    if not page.startswith("/") or len(page) > MAX_PAGE:
+        raise RangeError("page", f"a path starting with / of at most {MAX_PAGE} characters")
+    if vp not in (*VIEWPORTS, heatmaps.UNKNOWN):
+        raise RangeError("vp", f"one of {', '.join(VIEWPORTS)}")
     heat, clicks, live = page_heat(
         site_id=site_id, page=page, vp=vp, start=start, end=end, samples=samples
     )
     answer = {
         "page": page,
         "vp": vp,
-        "days": days,
         "start": start,
         "end": end,
         "live_hours": live,

@@ -3,13 +3,16 @@ its scroll depth, and "View on page" (the overlay on the customer's own page).""
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import quote
+from zoneinfo import ZoneInfo
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
 
+from sessions_app import periods
 from sessions_app.core import timebuckets
 from sessions_app.core.bounds import RangeError
 from sessions_app.heatmaps import reads
@@ -18,6 +21,7 @@ from sessions_app.models import Site
 from sessions_app.permissions import site_page
 
 TOP_FRUSTRATED = 20
+MAX_DAYS = 92  # the day buckets a page's answer and its trend read
 BAR_PX = 18  # the trend's tallest bar
 
 
@@ -31,19 +35,37 @@ def _bars(counts: list[int]) -> dict[str, Any]:
     return {"width": 3 * len(counts), "height": BAR_PX, "bars": bars}
 
 
+def _old_days(params: dict[str, str], zone: ZoneInfo, now: datetime) -> dict[str, str]:
+    """An old link's `days` (7, 30 or 90, the page's choice before the range picker) as
+    the period it meant; the parameters as they are otherwise."""
+    days = params.get("days")
+    if not days or any(params.get(name) for name in periods.PARAMS):
+        return params
+    if days not in {str(d) for d in reads.DAYS}:
+        raise RangeError("days", f"one of {', '.join(map(str, reads.DAYS))}")
+    first = now.astimezone(zone).date() - timedelta(days=int(days) - 1)
+    return {**params, "period": "custom", "from": first.isoformat()}
+
+
 @site_page()
 def site_heatmaps(request: HttpRequest, site: Site) -> HttpResponse:
-    """A page's heatmap summary; 400 naming a bad field."""
+    """A page's heatmap summary over the period (every page's range picker); 400 naming
+    a bad field."""
     page = request.GET.get("page", "")
     vp = request.GET.get("vp", VIEWPORTS[-1])
-    days_text = request.GET.get("days", "30")
-    error, answer, view_url, heat = "", None, "", None
+    error, answer, view_url, heat, period, note = "", None, "", None, None, ""
     trend: dict[str, list[int]] = {}
-    if page:
+    try:
+        params = {k: str(v) for k, v in request.GET.items()}
+        zone, now = periods.site_zone(site.time_zone), timezone.now()
+        period = periods.period_param(_old_days(params, zone, now), zone=zone, now=now)
+        start, end, note = periods.capped(period, MAX_DAYS, "Heatmaps cover")
+    except RangeError as exc:
+        error = str(exc)
+    if page and not error:
         try:
-            days = int(days_text) if days_text.isdigit() else 0
-            answer, heat = reads.page_answer(
-                site_id=site.id, page=page, vp=vp, days=days, now=timezone.now(), samples=True
+            answer, heat = reads.range_answer(
+                site_id=site.id, page=page, vp=vp, start=start, end=end, samples=True
             )
             _, trend = reads.daily_flags(
                 site_id=site.id, page=page, vp=vp, start=answer["start"], end=answer["end"]
@@ -71,9 +93,10 @@ def site_heatmaps(request: HttpRequest, site: Site) -> HttpResponse:
         "site": site,
         "error": error,
         "answer": answer,
-        "values": {"page": page, "vp": vp, "days": days_text},
+        "values": {"page": page, "vp": vp},
         "viewports": VIEWPORTS,
-        "day_choices": reads.DAYS,
+        "period": period,
+        "range_note": note,
         "frustrated": frustrated,
         "depths": [{"percent": p, "share": round(100 * reach[p][1])} for p in (25, 50, 75, 100)]
         if reach

@@ -104,6 +104,7 @@ def site_saved_record(*, site: Site, actor: Any, created: bool, changed: list[st
             "redact_params": list(site.redact_params),
             "enabled": site.enabled,
             "event_shards": site.event_shards,
+            "time_zone": site.time_zone,
         },
     )
 

@@ -6,6 +6,7 @@ import re
 import secrets
 import uuid
 from typing import Any
+from zoneinfo import available_timezones
 
 from django.conf import settings
 from django.core.cache import cache
@@ -25,6 +26,14 @@ def validate_redact_params(value: Any) -> None:
     if bad:
         raise ValidationError(
             f"not a parameter name: {bad[0]!r} (letters, digits, _ . - [ ]; '-' first keeps it)"
+        )
+
+
+def validate_time_zone(value: Any) -> None:
+    """An IANA time zone name (e.g. Europe/Berlin), as the zoneinfo database knows it."""
+    if value not in available_timezones():
+        raise ValidationError(
+            f"not a time zone: {str(value)[:64]!r} (an IANA name, e.g. Europe/Berlin)"
         )
 
 
@@ -56,6 +65,14 @@ class Site(models.Model):
         '"-code" keeps one the defaults would drop. Update the snippet after a change.',
     )
     enabled = models.BooleanField(default=True)
+    # The zone the site's days are counted in: "Today", the chart's hours and days, a
+    # custom range's dates (periods.py). An IANA name; UTC until an admin sets it.
+    time_zone = models.CharField(
+        max_length=64,
+        default="UTC",
+        validators=[validate_time_zone],
+        help_text="IANA time zone of the site's days and hours, e.g. Europe/Berlin.",
+    )
     # Part of the key that signs the site's heatmap overlay tokens (heatmaps/reads.py):
     # a site admin rotates it to revoke every "View on page" link issued before.
     heatmap_salt = models.CharField(max_length=64, default=new_heatmap_salt, editable=False)

@@ -16,8 +16,9 @@ import uuid
 from collections import Counter, defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from sessions_app.aggregates.paths import (
     ENTRANCE,
@@ -35,9 +36,11 @@ from sessions_app.aggregates.report import MAX_LIVE_HOURS, bucket_cover
 from sessions_app.aggregates.seal import hour_live
 from sessions_app.core import timebuckets
 from sessions_app.core.bounds import RangeError
-from sessions_app.params import iso, path_param, range_param
+from sessions_app.params import iso, path_param
+from sessions_app.periods import Period, capped, period_param
 
-DEFAULT_SPAN = timedelta(days=7)
+MAX_DAYS = 92  # a range's buckets read at once (days, and the live hours)
+ANCHOR_PARAMS = {FROM: "from_page", TO: "to_page"}  # `from`/`to` name the period's days
 MAX_NODES = 8  # pages a Sankey step shows; the rest are "(other)"
 TOP_PATHS = 20
 EXIT = "(exit)"
@@ -45,44 +48,70 @@ EXIT = "(exit)"
 
 @dataclass(frozen=True)
 class PathQuery:
-    """A range and the page the paths start from (FROM) or end at (TO)."""
+    """A range (read from `period`: its last MAX_DAYS days at most, `note` says when it
+    was cut) and the page the paths start from (FROM) or end at (TO)."""
 
     start: datetime
     end: datetime
     side: str = FROM
     anchor: str = ENTRANCE
+    period: Period | None = None
+    note: str = ""
 
     def params(self) -> dict[str, str]:
-        values = {"start": iso(self.start.replace(microsecond=0)), "end": iso(self.end)}
+        if self.period:
+            values = self.period.params()
+        else:
+            values = {"start": iso(self.start.replace(microsecond=0)), "end": iso(self.end)}
         if self.anchor != ENTRANCE:
-            values[self.side] = self.anchor
+            values[ANCHOR_PARAMS[self.side]] = self.anchor
         return values
 
 
-def path_query_parse(params: Mapping[str, str], *, now: datetime) -> PathQuery:
-    """start/end (ISO-8601, default the last 7 days, at most 92) and at most one of
-    `from` / `to` (a page path or URL; neither: paths from the session start)."""
-    start, end = range_param(params, now=now, default_span=DEFAULT_SPAN)
-    chosen = {s: (params.get(s) or "").strip() for s in (FROM, TO)}
+def _anchors(params: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """The period's parameters and the anchor pages asked for: `from_page` / `to_page`,
+    or an old link's `from` / `to` holding a page path or URL (a day is the period's)."""
+    period = {name: str(params.get(name) or "") for name in params}  # a QueryDict's last
+    chosen = {side: (params.get(name) or "").strip() for side, name in ANCHOR_PARAMS.items()}
+    for side in (FROM, TO):
+        value = (params.get(side) or "").strip()
+        if value.startswith("/") or "://" in value:
+            chosen[side] = chosen[side] or value
+            period.pop(side)
+    return period, chosen
+
+
+def path_query_parse(
+    params: Mapping[str, str], *, now: datetime, zone: ZoneInfo | None = None
+) -> PathQuery:
+    """The period every page reads (periods.py, in the site's `zone`; its last 92 days at
+    most, an old start/end past that refused) and at most one of `from_page` /
+    `to_page` (a page path or URL; neither: paths from the session start)."""
+    asked, chosen = _anchors(params)
+    period = period_param(asked, zone=zone or ZoneInfo("UTC"), now=now)
+    start, end, note = capped(period, MAX_DAYS, "Paths cover")
     if chosen[FROM] and chosen[TO]:
         raise RangeError(TO, "give either from or to, not both")
     for side, value in chosen.items():
         if len(value) > 512:
             raise RangeError(side, "at most 512 characters")
         if value:
-            return PathQuery(start, end, side, path_param(value))
-    return PathQuery(start, end)
+            return PathQuery(start, end, side, path_param(value), period, note)
+    return PathQuery(start, end, period=period, note=note)
 
 
-def page_query_parse(params: Mapping[str, str], *, now: datetime) -> PathQuery:
-    """A transitions query: start/end as for paths, and the required `page`."""
+def page_query_parse(
+    params: Mapping[str, str], *, now: datetime, zone: ZoneInfo | None = None
+) -> PathQuery:
+    """A transitions query: the period as for paths, and the required `page`."""
     page = (params.get("page") or "").strip()
     if not page:
         raise RangeError("page", "required: the page path whose transitions to show")
     if len(page) > 512:
         raise RangeError("page", "at most 512 characters")
-    query = path_query_parse({k: v for k, v in params.items() if k not in (FROM, TO)}, now=now)
-    return PathQuery(query.start, query.end, FROM, path_param(page))
+    rest = {k: v for k, v in params.items() if k not in ANCHOR_PARAMS.values()}
+    query = path_query_parse(_anchors(rest)[0], now=now, zone=zone)
+    return PathQuery(query.start, query.end, FROM, path_param(page), query.period, query.note)
 
 
 def range_row(*, site_id: uuid.UUID, query: PathQuery, side: str | None = None) -> tuple[Row, int]:

@@ -9,7 +9,8 @@ from urllib.parse import urlencode
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from sessions_app.aggregates.paths import ENTRANCE, FROM, TO
+from sessions_app import periods
+from sessions_app.aggregates.paths import ENTRANCE, FROM
 from sessions_app.core.bounds import RangeError
 from sessions_app.models import Site
 from sessions_app.params import query_params
@@ -73,9 +74,10 @@ def sankey_layout(answer: dict[str, Any]) -> dict[str, Any]:
 def site_paths(request: HttpRequest, site: Site) -> HttpResponse:
     """Paths from the session start, from a page or to a page; 400 naming a bad field."""
     params = query_params(request)
-    error, answer, layout = "", None, None
+    error, answer, layout, query = "", None, None, None
     try:
-        query = reads.path_query_parse(params, now=datetime.now(UTC))
+        zone = periods.site_zone(site.time_zone)
+        query = reads.path_query_parse(params, now=datetime.now(UTC), zone=zone)
         answer = reads.paths_answer(site.id, query)
         layout = sankey_layout(answer)
         params = query.params()
@@ -88,9 +90,9 @@ def site_paths(request: HttpRequest, site: Site) -> HttpResponse:
         "layout": layout,
         "values": params,
         "entrance": ENTRANCE,
-        "transitions_url": "?"
-        + urlencode({k: v for k, v in params.items() if k in ("start", "end")}),
-        "sides": (FROM, TO),
+        "range": urlencode(query.period.params()) if query and query.period else "",
+        "period": query.period if query else None,
+        "range_note": query.note if query else "",
     }
     return render(request, "sessions_app/paths.html", context, status=400 if error else 200)
 
@@ -99,12 +101,13 @@ def site_paths(request: HttpRequest, site: Site) -> HttpResponse:
 def site_transitions(request: HttpRequest, site: Site) -> HttpResponse:
     """One page's transitions: pages before, entrances by source, pages after, exits."""
     params = query_params(request)
-    error, answer = "", None
+    error, answer, query = "", None, None
     try:
-        query = reads.page_query_parse(params, now=datetime.now(UTC))
+        zone = periods.site_zone(site.time_zone)
+        query = reads.page_query_parse(params, now=datetime.now(UTC), zone=zone)
         answer = reads.transitions_answer(site.id, query)
         params = {**query.params(), "page": query.anchor}
-        params.pop(FROM, None)
+        params.pop(reads.ANCHOR_PARAMS[FROM], None)
     except RangeError as exc:
         # No page yet: the form alone (no error); any other bad field: 400 naming it.
         error = "" if exc.field == "page" and not params.get("page") else str(exc)
@@ -113,6 +116,8 @@ def site_transitions(request: HttpRequest, site: Site) -> HttpResponse:
         "error": error,
         "answer": answer,
         "values": params,
-        "range": urlencode({k: v for k, v in params.items() if k in ("start", "end")}),
+        "range": urlencode(query.period.params()) if query and query.period else "",
+        "period": query.period if query else None,
+        "range_note": query.note if query else "",
     }
     return render(request, "sessions_app/transitions.html", context, status=400 if error else 200)

@@ -1,15 +1,19 @@
-"""Template filters for values that came from browsers."""
+"""Template filters for values that came from browsers, and the tags every site page's
+range picker and nav share (the period and the filters travel in the URL)."""
 
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta
-from urllib.parse import urlsplit
+from datetime import UTC, datetime, timedelta
+from typing import Any
+from urllib.parse import urlencode, urlsplit
 
 import orjson
 from django import template
 
-from sessions_app import permissions
+from sessions_app import periods, permissions
+from sessions_app.analysis import explorer
+from sessions_app.core.bounds import RangeError
 from sessions_app.ledger import sizing
 
 register = template.Library()
@@ -109,3 +113,71 @@ def site_admin(user: object, site: object) -> bool:
 def percent(value: float | None) -> str:
     """A share (0.1234) as a percentage with one decimal ("12.3%")."""
     return "" if value is None else f"{value * 100:.1f}%"
+
+
+# --- the range picker and the nav (templates/sessions_app/_range.html, base.html) ---------
+
+# A page's own parameters the picker keeps besides the filters (heatmaps' layout, funnels'
+# breakdown, paths' anchor, activity's read strategy); a cursor belongs to one answer.
+KEPT = ("vp", "breakdown", "from_page", "to_page", "step", "outcome", "strategy")
+
+
+def page_period(context: template.Context) -> periods.Period:
+    """The period the page answered (its view's `period`), else the one its URL asks for
+    in the site's zone (the default when the URL's is bad: the page says why itself)."""
+    found = context.get("period")
+    if isinstance(found, periods.Period):
+        return found
+    request = context.get("request")
+    params = {k: str(v) for k, v in request.GET.items()} if request is not None else {}
+    zone = periods.site_zone(getattr(context.get("site"), "time_zone", None))
+    now = datetime.now(UTC)
+    try:
+        return periods.period_param(params, zone=zone, now=now)
+    except RangeError:
+        return periods.period_param({}, zone=zone, now=now)
+
+
+def carried_filters(context: template.Context) -> list[tuple[str, str]]:
+    """The explorer's filters set on the current URL, in filter_names() order."""
+    request = context.get("request")
+    if request is None:
+        return []
+    return [(n, str(request.GET[n])) for n in explorer.filter_names() if request.GET.get(n)]
+
+
+@register.simple_tag(takes_context=True)
+def nav_query(context: template.Context) -> str:
+    """The query a site link carries: the page's period and its filters ("" for none)."""
+    values = {**page_period(context).params(), **dict(carried_filters(context))}
+    if values == {"period": periods.DEFAULT_PRESET}:
+        return ""
+    return "?" + urlencode(values)
+
+
+@register.simple_tag(takes_context=True)
+def range_state(context: template.Context) -> dict[str, Any]:
+    """What _range.html shows: the period, its choices, the custom days and the hidden
+    inputs that keep the filters and the page's own parameters."""
+    period = page_period(context)
+    request = context.get("request")
+    kept = [(n, str(request.GET[n])) for n in KEPT if request is not None and request.GET.get(n)]
+    local_last = (period.end - timedelta(microseconds=1)).astimezone(period.zone)
+    return {
+        "period": period,
+        "presets": list(periods.PRESETS.items()),
+        "compares": list(periods.COMPARES.items()),
+        "first": (period.first_day or period.start.astimezone(period.zone).date()).isoformat(),
+        "last": (period.last_day or local_last.date()).isoformat(),
+        "today": datetime.now(UTC).astimezone(period.zone).date().isoformat(),
+        "hidden": [*carried_filters(context), *kept],
+        "days": periods.days_shown(period),
+        "compared": periods.days_shown(compared) if (compared := period.comparison()) else "",
+        "zone": str(period.zone),
+    }
+
+
+@register.simple_tag(takes_context=True)
+def period_inputs(context: template.Context) -> list[tuple[str, str]]:
+    """The period as (name, value) pairs for a page form's hidden inputs."""
+    return list(page_period(context).params().items())

@@ -11,6 +11,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
+from sessions_app import periods
 from sessions_app.aggregates import breakdowns, rolling
 from sessions_app.aggregates.kpis import kpi_cards, metric_param
 from sessions_app.aggregates.report import MAX_LIVE_HOURS, ReportBucket
@@ -22,11 +23,13 @@ from sessions_app.funnels import defs
 from sessions_app.funnels.spec import funnel_compile
 from sessions_app.ingest import realtime
 from sessions_app.models import Site
-from sessions_app.params import page_cursor, page_range, query_params
+from sessions_app.params import iso, page_cursor, page_range, query_params
 from sessions_app.permissions import site_page
 from sessions_app.sessions import lists, timeline
 from sessions_app.sessions.activity import user_activity
 from sessions_app.tables import dimensions
+
+ACTIVITY_DAYS = 92  # the user's buckets one page of activity may read (MAX_RANGE_BUCKETS)
 
 
 def _bars(report: list[ReportBucket], key: str) -> list[dict[str, Any]]:
@@ -269,9 +272,34 @@ def _highlight(
     return funnel
 
 
+def _activity_range(
+    params: dict[str, str], site: Site
+) -> tuple[periods.Period, datetime, datetime, str, list[str]]:
+    """The activity page's period (its last ACTIVITY_DAYS days at most), the note when it
+    was cut and what was wrong: an old link's start/end read as they always were (a bad
+    one: the default, said so), anything else as every page reads the period."""
+    zone, now = periods.site_zone(site.time_zone), datetime.now(UTC)
+    errors: list[str] = []
+    if not params.get("period") and (params.get("start") or params.get("end")):
+        start, end, errors = page_range(params, span=timedelta(days=7), now=now)
+        params = {"start": iso(start), "end": iso(end)}
+    try:
+        period = periods.period_param(params, zone=zone, now=now)
+    except RangeError as exc:
+        errors.append(f"{exc}; showing the default")
+        period = periods.period_param({}, zone=zone, now=now)
+    if period.key == "custom" and period.first_day is None:  # exact: too long is an error
+        return period, period.start, period.end, "", errors
+    start, end, note = periods.capped(period, ACTIVITY_DAYS, "Activity covers")
+    return period, start, end, note, errors
+
+
 @site_page()
 def activity(request: HttpRequest, site: Site, user_key: str) -> HttpResponse:
-    start, end, errors = page_range(request.GET, span=timedelta(days=7), now=datetime.now(UTC))
+    """A user's events over the period (every page's range picker; its last 92 days at
+    most); a bad parameter is named and the default period shown."""
+    params = {k: str(v) for k, v in request.GET.items()}
+    period, start, end, note, errors = _activity_range(params, site)
     strategy = request.GET.get("strategy") or None
     page = None
     try:
@@ -292,8 +320,8 @@ def activity(request: HttpRequest, site: Site, user_key: str) -> HttpResponse:
         {
             "site": site,
             "user_key": user_key,
-            "start": start,
-            "end": end,
+            "period": period,
+            "range_note": note,
             "page": page,
             "error": "; ".join(errors),
             "strategy": strategy or "auto",

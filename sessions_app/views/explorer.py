@@ -8,6 +8,7 @@ from urllib.parse import urlencode
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from sessions_app import periods
 from sessions_app.analysis import explorer
 from sessions_app.core.bounds import RangeError
 from sessions_app.models import Site
@@ -23,7 +24,8 @@ def session_explorer(request: HttpRequest, site: Site) -> HttpResponse:
     params = query_params(request)
     error, page, query = "", None, None
     try:
-        query = explorer.explorer_query_parse(params, now=datetime.now(UTC))
+        zone = periods.site_zone(site.time_zone)
+        query = explorer.explorer_query_parse(params, now=datetime.now(UTC), zone=zone)
         page = explorer.sessions_explore(
             site_id=site.id, query=query, cursor=params.get("cursor") or None
         )
@@ -42,6 +44,8 @@ def session_explorer(request: HttpRequest, site: Site) -> HttpResponse:
         ),
         "share_url": request.build_absolute_uri("?" + urlencode(shown)),
         "fields": [(d, shown.get(d.name, "")) for d in dimensions.filters()],
+        "period": query.period if query else None,
+        "range_note": query.note if query else "",
     }
     return render(
         request, "sessions_app/session_explorer.html", context, status=400 if error else 200

@@ -1,5 +1,6 @@
 """A site's settings page, for the site's admins: key, snippet, members, and the settings a
-site admin changes — allowed origins and the tracker's extra URL parameters to drop."""
+site admin changes — allowed origins, the tracker's extra URL parameters to drop and the
+time zone the site's days are counted in."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
+from sessions_app import periods
 from sessions_app.ledger import sites
 from sessions_app.models import Site
 from sessions_app.models.sites import validate_redact_params
@@ -37,6 +39,19 @@ class SiteSettingsForm(forms.Form):
         "-code keeps one the defaults would drop.",
     )
 
+    time_zone = forms.CharField(
+        required=False,
+        max_length=64,
+        widget=forms.TextInput(attrs={"list": "zone-names", "autocomplete": "off"}),
+        help_text="Type to search, e.g. Berlin: days, hours and “Today” are counted in it.",
+    )
+
+    def clean_time_zone(self) -> str:
+        name = self.cleaned_data["time_zone"].strip() or "UTC"
+        if name not in periods.zone_names():
+            raise ValidationError(f"not a time zone: {name[:64]!r} (pick one, e.g. Europe/Berlin)")
+        return name
+
     def clean_allowed_origins(self) -> list[str]:
         origins = [o.rstrip("/") for o in _lines(self.cleaned_data["allowed_origins"])]
         if len(origins) > MAX_ORIGINS:
@@ -56,6 +71,7 @@ def _initial(site: Site) -> dict[str, Any]:
     return {
         "allowed_origins": "\n".join(site.allowed_origins),
         "redact_params": ", ".join(site.redact_params),
+        "time_zone": site.time_zone,
     }
 
 
@@ -66,7 +82,7 @@ def site_settings(request: HttpRequest, site: Site) -> HttpResponse:
     if request.method == "POST":
         form = SiteSettingsForm(request.POST)
         if form.is_valid():
-            changed = [k for k in ("allowed_origins", "redact_params")
+            changed = [k for k in ("allowed_origins", "redact_params", "time_zone")
                        if form.cleaned_data[k] != getattr(site, k)]  # fmt: skip
             if changed:
                 for name in changed:
@@ -83,7 +99,8 @@ def site_settings(request: HttpRequest, site: Site) -> HttpResponse:
         form = SiteSettingsForm(initial=_initial(site))
     base = request.build_absolute_uri("/").rstrip("/")
     members = site.memberships.select_related("user").order_by("user__username")
-    context = {"site": site, "base": base, "members": members, "form": form}
+    context = {"site": site, "base": base, "members": members, "form": form,
+               "zone_names": periods.zone_names()}  # fmt: skip
     return render(request, "sessions_app/site.html", context, status=status)
 
 

@@ -11,6 +11,7 @@ import itertools
 import uuid
 from datetime import UTC, datetime, timedelta
 
+import orjson
 import pytest
 from django.contrib.auth import get_user_model
 from django.utils import timezone
@@ -75,6 +76,30 @@ def test_stored_tallies_of_the_parts_finish_like_the_whole(events, cuts):
     assert {k: sorted(v) for k, v in merged_tally.views.items()} == {
         k: sorted(v) for k, v in whole_tally.views.items()
     }
+
+
+def test_a_tally_written_by_the_release_before_folds_with_the_new_ones():
+    """Tallies of the hour being written when a release rolls out: the earlier format
+    (per-session spans, page views as [event id, path]) folds beside the current one."""
+    view = uuid.uuid1()
+    earlier = {
+        "v": 1, "rows": 2, "type": {"pageview": 2}, "name": {}, "pages": {"/a": 2},
+        "clicks": {}, "users": {"old": {"pageview": 2}},
+        "spans": {str(SESSIONS[0]): ["old", 1, 2, 2, 2]},
+        "views": {str(SESSIONS[0]): [[str(view), "/a"]]},
+        "heat": {"pages": {}, "readings": {}}, "starts": {},
+    }  # fmt: skip
+    current = tally.tally_encode(
+        tally.tally(
+            [{"type": "pageview", "user_key": "new", "session_id": SESSIONS[1],
+              "event_id": uuid.uuid1(), "ts": HOUR, "url": "https://x.example/b"}]
+        )
+    )  # fmt: skip
+    folded = tally.tally_fold([orjson.dumps(earlier), current])
+    assert folded.humans == {"old", "new"}
+    assert folded.per_user == {("old", "pageview"): 2, ("new", "pageview"): 1}
+    assert folded.views[SESSIONS[0]] == [[*tally.view_key(view), "/a"]]
+    assert [v[2] for v in folded.views[SESSIONS[1]]] == ["/b"]
 
 
 # --- on the real node ------------------------------------------------------------------

@@ -89,8 +89,10 @@ def test_analyst_journey(live_server, context):
 
     page.go_back()
     page.click("text=Activity explorer")
-    page.fill("input[name=start]", (now - timedelta(days=4)).strftime("%Y-%m-%dT%H:%M"))
-    page.click("button:has-text('Show')")
+    page.select_option("#range-period", "custom")  # the range picker every page shares
+    page.fill("#range-from", (now - timedelta(days=4)).date().isoformat())
+    page.fill("#range-to", now.date().isoformat())
+    page.click("#range-apply")
     page.wait_for_selector("aside.panel")
     first_page = page.locator("table.events tbody tr").count()
     assert first_page == 50

@@ -62,7 +62,7 @@ def test_sankey_top_paths_and_transitions(live_server, context):
     rows = page.locator("table.paths tbody tr").all_inner_texts()
     assert any("/ → /pricing → /cart → /checkout\t1" in r for r in rows), rows
     screenshot(page, "paths-from-start")
-    page.fill("input[name=from]", "/pricing")
+    page.fill("input[name=from_page]", "/pricing")
     with page.expect_navigation():
         page.click("#paths-form button[type=submit]")
     second = page.locator('#sankey g.node[data-step="1"]')

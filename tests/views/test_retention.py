@@ -192,11 +192,13 @@ def test_creating_and_editing_a_site_in_the_admin_is_audited(client, admin):
             "allowed_origins": json.dumps(["https://blog.example"]),
             "enabled": "on",
             "event_shards": "2",
+            "time_zone": "Europe/Berlin",
         },
     )
     assert response.status_code == 302, response.content.decode()[:2000]
     site = Site.objects.get(name="Blog")
     assert site.allowed_origins == ["https://blog.example"]
+    assert site.time_zone == "Europe/Berlin"
     created = AdminAction.objects.get(action="site.create")
     assert created.actor == admin and created.details["allowed_origins"] == site.allowed_origins
     client.post(
@@ -206,6 +208,7 @@ def test_creating_and_editing_a_site_in_the_admin_is_audited(client, admin):
             "allowed_origins": json.dumps(["https://blog.example", "https://www.blog.example"]),
             "enabled": "on",
             "event_shards": "2",
+            "time_zone": "Europe/Berlin",
         },
     )
     changed = AdminAction.objects.get(action="site.change")

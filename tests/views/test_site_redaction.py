@@ -33,6 +33,7 @@ def _change(client: Client, site: Site, redact: object) -> object:
             "redact_params": json.dumps(redact),
             "enabled": "on",
             "event_shards": site.event_shards,
+            "time_zone": site.time_zone,
         },
     )
 
@@ -135,3 +136,61 @@ def test_analysts_and_strangers_cannot_change_a_site(client, analyst, site):
     assert _save(client, site, "https://evil.example", "").status_code == 404
     site.refresh_from_db()
     assert site.allowed_origins == ["https://shop.example"]
+
+
+# --- the site's time zone ----------------------------------------------------------------
+
+
+def test_a_site_admin_sets_the_time_zone_from_the_list_and_it_is_shown(client, analyst, site):
+    member(analyst, site, "admin")
+    page = client.get(f"/sites/{site.id}/site").content.decode()
+    assert '<datalist id="zone-names">' in page and '<option value="Europe/Berlin">' in page
+    assert 'list="zone-names"' in page and "<dd>UTC</dd>" in page
+    response = client.post(
+        f"/sites/{site.id}/site",
+        {
+            "allowed_origins": "https://shop.example",
+            "redact_params": "",
+            "time_zone": "Europe/Berlin",
+        },
+    )
+    assert response.status_code == 302
+    site.refresh_from_db()
+    assert site.time_zone == "Europe/Berlin"
+    [entry] = AdminAction.objects.filter(action="site.change")
+    assert (
+        entry.details["changed"] == ["time_zone"] and entry.details["time_zone"] == "Europe/Berlin"
+    )
+    page = client.get(f"/sites/{site.id}/site").content.decode()
+    assert "<dd>Europe/Berlin</dd>" in page and "Saved: time zone" in page
+    assert 'value="Europe/Berlin"' in page  # the form shows what is set
+
+
+@pytest.mark.parametrize("bad", ["Mars/Olympus", "berlin", "../../etc/passwd", "x" * 100])
+def test_a_bad_time_zone_is_refused_naming_the_field_and_nothing_else_is_lost(
+    client, analyst, site, bad
+):
+    member(analyst, site, "admin")
+    response = client.post(
+        f"/sites/{site.id}/site",
+        {"allowed_origins": "https://new.example", "redact_params": "email", "time_zone": bad},
+    )
+    assert response.status_code == 400
+    assert list(response.context["form"].errors) == ["time_zone"]
+    page = response.content.decode()
+    assert "time_zone: " in page
+    assert "https://new.example" in page and 'value="email"' in page  # what was typed stays
+    site.refresh_from_db()
+    assert site.time_zone == "UTC" and site.allowed_origins == ["https://shop.example"]
+
+
+def test_the_admin_refuses_a_bad_time_zone(site):
+    response = _operator().post(
+        f"/admin/sessions_app/site/{site.pk}/change/",
+        {"name": site.name, "allowed_origins": "[]", "redact_params": "[]", "enabled": "on",
+         "event_shards": 1, "time_zone": "Mars/Olympus"},
+    )  # fmt: skip
+    assert response.status_code == 200
+    assert list(response.context["adminform"].form.errors) == ["time_zone"]
+    site.refresh_from_db()
+    assert site.time_zone == "UTC"
