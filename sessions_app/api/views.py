@@ -328,15 +328,8 @@ class SiteReport(SiteView):
 
 
 def _period(period: Period, report: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "key": period.key,
-        "label": period.label,
-        "start": period.start,
-        "end": period.end,
-        "grain": report["width"],
-        "compare": period.compare,
-        "params": period.params(),
-    }
+    shown = {name: getattr(period, name) for name in ("key", "label", "start", "end", "compare")}
+    return {**shown, "grain": report["width"], "params": period.params()}
 
 
 def _kpis(kpis: Kpis) -> dict[str, Any]:
