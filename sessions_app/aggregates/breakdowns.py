@@ -20,6 +20,7 @@ from typing import Any
 
 import orjson
 
+from sessions_app.aggregates.kpis import Kpis, duration_slot, slots_median, slots_merge
 from sessions_app.aggregates.sketch import sketch_estimate, sketch_merge, sketch_of
 from sessions_app.aggregates.stored import bucket_overwrite
 from sessions_app.core.cql import cassandra_session, prepare
@@ -32,13 +33,45 @@ NONE = "(none)"  # a session without the value (no campaign, an unknown country)
 
 @dataclass
 class Entry:
-    """One value's numbers; `keys` (user keys) only while an hour is being counted."""
+    """One value's numbers; `keys` (user keys) only while an hour is being counted.
+
+    The KPI counters of its visits (aggregates/kpis.py): page views, one-page visits,
+    duration sum and sketch; `complete` is False for a row stored before they were.
+    """
 
     sessions: int = 0
     conversions: int = 0
     users: int = 0
     sketch: bytes = b""
     keys: set[str] = field(default_factory=set)
+    pageviews: int = 0
+    bounces: int = 0
+    duration_sum: int = 0
+    slots: dict[int, int] = field(default_factory=dict)
+    complete: bool = True
+
+    def add(self, other: Entry) -> None:
+        """Add another entry's counts (not its users)."""
+        self.sessions += other.sessions
+        self.conversions += other.conversions
+        self.pageviews += other.pageviews
+        self.bounces += other.bounces
+        self.duration_sum += other.duration_sum
+        self.slots = slots_merge((self.slots, other.slots))
+        self.complete = self.complete and other.complete
+
+
+def entry_kpis(entry: Entry) -> Kpis:
+    """Return the KPIs of one value's visits."""
+    return Kpis(
+        visitors=entry.users,
+        visits=entry.sessions,
+        pageviews=entry.pageviews,
+        bounces=entry.bounces,
+        duration_seconds_sum=float(entry.duration_sum),
+        duration_median=slots_median(entry.slots),
+        conversions=entry.conversions,
+    )
 
 
 Breakdown = dict[str, dict[str, Entry]]  # dimension -> value -> entry
@@ -57,11 +90,17 @@ def breakdown_count(rows: Iterable[dict[str, Any]]) -> Breakdown:
     for row in rows:
         if row["is_bot"]:
             continue
+        views, duration = row["pageview_count"] or 0, row["duration_s"] or 0
+        slot = duration_slot(duration)
         for name, column in columns.items():
             entry = counted[name][row[column] or NONE]
             entry.sessions += 1
             entry.conversions += bool(row["converted"])
             entry.keys.add(row["user_key"])
+            entry.pageviews += views
+            entry.bounces += views <= 1
+            entry.duration_sum += duration
+            entry.slots[slot] = entry.slots.get(slot, 0) + 1
     for values in counted.values():
         for entry in values.values():
             entry.users, entry.sketch = len(entry.keys), sketch_of(entry.keys)
@@ -85,12 +124,9 @@ def _topped(counted: Breakdown, *, exact_users: bool, top: int = STORED_TOP) -> 
             kept[OTHER] = rest[0]
         elif rest:
             keys = set().union(*(e.keys for e in rest))
-            other = Entry(
-                sessions=sum(e.sessions for e in rest),
-                conversions=sum(e.conversions for e in rest),
-                sketch=sketch_merge(e.sketch for e in rest),
-                keys=keys,
-            )
+            other = Entry(sketch=sketch_merge(e.sketch for e in rest), keys=keys)
+            for entry in rest:
+                other.add(entry)
             other.users = len(keys) if exact_users else sketch_estimate(other.sketch)
             kept[OTHER] = other
         result[name] = kept
@@ -112,12 +148,9 @@ def breakdown_merge(parts: list[Breakdown]) -> Breakdown:
                 merged[name][value] = entries[0]
                 continue
             sketch = sketch_merge(e.sketch for e in entries)
-            merged[name][value] = Entry(
-                sessions=sum(e.sessions for e in entries),
-                conversions=sum(e.conversions for e in entries),
-                users=sketch_estimate(sketch),
-                sketch=sketch,
-            )
+            merged[name][value] = total = Entry(users=sketch_estimate(sketch), sketch=sketch)
+            for entry in entries:
+                total.add(entry)
     return _topped(merged, exact_users=False)
 
 
@@ -141,9 +174,7 @@ def breakdown_write(
                 granularity,
                 bucket,
                 name,
-                orjson.dumps(
-                    [[v, e.sessions, e.users, e.conversions] for v, e in values.items()]
-                ).decode(),
+                orjson.dumps([_stored(v, e) for v, e in values.items()]).decode(),
                 {v: e.sketch for v, e in values.items()},
             )
             for name, values in breakdown.items()
@@ -167,13 +198,32 @@ def breakdowns_read(
         for row in rows:
             sketches = row["sketches"] or {}
             found[row["dimension"]] = {
-                value: Entry(sessions, conversions, users, sketches.get(value, b""))
-                for value, sessions, users, conversions in orjson.loads(row["counts"])
+                counts[0]: stored_entry(counts, sketches.get(counts[0], b""))
+                for counts in orjson.loads(row["counts"])
             }
         return key, found
 
     with ThreadPoolExecutor(8, thread_name_prefix="breakdowns") as pool:
         return {key: found for key, found in pool.map(read, buckets) if found}
+
+
+def _stored(value: str, e: Entry) -> list[Any]:
+    """A value's stored counts: [value, sessions, users, conversions, page views,
+    one-page visits, duration sum, {duration slot: visits}]."""
+    slots = {str(slot): n for slot, n in e.slots.items()}
+    return [value, e.sessions, e.users, e.conversions, e.pageviews, e.bounces, e.duration_sum,
+            slots]  # fmt: skip
+
+
+def stored_entry(counts: list[Any], sketch: bytes) -> Entry:
+    """A stored value's entry (a row stored before the KPI counters: not `complete`)."""
+    _, sessions, users, conversions, *kpi = counts
+    if not kpi:
+        return Entry(sessions, conversions, users, sketch, complete=False)
+    pageviews, bounces, duration_sum, slots = kpi
+    entry = Entry(sessions, conversions, users, sketch, pageviews=pageviews, bounces=bounces)
+    entry.duration_sum, entry.slots = duration_sum, {int(k): n for k, n in slots.items()}
+    return entry
 
 
 def breakdown_rows(breakdown: Breakdown, *, top: int) -> dict[str, list[dict[str, Any]]]:

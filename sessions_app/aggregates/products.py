@@ -56,6 +56,7 @@ class Totals:
     def hour(self, source: Hour) -> totals.Aggregates:
         result = totals.finish(source.counted, conversion_event=settings.CONVERSION_EVENT)
         totals.count_sessions(result, source.sessions, start=source.start, end=source.end)
+        totals.count_visits(result, source.started)
         return result
 
     def merge(self, parts: list[totals.Aggregates], *, start: datetime) -> totals.Aggregates:

@@ -1,10 +1,13 @@
-"""The site report: sealed buckets from their aggregates, the open ones counted live."""
+"""The site report: a period's buckets in the site's zone added up from the stored
+buckets inside them (months, days, hours), the unsealed hours counted live."""
 
 from __future__ import annotations
 
+import itertools
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any
 
 from django.conf import settings
@@ -14,123 +17,263 @@ from sessions_app.aggregates.products import BREAKDOWNS, TOTALS
 from sessions_app.aggregates.seal import hour_live
 from sessions_app.aggregates.stored import aggregates_range
 from sessions_app.core import timebuckets
-from sessions_app.core.bounds import RangeError, checked_range
+from sessions_app.core.bounds import RangeError
 from sessions_app.models import BucketState
 
 MAX_LIVE_HOURS = 72
-MAX_REPORT_BUCKETS = 744  # 31 days of hours, or 92 days of days (the range cap)
+MAX_REPORT_BUCKETS = 744  # 31 days of hours; a period of days is at most 92, of months 25
+MAX_REPORT_DAYS = 732  # periods.MAX_DAYS (731), widened to whole buckets
+MAX_STORED_HOURS = 4_000  # sealed hour rows a report reads: a zone's day and month edges, open days
+HOUR = timedelta(hours=1)
+GRAINS = ("hour", "day", "month")
 
 
 @dataclass(frozen=True)
 class ReportBucket:
     """One bucket of a site report and where its numbers came from."""
 
-    bucket: datetime
-    state: str  # "sealed" (stored aggregates), "live" (raw rows read now), "pending"
+    bucket: datetime  # its start, UTC
+    state: str  # "sealed" (stored), "live" (raw rows read now), "pending", "future"
     aggregates: totals.Aggregates
 
 
-def _live_hour(site_id: uuid.UUID, hour: datetime, shards: int) -> totals.Aggregates:
-    """An unsealed hour's totals, counted from its raw rows as its seal would."""
-    counted = hour_live(site_id=site_id, hour=hour, shards=shards, products=(TOTALS,))
-    return counted[TOTALS.name]
+Unit = tuple[str, datetime]  # (granularity, UTC start): a stored bucket or an hour
+
+
+def local_edges(start: datetime, end: datetime, zone: tzinfo, grain: str) -> list[datetime]:
+    """The UTC starts of the zone's `grain` buckets covering [start, end), and the end of
+    the last; each must fall on a UTC hour (a whole-hour offset) or RangeError("zone")."""
+    if grain not in GRAINS:
+        raise RangeError("grain", "hour, day or month")
+    local = start.astimezone(zone)
+    if grain == "day":
+        local = local.replace(hour=0, minute=0, second=0, microsecond=0)
+    elif grain == "month":
+        local = local.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+    edges = [timebuckets.floor(start, "hour")] if grain == "hour" else [_utc(local, zone)]
+    while edges[-1] < end:
+        if len(edges) > MAX_REPORT_BUCKETS:
+            raise RangeError("end", f"at most {MAX_REPORT_BUCKETS} {grain} buckets")
+        if grain == "hour":
+            edges.append(edges[-1] + HOUR)
+            continue
+        day = edges[-1].astimezone(zone).date()
+        following = (
+            day + timedelta(days=1)
+            if grain == "day"
+            else (day.replace(day=28) + timedelta(days=4)).replace(day=1)
+        )
+        edges.append(_utc(datetime(following.year, following.month, following.day), zone))
+    return edges
+
+
+def _utc(local: datetime, zone: tzinfo) -> datetime:
+    """A zone's wall time in UTC, refused unless it is a whole UTC hour."""
+    moment = local.replace(tzinfo=zone).astimezone(UTC)
+    if moment.minute or moment.second:
+        raise RangeError(
+            "zone",
+            f"{zone} is {moment.astimezone(zone):%z} from UTC here: days and months are "
+            "answered from UTC hour buckets, so only whole-hour offsets are shown in the "
+            "site's zone (this one is shown in UTC)",
+        )
+    return moment
+
+
+def report_range(start: datetime, end: datetime) -> tuple[datetime, datetime]:
+    """[start, end) in UTC, or RangeError("end") past MAX_REPORT_DAYS or not after start."""
+    start, end = timebuckets.as_utc(start), timebuckets.as_utc(end)
+    if end <= start:
+        raise RangeError("end", "must be after start")
+    if end - start > timedelta(days=MAX_REPORT_DAYS):
+        raise RangeError("end", f"at most {MAX_REPORT_DAYS - 1} days; narrow the range")
+    return start, end
+
+
+def cover(start: datetime, end: datetime, sealed: set[Unit]) -> list[Unit]:
+    """The stored buckets that add up to [start, end) (whole UTC hours): sealed months and
+    days wholly inside it, else its hours."""
+    units: list[Unit] = []
+    at = start
+    while at < end:
+        for granularity in ("month", "day"):
+            following = timebuckets.next_start(at, granularity)
+            whole = timebuckets.floor(at, granularity) == at and following <= end
+            if whole and (granularity, at) in sealed:
+                units.append((granularity, at))
+                at = following
+                break
+        else:
+            units.append(("hour", at))
+            at += HOUR
+    return units
 
 
 def site_report(
-    *, site_id: uuid.UUID, shards: int, start: datetime, end: datetime, width: str = "hour"
-) -> dict[str, Any]:
-    """Return a site's numbers per hour or day over [start, end), widened to whole buckets.
+    *, site_id: uuid.UUID, shards: int, start: datetime, end: datetime, width: str = "hour",
+    zone: tzinfo = UTC, cut: datetime | None = None, breakdown: bool = True,
+) -> dict[str, Any]:  # fmt: skip
+    """Return a site's numbers per hour, day or month of `zone` over [start, end), widened
+    to whole buckets.
 
-    Sealed buckets come from their stored aggregates (one slice per resolution);
-    an unsealed day is merged from its sealed hours plus its other hours computed
-    live from the raw partitions; at most MAX_LIVE_HOURS hours are computed live
-    per report, later ones are "pending" until sealed. Each bucket says which.
+    Each bucket adds up the largest sealed buckets inside it (a UTC month, a UTC day,
+    else hours: a zone's day edges come from hours, no rescan); an unsealed hour is
+    counted live from its raw rows (MAX_LIVE_HOURS at most, later ones "pending"); hours
+    not begun yet are "future". `totals` (and its KPIs) are those before `cut` (default:
+    all), so a comparison counts only its elapsed part; the breakdowns (sessions started
+    in range) come from the same stored buckets.
     """
-    start, end = checked_range(start, end)
-    grain = timebuckets.parse_width(width)
-    if grain not in (timebuckets.Width.HOUR, timebuckets.Width.DAY):
-        raise RangeError("width", "hour or day")
-    start, end = timebuckets.floor(start, grain), timebuckets.ceil(end, grain)
-    try:
-        shown = timebuckets.buckets_between(start, end, grain, limit=MAX_REPORT_BUCKETS)
-    except timebuckets.BucketRangeError:
-        raise RangeError("end", f"at most {MAX_REPORT_BUCKETS} {grain.value} buckets") from None
-    known, hour_shards, sealed_at = _bucket_states(site_id, start, end)
-    # Every event opens its hour's state: an hour past its sealing time without one
-    # had no events, so it is empty, not unknown (no raw read needed).
+    start, end = report_range(start, end)
+    edges = local_edges(start, end, zone, width)
     now = datetime.now(UTC)
-    stored: dict[tuple[str, datetime], totals.Aggregates] = {}
-    hours_from: datetime | None = start
-    if grain is timebuckets.Width.DAY:
-        stored.update(
-            (("day", b), a)
-            for b, a in aggregates_range(site_id=site_id, granularity="day", start=start, end=end)
-        )
-        # Hours only for the days not sealed: one slice from the first of them on.
-        hours_from = next((b for b in shown if ("day", b) not in sealed_at), None)
-    if hours_from is not None:
-        stored.update(
-            (("hour", b), a)
-            for b, a in aggregates_range(
-                site_id=site_id, granularity="hour", start=hours_from, end=end
-            )
-        )
-    report, live_hours, partitions = _report_buckets(
-        site_id, shown, grain, stored, known, hour_shards, sealed_at, shards=shards,
-        settled=now - settings.ALLOWED_LATENESS,
-    )  # fmt: skip
-    summed = totals.aggregates_merge([r.aggregates for r in report]) if report else None
-    breakdown, breakdown_live = _range_breakdown(site_id, start, end, sealed_at, known, now)
+    cut = min(timebuckets.ceil(cut, "hour"), edges[-1]) if cut is not None else edges[-1]
+    segments = sorted({*edges, cut} if edges[0] < cut < edges[-1] else set(edges))
+    sealed = sealed_above_hours(site_id, edges[0], edges[-1])
+    pieces = [cover(a, b, sealed) for a, b in itertools.pairwise(segments)]
+    hours = [u[1] for piece in pieces for u in piece if u[0] == "hour"]
+    states = hour_states(site_id, hours)  # SQL; an hour without one had no events
+    sealed_hours = {("hour", h) for h, (state, _) in states.items() if state == BucketState.SEALED}
+    if len(sealed_hours) > MAX_STORED_HOURS:
+        raise RangeError("end", "too many days in range not rolled up yet; narrow it")
+    sealed |= sealed_hours
+    units = [u for piece in pieces for u in piece]
+    stored = _stored(site_id, [u for u in units if u in sealed])
+    counted = _Counted(site_id, shards, states, now, settings.ALLOWED_LATENESS)
+    parts = [counted.piece(piece, stored, breakdown=breakdown) for piece in pieces]
+    report: list[ReportBucket] = []
+    for a, b in itertools.pairwise(edges):
+        inside = [p for (s, _), p in zip(itertools.pairwise(segments), parts, strict=True)
+                  if a <= s < b]  # fmt: skip
+        merged = totals.aggregates_merge([p[0] for p in inside])
+        report.append(ReportBucket(a, _state([p[1] for p in inside]), merged))
+    before_cut = [p[0] for (s, _), p in zip(itertools.pairwise(segments), parts, strict=True)
+                  if s < cut]  # fmt: skip
+    summed = totals.aggregates_merge(before_cut) if before_cut else totals.Aggregates()
     return {
-        "breakdowns": breakdown,
-        "breakdown_live_hours": breakdown_live,
-        "start": start,
-        "end": end,
-        "width": grain.value,
+        "breakdowns": counted.breakdown() if breakdown else {},
+        "breakdown_live_hours": counted.live_hours,
+        "start": edges[0],
+        "end": edges[-1],
+        "width": width,
+        "zone": str(zone),
         "buckets": report,
-        "totals": summed or totals.Aggregates(),
-        "live_hours": live_hours,
-        "raw_partitions_read": partitions,
+        "totals": summed,
+        "kpis": totals.kpis_of(summed),
+        "live_hours": counted.live_hours,
+        "raw_partitions_read": counted.partitions,
         "pending": sum(1 for r in report if r.state == "pending"),
     }
 
 
-def _report_buckets(
-    site_id: uuid.UUID, shown: list[datetime], grain: timebuckets.Width,
-    stored: dict[tuple[str, datetime], totals.Aggregates], known: dict[tuple[str, datetime], str],
-    hour_shards: dict[datetime, int], sealed_at: set[tuple[str, datetime]], *, shards: int,
-    settled: datetime,
-) -> tuple[list[ReportBucket], int, int]:  # fmt: skip
-    """Each shown bucket: stored when sealed, else merged from its sealed hours and its
-    other hours counted live (MAX_LIVE_HOURS at most, then "pending"); also return the
-    hours counted live and the raw partitions they read."""
-    report: list[ReportBucket] = []
-    live_hours, partitions = 0, 0
-    for bucket in shown:
-        key = (grain.value, bucket)
-        if key in sealed_at and key in stored:
-            report.append(ReportBucket(bucket, "sealed", stored[key]))
-            continue
+def _state(states: list[str]) -> str:
+    """A bucket's state from its pieces': the least final one."""
+    for state in ("pending", "live", "future"):
+        if state in states:
+            return state
+    return "sealed"
+
+
+class _Counted:
+    """The pieces of a report as they are added up: stored buckets, hours counted live
+    (and their breakdowns), within MAX_LIVE_HOURS."""
+
+    def __init__(
+        self, site_id: uuid.UUID, shards: int, hour_states: dict[datetime, tuple[str, int]],
+        now: datetime, lateness: timedelta,
+    ) -> None:  # fmt: skip
+        self.site_id, self.shards, self.hour_states = site_id, shards, hour_states
+        self.now, self.settled = now, now - lateness
+        self.live_hours = self.partitions = 0
+        self.breakdowns: list[breakdowns.Breakdown] = []
+        self.wanted: list[Unit] = []
+
+    def piece(
+        self, units: list[Unit], stored: dict[Unit, totals.Aggregates], *, breakdown: bool
+    ) -> tuple[totals.Aggregates, str]:
+        """The merged aggregates of one piece's units and its state."""
         parts: list[totals.Aggregates] = []
         state = "sealed"
-        for hour in timebuckets.buckets_between(
-            bucket, timebuckets.next_start(bucket, grain), "hour"
-        ):
-            if ("hour", hour) in sealed_at and ("hour", hour) in stored:
-                parts.append(stored["hour", hour])
-            elif ("hour", hour) not in known and timebuckets.next_start(hour, "hour") <= settled:
-                continue  # empty
-            elif live_hours < MAX_LIVE_HOURS:
-                live_hours += 1
-                used = max(shards, hour_shards.get(hour, 1))  # every shard the hour had
-                partitions += used
-                parts.append(_live_hour(site_id, hour, used))
-                state = "live"
+        for unit in units:
+            hour = unit[1]
+            if unit in stored:
+                parts.append(stored[unit])
+                self.wanted.append(unit)
+            elif unit[0] != "hour" or self._empty(hour):
+                continue  # sealed without a row, or no state once settled: empty
+            elif hour >= self.now:
+                state = "future" if state == "sealed" else state
+            elif self.hour_states.get(hour, ("", 0))[0] == BucketState.SEALED:
+                continue  # sealed, no stored row: it had no events
+            elif self.live_hours < MAX_LIVE_HOURS:
+                state = "live" if state != "pending" else state
+                parts.append(self._live(hour, breakdown=breakdown))
             else:
                 state = "pending"
-        merged = totals.aggregates_merge(parts) if parts else totals.Aggregates()
-        report.append(ReportBucket(bucket, state, merged))
-    return report, live_hours, partitions
+        return (totals.aggregates_merge(parts) if parts else totals.Aggregates()), state
+
+    def _empty(self, hour: datetime) -> bool:
+        """An hour without a state once settled: no event ever arrived for it."""
+        return hour not in self.hour_states and hour + HOUR <= self.settled
+
+    def _live(self, hour: datetime, *, breakdown: bool) -> totals.Aggregates:
+        used = max(self.shards, self.hour_states.get(hour, ("", 1))[1])  # every shard it had
+        self.live_hours += 1
+        self.partitions += used
+        products = (TOTALS, BREAKDOWNS) if breakdown else (TOTALS,)
+        counted = hour_live(site_id=self.site_id, hour=hour, shards=used, products=products)
+        if breakdown:
+            self.breakdowns.append(counted[BREAKDOWNS.name])
+        return counted[TOTALS.name]
+
+    def breakdown(self) -> breakdowns.Breakdown:
+        """The breakdown of every piece: stored buckets' and the live hours'."""
+        parts = list(breakdowns.breakdowns_read(site_id=self.site_id, buckets=self.wanted).values())
+        parts += self.breakdowns
+        return breakdowns.breakdown_merge(parts) if parts else {}
+
+
+def sealed_above_hours(site_id: uuid.UUID, start: datetime, end: datetime) -> set[Unit]:
+    """The sealed days and months in [start, end)."""
+    states = BucketState.objects.filter(
+        site_id=site_id, granularity__in=("day", "month"), state=BucketState.SEALED,
+        bucket__gte=timebuckets.floor(start, "month"), bucket__lt=end,
+    )  # fmt: skip
+    return {(g, timebuckets.as_utc(b)) for g, b in states.values_list("granularity", "bucket")}
+
+
+def hour_states(site_id: uuid.UUID, hours: list[datetime]) -> dict[datetime, tuple[str, int]]:
+    """The state and shards of each of these hours that has one."""
+    found: dict[datetime, tuple[str, int]] = {}
+    for offset in range(0, len(hours), 500):
+        chunk = hours[offset : offset + 500]
+        rows = BucketState.objects.filter(
+            site_id=site_id, granularity="hour", bucket__gte=min(chunk), bucket__lte=max(chunk)
+        ).values_list("bucket", "state", "shards")
+        wanted = set(chunk)
+        for bucket, state, used in rows:
+            if timebuckets.as_utc(bucket) in wanted:
+                found[timebuckets.as_utc(bucket)] = (state, used)
+    return found
+
+
+def _stored(site_id: uuid.UUID, units: list[Unit]) -> dict[Unit, totals.Aggregates]:
+    """The stored aggregates of these sealed units: one slice per granularity and run of
+    adjacent buckets (at most MAX_AGGREGATE_ROWS rows each), read in parallel."""
+    runs: list[tuple[str, datetime, datetime]] = []
+    for granularity, bucket in sorted(units):
+        following = timebuckets.next_start(bucket, granularity)
+        if runs and runs[-1][0] == granularity and runs[-1][2] == bucket:
+            runs[-1] = (granularity, runs[-1][1], following)
+        else:
+            runs.append((granularity, bucket, following))
+
+    def read(run: tuple[str, datetime, datetime]) -> list[tuple[Unit, totals.Aggregates]]:
+        granularity, low, high = run
+        found = aggregates_range(site_id=site_id, granularity=granularity, start=low, end=high)
+        return [((granularity, b), a) for b, a in found]
+
+    with ThreadPoolExecutor(8, thread_name_prefix="report") as pool:
+        return {unit: agg for rows in pool.map(read, runs) for unit, agg in rows}
 
 
 def _range_breakdown(

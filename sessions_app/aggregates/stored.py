@@ -32,6 +32,11 @@ def _aggregate(row: dict[str, Any]) -> totals.Aggregates:
         top_clicks=[tuple(c) for c in orjson.loads(row["top_clicks"] or "[]")],
         rows_read=row["rows_read"] or 0,
         users_sketch=row["users_sketch"] or b"",
+        visits=row["visits"] or 0,
+        one_page_visits=row["one_page_visits"] or 0,
+        converted_visits=row["converted_visits"] or 0,
+        duration_sum=row["duration_sum"] or 0,
+        duration_slots=dict(row["duration_slots"] or {}),
     )
 
 

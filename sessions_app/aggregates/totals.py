@@ -18,6 +18,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sessions_app.aggregates import series, tally
+from sessions_app.aggregates.kpis import Kpis, duration_slot, slots_median, slots_merge
 from sessions_app.aggregates.sketch import sketch_estimate, sketch_merge, sketch_of
 from sessions_app.core import timebuckets
 from sessions_app.core.batches import replica_batches
@@ -57,6 +58,13 @@ class Aggregates:
     top_clicks: list[tuple[str, int]] = field(default_factory=list)
     rows_read: int = 0
     users_sketch: bytes = b""
+    # The KPIs' visit counters (count_visits): human sessions started in the bucket as
+    # their site_sessions rows stand, one-page visits, converted visits, durations.
+    visits: int = 0
+    one_page_visits: int = 0
+    converted_visits: int = 0
+    duration_sum: int = 0  # whole seconds
+    duration_slots: dict[int, int] = field(default_factory=dict)  # kpis.duration_slot -> visits
 
 
 def duration_bin(duration: timedelta) -> str:
@@ -109,6 +117,35 @@ def count_sessions(
     result.durations = dict(durations)
 
 
+def count_visits(result: Aggregates, started: list[dict[str, Any]]) -> None:
+    """Add the KPIs' visit counters of the sessions that started in the bucket, from their
+    site_sessions rows (`sources.Hour.started`; bots left out)."""
+    slots: Counter[int] = Counter()
+    for row in started:
+        if row["is_bot"]:
+            continue
+        result.visits += 1
+        result.one_page_visits += (row["pageview_count"] or 0) <= 1
+        result.converted_visits += bool(row["converted"])
+        duration = row["duration_s"] or 0
+        result.duration_sum += duration
+        slots[duration_slot(duration)] += 1
+    result.duration_slots = dict(slots)
+
+
+def kpis_of(result: Aggregates) -> Kpis:
+    """Return the KPIs of a bucket or a merge of buckets."""
+    return Kpis(
+        visitors=result.users,
+        visits=result.visits,
+        pageviews=result.by_type.get("pageview", 0),
+        bounces=result.one_page_visits,
+        duration_seconds_sum=float(result.duration_sum),
+        duration_median=slots_median(result.duration_slots),
+        conversions=result.converted_visits,
+    )
+
+
 def aggregates_merge(parts: list[Aggregates]) -> Aggregates:
     """Combine the aggregates of adjacent buckets into their parent's (a day, a month).
 
@@ -130,6 +167,10 @@ def aggregates_merge(parts: list[Aggregates]) -> Aggregates:
         result.sessions_started += part.sessions_started
         result.bounces += part.bounces
         result.conversions += part.conversions
+        result.visits += part.visits
+        result.one_page_visits += part.one_page_visits
+        result.converted_visits += part.converted_visits
+        result.duration_sum += part.duration_sum
         by_type.update(part.by_type)
         by_name.update(part.by_name)
         durations.update(part.durations)
@@ -137,6 +178,7 @@ def aggregates_merge(parts: list[Aggregates]) -> Aggregates:
         clicks.update(dict(part.top_clicks))
     result.by_type, result.by_name, result.durations = dict(by_type), dict(by_name), dict(durations)
     result.top_pages, result.top_clicks = _top(pages), _top(clicks)
+    result.duration_slots = slots_merge(p.duration_slots for p in parts)
     with_users = [p for p in parts if p.users]
     if len(with_users) == 1:
         result.users, result.users_sketch = with_users[0].users, with_users[0].users_sketch
@@ -204,6 +246,11 @@ def totals_write(
                     result.rows_read,
                     timebuckets.as_utc(now),
                     result.users_sketch,
+                    result.visits,
+                    result.one_page_visits,
+                    result.converted_visits,
+                    result.duration_sum,
+                    result.duration_slots,
                     ttl,
                 ),
             )

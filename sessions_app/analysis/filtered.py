@@ -22,6 +22,7 @@ from typing import Any
 from django.conf import settings
 
 from sessions_app.aggregates.breakdowns import NONE, OTHER, names
+from sessions_app.aggregates.kpis import Kpis
 from sessions_app.core import timebuckets
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.core.ids import time_uuid_bound
@@ -41,39 +42,6 @@ METRICS: dict[str, dict[str, str]] = {
     "duration_median": {"label": "Visit duration", "format": "seconds"},
     "conversion_rate": {"label": "Conversion rate", "format": "percent"},
 }
-
-
-@dataclass(frozen=True)
-class Kpis:
-    """A period's KPIs (contract 4: the shape of aggregates/kpis.py's Kpis, which
-    replaces this copy once merged). A bounce is a visit of at most one page view."""
-
-    visitors: int = 0
-    visits: int = 0
-    pageviews: int = 0
-    bounces: int = 0
-    duration_seconds_sum: float = 0.0
-    duration_median: float | None = None
-    conversions: int = 0
-
-    def _share(self, count: float) -> float | None:
-        return count / self.visits if self.visits else None
-
-    @property
-    def views_per_visit(self) -> float | None:
-        return self._share(self.pageviews)
-
-    @property
-    def bounce_rate(self) -> float | None:
-        return self._share(self.bounces)
-
-    @property
-    def duration_mean(self) -> float | None:
-        return self._share(self.duration_seconds_sum)
-
-    @property
-    def conversion_rate(self) -> float | None:
-        return self._share(self.conversions)
 
 
 def kpis_count(rows: list[dict[str, Any]]) -> Kpis:

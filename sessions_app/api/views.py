@@ -8,6 +8,7 @@ Errors: {"error": "field: reason", "field": ...} with 400/401/403/404.
 from __future__ import annotations
 
 import uuid
+from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -21,9 +22,10 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
 from sessions_app import periods
-from sessions_app.aggregates import breakdowns, rolling
-from sessions_app.aggregates.report import site_report
-from sessions_app.analysis import explorer
+from sessions_app.aggregates import breakdowns, rolling, totals
+from sessions_app.aggregates.kpis import METRICS, Kpis, kpi_cards, metric_param
+from sessions_app.analysis import dashboard, explorer
+from sessions_app.analysis.kpi_report import PeriodReport, period_report, site_period
 from sessions_app.core.bounds import RangeError
 from sessions_app.ingest import realtime
 from sessions_app.params import (
@@ -37,6 +39,7 @@ from sessions_app.params import (
     api_time,
     api_uuid,
 )
+from sessions_app.periods import COMPARES, PRESETS, Period
 from sessions_app.permissions import SiteView
 from sessions_app.sessions import activity, lists, timeline
 
@@ -243,18 +246,30 @@ class SiteRealtime(SiteView):
 
 
 class SiteReport(SiteView):
-    """A site's numbers per hour or day; each bucket says whether it is sealed or live.
+    """A site's numbers over a period, as the dashboard shows them: KPIs against the
+    comparison period, then per bucket (hour, day or month of the site's time zone), each
+    saying whether it is sealed, live or pending.
 
-    Sealed buckets are read from the aggregates their seal stored; unsealed ones
-    are computed from raw events now (at most 72 hours a request; later ones are
-    "pending"). Ranges widen to whole buckets; unique users across buckets are a
-    HyperLogLog estimate. `breakdowns`: sessions, users, conversions and conversion
-    rate per source, medium, campaign, country, device, browser, os, entry and exit
-    page (the `top` values, the rest as "(other)"), of the sessions started in range.
+    The period takes the pages' parameter names (period, from, to, compare; start/end
+    for an exact range), default the last 24 hours by hour; `width` (hour or day) still
+    picks the buckets. Sealed buckets are read from the aggregates their seal stored;
+    unsealed hours are counted from raw events now (at most 72 a request; later ones
+    "pending"). Unique visitors across buckets are a HyperLogLog estimate. `kpis`:
+    visitors, visits, pageviews, views per visit, bounce rate (visits with at most one page
+    view), visit duration (median within 2.5%, mean; seconds), conversion rate (visits with
+    the conversion event / visits); `comparison` counts the compared period only as far
+    as the period has gone. `breakdowns`: per source, medium, campaign, country, device,
+    browser, os, entry and exit page (the `top` values, the rest as "(other)"), of the
+    sessions started in range.
     """
 
     @extend_schema(
         parameters=[
+            OpenApiParameter("period", str, enum=list(PRESETS), description="default 24h"),
+            OpenApiParameter("from", OpenApiTypes.DATE, description="custom period's first day"),
+            OpenApiParameter("to", OpenApiTypes.DATE, description="custom period's last day"),
+            OpenApiParameter("compare", str, enum=list(COMPARES)),
+            OpenApiParameter("metric", str, enum=list(METRICS), description="the charted KPI"),
             START,
             END,
             OpenApiParameter("width", str, enum=["hour", "day"]),
@@ -263,19 +278,30 @@ class SiteReport(SiteView):
         responses=OpenApiTypes.OBJECT,
     )
     def get(self, request: Request, site_id: uuid.UUID) -> Response:
-        site = self.site
-        params, now = request.query_params, datetime.now(UTC)
-        end = api_time(params, "end", now, now=now)
-        start = api_time(params, "start", end - timedelta(hours=24), now=now)
-        report = site_report(
-            site_id=site.id,
-            shards=site.event_shards,
-            start=start,
-            end=end,
-            width=request.query_params.get("width", "hour"),
-        )
+        site, params = self.site, request.query_params
+        period, zone_note = site_period(params, site=site, now=datetime.now(UTC), default="24h")
+        # An exact range without a width gets hours, as before periods (old scripts).
+        old = bool(params.get("start") or params.get("end")) and not params.get("period")
+        width = params.get("width") or ("hour" if old else None)
+        if width not in (None, "hour", "day"):
+            raise BadRequest("width", "hour or day")
+        filters = dashboard.dashboard_filters(params)
+        result = period_report(site=site, period=period, grain=width)
+        report = result.current
+        filtered = None
+        if filters:  # the page's filtered answer: KPIs of the matching sessions
+            filtered = dashboard.dashboard_filtered(site_id=site.id, period=period,
+                                                    filters=filters)  # fmt: skip
         return Response(
             {
+                "period": _period(result.period, report),
+                "time_zone": str(period.zone),
+                "zone_note": zone_note,
+                "filters": filters,
+                "filtered": _filtered(filtered),
+                "metric": metric_param(params.get("metric")),
+                "kpis": _kpis(filtered.kpis if filtered else result.kpis),
+                "comparison": _comparison(result, filtered),
                 "start": report["start"],
                 "end": report["end"],
                 "width": report["width"],
@@ -293,11 +319,48 @@ class SiteReport(SiteView):
                         "bucket": row.bucket,
                         "state": row.state,
                         **_aggregates(row.aggregates, with_details=False),
+                        "kpis": _kpis(totals.kpis_of(row.aggregates)),
                     }
                     for row in report["buckets"]
                 ],
             }
         )
+
+
+def _period(period: Period, report: dict[str, Any]) -> dict[str, Any]:
+    shown = {name: getattr(period, name) for name in ("key", "label", "start", "end", "compare")}
+    return {**shown, "grain": report["width"], "params": period.params()}
+
+
+def _kpis(kpis: Kpis) -> dict[str, Any]:
+    rates = ("views_per_visit", "bounce_rate", "duration_mean", "conversion_rate")
+    return {**asdict(kpis), **{key: getattr(kpis, key) for key in rates}}
+
+
+def _comparison(
+    result: PeriodReport, filtered: dashboard.FilteredAnswer | None
+) -> dict[str, Any] | None:
+    before = result.period.comparison()
+    if before is None or result.previous is None:
+        return None
+    kpis: Kpis = result.kpis
+    previous: Kpis | None = result.previous
+    if filtered is not None:
+        kpis, previous = filtered.kpis, filtered.previous
+    return {
+        "start": before.start,
+        "end": before.end,
+        "elapsed_end": before.elapsed_end,
+        "kpis": _kpis(previous) if previous is not None else None,
+        "cards": kpi_cards(kpis, previous),
+    }
+
+
+def _filtered(answer: dashboard.FilteredAnswer | None) -> dict[str, Any] | None:
+    """How a filtered answer was counted: site_sessions partitions, days cut by the budget."""
+    if answer is None:
+        return None
+    return {"partitions_read": answer.counted.partitions_read, "cut_days": answer.cut_days}
 
 
 class UserCounters(SiteView):

@@ -14,7 +14,7 @@ from sessions_app.core import timebuckets
 from sessions_app.core.batches import pack_by_replicas
 from sessions_app.core.cql import bind, cassandra_session, prepare
 from sessions_app.core.sendall import execute_all
-from sessions_app.ingest.plan import Plan, hours_after
+from sessions_app.ingest.plan import Plan, hours_after, hours_started_before
 from sessions_app.ingest.rows import (
     MAX_BATCH_ROWS,
     Row,
@@ -79,6 +79,7 @@ def _reopen_late(plan: Plan) -> None:
     if plan.events:
         hours = {timebuckets.floor(e.ts, timebuckets.Width.HOUR) for e in plan.events}
         hours |= hours_after(plan)  # later page views of its sessions: their paths changed
+        hours |= hours_started_before(plan)  # sessions gone on: their visits' counters changed
         buckets_applied_late(site_id=plan.site_id, hours=hours)
 
 

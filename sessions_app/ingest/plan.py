@@ -11,6 +11,7 @@ from typing import Any
 import orjson
 
 from sessions_app.core import timebuckets
+from sessions_app.core.ids import uuid_time
 from sessions_app.ingest.state import SessionState
 
 
@@ -241,4 +242,24 @@ def hours_after(plan: Plan) -> set[datetime]:
         for later in timebuckets.buckets_between(following, end, hour):
             if (s.session_id, later) not in own:
                 found.add(later)
+    return found
+
+
+def hours_started_before(plan: Plan) -> set[datetime]:
+    """The start hours of the plan's human sessions that began before the hour of their
+    first event in the plan: their visit counters as that hour's seal counted them
+    (duration, page views, conversion: aggregates/totals.count_visits) changed, so an
+    hour already sealed is reopened to count them again."""
+    hour = timebuckets.Width.HOUR
+    first: dict[uuid.UUID, datetime] = {}
+    for e in plan.events:
+        start = timebuckets.floor(e.ts, hour)
+        if e.session_id not in first or start < first[e.session_id]:
+            first[e.session_id] = start
+    found: set[datetime] = set()
+    for s in (summary.state for summary in plan.sessions):
+        began = timebuckets.floor(uuid_time(s.session_id), hour)
+        earliest = first.get(s.session_id)
+        if not s.is_bot and earliest is not None and began < earliest:
+            found.add(began)
     return found

@@ -16,19 +16,22 @@ from sessions_app.tables.spec import RESEAL, TableSpec
 UPSERT = """
 INSERT INTO {ks}.bucket_aggregates
   (site_id, granularity, bucket, events, by_type, by_name, sessions_started, users, bounces,
-   conversions, durations, top_pages, top_clicks, rows_read, sealed_at, users_sketch)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) USING TTL ?
+   conversions, durations, top_pages, top_clicks, rows_read, sealed_at, users_sketch, visits,
+   one_page_visits, converted_visits, duration_sum, duration_slots)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) USING TTL ?
 """
 
 SELECT_BUCKET = """
 SELECT bucket, events, by_type, by_name, sessions_started, users, bounces, conversions,
-       durations, top_pages, top_clicks, rows_read, sealed_at, users_sketch
+       durations, top_pages, top_clicks, rows_read, sealed_at, users_sketch, visits,
+       one_page_visits, converted_visits, duration_sum, duration_slots
 FROM {ks}.bucket_aggregates WHERE site_id = ? AND granularity = ? AND bucket = ?
 """
 
 SELECT_RANGE = """
 SELECT bucket, events, by_type, by_name, sessions_started, users, bounces, conversions,
-       durations, top_pages, top_clicks, rows_read, sealed_at, users_sketch
+       durations, top_pages, top_clicks, rows_read, sealed_at, users_sketch, visits,
+       one_page_visits, converted_visits, duration_sum, duration_slots
 FROM {ks}.bucket_aggregates
 WHERE site_id = ? AND granularity = ? AND bucket >= ? AND bucket < ? LIMIT ?
 """
@@ -60,6 +63,14 @@ class BucketAggregate(Model):
     # HyperLogLog registers of the bucket's user keys (aggregates/sketch.py):
     # unique users of a day or month are the merged sketches of its children.
     users_sketch = columns.Blob()
+    # The KPIs' visit counters (aggregates/totals.count_visits): sessions started in the
+    # bucket, those with at most one page view, converted ones, their durations' sum
+    # (seconds) and sketch (aggregates/kpis.duration_slot -> visits).
+    visits = columns.Integer()
+    one_page_visits = columns.Integer()
+    converted_visits = columns.Integer()
+    duration_sum = columns.BigInt()
+    duration_slots = columns.Map(columns.Integer, columns.Integer)
 
 
 SPEC = TableSpec(

@@ -34,6 +34,11 @@ SELECT dimension, counts, sketches FROM {ks}.bucket_breakdowns
 WHERE site_id = ? AND granularity = ? AND bucket = ?
 """
 
+SELECT_DIMENSION = """
+SELECT counts, sketches FROM {ks}.bucket_breakdowns
+WHERE site_id = ? AND granularity = ? AND bucket = ? AND dimension = ?
+"""
+
 POLICIES = _AGGREGATES
 
 
@@ -47,7 +52,9 @@ class BucketBreakdown(Model):
     granularity = columns.Text(partition_key=True)
     bucket = columns.DateTime(partition_key=True)
     dimension = columns.Text(primary_key=True)
-    counts = columns.Text()  # JSON [[value, sessions, users, conversions], ...], "(other)" last
+    # JSON [[value, sessions, users, conversions, pageviews, one-page visits, duration sum,
+    # {duration slot: visits}], ...], "(other)" last (aggregates/breakdowns._stored)
+    counts = columns.Text()
     sketches = columns.Map(
         columns.Text, columns.Blob
     )  # value -> users sketch (aggregates/sketch.py)

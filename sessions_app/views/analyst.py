@@ -13,8 +13,10 @@ from django.urls import reverse
 
 from sessions_app import periods
 from sessions_app.aggregates import breakdowns, rolling
-from sessions_app.aggregates.report import MAX_LIVE_HOURS, ReportBucket, site_report
+from sessions_app.aggregates.kpis import kpi_cards, metric_param
+from sessions_app.aggregates.report import MAX_LIVE_HOURS, ReportBucket
 from sessions_app.analysis import dashboard as dashboard_filters
+from sessions_app.analysis.kpi_report import PeriodReport, chart_data, period_report, site_period
 from sessions_app.core import timebuckets
 from sessions_app.core.bounds import RangeError
 from sessions_app.funnels import defs
@@ -89,58 +91,62 @@ def _breakdown_charts(rows: dict[str, list[dict[str, Any]]]) -> list[dict[str, A
 
 @site_page()
 def dashboard(request: HttpRequest, site: Site) -> HttpResponse:
+    now = datetime.now(UTC)
     errors: list[str] = []
-    zone = periods.site_zone(getattr(site, "time_zone", "UTC"))
     try:
-        period = periods.period_param(request.GET, zone=zone, now=datetime.now(UTC))
+        period, zone_note = site_period(request.GET, site=site, now=now)
     except RangeError as exc:
-        period = periods.period_param({}, zone=zone, now=datetime.now(UTC))
+        period, zone_note = site_period({}, site=site, now=now)
         errors.append(f"{exc}; showing {period.label.lower()} instead")
-    start, end = period.start, period.elapsed_end
-    width = "day" if request.GET.get("width") == "day" else "hour"
+    metric = metric_param(request.GET.get("metric"))
     shown = dashboard_filters.dashboard_context(
         site_id=site.id, period=period, params=query_params(request)
     )
-    report = None
+    context: dict[str, Any] = {"site": site, "period": period, "zone_note": zone_note,
+                               "metric": metric, "live_cap": MAX_LIVE_HOURS,
+                               "latest_zone": period.zone.key, **shown}  # fmt: skip
     try:
-        report = site_report(
-            site_id=site.id, shards=site.event_shards, start=start, end=end, width=width
-        )
+        result = period_report(site=site, period=period)
     except RangeError as exc:
         errors.append(str(exc))
-    charts = []
-    if report:
-        charts = [
-            {"title": title, "bars": _bars(report["buckets"], key)}
-            for title, key in (
-                ("Events", "events"),
-                ("Sessions started", "sessions_started"),
-                ("Users", "users"),
-            )
-        ]
-        breakdown = breakdowns.breakdown_rows(report["breakdowns"], top=8)
-        if shown["filtered"]:
-            breakdown = shown["filtered"].breakdowns
-        report["breakdown_charts"] = _breakdown_charts(breakdown)
-        states = [r.state for r in report["buckets"]]
-        report["sealed"] = states.count("sealed")
-        report["live"] = states.count("live")
-    context = {
-        "site": site,
-        "start": start,
-        "end": end,
-        "width": width,
-        "error": "; ".join(errors),
-        "report": report,
-        "charts": charts,
-        "live_cap": MAX_LIVE_HOURS,
-        "now": realtime.realtime_now(site_id=site.id, now=datetime.now(UTC)),
-        "latest_zone": zone.key,
-        **shown,
-    }
-    if shown["filtered"]:
-        context["chart"] = shown["filtered"].chart
+    else:
+        context.update(_dashboard_numbers(request, result, metric, shown["filtered"]))
+    context["error"] = "; ".join(errors)
+    context["now"] = realtime.realtime_now(site_id=site.id, now=now)
     return render(request, "sessions_app/dashboard.html", context)
+
+
+def _dashboard_numbers(
+    request: HttpRequest, result: PeriodReport, metric: str,
+    filtered: dashboard_filters.FilteredAnswer | None,
+) -> dict[str, Any]:  # fmt: skip
+    """The dashboard's report, KPI cards (each a link that charts it), chart data; with
+    filters, the filtered answer's KPIs, chart and breakdowns."""
+    report = result.current
+    width = report["width"]
+    charts = [
+        {"title": title, "bars": _bars(report["buckets"], key)}
+        for title, key in (("Events", "events"), ("Sessions started", "sessions_started"),
+                           ("Users", "users"))
+    ]  # fmt: skip
+    breakdown = breakdowns.breakdown_rows(report["breakdowns"], top=8)
+    report["breakdown_charts"] = _breakdown_charts(filtered.breakdowns if filtered else breakdown)
+    states = [r.state for r in report["buckets"]]
+    report["sealed"], report["live"] = states.count("sealed"), states.count("live")
+    cards = kpi_cards(filtered.kpis, filtered.previous) if filtered else result.cards()
+    for card in cards:
+        query = request.GET.copy()
+        query["metric"] = card["key"]
+        card["query"] = query.urlencode()
+    before = result.period.comparison()
+    return {
+        "report": report,
+        "width": width,
+        "charts": charts,
+        "cards": cards,
+        "comparison_label": before.label if before is not None else "",
+        "chart": filtered.chart if filtered else chart_data(result, metric=metric),
+    }
 
 
 @site_page()

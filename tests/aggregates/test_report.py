@@ -115,11 +115,16 @@ def test_report_ranges_are_capped(client, analyst, site):
     )
     assert too_many_hours.status_code == 400
     assert too_many_hours.json()["field"] == "end"
-    too_long = client.get(
+    by_day = client.get(
         f"/api/sites/{site.id}/report",
         {"start": (now - timedelta(days=100)).isoformat(), "end": now.isoformat(), "width": "day"},
     )
-    assert too_long.status_code == 400 and "92 days" in too_long.json()["error"]
+    assert by_day.status_code == 200 and len(by_day.json()["buckets"]) == 101
+    too_long = client.get(
+        f"/api/sites/{site.id}/report",
+        {"start": (now - timedelta(days=800)).isoformat(), "end": now.isoformat(), "width": "day"},
+    )
+    assert too_long.status_code == 400 and "731 days" in too_long.json()["error"]
     bad_width = client.get(f"/api/sites/{site.id}/report", {"width": "week"})
     assert bad_width.status_code == 400 and bad_width.json()["field"] == "width"
 
@@ -170,3 +175,42 @@ def test_rolling_counters_through_the_api_and_on_the_profile(client, analyst, si
 
     html = client.get(f"/sites/{site.id}/users/a/", {"counter": "login"}).content.decode()
     assert "How often" in html and '<td class="num">2</td>' in html
+
+
+def test_the_report_api_answers_the_pages_parameters_with_kpis(client, analyst, site, two_hours):
+    response = client.get(
+        f"/api/sites/{site.id}/report",
+        {"period": "24h", "compare": "previous", "metric": "bounce_rate"},
+    )
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert body["period"]["key"] == "24h" and body["period"]["grain"] == "hour"
+    assert body["period"]["params"] == {"period": "24h", "compare": "previous"}
+    assert (body["time_zone"], body["metric"], body["filters"]) == ("UTC", "bounce_rate", {})
+    # two visits of custom events three hours ago (sealed), one of two page views now (live)
+    kpis = body["kpis"]
+    assert (kpis["visits"], kpis["pageviews"], kpis["bounces"], kpis["conversions"]) == (3, 2, 2, 0)
+    assert kpis["bounce_rate"] == pytest.approx(2 / 3) and kpis["views_per_visit"] == 2 / 3
+    assert body["comparison"]["kpis"]["visits"] == 0
+    assert body["comparison"]["end"] == body["period"]["start"]
+    assert sum(b["kpis"]["visits"] for b in body["buckets"]) == 3
+    # a filter: the page's filtered answer (the sessions of user c, two page views)
+    filtered = client.get(f"/api/sites/{site.id}/report", {"period": "24h", "page": "/"}).json()
+    assert filtered["filters"] == {"page": "/"} and filtered["filtered"]["partitions_read"] > 0
+    assert (filtered["kpis"]["visits"], filtered["kpis"]["pageviews"]) == (1, 2)
+
+
+@pytest.mark.parametrize(
+    ("params", "field"),
+    [
+        ({"period": "fortnight"}, "period"),
+        ({"compare": "sometimes"}, "compare"),
+        ({"period": "custom", "from": "2026-13-01"}, "from"),
+        ({"width": "week"}, "width"),
+        ({"start": "yesterday"}, "start"),
+        ({"duration_min": "soon"}, "duration_min"),
+    ],
+)
+def test_a_bad_report_parameter_is_a_400_naming_it(client, analyst, site, params, field):
+    response = client.get(f"/api/sites/{site.id}/report", params)
+    assert response.status_code == 400 and response.json()["field"] == field

@@ -126,9 +126,13 @@ def test_user_search_finds_by_anonymous_id_and_reports_misses(client, analyst, s
 
 def test_dashboard_range_cap_is_explained(client, analyst, site):
     html = client.get(
-        f"/sites/{site.id}/", {"start": "2026-01-01T00:00", "end": "2026-02-10T00:00"}
+        f"/sites/{site.id}/", {"start": "2023-01-01T00:00", "end": "2026-02-10T00:00"}
     ).content.decode()
-    assert "at most 744 hour buckets" in html
+    assert "end: at most 731 days; narrow the range; showing last 7 days instead" in html
+    forty = client.get(  # past the old 92-day cap: now by month, no error
+        f"/sites/{site.id}/", {"start": "2025-11-01T00:00", "end": "2026-02-10T00:00"}
+    )
+    assert forty.context["chart"]["grain"] == "month" and not forty.context["error"]
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,122 @@
+"""What the dashboard and the report API show for a period: its buckets in the site's
+zone, its KPIs against the comparison period, the cards and the chart data
+(aggregates/report.py counts; this module picks the period and shapes the answer)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sessions_app.aggregates import filtered, report, totals
+from sessions_app.aggregates.breakdowns import entry_kpis
+from sessions_app.aggregates.kpis import METRICS, Kpis, kpi_cards, kpi_value
+from sessions_app.core.bounds import RangeError
+from sessions_app.models import Site
+from sessions_app.periods import DEFAULT_PRESET, Period, period_param, site_zone
+
+UTC_NOTE = (
+    "{zone} is a half-hour offset from UTC: days are answered from UTC hour buckets, so "
+    "this range is shown in UTC"
+)
+
+
+def site_period(
+    params: Mapping[str, str], *, site: Site, now: datetime, default: str = DEFAULT_PRESET
+) -> tuple[Period, str]:
+    """Return the period the URL asks for in the site's zone, and a note when the zone's
+    day edges are not whole UTC hours (a half-hour zone): then the period is in UTC."""
+    zone = site_zone(getattr(site, "time_zone", "UTC"))
+    period = period_param(params, zone=zone, now=now, default=default)
+    try:
+        report.local_edges(period.start, period.end, zone, "day")
+    except RangeError:
+        utc = site_zone("UTC")
+        return period_param(params, zone=utc, now=now, default=default), UTC_NOTE.format(zone=zone)
+    return period, ""
+
+
+@dataclass(frozen=True)
+class PeriodReport:
+    """A period's report, its comparison's (None when off) and their KPIs."""
+
+    period: Period
+    current: dict[str, Any]
+    comparison: dict[str, Any] | None
+    kpis: Kpis
+    previous: Kpis | None
+
+    def cards(self) -> list[dict[str, Any]]:
+        return kpi_cards(self.kpis, self.previous)
+
+
+def period_report(*, site: Site, period: Period, grain: str | None = None) -> PeriodReport:
+    """Count a period (by its grain, or `grain`) and its comparison's elapsed part."""
+    width = grain or period.grain
+    current = report.site_report(
+        site_id=site.id, shards=site.event_shards, start=period.start, end=period.end,
+        width=width, zone=period.zone,
+    )  # fmt: skip
+    before = period.comparison()
+    comparison = None
+    if before is not None:
+        comparison = report.site_report(
+            site_id=site.id, shards=site.event_shards, start=before.start, end=before.end,
+            width=width, zone=before.zone, cut=before.elapsed_end, breakdown=False,
+        )  # fmt: skip
+    return PeriodReport(
+        period, current, comparison, current["kpis"], comparison["kpis"] if comparison else None
+    )
+
+
+def _local(bucket: datetime, period: Period) -> str:
+    return bucket.astimezone(period.zone).isoformat()
+
+
+def _series(values: list[Kpis | None]) -> dict[str, list[float | None]]:
+    return {key: [None if k is None else kpi_value(k, key) for k in values] for key in METRICS}
+
+
+def chart_data(result: PeriodReport, *, metric: str) -> dict[str, Any]:
+    """The chart's data island (issue 37 contract 5): every KPI per bucket in the site's
+    zone, each bucket's state, and the comparison index-aligned (null past its end)."""
+    period, rows = result.period, result.current["buckets"]
+    values = [None if r.state in ("future", "pending") else totals.kpis_of(r.aggregates)
+              for r in rows]  # fmt: skip
+    comparison = None
+    if result.comparison is not None:
+        before = result.comparison["buckets"][: len(rows)]
+        shown = [None if r.state in ("future", "pending") else totals.kpis_of(r.aggregates)
+                 for r in before]  # fmt: skip
+        missing = len(rows) - len(before)
+        comparison = {
+            "buckets": [_local(r.bucket, period) for r in before] + [None] * missing,
+            "series": _series(shown + [None] * missing),
+        }
+    return {
+        "grain": result.current["width"],
+        "zone": str(period.zone),
+        "metric": metric,
+        "metrics": {key: {"label": label, "format": fmt} for key, (label, fmt) in METRICS.items()},
+        "buckets": [_local(r.bucket, period) for r in rows],
+        "states": [r.state for r in rows],
+        "series": _series(values),
+        "comparison": comparison,
+    }
+
+
+def breakdown_kpis(
+    *, site: Site, period: Period, dimension: str, value: str
+) -> tuple[Kpis, dict[str, list[float | None]]] | None:
+    """One breakdown value's KPIs over a period and its chart series per bucket, from the
+    sealed per-bucket counts (unsealed hours counted live); None when some bucket did not
+    keep the value (folded into "(other)"): then site_sessions must answer."""
+    found = filtered.value_report(
+        site_id=site.id, shards=site.event_shards, start=period.start, end=period.end,
+        width=period.grain, zone=period.zone, cut=period.end, dimension=dimension, value=value,
+    )  # fmt: skip
+    if found is None:
+        return None
+    buckets, total = found
+    return entry_kpis(total), _series([entry_kpis(entry) for _, entry in buckets])

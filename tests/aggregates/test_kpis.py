@@ -1,0 +1,46 @@
+"""The KPI cards (aggregates/kpis.py): rates, formats, and which change is good news."""
+
+from __future__ import annotations
+
+from sessions_app.aggregates.kpis import METRICS, Kpis, kpi_cards, metric_param
+
+
+def test_rates_come_from_the_counters_and_are_none_without_visits() -> None:
+    kpis = Kpis(visitors=8, visits=10, pageviews=25, bounces=4, duration_seconds_sum=600.0,
+                duration_median=42.0, conversions=2)  # fmt: skip
+    assert (kpis.views_per_visit, kpis.bounce_rate, kpis.duration_mean, kpis.conversion_rate) == (
+        2.5, 0.4, 60.0, 0.2,
+    )  # fmt: skip
+    empty = Kpis()
+    assert (empty.views_per_visit, empty.bounce_rate, empty.duration_mean) == (None, None, None)
+
+
+def test_cards_show_each_kpi_with_its_change_and_a_falling_bounce_rate_is_good() -> None:
+    now = Kpis(visitors=1200, visits=1500, pageviews=3000, bounces=300,
+               duration_seconds_sum=1500 * 75.0, duration_median=65.0, conversions=30)  # fmt: skip
+    before = Kpis(visitors=1000, visits=1000, pageviews=3000, bounces=400,
+                  duration_seconds_sum=75000.0, duration_median=65.0, conversions=10)  # fmt: skip
+    cards = {c["key"]: c for c in kpi_cards(now, before)}
+    assert list(cards) == list(METRICS)
+    assert cards["visitors"]["value_text"] == "1,200"
+    assert (cards["visitors"]["change_text"], cards["visitors"]["direction"]) == ("+20%", "up")
+    assert cards["visitors"]["good"] is True
+    assert cards["pageviews"]["direction"] is None and cards["pageviews"]["good"] is None
+    assert cards["views_per_visit"]["direction"] == "down" and not cards["views_per_visit"]["good"]
+    assert cards["bounce_rate"]["value_text"] == "20.0%"
+    assert cards["bounce_rate"]["change_text"] == "-20.0 pp"
+    assert cards["bounce_rate"]["direction"] == "down" and cards["bounce_rate"]["good"] is True
+    assert cards["duration_median"]["value_text"] == "1m 05s"
+    assert cards["duration_median"]["mean_text"] == "1m 15s"
+    assert cards["conversion_rate"]["change_text"] == "+1.0 pp"
+
+
+def test_without_a_comparison_cards_have_no_change() -> None:
+    cards = kpi_cards(Kpis(visits=3, pageviews=3), None)
+    assert all(c["change_text"] == "" and c["direction"] is None for c in cards)
+    assert {c["key"]: c["value_text"] for c in cards}["duration_median"] == "—"
+
+
+def test_an_unknown_metric_falls_back_to_visitors() -> None:
+    assert metric_param("bounce_rate") == "bounce_rate"
+    assert metric_param("nope") == metric_param(None) == "visitors"

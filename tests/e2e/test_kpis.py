@@ -1,0 +1,83 @@
+"""The KPI row in headless Chromium: seven cards against the previous period, the one
+charted marked, a card click charts its KPI, the numbers equal the report API's; at a
+desktop and a phone width (screenshots in artifacts/)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.contrib.auth.models import User
+from django.utils import timezone
+
+from sessions_app.aggregates import seal, states
+from sessions_app.ingest.pipeline import Source, events_record
+from sessions_app.ledger import sites
+from tests.conftest import member
+from tests.e2e.conftest import screenshot
+from tests.ingest.conftest import event
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.django_db(transaction=True, databases=["default", "cassandra"]),
+]
+
+
+def _traffic(site) -> None:
+    """Ten days of visits, more in the last seven than the seven before; sealed."""
+    now = timezone.now().replace(microsecond=0)
+    for day in range(10, 0, -1):
+        for visit in range(2 if day > 7 else 4):
+            start = now - timedelta(days=day, minutes=7 * visit)
+            views = 1 + (visit + day) % 3
+            events_record(
+                source=Source(site=site, received_at=start + timedelta(minutes=10)),
+                raw_events=[
+                    event(start + timedelta(seconds=50 * i), anon=f"a{day}-{visit}",
+                          url=f"https://shop.example/p{i}")
+                    for i in range(views)
+                ]
+                + ([event(start + timedelta(seconds=200), kind="custom", name="purchase",
+                          anon=f"a{day}-{visit}")] if visit == 0 else []),
+            )  # fmt: skip
+    for _ in range(4):
+        for site_id, granularity, bucket in states.buckets_due(now=timezone.now()):
+            if granularity == "hour":
+                seal.bucket_seal(site_id=site_id, hour=bucket, now=timezone.now())
+            else:
+                seal.bucket_rollup(site_id=site_id, granularity=granularity, bucket=bucket,
+                                   now=timezone.now())  # fmt: skip
+
+
+def test_kpi_cards_compare_chart_on_click_and_match_the_api(live_server, context):
+    site = sites.site_create(name="KPI shop", origins=[live_server.url])
+    _traffic(site)
+    member(User.objects.create_user("kim", password="correct-horse-1"), site, "admin")
+    page = context.new_page()
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.fill("input[name=username]", "kim")
+    page.fill("input[name=password]", "correct-horse-1")
+    page.click("button[type=submit]")
+    query = "period=7d&compare=previous"
+    page.goto(f"{live_server.url}/sites/{site.id}/?{query}")
+    cards = page.locator(".kpi-row a.kpi")
+    assert cards.count() == 7
+    assert page.locator("a.kpi.selected").get_attribute("data-metric") == "visitors"
+    api = page.request.get(f"{live_server.url}/api/sites/{site.id}/report?{query}").json()
+    visits = page.locator("a.kpi[data-metric=visits] .kpi-value").inner_text()
+    assert visits == f"{api['kpis']['visits']:,}"
+    assert api["kpis"]["visits"] > api["comparison"]["kpis"]["visits"] > 0
+    card = next(c for c in api["comparison"]["cards"] if c["key"] == "visits")
+    change = page.locator("a.kpi[data-metric=visits] .kpi-change")
+    assert card["change_text"].startswith("+") and card["change_text"] in change.inner_text()
+    assert "good" in (change.get_attribute("class") or "")
+    page.set_viewport_size({"width": 1366, "height": 900})
+    screenshot(page, "dashboard-kpis-1366")
+    page.locator("a.kpi[data-metric=bounce_rate]").click()
+    page.wait_for_url("**metric=bounce_rate**")
+    assert page.locator("a.kpi.selected").get_attribute("data-metric") == "bounce_rate"
+    assert "compare=previous" in page.url  # the card link keeps the range
+    page.locator("details.kpi-notes summary").click()
+    assert "HyperLogLog" in page.locator("details.kpi-notes").inner_text()
+    page.set_viewport_size({"width": 390, "height": 844})
+    screenshot(page, "dashboard-kpis-390")
