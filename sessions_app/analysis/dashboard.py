@@ -112,10 +112,10 @@ def dashboard_filtered(
 ) -> FilteredAnswer:
     """The dashboard's numbers under these filters (dashboard_filters' output).
 
-    Here, once issue 37's branches are merged, a single dimension on a value the sealed
-    breakdowns keep takes its KPIs and chart from `analysis/kpi_report.breakdown_kpis`
-    (sealed per-bucket counts); everything else is counted from the site_sessions rows
-    within their partition budget.
+    Every filter is counted from the site_sessions rows within their partition budget.
+    Not yet done (issue 37): a single dimension on a value the sealed breakdowns keep
+    should take its KPIs and chart from `analysis/kpi_report.breakdown_kpis` (sealed
+    per-bucket counts) before this fallback.
     """
     values = typed(filters)
     counted = filtered.sessions_counted(
