@@ -14,7 +14,7 @@ from django.urls import reverse
 from sessions_app import periods
 from sessions_app.aggregates import breakdowns, rolling
 from sessions_app.aggregates.kpis import kpi_cards, metric_param
-from sessions_app.aggregates.report import MAX_LIVE_HOURS, ReportBucket
+from sessions_app.aggregates.report import MAX_LIVE_HOURS
 from sessions_app.analysis import dashboard as dashboard_filters
 from sessions_app.analysis.kpi_report import PeriodReport, chart_data, period_report, site_period
 from sessions_app.core import timebuckets
@@ -30,27 +30,6 @@ from sessions_app.sessions.activity import user_activity
 from sessions_app.tables import dimensions
 
 ACTIVITY_DAYS = 92  # the user's buckets one page of activity may read (MAX_RANGE_BUCKETS)
-
-
-def _bars(report: list[ReportBucket], key: str) -> list[dict[str, Any]]:
-    values = [getattr(r.aggregates, key) for r in report]
-    peak = max(values, default=0) or 1
-    width = 100 / max(1, len(report))
-    bars = []
-    for i, (row, value) in enumerate(zip(report, values, strict=True)):
-        height = value / peak * 38  # the SVG's viewBox is 100 x 40
-        bars.append(
-            {
-                "x": round(i * width, 3),
-                "w": round(max(width - 0.4, 0.2), 3),
-                "y": round(40 - height, 3),
-                "h": round(height, 3),
-                "value": value,
-                "bucket": row.bucket,
-                "state": row.state,
-            }
-        )
-    return bars
 
 
 BAR_X, BAR_W, ROW_H = 130, 160, 16  # the breakdown SVG: labels left of x=130, bars 160 wide
@@ -124,11 +103,6 @@ def _dashboard_numbers(
     filters, the filtered answer's KPIs, chart and breakdowns."""
     report = result.current
     width = report["width"]
-    charts = [
-        {"title": title, "bars": _bars(report["buckets"], key)}
-        for title, key in (("Events", "events"), ("Sessions started", "sessions_started"),
-                           ("Users", "users"))
-    ]  # fmt: skip
     breakdown = breakdowns.breakdown_rows(report["breakdowns"], top=8)
     report["breakdown_charts"] = _breakdown_charts(filtered.breakdowns if filtered else breakdown)
     states = [r.state for r in report["buckets"]]
@@ -142,7 +116,6 @@ def _dashboard_numbers(
     return {
         "report": report,
         "width": width,
-        "charts": charts,
         "cards": cards,
         "comparison_label": before.label if before is not None else "",
         "chart": filtered.chart if filtered else chart_data(result, metric=metric),

@@ -3,6 +3,7 @@ counters through the API and the user profile."""
 
 from __future__ import annotations
 
+import json
 import re
 import uuid
 from datetime import timedelta
@@ -155,7 +156,10 @@ def test_the_dashboard_marks_sealed_and_live_buckets(client, analyst, site, two_
         f"/sites/{site.id}/",
         {"start": sealed.strftime("%Y-%m-%dT%H:%M"), "end": now.strftime("%Y-%m-%dT%H:%M")},
     ).content.decode()
-    assert 'class="bar sealed"' in html and 'class="bar live"' in html
+    island = re.search(r'<script id="dashboard-chart" type="application/json">(.*?)</script>', html)
+    assert island is not None
+    chart = json.loads(island[1])
+    assert {"sealed", "live"} <= set(chart["states"])  # the chart's tooltip names them
     assert re.search(r"\d+ sealed hours? \(stored aggregates", html)
 
 
