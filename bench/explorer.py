@@ -62,6 +62,7 @@ from sessions_app.core import timebuckets  # noqa: E402
 from sessions_app.core.cql import cassandra_session, prepare  # noqa: E402
 from sessions_app.core.ids import time_uuid, time_uuid_bound  # noqa: E402
 from sessions_app.ledger import policies  # noqa: E402
+from sessions_app.params import iso  # noqa: E402
 from sessions_app.tables import retention_specs, site_sessions  # noqa: E402
 from sessions_app.tables.registry import statement_text  # noqa: E402
 
@@ -237,12 +238,19 @@ def first_page(rows: list[dict[str, Any]], limit: int = LIMIT) -> list[uuid.UUID
     return ids[:limit]
 
 
+def _window(filters: dict[str, str], now: datetime) -> dict[str, str]:
+    """A filter's URL parameters over the DAYS days before now, the seeded window (the
+    pages' default period, 7 local days to midnight, would read one day less)."""
+    return {**filters, "start": iso(now - timedelta(days=DAYS)), "end": iso(now)}
+
+
 def measure(site_id: uuid.UUID, now: datetime, *, runs: int, warmup: int = WARMUP) -> dict:
     """p50/p95 of each filter's first page, app (parse + sessions_explore) and raw."""
     times: dict[tuple[str, str], list[float]] = {}
     last: dict[tuple[str, str], Any] = {}
     for _ in range(warmup + runs):
-        for name, params in FILTERS.items():
+        for name, filters in FILTERS.items():
+            params = _window(filters, now)
             query = explorer_query_parse(params, now=now)
             calls = {
                 "app": lambda p=params: sessions_explore(
@@ -286,8 +294,8 @@ def api(base_url: str, site_id: uuid.UUID, now: datetime, runs: int) -> dict[str
     user, _ = User.objects.get_or_create(username="bench-reader", defaults={"is_superuser": True})
     key = tokens.token_create(user=user, name="bench explorer", expires_days=1).key
     figures = {}
-    for name, params in FILTERS.items():
-        query = explorer_query_parse(params, now=now).params()
+    for name, filters in FILTERS.items():
+        query = explorer_query_parse(_window(filters, now), now=now).params()
         url = f"{base_url}/api/sites/{site_id}/sessions?" + urllib.parse.urlencode(
             {**query, "limit": LIMIT}
         )
