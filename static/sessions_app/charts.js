@@ -48,6 +48,13 @@
     });
   }
 
+  // Days and months: ticks on the buckets' own starts (every n-th, about one per 64 px),
+  // so no label repeats a day and months start on the 1st in the site's zone.
+  function bucketSplits(u) {
+    var step = Math.max(1, Math.ceil(xs.length / Math.max(1, Math.floor(u.width / 64))));
+    return xs.filter(function (x, i) { return i % step === 0; });
+  }
+
   function duration(seconds) {
     var s = Math.round(seconds);
     if (s < 60) return s + "s";
@@ -147,7 +154,8 @@
       cursor: { y: false, points: { size: 7 }, drag: { x: false, y: false } },
       scales: { y: { range: function (u, min, max) { return [0, max > 0 ? max * 1.1 : 1]; } } },
       axes: [
-        { stroke: "#555", grid: { stroke: "#eee" }, ticks: { stroke: "#ddd" }, values: timeTicks, space: 56 },
+        { stroke: "#555", grid: { stroke: "#eee" }, ticks: { stroke: "#ddd" }, values: timeTicks, space: 56,
+          splits: chart.grain === "hour" ? undefined : bucketSplits },
         { stroke: "#555", grid: { stroke: "#eee" }, ticks: { stroke: "#ddd" }, values: yFormat, size: 60 },
       ],
       series: series,
