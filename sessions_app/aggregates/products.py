@@ -18,7 +18,16 @@ from typing import Any, Protocol
 
 from django.conf import settings
 
-from sessions_app.aggregates import breakdowns, heatmap_rows, heatmaps, paths, stored, totals
+from sessions_app.aggregates import (
+    breakdowns,
+    heatmap_rows,
+    heatmaps,
+    paths,
+    stored,
+    totals,
+    vitals,
+    vitals_rows,
+)
 from sessions_app.aggregates.sources import Hour
 from sessions_app.core import timebuckets
 
@@ -194,6 +203,36 @@ class Heatmaps:
         return [rows for rows in found if rows]
 
 
+class Vitals:
+    """bucket_vitals: web vitals sketches, ratings and worst elements per page, device,
+    country and browser (aggregates/vitals.py)."""
+
+    name = "vitals"
+    background = True
+
+    def hour(self, source: Hour) -> vitals.Stored:
+        return vitals.stored_of(source.counted.vitals)
+
+    def merge(self, parts: list[vitals.Stored], *, start: datetime) -> vitals.Stored:
+        return vitals.stored_merge(parts)
+
+    def write(
+        self, *, site_id: uuid.UUID, granularity: str, bucket: datetime, value: vitals.Stored,
+        ttl: int, now: datetime,
+    ) -> None:  # fmt: skip
+        vitals_rows.vitals_write(
+            site_id=site_id, granularity=granularity, bucket=bucket, stored=value, ttl=ttl,
+            now=now,
+        )  # fmt: skip
+
+    def read(
+        self, *, site_id: uuid.UUID, granularity: str, buckets: list[datetime]
+    ) -> list[vitals.Stored]:
+        return vitals_rows.buckets_read(
+            site_id=site_id, buckets=[(granularity, b) for b in buckets]
+        )
+
+
 def _range(
     site_id: uuid.UUID, granularity: str, buckets: list[datetime]
 ) -> list[tuple[datetime, totals.Aggregates]]:
@@ -212,6 +251,7 @@ def _range(
 
 TOTALS, USER_COUNTS = Totals(), UserCounts()
 BREAKDOWNS, PATHS, HEATMAPS = Breakdowns(), Paths(), Heatmaps()
+VITALS = Vitals()
 # User counts first: their write is the largest and runs while the others count; totals
 # last: they wait for the sessions' summaries the driver reads meanwhile.
-PRODUCTS: tuple[Product, ...] = (USER_COUNTS, PATHS, HEATMAPS, BREAKDOWNS, TOTALS)
+PRODUCTS: tuple[Product, ...] = (USER_COUNTS, VITALS, PATHS, HEATMAPS, BREAKDOWNS, TOTALS)
