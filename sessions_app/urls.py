@@ -17,6 +17,7 @@ from sessions_app.views import (
     sizing,
     tokens,
 )
+from sessions_app.vitals import urls as vitals_urls
 
 userkeys.register()
 app_name = "sessions_app"
@@ -61,6 +62,7 @@ urlpatterns = [
     path("sites/<uuid:site_id>/sessions/", explorer.session_explorer, name="sessions"),
     *path_urls.urlpatterns,
     *heatmap_urls.urlpatterns,
+    *vitals_urls.urlpatterns,
     *funnel_urls.urlpatterns,
     path(
         "sites/<uuid:site_id>/sessions/<uuid:session_id>/", analyst.session_timeline, name="session"

@@ -190,3 +190,55 @@ def test_pages_sort_by_worst_p75_and_a_page_names_its_worst_elements(site, measu
     page = max(elements, key=lambda p: sum(elements[p].values()))
     detail = reads.page_answer(site_id=site.id, period=period, filters={}, page=page)
     assert {e["element"]: e["times"] for e in detail["elements"]["lcp"]} == dict(elements[page])
+
+
+# --- the product contract's parts (tests/aggregates/test_products.py) ----------------------------
+def vitals_events(rng: random.Random, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A $vitals event for each page view of a visit, a second after it."""
+    return [
+        event(timebuckets.as_utc(datetime.fromisoformat(e["ts"])) + timedelta(seconds=1),
+              kind="custom", name="$vitals", anon=e["anonymous_id"], url=e["url"],
+              props={"pageview": e["id"], **_measurement(rng)})
+        for e in events
+        if e["type"] == "pageview"
+    ]  # fmt: skip
+
+
+def brute(rows: list[dict[str, Any]]) -> dict[Any, Any]:
+    """A bucket's stored vitals as plain data, counted from its raw rows: each level's
+    sketch slots, ratings and elements (the site's row names none)."""
+    found: dict[Any, Any] = {}
+    for row in rows:
+        if row["name"] != "$vitals" or row["is_bot"]:
+            continue
+        layout, props = json.loads(row["layout"] or "{}"), json.loads(row["props"])
+        key = (page_path(row["url"]), layout.get("dev", ""), layout.get("cc", ""),
+               layout.get("br", ""))  # fmt: skip
+        for level, at in ((0, ("", "", "", "")), (1, (key[0], "", "", "")), (2, key)):
+            cell = found.setdefault((level, at), {"s": {}, "r": {}, "e": {}})
+            for metric in METRICS:
+                if metric.name not in props:
+                    continue
+                value = props[metric.name]
+                slots = cell["s"].setdefault(metric.name, Counter())
+                slots[vitals.slot(value)] += 1
+                rated = 0 if value <= metric.good else 1 if value <= metric.poor else 2
+                cell["r"].setdefault(metric.name, [0, 0, 0])[rated] += 1
+                element = props.get(f"{metric.name}_el")
+                if element and level:
+                    cell["e"].setdefault(metric.name, Counter())[element] += 1
+    return {
+        key: {"s": {m: dict(s) for m, s in c["s"].items()}, "r": c["r"],
+              "e": {m: dict(e) for m, e in c["e"].items()}}
+        for key, c in found.items()
+    }  # fmt: skip
+
+
+def plain(stored: vitals.Stored) -> dict[Any, Any]:
+    return {
+        key: {"s": {m: {i: n for i, n in s.items() if n} for m, s in cell.sketches.items()},
+              "r": cell.ratings,
+              "e": {m: {label: int(v[0]) for label, v in e.items()}
+                    for m, e in cell.elements.items() if e}}
+        for key, cell in stored.items()
+    }  # fmt: skip
