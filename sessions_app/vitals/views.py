@@ -27,8 +27,8 @@ def value_text(unit: str, value: float | None) -> str:
     """A metric's value as a person reads it: 2.41 s, 180 ms, 0.12 (CLS)."""
     if value is None:
         return "\u2013"
-    if unit != "ms":
-        return f"{value:.2f}"
+    if unit != "ms":  # CLS: small scores keep a third decimal (0.005, not 0.01)
+        return f"{value:.3f}" if 0 < value < 0.1 else f"{value:.2f}"
     return f"{value / 1000:.2f} s" if value >= 1000 else f"{value:.0f} ms"
 
 

@@ -38,8 +38,8 @@ def _visit_about(context, live_server, site) -> Any:
     scripts: list[str] = []
     page.on("request", lambda r: scripts.append(r.url) if r.resource_type == "script" else None)
     page.goto(f"{live_server.url}/demo/about?site={site.key}&flush=60000")
-    page.wait_for_function("document.getElementById('about-hero').naturalWidth > 0", timeout=15_000)
-    page.wait_for_timeout(500)  # the image painted: the LCP candidate
+    page.wait_for_selector("#about-hero[src]", state="attached", timeout=15_000)
+    page.wait_for_timeout(1_000)  # the image loaded and painted: the LCP candidate
     page.goto("about:blank")  # hidden: the vitals go out
     page.close()
     return scripts
@@ -54,7 +54,7 @@ def test_a_slow_image_and_a_layout_shift_show_up_with_their_elements(live_server
     site.save(update_fields=["vitals"])
     scripts = _visit_about(context, live_server, site)
     assert [s for s in scripts if s.endswith("/static/sessions_app/vitals.min.js")]
-    sent = wait_for(lambda: _vitals(site) or None)
+    sent = wait_for(lambda: _vitals(site) or None, timeout=45)
     props: dict[str, Any] = {}
     for e in sent:
         props.update(e["props"])
