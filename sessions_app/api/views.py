@@ -361,8 +361,11 @@ def _filtered(answer: dashboard.FilteredAnswer | None) -> dict[str, Any] | None:
     and whether its KPIs came from the sealed counts of one breakdown value."""
     if answer is None:
         return None
-    return {"partitions_read": answer.counted.partitions_read, "cut_days": answer.cut_days,
-            "sealed": answer.sealed}
+    return {
+        "partitions_read": answer.counted.partitions_read,
+        "cut_days": answer.cut_days,
+        "sealed": answer.sealed,
+    }
 
 
 class UserCounters(SiteView):
