@@ -13,7 +13,6 @@ from __future__ import annotations
 import uuid
 from collections import defaultdict
 from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -29,7 +28,7 @@ from sessions_app.aggregates.sketch import (
     sketch_union,
 )
 from sessions_app.aggregates.stored import bucket_overwrite
-from sessions_app.core.cql import cassandra_session, prepare
+from sessions_app.core.cql import prepare, read_windowed
 from sessions_app.tables import bucket_breakdowns, dimensions
 
 STORED_TOP = 50  # values kept per dimension and bucket; the rest are "(other)"
@@ -196,11 +195,11 @@ def breakdowns_read(
     *, site_id: uuid.UUID, buckets: list[tuple[str, datetime]]
 ) -> dict[tuple[str, datetime], Breakdown]:
     """Return the stored breakdowns of these (resolution, bucket)s (absent: never sealed
-    with sessions); one partition each, read in parallel."""
+    with sessions); one partition each, read together (`read_windowed`)."""
     statement = prepare(bucket_breakdowns.SELECT_BUCKET)
-
-    def read(key: tuple[str, datetime]) -> tuple[tuple[str, datetime], Breakdown]:
-        rows = cassandra_session().execute(statement, (site_id, key[0], key[1]))
+    results = read_windowed(statement, [(site_id, *key) for key in buckets])
+    stored: dict[tuple[str, datetime], Breakdown] = {}
+    for key, rows in zip(buckets, results, strict=True):
         found: Breakdown = {}
         for row in rows:
             sketches = row["sketches"] or {}
@@ -208,10 +207,9 @@ def breakdowns_read(
                 counts[0]: stored_entry(counts, sketches.get(counts[0], b""))
                 for counts in orjson.loads(row["counts"])
             }
-        return key, found
-
-    with ThreadPoolExecutor(8, thread_name_prefix="breakdowns") as pool:
-        return {key: found for key, found in pool.map(read, buckets) if found}
+        if found:
+            stored[key] = found
+    return stored
 
 
 def _stored(value: str, e: Entry) -> list[Any]:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import itertools
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, tzinfo
 
 import orjson
@@ -29,7 +28,7 @@ from sessions_app.aggregates.report import (
 from sessions_app.aggregates.seal import hour_live
 from sessions_app.core import timebuckets
 from sessions_app.core.bounds import RangeError
-from sessions_app.core.cql import cassandra_session, prepare
+from sessions_app.core.cql import prepare, read_windowed
 from sessions_app.models import BucketState
 from sessions_app.tables import bucket_breakdowns
 
@@ -100,17 +99,17 @@ def _stored_entries(
 ) -> dict[Unit, Entry | None]:
     """Each sealed unit's entry of the value (one row of its bucket_breakdowns partition)."""
     statement = prepare(bucket_breakdowns.SELECT_DIMENSION)
-
-    def read(unit: Unit) -> tuple[Unit, Entry | None]:
-        row = cassandra_session().execute(statement, (site_id, unit[0], unit[1], dimension)).one()
-        if row is None:
-            return unit, Entry()
+    results = read_windowed(statement, [(site_id, *unit, dimension) for unit in units])
+    found: dict[Unit, Entry | None] = {}
+    for unit, rows in zip(units, results, strict=True):
+        if not rows:
+            found[unit] = Entry()
+            continue
+        row = rows[0]
         sketches = row["sketches"] or {}
         values = {
             counts[0]: breakdowns.stored_entry(counts, sketches.get(counts[0], b""))
             for counts in orjson.loads(row["counts"])
         }
-        return unit, _kept(values, value)
-
-    with ThreadPoolExecutor(16, thread_name_prefix="filtered") as pool:
-        return dict(pool.map(read, units))
+        found[unit] = _kept(values, value)
+    return found
