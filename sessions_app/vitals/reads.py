@@ -73,11 +73,12 @@ class Ranged:
     live_hours: int = 0
 
     def total(self) -> dict[str, Cell]:
-        merged: dict[str, Cell] = {}
+        """Every bucket's cells merged."""
+        gathered: dict[str, list[Cell]] = {}
         for part in self.buckets:
             for page, cell in part.items():
-                merged.setdefault(page, Cell()).add(cell)
-        return merged
+                gathered.setdefault(page, []).append(cell)
+        return {page: vitals.cells_merge(cells) for page, cells in gathered.items()}
 
 
 def _states(
@@ -117,29 +118,29 @@ def ranged(
     level = 2 if filters else (1 if by_page else 0)
     flat = [unit for wanted in units for unit in wanted]
     rows = iter(level_read(site_id=site_id, buckets=flat, level=level, page=page))
-    result = Ranged(edges=edges, buckets=[{} for _ in units])
+    gathered: list[dict[str, list[Cell]]] = [{} for _ in units]
     for i, wanted in enumerate(units):
         for _ in wanted:
-            _add(result.buckets[i], next(rows), filters, by_page)
+            _add(gathered[i], next(rows), filters, by_page)
     counted_live = live[-MAX_LIVE_HOURS:]
     for i, hour in counted_live:
         stored = hour_live(site_id=site_id, hour=hour, shards=shards.get(hour, 1),
                            products=(VITALS,))[VITALS.name]  # fmt: skip
         found = [(key, cell) for (lv, key), cell in stored.items()
                  if lv == level and (page is None or key[0] == page)]  # fmt: skip
-        _add(result.buckets[i], found, filters, by_page)
-    result.live_hours = len(counted_live)
-    return result
+        _add(gathered[i], found, filters, by_page)
+    buckets = [{k: vitals.cells_merge(cells) for k, cells in part.items()} for part in gathered]
+    return Ranged(edges=edges, buckets=buckets, live_hours=len(counted_live))
 
 
 def _add(
-    into: dict[str, Cell], rows: Iterable[tuple[Key, Cell]], filters: Mapping[str, str],
+    into: dict[str, list[Cell]], rows: Iterable[tuple[Key, Cell]], filters: Mapping[str, str],
     by_page: bool,
 ) -> None:  # fmt: skip
+    """Gather the matching rows by page (or all as ""), to be merged at once."""
     for key, cell in rows:
-        if filters and not _matches(key, filters):
-            continue
-        into.setdefault(key[0] if by_page else "", Cell()).add(cell)
+        if not filters or _matches(key, filters):
+            into.setdefault(key[0] if by_page else "", []).append(cell)
 
 
 # --- what the page, the API and the CSV show -------------------------------------------------
