@@ -38,7 +38,7 @@ def form_goal(post: Any) -> tuple[str, dict[str, Any]]:
     value = (post.get("value") or "").strip()
     found = STEP_KINDS.get(kind)
     step: dict[str, Any] = {"kind": kind}
-    if found is not None:
+    if found is not None and value:  # an empty one: the kind says what it needs
         step.update(found.form_step(value, post.get("match") or "exact"))
     key = (post.get("prop_key") or "").strip()
     if key:
@@ -137,14 +137,13 @@ def goal_detail(request: HttpRequest, site: Site, goal_id: int) -> HttpResponse:
 
 @site_page(role=ADMIN)
 def goal_delete(request: HttpRequest, site: Site, goal_id: int) -> HttpResponse:
-    """Delete a goal (POST, confirmed), back to the list."""
+    """Delete a goal (POST, confirmed), back to the list; GET: the goal's page, which asks."""
     goal = _goal(site, goal_id)
-    if request.method != "POST":
-        return redirect("sessions_app:goal", site.id, goal.pk)
-    if request.POST.get("confirm") != "yes":
+    confirmed = request.method == "POST" and request.POST.get("confirm") == "yes"
+    if not confirmed:
+        error = "Tick the box to confirm the deletion." if request.method == "POST" else ""
         context = {**_context(request, site, _form(goal), ""), "goal": goal,
-                   "label": goal_of(goal).label,
-                   "delete_error": "Tick the box to confirm the deletion."}  # fmt: skip
-        return render(request, "sessions_app/goal.html", context, status=400)
+                   "label": goal_of(goal).label, "delete_error": error}  # fmt: skip
+        return render(request, "sessions_app/goal.html", context, status=400 if error else 200)
     goal_jobs.goal_delete(goal)
     return redirect("sessions_app:goals", site.id)
