@@ -35,14 +35,20 @@ def sketch_of(keys: Iterable[str]) -> bytes:
     return zlib.compress(bytes(registers))
 
 
-def sketch_merge(sketches: Iterable[bytes]) -> bytes:
-    """Return the sketch of the union of the sets behind the given sketches."""
+def _union(sketches: Iterable[bytes]) -> np.ndarray | None:
+    """The registers of the union of the sets behind the given sketches (None: none)."""
     merged: np.ndarray | None = None
     for sketch in sketches:
         if not sketch:
             continue
         registers = np.frombuffer(zlib.decompress(sketch), dtype=np.uint8)
         merged = registers.copy() if merged is None else np.maximum(merged, registers, out=merged)
+    return merged
+
+
+def sketch_merge(sketches: Iterable[bytes]) -> bytes:
+    """Return the sketch of the union of the sets behind the given sketches."""
+    merged = _union(sketches)
     return zlib.compress(merged.tobytes()) if merged is not None else b""
 
 
@@ -50,7 +56,17 @@ def sketch_estimate(sketch: bytes) -> int:
     """Return the estimated number of distinct keys in a sketch."""
     if not sketch:
         return 0
-    registers = np.frombuffer(zlib.decompress(sketch), dtype=np.uint8)
+    return _estimate(np.frombuffer(zlib.decompress(sketch), dtype=np.uint8))
+
+
+def union_estimate(sketches: Iterable[bytes]) -> int:
+    """Return the estimated number of distinct keys of the union of the sketches' sets
+    (`sketch_estimate(sketch_merge(...))` without compressing the merged registers)."""
+    merged = _union(sketches)
+    return _estimate(merged) if merged is not None else 0
+
+
+def _estimate(registers: np.ndarray) -> int:
     m = len(registers)
     estimate = 0.7213 / (1 + 1.079 / m) * m * m / float(np.exp2(-registers.astype(float)).sum())
     zeros = int(np.count_nonzero(registers == 0))

@@ -18,9 +18,9 @@ from typing import Any
 
 from sessions_app.aggregates import goals as goal_counts
 from sessions_app.aggregates.breakdowns import names as breakdown_names
-from sessions_app.aggregates.products import GOALS
 from sessions_app.aggregates.report import MAX_LIVE_HOURS, bucket_cover
-from sessions_app.aggregates.seal import hour_live
+from sessions_app.aggregates.sketch import union_estimate
+from sessions_app.aggregates.sources import Hour
 from sessions_app.analysis.dashboard import FilteredAnswer, dashboard_filters
 from sessions_app.analysis.kpi_report import PeriodReport
 from sessions_app.core import timebuckets
@@ -34,8 +34,8 @@ class GoalNumbers:
     """One goal's numbers over a range."""
 
     conversions: int
-    visits: int
-    visitors: int
+    visits: int | None  # None: not asked for (their sketches are not merged)
+    visitors: int | None
 
 
 @dataclass(frozen=True)
@@ -58,11 +58,12 @@ class GoalTable:
 
 def goal_numbers(
     *, site_id: uuid.UUID, goals: list[Goal], start: datetime, end: datetime,
-    dimension: str = "", value: str = "",
+    dimension: str = "", value: str = "", distinct: tuple[str, ...] = ("visits", "visitors"),
 ) -> tuple[dict[str, GoalNumbers], int]:  # fmt: skip
     """Each goal's numbers (by digest) over [start, end) in whole UTC hours, of the
-    sessions with this dimension value (or all); also how many unsealed hours were past
-    MAX_LIVE_HOURS and left out."""
+    sessions with this dimension value (or all): conversions, and the `distinct` counts
+    asked for (visits, visitors: their sketches merged); also how many unsealed hours
+    were past MAX_LIVE_HOURS and left out."""
     start, end = timebuckets.floor(start, "hour"), timebuckets.ceil(end, "hour")
     digests = sorted({g.digest for g in goals})
     if not digests:
@@ -71,21 +72,34 @@ def goal_numbers(
     parts = goal_counts.goal_values_read(
         site_id=site_id, buckets=wanted, digests=digests, dimension=dimension, value=value
     )
-    for hour in live[-MAX_LIVE_HOURS:]:
-        counted = hour_live(
-            site_id=site_id, hour=hour, shards=max(1, shards.get(hour, 1)), products=(GOALS,)
-        )[GOALS.name]
+    for hour in live[-MAX_LIVE_HOURS:]:  # counted as their seal will count them
+        source = Hour(site_id=site_id, start=hour, shards=max(1, shards.get(hour, 1)))
+        counted = goal_counts.hour_goals(source, goals)
         parts.append({k: e for k, e in counted.items() if k[1:] == (dimension, value)})
     grouped: dict[str, list[goal_counts.GoalCount]] = {d: [] for d in digests}
     for part in parts:
         for (digest, _, _), entry in part.items():
             if digest in grouped:
                 grouped[digest].append(entry)
-    found = {}
-    for digest, entries in grouped.items():
-        merged = goal_counts.count_merge(entries) if entries else goal_counts.GoalCount()
-        found[digest] = GoalNumbers(merged.conversions, merged.sessions, merged.users)
+    found = {digest: _numbers(entries, distinct) for digest, entries in grouped.items()}
     return found, max(0, len(live) - MAX_LIVE_HOURS)
+
+
+def _numbers(entries: list[goal_counts.GoalCount], distinct: tuple[str, ...]) -> GoalNumbers:
+    """One goal's entries added up: conversions, and the distinct counts asked for (exact
+    from a single bucket, else the estimate of the sketches' union)."""
+    if len(entries) == 1:
+        one = entries[0]
+        return GoalNumbers(
+            one.conversions,
+            one.sessions if "visits" in distinct else None,
+            one.users if "visitors" in distinct else None,
+        )
+    return GoalNumbers(
+        sum(e.conversions for e in entries),
+        union_estimate(e.sessions_sketch for e in entries) if "visits" in distinct else None,
+        union_estimate(e.users_sketch for e in entries) if "visitors" in distinct else None,
+    )
 
 
 def goal_filter(goal: Goal) -> tuple[str, str] | None:
@@ -103,10 +117,11 @@ def goal_filter(goal: Goal) -> tuple[str, str] | None:
 
 def dashboard_goals(
     *, site_id: uuid.UUID, period: Period, params: Mapping[str, str],
-    answer: PeriodReport | FilteredAnswer,
+    answer: PeriodReport | FilteredAnswer, visits: bool = False,
 ) -> GoalTable:  # fmt: skip
     """The dashboard's goal table over the period, filtered as the URL asks where it can
-    be (see the module); rates against the visitors of `answer` (the KPIs shown)."""
+    be (see the module); rates against the visitors of `answer` (the KPIs shown);
+    converting visits only if asked (the API)."""
     goals = site_goals(site_id)
     if not goals:
         return GoalTable([], "", 0)
@@ -115,14 +130,16 @@ def dashboard_goals(
     except RangeError:
         filters = {}  # the dashboard says what is wrong with it
     dimension, value, note = _filter_of(filters)
+    distinct = ("visits", "visitors") if visits else ("visitors",)
     current, pending = goal_numbers(site_id=site_id, goals=goals, start=period.start,
-                                    end=period.end, dimension=dimension, value=value)  # fmt: skip
+                                    end=period.end, dimension=dimension, value=value,
+                                    distinct=distinct)  # fmt: skip
     before = period.comparison()
     previous: dict[str, GoalNumbers] = {}
     if before is not None:
         previous, _ = goal_numbers(site_id=site_id, goals=goals, start=before.start,
                                    end=before.elapsed_end, dimension=dimension,
-                                   value=value)  # fmt: skip
+                                   value=value, distinct=())  # fmt: skip
     lines = [
         GoalLine(
             goal=goal,
@@ -156,8 +173,8 @@ def _filter_of(filters: Mapping[str, str]) -> tuple[str, str, str]:
     )
 
 
-def _rate(converting: int, visitors: int) -> float | None:
-    return min(1.0, converting / visitors) if visitors else None
+def _rate(converting: int | None, visitors: int) -> float | None:
+    return min(1.0, converting / visitors) if visitors and converting is not None else None
 
 
 def _change(now: GoalNumbers, before: GoalNumbers | None) -> float | None:

@@ -147,7 +147,7 @@ class SiteGoalTable(SiteView):
             else period_report(site=self.site, period=period)
         )
         table = goal_table.dashboard_goals(
-            site_id=self.site.id, period=period, params=params, answer=answer
+            site_id=self.site.id, period=period, params=params, answer=answer, visits=True
         )
         rows = goal_table.table_rows(table)
         if fmt == "csv":
