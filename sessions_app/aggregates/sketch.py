@@ -35,38 +35,43 @@ def sketch_of(keys: Iterable[str]) -> bytes:
     return zlib.compress(bytes(registers))
 
 
-def _union(sketches: Iterable[bytes]) -> np.ndarray | None:
-    """The registers of the union of the sets behind the given sketches (None: none)."""
+# A sketch as stored (zlib-compressed registers, b"" for none) or as merged in memory
+# (the registers themselves: a read that only estimates never compresses them).
+Sketch = bytes | np.ndarray
+
+
+def _registers(sketch: Sketch) -> np.ndarray | None:
+    if isinstance(sketch, np.ndarray):
+        return sketch
+    return np.frombuffer(zlib.decompress(sketch), dtype=np.uint8) if sketch else None
+
+
+def sketch_union(sketches: Iterable[Sketch]) -> Sketch:
+    """The registers of the union of the sets behind the given sketches (b"" for none)."""
     merged: np.ndarray | None = None
     for sketch in sketches:
-        if not sketch:
+        registers = _registers(sketch)
+        if registers is None:
             continue
-        registers = np.frombuffer(zlib.decompress(sketch), dtype=np.uint8)
         merged = registers.copy() if merged is None else np.maximum(merged, registers, out=merged)
-    return merged
+    return merged if merged is not None else b""
 
 
-def sketch_merge(sketches: Iterable[bytes]) -> bytes:
-    """Return the sketch of the union of the sets behind the given sketches."""
-    merged = _union(sketches)
-    return zlib.compress(merged.tobytes()) if merged is not None else b""
+def sketch_bytes(sketch: Sketch) -> bytes:
+    """A sketch as stored (compressed registers)."""
+    return zlib.compress(sketch.tobytes()) if isinstance(sketch, np.ndarray) else sketch
 
 
-def sketch_estimate(sketch: bytes) -> int:
+def sketch_merge(sketches: Iterable[Sketch]) -> bytes:
+    """Return the stored sketch of the union of the sets behind the given sketches."""
+    return sketch_bytes(sketch_union(sketches))
+
+
+def sketch_estimate(sketch: Sketch) -> int:
     """Return the estimated number of distinct keys in a sketch."""
-    if not sketch:
+    registers = _registers(sketch)
+    if registers is None:
         return 0
-    return _estimate(np.frombuffer(zlib.decompress(sketch), dtype=np.uint8))
-
-
-def union_estimate(sketches: Iterable[bytes]) -> int:
-    """Return the estimated number of distinct keys of the union of the sketches' sets
-    (`sketch_estimate(sketch_merge(...))` without compressing the merged registers)."""
-    merged = _union(sketches)
-    return _estimate(merged) if merged is not None else 0
-
-
-def _estimate(registers: np.ndarray) -> int:
     m = len(registers)
     estimate = 0.7213 / (1 + 1.079 / m) * m * m / float(np.exp2(-registers.astype(float)).sum())
     zeros = int(np.count_nonzero(registers == 0))

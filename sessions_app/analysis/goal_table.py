@@ -19,7 +19,7 @@ from typing import Any
 from sessions_app.aggregates import goals as goal_counts
 from sessions_app.aggregates.breakdowns import names as breakdown_names
 from sessions_app.aggregates.report import MAX_LIVE_HOURS, bucket_cover
-from sessions_app.aggregates.sketch import union_estimate
+from sessions_app.aggregates.sketch import sketch_estimate, sketch_union
 from sessions_app.aggregates.sources import Hour
 from sessions_app.analysis.dashboard import FilteredAnswer, dashboard_filters
 from sessions_app.analysis.kpi_report import PeriodReport
@@ -95,10 +95,12 @@ def _numbers(entries: list[goal_counts.GoalCount], distinct: tuple[str, ...]) ->
             one.sessions if "visits" in distinct else None,
             one.users if "visitors" in distinct else None,
         )
+    visits = sketch_union(e.sessions_sketch for e in entries) if "visits" in distinct else None
+    visitors = sketch_union(e.users_sketch for e in entries) if "visitors" in distinct else None
     return GoalNumbers(
         sum(e.conversions for e in entries),
-        union_estimate(e.sessions_sketch for e in entries) if "visits" in distinct else None,
-        union_estimate(e.users_sketch for e in entries) if "visitors" in distinct else None,
+        None if visits is None else sketch_estimate(visits),
+        None if visitors is None else sketch_estimate(visitors),
     )
 
 

@@ -142,7 +142,7 @@ class SiteGoalTable(SiteView):
         period, _ = site_period(params, site=self.site, now=datetime.now(UTC))
         filters = dashboard.dashboard_filters(params)
         answer = (
-            dashboard.dashboard_filtered(site_id=self.site.id, period=period, filters=filters)
+            dashboard.dashboard_filtered(site=self.site, period=period, filters=filters)
             if filters
             else period_report(site=self.site, period=period)
         )
