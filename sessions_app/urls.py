@@ -10,6 +10,7 @@ from sessions_app.views import (
     demo,
     erasure,
     explorer,
+    goals,
     health,
     pages,
     retention,
@@ -59,6 +60,9 @@ urlpatterns = [
         "sites/<uuid:site_id>/users/<userkey:user_key>/activity", analyst.activity, name="activity"
     ),
     path("sites/<uuid:site_id>/sessions/", explorer.session_explorer, name="sessions"),
+    path("sites/<uuid:site_id>/goals/", goals.goal_list, name="goals"),
+    path("sites/<uuid:site_id>/goals/<int:goal_id>/", goals.goal_detail, name="goal"),
+    path("sites/<uuid:site_id>/goals/<int:goal_id>/delete", goals.goal_delete, name="goal-delete"),
     *path_urls.urlpatterns,
     *heatmap_urls.urlpatterns,
     *funnel_urls.urlpatterns,
