@@ -544,7 +544,8 @@ def test_an_admin_erases_from_the_page_and_reads_the_receipt(
     client.force_login(root)
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post(
-            "/erasure/", {"site": str(site.pk), "kind": "anonymous_id", "key": BOB}
+            "/erasure/",
+            {"site": str(site.pk), "kind": "anonymous_id", "key": BOB, "key_again": BOB},
         )
     assert response.status_code == 302
     request = ErasureRequest.objects.get(key=BOB)
