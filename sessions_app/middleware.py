@@ -52,8 +52,8 @@ class SiteContextMiddleware:
     def process_view(
         self,
         request: HttpRequest,
-        view_func: Callable[..., HttpResponse],
-        view_args: tuple[object, ...],
+        _view_func: Callable[..., HttpResponse],
+        _view_args: tuple[object, ...],
         view_kwargs: dict[str, object],
     ) -> None:
         site_id = view_kwargs.get("site_id")
