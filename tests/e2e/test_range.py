@@ -146,6 +146,7 @@ def test_pick_presets_custom_days_and_compare_and_the_nav_keeps_them(live_server
         assert page.locator("#range-compare").input_value() == "previous", name
     page.set_viewport_size(SIZES["narrow"])
     for name in ("Sessions", "Dashboard"):
+        page.click("#menu-button")  # below 900 px the nav opens from the menu button
         with page.expect_navigation():
             page.click(f"nav.main-nav a:text-is('{name}')")
         assert page.evaluate("document.documentElement.scrollWidth") <= 390 + 1, name
