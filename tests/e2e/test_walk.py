@@ -26,6 +26,7 @@ pytestmark = [
 
 AXE = Path(__file__).resolve().parents[2] / "node_modules" / "axe-core" / "axe.min.js"
 VIEWPORTS = {"desktop": {"width": 1366, "height": 900}, "phone": {"width": 390, "height": 844}}
+WALKS = [*VIEWPORTS, "dark"]  # "dark": the desktop with prefers-color-scheme: dark
 FUNNEL = {
     "steps": [
         {"kind": "pageview", "path": "/products", "match": "prefix"},
@@ -44,10 +45,11 @@ FOUND = {
 
 @pytest.fixture
 def walker(browser, live_server, request) -> Iterator[Any]:
-    viewport = VIEWPORTS[request.param]
+    viewport = VIEWPORTS.get(request.param, VIEWPORTS["desktop"])
     context = browser.new_context(
         user_agent=HUMAN_AGENT,
         viewport=viewport,
+        color_scheme="dark" if request.param == "dark" else "light",
         has_touch=request.param == "phone",
         is_mobile=request.param == "phone",
     )
@@ -113,7 +115,7 @@ def _visit(page: Any, url: str, name: str, problems: list[str], viewport: str) -
     screenshot(page, f"walk-{viewport}-{name}")
 
 
-@pytest.mark.parametrize("walker", list(VIEWPORTS), indirect=True)
+@pytest.mark.parametrize("walker", WALKS, indirect=True)
 def test_every_page_answers_fits_and_passes_axe(live_server, walker):
     context, viewport = walker
     site, paths = _shop(live_server)
