@@ -36,6 +36,7 @@ urlpatterns = [
     path("demo/", demo.demo, name="demo"),
     path("demo/<path:path>", demo.demo, name="demo-page"),
     path("", pages.home, name="home"),
+    path("styleguide/", pages.styleguide, name="styleguide"),
     path("account/tokens/", tokens.token_list, name="tokens"),
     path("account/tokens/<int:token_id>/revoke", tokens.token_revoke, name="token-revoke"),
     path("sizing/", sizing.calculator, name="sizing-calculator"),

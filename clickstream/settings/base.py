@@ -44,6 +44,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    "sessions_app.middleware.SiteContextMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "sessions_app.middleware.ContentSecurityPolicyMiddleware",
 ]
