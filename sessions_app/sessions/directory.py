@@ -54,7 +54,8 @@ def directory_match(
     for row in rows:
         if row["user_key"] not in found and len(found) < limit:
             found[row["user_key"]] = {
-                "matched": row["term"],
+                # the term that matched, unless it is the key itself (lowercased)
+                "matched": row["term"] if row["term"] != row["user_key"].lower() else None,
                 "matched_by": MATCHED_BY.get(row["kind"]),
             }
     return found

@@ -81,6 +81,13 @@
       if (select.value) input.setAttribute("list", "suggest-" + select.value);
       else input.removeAttribute("list");
       input.placeholder = (option && option.getAttribute("data-placeholder")) || "";
+      // Only the kind's own ways of matching (exact, or what kinds.py lists for it).
+      var allowed = ((option && option.getAttribute("data-matches")) || "exact").split(" ");
+      var match = row.querySelector(".step-match");
+      Array.prototype.forEach.call(match.options, function (o) {
+        o.disabled = allowed.indexOf(o.value) < 0;
+      });
+      if (match.selectedOptions[0] && match.selectedOptions[0].disabled) match.value = "exact";
     }
 
     form.addEventListener("click", function (event) {
