@@ -69,13 +69,13 @@ def test_rows_are_added_removed_and_moved_without_javascript(client, site) -> No
     client.force_login(admin)
     url = f"/sites/{site.id}/funnels/"
     first = client.get(url).content.decode()
-    assert first.count('<legend>Step ') == builder.FIRST_ROWS
+    assert first.count("<legend>Step ") == builder.FIRST_ROWS
     added = client.post(url, {**ROWS, "builder": "add"}).content.decode()
-    assert added.count('<legend>Step ') == 4 and 'name="step-4-kind"' in added
+    assert added.count("<legend>Step ") == 4 and 'name="step-4-kind"' in added
     moved = client.post(url, {**ROWS, "builder": "up-3"}).content.decode()
     assert 'name="step-2-value" class="step-value" value="purchase"' in moved
     removed = client.post(url, {**ROWS, "builder": "remove-1"}).content.decode()
-    assert removed.count('<legend>Step ') == 2 and 'value="/pricing"' not in removed
+    assert removed.count("<legend>Step ") == 2 and 'value="/pricing"' not in removed
     assert not site.funnels.exists()  # a row button never saves
     bad = client.post(url, ROWS)
     html = bad.content.decode()
