@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any
 
 from django.conf import settings
+from django.db.models import Q
 
 from sessions_app.aggregates import breakdowns, totals
 from sessions_app.aggregates.products import BREAKDOWNS, TOTALS
@@ -20,11 +21,13 @@ from sessions_app.core import timebuckets
 from sessions_app.core.bounds import RangeError
 from sessions_app.models import BucketState
 
+STATE_RUNS = 50  # hour ranges OR-ed in one bucket-state query
 MAX_LIVE_HOURS = 72
 MAX_REPORT_BUCKETS = 744  # 31 days of hours; a period of days is at most 92, of months 25
 MAX_REPORT_DAYS = 732  # periods.MAX_DAYS (731), widened to whole buckets
 MAX_STORED_HOURS = 4_000  # sealed hour rows a report reads: a zone's day and month edges, open days
 HOUR = timedelta(hours=1)
+DAY = timedelta(days=1)
 GRAINS = ("hour", "day", "month")
 
 
@@ -92,20 +95,24 @@ def report_range(start: datetime, end: datetime) -> tuple[datetime, datetime]:
 
 def cover(start: datetime, end: datetime, sealed: set[Unit]) -> list[Unit]:
     """The stored buckets that add up to [start, end) (whole UTC hours): sealed months and
-    days wholly inside it, else its hours."""
+    days wholly inside it, else its hours. (A year of hours is walked: plain datetime
+    arithmetic, no bucket-width lookups.)"""
     units: list[Unit] = []
-    at = start
+    at = timebuckets.as_utc(start)
     while at < end:
-        for granularity in ("month", "day"):
-            following = timebuckets.next_start(at, granularity)
-            whole = timebuckets.floor(at, granularity) == at and following <= end
-            if whole and (granularity, at) in sealed:
-                units.append((granularity, at))
-                at = following
-                break
-        else:
-            units.append(("hour", at))
-            at += HOUR
+        if at.hour == 0:
+            if at.day == 1 and ("month", at) in sealed:
+                following = timebuckets.next_start(at, "month")
+                if following <= end:
+                    units.append(("month", at))
+                    at = following
+                    continue
+            if ("day", at) in sealed and at + DAY <= end:
+                units.append(("day", at))
+                at += DAY
+                continue
+        units.append(("hour", at))
+        at += HOUR
     return units
 
 
@@ -123,22 +130,10 @@ def site_report(
     all), so a comparison counts only its elapsed part; the breakdowns (sessions started
     in range) come from the same stored buckets.
     """
-    start, end = report_range(start, end)
-    edges = local_edges(start, end, zone, width)
-    now = datetime.now(UTC)
-    cut = min(timebuckets.ceil(cut, "hour"), edges[-1]) if cut is not None else edges[-1]
-    segments = sorted({*edges, cut} if edges[0] < cut < edges[-1] else set(edges))
-    sealed = sealed_above_hours(site_id, edges[0], edges[-1])
-    pieces = [cover(a, b, sealed) for a, b in itertools.pairwise(segments)]
-    hours = [u[1] for piece in pieces for u in piece if u[0] == "hour"]
-    states = hour_states(site_id, hours)  # SQL; an hour without one had no events
-    sealed_hours = {("hour", h) for h, (state, _) in states.items() if state == BucketState.SEALED}
-    if len(sealed_hours) > MAX_STORED_HOURS:
-        raise RangeError("end", "too many days in range not rolled up yet; narrow it")
-    sealed |= sealed_hours
-    units = [u for piece in pieces for u in piece]
-    stored = _stored(site_id, [u for u in units if u in sealed])
-    counted = _Counted(site_id, shards, states, now, settings.ALLOWED_LATENESS)
+    plan = bucket_plan(site_id=site_id, start=start, end=end, zone=zone, width=width, cut=cut)
+    edges, segments, pieces, states = plan.edges, plan.segments, plan.pieces, plan.states
+    stored = _stored(site_id, [u for u in plan.units if u in plan.sealed])
+    counted = _Counted(site_id, shards, states, datetime.now(UTC), settings.ALLOWED_LATENESS)
     parts = [counted.piece(piece, stored, breakdown=breakdown) for piece in pieces]
     report: list[ReportBucket] = []
     for a, b in itertools.pairwise(edges):
@@ -147,7 +142,7 @@ def site_report(
         merged = totals.aggregates_merge([p[0] for p in inside])
         report.append(ReportBucket(a, _state([p[1] for p in inside]), merged))
     before_cut = [p[0] for (s, _), p in zip(itertools.pairwise(segments), parts, strict=True)
-                  if s < cut]  # fmt: skip
+                  if s < plan.cut]  # fmt: skip
     summed = totals.aggregates_merge(before_cut) if before_cut else totals.Aggregates()
     return {
         "breakdowns": counted.breakdown() if breakdown else {},
@@ -163,6 +158,44 @@ def site_report(
         "raw_partitions_read": counted.partitions,
         "pending": sum(1 for r in report if r.state == "pending"),
     }
+
+
+@dataclass(frozen=True)
+class BucketPlan:
+    """Which stored buckets add up a report: the zone's bucket `edges`, the `segments`
+    between them and `cut`, each segment's `pieces` (cover), the hours' states, and the
+    sealed units among them."""
+
+    edges: list[datetime]
+    cut: datetime
+    segments: list[datetime]
+    pieces: list[list[Unit]]
+    states: dict[datetime, tuple[str, int]]
+    sealed: set[Unit]
+
+    @property
+    def units(self) -> list[Unit]:
+        return [u for piece in self.pieces for u in piece]
+
+
+def bucket_plan(
+    *, site_id: uuid.UUID, start: datetime, end: datetime, zone: tzinfo, width: str,
+    cut: datetime | None,
+) -> BucketPlan:  # fmt: skip
+    """Plan a report over [start, end) in `zone` (site_report, filtered.value_report);
+    RangeError("end") past MAX_STORED_HOURS sealed hours not rolled up."""
+    start, end = report_range(start, end)
+    edges = local_edges(start, end, zone, width)
+    cut = min(timebuckets.ceil(cut, "hour"), edges[-1]) if cut is not None else edges[-1]
+    segments = sorted({*edges, cut} if edges[0] < cut < edges[-1] else set(edges))
+    sealed = sealed_above_hours(site_id, edges[0], edges[-1])
+    pieces = [cover(a, b, sealed) for a, b in itertools.pairwise(segments)]
+    hours = [u[1] for piece in pieces for u in piece if u[0] == "hour"]
+    states = hour_states(site_id, hours)  # SQL; an hour without one had no events
+    sealed_hours = {("hour", h) for h, (state, _) in states.items() if state == BucketState.SEALED}
+    if len(sealed_hours) > MAX_STORED_HOURS:
+        raise RangeError("end", "too many days in range not rolled up yet; narrow it")
+    return BucketPlan(edges, cut, segments, pieces, states, sealed | sealed_hours)
 
 
 def _state(states: list[str]) -> str:
@@ -242,18 +275,32 @@ def sealed_above_hours(site_id: uuid.UUID, start: datetime, end: datetime) -> se
 
 
 def hour_states(site_id: uuid.UUID, hours: list[datetime]) -> dict[datetime, tuple[str, int]]:
-    """The state and shards of each of these hours that has one."""
+    """The state and shards of each of these hours that has one: one range query per run
+    of consecutive hours (a year of hours with no sealed day is one query), at most
+    STATE_RUNS ranges per query."""
     found: dict[datetime, tuple[str, int]] = {}
-    for offset in range(0, len(hours), 500):
-        chunk = hours[offset : offset + 500]
-        rows = BucketState.objects.filter(
-            site_id=site_id, granularity="hour", bucket__gte=min(chunk), bucket__lte=max(chunk)
-        ).values_list("bucket", "state", "shards")
-        wanted = set(chunk)
-        for bucket, state, used in rows:
+    wanted = set(hours)
+    runs = hour_runs(sorted(wanted))
+    for offset in range(0, len(runs), STATE_RUNS):
+        ranges = Q()
+        for low, high in runs[offset : offset + STATE_RUNS]:
+            ranges |= Q(bucket__gte=low, bucket__lte=high)
+        rows = BucketState.objects.filter(ranges, site_id=site_id, granularity="hour")
+        for bucket, state, used in rows.values_list("bucket", "state", "shards"):
             if timebuckets.as_utc(bucket) in wanted:
                 found[timebuckets.as_utc(bucket)] = (state, used)
     return found
+
+
+def hour_runs(hours: list[datetime]) -> list[tuple[datetime, datetime]]:
+    """Sorted hours as runs of consecutive hours: (first, last) each."""
+    runs: list[tuple[datetime, datetime]] = []
+    for hour in hours:
+        if runs and hour - runs[-1][1] == HOUR:
+            runs[-1] = (runs[-1][0], hour)
+        else:
+            runs.append((hour, hour))
+    return runs
 
 
 def _stored(site_id: uuid.UUID, units: list[Unit]) -> dict[Unit, totals.Aggregates]:
