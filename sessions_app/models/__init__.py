@@ -21,6 +21,7 @@ from sessions_app.tables.session_events import SessionEvent
 from sessions_app.tables.site_events_by_bucket import SiteEventByBucket
 from sessions_app.tables.site_sessions import SiteSession
 from sessions_app.tables.transaction_log import TransactionLog
+from sessions_app.tables.user_directory import UserDirectory
 from sessions_app.tables.user_events_by_bucket import UserEventByBucket
 from sessions_app.tables.user_properties import UserProperty
 from sessions_app.tables.user_sessions import UserSession
@@ -81,6 +82,7 @@ __all__ = [
     "TransactionLog",
     "UnappliedLogEntry",
     "UserBucketWidth",
+    "UserDirectory",
     "UserEventByBucket",
     "UserProperty",
     "UserSession",
