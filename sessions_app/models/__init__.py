@@ -3,6 +3,7 @@
 from sessions_app.tables.anonymous_links import AnonymousLink
 from sessions_app.tables.bucket_aggregates import BucketAggregate
 from sessions_app.tables.bucket_breakdowns import BucketBreakdown
+from sessions_app.tables.bucket_goals import BucketGoal
 from sessions_app.tables.bucket_heatmaps import BucketHeatmap
 from sessions_app.tables.bucket_partials import BucketPartial
 from sessions_app.tables.bucket_paths import BucketPath
@@ -21,6 +22,7 @@ from sessions_app.tables.session_events import SessionEvent
 from sessions_app.tables.site_events_by_bucket import SiteEventByBucket
 from sessions_app.tables.site_sessions import SiteSession
 from sessions_app.tables.transaction_log import TransactionLog
+from sessions_app.tables.user_directory import UserDirectory
 from sessions_app.tables.user_events_by_bucket import UserEventByBucket
 from sessions_app.tables.user_properties import UserProperty
 from sessions_app.tables.user_sessions import UserSession
@@ -28,6 +30,7 @@ from sessions_app.tables.user_sessions import UserSession
 from .accounts import ApiToken
 from .erasure import ErasureRequest, Suppression
 from .funnels import Funnel, FunnelVersion
+from .goals import Goal
 from .retention import AdminAction, PurgeRun, PurgeWatermark, RetentionPolicy
 from .sites import (
     BucketState,
@@ -49,6 +52,7 @@ __all__ = [
     "ApiToken",
     "BucketAggregate",
     "BucketBreakdown",
+    "BucketGoal",
     "BucketHeatmap",
     "BucketPartial",
     "BucketPath",
@@ -60,6 +64,7 @@ __all__ = [
     "Funnel",
     "FunnelDay",
     "FunnelVersion",
+    "Goal",
     "IdentityLink",
     "IngestStats",
     "LatestSession",
@@ -79,6 +84,7 @@ __all__ = [
     "TransactionLog",
     "UnappliedLogEntry",
     "UserBucketWidth",
+    "UserDirectory",
     "UserEventByBucket",
     "UserProperty",
     "UserSession",
