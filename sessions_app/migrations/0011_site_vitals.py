@@ -3,7 +3,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("sessions_app", "0009_site_time_zone"),
+        ("sessions_app", "0010_goal"),
     ]
 
     operations = [
