@@ -52,7 +52,10 @@ def brute_match(step: dict[str, Any], row: dict[str, Any]) -> bool:
     return row["type"] == "click" and step["contains"] in (element.get("text") or "")
 
 
-OPTION = b'<option value="click_containing" >click containing</option>'
+OPTION = (
+    b'<option value="click_containing" data-placeholder="" data-matches="exact">'
+    b"click containing</option>"
+)
 FORM = {
     "name": "Products to cart",
     "step-1-kind": "pageview",
