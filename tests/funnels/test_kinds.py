@@ -91,7 +91,7 @@ def test_a_throwaway_step_kind_is_validated_matched_labelled_and_in_the_form(
         definition = funnel.current.definition
         assert definition["steps"][1]["contains"] == "cart"
         shown = client.get(f"{pages}{funnel.pk}/").content.decode()
-        assert 'name="step-2-value" value="cart"' in shown
+        assert 'name="step-2-value" class="step-value" value="cart"' in shown
         # Matched: the funnel over the raw events equals the brute force.
         want = brute(raw_rows(site, start, end), definition, start, end, match=brute_match)
         assert any(len(chain) == 2 for chain in want.values())  # someone clicked "Add to cart"
