@@ -10,8 +10,8 @@ import re
 from typing import Any
 
 from sessions_app.core.bounds import RangeError
-from sessions_app.funnels.kinds import STEP_KINDS
 from sessions_app.funnels.spec import MAX_STEPS, MIN_STEPS, WINDOW_MAX
+from sessions_app.goals.kinds import STEP_KINDS
 
 FIRST_ROWS = 3  # a new funnel's builder starts with three rows
 ACTION = re.compile(r"^(add|remove|up|down)(?:-(\d+))?$")

@@ -17,7 +17,7 @@ from django.core.cache import cache
 
 from sessions_app.core import timebuckets
 from sessions_app.core.cql import cassandra_session, prepare
-from sessions_app.funnels.kinds import STEP_KINDS
+from sessions_app.goals.kinds import STEP_KINDS
 from sessions_app.models import BucketState
 from sessions_app.tables import site_events_by_bucket
 

@@ -13,9 +13,10 @@ from django.utils import timezone
 
 from sessions_app.core.bounds import RangeError
 from sessions_app.funnels import answers, builder, defs, suggest
-from sessions_app.funnels.kinds import STEP_KINDS
-from sessions_app.funnels.spec import MAX_STEPS, OPS
+from sessions_app.funnels.spec import MAX_STEPS
 from sessions_app.funnels.table import split_names
+from sessions_app.goals.kinds import STEP_KINDS
+from sessions_app.goals.steps import OPS
 from sessions_app.models import Funnel, Site
 from sessions_app.params import query_params
 from sessions_app.periods import PARAMS

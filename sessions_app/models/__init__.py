@@ -3,6 +3,7 @@
 from sessions_app.tables.anonymous_links import AnonymousLink
 from sessions_app.tables.bucket_aggregates import BucketAggregate
 from sessions_app.tables.bucket_breakdowns import BucketBreakdown
+from sessions_app.tables.bucket_goals import BucketGoal
 from sessions_app.tables.bucket_heatmaps import BucketHeatmap
 from sessions_app.tables.bucket_partials import BucketPartial
 from sessions_app.tables.bucket_paths import BucketPath
@@ -28,6 +29,7 @@ from sessions_app.tables.user_sessions import UserSession
 from .accounts import ApiToken
 from .erasure import ErasureRequest, Suppression
 from .funnels import Funnel, FunnelVersion
+from .goals import Goal
 from .retention import AdminAction, PurgeRun, PurgeWatermark, RetentionPolicy
 from .sites import (
     BucketState,
@@ -49,6 +51,7 @@ __all__ = [
     "ApiToken",
     "BucketAggregate",
     "BucketBreakdown",
+    "BucketGoal",
     "BucketHeatmap",
     "BucketPartial",
     "BucketPath",
@@ -59,6 +62,7 @@ __all__ = [
     "Funnel",
     "FunnelDay",
     "FunnelVersion",
+    "Goal",
     "IdentityLink",
     "IngestStats",
     "LatestSession",

@@ -16,6 +16,7 @@ from sessions_app.aggregates import breakdowns, rolling
 from sessions_app.aggregates.kpis import kpi_cards, metric_param
 from sessions_app.aggregates.report import MAX_LIVE_HOURS
 from sessions_app.analysis import dashboard as dashboard_filters
+from sessions_app.analysis import goal_table
 from sessions_app.analysis.kpi_report import PeriodReport, chart_data, period_report, site_period
 from sessions_app.core import timebuckets
 from sessions_app.core.bounds import RangeError
@@ -91,6 +92,8 @@ def dashboard(request: HttpRequest, site: Site) -> HttpResponse:
         errors.append(str(exc))
     else:
         context.update(_dashboard_numbers(request, result, metric, shown["filtered"]))
+        context["goals"] = goal_table.dashboard_goals(site_id=site.id, period=period,
+            params=query_params(request), answer=shown["filtered"] or result)  # fmt: skip
     context["error"] = "; ".join(errors)
     context["now"] = realtime.realtime_now(site_id=site.id, now=now)
     return render(request, "sessions_app/dashboard.html", context)

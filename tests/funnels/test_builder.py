@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from sessions_app.core.bounds import RangeError
 from sessions_app.funnels import builder, defs
-from sessions_app.funnels.kinds import STEP_KINDS
+from sessions_app.goals.kinds import STEP_KINDS
 from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.ledger import sites
 from tests.conftest import member

@@ -1,8 +1,11 @@
-"""Funnel step kinds: one class each, and the registry every place that knows a kind reads.
+"""Step kinds (of funnel steps and goals): one class each, and the registry every place that
+knows a kind reads.
+
+Below the aggregates (a goal's matcher is its step kind's, and the seal counts goals).
 
 A kind says which fields of a step it uses (DRF fields, validated by funnels/spec.py),
 what else a valid step of it needs (`check`), which events it matches (`matcher`; the
-property conditions are added by spec.step_matcher), how results name it (`label`), and
+property conditions are added by goals/steps.step_matcher), how results name it (`label`), and
 how the builder form shows it (`title`, `matches`, `form_step`, `form_value`). Adding a
 kind is one class here (or anywhere) and `STEP_KINDS.add(...)`.
 
@@ -22,7 +25,7 @@ from typing import Any
 import orjson
 from rest_framework import serializers
 
-from sessions_app.aggregates.tally import page_path
+from sessions_app.core.pagepaths import page_path
 
 Row = dict[str, Any]
 Matcher = Callable[[Row], bool]
