@@ -18,7 +18,15 @@ from typing import Any, Protocol
 
 from django.conf import settings
 
-from sessions_app.aggregates import breakdowns, heatmap_rows, heatmaps, paths, stored, totals
+from sessions_app.aggregates import (
+    breakdowns,
+    heatmap_rows,
+    heatmaps,
+    paths,
+    stored,
+    totals,
+    usersets,
+)
 from sessions_app.aggregates.sources import Hour
 from sessions_app.core import timebuckets
 
@@ -194,6 +202,39 @@ class Heatmaps:
         return [rows for rows in found if rows]
 
 
+class UserSets:
+    """user_sets: who was active, and who did each event (up to usersets.MAX_NAMES), as
+    roaring bitmaps of per-site user numbers (retention cohorts, lifecycle, stickiness).
+
+    An hour's value holds user keys (no I/O: a live hour counts it too); its write
+    numbers them. A stored value (read, merged) holds numbers."""
+
+    name = "user_sets"
+    background = True
+
+    def hour(self, source: Hour) -> usersets.KeySets:
+        return usersets.hour_sets(source.counted)
+
+    def merge(self, parts: list[usersets.Sets], *, start: datetime) -> usersets.Sets:
+        return usersets.sets_merge(parts)
+
+    def write(
+        self, *, site_id: uuid.UUID, granularity: str, bucket: datetime,
+        value: usersets.KeySets | usersets.Sets, ttl: int, now: datetime,
+    ) -> None:  # fmt: skip
+        usersets.sets_write(
+            site_id=site_id, granularity=granularity, bucket=bucket, value=value, ttl=ttl
+        )
+
+    def read(
+        self, *, site_id: uuid.UUID, granularity: str, buckets: list[datetime]
+    ) -> list[usersets.Sets]:
+        found = usersets.sets_read_many(
+            site_id=site_id, buckets=[(granularity, b) for b in buckets], names=None
+        )
+        return list(found.values())
+
+
 def _range(
     site_id: uuid.UUID, granularity: str, buckets: list[datetime]
 ) -> list[tuple[datetime, totals.Aggregates]]:
@@ -210,8 +251,8 @@ def _range(
     return [(b, a) for b, a in found if b in wanted]
 
 
-TOTALS, USER_COUNTS = Totals(), UserCounts()
+TOTALS, USER_COUNTS, USER_SETS = Totals(), UserCounts(), UserSets()
 BREAKDOWNS, PATHS, HEATMAPS = Breakdowns(), Paths(), Heatmaps()
 # User counts first: their write is the largest and runs while the others count; totals
 # last: they wait for the sessions' summaries the driver reads meanwhile.
-PRODUCTS: tuple[Product, ...] = (USER_COUNTS, PATHS, HEATMAPS, BREAKDOWNS, TOTALS)
+PRODUCTS: tuple[Product, ...] = (USER_COUNTS, USER_SETS, PATHS, HEATMAPS, BREAKDOWNS, TOTALS)

@@ -32,8 +32,11 @@ from sessions_app.tables import (
     site_sessions,
     transaction_log,
     user_events_by_bucket,
+    user_number_keys,
+    user_numbers,
     user_properties,
     user_sessions,
+    user_sets,
 )
 from sessions_app.tables.spec import RESEAL, TableSpec
 
@@ -52,6 +55,9 @@ TABLES: tuple[TableSpec, ...] = (
     transaction_log.SPEC,
     bucket_users.SPEC,
     rolling_counts.SPEC,
+    user_sets.SPEC,
+    user_numbers.SPEC,
+    user_number_keys.SPEC,
     bucket_aggregates.SPEC,
     bucket_breakdowns.SPEC,
     bucket_paths.SPEC,
