@@ -5,6 +5,7 @@ from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from sessions_app.api import exports, views
+from sessions_app.cohorts import urls as cohort_urls
 from sessions_app.core import userkeys
 from sessions_app.funnels import urls as funnel_urls
 from sessions_app.heatmaps import urls as heatmap_urls
@@ -51,6 +52,7 @@ urlpatterns = [
     path("sites/<uuid:site_id>/sessions", views.SiteSessions.as_view(), name="api-sessions"),
     *path_urls.api_urlpatterns,
     *funnel_urls.api_urlpatterns,
+    *cohort_urls.api_urlpatterns,
     path("sites/<uuid:site_id>/sessions/<uuid:session_id>/events", views.SessionEvents.as_view()),
     path("sites/<uuid:site_id>/sessions/<uuid:session_id>/export", exports.SessionExport.as_view()),
 ]
