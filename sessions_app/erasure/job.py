@@ -16,7 +16,7 @@ from django.db.models import Max
 from django.utils import timezone
 from redis.exceptions import RedisError
 
-from sessions_app.aggregates import states, usersets
+from sessions_app.aggregates import states
 from sessions_app.core import stamps, timebuckets
 from sessions_app.core.ids import time_uuid_bound
 from sessions_app.core.redis_client import redis_client
@@ -26,6 +26,7 @@ from sessions_app.erasure.scan import (
     feed_ttl,
     pages,
     table_ttl,
+    user_sets_erase,
     write_all,
 )
 from sessions_app.ingest.plan import plan_decode, plan_encode, plan_without
@@ -126,7 +127,6 @@ class _Job:
         self._delete_failed(set(keys))
         self._rewrite_log(set(keys), found.earliest())
         self._progress("deleting per-user counts")
-        self._delete_user_sets(keys, hours)  # before its counters (which name its buckets) go
         self._delete_counts(keys, hours)
         self._delete_widths(keys)
         self._reseal(hours)
@@ -134,7 +134,6 @@ class _Job:
         # per-user counts again meanwhile (its aggregate row it cannot mark sealed:
         # the reopening bumped the version); clear them once more.
         self._delete_counts(keys, hours)
-        self._delete_user_sets(keys, hours)
         request.state = ErasureRequest.DONE
         request.finished_at = timezone.now()
         request.step = "done"
@@ -384,12 +383,13 @@ class _Job:
         widths.user_widths_forget(self.site.id)
 
     def _delete_counts(self, keys: list[str], hours: set[datetime]) -> None:
-        """Delete the keys' per-user counts of every affected hour, day and month, and of
-        every bucket their own counters name (also after raw events expired)."""
+        """Delete the keys' per-user counts and user-set numbers of every affected hour, day
+        and month, and of every bucket their own counters name (also after raw events expired)."""
         site_id = self.site.id
         starts = {g: {timebuckets.floor(h, g) for h in hours} for g in RESEALED}
         for granularity, buckets in counted_buckets(site_id, keys, self.now).items():
             starts[granularity] |= buckets
+        self.counts.update(user_sets_erase(site_id, keys, starts))  # sets outlive raw rows
         user_rows, rolling_rows = [], set()
         for granularity, found in starts.items():
             for bucket in sorted(found):
@@ -406,24 +406,6 @@ class _Job:
             sum(1 for _ in pages(rolling_counts.SELECT_KEYS, row)) for row in rolling
         )
         write_all(rolling_counts.DELETE_PARTITION, rolling)
-
-    def _delete_user_sets(self, keys: list[str], hours: set[datetime]) -> None:
-        """Remove the keys' numbers from every stored user set of the buckets they were
-        counted in (their events' hours, days and months, and every bucket their own
-        counters name: sets outlive the raw rows), then forget the numbers."""
-        site_id = self.site.id
-        numbers = usersets.numbers_of(site_id, keys, assign=False)
-        if not numbers:
-            return
-        starts = {g: {timebuckets.floor(h, g) for h in hours} for g in RESEALED}
-        for granularity, counted in counted_buckets(site_id, keys, self.now).items():
-            starts[granularity] |= counted
-        buckets = [(g, b) for g, found in starts.items() for b in sorted(found)]
-        for key, number in numbers.items():
-            removed = usersets.user_remove(site_id=site_id, number=number, buckets=buckets)
-            self.counts["user_sets"] += removed
-            usersets.number_forget(site_id, key, number)
-            self.counts["user_numbers"] += 1
 
     def _reseal(self, hours: set[datetime]) -> None:
         """Reopen the sealed buckets the user's events were in, then seal them again."""

@@ -45,6 +45,6 @@ SPEC = TableSpec(
     policies=(),
     model=UserNumberKeys,
     purge=None,
-    erasure="_delete_user_sets",
+    erasure="_delete_counts",
     sizing=None,
 )

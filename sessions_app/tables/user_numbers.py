@@ -58,6 +58,6 @@ SPEC = TableSpec(
     policies=(),
     model=UserNumbers,
     purge=None,
-    erasure="_delete_user_sets",
+    erasure="_delete_counts",
     sizing=None,
 )

@@ -72,6 +72,6 @@ SPEC = TableSpec(
     policies=POLICIES,
     model=UserSets,
     purge=Purge(PROBE_PARTITION, DELETE_PARTITION, None, Keys.GRANULARITIES),
-    erasure="_delete_user_sets",
+    erasure="_delete_counts",
     sizing=None,
 )

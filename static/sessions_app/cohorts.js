@@ -47,18 +47,32 @@
   }
 
   var bars = uPlot.paths && uPlot.paths.bars ? uPlot.paths.bars({ size: [0.7, 60] }) : null;
+  // Whole users on a count axis.
+  var COUNTS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1e3, 2e3, 5e3, 1e4, 2e4, 5e4, 1e5, 2e5, 5e5, 1e6, 2e6, 5e6, 1e7];
+  var countAxis = { label: "users", incrs: COUNTS, values: function (u, s) { return s.map(function (v) { return v.toLocaleString("en-US"); }); } };
+
   var life = document.getElementById("lifecycle-chart");
   if (life && data.lifecycle.length) {
     var lx = data.lifecycle.map(function (_, i) { return i; });
-    var labels = data.lifecycle.map(function (r) { return r.start.slice(0, 10); });
-    var kinds = [["new", "#16a34a"], ["returning", "#2563eb"], ["resurrecting", "#d97706"], ["dormant", "#9ca3af"]];
+    var labels = data.lifecycle.map(function (r) { return r.start.slice(data.unit === "month" ? 0 : 5, data.unit === "month" ? 7 : 10); });
+    // Stacked: each bar is drawn from zero to the sum of its kind and the ones below it,
+    // tallest first, so the smaller ones cover its lower part; the legend shows each
+    // kind's own number. Dormant users go below zero.
+    var kinds = [["resurrecting", "#d97706"], ["returning", "#2563eb"], ["new", "#16a34a"], ["dormant", "#9ca3af"]];
+    var below = { resurrecting: ["new", "returning", "resurrecting"], returning: ["new", "returning"], "new": ["new"], dormant: ["dormant"] };
+    function stacked(kind) {
+      return data.lifecycle.map(function (r) { return below[kind].reduce(function (sum, k) { return sum + r[k]; }, 0); });
+    }
     draw(life, {
       scales: { x: { time: false } },
-      axes: [{ values: function (u, splits) { return splits.map(function (s) { return labels[s] || ""; }); } }, { label: "users" }],
-      series: [{ label: data.unit }].concat(kinds.map(function (k) {
-        return { label: k[0], stroke: k[1], fill: k[1] + "99", paths: bars, points: { show: false } };
+      axes: [{ space: 60, incrs: [1, 2, 4, 8, 16], values: function (u, splits) { return splits.map(function (s) { return labels[s] || ""; }); } }, countAxis],
+      series: [{ label: data.unit, value: function (u, v) { return v == null ? "--" : labels[v]; } }].concat(kinds.map(function (k) {
+        return {
+          label: k[0], stroke: k[1], fill: k[1] + "cc", paths: bars, points: { show: false },
+          value: function (u, v, si, i) { return i == null ? "--" : String(data.lifecycle[i][k[0]]); },
+        };
       })),
-    }, [lx].concat(kinds.map(function (k) { return data.lifecycle.map(function (r) { return r[k[0]]; }); })));
+    }, [lx].concat(kinds.map(function (k) { return stacked(k[0]); })));
   }
 
   var sticky = document.getElementById("stickiness-chart");
@@ -66,7 +80,7 @@
     var sx = data.stickiness.map(function (_, i) { return i + 1; });
     draw(sticky, {
       scales: { x: { time: false } },
-      axes: [indexAxis("days active"), { label: "users" }],
+      axes: [indexAxis("days active"), countAxis],
       series: [{ label: "days" }, { label: "users", stroke: "#2563eb", fill: "#2563eb99", paths: bars, points: { show: false } }],
     }, [sx, data.stickiness]);
   }
