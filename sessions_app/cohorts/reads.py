@@ -137,7 +137,11 @@ class Reader:
 def cohorts(site_id: uuid.UUID, query: Query, *, now: datetime) -> dict[str, Any]:
     """The triangle: each period's cohort (its users' first visit, or first `first_event`)
     and how many of them returned (any visit, or `return_event`) 0..n periods later."""
-    reader = Reader(site_id, [query.first_event, query.return_event], now)
+    return triangle(Reader(site_id, [query.first_event, query.return_event], now), query)
+
+
+def triangle(reader: Reader, query: Query) -> dict[str, Any]:
+    """The cohorts of `query` from the sets `reader` gives."""
     sets = reader.periods(query.starts, query.unit)
     seen = reader.seen_before(query.starts[0], query.first_event) if query.starts else BitMap()
     rows = []

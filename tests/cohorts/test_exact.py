@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.utils import timezone
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from sessions_app.aggregates import states
@@ -153,7 +153,13 @@ activity = st.lists(
 )
 
 
-@settings(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck))
+# No shrinking: every example seals a month of hours; a failing one is reported as drawn.
+@settings(
+    max_examples=3,
+    deadline=None,
+    suppress_health_check=list(HealthCheck),
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
+)
 @given(
     activity=activity,
     late=st.lists(st.tuples(st.integers(0, 7), st.integers(0, SPAN_DAYS - 1)), max_size=3),
