@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import uuid
+from datetime import timedelta
 
 import pytest
 from django.contrib.auth.models import User
@@ -13,13 +14,13 @@ from pyroaring import BitMap
 
 from sessions_app import tasks
 from sessions_app.aggregates import usersets
+from sessions_app.core import timebuckets
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.erasure import erasures
 from sessions_app.ledger import sites
 from sessions_app.models import BucketState, ErasureRequest
 from sessions_app.tables import user_sets
-from tests.aggregates.test_kpi_exact import _seal_due
-from tests.cohorts.test_exact import assert_exact, query_of, send
+from tests.cohorts.test_exact import assert_exact, origin, query_of, seal_due, send
 from tests.conftest import member
 from tests.erasure.anywhere import rows_mentioning
 
@@ -36,7 +37,7 @@ def shop(client):
     for user, days in ACTIVE.items():
         for day in days:
             send(site, user, day, 30, signup=user == "bo")
-    _seal_due(site)
+    seal_due(site)
     analyst = User.objects.create_user("co-ana", password="pw-co-ana-1")
     member(analyst, site)
     client.force_login(analyst)
@@ -115,7 +116,7 @@ def test_an_erased_user_leaves_every_stored_set(client, shop, settings):
     tasks.erase_user.apply(args=[str(request.pk)]).get()
     request.refresh_from_db()
     assert request.state == ErasureRequest.DONE, request.error
-    _seal_due(shop)
+    seal_due(shop)
     assert number not in _stored_numbers(shop)
     assert usersets.numbers_of(shop.id, [GONE], assign=False) == {}
     mentions = rows_mentioning(GONE)
@@ -123,3 +124,16 @@ def test_an_erased_user_leaves_every_stored_set(client, shop, settings):
     kept = usersets.numbers_of(shop.id, ["ana-ü"], assign=False)["ana-ü"]
     assert kept in _stored_numbers(shop)
     assert_exact(shop)  # the raw rows are gone too: the brute force agrees
+
+
+def test_the_user_profile_shows_the_cohort_and_active_periods(client, shop):
+    page = client.get(f"/sites/{shop.id}/users/ana-%C3%BC/")
+    assert page.status_code == 200
+    found = page.context["periods_active"]
+    days = [origin() + timedelta(days=d) for d in ACTIVE["ana-ü"]]  # all in the last 35
+    assert found["first_day"] == days[0]
+    assert found["cohort_week"] == timebuckets.floor(days[0], "week")
+    assert found["days"] == days
+    assert found["months"] == sorted({timebuckets.floor(d, "month") for d in days})
+    assert "First visit" in page.content.decode()
+    assert client.get(f"/sites/{shop.id}/users/nobody/").context["periods_active"] == {}

@@ -8,8 +8,7 @@ import pytest
 from django.contrib.auth.models import User
 
 from sessions_app.ledger import sites
-from tests.aggregates.test_kpi_exact import _seal_due
-from tests.cohorts.test_exact import query_of, send
+from tests.cohorts.test_exact import query_of, seal_due, send
 from tests.conftest import member
 from tests.e2e.conftest import screenshot
 
@@ -25,7 +24,7 @@ def test_open_the_cohorts_and_a_cell(live_server, context, browser):
     for user, days in ACTIVE.items():
         for day in days:
             send(site, user, day, 45, signup=user == "bo")
-    _seal_due(site)
+    seal_due(site)
     User.objects.create_user("co-e2e", password="correct-horse-3")
     member(User.objects.get(username="co-e2e"), site)
     page = context.new_page()
