@@ -63,12 +63,9 @@ def hour_sets(counted: Tally) -> KeySets:
             found.add(user)
     # GOAL PLUG-IN (issue 39.1, wired by the lead after the merge): for each goal of the
     # site (goals' `site_goals(site_id)`), the users of the hour who reached it, as the set
-    # named GOAL_PREFIX + its id, e.g. from the goal users the seal's tally counts per goal.
+    # named "goal:<id>", e.g. from the goal users the seal's tally counts per goal.
     # A cohort then asks for `first_event` / `return_event` = "goal:<id>" unchanged.
     return KeySets(*_bounded(members))
-
-
-GOAL_PREFIX = "goal:"  # the set of a goal's users (see GOAL PLUG-IN above)
 
 
 def _bounded(members: dict[str, Any]) -> tuple[dict[str, Any], bool]:
