@@ -73,6 +73,8 @@ def test_bad_fields_are_named_and_other_sites_are_not_found(client, shop):
     assert api.status_code == 400 and api.json()["field"] == "unit"
     api = client.get(f"/api/sites/{shop.id}/stickiness?unit=day")
     assert api.status_code == 400 and api.json()["field"] == "unit"
+    filtered = client.get(f"/sites/{shop.id}/cohorts/?country=DE").content.decode()
+    assert "<strong>Country is DE</strong>" in filtered.split('class="notice filters-ignored"')[1]
     other = sites.site_create(name="Not theirs", origins=["https://other.example"])
     assert client.get(f"/sites/{other.id}/cohorts/").status_code == 404
     assert client.get(f"/api/sites/{other.id}/cohorts").status_code == 404
