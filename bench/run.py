@@ -580,6 +580,18 @@ def render(rows: list[dict], reads: dict, *, workers: int, threads: int, seconds
                 f"(Server-Timing) p50 / p95 ms "
                 f"| {f['api_server_p50_ms']:.1f} / {f['api_server_p95_ms']:.1f} | — | — |"
             )
+    two: dict = x.get("dashboard_two") or {}
+    if two:
+        where = ", ".join(f"{k}={v}" for k, v in two["filters"].items())
+        met = two["app_p95_ms"] <= two["goal_p95_ms"]
+        lines.append(
+            f"| dashboard filtered by two dimensions ({where}: {two['visits']:,} visits), "
+            f"{x['sessions']:,} sessions over 7 days against the 7 before, "
+            f"{two['partitions_read']} partitions: p50 / p95 ms in-process vs raw driver, same "
+            f"statements (goal p95 ≤ {two['goal_p95_ms']:.0f} ms: {'met' if met else 'missed'}) "
+            f"| {two['app_p50_ms']:.1f} / {two['app_p95_ms']:.1f} | {two['raw_p50_ms']:.1f} / "
+            f"{two['raw_p95_ms']:.1f} | {two['raw_p95_ms'] / two['app_p95_ms']:.2f} |"
+        )
     lines.extend(_dashboard_lines(reads.get("dashboard") or {}))
     p: dict = reads.get("paths") or {}
     for name, what in (("paths", "top paths from the session start (Sankey + whole paths)"),

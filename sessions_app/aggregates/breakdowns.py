@@ -13,7 +13,6 @@ from __future__ import annotations
 import uuid
 from collections import defaultdict
 from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -21,9 +20,15 @@ from typing import Any
 import orjson
 
 from sessions_app.aggregates.kpis import Kpis, duration_slot, slots_median, slots_merge
-from sessions_app.aggregates.sketch import sketch_estimate, sketch_merge, sketch_of
+from sessions_app.aggregates.sketch import (
+    Sketch,
+    sketch_bytes,
+    sketch_estimate,
+    sketch_of,
+    sketch_union,
+)
 from sessions_app.aggregates.stored import bucket_overwrite
-from sessions_app.core.cql import cassandra_session, prepare
+from sessions_app.core.cql import prepare, read_windowed
 from sessions_app.tables import bucket_breakdowns, dimensions
 
 STORED_TOP = 50  # values kept per dimension and bucket; the rest are "(other)"
@@ -42,7 +47,7 @@ class Entry:
     sessions: int = 0
     conversions: int = 0
     users: int = 0
-    sketch: bytes = b""
+    sketch: Sketch = b""
     keys: set[str] = field(default_factory=set)
     pageviews: int = 0
     bounces: int = 0
@@ -50,15 +55,26 @@ class Entry:
     slots: dict[int, int] = field(default_factory=dict)
     complete: bool = True
 
-    def add(self, other: Entry) -> None:
-        """Add another entry's counts (not its users)."""
-        self.sessions += other.sessions
-        self.conversions += other.conversions
-        self.pageviews += other.pageviews
-        self.bounces += other.bounces
-        self.duration_sum += other.duration_sum
-        self.slots = slots_merge((self.slots, other.slots))
-        self.complete = self.complete and other.complete
+
+def entries_total(entries: list[Entry], *, keys: set[str] | None = None) -> Entry:
+    """Add up entries (one value's in several buckets, or several values folded): counts
+    summed, duration slots added once, users exact from `keys` when given, else the
+    estimate of their sketches' union (kept in memory: compressed only when written)."""
+    if len(entries) == 1 and keys is None:
+        return entries[0]
+    sketch = sketch_union(e.sketch for e in entries)
+    return Entry(
+        sessions=sum(e.sessions for e in entries),
+        conversions=sum(e.conversions for e in entries),
+        users=len(keys) if keys is not None else sketch_estimate(sketch),
+        sketch=sketch,
+        keys=keys if keys is not None else set(),
+        pageviews=sum(e.pageviews for e in entries),
+        bounces=sum(e.bounces for e in entries),
+        duration_sum=sum(e.duration_sum for e in entries),
+        slots=slots_merge(e.slots for e in entries),
+        complete=all(e.complete for e in entries),
+    )
 
 
 def entry_kpis(entry: Entry) -> Kpis:
@@ -123,12 +139,8 @@ def _topped(counted: Breakdown, *, exact_users: bool, top: int = STORED_TOP) -> 
         if len(rest) == 1:
             kept[OTHER] = rest[0]
         elif rest:
-            keys = set().union(*(e.keys for e in rest))
-            other = Entry(sketch=sketch_merge(e.sketch for e in rest), keys=keys)
-            for entry in rest:
-                other.add(entry)
-            other.users = len(keys) if exact_users else sketch_estimate(other.sketch)
-            kept[OTHER] = other
+            keys = set().union(*(e.keys for e in rest)) if exact_users else None
+            kept[OTHER] = entries_total(rest, keys=keys)
         result[name] = kept
     return result
 
@@ -144,13 +156,7 @@ def breakdown_merge(parts: list[Breakdown]) -> Breakdown:
             for value, entry in part.get(name, {}).items():
                 grouped[value].append(entry)
         for value, entries in grouped.items():
-            if len(entries) == 1:
-                merged[name][value] = entries[0]
-                continue
-            sketch = sketch_merge(e.sketch for e in entries)
-            merged[name][value] = total = Entry(users=sketch_estimate(sketch), sketch=sketch)
-            for entry in entries:
-                total.add(entry)
+            merged[name][value] = entries_total(entries)
     return _topped(merged, exact_users=False)
 
 
@@ -175,7 +181,7 @@ def breakdown_write(
                 bucket,
                 name,
                 orjson.dumps([_stored(v, e) for v, e in values.items()]).decode(),
-                {v: e.sketch for v, e in values.items()},
+                {v: sketch_bytes(e.sketch) for v, e in values.items()},
             )
             for name, values in breakdown.items()
             if values
@@ -189,11 +195,11 @@ def breakdowns_read(
     *, site_id: uuid.UUID, buckets: list[tuple[str, datetime]]
 ) -> dict[tuple[str, datetime], Breakdown]:
     """Return the stored breakdowns of these (resolution, bucket)s (absent: never sealed
-    with sessions); one partition each, read in parallel."""
+    with sessions); one partition each, read together (`read_windowed`)."""
     statement = prepare(bucket_breakdowns.SELECT_BUCKET)
-
-    def read(key: tuple[str, datetime]) -> tuple[tuple[str, datetime], Breakdown]:
-        rows = cassandra_session().execute(statement, (site_id, key[0], key[1]))
+    results = read_windowed(statement, [(site_id, *key) for key in buckets])
+    stored: dict[tuple[str, datetime], Breakdown] = {}
+    for key, rows in zip(buckets, results, strict=True):
         found: Breakdown = {}
         for row in rows:
             sketches = row["sketches"] or {}
@@ -201,10 +207,9 @@ def breakdowns_read(
                 counts[0]: stored_entry(counts, sketches.get(counts[0], b""))
                 for counts in orjson.loads(row["counts"])
             }
-        return key, found
-
-    with ThreadPoolExecutor(8, thread_name_prefix="breakdowns") as pool:
-        return {key: found for key, found in pool.map(read, buckets) if found}
+        if found:
+            stored[key] = found
+    return stored
 
 
 def _stored(value: str, e: Entry) -> list[Any]:

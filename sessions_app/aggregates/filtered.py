@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import itertools
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, tzinfo
 
 import orjson
 from django.conf import settings
 
 from sessions_app.aggregates import breakdowns
-from sessions_app.aggregates.breakdowns import OTHER, Entry
+from sessions_app.aggregates.breakdowns import OTHER, Entry, entries_total
 from sessions_app.aggregates.products import BREAKDOWNS
 from sessions_app.aggregates.report import (
     HOUR,
@@ -27,10 +26,9 @@ from sessions_app.aggregates.report import (
     sealed_above_hours,
 )
 from sessions_app.aggregates.seal import hour_live
-from sessions_app.aggregates.sketch import sketch_estimate, sketch_merge
 from sessions_app.core import timebuckets
 from sessions_app.core.bounds import RangeError
-from sessions_app.core.cql import cassandra_session, prepare
+from sessions_app.core.cql import prepare, read_windowed
 from sessions_app.models import BucketState
 from sessions_app.tables import bucket_breakdowns
 
@@ -75,25 +73,14 @@ def value_report(
     if any(entry is None for entry in found.values()):
         return None
     entries: dict[Unit, Entry] = {u: e for u, e in found.items() if e is not None}
-    per_piece = [entries_merge([entries[u] for u in piece if u in entries]) for piece in pieces]
+    per_piece = [entries_total([entries[u] for u in piece if u in entries]) for piece in pieces]
     spans = list(itertools.pairwise(segments))
     buckets = [
-        (a, entries_merge([p for (s, _), p in zip(spans, per_piece, strict=True) if a <= s < b]))
+        (a, entries_total([p for (s, _), p in zip(spans, per_piece, strict=True) if a <= s < b]))
         for a, b in itertools.pairwise(edges)
     ]
-    total = entries_merge([p for (s, _), p in zip(spans, per_piece, strict=True) if s < cut])
+    total = entries_total([p for (s, _), p in zip(spans, per_piece, strict=True) if s < cut])
     return buckets, total
-
-
-def entries_merge(entries: list[Entry]) -> Entry:
-    """Add up one value's entries of several buckets (users from their merged sketches)."""
-    if len(entries) == 1:
-        return entries[0]
-    sketch = sketch_merge(e.sketch for e in entries)
-    total = Entry(users=sketch_estimate(sketch), sketch=sketch)
-    for entry in entries:
-        total.add(entry)
-    return total
 
 
 def _kept(values: dict[str, Entry] | None, value: str) -> Entry | None:
@@ -112,17 +99,17 @@ def _stored_entries(
 ) -> dict[Unit, Entry | None]:
     """Each sealed unit's entry of the value (one row of its bucket_breakdowns partition)."""
     statement = prepare(bucket_breakdowns.SELECT_DIMENSION)
-
-    def read(unit: Unit) -> tuple[Unit, Entry | None]:
-        row = cassandra_session().execute(statement, (site_id, unit[0], unit[1], dimension)).one()
-        if row is None:
-            return unit, Entry()
+    results = read_windowed(statement, [(site_id, *unit, dimension) for unit in units])
+    found: dict[Unit, Entry | None] = {}
+    for unit, rows in zip(units, results, strict=True):
+        if not rows:
+            found[unit] = Entry()
+            continue
+        row = rows[0]
         sketches = row["sketches"] or {}
         values = {
             counts[0]: breakdowns.stored_entry(counts, sketches.get(counts[0], b""))
             for counts in orjson.loads(row["counts"])
         }
-        return unit, _kept(values, value)
-
-    with ThreadPoolExecutor(16, thread_name_prefix="filtered") as pool:
-        return dict(pool.map(read, units))
+        found[unit] = _kept(values, value)
+    return found

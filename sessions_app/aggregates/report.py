@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any
 
 from django.conf import settings
+from django.db.models import Q
 
 from sessions_app.aggregates import breakdowns, totals
 from sessions_app.aggregates.products import BREAKDOWNS, TOTALS
@@ -20,11 +21,13 @@ from sessions_app.core import timebuckets
 from sessions_app.core.bounds import RangeError
 from sessions_app.models import BucketState
 
+STATE_RUNS = 50  # hour ranges OR-ed in one bucket-state query
 MAX_LIVE_HOURS = 72
 MAX_REPORT_BUCKETS = 744  # 31 days of hours; a period of days is at most 92, of months 25
 MAX_REPORT_DAYS = 732  # periods.MAX_DAYS (731), widened to whole buckets
 MAX_STORED_HOURS = 4_000  # sealed hour rows a report reads: a zone's day and month edges, open days
 HOUR = timedelta(hours=1)
+DAY = timedelta(days=1)
 GRAINS = ("hour", "day", "month")
 
 
@@ -92,20 +95,24 @@ def report_range(start: datetime, end: datetime) -> tuple[datetime, datetime]:
 
 def cover(start: datetime, end: datetime, sealed: set[Unit]) -> list[Unit]:
     """The stored buckets that add up to [start, end) (whole UTC hours): sealed months and
-    days wholly inside it, else its hours."""
+    days wholly inside it, else its hours. (A year of hours is walked: plain datetime
+    arithmetic, no bucket-width lookups.)"""
     units: list[Unit] = []
-    at = start
+    at = timebuckets.as_utc(start)
     while at < end:
-        for granularity in ("month", "day"):
-            following = timebuckets.next_start(at, granularity)
-            whole = timebuckets.floor(at, granularity) == at and following <= end
-            if whole and (granularity, at) in sealed:
-                units.append((granularity, at))
-                at = following
-                break
-        else:
-            units.append(("hour", at))
-            at += HOUR
+        if at.hour == 0:
+            if at.day == 1 and ("month", at) in sealed:
+                following = timebuckets.next_start(at, "month")
+                if following <= end:
+                    units.append(("month", at))
+                    at = following
+                    continue
+            if ("day", at) in sealed and at + DAY <= end:
+                units.append(("day", at))
+                at += DAY
+                continue
+        units.append(("hour", at))
+        at += HOUR
     return units
 
 
@@ -242,18 +249,32 @@ def sealed_above_hours(site_id: uuid.UUID, start: datetime, end: datetime) -> se
 
 
 def hour_states(site_id: uuid.UUID, hours: list[datetime]) -> dict[datetime, tuple[str, int]]:
-    """The state and shards of each of these hours that has one."""
+    """The state and shards of each of these hours that has one: one range query per run
+    of consecutive hours (a year of hours with no sealed day is one query), at most
+    STATE_RUNS ranges per query."""
     found: dict[datetime, tuple[str, int]] = {}
-    for offset in range(0, len(hours), 500):
-        chunk = hours[offset : offset + 500]
-        rows = BucketState.objects.filter(
-            site_id=site_id, granularity="hour", bucket__gte=min(chunk), bucket__lte=max(chunk)
-        ).values_list("bucket", "state", "shards")
-        wanted = set(chunk)
-        for bucket, state, used in rows:
+    wanted = set(hours)
+    runs = hour_runs(sorted(wanted))
+    for offset in range(0, len(runs), STATE_RUNS):
+        ranges = Q()
+        for low, high in runs[offset : offset + STATE_RUNS]:
+            ranges |= Q(bucket__gte=low, bucket__lte=high)
+        rows = BucketState.objects.filter(ranges, site_id=site_id, granularity="hour")
+        for bucket, state, used in rows.values_list("bucket", "state", "shards"):
             if timebuckets.as_utc(bucket) in wanted:
                 found[timebuckets.as_utc(bucket)] = (state, used)
     return found
+
+
+def hour_runs(hours: list[datetime]) -> list[tuple[datetime, datetime]]:
+    """Sorted hours as runs of consecutive hours: (first, last) each."""
+    runs: list[tuple[datetime, datetime]] = []
+    for hour in hours:
+        if runs and hour - runs[-1][1] == HOUR:
+            runs[-1] = (runs[-1][0], hour)
+        else:
+            runs.append((hour, hour))
+    return runs
 
 
 def _stored(site_id: uuid.UUID, units: list[Unit]) -> dict[Unit, totals.Aggregates]:

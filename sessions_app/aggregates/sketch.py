@@ -35,22 +35,43 @@ def sketch_of(keys: Iterable[str]) -> bytes:
     return zlib.compress(bytes(registers))
 
 
-def sketch_merge(sketches: Iterable[bytes]) -> bytes:
-    """Return the sketch of the union of the sets behind the given sketches."""
+# A sketch as stored (zlib-compressed registers, b"" for none) or as merged in memory
+# (the registers themselves: a read that only estimates never compresses them).
+Sketch = bytes | np.ndarray
+
+
+def _registers(sketch: Sketch) -> np.ndarray | None:
+    if isinstance(sketch, np.ndarray):
+        return sketch
+    return np.frombuffer(zlib.decompress(sketch), dtype=np.uint8) if sketch else None
+
+
+def sketch_union(sketches: Iterable[Sketch]) -> Sketch:
+    """The registers of the union of the sets behind the given sketches (b"" for none)."""
     merged: np.ndarray | None = None
     for sketch in sketches:
-        if not sketch:
+        registers = _registers(sketch)
+        if registers is None:
             continue
-        registers = np.frombuffer(zlib.decompress(sketch), dtype=np.uint8)
         merged = registers.copy() if merged is None else np.maximum(merged, registers, out=merged)
-    return zlib.compress(merged.tobytes()) if merged is not None else b""
+    return merged if merged is not None else b""
 
 
-def sketch_estimate(sketch: bytes) -> int:
+def sketch_bytes(sketch: Sketch) -> bytes:
+    """A sketch as stored (compressed registers)."""
+    return zlib.compress(sketch.tobytes()) if isinstance(sketch, np.ndarray) else sketch
+
+
+def sketch_merge(sketches: Iterable[Sketch]) -> bytes:
+    """Return the stored sketch of the union of the sets behind the given sketches."""
+    return sketch_bytes(sketch_union(sketches))
+
+
+def sketch_estimate(sketch: Sketch) -> int:
     """Return the estimated number of distinct keys in a sketch."""
-    if not sketch:
+    registers = _registers(sketch)
+    if registers is None:
         return 0
-    registers = np.frombuffer(zlib.decompress(sketch), dtype=np.uint8)
     m = len(registers)
     estimate = 0.7213 / (1 + 1.079 / m) * m * m / float(np.exp2(-registers.astype(float)).sum())
     zeros = int(np.count_nonzero(registers == 0))

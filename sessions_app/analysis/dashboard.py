@@ -4,9 +4,10 @@ they leave, and the latest sessions of the period.
 Filters use the explorer's URL names (`explorer.filter_names()`), so a dashboard link
 opens Sessions with the same filter. Filtered numbers (KPIs, chart, breakdowns, entry
 pages) come from the matching sessions' site_sessions rows within a partition budget
-(analysis/filtered.py). Page views per page and clicks are counted per event, which
-those rows do not keep: with a filter the page shows the sessions' entry pages instead
-and says that clicks cannot be filtered.
+(analysis/filtered.py), except one breakdown value's KPIs and chart, which the sealed
+per-bucket counts answer when they kept it (`sealed_value`). Page views per page and
+clicks are counted per event, which those rows do not keep: with a filter the page shows
+the sessions' entry pages instead and says that clicks cannot be filtered.
 """
 
 from __future__ import annotations
@@ -18,9 +19,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sessions_app.aggregates import breakdowns
+from sessions_app.aggregates.kpis import Kpis
 from sessions_app.analysis import explorer, filtered
+from sessions_app.analysis.kpi_report import breakdown_kpis, value_chart
 from sessions_app.core.bounds import RangeError
 from sessions_app.core.cql import cassandra_session, prepare
+from sessions_app.models import Site
 from sessions_app.periods import Period
 from sessions_app.tables import dimensions, user_sessions
 
@@ -93,13 +97,14 @@ class FilteredAnswer:
     """The dashboard's numbers under the filters (current and comparison period)."""
 
     filters: dict[str, str]
-    kpis: filtered.Kpis
-    previous: filtered.Kpis | None
+    kpis: Kpis
+    previous: Kpis | None
     chart: dict[str, Any]
     breakdowns: dict[str, list[dict[str, Any]]]
     entry_pages: list[tuple[str, int]]
     counted: filtered.Counted
     compared: filtered.Counted | None
+    sealed: bool = False  # KPIs and chart from the sealed counts of the one value
 
     @property
     def cut_days(self) -> int | None:
@@ -108,37 +113,67 @@ class FilteredAnswer:
 
 
 def dashboard_filtered(
-    *, site_id: uuid.UUID, period: Period, filters: dict[str, str], metric: str = "visitors"
+    *, site: Site, period: Period, filters: dict[str, str], metric: str = "visitors"
 ) -> FilteredAnswer:
     """The dashboard's numbers under these filters (dashboard_filters' output).
 
-    Every filter is counted from the site_sessions rows within their partition budget.
-    Not yet done (issue 37): a single dimension on a value the sealed breakdowns keep
-    should take its KPIs and chart from `analysis/kpi_report.breakdown_kpis` (sealed
-    per-bucket counts) before this fallback.
-    """
+    One breakdown dimension on a value every bucket of the period (and its comparison)
+    kept takes its KPIs and chart from the sealed per-bucket counts (`sealed_value`):
+    exact over the whole period, whatever the partition budget. Everything else, and the
+    breakdowns and entry pages in every case, is counted from the site_sessions rows
+    within their partition budget."""
     values = typed(filters)
     counted = filtered.sessions_counted(
-        site_id=site_id, start=period.start, end=period.elapsed_end, filters=values
+        site_id=site.id, start=period.start, end=period.elapsed_end, filters=values
     )
+    sealed = sealed_value(site=site, period=period, filters=filters, metric=metric)
     previous = period.comparison()
-    compared = (
-        filtered.sessions_counted(
-            site_id=site_id, start=previous.start, end=previous.elapsed_end, filters=values
+    compared = None
+    if previous is not None and sealed is None:
+        compared = filtered.sessions_counted(
+            site_id=site.id, start=previous.start, end=previous.elapsed_end, filters=values
         )
-        if previous is not None
-        else None
-    )
+    if sealed is not None:
+        kpis, before, chart = sealed
+    else:
+        kpis = filtered.kpis_count(counted.rows)
+        before = filtered.kpis_count(compared.rows) if compared is not None else None
+        chart = filtered.chart_data(period, counted, compared, metric)
     return FilteredAnswer(
         filters=filters,
-        kpis=filtered.kpis_count(counted.rows),
-        previous=filtered.kpis_count(compared.rows) if compared is not None else None,
-        chart=filtered.chart_data(period, counted, compared, metric),
+        kpis=kpis,
+        previous=before,
+        chart=chart,
         breakdowns=filtered.breakdown_counts(counted.rows, top=TOP),
         entry_pages=filtered.entry_pages(counted.rows),
         counted=counted,
         compared=compared,
+        sealed=sealed is not None,
     )
+
+
+def sealed_value(
+    *, site: Site, period: Period, filters: Mapping[str, str], metric: str
+) -> tuple[Kpis, Kpis | None, dict[str, Any]] | None:
+    """A single breakdown filter's KPIs, its comparison's and the chart, from the sealed
+    per-bucket counts of that value; None when there is more than one filter, it is not
+    a breakdown dimension, or some bucket folded the value into "(other)"."""
+    if len(filters) != 1:
+        return None
+    ((name, value),) = filters.items()
+    if name not in breakdowns.names() or value in NOT_FILTERABLE:
+        return None
+    current = breakdown_kpis(site=site, period=period, dimension=name, value=value)
+    if current is None:
+        return None
+    earlier = period.comparison()
+    before = None
+    if earlier is not None:
+        before = breakdown_kpis(site=site, period=earlier, dimension=name, value=value)
+        if before is None:
+            return None
+    chart = value_chart(period, current, before, metric=metric)
+    return current.kpis, before.kpis if before is not None else None, chart
 
 
 def latest_sessions(
@@ -162,9 +197,7 @@ def latest_sessions(
     return page
 
 
-def dashboard_context(
-    *, site_id: uuid.UUID, period: Period, params: Mapping[str, str]
-) -> dict[str, Any]:
+def dashboard_context(*, site: Site, period: Period, params: Mapping[str, str]) -> dict[str, Any]:
     """What the dashboard shows of its filters: the chips, the filtered answer (None
     without filters), the latest sessions and a bad filter's message."""
     try:
@@ -174,11 +207,11 @@ def dashboard_context(
     answer = None
     if filters:
         answer = dashboard_filtered(
-            site_id=site_id, period=period, filters=filters, metric=params.get("metric") or ""
+            site=site, period=period, filters=filters, metric=params.get("metric") or ""
         )
     return {
         "filter_error": "",
         "chips": chips(filters),
         "filtered": answer,
-        "latest": latest_sessions(site_id=site_id, period=period, filters=filters),
+        "latest": latest_sessions(site_id=site.id, period=period, filters=filters),
     }

@@ -45,7 +45,8 @@ METRICS: dict[str, dict[str, str]] = {
 
 
 def kpis_count(rows: list[dict[str, Any]]) -> Kpis:
-    """The KPIs of these sessions (site_sessions rows)."""
+    """The KPIs of these sessions (site_sessions rows); the median is the lower one, as
+    the sealed sketches answer it (kpis.slots_median)."""
     durations = [r["duration_s"] or 0 for r in rows]
     return Kpis(
         visitors=len({r["user_key"] for r in rows}),
@@ -53,7 +54,7 @@ def kpis_count(rows: list[dict[str, Any]]) -> Kpis:
         pageviews=sum(r["pageview_count"] or 0 for r in rows),
         bounces=sum(1 for r in rows if (r["pageview_count"] or 0) <= 1),
         duration_seconds_sum=float(sum(durations)),
-        duration_median=float(statistics.median(durations)) if durations else None,
+        duration_median=float(statistics.median_low(durations)) if durations else None,
         conversions=sum(1 for r in rows if r["converted"]),
     )
 

@@ -106,17 +106,59 @@ def chart_data(result: PeriodReport, *, metric: str) -> dict[str, Any]:
     }
 
 
-def breakdown_kpis(
-    *, site: Site, period: Period, dimension: str, value: str
-) -> tuple[Kpis, dict[str, list[float | None]]] | None:
-    """One breakdown value's KPIs over a period and its chart series per bucket, from the
-    sealed per-bucket counts (unsealed hours counted live); None when some bucket did not
-    keep the value (folded into "(other)"): then site_sessions must answer."""
+@dataclass(frozen=True)
+class ValueKpis:
+    """One breakdown value's KPIs over a period, and per chart bucket (its UTC start)."""
+
+    kpis: Kpis
+    starts: list[datetime]
+    series: dict[str, list[float | None]]
+
+
+def breakdown_kpis(*, site: Site, period: Period, dimension: str, value: str) -> ValueKpis | None:
+    """One breakdown value's KPIs over a period's elapsed part and its chart series per
+    bucket, from the sealed per-bucket counts (unsealed hours counted live); None when
+    some bucket did not keep the value (folded into "(other)"): then site_sessions must
+    answer."""
     found = filtered.value_report(
         site_id=site.id, shards=site.event_shards, start=period.start, end=period.end,
-        width=period.grain, zone=period.zone, cut=period.end, dimension=dimension, value=value,
+        width=period.grain, zone=period.zone, cut=period.elapsed_end, dimension=dimension,
+        value=value,
     )  # fmt: skip
     if found is None:
         return None
     buckets, total = found
-    return entry_kpis(total), _series([entry_kpis(entry) for _, entry in buckets])
+    shown = [None if start >= period.elapsed_end else entry_kpis(entry) for start, entry in buckets]
+    return ValueKpis(entry_kpis(total), [start for start, _ in buckets], _series(shown))
+
+
+def value_chart(
+    period: Period, current: ValueKpis, previous: ValueKpis | None, *, metric: str
+) -> dict[str, Any]:
+    """The chart's data island (contract 5) of one breakdown value: its buckets are the
+    report's (`value_report` adds up the same stored buckets), each sealed or counted
+    live, the bucket holding now "live", later ones "future"."""
+    ends = [*current.starts[1:], period.end]
+    states = [
+        "future" if start >= period.elapsed_end else "live" if end > period.elapsed_end
+        else "sealed"
+        for start, end in zip(current.starts, ends, strict=True)
+    ]  # fmt: skip
+    comparison = None
+    if previous is not None:
+        size = len(current.starts)
+        missing = max(0, size - len(previous.starts))
+        comparison = {
+            "buckets": [_local(s, period) for s in previous.starts[:size]] + [None] * missing,
+            "series": {k: v[:size] + [None] * missing for k, v in previous.series.items()},
+        }
+    return {
+        "grain": period.grain,
+        "zone": str(period.zone),
+        "metric": metric if metric in METRICS else "visitors",
+        "metrics": {key: {"label": label, "format": fmt} for key, (label, fmt) in METRICS.items()},
+        "buckets": [_local(s, period) for s in current.starts],
+        "states": states,
+        "series": current.series,
+        "comparison": comparison,
+    }

@@ -290,7 +290,7 @@ class SiteReport(SiteView):
         report = result.current
         filtered = None
         if filters:  # the page's filtered answer: KPIs of the matching sessions
-            filtered = dashboard.dashboard_filtered(site_id=site.id, period=period,
+            filtered = dashboard.dashboard_filtered(site=site, period=period,
                                                     filters=filters)  # fmt: skip
         return Response(
             {
@@ -357,10 +357,15 @@ def _comparison(
 
 
 def _filtered(answer: dashboard.FilteredAnswer | None) -> dict[str, Any] | None:
-    """How a filtered answer was counted: site_sessions partitions, days cut by the budget."""
+    """How a filtered answer was counted: site_sessions partitions, days cut by the budget,
+    and whether its KPIs came from the sealed counts of one breakdown value."""
     if answer is None:
         return None
-    return {"partitions_read": answer.counted.partitions_read, "cut_days": answer.cut_days}
+    return {
+        "partitions_read": answer.counted.partitions_read,
+        "cut_days": answer.cut_days,
+        "sealed": answer.sealed,
+    }
 
 
 class UserCounters(SiteView):

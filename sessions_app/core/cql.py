@@ -290,6 +290,19 @@ def execute_windowed(work: list[tuple[Any, Any]], *, window: int = 128) -> None:
         execute_concurrent(cassandra_session(), work, concurrency=window, raise_on_first_error=True)
 
 
+def read_windowed(
+    statement: PreparedStatement, params: Sequence[Sequence[Any]], *, window: int = 128
+) -> list[list[Any]]:
+    """Each parameter set's rows, in order, at most `window` reads in flight (the
+    driver's own threads: a report reading dozens of partitions starts none of its own)."""
+    if not params:
+        return []
+    work = [(statement, p) for p in params]
+    done = execute_concurrent(cassandra_session(), work, concurrency=window,
+                              raise_on_first_error=True)  # fmt: skip
+    return [list(result) for _, result in done]
+
+
 def reset_after_fork() -> None:
     """Forget the driver objects inherited across fork(); the next query reconnects.
 

@@ -80,7 +80,7 @@ def dashboard(request: HttpRequest, site: Site) -> HttpResponse:
         errors.append(f"{exc}; showing {period.label.lower()} instead")
     metric = metric_param(request.GET.get("metric"))
     shown = dashboard_filters.dashboard_context(
-        site_id=site.id, period=period, params=query_params(request)
+        site=site, period=period, params=query_params(request)
     )
     context: dict[str, Any] = {"site": site, "period": period, "zone_note": zone_note,
                                "metric": metric, "live_cap": MAX_LIVE_HOURS,

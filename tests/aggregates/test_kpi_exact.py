@@ -211,7 +211,7 @@ def test_a_single_source_filter_comes_from_sealed_breakdowns_and_equals_a_recoun
         for source in SOURCES:
             found = breakdown_kpis(site=site, period=period, dimension="source", value=source)
             assert found is not None
-            kpis, series = found
+            kpis, series = found.kpis, found.series
             start = timebuckets.floor(
                 period.start.astimezone(ZoneInfo(zone))
                 .replace(hour=0, tzinfo=None)
@@ -225,7 +225,7 @@ def test_a_single_source_filter_comes_from_sealed_breakdowns_and_equals_a_recoun
             assert sum(v or 0 for v in series["visits"]) == expected["visits"]
     unknown = period_param({}, zone=ZoneInfo("UTC"), now=now)
     found = breakdown_kpis(site=site, period=unknown, dimension="source", value="nowhere")
-    assert found is not None and found[0].visits == 0
+    assert found is not None and found.kpis.visits == 0
 
 
 def test_a_visit_that_goes_on_after_its_start_hour_sealed_reopens_it(site):
