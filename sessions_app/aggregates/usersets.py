@@ -78,14 +78,12 @@ def _bounded(members: dict[str, Any]) -> tuple[dict[str, Any], bool]:
 
 def sets_merge(parts: list[Sets]) -> Sets:
     """The union of the children's sets (a day from its hours, a month from its days)."""
-    members: dict[str, BitMap] = {ACTIVE: BitMap()}
+    found: dict[str, list[BitMap]] = {ACTIVE: []}
     for part in parts:
         for name, users in part.members.items():
-            found = members.get(name)
-            if found is None:
-                members[name] = BitMap(users)
-            else:
-                found |= users
+            found.setdefault(name, []).append(users)
+    # One many-way union a set (roaring's own), never the children's bitmaps themselves.
+    members = {name: BitMap.union(BitMap(), *sets) for name, sets in found.items()}
     kept, complete = _bounded(members)
     return Sets(kept, complete and all(p.complete for p in parts))
 

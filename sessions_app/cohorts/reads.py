@@ -148,7 +148,8 @@ def triangle(reader: Reader, query: Query) -> dict[str, Any]:
     for i, start in enumerate(query.starts):
         cohort = sets[i].users(query.first_event) - seen
         seen |= sets[i].users(query.first_event)
-        counts = [len(cohort & later.users(query.return_event)) for later in sets[i:]]
+        counts = [cohort.intersection_cardinality(later.users(query.return_event))
+                  for later in sets[i:]]  # fmt: skip
         size = len(cohort)
         rows.append({
             "start": start.isoformat(), "size": size, "counts": counts,
