@@ -4,7 +4,7 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from sessions_app.api import exports, views
+from sessions_app.api import exports, goals, views
 from sessions_app.cohorts import urls as cohort_urls
 from sessions_app.core import userkeys
 from sessions_app.funnels import urls as funnel_urls
@@ -19,6 +19,9 @@ urlpatterns = [
     path("docs", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
     path("sites/<uuid:site_id>/report", views.SiteReport.as_view()),
     path("sites/<uuid:site_id>/realtime", views.SiteRealtime.as_view(), name="api-realtime"),
+    path("sites/<uuid:site_id>/goals", goals.SiteGoals.as_view(), name="api-goals"),
+    path("sites/<uuid:site_id>/goals/table", goals.SiteGoalTable.as_view(), name="api-goal-table"),
+    path("sites/<uuid:site_id>/goals/<int:goal_id>", goals.SiteGoal.as_view(), name="api-goal"),
     path(
         "sites/<uuid:site_id>/users/<userkey:user_key>/sessions",
         views.UserSessions.as_view(),

@@ -4,8 +4,8 @@ schema describes them. The site itself is read by `permissions.site_page` (pages
 `permissions.SiteView` (API); the explorer's filters by `analysis/explorer.py`.
 
 Three readers of a time, as the views have always answered:
-- `time_param` / `range_param` (explorer, paths, funnels; pages and API alike): no zone
-  means UTC; RangeError naming the field (400).
+- `time_param` (core/bounds; periods' old start/end read it too) / `range_param`
+  (explorer, paths, funnels): no zone means UTC; RangeError naming the field (400).
 - `api_time` / `api_int` / `api_uuid` (the API's report, user, session and export
   routes): a zone is required; `BadRequest` naming the field (400).
 - `page_range` (the dashboard and a user's activity page): a bad time shows the default
@@ -25,7 +25,7 @@ from rest_framework.exceptions import APIException
 
 from sessions_app.aggregates import tally
 from sessions_app.core import timebuckets, userkeys
-from sessions_app.core.bounds import RangeError, checked_range
+from sessions_app.core.bounds import RangeError, checked_range, time_param
 
 
 class BadRequest(APIException):
@@ -46,21 +46,6 @@ def query_params(request: HttpRequest) -> dict[str, str]:
 def iso(value: datetime) -> str:
     """A UTC time as ISO-8601 with Z."""
     return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
-
-
-def time_param(params: Mapping[str, str], name: str, default: datetime, now: datetime) -> datetime:
-    """An ISO-8601 time (no zone: UTC) within reach, else `default`; RangeError naming it."""
-    value = params.get(name)
-    if not value:
-        return default
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        raise RangeError(name, f"not an ISO-8601 time: {value[:40]!r}") from None
-    parsed = parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-    if not timebuckets.within_reach(parsed, now=now):
-        raise RangeError(name, "between 1970-01-01 and a year from now")
-    return parsed.astimezone(UTC)
 
 
 def range_param(

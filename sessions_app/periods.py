@@ -28,7 +28,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter
 
 from sessions_app.core import timebuckets
-from sessions_app.core.bounds import RangeError
+from sessions_app.core.bounds import RangeError, time_param
 
 PRESETS: dict[str, str] = {
     "today": "Today",
@@ -208,29 +208,13 @@ def _custom(params: Mapping[str, str], *, zone: ZoneInfo, now: datetime, compare
 
 
 def _exact(params: Mapping[str, str], *, zone: ZoneInfo, now: datetime, compare: str) -> Period:
-    end = _time(params, "end", now, now)
-    start = _time(params, "start", end - timedelta(days=7), now)
+    end = time_param(params, "end", now, now)
+    start = time_param(params, "start", end - timedelta(days=7), now)
     if end <= start:
         raise RangeError("end", "must be after start")
     if end - start > timedelta(days=MAX_DAYS):
         raise RangeError("end", f"at most {MAX_DAYS} days; narrow the range")
     return Period("custom", start, end, zone, compare, now)
-
-
-def _time(params: Mapping[str, str], name: str, default: datetime, now: datetime) -> datetime:
-    value = params.get(name)
-    if not value:
-        return default
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        raise RangeError(name, f"not an ISO-8601 time: {value[:40]!r}") from None
-    try:  # 0001-01-01T00:00+01:00 or 9999-12-31T23:59-05:00: outside UTC's datetimes
-        parsed = timebuckets.as_utc(parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC))
-    except OverflowError:
-        raise RangeError(name, "between 1970-01-01 and a year from now") from None
-    _within_reach(name, parsed, now)
-    return parsed
 
 
 def _within_reach(name: str, value: datetime, now: datetime) -> None:

@@ -15,7 +15,7 @@ from sessions_app.erasure import erasures
 from sessions_app.funnels import defs, queue, results, scan
 from sessions_app.funnels.spec import funnel_compile
 from sessions_app.ingest.replay import txlog_replay
-from sessions_app.jobs import purge
+from sessions_app.jobs import goals, purge
 from sessions_app.ledger import shards
 from sessions_app.models import PurgeRun, Site
 from sessions_app.system import health
@@ -87,6 +87,13 @@ def purge_expired_partitions(requested_by: int | None = None) -> dict[str, Any]:
         requested_by=user,
     )
     return {"run": run.pk, "probed": run.probed, "deleted": run.deleted, "more": run.more_left}
+
+
+@shared_task(acks_late=True, soft_time_limit=3000, time_limit=3300, max_retries=0)
+def backfill_goal(goal_id: int) -> dict[str, int]:
+    """Count a new or changed goal in the sealed hours whose raw rows are kept (progress
+    on the goal); the goal says failed if it stops."""
+    return goals.goal_backfill(goal_id=goal_id, now=timezone.now())
 
 
 # Below the broker's visibility timeout (3,600 s), or Redis would hand a running

@@ -44,6 +44,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    "sessions_app.middleware.SiteContextMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "sessions_app.middleware.ContentSecurityPolicyMiddleware",
 ]
@@ -165,7 +166,11 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 # Analysis fan-out (funnel day scans) has its own queue and worker (`-Q analysis`), so
 # scans never wait in front of sealing, erasure or the heartbeat (the worker `-Q celery`).
 CELERY_TASK_DEFAULT_QUEUE = "celery"
-CELERY_TASK_ROUTES = {"sessions_app.tasks.funnel_day": {"queue": "analysis"}}
+CELERY_TASK_ROUTES = {
+    "sessions_app.tasks.funnel_day": {"queue": "analysis"},
+    # A goal's backfill recounts many hours: beside funnel scans, never ahead of a seal.
+    "sessions_app.tasks.backfill_goal": {"queue": "analysis"},
+}
 
 # The beat schedule lives here and nowhere else.
 CELERY_BEAT_SCHEDULE = {

@@ -14,22 +14,10 @@ from django.conf import settings
 from sessions_app.aggregates import breakdowns
 from sessions_app.aggregates.breakdowns import OTHER, Entry, entries_total
 from sessions_app.aggregates.products import BREAKDOWNS
-from sessions_app.aggregates.report import (
-    HOUR,
-    MAX_LIVE_HOURS,
-    MAX_STORED_HOURS,
-    Unit,
-    cover,
-    hour_states,
-    local_edges,
-    report_range,
-    sealed_above_hours,
-)
+from sessions_app.aggregates.report import HOUR, MAX_LIVE_HOURS, Unit, bucket_plan
 from sessions_app.aggregates.seal import hour_live
-from sessions_app.core import timebuckets
 from sessions_app.core.bounds import RangeError
 from sessions_app.core.cql import prepare, read_windowed
-from sessions_app.models import BucketState
 from sessions_app.tables import bucket_breakdowns
 
 ValueBuckets = tuple[list[tuple[datetime, Entry]], Entry]  # (bucket start, its entry), total
@@ -46,19 +34,14 @@ def value_report(
     more unsealed hours than that."""
     if dimension not in breakdowns.names():
         raise RangeError("dimension", f"one of {', '.join(breakdowns.names())}")
-    start, end = report_range(start, end)
-    edges = local_edges(start, end, zone, width)
-    cut = min(timebuckets.ceil(cut, "hour"), edges[-1])
-    segments = sorted({*edges, cut} if edges[0] < cut < edges[-1] else set(edges))
-    sealed = sealed_above_hours(site_id, edges[0], edges[-1])
-    pieces = [cover(a, b, sealed) for a, b in itertools.pairwise(segments)]
-    hours = [u[1] for piece in pieces for u in piece if u[0] == "hour"]
-    states = hour_states(site_id, hours)  # SQL; an hour without one had no events
-    sealed_hours = {("hour", h) for h, (state, _) in states.items() if state == BucketState.SEALED}
-    if len(sealed_hours) > MAX_STORED_HOURS:
+    try:  # a half-hour zone, or too many sealed hours: site_sessions answers
+        plan = bucket_plan(site_id=site_id, start=start, end=end, zone=zone, width=width, cut=cut)
+    except RangeError:
         return None
-    sealed |= sealed_hours
-    units = [u for piece in pieces for u in piece]
+    edges, segments, pieces, states, sealed = (
+        plan.edges, plan.segments, plan.pieces, plan.states, plan.sealed
+    )  # fmt: skip
+    units = plan.units
     now = datetime.now(UTC)
     settled = now - settings.ALLOWED_LATENESS
     live = [u for u in units if u not in sealed and u[0] == "hour" and u[1] < now
@@ -79,7 +62,7 @@ def value_report(
         (a, entries_total([p for (s, _), p in zip(spans, per_piece, strict=True) if a <= s < b]))
         for a, b in itertools.pairwise(edges)
     ]
-    total = entries_total([p for (s, _), p in zip(spans, per_piece, strict=True) if s < cut])
+    total = entries_total([p for (s, _), p in zip(spans, per_piece, strict=True) if s < plan.cut])
     return buckets, total
 
 

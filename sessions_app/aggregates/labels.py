@@ -4,14 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from sessions_app.core.pagepaths import page_path
 
-def page_path(url: str | None) -> str | None:
-    """A URL's path: no scheme, host, query string or fragment ("/" when it has none)."""
-    if not url:
-        return None
-    rest = url.split("://", 1)[-1]
-    path = "/" + rest.split("/", 1)[1] if "/" in rest else "/"
-    return path.split("?", 1)[0].split("#", 1)[0]
+__all__ = ["click_label", "page_path"]
 
 
 def click_label(element: dict[str, Any] | None) -> str | None:

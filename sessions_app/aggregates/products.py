@@ -20,6 +20,7 @@ from django.conf import settings
 
 from sessions_app.aggregates import (
     breakdowns,
+    goals,
     heatmap_rows,
     heatmaps,
     paths,
@@ -29,6 +30,7 @@ from sessions_app.aggregates import (
 )
 from sessions_app.aggregates.sources import Hour
 from sessions_app.core import timebuckets
+from sessions_app.goals.defs import site_goals
 
 
 class Product(Protocol):
@@ -202,6 +204,34 @@ class Heatmaps:
         return [rows for rows in found if rows]
 
 
+class Goals:
+    """bucket_goals: conversions, converting sessions and users per goal of the site, in
+    total and per breakdown value (aggregates/goals.py; a site without goals reads nothing)."""
+
+    name = "goals"
+    background = True
+
+    def hour(self, source: Hour) -> goals.Counts:
+        return goals.hour_goals(source, site_goals(source.site_id))
+
+    def merge(self, parts: list[goals.Counts], *, start: datetime) -> goals.Counts:
+        return goals.goals_merge(parts) if parts else {}
+
+    def write(
+        self, *, site_id: uuid.UUID, granularity: str, bucket: datetime, value: goals.Counts,
+        ttl: int, now: datetime,
+    ) -> None:  # fmt: skip
+        goals.goals_write(
+            site_id=site_id, granularity=granularity, bucket=bucket, counts=value, ttl=ttl,
+            now=now,
+        )  # fmt: skip
+
+    def read(
+        self, *, site_id: uuid.UUID, granularity: str, buckets: list[datetime]
+    ) -> list[goals.Counts]:
+        return goals.goals_read(site_id=site_id, buckets=[(granularity, b) for b in buckets])
+
+
 class UserSets:
     """user_sets: who was active, and who did each event (up to usersets.MAX_NAMES), as
     roaring bitmaps of per-site user numbers (retention cohorts, lifecycle, stickiness).
@@ -253,6 +283,9 @@ def _range(
 
 TOTALS, USER_COUNTS, USER_SETS = Totals(), UserCounts(), UserSets()
 BREAKDOWNS, PATHS, HEATMAPS = Breakdowns(), Paths(), Heatmaps()
+GOALS = Goals()
 # User counts first: their write is the largest and runs while the others count; totals
 # last: they wait for the sessions' summaries the driver reads meanwhile.
-PRODUCTS: tuple[Product, ...] = (USER_COUNTS, USER_SETS, PATHS, HEATMAPS, BREAKDOWNS, TOTALS)
+PRODUCTS: tuple[Product, ...] = (
+    USER_COUNTS, USER_SETS, GOALS, PATHS, HEATMAPS, BREAKDOWNS, TOTALS,
+)  # fmt: skip

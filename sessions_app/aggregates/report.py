@@ -130,22 +130,10 @@ def site_report(
     all), so a comparison counts only its elapsed part; the breakdowns (sessions started
     in range) come from the same stored buckets.
     """
-    start, end = report_range(start, end)
-    edges = local_edges(start, end, zone, width)
-    now = datetime.now(UTC)
-    cut = min(timebuckets.ceil(cut, "hour"), edges[-1]) if cut is not None else edges[-1]
-    segments = sorted({*edges, cut} if edges[0] < cut < edges[-1] else set(edges))
-    sealed = sealed_above_hours(site_id, edges[0], edges[-1])
-    pieces = [cover(a, b, sealed) for a, b in itertools.pairwise(segments)]
-    hours = [u[1] for piece in pieces for u in piece if u[0] == "hour"]
-    states = hour_states(site_id, hours)  # SQL; an hour without one had no events
-    sealed_hours = {("hour", h) for h, (state, _) in states.items() if state == BucketState.SEALED}
-    if len(sealed_hours) > MAX_STORED_HOURS:
-        raise RangeError("end", "too many days in range not rolled up yet; narrow it")
-    sealed |= sealed_hours
-    units = [u for piece in pieces for u in piece]
-    stored = _stored(site_id, [u for u in units if u in sealed])
-    counted = _Counted(site_id, shards, states, now, settings.ALLOWED_LATENESS)
+    plan = bucket_plan(site_id=site_id, start=start, end=end, zone=zone, width=width, cut=cut)
+    edges, segments, pieces, states = plan.edges, plan.segments, plan.pieces, plan.states
+    stored = _stored(site_id, [u for u in plan.units if u in plan.sealed])
+    counted = _Counted(site_id, shards, states, datetime.now(UTC), settings.ALLOWED_LATENESS)
     parts = [counted.piece(piece, stored, breakdown=breakdown) for piece in pieces]
     report: list[ReportBucket] = []
     for a, b in itertools.pairwise(edges):
@@ -154,7 +142,7 @@ def site_report(
         merged = totals.aggregates_merge([p[0] for p in inside])
         report.append(ReportBucket(a, _state([p[1] for p in inside]), merged))
     before_cut = [p[0] for (s, _), p in zip(itertools.pairwise(segments), parts, strict=True)
-                  if s < cut]  # fmt: skip
+                  if s < plan.cut]  # fmt: skip
     summed = totals.aggregates_merge(before_cut) if before_cut else totals.Aggregates()
     return {
         "breakdowns": counted.breakdown() if breakdown else {},
@@ -170,6 +158,44 @@ def site_report(
         "raw_partitions_read": counted.partitions,
         "pending": sum(1 for r in report if r.state == "pending"),
     }
+
+
+@dataclass(frozen=True)
+class BucketPlan:
+    """Which stored buckets add up a report: the zone's bucket `edges`, the `segments`
+    between them and `cut`, each segment's `pieces` (cover), the hours' states, and the
+    sealed units among them."""
+
+    edges: list[datetime]
+    cut: datetime
+    segments: list[datetime]
+    pieces: list[list[Unit]]
+    states: dict[datetime, tuple[str, int]]
+    sealed: set[Unit]
+
+    @property
+    def units(self) -> list[Unit]:
+        return [u for piece in self.pieces for u in piece]
+
+
+def bucket_plan(
+    *, site_id: uuid.UUID, start: datetime, end: datetime, zone: tzinfo, width: str,
+    cut: datetime | None,
+) -> BucketPlan:  # fmt: skip
+    """Plan a report over [start, end) in `zone` (site_report, filtered.value_report);
+    RangeError("end") past MAX_STORED_HOURS sealed hours not rolled up."""
+    start, end = report_range(start, end)
+    edges = local_edges(start, end, zone, width)
+    cut = min(timebuckets.ceil(cut, "hour"), edges[-1]) if cut is not None else edges[-1]
+    segments = sorted({*edges, cut} if edges[0] < cut < edges[-1] else set(edges))
+    sealed = sealed_above_hours(site_id, edges[0], edges[-1])
+    pieces = [cover(a, b, sealed) for a, b in itertools.pairwise(segments)]
+    hours = [u[1] for piece in pieces for u in piece if u[0] == "hour"]
+    states = hour_states(site_id, hours)  # SQL; an hour without one had no events
+    sealed_hours = {("hour", h) for h, (state, _) in states.items() if state == BucketState.SEALED}
+    if len(sealed_hours) > MAX_STORED_HOURS:
+        raise RangeError("end", "too many days in range not rolled up yet; narrow it")
+    return BucketPlan(edges, cut, segments, pieces, states, sealed | sealed_hours)
 
 
 def _state(states: list[str]) -> str:

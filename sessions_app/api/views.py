@@ -357,8 +357,7 @@ def _comparison(
 
 
 def _filtered(answer: dashboard.FilteredAnswer | None) -> dict[str, Any] | None:
-    """How a filtered answer was counted: site_sessions partitions, days cut by the budget,
-    and whether its KPIs came from the sealed counts of one breakdown value."""
+    """How a filtered answer was counted (sealed: its KPIs from one value's sealed counts)."""
     if answer is None:
         return None
     return {

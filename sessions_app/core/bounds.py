@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import uuid
-from datetime import datetime, timedelta
+from collections.abc import Mapping
+from datetime import UTC, datetime, timedelta
 
 from sessions_app.core import timebuckets
 
@@ -42,3 +43,18 @@ def checked_range(start: datetime, end: datetime) -> tuple[datetime, datetime]:
     if end - start > MAX_RANGE:
         raise RangeError("end", f"range longer than {MAX_RANGE.days} days; narrow it")
     return start, end
+
+
+def time_param(params: Mapping[str, str], name: str, default: datetime, now: datetime) -> datetime:
+    """An ISO-8601 time (no zone: UTC) within reach, else `default`; RangeError naming it."""
+    value = params.get(name)
+    if not value:
+        return default
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        raise RangeError(name, f"not an ISO-8601 time: {value[:40]!r}") from None
+    parsed = parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    if not timebuckets.within_reach(parsed, now=now):
+        raise RangeError(name, "between 1970-01-01 and a year from now")
+    return parsed.astimezone(UTC)

@@ -28,6 +28,7 @@ from sessions_app.models import (
     Site,
     Suppression,
 )
+from sessions_app.sessions import lists
 
 log = logging.getLogger(__name__)
 
@@ -113,3 +114,18 @@ def user_erase(*, request_id: uuid.UUID | str, now: datetime) -> ErasureRequest:
         request.save(update_fields=["state", "error", "finished_at"])
         raise
     return request
+
+
+def key_has_data(*, site: Site, key: str) -> bool:
+    """Return whether the key has a session or an identity link on the site: what an
+    erasure finds first (a key without either has nothing to erase)."""
+    if lists.sessions_page(site_id=site.id, user_keys=[key], limit=1).sessions:
+        return True
+    return bool(lists.identity_links(site_id=site.id, user_id=key, limit=1))
+
+
+def erasure_of_key(*, site: Site, key: str) -> ErasureRequest | None:
+    """Return the erasure that suppressed this key of the site (its receipt says when it
+    ran), None if the key was never erased."""
+    found = Suppression.objects.select_related("erasure").filter(site=site, key=key).first()
+    return found.erasure if found is not None else None

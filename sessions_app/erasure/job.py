@@ -5,10 +5,8 @@ from __future__ import annotations
 import json
 import logging
 import time
-import uuid
 import zlib
 from collections import Counter
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -21,7 +19,9 @@ from sessions_app.core import stamps, timebuckets
 from sessions_app.core.ids import time_uuid_bound
 from sessions_app.core.redis_client import redis_client
 from sessions_app.erasure.scan import (
+    Found,
     counted_buckets,
+    directory_deletes,
     failed_rows_mentioning,
     feed_ttl,
     pages,
@@ -54,6 +54,7 @@ from sessions_app.tables import (
     site_events_by_bucket,
     site_sessions,
     transaction_log,
+    user_directory,
     user_events_by_bucket,
     user_properties,
     user_sessions,
@@ -68,23 +69,6 @@ RESEALED = ("hour", "day", "month")
 
 # An event's receipt is at most MAX_AHEAD before its ts: where the log scan starts.
 RECEIPT_BEFORE_TS = stamps.MAX_AHEAD
-
-
-@dataclass
-class _Found:
-    """What the job found of the user keys before deleting it."""
-
-    # session id -> (user key, started_at, last_seen_at)
-    sessions: dict[uuid.UUID, tuple[str, datetime, datetime]] = field(default_factory=dict)
-    # event id -> ts
-    events: dict[uuid.UUID, datetime] = field(default_factory=dict)
-    # (user key, user-events bucket) -> rows
-    user_buckets: Counter[tuple[str, datetime]] = field(default_factory=Counter)
-    session_rows: int = 0
-
-    def earliest(self) -> datetime | None:
-        times = [s[1] for s in self.sessions.values()] + list(self.events.values())
-        return min(times) if times else None
 
 
 class _Job:
@@ -124,6 +108,7 @@ class _Job:
         self._progress("deleting identity links, user properties and failed events")
         self._delete_links(keys)
         self._delete_properties(keys)
+        self._delete_directory(keys)
         self._delete_failed(set(keys))
         self._rewrite_log(set(keys), found.earliest())
         self._progress("deleting per-user counts")
@@ -190,9 +175,9 @@ class _Job:
                 "erasure %s: Redis unavailable, session states left to expire", self.request.pk
             )
 
-    def _find(self, keys: list[str]) -> _Found:
+    def _find(self, keys: list[str]) -> Found:
         """Read the keys' sessions, their events, and the user-event buckets they span."""
-        found = _Found()
+        found = Found()
         site_id = self.site.id
         for key in keys:
             for row in pages(user_sessions.SELECT_SPANS, (site_id, key)):
@@ -221,7 +206,7 @@ class _Job:
                 found.user_buckets[key, bucket] += 1
         return found
 
-    def _delete_events(self, found: _Found) -> None:
+    def _delete_events(self, found: Found) -> None:
         site_id, now_shards = self.site.id, max(1, self.site.event_shards)
         hours = sorted(
             {timebuckets.floor(ts, timebuckets.Width.HOUR) for ts in found.events.values()}
@@ -276,7 +261,7 @@ class _Job:
             ),
         )
 
-    def _delete_sessions(self, keys: list[str], found: _Found) -> None:
+    def _delete_sessions(self, keys: list[str], found: Found) -> None:
         site_id = self.site.id
         # Feed rows: one per batch of each session, seen_id = the batch's last_seen;
         # the sentinel partition holds a day (TTL), read over the sessions' span only.
@@ -328,6 +313,12 @@ class _Job:
             self.counts["user_properties"] += len(found)
         stamp = stamps.erasure_us()  # above a value stamped by an event dated ahead
         write_all(user_properties.DELETE_PARTITION, [(stamp, self.site.id, k) for k in keys])
+
+    def _delete_directory(self, keys: list[str]) -> None:
+        """Delete the user_directory rows of every key (its search terms), found by the key."""
+        rows, own = directory_deletes(self.site.id, keys)
+        self.counts["user_directory"] += write_all(user_directory.DELETE_ROW, rows)
+        write_all(user_directory.DELETE_PARTITION, own)
 
     def _delete_failed(self, keys: set[str]) -> None:
         """Delete rejected events whose stored payload carries one of the keys."""

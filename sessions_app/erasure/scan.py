@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections import Counter
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -12,9 +14,27 @@ from sessions_app.aggregates import usersets
 from sessions_app.core import timebuckets
 from sessions_app.core.cql import cassandra_session, execute_windowed, prepare
 from sessions_app.models import FailedEvent, LatestSession
-from sessions_app.tables import failed_events, retention_specs, rolling_counts
+from sessions_app.tables import failed_events, retention_specs, rolling_counts, user_directory
 
 PAGE = 1000
+MAX_TERMS = 10_000  # search terms one user key may have in user_directory
+
+
+@dataclass
+class Found:
+    """What the job found of the user keys before deleting it."""
+
+    # session id -> (user key, started_at, last_seen_at)
+    sessions: dict[uuid.UUID, tuple[str, datetime, datetime]] = field(default_factory=dict)
+    # event id -> ts
+    events: dict[uuid.UUID, datetime] = field(default_factory=dict)
+    # (user key, user-events bucket) -> rows
+    user_buckets: Counter[tuple[str, datetime]] = field(default_factory=Counter)
+    session_rows: int = 0
+
+    def earliest(self) -> datetime | None:
+        times = [s[1] for s in self.sessions.values()] + list(self.events.values())
+        return min(times) if times else None
 
 
 def table_ttl(model: Any) -> timedelta:
@@ -124,3 +144,18 @@ def user_sets_erase(
         rows += usersets.user_remove(site_id=site_id, number=number, buckets=named)
         usersets.number_forget(site_id, key, number)
     return {"user_sets": rows, "user_numbers": len(numbers)}
+
+
+def directory_deletes(
+    site_id: uuid.UUID, keys: list[str]
+) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    """The user_directory rows of the keys and their own partitions (DELETE_ROW and
+    DELETE_PARTITION parameters), found through each key's own partition of the terms
+    written for it (tables/user_directory.py)."""
+    rows: list[tuple[Any, ...]] = []
+    own = [(site_id, user_directory.KEY_PARTITION + key) for key in keys]
+    for (_, partition), key in zip(own, keys, strict=True):
+        for row in pages(user_directory.SELECT_TERMS, (site_id, partition, MAX_TERMS)):
+            term = row["term"]
+            rows += [(site_id, p, term, key) for p in user_directory.prefixes(term)]
+    return rows, own

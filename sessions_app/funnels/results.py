@@ -29,7 +29,6 @@ from django.conf import settings
 from sessions_app.core import timebuckets
 from sessions_app.core.bounds import RangeError
 from sessions_app.core.ids import cassandra_order
-from sessions_app.funnels.kinds import STEP_KINDS
 from sessions_app.funnels.queue import fan_out
 from sessions_app.funnels.scan import (
     DayPart,
@@ -53,6 +52,7 @@ from sessions_app.funnels.table import (
     step_gaps,
     trend,
 )
+from sessions_app.goals.kinds import STEP_KINDS
 from sessions_app.models import BucketState, FunnelVersion, Site
 
 MAX_LIVE_DAYS = 7  # unsealed days scanned in a request; older ones wait ("pending")

@@ -8,6 +8,11 @@ urlpatterns = [
     path("sites/<uuid:site_id>/funnels/", views.funnel_list, name="funnels"),
     path("sites/<uuid:site_id>/funnels/<int:funnel_id>/", views.funnel_detail, name="funnel"),
     path(
+        "sites/<uuid:site_id>/funnels/suggestions",
+        views.funnel_suggestions,
+        name="funnel-suggestions",
+    ),
+    path(
         "sites/<uuid:site_id>/funnels/<int:funnel_id>/units/",
         views.funnel_units,
         name="funnel-units",

@@ -7,14 +7,16 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlencode
 
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
+from django.utils import timezone
 
 from sessions_app.core.bounds import RangeError
-from sessions_app.funnels import answers, defs
-from sessions_app.funnels.kinds import STEP_KINDS
-from sessions_app.funnels.spec import MAX_STEPS, OPS
+from sessions_app.funnels import answers, builder, defs, suggest
+from sessions_app.funnels.spec import MAX_STEPS
 from sessions_app.funnels.table import split_names
+from sessions_app.goals.kinds import STEP_KINDS
+from sessions_app.goals.steps import OPS
 from sessions_app.models import Funnel, Site
 from sessions_app.params import query_params
 from sessions_app.periods import PARAMS
@@ -23,85 +25,65 @@ from sessions_app.permissions import ADMIN, site_page, site_role
 BAR_WIDTH = 560
 
 
-def _form_step(kind: str, value: str, match: str) -> dict[str, Any]:
-    """A builder row's step fields by its kind (an unknown kind keeps the text as a name,
-    for the form to show again beside the error)."""
-    found = STEP_KINDS.get(kind)
-    return found.form_step(value, match) if found else {"name": value}
-
-
-def form_definition(post: Any) -> tuple[dict[str, Any], str]:
-    """The definition and name a form posts: rows step-N-kind/value/match (+ one property
-    condition prop-N-key/op/value); empty rows are skipped."""
-    steps = []
-    for n in range(1, MAX_STEPS + 1):
-        kind = (post.get(f"step-{n}-kind") or "").strip()
-        value = (post.get(f"step-{n}-value") or "").strip()
-        if not kind and not value:
-            continue
-        match = post.get(f"step-{n}-match") or "exact"
-        step: dict[str, Any] = {"kind": kind, **_form_step(kind, value, match)}
-        key = (post.get(f"prop-{n}-key") or "").strip()
-        if key:
-            step["properties"] = [
-                {"key": key, "op": post.get(f"prop-{n}-op") or "eq",
-                 "value": post.get(f"prop-{n}-value") or ""}
-            ]  # fmt: skip
-        steps.append(step)
-    window: dict[str, Any] = {"unit": post.get("window_unit") or "session"}
-    if window["unit"] != "session":
-        window["value"] = post.get("window_value") or None
-    definition = {"steps": steps, "count_by": post.get("count_by") or "user", "window": window}
-    return definition, post.get("name") or ""
-
-
-def _rows(definition: dict[str, Any] | None) -> list[dict[str, Any]]:
-    """Form rows (MAX_STEPS) prefilled from a definition."""
-    steps = (definition or {}).get("steps") or []
-    rows = []
-    for n in range(MAX_STEPS):
-        step = steps[n] if n < len(steps) else {}
-        kind = STEP_KINDS.get(step.get("kind", ""))
-        value, match = (
-            kind.form_value(step) if kind else (step.get("name") or "", step.get("match", "exact"))
-        )
-        prop = (step.get("properties") or [{}])[0]
-        rows.append({"n": n + 1, "kind": step.get("kind", ""), "value": value, "match": match,
-                     "prop": prop})  # fmt: skip
-    return rows
-
-
 def _form_context(
-    request: HttpRequest, site: Site, definition: dict[str, Any] | None, name: str
+    request: HttpRequest,
+    site: Site,
+    definition: dict[str, Any] | None,
+    name: str,
+    rows: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
+    rows = rows if rows is not None else builder.definition_rows(definition)
     return {
         "site": site,
         "can_edit": site_role(request.user, site.id) == ADMIN,  # the form only for them
-        "rows": _rows(definition),
+        "rows": [{**r, "n": n} for n, r in enumerate(rows, start=1)],
+        "max_steps": MAX_STEPS,
         "name": name,
         "definition": definition or {"count_by": "user", "window": {"unit": "session"}},
         "kinds": list(STEP_KINDS),
         "matches": STEP_KINDS.form_matches(),
         "ops": OPS,
+        "error_row": None,
     }
+
+
+def _posted(request: HttpRequest, site: Site) -> tuple[dict[str, Any], dict[str, Any], bool]:
+    """A builder POST: (the definition, the form's context, whether to save it). A row
+    button (add, remove, move) only shows the rows again."""
+    rows = builder.form_rows(request.POST)
+    action = request.POST.get("builder")
+    if action:
+        rows = builder.rows_action(rows, action)
+    definition, numbers = builder.rows_definition(rows, request.POST)
+    context = _form_context(request, site, definition, request.POST.get("name") or "", rows)
+    context["numbers"] = numbers
+    return definition, context, not action
+
+
+def _failed(context: dict[str, Any], exc: RangeError) -> str:
+    """The error in plain words, its row marked in the form's context."""
+    row, text = builder.plain_error(exc, context.get("numbers") or [])
+    context["error_row"] = row
+    return text
 
 
 @site_page(edit_role=ADMIN)
 def funnel_list(request: HttpRequest, site: Site) -> HttpResponse:
     """The site's funnels; POST (the site's admins) defines a new one (400 naming the bad
     field)."""
-    error, definition, name = "", None, ""
+    error, form = "", _form_context(request, site, None, "")
     if request.method == "POST":
-        definition, name = form_definition(request.POST)
+        definition, form, save = _posted(request, site)
         try:
-            funnel = defs.funnel_create(
-                site=site, name=name, definition=definition, user=request.user
-            )
-            return redirect("sessions_app:funnel", site.id, funnel.pk)
+            if save:
+                funnel = defs.funnel_create(
+                    site=site, name=form["name"], definition=definition, user=request.user
+                )
+                return redirect("sessions_app:funnel", site.id, funnel.pk)
         except RangeError as exc:
-            error = str(exc)
+            error = _failed(form, exc)
     context = {
-        **_form_context(request, site, definition, name),
+        **form,
         "funnels": Funnel.objects.filter(site=site).select_related("current"),
         "error": error,
     }
@@ -115,14 +97,15 @@ def funnel_detail(request: HttpRequest, site: Site, funnel_id: int) -> HttpRespo
     funnel = defs.funnel_of(site, funnel_id)
     error, answer = "", None
     definition = funnel.current.definition if funnel.current else None
-    name = funnel.name
+    form = _form_context(request, site, definition, funnel.name)
     if request.method == "POST":
-        definition, name = form_definition(request.POST)
+        definition, form, save = _posted(request, site)
         try:
-            defs.funnel_update(funnel=funnel, name=name, definition=definition)
-            return redirect("sessions_app:funnel", site.id, funnel.pk)
+            if save:
+                defs.funnel_update(funnel=funnel, name=form["name"], definition=definition)
+                return redirect("sessions_app:funnel", site.id, funnel.pk)
         except RangeError as exc:
-            error = str(exc)
+            error = _failed(form, exc)
     params = query_params(request)
     if not error:
         try:
@@ -131,10 +114,11 @@ def funnel_detail(request: HttpRequest, site: Site, funnel_id: int) -> HttpRespo
             error = str(exc)
     shown = {k: v for k, v in params.items() if k == "breakdown"}
     context = {
-        **_form_context(request, site, definition, name),
+        **form,
         "funnel": funnel,
         "answer": answer,
         "bars": _bars(answer["steps"]) if answer else [],
+        "days_done": answer["days"]["total"] - len(answer["days"]["pending"]) if answer else 0,
         "error": error,
         "values": shown,
         "range": urlencode(answer["period"]) if answer else "",
@@ -151,6 +135,13 @@ def _bars(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
         {**s, "y": i * 34, "w": round(BAR_WIDTH * s["count"] / first, 1) if first else 0}
         for i, s in enumerate(steps)
     ]
+
+
+@site_page()
+def funnel_suggestions(request: HttpRequest, site: Site) -> JsonResponse:
+    """What the builder suggests for each step kind's text field, from the site's recent
+    events ({kind: [value, ...]})."""
+    return JsonResponse({"suggestions": suggest.step_suggestions(site.id, timezone.now())})
 
 
 @site_page()

@@ -23,12 +23,14 @@ from sessions_app.tables import (
     latest_sessions,
     retention_specs,
     site_sessions,
+    user_directory,
     user_properties,
     user_sessions,
 )
 from sessions_app.tables.dimensions import SUMMARY, by_derivation
 
 IDENTIFY = "$identify"
+ANONYMOUS = user_directory.ANONYMOUS_ID
 
 
 def property_rows(plan: Plan) -> Iterable[Keyed]:
@@ -156,6 +158,40 @@ def link_rows(plan: Plan) -> Iterable[Keyed]:
         yield ("al", site_id, anon), (reverse, back)
 
 
+def directory_rows(plan: Plan) -> Iterable[Keyed]:
+    """The user_directory rows a plan adds (tables/user_directory.py): a session that
+    starts in it (all of its events are in this batch) or identifies in it names its user
+    key and, once identified, its anonymous id; an identify's email trait its email.
+    Nothing for a batch that only continues a session: the hot path stays as it was."""
+    here: dict[uuid.UUID, int] = defaultdict(int)
+    emails: list[tuple[str, str]] = []
+    identified: set[uuid.UUID] = set()
+    for e in plan.events:
+        here[e.session_id] += 1
+        if e.name == IDENTIFY:
+            identified.add(e.session_id)
+            email = (e.props or {}).get("email")
+            if isinstance(email, str):
+                emails.append((email, e.user_key))
+    named: list[tuple[str, str, str]] = []  # (text, user key, kind)
+    for summary in plan.sessions:
+        s, key = summary.state, summary.user_key
+        if s.event_count == here.get(s.session_id) or s.session_id in identified:
+            named.append((key, key, user_directory.USER_ID if s.user_id else ANONYMOUS))
+            if s.user_id and s.anonymous_id and s.anonymous_id != key:
+                named.append((s.anonymous_id, key, ANONYMOUS))
+    named += [(email, key, user_directory.EMAIL) for email, key in emails]
+    if not named:
+        return
+    insert = prepare(user_directory.INSERT, idempotent=True, write=True)
+    ttl = policies.ttl_seconds(retention_specs.SESSIONS)
+    for text, key, kind in dict.fromkeys(named):
+        for row in user_directory.rows_for(
+            plan.site_id, text=text, user_key=key, kind=kind, ttl=ttl
+        ):
+            yield ("ud", row.site_id, row.prefix), (insert, row)
+
+
 def summary_rows(plan: Plan) -> Iterable[Keyed]:
     """The user_sessions summary and the latest_sessions entry of each of the plan's sessions."""
     if not plan.sessions:
@@ -212,4 +248,5 @@ def session_rows(plan: Plan) -> Iterable[Keyed]:
     yield from property_rows(plan)
     yield from explorer_rows(plan)
     yield from link_rows(plan)
+    yield from directory_rows(plan)
     yield from summary_rows(plan)

@@ -3,6 +3,7 @@
 from sessions_app.tables.anonymous_links import AnonymousLink
 from sessions_app.tables.bucket_aggregates import BucketAggregate
 from sessions_app.tables.bucket_breakdowns import BucketBreakdown
+from sessions_app.tables.bucket_goals import BucketGoal
 from sessions_app.tables.bucket_heatmaps import BucketHeatmap
 from sessions_app.tables.bucket_partials import BucketPartial
 from sessions_app.tables.bucket_paths import BucketPath
@@ -20,6 +21,7 @@ from sessions_app.tables.session_events import SessionEvent
 from sessions_app.tables.site_events_by_bucket import SiteEventByBucket
 from sessions_app.tables.site_sessions import SiteSession
 from sessions_app.tables.transaction_log import TransactionLog
+from sessions_app.tables.user_directory import UserDirectory
 from sessions_app.tables.user_events_by_bucket import UserEventByBucket
 from sessions_app.tables.user_number_keys import UserNumberKeys
 from sessions_app.tables.user_numbers import UserNumbers
@@ -30,6 +32,7 @@ from sessions_app.tables.user_sets import UserSets
 from .accounts import ApiToken
 from .erasure import ErasureRequest, Suppression
 from .funnels import Funnel, FunnelVersion
+from .goals import Goal
 from .retention import AdminAction, PurgeRun, PurgeWatermark, RetentionPolicy
 from .sites import (
     BucketState,
@@ -51,6 +54,7 @@ __all__ = [
     "ApiToken",
     "BucketAggregate",
     "BucketBreakdown",
+    "BucketGoal",
     "BucketHeatmap",
     "BucketPartial",
     "BucketPath",
@@ -61,6 +65,7 @@ __all__ = [
     "Funnel",
     "FunnelDay",
     "FunnelVersion",
+    "Goal",
     "IdentityLink",
     "IngestStats",
     "LatestSession",
@@ -80,6 +85,7 @@ __all__ = [
     "TransactionLog",
     "UnappliedLogEntry",
     "UserBucketWidth",
+    "UserDirectory",
     "UserEventByBucket",
     "UserNumberKeys",
     "UserNumbers",

@@ -96,6 +96,11 @@ def session_summary(
     return session_row(row) if row else None
 
 
+# How many sessions a user has, up to a cap (the Users page's column).
+SELECT_IDS = """
+SELECT session_id FROM {ks}.user_sessions WHERE site_id = ? AND user_key = ? LIMIT ?
+"""
+
 SELECT_SPANS = """
 SELECT session_id, started_at, last_seen_at FROM {ks}.user_sessions
 WHERE site_id = ? AND user_key = ?

@@ -4,17 +4,23 @@ range picker and nav share (the period and the filters travel in the URL)."""
 from __future__ import annotations
 
 import re
+import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 import orjson
 from django import template
+from django.urls import reverse
+from django.utils.safestring import mark_safe
 
 from sessions_app import periods, permissions
 from sessions_app.analysis import explorer
 from sessions_app.core.bounds import RangeError
+from sessions_app.erasure import erasures
 from sessions_app.ledger import sizing
+from sessions_app.middleware import SITE_KEY
+from sessions_app.models import Site
 
 register = template.Library()
 _CONTROL = re.compile(r"[\x00-\x20\x7f-\x9f]")
@@ -61,26 +67,62 @@ def pairs(value: object) -> list[tuple[str, str]]:
 
 
 @register.filter
-def duration(value: timedelta | None) -> str:
-    """Render a timedelta as 1h 02m 03s / 2m 05s / 4.2s."""
-    if value is None:
+def duration(value: timedelta | float | None) -> str:
+    """Render a duration (a timedelta or seconds) the one way pages write it: 4.2s under
+    ten seconds, 42s, 7m 51s, 1h 02m, 2d 03h."""
+    if value is None or value == "":
         return ""
-    seconds = value.total_seconds()
-    if seconds < 60:
-        return f"{seconds:.1f}s"
-    minutes, secs = divmod(int(seconds), 60)
+    seconds = value.total_seconds() if isinstance(value, timedelta) else float(value)
+    if seconds < 10:
+        return f"{max(seconds, 0):.1f}s"
+    whole = round(seconds)
+    if whole < 60:
+        return f"{whole}s"
+    minutes, secs = divmod(whole, 60)
+    if minutes < 60:
+        return f"{minutes}m {secs:02d}s"
     hours, minutes = divmod(minutes, 60)
-    return f"{hours}h {minutes:02d}m {secs:02d}s" if hours else f"{minutes}m {secs:02d}s"
+    if hours < 24:
+        return f"{hours}h {minutes:02d}m"
+    days, hours = divmod(hours, 24)
+    return f"{days}d {hours:02d}h"
 
 
 @register.filter
-def iso(value: datetime | None) -> str:
-    return value.strftime("%Y-%m-%d %H:%M:%S UTC") if value else ""
+def elapsed(start: datetime | None, end: datetime | None) -> timedelta | None:
+    """Return the time from start to end, for `duration` ({{ a|elapsed:b|duration }})."""
+    return end - start if isinstance(start, datetime) and isinstance(end, datetime) else None
 
 
 @register.filter
+def number(value: object) -> str:
+    """Render a count with thousands separators (12,345); a fraction keeps at most two
+    decimals (1,234.5); text passes as it is."""
+    if isinstance(value, bool) or value is None:
+        return "" if value is None else str(value)
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return f"{value:,.0f}" if value.is_integer() else f"{value:,.2f}".rstrip("0").rstrip(".")
+    return str(value)
+
+
+@register.filter
+def local(value: datetime | None, site: object = None) -> str:
+    """Render an instant in the site's time zone ("2026-11-27 14:05"); without a site
+    (the installation's pages) in UTC, said so ("2026-11-27 14:05 UTC")."""
+    if not isinstance(value, datetime):
+        return ""
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    zone_name = getattr(site, "time_zone", None)
+    if site is None or not zone_name:
+        return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return value.astimezone(periods.site_zone(zone_name)).strftime("%Y-%m-%d %H:%M")
+
+
 def path_of(value: object) -> str:
-    """Return the path (and query) of a URL for compact display."""
+    """Return the path (and query) of a URL."""
     if not isinstance(value, str):
         return ""
     try:
@@ -88,6 +130,18 @@ def path_of(value: object) -> str:
     except ValueError:  # an unclosed IPv6 host: show it as it came
         return value
     return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+
+
+@register.filter
+def without_utm(value: object) -> str:
+    """Return a page's URL as pages show it: its path and query without the utm_*
+    parameters (the stored URL keeps them); the other parameters stay as they came."""
+    if not value:
+        return ""
+    shown = path_of(value)
+    path, _, query = shown.partition("?")
+    kept = [p for p in query.split("&") if p and not p.split("=", 1)[0].lower().startswith("utm_")]
+    return path + ("?" + "&".join(kept) if kept else "")
 
 
 @register.filter
@@ -181,3 +235,67 @@ def range_state(context: template.Context) -> dict[str, Any]:
 def period_inputs(context: template.Context) -> list[tuple[str, str]]:
     """The period as (name, value) pairs for a page form's hidden inputs."""
     return list(page_period(context).params().items())
+
+
+# --- the frame's navigation (templates/base.html) -------------------------------------------
+
+# The site pages a switch to another site keeps (a page of one thing, a funnel or a
+# session, goes to the other site's dashboard).
+SWITCHABLE = ("dashboard", "sessions", "user-search", "funnels", "paths", "transitions", "heatmaps")
+SWITCHER_MAX = 50
+
+
+@register.simple_tag(takes_context=True)
+def nav_site(context: template.Context) -> Site | None:
+    """The site whose nav the frame shows: the page's own, else the last one this person
+    opened (SiteContextMiddleware), if they may still see it."""
+    found = context.get("site")
+    if isinstance(found, Site):
+        return found
+    request = context.get("request")
+    user = getattr(request, "user", None)
+    session = getattr(request, "session", None)
+    if user is None or session is None or not user.is_authenticated:
+        return None
+    try:
+        remembered = uuid.UUID(str(session.get(SITE_KEY, "")))
+    except ValueError:
+        return None
+    return permissions.visible_sites(user).filter(id=remembered).first()
+
+
+@register.simple_tag(takes_context=True)
+def site_switch(context: template.Context, current: Site) -> list[tuple[Site, str]]:
+    """The sites the switcher lists (by name, at most SWITCHER_MAX) with the link of
+    each: the same page of the other site where it has one, else its dashboard."""
+    request = context.get("request")
+    match = getattr(request, "resolver_match", None)
+    name = match.url_name if match and match.namespace == "sessions_app" else None
+    page = name if name in SWITCHABLE else "dashboard"
+    sites = permissions.visible_sites(getattr(request, "user", None)).order_by("name")
+    return [
+        (s, reverse(f"sessions_app:{page}", args=[s.id]))
+        for s in sites[:SWITCHER_MAX]
+        if s.id != current.id
+    ]
+
+
+@register.simple_tag(takes_context=True)
+def current(context: template.Context, *names: str) -> str:
+    """' aria-current="page"' on the nav link of the page shown (its URL name, or the
+    name of a page under it: a session under Sessions), else ""."""
+    match = getattr(context.get("request"), "resolver_match", None)
+    if match is None:
+        return ""
+    shown = match.view_name if match.namespace != "sessions_app" else match.url_name
+    return mark_safe(' aria-current="page"') if shown in names else ""  # a constant
+
+
+@register.simple_tag
+def erased_on(site: Site, key: str) -> dict[str, Any] | None:
+    """When this user key was erased ({"at", "done"}: done, else requested), None if never."""
+    found = erasures.erasure_of_key(site=site, key=key)
+    if found is None:
+        return None
+    done = found.state == found.DONE and found.finished_at is not None
+    return {"at": found.finished_at if done else found.created_at, "done": done}

@@ -1,6 +1,6 @@
 """Template tags of the dashboard's filters (analysis/dashboard.py): the links that add
-or drop a filter, what a link to another page carries, the chips of a page that cannot
-apply the filters, and paths shown without their utm_* parameters."""
+or drop a filter, what a link to another page carries, and the chips of a page that cannot
+apply the filters."""
 
 from __future__ import annotations
 
@@ -12,19 +12,8 @@ from django import template
 from sessions_app import periods
 from sessions_app.analysis import dashboard, explorer
 from sessions_app.core.bounds import RangeError
-from sessions_app.templatetags.clickstream import path_of
 
 register = template.Library()
-
-
-@register.filter
-def without_utm(value: object) -> str:
-    """Return a URL's path and query without its utm_* parameters, for display (the
-    stored URL keeps them); the other parameters stay as they came."""
-    shown = path_of(value)
-    path, _, query = shown.partition("?")
-    kept = [p for p in query.split("&") if p and not p.split("=", 1)[0].lower().startswith("utm_")]
-    return path + ("?" + "&".join(kept) if kept else "")
 
 
 def _params(context: template.Context) -> dict[str, str]:

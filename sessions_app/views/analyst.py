@@ -16,6 +16,7 @@ from sessions_app.aggregates import breakdowns, rolling
 from sessions_app.aggregates.kpis import kpi_cards, metric_param
 from sessions_app.aggregates.report import MAX_LIVE_HOURS
 from sessions_app.analysis import dashboard as dashboard_filters
+from sessions_app.analysis import goal_table
 from sessions_app.analysis.kpi_report import PeriodReport, chart_data, period_report, site_period
 from sessions_app.cohorts import reads as cohort_reads
 from sessions_app.core import timebuckets
@@ -26,8 +27,9 @@ from sessions_app.ingest import realtime
 from sessions_app.models import Site
 from sessions_app.params import iso, page_cursor, page_range, query_params
 from sessions_app.permissions import site_page
-from sessions_app.sessions import lists, timeline
+from sessions_app.sessions import directory, lists, timeline
 from sessions_app.sessions.activity import user_activity
+from sessions_app.sessions.directory import MAX_QUERY
 from sessions_app.tables import dimensions
 
 ACTIVITY_DAYS = 92  # the user's buckets one page of activity may read (MAX_RANGE_BUCKETS)
@@ -91,6 +93,8 @@ def dashboard(request: HttpRequest, site: Site) -> HttpResponse:
         errors.append(str(exc))
     else:
         context.update(_dashboard_numbers(request, result, metric, shown["filtered"]))
+        context["goals"] = goal_table.dashboard_goals(site_id=site.id, period=period,
+            params=query_params(request), answer=shown["filtered"] or result)  # fmt: skip
     context["error"] = "; ".join(errors)
     context["now"] = realtime.realtime_now(site_id=site.id, now=now)
     return render(request, "sessions_app/dashboard.html", context)
@@ -125,17 +129,26 @@ def _dashboard_numbers(
 
 @site_page()
 def user_search(request: HttpRequest, site: Site) -> HttpResponse:
-    query = (request.GET.get("q") or "").strip()[:256]
-    found = None
-    if query:
-        page = lists.sessions_page(site_id=site.id, user_keys=[query], limit=1)
-        linked = lists.identity_links(site_id=site.id, user_id=query, limit=1)
-        if page.sessions or linked:
+    """Recent users (identified first), or the users a prefix of a user id, an anonymous
+    id or an email finds; an exact key known only before the directory opens its profile."""
+    query = (request.GET.get("q") or "").strip()[:MAX_QUERY]
+    if not query:
+        users = directory.recent_users(site_id=site.id)
+    else:
+        users = directory.directory_search(site_id=site.id, query=query)
+        exact = len(users) == 1 and users[0]["user_key"] == query
+        if exact or (not users and _known(site, query)):
             return redirect(reverse("sessions_app:user-profile", args=[site.id, query]))
-        found = False
     return render(
-        request, "sessions_app/user_search.html", {"site": site, "query": query, "found": found}
+        request,
+        "sessions_app/user_search.html",
+        {"site": site, "query": query, "users": users, "zone": site.time_zone},
     )
+
+
+def _known(site: Site, key: str) -> bool:
+    page = lists.sessions_page(site_id=site.id, user_keys=[key], limit=1)
+    return bool(page.sessions or lists.identity_links(site_id=site.id, user_id=key, limit=1))
 
 
 @site_page()

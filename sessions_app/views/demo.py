@@ -12,9 +12,24 @@ from sessions_app.models import Site
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 PRODUCTS = [
-    {"slug": "espresso-machine", "name": "Espresso machine", "price": 399},
-    {"slug": "grinder", "name": "Burr grinder", "price": 129},
-    {"slug": "kettle", "name": "Gooseneck kettle", "price": 49},
+    {
+        "slug": "espresso-machine",
+        "name": "Espresso machine",
+        "price": 399,
+        "blurb": "Dual boiler, 58 mm portafilter, steam in ten seconds.",
+    },
+    {
+        "slug": "grinder",
+        "name": "Burr grinder",
+        "price": 129,
+        "blurb": "Conical burrs, 40 settings from espresso to French press.",
+    },
+    {
+        "slug": "kettle",
+        "name": "Gooseneck kettle",
+        "price": 49,
+        "blurb": "A slow, steady pour for filter coffee.",
+    },
 ]
 
 

@@ -38,6 +38,20 @@ class ErasureForm(forms.Form):
             "max_length": "key: at most 256 characters",
         },
     )
+    # Typed twice: an erasure cannot be undone, and a wrong key erases someone else.
+    key_again = forms.CharField(
+        max_length=256,
+        strip=True,
+        error_messages={"required": "key again: type the key a second time to confirm"},
+    )
+    # Set after the page warned that the key has no data (it still goes on the suppression list).
+    anyway = forms.BooleanField(required=False)
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if "key" in data and "key_again" in data and data["key"] != data["key_again"]:
+            self.add_error("key_again", "key again: does not match the key; type it again")
+        return data
 
 
 def _errors(form: forms.Form) -> list[str]:
@@ -46,11 +60,20 @@ def _errors(form: forms.Form) -> list[str]:
 
 @admin_required
 def erasure_list(request: HttpRequest) -> HttpResponse:
-    """Show the request form and the receipts; a POST records a request and starts its job."""
+    """Show the request form and the receipts; a POST records a request and starts its job,
+    once the key was typed twice and, for a key with no data, after a warning."""
     form = ErasureForm(request.POST if request.method == "POST" else None)
     context: dict[str, Any] = {"form": form, "errors": []}
     if request.method == "POST":
-        if form.is_valid():
+        if (
+            form.is_valid()
+            and not form.cleaned_data["anyway"]
+            and not erasures.key_has_data(
+                site=form.cleaned_data["site"], key=form.cleaned_data["key"]
+            )
+        ):
+            context["no_data"] = form.cleaned_data
+        elif form.is_valid():
             data = form.cleaned_data
             try:
                 created = erasures.erasure_request(

@@ -146,6 +146,10 @@
       series.push({ label: "Comparison", stroke: "rgba(100, 116, 139, 0.55)", width: 1.5, dash: [5, 4], points: { show: false } });
       data.push(previous);
     }
+    // The axes take the design tokens (app.css), so the chart follows light and dark mode.
+    var style = getComputedStyle(document.documentElement);
+    var token = function (name, fallback) { return style.getPropertyValue(name).trim() || fallback; };
+    var ink = token("--muted", "#555"), rule = token("--line", "#eee");
     var yFormat = function (u, splits) { return splits.map(function (v) { return format(metric.format, v); }); };
     plot = new uPlot({
       width: Math.max(280, frame.clientWidth), height: HEIGHT,
@@ -154,9 +158,9 @@
       cursor: { y: false, points: { size: 7 }, drag: { x: false, y: false } },
       scales: { y: { range: function (u, min, max) { return [0, max > 0 ? max * 1.1 : 1]; } } },
       axes: [
-        { stroke: "#555", grid: { stroke: "#eee" }, ticks: { stroke: "#ddd" }, values: timeTicks, space: 56,
+        { stroke: ink, grid: { stroke: rule }, ticks: { stroke: rule }, values: timeTicks, space: 56,
           splits: chart.grain === "hour" ? undefined : bucketSplits },
-        { stroke: "#555", grid: { stroke: "#eee" }, ticks: { stroke: "#ddd" }, values: yFormat, size: 60 },
+        { stroke: ink, grid: { stroke: rule }, ticks: { stroke: rule }, values: yFormat, size: 60 },
       ],
       series: series,
       hooks: { setCursor: [function (u) { showTip(u, key, current, previous); }] },

@@ -34,7 +34,7 @@
       document.getElementById("cart-count").textContent = String(cart.length);
       if (cs()) cs().track("add_to_cart", { product: add.dataset.product });
     }
-    if (event.target.id === "checkout" && cart.length) {
+    if (event.target.id === "place-order" && cart.length) {
       var value = cart.reduce(function (sum, item) { return sum + item.price; }, 0);
       if (cs()) cs().track("purchase", { value: value, currency: "EUR", items: cart.length });
       cart = [];

@@ -30,6 +30,7 @@ from tests.aggregates import recount, test_breakdowns, test_heatmaps
 from tests.aggregates.test_breakdowns import seal_everything
 from tests.analysis.dataset import AGENTS
 from tests.conftest import recent_fixed
+from tests.goals import brute as goal_brute
 from tests.paths import test_reads as test_paths
 from tests.paths.test_reads import send
 
@@ -37,10 +38,11 @@ pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 
 
 class Traffic:
-    """The sealed hours and days of the site, and their raw rows (every shard)."""
+    """The sealed hours and days of the site, and their raw rows (every shard); the
+    site's goals' digests."""
 
-    def __init__(self, site: Any) -> None:
-        self.site = site
+    def __init__(self, site: Any, goals: dict[str, str]) -> None:
+        self.site, self.goals = site, goals
         states = BucketState.objects.filter(site=site, state=BucketState.SEALED)
         self.shards = {
             timebuckets.as_utc(b): n
@@ -65,6 +67,7 @@ def traffic(client, site) -> Traffic:
     # Yesterday 08:09 whatever the hour of the run: the 30 hours before it hold a whole
     # day, and every hour a visit reaches is due for sealing now.
     now = recent_fixed(days_ago=1, at=timedelta(hours=8, minutes=9, seconds=26))
+    goals = goal_brute.goals_add(site, now - timedelta(days=2))
     for i in range(30):
         start = now - timedelta(minutes=rng.randrange(90, 30 * 60))
         events = test_heatmaps.visit(rng, f"v{i}", start)
@@ -74,7 +77,7 @@ def traffic(client, site) -> Traffic:
                 send(client, site, part, AGENTS[i % 5])
     send(client, site, test_heatmaps.visit(rng, "bot", now - timedelta(hours=3)), test_paths.BOT)
     seal_everything(site, timezone.now())
-    found = Traffic(site)
+    found = Traffic(site, goals)
     assert len(found.shards) >= 10 and found.days
     return found
 
@@ -164,6 +167,23 @@ def _user_sets_plain(value: usersets.KeySets | usersets.Sets) -> dict[str, int]:
     return {name: len(users) for name, users in members if users or name == usersets.ACTIVE}
 
 
+def _goals_brute(traffic: Traffic, hour: datetime) -> dict[Any, Any]:
+    """The goals' conversions in the hour, each converting session's breakdown values
+    from its stored summary."""
+    keys = {row["user_key"] for row in traffic.all_rows()}
+    sessions = {
+        s["session_id"]: {**s, "entry_path": tally.page_path(s["entry_url"]),
+                          "exit_path": tally.page_path(s["exit_url"])}
+        for key in keys
+        for s in user_sessions.session_list(site_id=traffic.site.id, user_key=key)
+    }  # fmt: skip
+
+    def dimensions_of(session_id: Any) -> dict[str, Any]:
+        return {d: sessions[session_id][c] for d, c in goal_brute.BREAKS.items()}
+
+    return goal_brute.brute(traffic.rows[hour], goal_brute.GOALS, traffic.goals, dimensions_of)
+
+
 Brute = Callable[[Traffic, datetime], Any]
 CASES: dict[str, tuple[Brute, Callable[[Any], Any]]] = {
     "totals": (_totals_brute, _totals_plain),
@@ -172,6 +192,7 @@ CASES: dict[str, tuple[Brute, Callable[[Any], Any]]] = {
     "paths": (_paths_brute, _paths_plain),
     "heatmaps": (_heatmaps_brute, _heatmaps_plain),
     "user_sets": (_user_sets_brute, _user_sets_plain),
+    "goals": (_goals_brute, goal_brute.plain),
 }
 
 

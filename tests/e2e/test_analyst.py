@@ -113,6 +113,7 @@ def test_analyst_journey(live_server, context):
 
     # An API token made on the tokens page (its key shown once) reads ana's site only;
     # revoked there, it is refused.
+    page.click(".settings-menu summary")  # the settings menu holds it
     page.click("text=API tokens")
     page.fill("input[name=name]", "notebook")
     page.fill("input[name=expires_days]", "30")
@@ -125,6 +126,7 @@ def test_analyst_journey(live_server, context):
     assert page.locator("#new-token-key").count() == 0  # never shown again
     assert key not in page.content()
     page.click("button:has-text('Revoke')")
+    page.click("#confirm-dialog .confirm-go")  # revoking asks first
     page.wait_for_selector("text=Token revoked")
     assert _api_status(live_server.url, f"/api/sites/{site.id}/users/ada/sessions", key) == 401
 

@@ -23,9 +23,8 @@ pytestmark = [
 UNBROKEN = "Z" * 3000  # no space to break at
 
 
-# The timeline is left out: at 390 px its fixed columns leave "What" no width at all
-# (tests/e2e/test_timeline_layout.py measures it from 600 px).
-@pytest.mark.parametrize("page_name", ["activity"])
+# At 390 px the timeline folds its Δ and clock columns away, so "What" keeps its width.
+@pytest.mark.parametrize("page_name", ["activity", "timeline"])
 def test_a_long_value_wraps_at_390_px(live_server, context, page_name):
     site = sites.site_create(name="Long values", origins=[live_server.url])
     now = timezone.now().replace(microsecond=0)

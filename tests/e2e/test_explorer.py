@@ -48,7 +48,7 @@ def test_filter_share_and_open_a_session(live_server, context):
     page.fill("input[name=password]", "correct-horse-2")
     page.click("button[type=submit]")
     page.goto(f"{live_server.url}/sites/{site.id}/")
-    page.click("nav.site-nav >> text=Sessions")
+    page.click("nav.main-nav >> text=Sessions")
     assert page.locator("table.explorer tbody tr").count() == 3
     page.fill("input[name=campaign]", "spring")
     page.select_option("select[name=medium]", "email")

@@ -33,21 +33,21 @@ def test_define_a_funnel_read_it_and_open_a_drop_off(live_server, context, setti
     page.click("button[type=submit]")
     page.goto(f"{live_server.url}/sites/{site.id}/")
     with page.expect_navigation():
-        page.click("nav.site-nav a:text-is('Funnels')")
+        page.click("nav.main-nav a:text-is('Funnels')")
     page.fill("input[name=name]", "Product to checkout")
     page.select_option("select[name=step-1-kind]", "pageview")
-    page.fill("input[name=step-1-value]", "/products/")
+    page.fill("input[name=step-1-value]", "/demo/products/")
     page.select_option("select[name=step-1-match]", "prefix")
-    page.select_option("select[name=step-2-kind]", "click")
-    page.fill("input[name=step-2-value]", "#add-to-cart")
+    page.select_option("select[name=step-2-kind]", "event")
+    page.fill("input[name=step-2-value]", "add_to_cart")
     page.select_option("select[name=step-3-kind]", "pageview")
-    page.fill("input[name=step-3-value]", "/checkout")
+    page.fill("input[name=step-3-value]", "/demo/cart")
     page.select_option("select[name=window_unit]", "session")
     with page.expect_navigation():
-        page.click("#funnel-form button[type=submit]")
+        page.click("#funnel-form button.primary")
     counts = [int(c) for c in page.locator("#funnel-steps td.count").all_inner_texts()]
     assert len(counts) == 3 and counts[0] > 0 and counts == sorted(counts, reverse=True), counts
-    assert page.locator(".funnel-bars g.step-bar").count() == 3
+    assert page.locator(".funnel-bars .step-bar").count() == 3
     screenshot(page, "funnel-results")
     dropped = counts[0] - counts[1]
     assert dropped > 0

@@ -50,7 +50,7 @@ def test_sankey_top_paths_and_transitions(live_server, context):
     page.click("button[type=submit]")
     page.goto(f"{live_server.url}/sites/{site.id}/")
     with page.expect_navigation():
-        page.click("nav.site-nav a:text-is('Paths')")
+        page.click("nav.main-nav a:text-is('Paths')")
     first = page.locator('#sankey g.node[data-step="1"]')
     assert sorted(
         first.evaluate_all("ns => ns.map(n => n.dataset.page + '=' + n.dataset.count)")

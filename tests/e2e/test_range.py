@@ -139,15 +139,16 @@ def test_pick_presets_custom_days_and_compare_and_the_nav_keeps_them(live_server
     screenshot(page, "range-dashboard-custom-wide")
     for name in ("Sessions", "Funnels", "Paths", "Heatmaps", "Dashboard"):
         with page.expect_navigation():
-            page.click(f"nav.site-nav a:text-is('{name}')")
+            page.click(f"nav.main-nav a:text-is('{name}')")
         assert _query(page) == wanted, name
         assert page.locator("#range-period").input_value() == "custom", name
         assert page.locator("#range-from").input_value() == first.isoformat(), name
         assert page.locator("#range-compare").input_value() == "previous", name
     page.set_viewport_size(SIZES["narrow"])
     for name in ("Sessions", "Dashboard"):
+        page.click("#menu-button")  # below 900 px the nav opens from the menu button
         with page.expect_navigation():
-            page.click(f"nav.site-nav a:text-is('{name}')")
+            page.click(f"nav.main-nav a:text-is('{name}')")
         assert page.evaluate("document.documentElement.scrollWidth") <= 390 + 1, name
         screenshot(page, f"range-{name.lower()}-narrow")
     assert errors == []

@@ -6,6 +6,7 @@ refused again and the form no longer lists it."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -13,7 +14,7 @@ from rest_framework import serializers
 
 from sessions_app.core.bounds import RangeError
 from sessions_app.funnels import defs, results, spec
-from sessions_app.funnels.kinds import STEP_KINDS, Matcher, StepKind, element_of
+from sessions_app.goals.kinds import STEP_KINDS, Matcher, StepKind, element_of
 from tests.conftest import member
 from tests.funnels.test_results import brute, matches, ms, raw_rows
 
@@ -52,7 +53,7 @@ def brute_match(step: dict[str, Any], row: dict[str, Any]) -> bool:
     return row["type"] == "click" and step["contains"] in (element.get("text") or "")
 
 
-OPTION = b'<option value="click_containing" >click containing</option>'
+OPTION = re.compile(rb'<option value="click_containing"[^>]*>click containing</option>')
 FORM = {
     "name": "Products to cart",
     "step-1-kind": "pageview",
@@ -82,13 +83,13 @@ def test_a_throwaway_step_kind_is_validated_matched_labelled_and_in_the_form(
         # The other kinds' stored definitions (and digests) are untouched by its field.
         assert spec.definition_clean(plain) == before
         # In the builder form, and saved from it.
-        assert OPTION in client.get(pages).content
+        assert OPTION.search(client.get(pages).content)
         assert client.post(pages, FORM).status_code == 302
         funnel = site.funnels.get()
         definition = funnel.current.definition
         assert definition["steps"][1]["contains"] == "cart"
         shown = client.get(f"{pages}{funnel.pk}/").content.decode()
-        assert 'name="step-2-value" value="cart"' in shown
+        assert re.search(r'name="step-2-value"[^>]*value="cart"', shown)
         # Matched: the funnel over the raw events equals the brute force.
         want = brute(raw_rows(site, start, end), definition, start, end, match=brute_match)
         assert any(len(chain) == 2 for chain in want.values())  # someone clicked "Add to cart"
@@ -102,5 +103,5 @@ def test_a_throwaway_step_kind_is_validated_matched_labelled_and_in_the_form(
     with pytest.raises(RangeError) as error:
         defs.funnel_create(site=site, name="again", definition=definition)
     assert str(error.value) == 'steps[1].kind: "click_containing" is not a valid choice.'
-    assert OPTION not in client.get(pages).content
+    assert not OPTION.search(client.get(pages).content)
     assert "click_containing" not in STEP_KINDS

@@ -362,7 +362,7 @@ def test_the_pages_define_show_and_drill_into_a_funnel(client, analyst, site, sh
         "properties": [],
     }
     bad = client.post(f"/sites/{site.id}/funnels/", {**form, "step-2-kind": ""})
-    assert bad.status_code == 400 and b"steps" in bad.content
+    assert bad.status_code == 400 and "Step 2: choose what the step is" in bad.content.decode()
     params = {"start": start.isoformat(), "end": end.isoformat()}
     page = client.get(f"/sites/{site.id}/funnels/{funnel.pk}/", params)
     assert page.status_code == 200 and b"funnel-steps" in page.content

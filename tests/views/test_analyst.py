@@ -121,7 +121,8 @@ def test_user_search_finds_by_anonymous_id_and_reports_misses(client, analyst, s
     found = client.get(f"/sites/{site.id}/users/", {"q": "evil"})
     assert found.status_code == 302 and found["Location"].endswith("/users/evil/")
     missing = client.get(f"/sites/{site.id}/users/", {"q": "ghost"})
-    assert "No sessions for <code>ghost</code>" in missing.content.decode()
+    shown = missing.content.decode()
+    assert "No user id, anonymous id or email starts with <code>ghost</code>" in shown
 
 
 def test_dashboard_range_cap_is_explained(client, analyst, site):

@@ -221,7 +221,7 @@ def test_any_event_data_renders_on_every_page_and_export(
         "end": (now + timedelta(minutes=1)).isoformat(),
     }
     explorer = _text(admin_client.get(f"/sites/{site.id}/sessions/", range_))
-    assert f"<td>{escape(user_id)}" in explorer
+    assert f">{escape(user_id)}</a>" in explorer.split('class="explorer"')[1]  # a profile link
     dashboard = _text(admin_client.get(f"/sites/{site.id}/"))
     assert f">{escape(user_id)}</a>" in dashboard
     paths_page = _text(admin_client.get(f"/sites/{site.id}/paths/", range_))
@@ -329,4 +329,4 @@ def test_any_user_and_element_renders_in_funnel_units_and_heatmap_samples(
             {**range_, "step": 1, "outcome": "dropped"},
         )
     )
-    assert f"<td>{escape(user_id)}</td>" in units
+    assert f">{escape(user_id)}</a></td>" in units

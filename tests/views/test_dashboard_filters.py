@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from sessions_app.analysis import filtered
 from sessions_app.ledger import sites
 from sessions_app.tables import user_sessions
-from sessions_app.templatetags.dashboard_filters import without_utm
+from sessions_app.templatetags.clickstream import without_utm
 from tests.conftest import member
 from tests.ingest.conftest import event, post
 

@@ -18,8 +18,8 @@ PAGES = ("dashboard", "sessions", "funnels", "paths", "heatmaps")
 
 def _nav(html: str) -> dict[str, dict[str, list[str]]]:
     """Each site nav link's query, by its text."""
-    nav = html[html.index('<nav class="site-nav"') : html.index("</nav>")]
-    links = re.findall(r'<a href="([^"]+)">([^<]+)</a>', nav)
+    nav = html[html.index('<nav class="main-nav"') : html.index("</nav>")]
+    links = re.findall(r'<a href="([^"]+)"[^>]*>([^<]+)</a>', nav)
     return {text: parse_qs(urlsplit(unescape(href)).query) for href, text in links}
 
 

@@ -28,8 +28,9 @@ from django.utils import timezone
 from sessions_app.accounts import tokens
 from sessions_app.funnels import defs
 from sessions_app.ingest.pipeline import Source, events_record
+from sessions_app.jobs.goals import goal_save
 from sessions_app.ledger import sites
-from sessions_app.models import AdminAction, Funnel
+from sessions_app.models import AdminAction, Funnel, Goal
 from sessions_app.tables import user_sessions
 from tests.conftest import member
 from tests.ingest.conftest import event
@@ -85,6 +86,7 @@ def other(db):
     )
     [summary] = user_sessions.session_list(site_id=other.id, user_key=USER_KEY)
     defs.funnel_create(site=other, name="o", definition={"steps": FUNNEL_STEPS})
+    goal_save(site=other, name="o", definition=FUNNEL_STEPS[0], now=now)
     return other, summary["session_id"]
 
 
@@ -101,11 +103,13 @@ def _token_client(user: User) -> Client:
 
 def _urls(site_id: uuid.UUID, session_id: uuid.UUID) -> list[str]:
     funnel = Funnel.objects.filter(site_id=site_id).first()
+    goal = Goal.objects.filter(site_id=site_id).first()
     values = {
         "site_id": site_id,
         "user_key": USER_KEY,
         "session_id": session_id,
         "funnel_id": funnel.pk if funnel else 1,
+        "goal_id": goal.pk if goal else 1,
     }
     return [_url(route, values) for route in site_routes()]
 

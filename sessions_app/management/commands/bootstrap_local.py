@@ -24,7 +24,7 @@ class Command(BaseCommand):
     help = __doc__
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--users", type=int, default=40)
+        parser.add_argument("--users", type=int, default=120)
         parser.add_argument("--days", type=int, default=7)
         parser.add_argument(
             "--origin",

@@ -1,8 +1,11 @@
-"""Funnel step kinds: one class each, and the registry every place that knows a kind reads.
+"""Step kinds (of funnel steps and goals): one class each, and the registry every place that
+knows a kind reads.
+
+Below the aggregates (a goal's matcher is its step kind's, and the seal counts goals).
 
 A kind says which fields of a step it uses (DRF fields, validated by funnels/spec.py),
 what else a valid step of it needs (`check`), which events it matches (`matcher`; the
-property conditions are added by spec.step_matcher), how results name it (`label`), and
+property conditions are added by goals/steps.step_matcher), how results name it (`label`), and
 how the builder form shows it (`title`, `matches`, `form_step`, `form_value`). Adding a
 kind is one class here (or anywhere) and `STEP_KINDS.add(...)`.
 
@@ -22,7 +25,7 @@ from typing import Any
 import orjson
 from rest_framework import serializers
 
-from sessions_app.aggregates.tally import page_path
+from sessions_app.core.pagepaths import page_path
 
 Row = dict[str, Any]
 Matcher = Callable[[Row], bool]
@@ -56,6 +59,13 @@ class StepKind:
     name = ""
     title = ""  # what the builder's kind menu shows
     matches: tuple[tuple[str, str], ...] = ()  # the builder's match menu: (value, title)
+    # The builder's plain words for a field a step of this kind lacks ("Step 2: " + it).
+    prompts: dict[str, str] = {}
+    placeholder = ""  # the builder's example value
+
+    def suggestion(self, row: Row) -> str | None:
+        """What the builder suggests from a recent event row for this kind's text field."""
+        return None
 
     def fields(self) -> dict[str, serializers.Field]:
         """The step's fields this kind reads (fresh instances: DRF binds them)."""
@@ -84,6 +94,11 @@ class StepKind:
 class PageView(StepKind):
     name, title = "pageview", "page view"
     matches = tuple((m, m) for m in PAGE_MATCHES)
+    prompts = {"path": "enter a page path, like /pricing"}
+    placeholder = "/pricing"
+
+    def suggestion(self, row: Row) -> str | None:
+        return path_of(row.get("url")) or None if row["type"] == "pageview" else None
 
     def fields(self) -> dict[str, serializers.Field]:
         return {
@@ -125,6 +140,11 @@ class PageView(StepKind):
 class Click(StepKind):
     name, title = "click", "click"
     matches = (("text", "click text"),)
+    prompts = {"selector": "enter a CSS selector (or the clicked text, with “click text”)"}
+    placeholder = "button.add-to-cart"
+
+    def suggestion(self, row: Row) -> str | None:
+        return element_of(row).get("selector") or None if row["type"] == "click" else None
 
     def fields(self) -> dict[str, serializers.Field]:
         return {
@@ -163,6 +183,12 @@ class Click(StepKind):
 
 class CustomEvent(StepKind):
     name, title = "event", "custom event"
+    prompts = {"name": "enter an event name, like purchase"}
+    placeholder = "purchase"
+
+    def suggestion(self, row: Row) -> str | None:
+        name = row.get("name") if row["type"] == "custom" else None
+        return name if name and name != "$pageleave" else None
 
     def fields(self) -> dict[str, serializers.Field]:
         return {"name": serializers.CharField(max_length=200, required=False)}

@@ -1,0 +1,149 @@
+"""Every page of the app in Chromium, on a desktop (1366x900) and a phone (390x844): it
+answers, logs no console error, never scrolls sideways, and axe-core finds no serious or
+critical violation. Screenshots go to artifacts/walk-<viewport>-<page>.png."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.utils import timezone
+
+from sessions_app.accounts import tokens
+from sessions_app.erasure import erasures
+from sessions_app.funnels import defs
+from sessions_app.ledger import sites
+from sessions_app.system import demo
+from tests.e2e.conftest import HUMAN_AGENT, screenshot
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.django_db(transaction=True, databases=["default", "cassandra"]),
+]
+
+AXE = Path(__file__).resolve().parents[2] / "node_modules" / "axe-core" / "axe.min.js"
+VIEWPORTS = {"desktop": {"width": 1366, "height": 900}, "phone": {"width": 390, "height": 844}}
+WALKS = [*VIEWPORTS, "dark"]  # "dark": the desktop with prefers-color-scheme: dark
+FUNNEL = {
+    "steps": [
+        {"kind": "pageview", "path": "/products", "match": "prefix"},
+        {"kind": "click", "selector": "#add-to-cart"},
+        {"kind": "pageview", "path": "/checkout"},
+    ],
+    "count_by": "user",
+    "window": {"unit": "session"},
+}
+# Pages found from others (a session, a user): their link on the page named first.
+FOUND = {
+    "session": ("sessions", "table.explorer tbody tr a[href*='/sessions/']"),
+    "user": ("sessions", "table.explorer tbody tr a[href*='/users/']"),
+}
+
+
+@pytest.fixture
+def walker(browser, live_server, request) -> Iterator[Any]:
+    viewport = VIEWPORTS.get(request.param, VIEWPORTS["desktop"])
+    context = browser.new_context(
+        user_agent=HUMAN_AGENT,
+        viewport=viewport,
+        color_scheme="dark" if request.param == "dark" else "light",
+        has_touch=request.param == "phone",
+        is_mobile=request.param == "phone",
+    )
+    # An init script is not page script: the page's CSP (script-src 'self') does not apply.
+    context.add_init_script(path=str(AXE))
+    yield context, request.param
+    context.close()
+
+
+def _shop(live_server) -> tuple[Any, dict[str, str]]:
+    """A site with three days of the demo shop's traffic, a funnel, a token, an erasure
+    receipt; return it with the paths of its pages (and the installation's)."""
+    site = sites.site_create(name="Walk shop", origins=[live_server.url])
+    demo.clicks_generate(site=site, users=30, days=3, now=timezone.now(), seed=5)
+    admin = User.objects.create_superuser("walker", password="correct-horse-9")
+    funnel = defs.funnel_create(site=site, name="Products to cart", definition=FUNNEL, user=admin)
+    tokens.token_create(user=admin, name="walk", expires_days=30)
+    receipt = erasures.erasure_request(
+        site=site, key="nobody-here", kind="user_id", requested_by=admin
+    )
+    s = f"/sites/{site.id}"
+    paths = {
+        "home": "/",
+        "dashboard": f"{s}/",
+        "dashboard-compared": f"{s}/?period=30d&compare=previous&device=desktop",
+        "sessions": f"{s}/sessions/",
+        "users": f"{s}/users/",
+        "funnels": f"{s}/funnels/",
+        "funnel": f"{s}/funnels/{funnel.pk}/",
+        "funnel-units": f"{s}/funnels/{funnel.pk}/units/?step=1&outcome=reached",
+        "paths": f"{s}/paths/",
+        "transitions": f"{s}/transitions/?page=/products",
+        "heatmaps": f"{s}/heatmaps/?page=/products",
+        "site": f"{s}/site",
+        "heatmap-links-revoke": f"{s}/site/heatmap-links/revoke",
+        "tokens": "/account/tokens/",
+        "retention": "/retention/",
+        "erasures": "/erasure/",
+        "erasure": f"/erasure/{receipt.pk}/",
+        "sizing": "/sizing/?writes_per_second=120&row_bytes=300",
+        "partitions": "/sizing/partitions/",
+        "admin": "/admin/",
+        "not-found": "/no-such-page/",
+    }
+    return site, paths
+
+
+def _visit(page: Any, url: str, name: str, problems: list[str], viewport: str) -> None:
+    response = page.goto(url)
+    expected_404 = "no-such-page" in url
+    status = response.status if response else 0
+    if (status >= 400) != expected_404:
+        problems.append(f"{name}: HTTP {status}")
+    page.wait_for_load_state("networkidle")
+    wide, room = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+    if wide > room:
+        problems.append(f"{name}: the page scrolls sideways ({wide} px in {room} px)")
+    result = page.evaluate("async () => await axe.run(document, {resultTypes: ['violations']})")
+    for v in result["violations"]:
+        if v["impact"] in ("serious", "critical"):
+            targets = [n["target"] for n in v["nodes"][:3]]
+            problems.append(f"{name}: axe {v['impact']} {v['id']} ({v['help']}) at {targets}")
+    screenshot(page, f"walk-{viewport}-{name}")
+
+
+@pytest.mark.parametrize("walker", WALKS, indirect=True)
+def test_every_page_answers_fits_and_passes_axe(live_server, walker):
+    context, viewport = walker
+    site, paths = _shop(live_server)
+    page = context.new_page()
+    problems: list[str] = []
+    page.on(
+        "console",
+        lambda m: (
+            problems.append(f"console: {m.text}")
+            if m.type == "error" and "404" not in m.text
+            else None
+        ),
+    )
+    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+
+    page.goto(f"{live_server.url}/accounts/login/")
+    _visit(page, f"{live_server.url}/accounts/login/", "login", problems, viewport)
+    page.fill("input[name=username]", "walker")
+    page.fill("input[name=password]", "correct-horse-9")
+    page.click("main button[type=submit]")
+    page.wait_for_load_state("networkidle")
+    for name, path in paths.items():
+        _visit(page, f"{live_server.url}{path}", name, problems, viewport)
+    for name, (on, selector) in FOUND.items():
+        page.goto(f"{live_server.url}/sites/{site.id}/{on}/")
+        href = page.locator(selector).first.get_attribute("href")
+        assert href, f"no {name} link on {on}"
+        _visit(page, f"{live_server.url}{href}", name, problems, viewport)
+        if name == "user":
+            _visit(page, f"{live_server.url}{href}activity", "activity", problems, viewport)
+    assert problems == [], "\n".join(problems)
