@@ -36,7 +36,7 @@ def test_open_the_cohorts_and_a_cell(live_server, context, browser):
     page.click("button[type=submit]")
     page.goto(f"{live_server.url}/sites/{site.id}/")
     with page.expect_navigation():
-        page.click("nav.site-nav a:text-is('Cohorts')")
+        page.click("nav.main-nav a:text-is('Cohorts')")
     query = "&".join(f"{k}={v}" for k, v in query_of("week").period.params().items())
     page.goto(f"{live_server.url}/sites/{site.id}/cohorts/?{query}&unit=week")
     assert page.locator("#cohort-table tbody tr").count() >= 4
