@@ -1,7 +1,9 @@
-// Build and size check of the browser tracker.
-//   node scripts/build-tracker.mjs build  writes static/sessions_app/tracker.min.js
+// Build and size check of the browser tracker (and its web vitals script).
+//   node scripts/build-tracker.mjs build  writes static/sessions_app/tracker.min.js and
+//                                         vitals.min.js (web-vitals' attribution build +
+//                                         vitals.js, loaded by the tracker on demand)
 //   node scripts/build-tracker.mjs size   prints raw/min/gzip bytes; exits 1 when gzip is
-//                                         over budget or tracker.min.js is not up to date
+//                                         over budget or a built file is not up to date
 // The output depends only on tracker.js and the pinned terser version (deterministic).
 import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -14,6 +16,24 @@ export const SOURCE = join(root, "static/sessions_app/tracker.js");
 export const OUTPUT = join(root, "static/sessions_app/tracker.min.js");
 export const GZIP_BUDGET = 4096;
 const BANNER = "/*! clickstream: docs/tracker.md */";
+export const VITALS_SOURCE = join(root, "static/sessions_app/vitals.js");
+export const VITALS_OUTPUT = join(root, "static/sessions_app/vitals.min.js");
+const WEB_VITALS = join(root, "node_modules/web-vitals/dist/web-vitals.attribution.iife.js");
+const VITALS_BANNER =
+  "/*! clickstream web vitals: docs/vitals.md; web-vitals " +
+  JSON.parse(readFileSync(join(root, "node_modules/web-vitals/package.json"), "utf8")).version +
+  " (c) Google LLC, Apache-2.0 */";
+
+export async function buildVitals() {
+  const source = readFileSync(WEB_VITALS, "utf8") + "\n" + readFileSync(VITALS_SOURCE, "utf8");
+  const result = await minify(source, {
+    ecma: 2020, // web-vitals itself is ES2020
+    compress: { passes: 2, global_defs: { CS_BUILD: true } },
+    mangle: true,
+    format: { comments: false, preamble: VITALS_BANNER },
+  });
+  return result.code + "\n";
+}
 
 export async function buildTracker(source = readFileSync(SOURCE, "utf8")) {
   const result = await minify(source, {
@@ -37,8 +57,11 @@ export function sizes(source, minified) {
 async function main(command) {
   const source = readFileSync(SOURCE, "utf8");
   const built = await buildTracker(source);
+  const vitals = await buildVitals();
   if (command === "build") {
     writeFileSync(OUTPUT, built);
+    writeFileSync(VITALS_OUTPUT, vitals);
+    console.log(`wrote ${VITALS_OUTPUT}: gzip ${sizes("", vitals).gzip} B`);
     const s = sizes(source, built);
     console.log(`wrote ${OUTPUT}: raw ${s.raw} B, min ${s.min} B, gzip ${s.gzip} B`);
     return 0;
@@ -57,6 +80,17 @@ async function main(command) {
     let code = 0;
     if (s.gzip > GZIP_BUDGET) {
       console.error(`FAIL: gzip size ${s.gzip} > ${GZIP_BUDGET} bytes`);
+      code = 1;
+    }
+    let committedVitals = "";
+    try {
+      committedVitals = readFileSync(VITALS_OUTPUT, "utf8");
+    } catch {
+      // reported below as out of date
+    }
+    console.log(`vitals gzip ${sizes("", vitals).gzip} bytes  (vitals.min.js, loaded only with data-vitals)`);
+    if (committedVitals !== vitals) {
+      console.error("FAIL: vitals.min.js is not the build of vitals.js; run `npm run build`");
       code = 1;
     }
     if (committed !== built) {

@@ -19,6 +19,7 @@ from sessions_app.views import (
     sizing,
     tokens,
 )
+from sessions_app.vitals import urls as vitals_urls
 
 userkeys.register()
 app_name = "sessions_app"
@@ -67,6 +68,7 @@ urlpatterns = [
     path("sites/<uuid:site_id>/goals/<int:goal_id>/delete", goals.goal_delete, name="goal-delete"),
     *path_urls.urlpatterns,
     *heatmap_urls.urlpatterns,
+    *vitals_urls.urlpatterns,
     *funnel_urls.urlpatterns,
     *cohort_urls.urlpatterns,
     path(

@@ -22,6 +22,7 @@ READ_MODULES = (
     "sessions_app.funnels",
     "sessions_app.paths",
     "sessions_app.heatmaps",
+    "sessions_app.vitals",
 )
 WRITE_PATH = ("sessions_app.ingest", "sessions_app.core", "sessions_app.tables")
 

@@ -27,6 +27,8 @@ from sessions_app.aggregates import (
     stored,
     totals,
     usersets,
+    vitals,
+    vitals_rows,
 )
 from sessions_app.aggregates.sources import Hour
 from sessions_app.core import timebuckets
@@ -265,6 +267,36 @@ class UserSets:
         return list(found.values())
 
 
+class Vitals:
+    """bucket_vitals: web vitals sketches, ratings and worst elements per page, device,
+    country and browser (aggregates/vitals.py)."""
+
+    name = "vitals"
+    background = True
+
+    def hour(self, source: Hour) -> vitals.Stored:
+        return vitals.stored_of(source.counted.vitals)
+
+    def merge(self, parts: list[vitals.Stored], *, start: datetime) -> vitals.Stored:
+        return vitals.stored_merge(parts)
+
+    def write(
+        self, *, site_id: uuid.UUID, granularity: str, bucket: datetime, value: vitals.Stored,
+        ttl: int, now: datetime,
+    ) -> None:  # fmt: skip
+        vitals_rows.vitals_write(
+            site_id=site_id, granularity=granularity, bucket=bucket, stored=value, ttl=ttl,
+            now=now,
+        )  # fmt: skip
+
+    def read(
+        self, *, site_id: uuid.UUID, granularity: str, buckets: list[datetime]
+    ) -> list[vitals.Stored]:
+        return vitals_rows.buckets_read(
+            site_id=site_id, buckets=[(granularity, b) for b in buckets]
+        )
+
+
 def _range(
     site_id: uuid.UUID, granularity: str, buckets: list[datetime]
 ) -> list[tuple[datetime, totals.Aggregates]]:
@@ -283,9 +315,9 @@ def _range(
 
 TOTALS, USER_COUNTS, USER_SETS = Totals(), UserCounts(), UserSets()
 BREAKDOWNS, PATHS, HEATMAPS = Breakdowns(), Paths(), Heatmaps()
-GOALS = Goals()
+GOALS, VITALS = Goals(), Vitals()
 # User counts first: their write is the largest and runs while the others count; totals
 # last: they wait for the sessions' summaries the driver reads meanwhile.
 PRODUCTS: tuple[Product, ...] = (
-    USER_COUNTS, USER_SETS, GOALS, PATHS, HEATMAPS, BREAKDOWNS, TOTALS,
+    USER_COUNTS, USER_SETS, GOALS, VITALS, PATHS, HEATMAPS, BREAKDOWNS, TOTALS,
 )  # fmt: skip

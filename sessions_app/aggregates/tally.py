@@ -23,6 +23,8 @@ from sessions_app.aggregates.heatmaps import (
     heat_fold,
 )
 from sessions_app.aggregates.labels import click_label, page_path
+from sessions_app.aggregates.vitals import NAME as VITALS
+from sessions_app.aggregates.vitals import Cell, vitals_count, vitals_encode, vitals_fold
 from sessions_app.core import timebuckets
 
 ViewKey = tuple[int, int]
@@ -61,6 +63,8 @@ class Tally:
     # its start (epoch ms) and source. Paths take them from here instead of reading them
     # (aggregates/paths.py); a tally of raw rows has none.
     starts: dict[uuid.UUID, tuple[int, str | None]] = field(default_factory=dict)
+    # The `$vitals` events' metrics by (page, device, country, browser): aggregates/vitals.py.
+    vitals: dict[tuple[str, str, str, str], Cell] = field(default_factory=dict)
 
 
 SessionStarts = Mapping[uuid.UUID, tuple[datetime, str | None]]  # session: (start, source)
@@ -82,6 +86,7 @@ def tally(events: Iterable[dict[str, Any]], *, starts: SessionStarts | None = No
     humans: set[str] = set()
     viewed: list[tuple[Any, Any, str | None]] = []  # (session, event id, url)
     heated: list[dict[str, Any]] = []  # clicks and $pageleave readings (heatmaps)
+    measured: list[dict[str, Any]] = []  # $vitals events (aggregates/vitals.py)
     rows = 0
     for event in events:
         rows += 1
@@ -98,6 +103,8 @@ def tally(events: Iterable[dict[str, Any]], *, starts: SessionStarts | None = No
             by_name[name] += 1
             if name == LEAVE:
                 heated.append(event)
+            elif name == VITALS:
+                measured.append(event)
         elif kind == "pageview":
             urls[event.get("url")] += 1
             viewed.append((event.get("session_id"), event.get("event_id"), event.get("url")))
@@ -106,8 +113,9 @@ def tally(events: Iterable[dict[str, Any]], *, starts: SessionStarts | None = No
             elements[orjson.dumps(element) if element.__class__ is dict else element] += 1
             heated.append(event)
     counted = Tally(
-        rows, by_type, by_name, per_user=per_user, humans=humans, heat=heat_count(heated)
-    )
+        rows, by_type, by_name, per_user=per_user, humans=humans, heat=heat_count(heated),
+        vitals=vitals_count(measured),
+    )  # fmt: skip
     _derive(counted, urls, elements, viewed)
     if starts:
         counted.starts = {
@@ -181,6 +189,7 @@ def tally_encode(counted: Tally) -> bytes:
             "views": {str(sid): v for sid, v in counted.views.items()},
             "heat": heat_encode(counted.heat),
             "starts": {str(sid): list(start) for sid, start in counted.starts.items()},
+            "vitals": vitals_encode(counted.vitals),
         }
     )
 
@@ -213,10 +222,12 @@ class _Folding:
         self.views: dict[str, list[list[Any]]] = {}
         self.starts: dict[str, list[Any]] = {}
         self.heats: list[dict[str, Any] | None] = []
+        self.vitals: list[dict[str, Any] | None] = []
 
     def counts_add(self, body: dict[str, Any]) -> None:
         self.rows += body["rows"]
         self.heats.append(body.get("heat"))
+        self.vitals.append(body.get("vitals"))
         for total, part in (
             (self.by_type, body["type"]),
             (self.by_name, body["name"]),
@@ -263,6 +274,7 @@ class _Folding:
                 for sid, seen in self.views.items()
             },
             heat=heat_fold(self.heats),
+            vitals=vitals_fold(self.vitals),
             starts={ids[sid]: (at, source) for sid, (at, source) in self.starts.items()},
         )
 

@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 
 import orjson
 
+from sessions_app.aggregates import vitals
 from sessions_app.core import timebuckets
 from sessions_app.ingest.enrich import country, viewport_class
 from sessions_app.ingest.visit import anonymize_ip
@@ -372,6 +373,11 @@ def validate_event(raw: Any) -> ValidEvent:
     assert client_id is not None and anonymous_id is not None  # required above
     # Server-side custom events have no page; a server-side page view may have only a name.
     url = _url(raw, "url", required=kind == "click" or (kind == "pageview" and not name))
+    props = _props(raw.get("props"))
+    if kind == "custom" and name == vitals.NAME:  # web vitals (aggregates/vitals.py)
+        problem = vitals.vitals_problem(props) if url else ("url", "required: the page measured")
+        if problem:
+            raise EventError(*problem)
     return ValidEvent(
         client_id=client_id,
         type=kind,
@@ -384,7 +390,7 @@ def validate_event(raw: Any) -> ValidEvent:
         referrer=_url(raw, "referrer", required=False) if raw.get("referrer") else None,
         title=_text(raw, "title"),
         element=_element(raw.get("element")),
-        props=_props(raw.get("props")),
+        props=props,
         context=_context(raw.get("context")),
         viewport=(viewport := _viewport(raw.get("viewport"))),
         layout=_layout(raw, kind, viewport),

@@ -105,6 +105,7 @@ def site_saved_record(*, site: Site, actor: Any, created: bool, changed: list[st
             "enabled": site.enabled,
             "event_shards": site.event_shards,
             "time_zone": site.time_zone,
+            "vitals": site.vitals,
         },
     )
 

@@ -8,6 +8,7 @@ from sessions_app.tables.bucket_heatmaps import BucketHeatmap
 from sessions_app.tables.bucket_partials import BucketPartial
 from sessions_app.tables.bucket_paths import BucketPath
 from sessions_app.tables.bucket_users import BucketUsers
+from sessions_app.tables.bucket_vitals import BucketVitals
 from sessions_app.tables.failed_events import FailedEvent
 from sessions_app.tables.funnel_days import FunnelDay
 from sessions_app.tables.identity_links import IdentityLink
@@ -60,6 +61,7 @@ __all__ = [
     "BucketPath",
     "BucketState",
     "BucketUsers",
+    "BucketVitals",
     "ErasureRequest",
     "FailedEvent",
     "Funnel",

@@ -79,6 +79,13 @@ class Site(models.Model):
     # Shards of each site_events_by_bucket hour (a shard suffix against hot partitions), from
     # the expected event rate and the partition budget (buckets.shards_for).
     event_shards = models.PositiveSmallIntegerField(default=1)
+    # Whether the tracker loads its web vitals script (docs/vitals.md): data-vitals in the
+    # snippet, so off costs the site's visitors nothing.
+    vitals = models.BooleanField(
+        default=False,
+        help_text="Measure Core Web Vitals (LCP, INP, CLS, FCP, TTFB) on the site's pages. "
+        "Update the snippet after a change.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -288,4 +288,7 @@ def demo_site_ensure(*, origins: list[str]) -> tuple[Site, bool]:
     site = Site.objects.filter(name="Demo Shop").first()
     if site is not None:
         return site, False
-    return site_create(name="Demo Shop", origins=origins), True
+    site = site_create(name="Demo Shop", origins=origins)
+    site.vitals = True  # the demo shop measures web vitals (docs/vitals.md)
+    site.save(update_fields=["vitals"])
+    return site, True

@@ -39,6 +39,12 @@ class SiteSettingsForm(forms.Form):
         "-code keeps one the defaults would drop.",
     )
 
+    vitals = forms.BooleanField(
+        required=False,
+        label="Web vitals",
+        help_text="Measure LCP, INP, CLS, FCP and TTFB on every page (the tracker loads a "
+        "6 KB script for it); shown on the Performance page. Update the snippet after a change.",
+    )
     time_zone = forms.CharField(
         required=False,
         max_length=64,
@@ -72,6 +78,7 @@ def _initial(site: Site) -> dict[str, Any]:
         "allowed_origins": "\n".join(site.allowed_origins),
         "redact_params": ", ".join(site.redact_params),
         "time_zone": site.time_zone,
+        "vitals": site.vitals,
     }
 
 
@@ -82,7 +89,7 @@ def site_settings(request: HttpRequest, site: Site) -> HttpResponse:
     if request.method == "POST":
         form = SiteSettingsForm(request.POST)
         if form.is_valid():
-            changed = [k for k in ("allowed_origins", "redact_params", "time_zone")
+            changed = [k for k in ("allowed_origins", "redact_params", "time_zone", "vitals")
                        if form.cleaned_data[k] != getattr(site, k)]  # fmt: skip
             if changed:
                 for name in changed:

@@ -278,15 +278,19 @@
       },
     };
     w.clickstream = api;
+    // One of the tracker's own scripts, loaded beside it.
+    function load(name) {
+      var s = d.createElement("script");
+      s.src = origin + "/static/sessions_app/" + name;
+      return (d.head || de).appendChild(s);
+    }
     // The heatmap overlay, for the site's analysts: load it, record nothing.
     var heatmap = /[#&]cs-heatmap=([\w.-]+)(&|$)/.exec(location.hash);
     if (heatmap) {
-      var s = d.createElement("script");
-      s.src = origin + "/static/sessions_app/heatmap.js";
+      var s = load("heatmap.js");
       s.setAttribute("data-token", heatmap[1]);
       s.setAttribute("data-site", site);
-      s.setAttribute("data-api", origin);
-      return (d.head || de).appendChild(s);
+      return s.setAttribute("data-api", origin);
     }
     if (dnt(nav, w)) return; // a no-op API: nothing captured, stored or sent
 
@@ -510,6 +514,12 @@
       record("custom", { name: "$identify" });
     };
     api.page = page;
+    // The vitals script's (vitals.js): one $vitals event of the page view on screen, sent now.
+    api.vitals = function (props) {
+      props.pageview = view && view.id;
+      view && record("custom", { name: "$vitals", url: view.url, title: view.title, viewport: view.viewport, props: props });
+      flush(1);
+    };
     api.flush = function () {
       return flush();
     };
@@ -570,5 +580,6 @@
     if (attr("auto") != "false") page();
     replay(false);
     if (readRetry().length) scheduleRetry(); // events a previous page could not send
+    if (attr("vitals")) load("vitals.min.js"); // the site measures web vitals (docs/vitals.md)
   }
 })(typeof window == "object" ? window : this);

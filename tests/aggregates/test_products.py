@@ -26,7 +26,7 @@ from sessions_app.core import timebuckets
 from sessions_app.core.ids import uuid_time
 from sessions_app.models import BucketState
 from sessions_app.tables import user_sessions
-from tests.aggregates import recount, test_breakdowns, test_heatmaps
+from tests.aggregates import recount, test_breakdowns, test_heatmaps, test_vitals
 from tests.aggregates.test_breakdowns import seal_everything
 from tests.analysis.dataset import AGENTS
 from tests.conftest import recent_fixed
@@ -71,6 +71,7 @@ def traffic(client, site) -> Traffic:
     for i in range(30):
         start = now - timedelta(minutes=rng.randrange(90, 30 * 60))
         events = test_heatmaps.visit(rng, f"v{i}", start)
+        events += test_vitals.vitals_events(random.Random(i), events)  # web vitals
         cut = rng.randrange(1, len(events) + 1)  # one or two requests
         for part in (events[:cut], events[cut:]):
             if part:
@@ -167,6 +168,10 @@ def _user_sets_plain(value: usersets.KeySets | usersets.Sets) -> dict[str, int]:
     return {name: len(users) for name, users in members if users or name == usersets.ACTIVE}
 
 
+def _vitals_brute(traffic: Traffic, hour: datetime) -> dict[Any, Any]:
+    return test_vitals.brute(traffic.rows[hour])
+
+
 def _goals_brute(traffic: Traffic, hour: datetime) -> dict[Any, Any]:
     """The goals' conversions in the hour, each converting session's breakdown values
     from its stored summary."""
@@ -192,6 +197,7 @@ CASES: dict[str, tuple[Brute, Callable[[Any], Any]]] = {
     "paths": (_paths_brute, _paths_plain),
     "heatmaps": (_heatmaps_brute, _heatmaps_plain),
     "user_sets": (_user_sets_brute, _user_sets_plain),
+    "vitals": (_vitals_brute, test_vitals.plain),
     "goals": (_goals_brute, goal_brute.plain),
 }
 

@@ -77,6 +77,7 @@ def _shop(live_server) -> tuple[Any, dict[str, str]]:
         "dashboard-compared": f"{s}/?period=30d&compare=previous&device=desktop",
         "sessions": f"{s}/sessions/",
         "users": f"{s}/users/",
+        "goals": f"{s}/goals/",
         "funnels": f"{s}/funnels/",
         "funnel": f"{s}/funnels/{funnel.pk}/",
         "funnel-units": f"{s}/funnels/{funnel.pk}/units/?step=1&outcome=reached",

@@ -37,7 +37,10 @@ test("the minified file has the heatmap features: positions, rage and dead click
     "getBoundingClientRect", // pos.ex/ey
     "Math.hypot", // rage
     "cs-heatmap=", // overlay loader
-    "/static/sessions_app/heatmap.js",
+    "/static/sessions_app/", // its scripts, loaded beside it:
+    '"heatmap.js"',
+    '"vitals.min.js"', // web vitals, with data-vitals (docs/vitals.md)
+    '"$vitals"',
     "data-token",
   ])
     assert.ok(min.includes(part), part);

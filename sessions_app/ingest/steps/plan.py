@@ -8,7 +8,9 @@ validation are dropped.
 from __future__ import annotations
 
 import zlib
+from typing import Any
 
+from sessions_app.aggregates.vitals import NAME as VITALS
 from sessions_app.core.timebuckets import as_utc
 from sessions_app.ingest.context import Assigned, Intake
 from sessions_app.ingest.plan import EventRow, Plan, SessionSummary, Stats, plan_without
@@ -73,12 +75,22 @@ def _row(made: Plan, item: Assigned) -> EventRow:
         element=e.element,
         props=e.props,
         context=e.context,
-        layout=e.layout,
+        layout=_layout(item),
         late=c.late,
         clamped=c.clamped,
         is_bot=item.visit.is_bot,
         shard=zlib.crc32(c.event_id.bytes) % made.shards,
     )
+
+
+def _layout(item: Assigned) -> dict[str, Any] | None:
+    """The event's layout; a `$vitals` event's also names the visitor's device, country and
+    browser, which aggregates/vitals.py splits by (the raw row keeps them for any reseal)."""
+    e, visit = item.candidate.event, item.visit
+    if e.name != VITALS or e.type != "custom":
+        return e.layout
+    seen = {"dev": visit.agent.device, "cc": visit.country, "br": visit.agent.browser}
+    return {**(e.layout or {}), **{k: v for k, v in seen.items() if v}}
 
 
 def plan_without_erased(made: Plan) -> Plan:

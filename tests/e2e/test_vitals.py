@@ -1,0 +1,89 @@
+"""Web vitals in real headless Chromium on the demo shop: the About page is slow on
+purpose (static/sessions_app/demo_vitals.js: a hero image that arrives after 4.2 s, a
+banner put above the heading after 0.8 s). The tracker loads the vitals script only for
+a site with vitals on; the page's LCP and CLS come back with their elements, and the
+Performance page shows them (screenshots at 1366x900 and 390x844 in artifacts/)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+
+from sessions_app.ledger import sites
+from sessions_app.sessions import feed
+from sessions_app.tables import session_events as session_events_table
+from tests.conftest import member
+from tests.e2e.conftest import screenshot, wait_for
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.django_db(transaction=True, databases=["default", "cassandra"]),
+    pytest.mark.usefixtures("demo_any_site"),  # /demo/?site=KEY
+]
+
+
+def _vitals(site) -> list[dict[str, Any]]:
+    found = []
+    for entry in feed.feed_latest(site_id=site.id, limit=50):
+        for e in session_events_table.stored_events(session_id=entry["session_id"]):
+            if e.get("name") == "$vitals":
+                found.append(e)
+    return found
+
+
+def _visit_about(context, live_server, site) -> Any:
+    page = context.new_page()
+    scripts: list[str] = []
+    page.on("request", lambda r: scripts.append(r.url) if r.resource_type == "script" else None)
+    page.goto(f"{live_server.url}/demo/about?site={site.key}&flush=60000")
+    page.wait_for_selector("#about-hero[src]", state="attached", timeout=15_000)
+    page.wait_for_timeout(1_000)  # the image loaded and painted: the LCP candidate
+    page.goto("about:blank")  # hidden: the vitals go out
+    page.close()
+    return scripts
+
+
+def test_a_slow_image_and_a_layout_shift_show_up_with_their_elements(live_server, context):
+    off = sites.site_create(name="E2E no vitals", origins=[live_server.url])
+    scripts = _visit_about(context, live_server, off)
+    assert not [s for s in scripts if "vitals.min.js" in s]  # off: never loaded
+    site = sites.site_create(name="E2E vitals", origins=[live_server.url])
+    site.vitals = True
+    site.save(update_fields=["vitals"])
+    scripts = _visit_about(context, live_server, site)
+    assert [s for s in scripts if s.endswith("/static/sessions_app/vitals.min.js")]
+
+    def measured() -> dict[str, Any] | None:  # one event at hide, or two (an SPA step first)
+        props: dict[str, Any] = {}
+        for e in _vitals(site):
+            props.update(e["props"])
+        return props if "lcp" in props and "cls" in props else None
+
+    props = wait_for(measured, timeout=60)
+    assert props["lcp"] >= 4_000 and "about-hero" in props["lcp_el"], props
+    assert props["cls"] > 0 and props.get("cls_el"), props
+    assert props["ttfb"] >= 0 and props["fcp"] > 0, props
+    assert not _vitals(off)
+
+    member(User.objects.create_user("vic", password="correct-horse-1"), site)
+    page = context.new_page()
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.fill("input[name=username]", "vic")
+    page.fill("input[name=password]", "correct-horse-1")
+    page.click("button[type=submit]")
+    for width, height in ((1366, 900), (390, 844)):
+        page.set_viewport_size({"width": width, "height": height})
+        page.goto(f"{live_server.url}/sites/{site.id}/performance/?period=24h")
+        lcp = page.locator('.vital[data-metric="lcp"]')
+        assert lcp.get_attribute("data-rating") == "poor"
+        assert "Poor" in lcp.inner_text()
+        page.wait_for_selector('.vital-chart[data-metric="lcp"] canvas')
+        screenshot(page, f"performance-{width}")
+        page.click("#vitals-pages a")
+        page.wait_for_selector(".vital-elements")
+        elements = page.locator('.vital-elements[data-metric="lcp"]').inner_text()
+        assert "about-hero" in elements
+        assert page.locator('.vital-elements[data-metric="cls"] code').count() >= 1
+        screenshot(page, f"performance-page-{width}")
