@@ -402,6 +402,8 @@ def ingest(
     reads["dashboard"] = _step(env, "bench.dashboard", "40", "30")
     log("goal table benchmark (5 goals, 61 sealed days) ...")
     reads["goals"] = _step(env, "bench.goals", "2000", "30")
+    log("retention cohorts benchmark (12 weekly cohorts x 12 weeks, 1,000,000 users) ...")
+    reads["cohorts"] = _step(env, "bench.cohorts", "1000000", "20")
     return rows, reads
 
 
@@ -654,6 +656,15 @@ def render(rows: list[dict], reads: dict, *, workers: int, threads: int, seconds
             f"{'met' if met else 'missed'}) | {h['app_p50_ms']:.1f} / {h['app_p95_ms']:.1f} | "
             f"{h['raw_p50_ms']:.1f} / {h['raw_p95_ms']:.1f} | "
             f"{h['raw_p95_ms'] / h['app_p95_ms']:.2f} |"
+        )
+    c: dict = reads.get("cohorts") or {}
+    if c:
+        lines.append(
+            f"| 12 weekly cohorts x 12 weeks ({c['users']:,} users, {c['raw_rows']:,} raw rows): "
+            f"cold (sets from raw rows) rows/s vs the raw driver's scan, goal ≥ {c['cold_goal']}; "
+            f"warm (sealed sets) p50 / p95 {c['warm_p50_ms']} / {c['warm_p95_ms']} ms, goal p95 ≤ "
+            f"{c['goal_p95_ms']:.0f} | {c['cold_rows_per_s']:,} | {c['raw_rows_per_s']:,} "
+            f"| {c['cold_ratio']:.2f} |"
         )
     v: dict = reads.get("vitals") or {}
     if v:

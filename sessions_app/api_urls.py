@@ -5,6 +5,7 @@ from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from sessions_app.api import exports, goals, views
+from sessions_app.cohorts import urls as cohort_urls
 from sessions_app.core import userkeys
 from sessions_app.funnels import urls as funnel_urls
 from sessions_app.heatmaps import urls as heatmap_urls
@@ -56,6 +57,7 @@ urlpatterns = [
     *path_urls.api_urlpatterns,
     *vitals_urls.api_urlpatterns,
     *funnel_urls.api_urlpatterns,
+    *cohort_urls.api_urlpatterns,
     path("sites/<uuid:site_id>/sessions/<uuid:session_id>/events", views.SessionEvents.as_view()),
     path("sites/<uuid:site_id>/sessions/<uuid:session_id>/export", exports.SessionExport.as_view()),
 ]

@@ -1,5 +1,6 @@
 from django.urls import path
 
+from sessions_app.cohorts import urls as cohort_urls
 from sessions_app.core import userkeys
 from sessions_app.funnels import urls as funnel_urls
 from sessions_app.heatmaps import urls as heatmap_urls
@@ -69,6 +70,7 @@ urlpatterns = [
     *heatmap_urls.urlpatterns,
     *vitals_urls.urlpatterns,
     *funnel_urls.urlpatterns,
+    *cohort_urls.urlpatterns,
     path(
         "sites/<uuid:site_id>/sessions/<uuid:session_id>/", analyst.session_timeline, name="session"
     ),

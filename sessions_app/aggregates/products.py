@@ -26,6 +26,7 @@ from sessions_app.aggregates import (
     paths,
     stored,
     totals,
+    usersets,
     vitals,
     vitals_rows,
 )
@@ -233,6 +234,39 @@ class Goals:
         return goals.goals_read(site_id=site_id, buckets=[(granularity, b) for b in buckets])
 
 
+class UserSets:
+    """user_sets: who was active, and who did each event (up to usersets.MAX_NAMES), as
+    roaring bitmaps of per-site user numbers (retention cohorts, lifecycle, stickiness).
+
+    An hour's value holds user keys (no I/O: a live hour counts it too); its write
+    numbers them. A stored value (read, merged) holds numbers."""
+
+    name = "user_sets"
+    background = True
+
+    def hour(self, source: Hour) -> usersets.KeySets:
+        return usersets.hour_sets(source.counted)
+
+    def merge(self, parts: list[usersets.Sets], *, start: datetime) -> usersets.Sets:
+        return usersets.sets_merge(parts)
+
+    def write(
+        self, *, site_id: uuid.UUID, granularity: str, bucket: datetime,
+        value: usersets.KeySets | usersets.Sets, ttl: int, now: datetime,
+    ) -> None:  # fmt: skip
+        usersets.sets_write(
+            site_id=site_id, granularity=granularity, bucket=bucket, value=value, ttl=ttl
+        )
+
+    def read(
+        self, *, site_id: uuid.UUID, granularity: str, buckets: list[datetime]
+    ) -> list[usersets.Sets]:
+        found = usersets.sets_read_many(
+            site_id=site_id, buckets=[(granularity, b) for b in buckets], names=None
+        )
+        return list(found.values())
+
+
 class Vitals:
     """bucket_vitals: web vitals sketches, ratings and worst elements per page, device,
     country and browser (aggregates/vitals.py)."""
@@ -279,11 +313,11 @@ def _range(
     return [(b, a) for b, a in found if b in wanted]
 
 
-TOTALS, USER_COUNTS = Totals(), UserCounts()
+TOTALS, USER_COUNTS, USER_SETS = Totals(), UserCounts(), UserSets()
 BREAKDOWNS, PATHS, HEATMAPS = Breakdowns(), Paths(), Heatmaps()
 GOALS, VITALS = Goals(), Vitals()
 # User counts first: their write is the largest and runs while the others count; totals
 # last: they wait for the sessions' summaries the driver reads meanwhile.
 PRODUCTS: tuple[Product, ...] = (
-    USER_COUNTS, GOALS, VITALS, PATHS, HEATMAPS, BREAKDOWNS, TOTALS,
+    USER_COUNTS, USER_SETS, GOALS, VITALS, PATHS, HEATMAPS, BREAKDOWNS, TOTALS,
 )  # fmt: skip

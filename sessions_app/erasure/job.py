@@ -26,6 +26,7 @@ from sessions_app.erasure.scan import (
     feed_ttl,
     pages,
     table_ttl,
+    user_sets_erase,
     write_all,
 )
 from sessions_app.ingest.plan import plan_decode, plan_encode, plan_without
@@ -373,12 +374,13 @@ class _Job:
         widths.user_widths_forget(self.site.id)
 
     def _delete_counts(self, keys: list[str], hours: set[datetime]) -> None:
-        """Delete the keys' per-user counts of every affected hour, day and month, and of
-        every bucket their own counters name (also after raw events expired)."""
+        """Delete the keys' per-user counts and user-set numbers of every affected hour, day
+        and month, and of every bucket their own counters name (also after raw events expired)."""
         site_id = self.site.id
         starts = {g: {timebuckets.floor(h, g) for h in hours} for g in RESEALED}
         for granularity, buckets in counted_buckets(site_id, keys, self.now).items():
             starts[granularity] |= buckets
+        self.counts.update(user_sets_erase(site_id, keys, starts))  # sets outlive raw rows
         user_rows, rolling_rows = [], set()
         for granularity, found in starts.items():
             for bucket in sorted(found):

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from sessions_app.aggregates import usersets
 from sessions_app.core import timebuckets
 from sessions_app.core.cql import cassandra_session, execute_windowed, prepare
 from sessions_app.models import FailedEvent, LatestSession
@@ -129,6 +130,20 @@ def failed_rows_mentioning(
             if payload_mentions(row["payload"], keys):
                 doomed.append((site_id, day, row["failed_id"]))
     return doomed
+
+
+def user_sets_erase(
+    site_id: uuid.UUID, keys: list[str], buckets: dict[str, set[datetime]]
+) -> dict[str, int]:
+    """Remove the keys' numbers from every stored user set of `buckets`, then forget the
+    numbers; how many set rows were rewritten and numbers forgotten."""
+    numbers = usersets.numbers_of(site_id, keys, assign=False)
+    named = [(g, b) for g, found in buckets.items() for b in sorted(found)]
+    rows = 0
+    for key, number in numbers.items():
+        rows += usersets.user_remove(site_id=site_id, number=number, buckets=named)
+        usersets.number_forget(site_id, key, number)
+    return {"user_sets": rows, "user_numbers": len(numbers)}
 
 
 def directory_deletes(

@@ -24,8 +24,11 @@ from sessions_app.tables.site_sessions import SiteSession
 from sessions_app.tables.transaction_log import TransactionLog
 from sessions_app.tables.user_directory import UserDirectory
 from sessions_app.tables.user_events_by_bucket import UserEventByBucket
+from sessions_app.tables.user_number_keys import UserNumberKeys
+from sessions_app.tables.user_numbers import UserNumbers
 from sessions_app.tables.user_properties import UserProperty
 from sessions_app.tables.user_sessions import UserSession
+from sessions_app.tables.user_sets import UserSets
 
 from .accounts import ApiToken
 from .erasure import ErasureRequest, Suppression
@@ -86,6 +89,9 @@ __all__ = [
     "UserBucketWidth",
     "UserDirectory",
     "UserEventByBucket",
+    "UserNumberKeys",
+    "UserNumbers",
     "UserProperty",
     "UserSession",
+    "UserSets",
 ]

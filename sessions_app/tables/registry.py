@@ -35,8 +35,11 @@ from sessions_app.tables import (
     transaction_log,
     user_directory,
     user_events_by_bucket,
+    user_number_keys,
+    user_numbers,
     user_properties,
     user_sessions,
+    user_sets,
 )
 from sessions_app.tables.spec import RESEAL, TableSpec
 
@@ -56,6 +59,9 @@ TABLES: tuple[TableSpec, ...] = (
     transaction_log.SPEC,
     bucket_users.SPEC,
     rolling_counts.SPEC,
+    user_sets.SPEC,
+    user_numbers.SPEC,
+    user_number_keys.SPEC,
     bucket_aggregates.SPEC,
     bucket_breakdowns.SPEC,
     bucket_goals.SPEC,

@@ -18,6 +18,7 @@ from sessions_app.aggregates.report import MAX_LIVE_HOURS
 from sessions_app.analysis import dashboard as dashboard_filters
 from sessions_app.analysis import goal_table
 from sessions_app.analysis.kpi_report import PeriodReport, chart_data, period_report, site_period
+from sessions_app.cohorts import reads as cohort_reads
 from sessions_app.core import timebuckets
 from sessions_app.core.bounds import RangeError
 from sessions_app.funnels import defs
@@ -168,6 +169,7 @@ def user_profile(request: HttpRequest, site: Site, user_key: str) -> HttpRespons
         site_id=site.id, user_key=user_key, event_key=counter, now=datetime.now(UTC)
     )
     properties = lists.user_properties(site_id=site.id, user_key=user_key)
+    periods_active = cohort_reads.user_periods(site.id, user_key, now=datetime.now(UTC))
     return render(
         request,
         "sessions_app/user_profile.html",
@@ -181,6 +183,7 @@ def user_profile(request: HttpRequest, site: Site, user_key: str) -> HttpRespons
             "counter": counter,
             "counter_choices": choices,
             "counts": counts,
+            "periods_active": periods_active,
         },
     )
 

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from sessions_app.aggregates import breakdowns, paths, seal, sources, tally, totals
+from sessions_app.aggregates import breakdowns, paths, seal, sources, tally, totals, usersets
 from sessions_app.aggregates.products import PRODUCTS, Product
 from sessions_app.core import timebuckets
 from sessions_app.core.ids import uuid_time
@@ -150,6 +150,24 @@ def _heatmaps_plain(value: dict[Any, Any]) -> dict[Any, Any]:
     return {key: test_heatmaps.plain(heat) for key, heat in value.items()}
 
 
+def _user_sets_brute(traffic: Traffic, hour: datetime) -> dict[str, int]:
+    """Users with a human event in the hour, and which of them did each event key (their
+    bot events too); tests/cohorts checks who they are."""
+    rows = traffic.rows[hour]
+    humans = {r["user_key"] for r in rows if not r.get("is_bot")}
+    members: dict[str, set[str]] = {usersets.ACTIVE: humans}
+    for r in rows:
+        if r["user_key"] in humans:
+            key = (r.get("name") if r["type"] == "custom" else None) or r["type"]
+            members.setdefault(key, set()).add(r["user_key"])
+    return {name: len(users) for name, users in members.items()}
+
+
+def _user_sets_plain(value: usersets.KeySets | usersets.Sets) -> dict[str, int]:
+    members = value.members.items()
+    return {name: len(users) for name, users in members if users or name == usersets.ACTIVE}
+
+
 def _vitals_brute(traffic: Traffic, hour: datetime) -> dict[Any, Any]:
     return test_vitals.brute(traffic.rows[hour])
 
@@ -178,6 +196,7 @@ CASES: dict[str, tuple[Brute, Callable[[Any], Any]]] = {
     "breakdowns": (_breakdowns_brute, _breakdowns_plain),
     "paths": (_paths_brute, _paths_plain),
     "heatmaps": (_heatmaps_brute, _heatmaps_plain),
+    "user_sets": (_user_sets_brute, _user_sets_plain),
     "vitals": (_vitals_brute, test_vitals.plain),
     "goals": (_goals_brute, goal_brute.plain),
 }

@@ -1,0 +1,254 @@
+"""Sealed user sets: per site and bucket, the users who were active and, per event name,
+the users who did it, as roaring bitmaps of per-site user numbers (docs/retention.md).
+
+An hour's sets are counted from its tally as user keys (`KeySets`, no I/O); its seal
+numbers the keys (user_numbers: a lookup per user, a lightweight transaction per user
+seen for the first time) and stores bitmaps (`Sets`); days and months are the unions of
+their children. Retention cohorts, lifecycle and stickiness (sessions_app/cohorts) read
+a few of these rows per period instead of raw events.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from cassandra.concurrent import execute_concurrent
+from pyroaring import BitMap
+
+from sessions_app.aggregates.tally import Tally
+from sessions_app.core.cql import cassandra_session, execute_windowed, prepare
+from sessions_app.tables import user_number_keys, user_numbers, user_sets
+
+ACTIVE = ""  # the set of every active user (any human event)
+# Event names kept per bucket: those with the most users (then by name). A bucket that
+# had more is marked incomplete and so is every bucket merged from it; an event cohort
+# over one says so.
+MAX_NAMES = 64
+MAX_KEYS_READ = 500  # the most user keys a cohort cell lists
+
+
+@dataclass
+class KeySets:
+    """An hour's sets as user keys (what a tally gives)."""
+
+    members: dict[str, set[str]] = field(default_factory=dict)
+    complete: bool = True
+
+
+@dataclass
+class Sets:
+    """A bucket's sets as user numbers (what is stored)."""
+
+    members: dict[str, BitMap] = field(default_factory=dict)
+    complete: bool = True
+
+    def users(self, name: str = ACTIVE) -> BitMap:
+        return self.members.get(name) or BitMap()
+
+
+def hour_sets(counted: Tally) -> KeySets:
+    """The hour's active users (those with a human event) and, for each event key (a
+    custom event's name, else its type), which of them did it."""
+    humans = counted.humans
+    members: dict[str, set[str]] = {ACTIVE: set(humans)}
+    for user, key in counted.per_user:
+        if user in humans:
+            found = members.get(key)
+            if found is None:
+                found = members[key] = set()
+            found.add(user)
+    # GOAL PLUG-IN (issue 39.1, wired by the lead after the merge): for each goal of the
+    # site (goals' `site_goals(site_id)`), the users of the hour who reached it, as the set
+    # named "goal:<id>", e.g. from the goal users the seal's tally counts per goal.
+    # A cohort then asks for `first_event` / `return_event` = "goal:<id>" unchanged.
+    return KeySets(*_bounded(members))
+
+
+def _bounded(members: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    """The active set and the MAX_NAMES event sets with the most users; whether that is all."""
+    names = sorted((n for n in members if n != ACTIVE), key=lambda n: (-len(members[n]), n))
+    kept = {ACTIVE: members[ACTIVE]}
+    kept.update((n, members[n]) for n in names[:MAX_NAMES])
+    return kept, len(names) <= MAX_NAMES
+
+
+def sets_merge(parts: list[Sets]) -> Sets:
+    """The union of the children's sets (a day from its hours, a month from its days)."""
+    found: dict[str, list[BitMap]] = {ACTIVE: []}
+    for part in parts:
+        for name, users in part.members.items():
+            found.setdefault(name, []).append(users)
+    # One many-way union a set (roaring's own), never the children's bitmaps themselves.
+    members = {name: BitMap.union(BitMap(), *sets) for name, sets in found.items()}
+    kept, complete = _bounded(members)
+    return Sets(kept, complete and all(p.complete for p in parts))
+
+
+def numbered(site_id: uuid.UUID, value: KeySets) -> Sets:
+    """An hour's key sets as number sets, numbering the users seen for the first time."""
+    numbers = numbers_of(site_id, value.members.get(ACTIVE, set()), assign=True)
+    return Sets(
+        {name: BitMap(numbers[k] for k in keys) for name, keys in value.members.items()},
+        value.complete,
+    )
+
+
+def numbers_of(site_id: uuid.UUID, keys: Iterable[str], *, assign: bool) -> dict[str, int]:
+    """The users' numbers on the site; with `assign`, the ones without get the next free
+    numbers (a concurrent seal that numbered a user first wins: its number is used)."""
+    wanted = sorted(set(keys))
+    select = prepare(user_numbers.SELECT_NUMBER)
+    work = [(select, (site_id, key)) for key in wanted]
+    results = execute_concurrent(cassandra_session(), work, concurrency=128)
+    found: dict[str, int] = {}
+    for key, (_, rows) in zip(wanted, results, strict=True):
+        row = rows.one()
+        if row is not None:
+            found[key] = row["number"]
+    missing = [key for key in wanted if key not in found]
+    if assign and missing:
+        found.update(_numbers_assign(site_id, missing))
+    return found
+
+
+def _numbers_assign(site_id: uuid.UUID, keys: list[str]) -> dict[str, int]:
+    first = _block_take(site_id, len(keys))
+    insert = prepare(user_numbers.INSERT_NEW, write=True)
+    ttl = user_numbers.TTL_SECONDS
+    work = [(insert, (site_id, key, first + i, ttl)) for i, key in enumerate(keys)]
+    results = execute_concurrent(cassandra_session(), work, concurrency=64)
+    assigned: dict[str, int] = {}
+    reverse = prepare(user_number_keys.UPSERT, idempotent=True, write=True)
+    reverse_work = []
+    for (_, (site, key, number, _)), (_, rows) in zip(work, results, strict=True):
+        row = rows.one()
+        if row["[applied]"]:
+            assigned[key] = number
+            block = number >> user_number_keys.BLOCK_BITS
+            reverse_work.append((reverse, (site, block, number, key, ttl)))
+        else:
+            assigned[key] = row["number"]
+    execute_windowed(reverse_work)
+    return assigned
+
+
+def _block_take(site_id: uuid.UUID, n: int) -> int:
+    """Take n consecutive free numbers of the site (compare-and-set on its NEXT row)."""
+    session, ttl = cassandra_session(), user_numbers.TTL_SECONDS
+    select = prepare(user_numbers.SELECT_NUMBER)
+    while True:
+        row = session.execute(select, (site_id, user_numbers.NEXT)).one()
+        if row is None:
+            insert = prepare(user_numbers.INSERT_NEW, write=True)
+            if session.execute(insert, (site_id, user_numbers.NEXT, n, ttl)).one()["[applied]"]:
+                return 0
+            continue
+        current = row["number"]
+        move = prepare(user_numbers.NEXT_MOVE, write=True)
+        params = (ttl, current + n, site_id, user_numbers.NEXT, current)
+        if session.execute(move, params).one()["[applied]"]:
+            return int(current)
+
+
+def keys_of(site_id: uuid.UUID, numbers: Iterable[int]) -> dict[int, str]:
+    """The user keys of these numbers (at most MAX_KEYS_READ: a cell's first users)."""
+    by_block: dict[int, list[int]] = {}
+    for number in sorted(numbers)[:MAX_KEYS_READ]:
+        by_block.setdefault(number >> user_number_keys.BLOCK_BITS, []).append(number)
+    select = prepare(user_number_keys.SELECT_KEYS)
+    work = [(select, (site_id, block, wanted)) for block, wanted in by_block.items()]
+    found: dict[int, str] = {}
+    for _, rows in execute_concurrent(cassandra_session(), work, concurrency=32):
+        found.update((row["number"], row["user_key"]) for row in rows)
+    return found
+
+
+def sets_write(
+    *, site_id: uuid.UUID, granularity: str, bucket: datetime, value: KeySets | Sets, ttl: int
+) -> None:
+    """Overwrite a bucket's sets: the active row lists the names kept (older rows of other
+    names stay until their TTL, unread)."""
+    sets = numbered(site_id, value) if isinstance(value, KeySets) else value
+    names = {n for n in sets.members if n != ACTIVE}
+    upsert = prepare(user_sets.UPSERT, idempotent=True, write=True)
+    work = [
+        (upsert, (site_id, granularity, bucket, name, _blob(users), names if name == ACTIVE
+                  else None, sets.complete, ttl))
+        for name, users in sets.members.items()
+    ]  # fmt: skip
+    if ACTIVE not in sets.members:
+        work.append((upsert, (site_id, granularity, bucket, ACTIVE, _blob(BitMap()), names,
+                              sets.complete, ttl)))  # fmt: skip
+    execute_windowed(work)
+
+
+def _blob(users: BitMap) -> bytes:
+    users.run_optimize()
+    return bytes(users.serialize())
+
+
+def _sets_of(rows: list[dict[str, Any]]) -> Sets | None:
+    active = next((r for r in rows if r["name"] == ACTIVE), None)
+    if active is None:
+        return None
+    kept = set(active["names"] or ())
+    members = {
+        str(r["name"]): BitMap.deserialize(r["users"])
+        for r in rows
+        if r["name"] == ACTIVE or r["name"] in kept
+    }
+    return Sets(members, bool(active["complete"]))
+
+
+def sets_read_many(
+    *, site_id: uuid.UUID, buckets: list[tuple[str, datetime]], names: list[str] | None
+) -> dict[tuple[str, datetime], Sets]:
+    """Several buckets' stored sets (the active set and `names`; None: every set), read
+    concurrently; a bucket without any is left out."""
+    work: list[tuple[Any, tuple[Any, ...]]]
+    if names is None:
+        select = prepare(user_sets.SELECT_BUCKET)
+        work = [(select, (site_id, g, b)) for g, b in buckets]
+    else:
+        select = prepare(user_sets.SELECT_NAMES)
+        wanted = sorted({ACTIVE, *names})
+        work = [(select, (site_id, g, b, wanted)) for g, b in buckets]
+    found: dict[tuple[str, datetime], Sets] = {}
+    results = execute_concurrent(cassandra_session(), work, concurrency=64)
+    for key, (_, rows) in zip(buckets, results, strict=True):
+        sets = _sets_of(list(rows))
+        if sets is not None:
+            found[key] = sets
+    return found
+
+
+def user_remove(*, site_id: uuid.UUID, number: int, buckets: list[tuple[str, datetime]]) -> int:
+    """Remove one user number from every stored set of these buckets (erasure), each row
+    keeping the time it had left; return how many rows changed."""
+    session = cassandra_session()
+    update = prepare(user_sets.UPDATE_USERS, idempotent=True, write=True)
+    select = prepare(user_sets.SELECT_ERASED)
+    work = []
+    for granularity, bucket in buckets:
+        for row in session.execute(select, (site_id, granularity, bucket)):
+            users = BitMap.deserialize(row["users"])
+            if number in users and row["ttl"]:
+                users.discard(number)
+                params = (row["ttl"], _blob(users), site_id, granularity, bucket, row["name"])
+                work.append((update, params))
+    execute_windowed(work)
+    return len(work)
+
+
+def number_forget(site_id: uuid.UUID, key: str, number: int) -> None:
+    """Delete a user's number both ways (erasure)."""
+    session = cassandra_session()
+    session.execute(prepare(user_numbers.DELETE_KEY, idempotent=True, write=True), (site_id, key))
+    session.execute(
+        prepare(user_number_keys.DELETE_NUMBER, idempotent=True, write=True),
+        (site_id, number >> user_number_keys.BLOCK_BITS, number),
+    )

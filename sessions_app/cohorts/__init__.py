@@ -1,0 +1,1 @@
+"""Retention cohorts, lifecycle and stickiness: reads, API and pages (docs/retention.md)."""

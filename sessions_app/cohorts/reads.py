@@ -1,0 +1,287 @@
+"""Retention cohorts, lifecycle and stickiness from the sealed user sets
+(aggregates/usersets.py; docs/retention.md), the numbers the pages, the API and the CSV
+show.
+
+Periods are UTC days, ISO weeks (from Monday) or calendar months: the sets are sealed per
+UTC day, so a site's own zone is not applied here (the page says so). A period's set is
+its month row, else the union of its day rows, else (a day not rolled up yet, within
+LIVE_DAYS) of its sealed hours: an hour not sealed yet is not in any set.
+
+"First" (a cohort's users, lifecycle's new users) means not in any set of the
+LOOKBACK_MONTHS months before: a user last seen earlier than that counts as new.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+import numpy as np
+from pyroaring import BitMap
+
+from sessions_app import periods
+from sessions_app.aggregates import usersets
+from sessions_app.aggregates.usersets import ACTIVE, Sets
+from sessions_app.core import timebuckets
+from sessions_app.core.bounds import RangeError
+
+UNITS = ("day", "week", "month")
+MAX_PERIODS = 36  # cohorts (and lifecycle/stickiness rows) a query shows at most
+LOOKBACK_MONTHS = 24
+LIVE_DAYS = 3  # a day this recent without a day row is read from its sealed hours
+MAX_NAME = 200
+DEFAULT_PERIOD = "30d"
+
+
+@dataclass(frozen=True)
+class Query:
+    unit: str
+    starts: list[datetime]  # the periods' starts (UTC), oldest first
+    first_event: str  # "" = the first visit starts a cohort
+    return_event: str  # "" = any visit is a return
+    period: periods.Period
+    note: str = ""
+
+
+def query_parse(params: Mapping[str, str], *, now: datetime, zone: Any) -> Query:
+    """The query the URL parameters ask for; RangeError naming the first bad one."""
+    unit = params.get("unit") or "week"
+    if unit not in UNITS:
+        raise RangeError("unit", f"one of {', '.join(UNITS)}")
+    period = periods.period_param(params, zone=zone, now=now, default=DEFAULT_PERIOD)
+    names = {}
+    for field in ("first_event", "return_event"):
+        value = (params.get(field) or "").strip()
+        if len(value) > MAX_NAME:
+            raise RangeError(field, f"an event name of at most {MAX_NAME} characters")
+        names[field] = value
+    starts = timebuckets.buckets_between(period.start, min(period.end, now), unit)
+    note = ""
+    if len(starts) > MAX_PERIODS:
+        starts, note = starts[-MAX_PERIODS:], f"the last {MAX_PERIODS} {unit}s of the period"
+    return Query(unit, starts, names["first_event"], names["return_event"], period, note)
+
+
+class Reader:
+    """The sets of one site's periods, each bucket read once."""
+
+    def __init__(self, site_id: uuid.UUID, names: list[str], now: datetime) -> None:
+        self.site_id, self.names, self.now = site_id, sorted(set(names) - {ACTIVE}), now
+        self.incomplete: set[datetime] = set()  # periods whose event sets were cut
+        self.seen_names: set[str] = set()
+
+    def _read(self, buckets: list[tuple[str, datetime]]) -> dict[tuple[str, datetime], Sets]:
+        found = usersets.sets_read_many(site_id=self.site_id, buckets=buckets, names=self.names)
+        for (_, bucket), sets in found.items():
+            self.seen_names |= set(sets.members)
+            if not sets.complete and self.names:
+                self.incomplete.add(bucket)
+        return found
+
+    def days(self, start: datetime, end: datetime) -> dict[datetime, Sets]:
+        """Each day's sets in [start, end) (recent days not rolled up yet: their hours)."""
+        days = timebuckets.buckets_between(start, end, "day")
+        found = {b: s for (_, b), s in self._read([("day", d) for d in days]).items()}
+        recent = [d for d in days if d not in found and d >= self.now - timedelta(days=LIVE_DAYS)]
+        hours = [("hour", h) for d in recent for h in timebuckets.buckets_between(
+            d, timebuckets.next_start(d, "day"), "hour")]  # fmt: skip
+        by_day: dict[datetime, list[Sets]] = {}
+        for (_, hour), sets in self._read(hours).items():
+            by_day.setdefault(timebuckets.floor(hour, "day"), []).append(sets)
+        found.update((d, usersets.sets_merge(parts)) for d, parts in by_day.items())
+        return found
+
+    def periods(self, starts: list[datetime], unit: str) -> list[Sets]:
+        """The sets of each period (months from their month rows when stored)."""
+        if not starts:
+            return []
+        months: dict[datetime, Sets] = {}
+        if unit == "month":
+            months = {b: s for (_, b), s in self._read([("month", m) for m in starts]).items()}
+        wanted = [s for s in starts if s not in months]
+        days = {}
+        if wanted:
+            days = self.days(min(wanted), timebuckets.next_start(max(wanted), unit))
+        result = []
+        for start in starts:
+            if start in months:
+                result.append(months[start])
+                continue
+            end = timebuckets.next_start(start, unit)
+            result.append(usersets.sets_merge([s for d, s in days.items() if start <= d < end]))
+        return result
+
+    def seen_before(self, start: datetime, name: str) -> BitMap:
+        """Everyone in `name`'s sets of the LOOKBACK_MONTHS months before `start`."""
+        month = timebuckets.floor(start, "month")
+        first = month
+        for _ in range(LOOKBACK_MONTHS):
+            first = timebuckets.floor(first - timedelta(days=1), "month")
+        months = timebuckets.buckets_between(first, month, "month")
+        seen = BitMap()
+        found = {b: s for (_, b), s in self._read([("month", m) for m in months]).items()}
+        for m in months:
+            if m in found:
+                seen |= found[m].users(name)
+        missing = [m for m in months if m not in found]
+        for sets in self.days(min(missing), month).values() if missing else []:
+            seen |= sets.users(name)
+        for sets in self.days(month, start).values() if month < start else []:
+            seen |= sets.users(name)
+        return seen
+
+
+def cohorts(site_id: uuid.UUID, query: Query, *, now: datetime) -> dict[str, Any]:
+    """The triangle: each period's cohort (its users' first visit, or first `first_event`)
+    and how many of them returned (any visit, or `return_event`) 0..n periods later."""
+    return triangle(Reader(site_id, [query.first_event, query.return_event], now), query)
+
+
+def triangle(reader: Reader, query: Query) -> dict[str, Any]:
+    """The cohorts of `query` from the sets `reader` gives."""
+    sets = reader.periods(query.starts, query.unit)
+    seen = reader.seen_before(query.starts[0], query.first_event) if query.starts else BitMap()
+    rows = []
+    for i, start in enumerate(query.starts):
+        cohort = sets[i].users(query.first_event) - seen
+        seen |= sets[i].users(query.first_event)
+        counts = [cohort.intersection_cardinality(later.users(query.return_event))
+                  for later in sets[i:]]  # fmt: skip
+        size = len(cohort)
+        rows.append({
+            "start": start.isoformat(), "size": size, "counts": counts,
+            "percents": [round(100 * n / size, 1) if size else None for n in counts],
+        })  # fmt: skip
+    return {
+        "unit": query.unit, "first_event": query.first_event,
+        "return_event": query.return_event, "cohorts": rows, "average": _average(rows),
+        "incomplete": sorted(d.isoformat() for d in reader.incomplete),
+        "event_names": sorted(reader.seen_names - {ACTIVE}), "note": query.note,
+    }  # fmt: skip
+
+
+def _average(rows: list[dict[str, Any]]) -> list[float | None]:
+    """Each offset's share of returning users, over the cohorts that reached it (weighted
+    by their sizes)."""
+    width = max((len(r["counts"]) for r in rows), default=0)
+    average: list[float | None] = []
+    for k in range(width):
+        reached = [r for r in rows if len(r["counts"]) > k]
+        size = sum(r["size"] for r in reached)
+        returned = sum(r["counts"][k] for r in reached)
+        average.append(round(100 * returned / size, 1) if size else None)
+    return average
+
+
+def cell_users(
+    site_id: uuid.UUID, query: Query, *, cohort: int, offset: int, now: datetime
+) -> tuple[list[str], int]:
+    """The first users (by number, at most usersets.MAX_KEYS_READ) of one cell: the
+    cohort's users who returned `offset` periods later; (their keys, how many in all)."""
+    if not 0 <= cohort < len(query.starts):
+        raise RangeError("cohort", f"a cohort from 0 to {len(query.starts) - 1}")
+    if not 0 <= offset < len(query.starts) - cohort:
+        raise RangeError("offset", f"a period from 0 to {len(query.starts) - cohort - 1}")
+    reader = Reader(site_id, [query.first_event, query.return_event], now)
+    sets = reader.periods(query.starts[: cohort + offset + 1], query.unit)
+    seen = reader.seen_before(query.starts[0], query.first_event)
+    for earlier in sets[:cohort]:
+        seen |= earlier.users(query.first_event)
+    users = (sets[cohort].users(query.first_event) - seen) & sets[cohort + offset].users(
+        query.return_event
+    )
+    keys = usersets.keys_of(site_id, users)
+    return sorted(keys.values()), len(users)
+
+
+def lifecycle(site_id: uuid.UUID, query: Query, *, now: datetime) -> dict[str, Any]:
+    """Each period's active users split into new (first visit), returning (active the
+    period before too), resurrecting (back after a gap), and the dormant (active the
+    period before, not in this one)."""
+    reader = Reader(site_id, [], now)
+    if not query.starts:
+        return {"unit": query.unit, "periods": [], "note": query.note}
+    before = timebuckets.floor(query.starts[0] - timedelta(seconds=1), query.unit)
+    sets = reader.periods([before, *query.starts], query.unit)
+    seen = reader.seen_before(before, ACTIVE) | sets[0].users()
+    rows = []
+    for previous, current, start in zip(sets, sets[1:], query.starts, strict=False):
+        now_active, was_active = current.users(), previous.users()
+        new = now_active - seen
+        seen |= now_active
+        returning = now_active & was_active
+        rows.append({
+            "start": start.isoformat(), "new": len(new), "returning": len(returning),
+            "resurrecting": len(now_active - was_active - new),
+            "dormant": -len(was_active - now_active), "active": len(now_active),
+        })  # fmt: skip
+    return {"unit": query.unit, "periods": rows, "note": query.note}
+
+
+def stickiness(site_id: uuid.UUID, query: Query, *, now: datetime) -> dict[str, Any]:
+    """For each week or month: how many of its active users were active on 1, 2, ... of
+    its days."""
+    if query.unit == "day":
+        raise RangeError("unit", "week or month (stickiness counts the days of one)")
+    reader = Reader(site_id, [], now)
+    rows: list[dict[str, Any]] = []
+    days: dict[datetime, Sets] = {}
+    if query.starts:
+        end = timebuckets.next_start(query.starts[-1], query.unit)
+        days = reader.days(query.starts[0], end)
+    for start in query.starts:
+        length = (timebuckets.next_start(start, query.unit) - start).days
+        within = [s.users() for d, s in days.items() if start <= d < start + timedelta(length)]
+        rows.append({"start": start.isoformat(), "days": _days_active(within, length)})
+    width = max((len(r["days"]) for r in rows), default=0)
+    total = [sum(r["days"][k] for r in rows if len(r["days"]) > k) for k in range(width)]
+    return {"unit": query.unit, "periods": rows, "total": total, "note": query.note}
+
+
+def _days_active(days: list[BitMap], length: int) -> list[int]:
+    """How many users were active on exactly 1..length of these days ([0] is 1 day)."""
+    if not days:
+        return [0] * length
+    numbers = np.concatenate([np.asarray(d.to_array(), dtype=np.uint64) for d in days])
+    _, per_user = np.unique(numbers, return_counts=True)
+    histogram = np.bincount(per_user, minlength=length + 1)
+    return [int(n) for n in histogram[1 : length + 1]]
+
+
+PROFILE_DAYS = 35  # the user profile's active days: the last five weeks
+
+
+def user_periods(site_id: uuid.UUID, user_key: str, *, now: datetime) -> dict[str, Any]:
+    """One user's cohort (the week and month of their first visit within the lookback)
+    and active periods (months of the lookback, days of the last PROFILE_DAYS), from the
+    sealed sets; nothing when the user was never sealed."""
+    number = usersets.numbers_of(site_id, [user_key], assign=False).get(user_key)
+    if number is None:
+        return {}
+    reader = Reader(site_id, [], now)
+    this_month = timebuckets.floor(now, "month")
+    first = this_month
+    for _ in range(LOOKBACK_MONTHS):
+        first = timebuckets.floor(first - timedelta(days=1), "month")
+    months = timebuckets.buckets_between(first, timebuckets.next_start(now, "month"), "month")
+    found = reader.periods(months, "month")
+    active_months = [m for m, sets in zip(months, found, strict=True) if number in sets.users()]
+    days_from = timebuckets.floor(now - timedelta(days=PROFILE_DAYS - 1), "day")
+    recent = reader.days(days_from, timebuckets.next_start(now, "day"))
+    active_days = sorted(d for d, sets in recent.items() if number in sets.users())
+    first_day = None
+    if active_months:
+        month = active_months[0]
+        days = reader.days(month, timebuckets.next_start(month, "month"))
+        first_day = min((d for d, s in days.items() if number in s.users()), default=None)
+    return {
+        "first_day": first_day,
+        "cohort_week": timebuckets.floor(first_day, "week") if first_day else None,
+        "cohort_month": active_months[0] if active_months else None,
+        "months": active_months,
+        "days": active_days,
+        "days_shown": PROFILE_DAYS,
+    }

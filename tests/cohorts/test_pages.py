@@ -1,0 +1,141 @@
+"""The Cohorts page, a cell's users, the API (JSON and CSV) and the erasure of a user from
+every stored set (aggregates/usersets.py; tests/erasure/anywhere.py scans every table)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import uuid
+from datetime import timedelta
+
+import pytest
+from django.contrib.auth.models import User
+from pyroaring import BitMap
+
+from sessions_app import tasks
+from sessions_app.aggregates import usersets
+from sessions_app.core import timebuckets
+from sessions_app.core.cql import cassandra_session, prepare
+from sessions_app.erasure import erasures
+from sessions_app.ledger import sites
+from sessions_app.models import BucketState, ErasureRequest
+from sessions_app.tables import user_sets
+from tests.cohorts.test_exact import assert_exact, origin, query_of, seal_due, send
+from tests.conftest import member
+from tests.erasure.anywhere import rows_mentioning
+
+pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
+
+# Who is active on which day of the activity (tests/cohorts/test_exact.py's days).
+GONE = f"gone-{uuid.uuid4().hex[:8]}"  # a key no other run left in the keyspace
+ACTIVE = {"ana-ü": [8, 9, 16, 23], "bo": [8, 17], GONE: [9, 16, 24], "old": [1, 20]}
+
+
+@pytest.fixture
+def shop(client):
+    site = sites.site_create(name="Cohort shop", origins=["https://shop.example"])
+    for user, days in ACTIVE.items():
+        for day in days:
+            send(site, user, day, 30, signup=user == "bo")
+    seal_due(site)
+    analyst = User.objects.create_user("co-ana", password="pw-co-ana-1")
+    member(analyst, site)
+    client.force_login(analyst)
+    return site
+
+
+def _range(unit: str = "week") -> str:
+    query = query_of(unit)
+    return "&".join(f"{k}={v}" for k, v in query.period.params().items()) + f"&unit={unit}"
+
+
+def test_the_page_shows_the_triangle_and_a_cell_opens_its_users(client, shop):
+    page = client.get(f"/sites/{shop.id}/cohorts/?{_range('week')}")
+    assert page.status_code == 200
+    body = page.content.decode()
+    assert 'id="cohort-table"' in body and "Lifecycle" in body and "Stickiness" in body
+    answer = page.context["answer"]
+    first = next(i for i, r in enumerate(answer["cohorts"]) if r["size"])
+    assert f"cohort={first}&amp;offset=0" in body
+    cell = client.get(f"/sites/{shop.id}/cohorts/users?{_range('week')}&cohort={first}&offset=0")
+    assert cell.status_code == 200
+    keys = cell.context["keys"]
+    assert keys and set(keys) <= set(ACTIVE)
+    assert f"/sites/{shop.id}/users/" in cell.content.decode()
+
+
+def test_bad_fields_are_named_and_other_sites_are_not_found(client, shop):
+    bad = client.get(f"/sites/{shop.id}/cohorts/?unit=fortnight")
+    assert bad.status_code == 400 and "unit" in bad.content.decode()
+    bad = client.get(f"/sites/{shop.id}/cohorts/users?{_range()}&cohort=99&offset=0")
+    assert bad.status_code == 400 and "cohort" in bad.content.decode()
+    api = client.get(f"/api/sites/{shop.id}/lifecycle?unit=year")
+    assert api.status_code == 400 and api.json()["field"] == "unit"
+    api = client.get(f"/api/sites/{shop.id}/stickiness?unit=day")
+    assert api.status_code == 400 and api.json()["field"] == "unit"
+    filtered = client.get(f"/sites/{shop.id}/cohorts/?country=DE").content.decode()
+    assert "<strong>Country is DE</strong>" in filtered.split('class="notice filters-ignored"')[1]
+    other = sites.site_create(name="Not theirs", origins=["https://other.example"])
+    assert client.get(f"/sites/{other.id}/cohorts/").status_code == 404
+    assert client.get(f"/api/sites/{other.id}/cohorts").status_code == 404
+
+
+def test_the_api_answers_json_and_csv(client, shop):
+    found = client.get(f"/api/sites/{shop.id}/cohorts?{_range('day')}").json()
+    sizes = sum(r["size"] for r in found["cohorts"])
+    assert sizes == 3  # "old" was first seen before the range
+    text = client.get(f"/api/sites/{shop.id}/cohorts?{_range('day')}&format=csv")
+    assert text["Content-Type"] == "text/csv"
+    rows = list(csv.reader(io.StringIO(text.content.decode())))
+    assert rows[0][:3] == ["cohort", "size", "day 0"]
+    assert sum(int(r[1]) for r in rows[1:]) == 3
+    life = client.get(f"/api/sites/{shop.id}/lifecycle?{_range('week')}&format=csv")
+    assert (
+        life.content.decode().splitlines()[0] == "period,new,returning,resurrecting,dormant,active"
+    )
+    sticky = client.get(f"/api/sites/{shop.id}/stickiness?{_range('month')}").json()
+    assert sum(sum(r["days"]) for r in sticky["periods"]) >= 3
+
+
+def _stored_numbers(site) -> set[int]:
+    found: set[int] = set()
+    select = prepare(user_sets.SELECT_BUCKET)
+    for state in BucketState.objects.filter(site=site):
+        for row in cassandra_session().execute(select, (site.id, state.granularity, state.bucket)):
+            found |= set(BitMap.deserialize(row["users"]))
+    return found
+
+
+def test_an_erased_user_leaves_every_stored_set(client, shop, settings):
+    settings.SUPPRESSION_CACHE_SECONDS = 0
+    settings.ERASURE_SETTLE_SECONDS = 0
+    number = usersets.numbers_of(shop.id, [GONE], assign=False)[GONE]
+    assert number in _stored_numbers(shop)
+    root = User.objects.create_superuser("root", password="pw-root-123")
+    request = erasures.erasure_request(
+        site=shop, key=GONE, kind=ErasureRequest.ANONYMOUS_ID, requested_by=root
+    )
+    tasks.erase_user.apply(args=[str(request.pk)]).get()
+    request.refresh_from_db()
+    assert request.state == ErasureRequest.DONE, request.error
+    seal_due(shop)
+    assert number not in _stored_numbers(shop)
+    assert usersets.numbers_of(shop.id, [GONE], assign=False) == {}
+    mentions = rows_mentioning(GONE)
+    assert not {"user_numbers", "user_number_keys", "user_sets"} & set(mentions), mentions
+    kept = usersets.numbers_of(shop.id, ["ana-ü"], assign=False)["ana-ü"]
+    assert kept in _stored_numbers(shop)
+    assert_exact(shop)  # the raw rows are gone too: the brute force agrees
+
+
+def test_the_user_profile_shows_the_cohort_and_active_periods(client, shop):
+    page = client.get(f"/sites/{shop.id}/users/ana-%C3%BC/")
+    assert page.status_code == 200
+    found = page.context["periods_active"]
+    days = [origin() + timedelta(days=d) for d in ACTIVE["ana-ü"]]  # all in the last 35
+    assert found["first_day"] == days[0]
+    assert found["cohort_week"] == timebuckets.floor(days[0], "week")
+    assert found["days"] == days
+    assert found["months"] == sorted({timebuckets.floor(d, "month") for d in days})
+    assert "First visit" in page.content.decode()
+    assert client.get(f"/sites/{shop.id}/users/nobody/").context["periods_active"] == {}
