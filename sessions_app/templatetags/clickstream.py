@@ -172,8 +172,10 @@ def percent(value: float | None) -> str:
 # --- the range picker and the nav (templates/sessions_app/_range.html, base.html) ---------
 
 # A page's own parameters the picker keeps besides the filters (heatmaps' layout, funnels'
-# breakdown, paths' anchor, activity's read strategy); a cursor belongs to one answer.
-KEPT = ("vp", "breakdown", "from_page", "to_page", "step", "outcome", "strategy")
+# breakdown, paths' anchor, activity's read strategy, cohorts' unit and events); a cursor
+# belongs to one answer.
+KEPT = ("vp", "breakdown", "from_page", "to_page", "step", "outcome", "strategy", "unit",
+        "first_event", "return_event")  # fmt: skip
 
 
 def page_period(context: template.Context) -> periods.Period:

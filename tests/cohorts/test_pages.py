@@ -139,3 +139,10 @@ def test_the_user_profile_shows_the_cohort_and_active_periods(client, shop):
     assert found["months"] == sorted({timebuckets.floor(d, "month") for d in days})
     assert "First visit" in page.content.decode()
     assert client.get(f"/sites/{shop.id}/users/nobody/").context["periods_active"] == {}
+
+
+def test_the_range_picker_keeps_the_cohort_choices(client, shop):
+    page = client.get(f"/sites/{shop.id}/cohorts/?unit=month&first_event=signup").content.decode()
+    picker = page[page.index('id="range-picker"') : page.index('id="range-period"')]
+    assert '<input type="hidden" name="unit" value="month">' in picker
+    assert '<input type="hidden" name="first_event" value="signup">' in picker
