@@ -33,14 +33,14 @@ def test_define_a_goal_and_see_it_on_the_dashboard(live_server, context, setting
     page.click("button[type=submit]")
     page.goto(f"{live_server.url}/sites/{site.id}/")
     with page.expect_navigation():
-        page.click("nav.site-nav a:text-is('Goals')")
+        page.click("nav.main-nav a:text-is('Goals')")
     page.fill("input[name=name]", "Reached checkout")
     page.select_option("select[name=kind]", "pageview")
-    page.fill("input[name=value]", "/checkout")
+    page.fill("input[name=value]", "/demo/checkout")
     with page.expect_navigation():
         page.click("#goal-form button[type=submit]")
     row = page.locator("table.goal-list tr", has_text="Reached checkout")
-    assert row.count() == 1 and "viewed /checkout" in row.inner_text()
+    assert row.count() == 1 and "viewed /demo/checkout" in row.inner_text()
     assert Goal.objects.get(site=site).backfill_state in ("queued", "running", "done")
     page.set_viewport_size({"width": 1366, "height": 900})
     screenshot(page, "goals-list-1366")
@@ -64,6 +64,6 @@ def test_define_a_goal_and_see_it_on_the_dashboard(live_server, context, setting
     section.screenshot(path=str(ARTIFACTS / "goals-table-390.png"))
     with page.expect_navigation():
         line.locator("a.filter-link").click()
-    assert "page=%2Fcheckout" in page.url
+    assert "page=%2Fdemo%2Fcheckout" in page.url
     assert page.locator("section.goals tr", has_text="Reached checkout").count() == 1
     assert errors == []

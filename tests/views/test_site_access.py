@@ -39,7 +39,8 @@ pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 
 USER_KEY = "org/7"  # a slash, so the key goes through the userkey converter
 FUNNEL_STEPS = [{"kind": "pageview", "path": "/"}, {"kind": "click", "selector": "a"}]
-QUERY = {"event": "pageview", "page": "/"}  # counters and transitions need one; others ignore it
+QUERY = {"event": "pageview", "page": "/", "cohort": "0", "offset": "0"}  # counters,
+# transitions and a cohort's users need theirs; other routes ignore them
 _PARAM = re.compile(r"<(?:(?P<converter>[^>:]+):)?(?P<name>[^>]+)>")
 
 
