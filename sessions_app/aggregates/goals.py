@@ -22,7 +22,13 @@ from datetime import datetime
 from typing import Any
 
 from sessions_app.aggregates.breakdowns import NONE, names
-from sessions_app.aggregates.sketch import sketch_estimate, sketch_merge, sketch_of
+from sessions_app.aggregates.sketch import (
+    Sketch,
+    sketch_bytes,
+    sketch_estimate,
+    sketch_of,
+    sketch_union,
+)
 from sessions_app.aggregates.sources import Hour, site_bucket_funnel_rows
 from sessions_app.aggregates.stored import bucket_overwrite
 from sessions_app.core.cql import cassandra_session, prepare
@@ -40,8 +46,8 @@ class GoalCount:
     conversions: int = 0
     sessions: int = 0
     users: int = 0
-    sessions_sketch: bytes = b""
-    users_sketch: bytes = b""
+    sessions_sketch: Sketch = b""  # stored bytes, or registers merged in memory
+    users_sketch: Sketch = b""
     session_ids: set[uuid.UUID] = field(default_factory=set)
     user_keys: set[str] = field(default_factory=set)
 
@@ -140,13 +146,14 @@ def goals_merge(parts: list[Counts]) -> Counts:
 
 def count_merge(entries: list[GoalCount]) -> GoalCount:
     """One goal's numbers over several buckets: conversions add up, sessions and users are
-    estimated from the merged sketches (exact for one bucket)."""
+    estimated from the merged sketches (exact for one bucket; kept as registers, compressed
+    only when written, as breakdowns.entries_total does)."""
     if len(entries) == 1:
         return entries[0]
     merged = GoalCount(
         conversions=sum(e.conversions for e in entries),
-        sessions_sketch=sketch_merge(e.sessions_sketch for e in entries),
-        users_sketch=sketch_merge(e.users_sketch for e in entries),
+        sessions_sketch=sketch_union(e.sessions_sketch for e in entries),
+        users_sketch=sketch_union(e.users_sketch for e in entries),
     )
     merged.sessions = sketch_estimate(merged.sessions_sketch)
     merged.users = sketch_estimate(merged.users_sketch)
@@ -169,7 +176,8 @@ def goals_write(
 
 
 def _stored(e: GoalCount) -> tuple[int, int, int, bytes, bytes]:
-    return e.conversions, e.sessions, e.users, e.sessions_sketch, e.users_sketch
+    return (e.conversions, e.sessions, e.users, sketch_bytes(e.sessions_sketch),
+            sketch_bytes(e.users_sketch))  # fmt: skip
 
 
 def _count_of(row: dict[str, Any]) -> GoalCount:
