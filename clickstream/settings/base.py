@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import mimetypes
 from datetime import timedelta
 from pathlib import Path
 
@@ -238,7 +239,11 @@ STATIC_URL = "/static/"
 STATICFILES_DIRS = [
     BASE_DIR / "static",
     ("vendor/uplot", BASE_DIR / "node_modules" / "uplot" / "dist"),
+    # The session replay player (docs/replay.md): its UMD build and stylesheet.
+    ("vendor/rrweb-player", BASE_DIR / "node_modules" / "rrweb-player" / "dist"),
 ]
+# The player's UMD build is a .cjs file: JavaScript, served as such (nosniff).
+mimetypes.add_type("text/javascript", ".cjs")
 STATIC_ROOT = STATE_DIR / "staticfiles"
 CASSANDRA_REQUIRED_KEYSPACE_PREFIX = ""
 

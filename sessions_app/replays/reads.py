@@ -44,7 +44,12 @@ def replay_page(
     chunks = []
     for row in rows:
         body = json.loads(gzip.decompress(row["data"]))
-        events.extend(body.get("events") or [])
+        # The events carry the visitor's clock; the stored times are moved by its skew
+        # (as the tracker's events are), so the replay and the click path line up.
+        skew = _ms(row["start_at"]) - int(body.get("start") or _ms(row["start_at"]))
+        for event in body.get("events") or []:
+            event["timestamp"] += skew
+            events.append(event)
         chunks.append(
             {
                 "page": _ms(row["page_start"]),
