@@ -34,6 +34,14 @@ def player_data(
     return {"api": api, "marks": marks, "tags": TAGS}
 
 
+def replays_mark(site: Site, sessions: list[dict[str, Any]]) -> None:
+    """Set `has_replay` on each session (a page of a list): the lists link its replay."""
+    ids = [s["session_id"] for s in sessions]
+    found = replay_chunks.replays_found(site_id=site.id, session_ids=ids)
+    for session in sessions:
+        session["has_replay"] = session["session_id"] in found
+
+
 def player_policy(site: Site) -> str:
     """The page's Content-Security-Policy with the player: scripts stay 'self'; styles
     need 'unsafe-inline' (the replayed page's CSS goes into the player's sandboxed frame

@@ -14,7 +14,7 @@ from cassandra.cqlengine import columns
 from cassandra.cqlengine.models import Model
 
 from sessions_app.core.bounds import bounded_limit
-from sessions_app.core.cql import cassandra_session, prepare
+from sessions_app.core.cql import cassandra_session, prepare, read_windowed
 from sessions_app.tables.retention_specs import table_options
 from sessions_app.tables.spec import TableSpec
 
@@ -62,6 +62,8 @@ WHERE site_id = ? AND session_id = ? AND (page_start, seq) > (?, ?) LIMIT ?
 
 # Whether a session has a recording (the timeline page, "has replay").
 PROBE = "SELECT seq FROM {ks}.replay_chunks WHERE site_id = ? AND session_id = ? LIMIT 1"
+
+MAX_PROBED = 100  # sessions one replays_found call probes
 
 DELETE_PARTITION = "DELETE FROM {ks}.replay_chunks WHERE site_id = ? AND session_id = ?"
 
@@ -127,3 +129,10 @@ def replay_exists(*, site_id: uuid.UUID, session_id: uuid.UUID) -> bool:
     """True if the session has at least one stored chunk."""
     rows = cassandra_session().execute(prepare(PROBE), (site_id, session_id))
     return rows.one() is not None
+
+
+def replays_found(*, site_id: uuid.UUID, session_ids: list[uuid.UUID]) -> set[uuid.UUID]:
+    """The sessions among these (a page of them) that have a recording."""
+    ids = [s for s in session_ids[:MAX_PROBED] if s.version == 1]
+    found = read_windowed(prepare(PROBE), [(site_id, s) for s in ids])
+    return {s for s, rows in zip(ids, found, strict=True) if rows}

@@ -247,3 +247,26 @@ def test_erasing_the_visitor_deletes_their_recordings(client, replay_site, visit
 def test_the_table_is_in_the_registry_and_erased():
     assert "replay_chunks" in registry.BY_NAME
     assert "replay_chunks" in registry.erased_tables()
+
+
+def test_the_timeline_plays_and_the_lists_mark_a_recorded_session(client, replay_site, visit):
+    member(User.objects.create_user("ana", password="pw-ana-123"), replay_site)
+    client.login(username="ana", password="pw-ana-123")
+    [session] = user_sessions.session_list(site_id=replay_site.id, user_key="anon-1")
+    timeline = f"/sites/{replay_site.id}/sessions/{session['session_id']}/"
+    profile = f"/sites/{replay_site.id}/users/anon-1/"
+    before = client.get(timeline)
+    assert 'id="replay"' not in before.text and "button.seek" not in before.text
+    assert "'unsafe-inline'" not in before["Content-Security-Policy"]
+    explorer = f"/sites/{replay_site.id}/sessions/?period=24h"
+    assert "▶ replay" not in client.get(profile).text
+    assert "anon-1" in client.get(explorer).text and "▶ replay" not in client.get(explorer).text
+
+    assert send(client, replay_site, chunk(replay_site, visit)).status_code == 200
+    page = client.get(timeline)
+    assert 'id="replay"' in page.text and page.text.count('class="seek"') == 2
+    policy = page["Content-Security-Policy"]
+    assert "script-src 'self';" in policy and f"img-src 'self' data: blob: {ORIGIN}" in policy
+    assert "style-src 'self' 'unsafe-inline'" in policy
+    assert "▶ replay" in client.get(profile).text
+    assert "▶ replay" in client.get(explorer).text
