@@ -63,6 +63,14 @@ WHERE site_id = ? AND session_id = ? AND (page_start, seq) > (?, ?) LIMIT ?
 # Whether a session has a recording (the timeline page, "has replay").
 PROBE = "SELECT seq FROM {ks}.replay_chunks WHERE site_id = ? AND session_id = ? LIMIT 1"
 
+# The partition report (partitions/probes.py): a session's chunks, and a sample of them.
+COUNT = "SELECT seq FROM {ks}.replay_chunks WHERE site_id = ? AND session_id = ? LIMIT ?"
+
+SAMPLE = """
+SELECT page_start, seq, chunk_id, user_key, last_event_id, start_at, end_at, events, size, data
+FROM {ks}.replay_chunks WHERE site_id = ? AND session_id = ? LIMIT ?
+"""
+
 MAX_PROBED = 100  # sessions one replays_found call probes
 
 DELETE_PARTITION = "DELETE FROM {ks}.replay_chunks WHERE site_id = ? AND session_id = ?"
@@ -100,7 +108,7 @@ SPEC = TableSpec(
     model=ReplayChunk,
     purge=None,  # by TTL; a site's rows go with its erasures and TTL
     erasure="_delete_replays",
-    sizing=None,
+    sizing="probe_replay_chunks",
 )
 
 

@@ -17,6 +17,7 @@ from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.erasure import erasures
 from sessions_app.ledger import quality
 from sessions_app.models import ErasureRequest
+from sessions_app.partitions import partition_report
 from sessions_app.tables import registry, user_sessions
 from tests.conftest import member
 from tests.ingest.conftest import ORIGIN, event, minutes, post
@@ -270,3 +271,15 @@ def test_the_timeline_plays_and_the_lists_mark_a_recorded_session(client, replay
     assert "style-src 'self' 'unsafe-inline'" in policy
     assert "▶ replay" in client.get(profile).text
     assert "▶ replay" in client.get(explorer).text
+
+
+def test_the_partition_report_counts_a_sessions_chunks(client, replay_site, visit, live_now):
+    for seq in range(3):
+        body = chunk(replay_site, visit + timedelta(seconds=seq), seq=seq, page=visit)
+        assert send(client, replay_site, body).status_code == 200
+    report = partition_report.partition_report(
+        site_id=replay_site.id, event_shards=replay_site.event_shards, now=live_now, hours=2
+    )
+    [replays] = [t for t in report.tables if t.table == "replay_chunks"]
+    assert replays.largest is not None and replays.largest.rows == 3
+    assert replays.row_bytes_measured and replays.partition_key == "(site_id, session_id)"
