@@ -159,3 +159,27 @@ def test_the_chunks_name_the_trackers_events(live_server, context):
     rows = cassandra_session().execute(prepare(CHUNKS), (site.id, session_id))
     bodies = [json.loads(gzip.decompress(r["data"])) for r in rows]
     assert bodies and all(b["last_event"] and b["anonymous_id"] for b in bodies)
+
+
+def test_an_excluded_page_is_not_recorded_and_leaving_it_starts_a_recording(live_server, context):
+    site = _site(live_server, "E2E replay excluded")
+    site.replay_exclude = ["/demo/check*"]
+    site.save(update_fields=["replay_exclude"])
+    page = context.new_page()
+    sent = _watch(page)
+    page.goto(f"{live_server.url}/demo/checkout?site={site.key}&flush=1000")
+    page.wait_for_function("() => !!(window.clickstream && window.clickstream.last)")
+    page.locator("#card-number").press_sequentially("1234", delay=10)
+    page.wait_for_timeout(6_000)
+    assert [u for u in sent if u.endswith("/replay.min.js")]  # loaded, but not recording
+    assert not [u for u in sent if "/replay?" in u]
+    page.click("#footer-products")  # an SPA navigation off the excluded page
+    page.locator("[data-view='/demo/products'] .add-to-cart").first.click()
+    page.wait_for_timeout(5_500)
+    page.goto("about:blank")
+    page.close()
+    session_id, _ = wait_for(lambda: _stored(site)[1] and _stored(site), timeout=30)
+    rows = cassandra_session().execute(prepare(CHUNKS), (site.id, session_id))
+    events = [e for r in rows for e in json.loads(gzip.decompress(r["data"]))["events"]]
+    metas = [e["data"]["href"] for e in events if e["type"] == 4]  # a recording's start
+    assert metas and all("/demo/products" in href for href in metas), metas
