@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from sessions_app.aggregates.vitals import Cell, slot_value
+from sessions_app.aggregates.vitals import ZERO, Cell, slot_value
 
 Slots = npt.NDArray[np.int16]
 Counts = npt.NDArray[np.int64] | npt.NDArray[np.uint32]
@@ -51,15 +51,24 @@ def packed_of(sketch: Mapping[int, int]) -> Packed:
 
 
 def packed_merge(parts: list[Packed]) -> Packed:
-    """The sum of these sketches (slot by slot)."""
+    """The sum of these sketches (slot by slot: a bincount over the slots' range, the
+    slot of 0 apart, so slots stay ascending)."""
     if len(parts) == 1:
         return parts[0]
-    slots = np.concatenate([p.slots for p in parts])
+    slots = np.concatenate([p.slots for p in parts]).astype(np.int32)
     if not len(slots):
         return EMPTY
-    kept, where = np.unique(slots, return_inverse=True)
-    counts = np.bincount(where, weights=np.concatenate([p.counts for p in parts]))
-    return Packed(kept, counts.astype(np.int64))
+    zero = slots == ZERO  # the slot of 0 (far below the others): counted apart
+    counts = np.concatenate([p.counts for p in parts])
+    low = int(slots[~zero].min()) if not zero.all() else 0
+    sums = np.bincount(slots[~zero] - low, weights=counts[~zero])
+    kept = np.flatnonzero(sums)
+    merged = Packed((kept + low).astype(np.int16), sums[kept].astype(np.int64))
+    if not zero.any():
+        return merged
+    zeros = np.array([int(counts[zero].sum())], np.int64)
+    return Packed(np.concatenate([np.array([ZERO], np.int16), merged.slots]),
+                  np.concatenate([zeros, merged.counts]))  # fmt: skip
 
 
 def packed_quantile(sketch: Packed | None, q: float) -> float | None:
