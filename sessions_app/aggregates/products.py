@@ -214,7 +214,10 @@ class Goals:
     background = True
 
     def hour(self, source: Hour) -> goals.Counts:
-        return goals.hour_goals(source, site_goals(source.site_id))
+        known = source.goals  # what the seal read, else the site's goals now
+        return goals.hour_goals(
+            source, list(known if known is not None else site_goals(source.site_id))
+        )
 
     def merge(self, parts: list[goals.Counts], *, start: datetime) -> goals.Counts:
         return goals.goals_merge(parts) if parts else {}
