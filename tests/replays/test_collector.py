@@ -273,9 +273,12 @@ def test_the_timeline_plays_and_the_lists_mark_a_recorded_session(client, replay
     assert "▶ replay" in client.get(explorer).text
 
 
-def test_the_partition_report_counts_a_sessions_chunks(client, replay_site, visit, live_now):
+def test_the_partition_report_counts_a_sessions_chunks(client, replay_site, live_now):
+    # The event in its receipt's hour: the report's peak hour is by receipt, its
+    # heaviest sessions are those of the peak hour's events.
+    assert post(client, replay_site, [event(live_now)]).status_code == 200
     for seq in range(3):
-        body = chunk(replay_site, visit + timedelta(seconds=seq), seq=seq, page=visit)
+        body = chunk(replay_site, live_now, seq=seq, page=live_now, n=1)
         assert send(client, replay_site, body).status_code == 200
     report = partition_report.partition_report(
         site_id=replay_site.id, event_shards=replay_site.event_shards, now=live_now, hours=2
