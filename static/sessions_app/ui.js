@@ -99,7 +99,7 @@
   // A frame that scrolls (a wide table, the Sankey) takes the keyboard focus, so arrow
   // keys scroll it; one that fits does not add a tab stop.
   function scrollers() {
-    document.querySelectorAll(".table-frame, .sankey, .chart-scroll").forEach(function (frame) {
+    document.querySelectorAll(".table-frame, .table-scroll, .sankey, .chart-scroll").forEach(function (frame) {
       var scrolls = frame.scrollWidth > frame.clientWidth + 1 || frame.scrollHeight > frame.clientHeight + 1;
       if (scrolls && !frame.hasAttribute("tabindex")) {
         frame.setAttribute("tabindex", "0");
@@ -113,7 +113,8 @@
   }
 
   // A Sankey label ends before the next column: the server cut it by an estimate; here it
-  // is cut exactly (the page's characters, the count kept whole), the full text in its title.
+  // is cut exactly (the page's characters, in the middle; the count kept whole), the full
+  // text in its title.
   function sankeyLabels() {
     document.querySelectorAll(".sankey text[data-room]").forEach(function (label) {
       var room = parseFloat(label.getAttribute("data-room"));
@@ -125,7 +126,10 @@
         : Array.from(page);
       function fits(n) {
         // isolated (U+2068 … U+2069): a right-to-left page does not carry the count along
-        shown.data = "\u2068" + (n === chars.length ? page : chars.slice(0, n).join("") + "…") + "\u2069" + suffix;
+        // cut in the middle (as the server does): a path's last segment tells pages apart
+        var head = Math.floor(n / 3);
+        var cut = chars.slice(0, head).join("") + "…" + chars.slice(chars.length - (n - head)).join("");
+        shown.data = "\u2068" + (n === chars.length ? page : cut) + "\u2069" + suffix;
         return label.getComputedTextLength() <= room;
       }
       if (!shown || shown.nodeType !== 3 || fits(chars.length)) return;
