@@ -416,6 +416,9 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1.0.0",
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    # No deep links: Swagger UI puts each operation's link inside its expand button (a
+    # control in a control: axe's nested-interactive).
+    "SWAGGER_UI_SETTINGS": {"deepLinking": False},
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
 }
 # Analyst pages: no inline script, everything from this origin.
