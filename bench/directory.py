@@ -227,12 +227,15 @@ def _raw_recent(site_id: uuid.UUID) -> int:
     """The feed's shards (as feed_latest reads them), then the users described."""
     statement = prepare(latest_sessions.SELECT_LATEST)
     session = cassandra_session()
-    futures = [
-        session.execute_async(statement, (site_id, s, PAGE * 4 * 3))
-        for s in range(settings.FEED_SHARDS)
-    ]
-    rows = sorted((r for f in futures for r in f.result()), key=lambda r: r["last_seen_at"])
-    keys = list(dict.fromkeys(r["user_key"] for r in reversed(rows)))[:PAGE]
+    for sessions in (PAGE * 2, PAGE * 4):  # as recent_users: a second read only if too few
+        futures = [
+            session.execute_async(statement, (site_id, s, sessions * 3))
+            for s in range(settings.FEED_SHARDS)
+        ]
+        rows = sorted((r for f in futures for r in f.result()), key=lambda r: r["last_seen_at"])
+        keys = list(dict.fromkeys(r["user_key"] for r in reversed(rows)))[:PAGE]
+        if len(keys) >= PAGE:
+            break
     return _raw_describe(keys, site_id)
 
 

@@ -66,9 +66,15 @@ def recent_users(*, site_id: uuid.UUID, limit: int = PAGE) -> list[dict[str, Any
     """The users of the latest sessions, identified ones first, each newest first."""
     limit = max(1, min(limit, PAGE))
     keys: dict[str, dict[str, Any]] = {}
-    for entry in feed_latest(site_id=site_id, limit=limit * 4):
-        if len(keys) < limit:
-            keys.setdefault(entry["user_key"], {})
+    # The feed has a row per batch and session: the newest 2 x `limit` sessions' rows
+    # first, twice as many again only when they were fewer than `limit` users.
+    for sessions in (limit * 2, limit * 4):
+        keys = {}
+        for entry in feed_latest(site_id=site_id, limit=sessions):
+            if len(keys) < limit:
+                keys.setdefault(entry["user_key"], {})
+        if len(keys) >= limit:
+            break
     users = users_describe(site_id=site_id, matches=keys)
     return sorted(users, key=lambda u: not u["identified"])  # stable: newest first within
 
