@@ -86,12 +86,25 @@ def goals_count(
             entry.conversions += n
             entry.session_ids.add(session_id)
             entry.user_keys.add(user)
-    for entry in counted.values():
+    for key, entry in counted.items():
         entry.sessions, entry.users = len(entry.session_ids), len(entry.user_keys)
         entry.sessions_sketch = sketch_of(str(s) for s in entry.session_ids)
         entry.users_sketch = sketch_of(entry.user_keys)
-        entry.session_ids, entry.user_keys = set(), set()
+        entry.session_ids = set()
+        if key[1:] != TOTAL:  # a total's users stay: the hour's user sets (`goal_users`)
+            entry.user_keys = set()
     return dict(counted)
+
+
+def goal_users(goals: list[Goal], counts: Counts) -> dict[int, set[str]]:
+    """Each goal's converting users in an hour's counts (by goal id; goals sharing a
+    definition share them)."""
+    found: dict[int, set[str]] = {}
+    for goal in goals:
+        entry = counts.get((goal.digest, *TOTAL))
+        if entry is not None and entry.user_keys:
+            found[goal.id] = entry.user_keys
+    return found
 
 
 def hour_goals(source: Hour, goals: list[Goal]) -> Counts:

@@ -32,7 +32,15 @@ from sessions_app.aggregates import (
 )
 from sessions_app.aggregates.sources import Hour
 from sessions_app.core import timebuckets
-from sessions_app.goals.defs import site_goals
+from sessions_app.goals.defs import Goal, site_goals
+
+
+def hour_goal_counts(source: Hour) -> tuple[list[Goal], goals.Counts]:
+    """The site's goals and their count of the hour, counted once however many products ask."""
+    if source.goals is None:
+        found = site_goals(source.site_id)
+        source.goals = (found, goals.hour_goals(source, found))
+    return source.goals
 
 
 class Product(Protocol):
@@ -214,7 +222,7 @@ class Goals:
     background = True
 
     def hour(self, source: Hour) -> goals.Counts:
-        return goals.hour_goals(source, site_goals(source.site_id))
+        return hour_goal_counts(source)[1]
 
     def merge(self, parts: list[goals.Counts], *, start: datetime) -> goals.Counts:
         return goals.goals_merge(parts) if parts else {}
@@ -245,7 +253,7 @@ class UserSets:
     background = True
 
     def hour(self, source: Hour) -> usersets.KeySets:
-        return usersets.hour_sets(source.counted)
+        return usersets.hour_sets(source.counted, goals.goal_users(*hour_goal_counts(source)))
 
     def merge(self, parts: list[usersets.Sets], *, start: datetime) -> usersets.Sets:
         return usersets.sets_merge(parts)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import queue
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
 from typing import Any
@@ -159,6 +159,9 @@ class Hour:
     start: datetime
     shards: int
     partials: bool = False
+    # The site's goals and their count of the hour, counted once for the two products that
+    # use it (goals, and user_sets' "goal:<id>" sets): products.hour_goal_counts.
+    goals: Any = field(default=None, repr=False, compare=False)
 
     @property
     def end(self) -> datetime:

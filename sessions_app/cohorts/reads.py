@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -27,6 +27,7 @@ from sessions_app.aggregates import usersets
 from sessions_app.aggregates.usersets import ACTIVE, Sets
 from sessions_app.core import timebuckets
 from sessions_app.core.bounds import RangeError
+from sessions_app.goals.defs import site_goals
 
 UNITS = ("day", "week", "month")
 MAX_PERIODS = 36  # cohorts (and lifecycle/stickiness rows) a query shows at most
@@ -44,25 +45,37 @@ class Query:
     return_event: str  # "" = any visit is a return
     period: periods.Period
     note: str = ""
+    goals: dict[str, str] = field(default_factory=dict)  # the site's goal sets: their names
 
 
-def query_parse(params: Mapping[str, str], *, now: datetime, zone: Any) -> Query:
-    """The query the URL parameters ask for; RangeError naming the first bad one."""
+def query_parse(
+    params: Mapping[str, str], *, now: datetime, zone: Any, site_id: uuid.UUID | None = None
+) -> Query:
+    """The query the URL parameters ask for; RangeError naming the first bad one. An event
+    "goal:<id>" is one of the site's goals (`site_id`; unchecked without it)."""
     unit = params.get("unit") or "week"
     if unit not in UNITS:
         raise RangeError("unit", f"one of {', '.join(UNITS)}")
     period = periods.period_param(params, zone=zone, now=now, default=DEFAULT_PERIOD)
+    goals = goal_names(site_id) if site_id else {}
     names = {}
-    for field in ("first_event", "return_event"):
-        value = (params.get(field) or "").strip()
+    for name in ("first_event", "return_event"):
+        value = (params.get(name) or "").strip()
         if len(value) > MAX_NAME:
-            raise RangeError(field, f"an event name of at most {MAX_NAME} characters")
-        names[field] = value
+            raise RangeError(name, f"an event name of at most {MAX_NAME} characters")
+        if site_id and value.startswith(usersets.GOAL) and value not in goals:
+            raise RangeError(name, "no such goal on this site")
+        names[name] = value
     starts = timebuckets.buckets_between(period.start, min(period.end, now), unit)
     note = ""
     if len(starts) > MAX_PERIODS:
         starts, note = starts[-MAX_PERIODS:], f"the last {MAX_PERIODS} {unit}s of the period"
-    return Query(unit, starts, names["first_event"], names["return_event"], period, note)
+    return Query(unit, starts, names["first_event"], names["return_event"], period, note, goals)
+
+
+def goal_names(site_id: uuid.UUID) -> dict[str, str]:
+    """The site's goals as the cohort pickers offer them: {"goal:<id>": its name}."""
+    return {usersets.goal_set(g.id): g.name for g in site_goals(site_id)}
 
 
 class Reader:
@@ -159,7 +172,10 @@ def triangle(reader: Reader, query: Query) -> dict[str, Any]:
         "unit": query.unit, "first_event": query.first_event,
         "return_event": query.return_event, "cohorts": rows, "average": _average(rows),
         "incomplete": sorted(d.isoformat() for d in reader.incomplete),
-        "event_names": sorted(reader.seen_names - {ACTIVE}), "note": query.note,
+        "event_names": sorted(n for n in reader.seen_names - {ACTIVE}
+                              if not n.startswith(usersets.GOAL)),
+        "goals": query.goals, "note": query.note,
+        "first_label": query.goals.get(query.first_event, query.first_event),
     }  # fmt: skip
 
 
