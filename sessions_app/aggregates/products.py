@@ -235,6 +235,8 @@ class Goals:
             site_id=site_id, granularity=granularity, bucket=bucket, counts=value, ttl=ttl,
             now=now,
         )  # fmt: skip
+        if granularity == "hour":  # the sessions' marks (the explorer's goal filter)
+            goals.sessions_mark(site_id=site_id, counts=value, now=now)
 
     def read(
         self, *, site_id: uuid.UUID, granularity: str, buckets: list[datetime]
