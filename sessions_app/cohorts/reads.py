@@ -13,13 +13,16 @@ LOOKBACK_MONTHS months before: a user last seen earlier than that counts as new.
 
 from __future__ import annotations
 
+import hashlib
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
 import numpy as np
+from django.core.cache import cache
+from django.db.models import Count, Max, Sum
 from pyroaring import BitMap
 
 from sessions_app import periods
@@ -28,6 +31,7 @@ from sessions_app.aggregates.usersets import ACTIVE, Sets
 from sessions_app.core import timebuckets
 from sessions_app.core.bounds import RangeError
 from sessions_app.goals.defs import site_goals
+from sessions_app.models import BucketState, ErasureRequest
 
 UNITS = ("day", "week", "month")
 MAX_PERIODS = 36  # cohorts (and lifecycle/stickiness rows) a query shows at most
@@ -35,6 +39,7 @@ LOOKBACK_MONTHS = 24
 LIVE_DAYS = 3  # a day this recent without a day row is read from its sealed hours
 MAX_NAME = 200
 DEFAULT_PERIOD = "30d"
+CACHE_SECONDS = 3600  # a report's answer, under a key that any change to its sets changes
 
 
 @dataclass(frozen=True)
@@ -147,6 +152,52 @@ class Reader:
         return seen
 
 
+Report = Callable[..., dict[str, Any]]
+
+
+def answer_key(site_id: uuid.UUID, query: Query, now: datetime) -> str | None:
+    """What a report's answer depends on: the query, the hour, and every stored set it may
+    read — each seal or late event of the range's buckets (their states' count, seals,
+    versions, last seal) and every finished erasure (it edits sets in place); None while
+    an erasure of the site is under way (nothing is cached then)."""
+    erasures = ErasureRequest.objects.filter(site_id=site_id)
+    if erasures.exclude(state__in=(ErasureRequest.DONE, ErasureRequest.FAILED)).exists():
+        return None
+    first = timebuckets.floor(query.starts[0] if query.starts else now, "month")
+    for _ in range(LOOKBACK_MONTHS):
+        first = timebuckets.floor(first - timedelta(days=1), "month")
+    end = timebuckets.next_start(query.starts[-1], query.unit) if query.starts else now
+    states = BucketState.objects.filter(site_id=site_id, bucket__gte=first, bucket__lt=end)
+    found = (
+        site_id, query.unit, query.starts, query.first_event, query.return_event,
+        timebuckets.floor(now, "hour"),
+        states.aggregate(n=Count("pk"), s=Sum("seals"), v=Sum("version"), at=Max("sealed_at")),
+        erasures.aggregate(n=Count("pk"), at=Max("finished_at")),
+    )  # fmt: skip
+    return hashlib.sha256(repr(found).encode()).hexdigest()
+
+
+def cached(name: str) -> Callable[[Report], Report]:
+    """A report's answers kept CACHE_SECONDS under `answer_key` (a warm page or API call
+    reads a few SQL aggregates instead of the sets; any change to them is a new key)."""
+
+    def wrap(report: Report) -> Report:
+        def answer(site_id: uuid.UUID, query: Query, *, now: datetime) -> dict[str, Any]:
+            key = answer_key(site_id, query, now)
+            found = cache.get(f"cohorts:{name}:{key}") if key else None
+            if found is None:
+                found = report(site_id, query, now=now)
+                if key:
+                    cache.set(f"cohorts:{name}:{key}", found, CACHE_SECONDS)
+            return found
+
+        answer.__doc__ = report.__doc__
+        return answer
+
+    return wrap
+
+
+@cached("cohorts")
 def cohorts(site_id: uuid.UUID, query: Query, *, now: datetime) -> dict[str, Any]:
     """The triangle: each period's cohort (its users' first visit, or first `first_event`)
     and how many of them returned (any visit, or `return_event`) 0..n periods later."""
@@ -213,6 +264,7 @@ def cell_users(
     return sorted(keys.values()), len(users)
 
 
+@cached("lifecycle")
 def lifecycle(site_id: uuid.UUID, query: Query, *, now: datetime) -> dict[str, Any]:
     """Each period's active users split into new (first visit), returning (active the
     period before too), resurrecting (back after a gap), and the dormant (active the
@@ -237,6 +289,7 @@ def lifecycle(site_id: uuid.UUID, query: Query, *, now: datetime) -> dict[str, A
     return {"unit": query.unit, "periods": rows, "note": query.note}
 
 
+@cached("stickiness")
 def stickiness(site_id: uuid.UUID, query: Query, *, now: datetime) -> dict[str, Any]:
     """For each week or month: how many of its active users were active on 1, 2, ... of
     its days."""
