@@ -38,7 +38,12 @@
   w.document.addEventListener("visibilitychange", function () {
     w.document.visibilityState == "hidden" && send();
   });
-  w.addEventListener("pagehide", send);
+  // Leaving the page: Chromium fires pagehide while the page is still visible and only
+  // then visibilitychange, where web-vitals finalises LCP and CLS; sending here would
+  // split the page view's vitals in two events. Only a page already hidden sends now.
+  w.addEventListener("pagehide", function () {
+    w.document.visibilityState == "hidden" && send();
+  });
   // An SPA navigation: send before the tracker records the next page view (the history
   // wrappers run before the tracker's; capture listeners before its own).
   ["pushState", "replaceState"].forEach(function (m) {
