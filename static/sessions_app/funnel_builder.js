@@ -93,6 +93,7 @@
       if (goal) {
         goal.hidden = select.value !== "goal";
         row.querySelector(".value-field").hidden = select.value === "goal";
+        row.querySelector(".match-field").hidden = select.value === "goal";  // a goal has its own
       }
     }
 
