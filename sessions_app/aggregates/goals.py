@@ -50,8 +50,10 @@ class GoalCount:
     users: int = 0
     sessions_sketch: Sketch = b""  # stored bytes, or registers merged in memory
     users_sketch: Sketch = b""
-    session_ids: set[uuid.UUID] = field(default_factory=set)
-    user_keys: set[str] = field(default_factory=set)
+    # While counting; a total keeps them for the hour's user sets and session marks (not
+    # stored, not compared: a stored bucket read back has none).
+    session_ids: set[uuid.UUID] = field(default_factory=set, compare=False)
+    user_keys: set[str] = field(default_factory=set, compare=False)
 
 
 Counts = dict[Key, GoalCount]

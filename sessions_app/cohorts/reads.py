@@ -31,7 +31,7 @@ from sessions_app.aggregates.usersets import ACTIVE, Sets
 from sessions_app.core import timebuckets
 from sessions_app.core.bounds import RangeError
 from sessions_app.goals.defs import site_goals
-from sessions_app.models import BucketState, ErasureRequest
+from sessions_app.models import BucketState, ErasureRequest, Goal
 
 UNITS = ("day", "week", "month")
 MAX_PERIODS = 36  # cohorts (and lifecycle/stickiness rows) a query shows at most
@@ -158,10 +158,13 @@ Report = Callable[..., dict[str, Any]]
 def answer_key(site_id: uuid.UUID, query: Query, now: datetime) -> str | None:
     """What a report's answer depends on: the query, the hour, and every stored set it may
     read — each seal or late event of the range's buckets (their states' count, seals,
-    versions, last seal) and every finished erasure (it edits sets in place); None while
-    an erasure of the site is under way (nothing is cached then)."""
+    versions, last seal), every finished erasure (it edits sets in place) and goal
+    backfill; None while an erasure or a goal's backfill is under way (nothing cached)."""
     erasures = ErasureRequest.objects.filter(site_id=site_id)
     if erasures.exclude(state__in=(ErasureRequest.DONE, ErasureRequest.FAILED)).exists():
+        return None
+    goals = Goal.objects.filter(site_id=site_id)  # a goal's backfill rewrites the sets
+    if goals.filter(backfill_state__in=(Goal.QUEUED, Goal.RUNNING)).exists():
         return None
     first = timebuckets.floor(query.starts[0] if query.starts else now, "month")
     for _ in range(LOOKBACK_MONTHS):
@@ -173,6 +176,7 @@ def answer_key(site_id: uuid.UUID, query: Query, now: datetime) -> str | None:
         timebuckets.floor(now, "hour"),
         states.aggregate(n=Count("pk"), s=Sum("seals"), v=Sum("version"), at=Max("sealed_at")),
         erasures.aggregate(n=Count("pk"), at=Max("finished_at")),
+        sorted(goals.values_list("pk", "digest", "backfill_state", "exact_from")),
     )  # fmt: skip
     return hashlib.sha256(repr(found).encode()).hexdigest()
 
