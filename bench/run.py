@@ -316,6 +316,7 @@ def ingest(
     appliers: int = 1,
     enrichment_baseline: bool = True,
     scale_out: bool = False,
+    directory_users: int = 100_000,
 ) -> tuple[list[dict], dict]:
     env, url, gunicorn = collector(stack, workers=workers, threads=threads, appliers=appliers)
     site_id = env["BENCH_SITE_ID"]
@@ -396,8 +397,8 @@ def ingest(
     reads["vitals"] = _step(env, "bench.vitals", "36000", "60")
     log("funnel benchmarks (30 sealed days, ~1,000,000 events) ...")
     reads["funnels"] = _step(env, "bench.funnels", "33400", "20")
-    log("users directory benchmark (1,000,000 users) ...")
-    reads["directory"] = _step(env, "bench.directory", "1000000", "20")
+    log(f"users directory benchmark ({directory_users:,} users) ...")
+    reads["directory"] = _step(env, "bench.directory", str(directory_users), "20")
     log("dashboard benchmarks (13 sealed months, ~1,000,000 events) ...")
     reads["dashboard"] = _step(env, "bench.dashboard", "40", "30")
     log("goal table benchmark (5 goals, 61 sealed days) ...")
@@ -443,9 +444,14 @@ def _goal_lines(d: dict) -> list[str]:
     if d:
         lines.append(
             f"| seal of one hour of {d['seal_events']:,} events from its tallies, without goals "
-            f"vs with {d['goals']} goals (their product reads the hour's raw rows): seconds, "
-            f"median of 3 | {d['seal_goals_s']:.2f} | {d['seal_s']:.2f} "
+            f"vs with {d['goals']} goals defined before the events (ingest matched them): "
+            f"seconds, median of 3 | {d['seal_goals_s']:.2f} | {d['seal_s']:.2f} "
             f"| {d['seal_s'] / d['seal_goals_s']:.2f} |"
+        )
+        lines.append(
+            f"| the same with the goals defined after the events (their product scans the "
+            f"hour's raw rows) | {d['seal_goals_after_s']:.2f} | {d['seal_s']:.2f} "
+            f"| {d['seal_s'] / d['seal_goals_after_s']:.2f} |"
         )
     return lines
 
@@ -629,8 +635,9 @@ def render(rows: list[dict], reads: dict, *, workers: int, threads: int, seconds
     if u:
         met = u["app_p95_ms"] <= u["goal_p95_ms"]
         lines.append(
-            f"| users directory, prefix search over {u['users']:,} users ({u['rows']:,} rows), "
-            f"first page of 50: p50 / p95 ms in-process vs the raw driver, same statement (goal "
+            f"| users directory over {u['users']:,} users ({u['rows']:,} rows): recent list "
+            f"and prefix search by user id, anonymous id, email, a page of 50 users described: "
+            f"p50 / p95 ms in-process vs the raw driver, same statements (goal "
             f"p95 ≤ {u['goal_p95_ms']:.0f} ms: {'met' if met else 'missed'}) | "
             f"{u['app_p50_ms']:.1f} / {u['app_p95_ms']:.1f} | {u['raw_p50_ms']:.1f} / "
             f"{u['raw_p95_ms']:.1f} | {u['raw_p95_ms'] / u['app_p95_ms']:.2f} |"
@@ -717,6 +724,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--scale-out", action="store_true", help="also 5-event beacons with 1 and 2 web workers"
     )
+    parser.add_argument(
+        "--directory-users",
+        type=int,
+        default=100_000,
+        help="users the directory benchmark seeds (1000000: the goal's 1 M, ~1 h on a busy "
+        "node the first time; a later run on the same keyspace reuses them)",
+    )
     args = parser.parse_args(argv)
     with ExitStack() as stack:
         services(stack)
@@ -731,6 +745,7 @@ def main(argv: list[str] | None = None) -> int:
             appliers=args.appliers,
             enrichment_baseline=not args.no_enrichment_baseline,
             scale_out=args.scale_out,
+            directory_users=args.directory_users,
         )
     table = render(rows, reads, workers=args.workers, threads=args.threads, seconds=args.seconds)
     RESULTS.mkdir(exist_ok=True)

@@ -18,6 +18,7 @@ Goal: p95 ≤ 100 ms for (app).
 
   DJANGO_SETTINGS_MODULE=clickstream.settings.local CASSANDRA_KEYSPACE=bench_vitals \\
       python -m bench.vitals [VIEWS_PER_DAY] [RUNS]
+      python -m bench.vitals again [RUNS]   # the last seeded site, timed again (seeded today)
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import sys
 import time
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
@@ -40,7 +42,8 @@ from bench.timing import fresh_site, interleaved, raw_rows, sizes  # noqa: E402
 from sessions_app.aggregates import vitals  # noqa: E402
 from sessions_app.aggregates.seal import aggregate_ttl  # noqa: E402
 from sessions_app.aggregates.vitals_rows import vitals_write  # noqa: E402
-from sessions_app.models import BucketState  # noqa: E402
+from sessions_app.core import timebuckets  # noqa: E402
+from sessions_app.models import BucketState, Site  # noqa: E402
 from sessions_app.periods import period_param  # noqa: E402
 from sessions_app.tables import bucket_vitals  # noqa: E402
 from sessions_app.vitals.reads import summary_answer  # noqa: E402
@@ -99,12 +102,21 @@ def seed(site, views: int, first_day: datetime) -> tuple[int, dict[str, float]]:
 
 
 def main() -> None:
+    again = sys.argv[1:2] == ["again"]  # time the last seeded site again (no reseeding)
+    if again:
+        sys.argv.pop(1)
     views, runs = sizes(36_000, 60)
-    site, _, first_day = fresh_site("vitals", DAYS)
-    started = time.monotonic()
-    seeded, sketch_bytes = seed(site, views, first_day)
-    figures_seed = {"page_views": seeded, "seed_s": time.monotonic() - started,
-                    "site_sketch_bytes": sketch_bytes}  # fmt: skip
+    if again:
+        site = Site.objects.filter(name__startswith="vitals-").order_by("-created_at").first()
+        assert site is not None, "no seeded site: run python -m bench.vitals first"
+        first_day = timebuckets.floor(datetime.now(UTC), "day") - timedelta(days=DAYS)
+        figures_seed: dict[str, object] = {"site": str(site.id)}
+    else:
+        site, _, first_day = fresh_site("vitals", DAYS)
+        started = time.monotonic()
+        seeded, sketch_bytes = seed(site, views, first_day)
+        figures_seed = {"page_views": seeded, "seed_s": time.monotonic() - started,
+                        "site_sketch_bytes": sketch_bytes}  # fmt: skip
     figures_seed["settled_after_s"] = settle()
     period = period_param({"period": "30d"}, zone=ZoneInfo("UTC"), now=datetime.now(UTC))
     days = [d for d in (first_day + timedelta(days=i) for i in range(DAYS)) if d >= period.start]

@@ -1,4 +1,4 @@
-// Build and size check of the browser tracker (and its web vitals script).
+// Build and size check of the browser tracker (and its web vitals and replay scripts).
 //   node scripts/build-tracker.mjs build  writes static/sessions_app/tracker.min.js and
 //                                         vitals.min.js (web-vitals' attribution build +
 //                                         vitals.js, loaded by the tracker on demand)
@@ -23,6 +23,36 @@ const VITALS_BANNER =
   "/*! clickstream web vitals: docs/vitals.md; web-vitals " +
   JSON.parse(readFileSync(join(root, "node_modules/web-vitals/package.json"), "utf8")).version +
   " (c) Google LLC, Apache-2.0 */";
+
+export const REPLAY_SOURCE = join(root, "static/sessions_app/replay.js");
+export const REPLAY_OUTPUT = join(root, "static/sessions_app/replay.min.js");
+const RRWEB_RECORD = join(root, "node_modules/@rrweb/record/dist/record.umd.min.cjs");
+const FFLATE = join(root, "node_modules/fflate/umd/index.js");
+const version = (name) =>
+  JSON.parse(readFileSync(join(root, `node_modules/${name}/package.json`), "utf8")).version;
+const REPLAY_BANNER =
+  `/*! clickstream session replay: docs/replay.md; @rrweb/record ${version("@rrweb/record")} ` +
+  `(c) rrweb authors, MIT; fflate ${version("fflate")} (c) Arjun Barrett, MIT */`;
+
+// The recorder: rrweb's and fflate's UMD builds, each given its own module object (so
+// neither defines a global nor an AMD module on the customer's page), then replay.js.
+export async function buildReplay() {
+  const umd = (path) =>
+    "load(function (module, exports) { var define;\n" + readFileSync(path, "utf8") + "\n})";
+  const source =
+    "(function () {\nfunction load(f) { var module = { exports: {} }; f(module, module.exports); " +
+    "return module.exports; }\n" +
+    `var CS_RECORD = ${umd(RRWEB_RECORD)}.record;\nvar CS_FFLATE = ${umd(FFLATE)};\n` +
+    readFileSync(REPLAY_SOURCE, "utf8") +
+    "\n})();";
+  const result = await minify(source, {
+    ecma: 2020,
+    compress: { passes: 1 },
+    mangle: true,
+    format: { comments: false, preamble: REPLAY_BANNER },
+  });
+  return result.code + "\n";
+}
 
 export async function buildVitals() {
   const source = readFileSync(WEB_VITALS, "utf8") + "\n" + readFileSync(VITALS_SOURCE, "utf8");
@@ -58,9 +88,12 @@ async function main(command) {
   const source = readFileSync(SOURCE, "utf8");
   const built = await buildTracker(source);
   const vitals = await buildVitals();
+  const replay = await buildReplay();
   if (command === "build") {
     writeFileSync(OUTPUT, built);
     writeFileSync(VITALS_OUTPUT, vitals);
+    writeFileSync(REPLAY_OUTPUT, replay);
+    console.log(`wrote ${REPLAY_OUTPUT}: gzip ${sizes("", replay).gzip} B`);
     console.log(`wrote ${VITALS_OUTPUT}: gzip ${sizes("", vitals).gzip} B`);
     const s = sizes(source, built);
     console.log(`wrote ${OUTPUT}: raw ${s.raw} B, min ${s.min} B, gzip ${s.gzip} B`);
@@ -91,6 +124,17 @@ async function main(command) {
     console.log(`vitals gzip ${sizes("", vitals).gzip} bytes  (vitals.min.js, loaded only with data-vitals)`);
     if (committedVitals !== vitals) {
       console.error("FAIL: vitals.min.js is not the build of vitals.js; run `npm run build`");
+      code = 1;
+    }
+    let committedReplay = "";
+    try {
+      committedReplay = readFileSync(REPLAY_OUTPUT, "utf8");
+    } catch {
+      // reported below as out of date
+    }
+    console.log(`replay gzip ${sizes("", replay).gzip} bytes  (replay.min.js, loaded only with data-replay)`);
+    if (committedReplay !== replay) {
+      console.error("FAIL: replay.min.js is not the build of replay.js; run `npm run build`");
       code = 1;
     }
     if (committed !== built) {

@@ -10,6 +10,7 @@ from sessions_app.core import userkeys
 from sessions_app.funnels import urls as funnel_urls
 from sessions_app.heatmaps import urls as heatmap_urls
 from sessions_app.paths import urls as path_urls
+from sessions_app.replays import urls as replay_urls
 from sessions_app.vitals import urls as vitals_urls
 
 userkeys.register()
@@ -58,6 +59,7 @@ urlpatterns = [
     *vitals_urls.api_urlpatterns,
     *funnel_urls.api_urlpatterns,
     *cohort_urls.api_urlpatterns,
+    *replay_urls.api_urlpatterns,
     path("sites/<uuid:site_id>/sessions/<uuid:session_id>/events", views.SessionEvents.as_view()),
     path("sites/<uuid:site_id>/sessions/<uuid:session_id>/export", exports.SessionExport.as_view()),
 ]

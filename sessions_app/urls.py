@@ -28,6 +28,7 @@ urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
     path("healthz/deep", health.healthz_deep, name="healthz-deep"),
     path("collect", collector.collect, name="collect"),
+    path("replay", collector.replay, name="replay"),
     path("v1/batch", collector.segment, {"kind": "batch"}, name="segment-batch"),
     path("v1/track", collector.segment, {"kind": "track"}, name="segment-track"),
     path("v1/page", collector.segment, {"kind": "page"}, name="segment-page"),

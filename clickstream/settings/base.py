@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import mimetypes
 from datetime import timedelta
 from pathlib import Path
 
@@ -238,7 +239,11 @@ STATIC_URL = "/static/"
 STATICFILES_DIRS = [
     BASE_DIR / "static",
     ("vendor/uplot", BASE_DIR / "node_modules" / "uplot" / "dist"),
+    # The session replay player (docs/replay.md): its UMD build and stylesheet.
+    ("vendor/rrweb-player", BASE_DIR / "node_modules" / "rrweb-player" / "dist"),
 ]
+# The player's UMD build is a .cjs file: JavaScript, served as such (nosniff).
+mimetypes.add_type("text/javascript", ".cjs")
 STATIC_ROOT = STATE_DIR / "staticfiles"
 CASSANDRA_REQUIRED_KEYSPACE_PREFIX = ""
 
@@ -266,6 +271,13 @@ COLLECT_RATE_PER_IP = env.int("COLLECT_RATE_PER_IP", default=50)
 # of its site's budget of either.
 COLLECT_EVENTS_PER_SITE = env.int("COLLECT_EVENTS_PER_SITE", default=10_000)
 COLLECT_EVENTS_PER_IP = env.int("COLLECT_EVENTS_PER_IP", default=1_000)
+# Session replay (POST /replay, docs/replay.md): a chunk's compressed body and what it
+# inflates to, the span of one chunk, and a session's recording (bytes, minutes).
+REPLAY_MAX_CHUNK_BYTES = env.int("REPLAY_MAX_CHUNK_BYTES", default=512 * 1024)
+REPLAY_MAX_INFLATED_BYTES = env.int("REPLAY_MAX_INFLATED_BYTES", default=8 * 1024 * 1024)
+REPLAY_MAX_CHUNK_SECONDS = env.int("REPLAY_MAX_CHUNK_SECONDS", default=600)
+REPLAY_MAX_SESSION_BYTES = env.int("REPLAY_MAX_SESSION_BYTES", default=20 * 1024 * 1024)
+REPLAY_MAX_SESSION_MINUTES = env.int("REPLAY_MAX_SESSION_MINUTES", default=120)
 # Number of reverse proxies in front of the app whose X-Forwarded-For to trust.
 TRUSTED_PROXY_COUNT = env.int("TRUSTED_PROXY_COUNT", default=0)
 SESSION_INACTIVITY = timedelta(minutes=env.int("SESSION_INACTIVITY_MINUTES", default=30))
@@ -404,6 +416,9 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1.0.0",
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    # No deep links: Swagger UI puts each operation's link inside its expand button (a
+    # control in a control: axe's nested-interactive).
+    "SWAGGER_UI_SETTINGS": {"deepLinking": False},
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
 }
 # Analyst pages: no inline script, everything from this origin.

@@ -1,14 +1,16 @@
 """Goals counted per bucket: conversions, converting sessions and users per goal, in total
 and per breakdown value of the converting session (tables/dimensions.py).
 
-An hour is counted when it seals, from its raw rows (site_events_by_bucket, with the
-properties a goal's conditions read: a tally has no per-event properties), only for a
-site that has goals; the hour a conversion happened in counts it. A converting session's
-dimension values come from its site_sessions row: the hour's started sessions the seal
-read already, a point read for a session that began earlier. Counts are exact per
-bucket; a day merges its hours and a month its days (conversions add up, sessions and
-users from merged HyperLogLog sketches, ±1.6 %), like the breakdowns. An erasure
-reseals the user's hours: the recount leaves them out.
+An hour is counted when it seals, only for a site that has goals; the hour a conversion
+happened in counts it. Its conversions come from the hour's tally when the tally matched
+every goal (aggregates/tally.py: ingest matches each batch's events against the site's
+goals then; a seal from raw rows matches them as it tallies), else from one scan of the
+hour's raw rows (a goal added or changed since the tallies were written; a live hour).
+A converting session's dimension values come from its site_sessions row: the hour's
+started sessions the seal read already, a point read for a session that began earlier.
+Counts are exact per bucket; a day merges its hours and a month its days (conversions
+add up, sessions and users from merged HyperLogLog sketches, ±1.6 %), like the
+breakdowns. An erasure reseals the user's hours: the recount leaves them out.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from sessions_app.aggregates import tally
 from sessions_app.aggregates.breakdowns import NONE, names
 from sessions_app.aggregates.sketch import (
     Sketch,
@@ -59,29 +62,24 @@ class GoalCount:
 Counts = dict[Key, GoalCount]
 
 
-def goals_count(
-    rows: Iterable[dict[str, Any]],
-    goals: list[Goal],
-    dimensions_of: Any,
-) -> Counts:
-    """Count the goals' conversions among raw rows (bots left out); `dimensions_of(ids)`
-    returns each converting session's {dimension: value}."""
+Converted = dict[tuple[str, uuid.UUID], list[Any]]  # (digest, session): [events, user]
+
+
+def conversions(rows: Iterable[dict[str, Any]], goals: list[Goal]) -> Converted:
+    """The goals' conversions among raw rows (bots left out), per goal and session."""
+    found = tally.goal_conversions(rows, goals)
+    return {
+        (digest, uuid.UUID(sid)): held
+        for digest, sessions in found.items()
+        for sid, held in sessions.items()
+    }
+
+
+def goals_count(converted: Converted, dimensions_of: Any) -> Counts:
+    """Count the goals' conversions per goal, in total and per breakdown value of the
+    converting session; `dimensions_of(ids)` returns each converting session's
+    {dimension: value}."""
     counted: Counts = defaultdict(GoalCount)
-    sessions_of: dict[str, set[uuid.UUID]] = defaultdict(set)
-    converted: dict[tuple[str, uuid.UUID], list[Any]] = {}  # (digest, session): [n, user]
-    known: dict[tuple[Any, ...], tuple[str, ...]] = {}
-    for row in rows:
-        if row.get("is_bot"):
-            continue
-        signature = (row["type"], row.get("name"), row.get("url"), row.get("element"),
-                     row.get("props"))  # fmt: skip
-        matched = known.get(signature)
-        if matched is None:
-            matched = known[signature] = tuple(g.digest for g in goals if g.matches(row))
-        for digest in matched:
-            held = converted.setdefault((digest, row["session_id"]), [0, row["user_key"]])
-            held[0] += 1
-            sessions_of[digest].add(row["session_id"])
     values = dimensions_of({sid for (_, sid) in converted})
     for (digest, session_id), (n, user) in converted.items():
         dims = values.get(session_id, {})
@@ -111,15 +109,28 @@ def goal_users(goals: list[Goal], counts: Counts) -> dict[int, set[str]]:
 
 
 def hour_goals(source: Hour, goals: list[Goal]) -> Counts:
-    """Count one hour of a site for these goals (nothing read without goals)."""
+    """Count one hour of a site for these goals (nothing read without goals): from the
+    hour's tally if it is counted already and matched every one of them, else from its
+    raw rows."""
     if not goals:
         return {}
-    rows = site_bucket_funnel_rows(site_id=source.site_id, hour=source.start, shards=source.shards)
+    counted = source.tallied()
+    if counted is not None and {g.digest for g in goals} <= counted.goals_checked:
+        converted = {
+            (digest, uuid.UUID(sid)): held
+            for digest in {g.digest for g in goals}
+            for sid, held in counted.goals.get(digest, {}).items()
+        }
+    else:
+        rows = site_bucket_funnel_rows(
+            site_id=source.site_id, hour=source.start, shards=source.shards
+        )
+        converted = conversions(rows, goals)
 
     def dimensions_of(wanted: set[uuid.UUID]) -> dict[uuid.UUID, dict[str, str | None]]:
         return session_dimensions(source, wanted)
 
-    return goals_count(rows, goals, dimensions_of)
+    return goals_count(converted, dimensions_of)
 
 
 def session_dimensions(

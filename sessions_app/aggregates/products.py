@@ -37,10 +37,11 @@ from sessions_app.goals.defs import Goal, site_goals
 
 def hour_goal_counts(source: Hour) -> tuple[list[Goal], goals.Counts]:
     """The site's goals and their count of the hour, counted once however many products ask."""
-    if source.goals is None:
-        found = site_goals(source.site_id)
-        source.goals = (found, goals.hour_goals(source, found))
-    return source.goals
+    if source.goal_counts is None:
+        known = source.goals  # what the seal read, else the site's goals now
+        found = list(known if known is not None else site_goals(source.site_id))
+        source.goal_counts = (found, goals.hour_goals(source, found))
+    return source.goal_counts
 
 
 class Product(Protocol):

@@ -14,6 +14,7 @@ from sessions_app.aggregates.products import PRODUCTS, USER_COUNTS, Product
 from sessions_app.aggregates.sources import Hour
 from sessions_app.core import timebuckets
 from sessions_app.core.cql import cassandra_session, prepare
+from sessions_app.goals.defs import site_goals
 from sessions_app.ledger import policies
 from sessions_app.ledger.widths import user_widths_adapt
 from sessions_app.models import BucketState
@@ -57,7 +58,8 @@ def bucket_seal(*, site_id: uuid.UUID | str, hour: datetime, now: datetime) -> b
         site_id=site_id, granularity="hour", bucket=hour
     )
     version, site = state.version, state.site
-    source = Hour(site_id=site.id, start=hour, shards=state.shards, partials=state.partials)
+    source = Hour(site_id=site.id, start=hour, shards=state.shards, partials=state.partials,
+                  goals=site_goals(site.id))  # fmt: skip
     values = _counted_and_written(source, granularity="hour", bucket=hour, now=now)
     user_widths_adapt(site=site, hour_counts=values[USER_COUNTS.name], now=now)
     BucketState.objects.get_or_create(

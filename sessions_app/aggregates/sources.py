@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import queue
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
@@ -17,6 +17,7 @@ from sessions_app.core import timebuckets
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.core.eventdoc import event_row
 from sessions_app.core.ids import time_uuid_bound
+from sessions_app.goals.defs import Goal
 from sessions_app.tables import bucket_partials as bucket_partials_table
 from sessions_app.tables import site_events_by_bucket, site_sessions
 
@@ -152,16 +153,19 @@ class Hour:
     when the first product asks for it, and shared by the others.
 
     `partials`: fold the batches' tallies when they cover the hour (BucketState.partials),
-    else tally the raw rows (an erasure edited the hour, or a live count).
+    else tally the raw rows (an erasure edited the hour, or a live count). `goals`: the
+    site's goals, matched as the raw rows are tallied (a seal reads them first, on its
+    own thread: a tally never reads SQL).
     """
 
     site_id: uuid.UUID
     start: datetime
     shards: int
     partials: bool = False
-    # The site's goals and their count of the hour, counted once for the two products that
-    # use it (goals, and user_sets' "goal:<id>" sets): products.hour_goal_counts.
-    goals: Any = field(default=None, repr=False, compare=False)
+    goals: Sequence[Goal] | None = None  # None: not read
+    # The goals' count of the hour, counted once for the two products that use it (goals,
+    # and user_sets' "goal:<id>" sets): products.hour_goal_counts.
+    goal_counts: Any = field(default=None, repr=False, compare=False)
 
     @property
     def end(self) -> datetime:
@@ -178,8 +182,14 @@ class Hour:
         if folded is not None:
             return folded
         return tally.tally(
-            site_bucket_rows(site_id=self.site_id, hour=self.start, shards=self.shards)
+            site_bucket_rows(site_id=self.site_id, hour=self.start, shards=self.shards),
+            goals=self.goals or (),
         )
+
+    def tallied(self) -> tally.Tally | None:
+        """The hour's tally if a product has counted it already, else None (read nothing)."""
+        found: tally.Tally | None = self.__dict__.get("counted")
+        return found
 
     @cached_property
     def started(self) -> list[dict[str, Any]]:

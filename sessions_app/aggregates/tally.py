@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import uuid
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -26,6 +26,7 @@ from sessions_app.aggregates.labels import click_label, page_path
 from sessions_app.aggregates.vitals import NAME as VITALS
 from sessions_app.aggregates.vitals import Cell, vitals_count, vitals_encode, vitals_fold
 from sessions_app.core import timebuckets
+from sessions_app.goals.defs import Goal
 
 ViewKey = tuple[int, int]
 
@@ -65,14 +66,24 @@ class Tally:
     starts: dict[uuid.UUID, tuple[int, str | None]] = field(default_factory=dict)
     # The `$vitals` events' metrics by (page, device, country, browser): aggregates/vitals.py.
     vitals: dict[tuple[str, str, str, str], Cell] = field(default_factory=dict)
+    # Goal conversions (aggregates/goals.py): {goal digest: {session id: [events, user]}},
+    # for the goals (digests) in `goals_checked`, the ones the events were matched against
+    # (at ingest: the site's goals then; a goal added or changed since is not in it).
+    goals: dict[str, dict[str, list[Any]]] = field(default_factory=dict)
+    goals_checked: frozenset[str] = frozenset()
 
 
 SessionStarts = Mapping[uuid.UUID, tuple[datetime, str | None]]  # session: (start, source)
 
 
-def tally(events: Iterable[dict[str, Any]], *, starts: SessionStarts | None = None) -> Tally:
+def tally(
+    events: Iterable[dict[str, Any]],
+    *,
+    starts: SessionStarts | None = None,
+    goals: Sequence[Goal] = (),
+) -> Tally:
     """Tally raw events (rows of site_events_by_bucket, or a plan's events as dicts, with
-    the `starts` of the plan's sessions).
+    the `starts` of the plan's sessions), and which of them reached these goals.
 
     The loop only counts raw values (urls, element JSON); paths and labels are
     derived once per distinct value afterwards, which keeps a 200,000-event hour
@@ -87,6 +98,7 @@ def tally(events: Iterable[dict[str, Any]], *, starts: SessionStarts | None = No
     viewed: list[tuple[Any, Any, str | None]] = []  # (session, event id, url)
     heated: list[dict[str, Any]] = []  # clicks and $pageleave readings (heatmaps)
     measured: list[dict[str, Any]] = []  # $vitals events (aggregates/vitals.py)
+    converting = _Converting(goals)
     rows = 0
     for event in events:
         rows += 1
@@ -99,6 +111,8 @@ def tally(events: Iterable[dict[str, Any]], *, starts: SessionStarts | None = No
             continue
         by_type[kind] += 1
         humans.add(user)
+        if goals:
+            converting.add(event)
         if name:
             by_name[name] += 1
             if name == LEAVE:
@@ -114,7 +128,8 @@ def tally(events: Iterable[dict[str, Any]], *, starts: SessionStarts | None = No
             heated.append(event)
     counted = Tally(
         rows, by_type, by_name, per_user=per_user, humans=humans, heat=heat_count(heated),
-        vitals=vitals_count(measured),
+        vitals=vitals_count(measured), goals=converting.found,
+        goals_checked=frozenset(g.digest for g in goals),
     )  # fmt: skip
     _derive(counted, urls, elements, viewed)
     if starts:
@@ -124,6 +139,43 @@ def tally(events: Iterable[dict[str, Any]], *, starts: SessionStarts | None = No
             if sid in starts
         }
     return counted
+
+
+def goal_conversions(
+    events: Iterable[dict[str, Any]], goals: Sequence[Goal]
+) -> dict[str, dict[str, list[Any]]]:
+    """Only the goals of `tally`: {digest: {session id: [events, user]}} (bots left out)."""
+    converting = _Converting(goals)
+    for event in events:
+        if not event.get("is_bot"):
+            converting.add(event)
+    return converting.found
+
+
+class _Converting:
+    """Which events reach which goals: {digest: {session id: [events, user]}}; each
+    distinct (type, name, url, element, props) is matched once."""
+
+    def __init__(self, goals: Sequence[Goal]) -> None:
+        self.goals = goals
+        self.known: dict[tuple[Any, ...], tuple[str, ...]] = {}
+        self.found: dict[str, dict[str, list[Any]]] = {}
+
+    def add(self, event: dict[str, Any]) -> None:
+        signature = tuple(
+            orjson.dumps(v, option=orjson.OPT_SORT_KEYS) if v.__class__ is dict else v
+            for v in (event["type"], event.get("name"), event.get("url"), event.get("element"),
+                      event.get("props"))
+        )  # fmt: skip
+        matched = self.known.get(signature)
+        if matched is None:
+            matched = tuple(g.digest for g in self.goals if g.matches(event))
+            self.known[signature] = matched
+        for digest in matched:
+            held = self.found.setdefault(digest, {}).setdefault(
+                str(event["session_id"]), [0, event["user_key"]]
+            )
+            held[0] += 1
 
 
 def _derive(
@@ -190,6 +242,7 @@ def tally_encode(counted: Tally) -> bytes:
             "heat": heat_encode(counted.heat),
             "starts": {str(sid): list(start) for sid, start in counted.starts.items()},
             "vitals": vitals_encode(counted.vitals),
+            "goals": {"checked": sorted(counted.goals_checked), "found": counted.goals},
         }
     )
 
@@ -223,6 +276,8 @@ class _Folding:
         self.starts: dict[str, list[Any]] = {}
         self.heats: list[dict[str, Any] | None] = []
         self.vitals: list[dict[str, Any] | None] = []
+        self.goals: dict[str, dict[str, list[Any]]] = {}
+        self.goals_checked: set[str] | None = None  # the digests every tally checked
 
     def counts_add(self, body: dict[str, Any]) -> None:
         self.rows += body["rows"]
@@ -256,6 +311,19 @@ class _Folding:
             held = self.starts.get(session_id)
             if held is None or start[0] < held[0]:  # an earlier landing moved the start
                 self.starts[session_id] = start
+        self.goals_add(body.get("goals") or {})
+
+    def goals_add(self, part: dict[str, Any]) -> None:
+        checked = set(part.get("checked", ()))  # a tally from before goals: none
+        self.goals_checked = checked if self.goals_checked is None else self.goals_checked & checked
+        for digest, sessions in part.get("found", {}).items():
+            total = self.goals.setdefault(digest, {})
+            for session_id, (n, user) in sessions.items():
+                held = total.get(session_id)
+                if held is None:
+                    total[session_id] = [n, user]
+                else:
+                    held[0] += n
 
     def tally(self) -> Tally:
         ids = {sid: uuid.UUID(sid) for sid in self.views.keys() | self.starts.keys()}
@@ -276,6 +344,8 @@ class _Folding:
             heat=heat_fold(self.heats),
             vitals=vitals_fold(self.vitals),
             starts={ids[sid]: (at, source) for sid, (at, source) in self.starts.items()},
+            goals=self.goals,
+            goals_checked=frozenset(self.goals_checked or ()),
         )
 
 

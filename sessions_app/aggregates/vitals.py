@@ -81,20 +81,6 @@ def slot_value(index: int) -> float:
     return 0.0 if index == ZERO else 2 * GAMMA**index / (GAMMA + 1)
 
 
-def quantile(sketch: Mapping[int, int], q: float) -> float | None:
-    """The q-quantile of a sketch: the value of rank floor(q · (n - 1)) among its n sorted
-    values, within ALPHA; None when it is empty."""
-    total = sum(sketch.values())
-    if not total:
-        return None
-    rank, seen = math.floor(q * (total - 1)), 0
-    for index in sorted(sketch):
-        seen += sketch[index]
-        if seen > rank:
-            return slot_value(index)
-    raise AssertionError("unreachable: the ranks add up to the total")
-
-
 def exact_quantile(values: list[float], q: float) -> float | None:
     """The same rank of the raw values (what the sketch's answer is within ALPHA of)."""
     if not values:
@@ -117,22 +103,6 @@ def sketch_unpack(blob: bytes | None) -> Sketch:
     slots = np.frombuffer(blob[: 2 * n], np.int16).tolist()
     counts = np.frombuffer(blob[2 * n :], np.uint32).tolist()
     return Counter(dict(zip(slots, counts, strict=True)))
-
-
-def sketches_merge(parts: list[Mapping[int, int]]) -> Sketch:
-    """Add up sketches at once (numpy: what a read of many buckets merges)."""
-    if len(parts) == 1:
-        return Counter(parts[0])
-    slots = np.concatenate([np.fromiter(p.keys(), np.int64, len(p)) for p in parts])
-    counts = np.concatenate([np.fromiter(p.values(), np.int64, len(p)) for p in parts])
-    if not len(slots):
-        return Counter()
-    low = int(slots.min())
-    sums = np.bincount(slots - low, weights=counts)
-    kept = np.flatnonzero(sums)
-    return Counter(
-        dict(zip((kept + low).tolist(), sums[kept].astype(np.int64).tolist(), strict=True))
-    )
 
 
 def rating(metric: Metric, value: float) -> int:
@@ -186,25 +156,6 @@ class Cell:
                 into[0] += measured[0]
                 into[1] += measured[1]
                 into[2] += measured[2]
-
-
-def cells_merge(cells: list[Cell]) -> Cell:
-    """One cell of many (a new one, unless there is only one): sketches merged at once."""
-    if len(cells) == 1:
-        return cells[0]
-    merged = Cell()
-    for name in {n for cell in cells for n in cell.sketches}:
-        merged.sketches[name] = sketches_merge(
-            [c.sketches[name] for c in cells if name in c.sketches]
-        )
-    for cell in cells:
-        for name, counts in cell.ratings.items():
-            held = merged.ratings.setdefault(name, [0, 0, 0])
-            for i, n in enumerate(counts):
-                held[i] += n
-        if cell.elements:
-            merged.add(Cell(elements=cell.elements))
-    return merged
 
 
 def worst(

@@ -7,9 +7,20 @@ from datetime import datetime
 from typing import Any
 
 import orjson
+from cassandra.cluster import ResponseFuture
 
+from sessions_app.aggregates.sources import site_bucket_rows
 from sessions_app.aggregates.stored import bucket_overwrite
-from sessions_app.aggregates.vitals import Cell, Key, Stored, sketch_pack, sketch_unpack
+from sessions_app.aggregates.vitals import (
+    Cell,
+    Key,
+    Stored,
+    sketch_pack,
+    sketch_unpack,
+    stored_of,
+    vitals_count,
+)  # fmt: skip
+from sessions_app.aggregates.vitals_packed import Measured, packed_unpack
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.tables import bucket_vitals
 
@@ -62,17 +73,36 @@ def buckets_read(*, site_id: uuid.UUID, buckets: list[tuple[str, datetime]]) -> 
     return [rows for rows in found if rows]
 
 
-def level_read(
+def level_futures(
     *, site_id: uuid.UUID, buckets: list[tuple[str, datetime]], level: int,
     page: str | None = None,
-) -> list[list[tuple[Key, Cell]]]:  # fmt: skip
-    """The rows of one level (of one page, if given) of each of these buckets, a list a
-    bucket (every bucket's query in flight together)."""
+) -> list[ResponseFuture]:  # fmt: skip
+    """The reads of one level (of one page, if given) of each of these buckets, all in
+    flight at once (one query a partition); `level_rows` decodes each."""
     db = cassandra_session()
     if page is None:
         statement = prepare(bucket_vitals.SELECT_LEVEL)
-        futures = [db.execute_async(statement, (site_id, g, b, level)) for g, b in buckets]
-    else:
-        statement = prepare(bucket_vitals.SELECT_PAGE)
-        futures = [db.execute_async(statement, (site_id, g, b, level, page)) for g, b in buckets]
-    return [[(_key(r), _cell(r)) for r in f.result()] for f in futures]
+        return [db.execute_async(statement, (site_id, g, b, level)) for g, b in buckets]
+    statement = prepare(bucket_vitals.SELECT_PAGE)
+    return [db.execute_async(statement, (site_id, g, b, level, page)) for g, b in buckets]
+
+
+def level_rows(future: ResponseFuture) -> list[tuple[Key, Measured]]:
+    """A level read's rows, their sketches left packed (vitals_packed)."""
+    return [
+        (
+            (r["page"], r["device"], r["country"], r["browser"]),
+            Measured(
+                {n: packed_unpack(b) for n, b in (r["sketches"] or {}).items()},
+                orjson.loads(r["ratings"] or "{}"),
+                orjson.loads(r["elements"] or "{}"),
+            ),
+        )
+        for r in future.result()
+    ]
+
+
+def live_counted(*, site_id: uuid.UUID, hour: datetime, shards: int) -> Stored:
+    """An unsealed hour's rows as its seal would store them, from its raw rows (only the
+    `$vitals` events are counted: the other products are not needed on this read)."""
+    return stored_of(vitals_count(site_bucket_rows(site_id=site_id, hour=hour, shards=shards)))

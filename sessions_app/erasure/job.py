@@ -49,6 +49,7 @@ from sessions_app.tables import (
     identity_links,
     latest_sessions,
     registry,
+    replay_chunks,
     rolling_counts,
     session_events,
     site_events_by_bucket,
@@ -102,6 +103,7 @@ class _Job:
         self._progress("deleting events")
         hours = {timebuckets.floor(ts, timebuckets.Width.HOUR) for ts in found.events.values()}
         self._delete_events(found)
+        self._delete_replays(found)
         self._delete_tallies(sorted(hours))
         self._progress("deleting sessions and the feed")
         self._delete_sessions(keys, found)
@@ -235,6 +237,12 @@ class _Job:
         self.counts["user_events_by_bucket"] += sum(found.user_buckets.values())
         write_all(session_events.DELETE_PARTITION, ((s,) for s in found.sessions))
         self.counts["session_events"] += found.session_rows
+
+    def _delete_replays(self, found: Found) -> None:
+        """Delete the replay recordings of the user's sessions (one partition each)."""
+        rows = [(self.site.id, s) for s in found.sessions]
+        write_all(replay_chunks.DELETE_PARTITION, rows)
+        self.counts["replay_chunks"] += len(rows)  # partitions: one a session
 
     def _delete_tallies(self, hours: list[datetime]) -> None:
         """Delete the per-batch tallies of the user's hours; seal those hours from raw rows.

@@ -10,6 +10,7 @@ A definition is one step (goals/steps.py), e.g. {"kind": "pageview", "path": "/t
 from __future__ import annotations
 
 import hashlib
+import time
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -83,3 +84,22 @@ def goal_of(row: GoalRow) -> Goal:
 def site_goals(site_id: uuid.UUID | str) -> list[Goal]:
     """The site's goals, by name (at most MAX_GOALS)."""
     return [goal_of(row) for row in GoalRow.objects.filter(site_id=site_id)[:MAX_GOALS]]
+
+
+RECENT_SECONDS = 30.0  # how old ingest's copy of a site's goals may be
+RECENT_SITES = 10_000  # sites kept in this process's copy
+_recent: dict[str, tuple[float, list[Goal]]] = {}
+
+
+def site_goals_recent(site_id: uuid.UUID | str) -> list[Goal]:
+    """The site's goals as read at most RECENT_SECONDS ago in this process: what ingest
+    matches each batch's events against (aggregates/tally.py). A tally records which goals
+    it matched, so a goal added or changed since only sends the seal to the raw rows."""
+    key, now = str(site_id), time.monotonic()
+    held = _recent.get(key)
+    if held is not None and now - held[0] < RECENT_SECONDS:
+        return held[1]
+    if len(_recent) >= RECENT_SITES:
+        _recent.clear()
+    goals = _recent[key] = (now, site_goals(site_id))
+    return goals[1]

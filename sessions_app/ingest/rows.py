@@ -25,6 +25,7 @@ from sessions_app.core.batches import by_bytes
 from sessions_app.core.cql import bind, consistency, prepare
 from sessions_app.core.jsonfmt import dumps
 from sessions_app.core.timebuckets import bucket_of
+from sessions_app.goals.defs import site_goals_recent
 from sessions_app.ingest.plan import EventRow, Plan
 from sessions_app.ledger import policies
 from sessions_app.ledger.widths import user_widths
@@ -211,8 +212,9 @@ def partial_rows(plan: Plan) -> Iterable[Keyed]:
         s.state.session_id: (s.state.started_at, s.state.dimensions.get("source"))
         for s in plan.sessions
     }
+    goals = site_goals_recent(plan.site_id)
     for hour, events in by_hour.items():
-        counted = tally.tally(events, starts=starts)
+        counted = tally.tally(events, starts=starts, goals=goals)
         row = bucket_partials.Row(
             site_id=plan.site_id,
             bucket=hour,

@@ -106,6 +106,9 @@ def site_saved_record(*, site: Site, actor: Any, created: bool, changed: list[st
             "event_shards": site.event_shards,
             "time_zone": site.time_zone,
             "vitals": site.vitals,
+            "replay": site.replay,
+            "replay_sample": site.replay_sample,
+            "replay_exclude": list(site.replay_exclude),
         },
     )
 

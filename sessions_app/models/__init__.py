@@ -16,6 +16,7 @@ from sessions_app.tables.ingest_stats import IngestStats
 from sessions_app.tables.latest_sessions import LatestSession
 from sessions_app.tables.pipeline_heartbeats import PipelineHeartbeat
 from sessions_app.tables.registry import models as _cassandra_models
+from sessions_app.tables.replay_chunks import ReplayChunk
 from sessions_app.tables.rolling_counts import RollingCount
 from sessions_app.tables.series_points import SeriesPoint
 from sessions_app.tables.session_events import SessionEvent
@@ -74,6 +75,7 @@ __all__ = [
     "PipelineHeartbeat",
     "PurgeRun",
     "PurgeWatermark",
+    "ReplayChunk",
     "ReplayWatermark",
     "RetentionPolicy",
     "RollingCount",

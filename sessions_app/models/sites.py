@@ -11,6 +11,7 @@ from zoneinfo import available_timezones
 from django.conf import settings
 from django.core.cache import cache
 from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
 # A URL parameter name for the tracker's data-redact list; "-name" keeps one.
@@ -26,6 +27,23 @@ def validate_redact_params(value: Any) -> None:
     if bad:
         raise ValidationError(
             f"not a parameter name: {bad[0]!r} (letters, digits, _ . - [ ]; '-' first keeps it)"
+        )
+
+
+# A path pattern of pages never recorded: "/account/*" ("*" any characters).
+_PATH_PATTERN = re.compile(r"^/[^\s,]{0,199}$")
+REPLAY_EXCLUDE_MAX = 50
+REPLAY_RETENTION_MAX_DAYS = 365  # tables/replay_chunks.MAX_RETENTION_DAYS
+
+
+def validate_replay_exclude(value: Any) -> None:
+    """A list of at most 50 URL path patterns, each starting with "/" ("*": any characters)."""
+    if not isinstance(value, list) or len(value) > REPLAY_EXCLUDE_MAX:
+        raise ValidationError(f"a list of at most {REPLAY_EXCLUDE_MAX} path patterns")
+    bad = [v for v in value if not isinstance(v, str) or not _PATH_PATTERN.match(v)]
+    if bad:
+        raise ValidationError(
+            f"not a path pattern: {str(bad[0])[:64]!r} (starts with /, no spaces or commas)"
         )
 
 
@@ -86,6 +104,32 @@ class Site(models.Model):
         help_text="Measure Core Web Vitals (LCP, INP, CLS, FCP, TTFB) on the site's pages. "
         "Update the snippet after a change.",
     )
+    # Session replay (docs/replay.md): the tracker loads its recorder only when on and the
+    # session falls in the sample (data-replay in the snippet); inputs are always masked.
+    replay = models.BooleanField(
+        default=False,
+        help_text="Record session replays (every input masked). Update the snippet after a change.",
+    )
+    replay_sample = models.PositiveSmallIntegerField(
+        default=100,
+        validators=[MinValueValidator(0), MaxValueValidator(100)],
+        help_text="Percent of sessions recorded (0-100).",
+    )
+    replay_mask_text = models.BooleanField(
+        default=False,
+        help_text="Mask every text of the page in replays, not only [data-cs-mask] elements.",
+    )
+    replay_exclude = models.JSONField(
+        default=list,
+        blank=True,
+        validators=[validate_replay_exclude],
+        help_text="URL path patterns never recorded, e.g. /account/*, /checkout/pay.",
+    )
+    replay_retention_days = models.PositiveSmallIntegerField(
+        default=30,
+        validators=[MinValueValidator(1), MaxValueValidator(REPLAY_RETENTION_MAX_DAYS)],
+        help_text="Days a replay is kept (its chunks' TTL).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -99,6 +143,18 @@ class Site(models.Model):
         # The collector caches key → site, and all sites' origins, for a few seconds per
         # process (sessions_app/views/collector.py).
         cache.delete_many([f"site-key:{self.key}", "site-origins"])
+
+    @property
+    def replay_attrs(self) -> dict[str, str]:
+        """The snippet's replay attributes (none when replay is off)."""
+        if not self.replay:
+            return {}
+        attrs = {"data-replay": str(self.replay_sample)}
+        if self.replay_mask_text:
+            attrs["data-replay-mask"] = "text"
+        if self.replay_exclude:
+            attrs["data-replay-exclude"] = ",".join(self.replay_exclude)
+        return attrs
 
     @property
     def redact_attr(self) -> str:

@@ -33,6 +33,7 @@ ASSUMED_ROW_BYTES = {
     "latest_sessions": 200,
     "site_sessions": 500,
     "bucket_users": 70,
+    "replay_chunks": 6000,  # a chunk of a demo-shop page load (docs/replay.md)
 }
 
 

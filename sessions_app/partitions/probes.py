@@ -29,12 +29,15 @@ from sessions_app.tables import (
     failed_events,
     ingest_stats,
     latest_sessions,
+    replay_chunks,
     session_events,
     site_events_by_bucket,
     site_sessions,
     transaction_log,
     user_events_by_bucket,
 )
+
+RECORDER_CHUNKS_PER_SECOND = 1 / 5  # static/sessions_app/replay.js: a chunk every 5 s
 
 
 @dataclass
@@ -132,6 +135,27 @@ def probe_session_events(w: Window, heaviest: Heaviest) -> TableSize:
         rate=sessions[0][1] / 3600 if sessions else 0.0,
         assumed_row_bytes=ASSUMED_ROW_BYTES["session_events"],
         note="Rate: the busiest session of the peak hour, kept up for the whole session cap.",
+    )
+
+
+def probe_replay_chunks(w: Window, heaviest: Heaviest) -> TableSize:
+    """Count the replay chunks of the peak hour's heaviest sessions; a recording is capped."""
+    parts = w.partitions(count_cql=replay_chunks.COUNT, sample_cql=replay_chunks.SAMPLE)
+    for session_id, _ in heaviest.sessions:
+        parts.count((w.site_id, session_id), f"session_id={session_id}")
+    minutes = settings.REPLAY_MAX_SESSION_MINUTES
+    largest = parts.largest()[0]
+    return w.size(
+        "replay_chunks",
+        parts,
+        partition_key="(site_id, session_id)",
+        span=f"one session's recording (at most {minutes} min, "
+        f"{settings.REPLAY_MAX_SESSION_BYTES // 2**20} MB)",
+        duration=timedelta(minutes=minutes),
+        width=None,
+        rate=RECORDER_CHUNKS_PER_SECOND if largest is not None and largest.rows else 0.0,
+        assumed_row_bytes=ASSUMED_ROW_BYTES["replay_chunks"],
+        note="Rate: the recorder's pace (a chunk every 5 s) for the whole recording cap.",
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlencode
@@ -21,11 +22,64 @@ COLUMN = 190  # px between steps
 NODE_WIDTH = 14
 HEIGHT = 420
 GAP = 10  # px between the nodes of a step
+LINE = 16  # px a label takes: a step's nodes start at least this far apart
+LABEL_GAP = 4  # px between a node and its label, and a label and the next column
+LABEL_ROOM = COLUMN - NODE_WIDTH - 2 * LABEL_GAP  # px a label may take
+FONT_PX = 12  # the labels' font size (app.css `.sankey text`)
+
+
+def text_px(text: str) -> float:
+    """A generous estimate of the width of text in px at FONT_PX in a sans-serif font:
+    wide (East Asian, emoji) characters a full em and more, capitals and wide letters
+    nearly one, punctuation 0.42, others 0.62; marks nothing. The page's script (ui.js)
+    then fits the label exactly."""
+    ems = 0.0
+    for char in text:
+        if unicodedata.category(char) in ("Mn", "Me", "Cf"):
+            continue
+        if unicodedata.east_asian_width(char) in ("W", "F") or ord(char) >= 0x1F000:
+            ems += 1.25
+        elif char.isupper() or char in "mwMW@%&#":
+            ems += 0.95
+        elif char in " .,:;'|!()[]/-":
+            ems += 0.42
+        else:
+            ems += 0.62
+    return ems * FONT_PX
+
+
+def cut_middle(chars: list[str], keep: int) -> str:
+    """`keep` of the characters around an ellipsis: a third from the start, the rest from
+    the end (a path's last segment tells pages apart)."""
+    head = keep // 3
+    return "".join(chars[:head]) + "…" + "".join(chars[len(chars) - (keep - head) :])
+
+
+def fit_label(page: str, suffix: str, room: float = LABEL_ROOM) -> str:
+    """The page cut in the middle so that page + suffix fits in room px (the suffix, its
+    count, is kept whole)."""
+    if text_px(page + suffix) <= room:
+        return page
+    chars = list(page)
+    low, high = 0, len(chars) - 1
+    while low < high:
+        middle = (low + high + 1) // 2
+        if text_px(cut_middle(chars, middle) + suffix) <= room:
+            low = middle
+        else:
+            high = middle - 1
+    return cut_middle(chars, low)
+
+
+def _label_suffix(node: dict[str, Any]) -> str:
+    left = f", {node['stopped']:,} left" if node.get("stopped") else ""
+    return f" ({node['count']:,}{left})"
 
 
 def sankey_layout(answer: dict[str, Any]) -> dict[str, Any]:
-    """Place the Sankey: a column per step, nodes stacked by count, flows as bands whose
-    width is their count (one scale for the whole drawing)."""
+    """Place the Sankey: a column per step, nodes stacked by count (at least a label's
+    line apart), flows as bands whose width is their count (one scale for the whole
+    drawing); each label right of its node, cut to end before the next column."""
     columns: dict[int, list[dict[str, Any]]] = {}
     for node in answer["nodes"]:
         columns.setdefault(node["step"], []).append(node)
@@ -33,15 +87,37 @@ def sankey_layout(answer: dict[str, Any]) -> dict[str, Any]:
     most = max((len(c) for c in columns.values()), default=1)
     scale = (HEIGHT - GAP * most) / tallest if tallest else 0
     placed: dict[tuple[int, str], dict[str, Any]] = {}
+    bottom = 0.0
     for step, nodes in columns.items():
         y = 0.0
         for node in nodes:
             height = max(1.0, node["count"] * scale)
             x = step * COLUMN + 10
-            placed[step, node["page"]] = {**node, "x": x, "y": y, "h": height, "out": y, "in": y}
-            y += height + GAP
+            suffix = _label_suffix(node)
+            label = {"label": fit_label(node["page"], suffix), "suffix": suffix}
+            placed[step, node["page"]] = {
+                **node, **label, "x": x, "y": y, "h": height, "out": y, "in": y,
+                "label_x": x + NODE_WIDTH + LABEL_GAP,
+            }  # fmt: skip
+            y += max(height, LINE) + GAP
+        bottom = max(bottom, y)
+    steps = max(columns, default=0) + 1
+    return {
+        "nodes": list(placed.values()),
+        "bands": _bands(answer["links"], placed, scale),
+        "width": (steps - 1) * COLUMN + 10 + NODE_WIDTH + LABEL_GAP + LABEL_ROOM,
+        "height": max(HEIGHT, bottom) + 20,
+        "node_width": NODE_WIDTH,
+        "label_room": LABEL_ROOM,
+    }
+
+
+def _bands(
+    links: list[dict[str, Any]], placed: dict[tuple[int, str], dict[str, Any]], scale: float
+) -> list[dict[str, Any]]:
+    """The flows between placed nodes, each a cubic band as wide as its count."""
     bands = []
-    for link in answer["links"]:
+    for link in links:
         source = placed.get((link["step"], link["source"]))
         target = placed.get((link["step"] + 1, link["target"]))
         if not source or not target:
@@ -60,14 +136,7 @@ def sankey_layout(answer: dict[str, Any]) -> dict[str, Any]:
                 "w": f"{width:.1f}",
             }
         )
-    steps = max(columns, default=0) + 1
-    return {
-        "nodes": list(placed.values()),
-        "bands": bands,
-        "width": steps * COLUMN + 160,
-        "height": HEIGHT + 20,
-        "node_width": NODE_WIDTH,
-    }
+    return bands
 
 
 @site_page()

@@ -21,12 +21,13 @@ def feed_latest(*, site_id: uuid.UUID, limit: int = 20) -> list[dict[str, Any]]:
         cassandra_session().execute_async(statement, (site_id, sentinel, limit * 3))
         for sentinel in range(settings.FEED_SHARDS)
     ]
+    # The driver's times compare as they come (naive UTC); only the entries returned are
+    # converted (up to 3 x FEED_SHARDS x limit rows are read).
     latest: dict[uuid.UUID, dict[str, Any]] = {}
     for future in futures:
         for row in future.result():
-            entry = session_row(row)
             known = latest.get(row["session_id"])
-            if known is None or known["last_seen_at"] < entry["last_seen_at"]:
-                latest[row["session_id"]] = entry
+            if known is None or known["last_seen_at"] < row["last_seen_at"]:
+                latest[row["session_id"]] = row
     ordered = sorted(latest.values(), key=lambda e: e["last_seen_at"], reverse=True)
-    return ordered[:limit]
+    return [session_row(row) for row in ordered[:limit]]

@@ -5,7 +5,8 @@ own elements, at the positions Chromium lays them out in (`demo_layout.json`, me
 1366 and 390 px wide; tests/e2e/test_demo_data.py re-measures it), so heatmaps and "View on
 page" line up. Visitors come from the sources, countries and devices of `demo_visitors`;
 some log in (an `$identify` with their email and name), add to the cart, check out (the
-CONVERSION_EVENT), rage-click a button that does nothing, and scroll.
+CONVERSION_EVENT), rage-click a button that does nothing, and scroll; each page view sends
+its web vitals when it is left (`demo_vitals`: some pages slow, phones slower).
 """
 
 from __future__ import annotations
@@ -20,12 +21,14 @@ from typing import Any
 
 from django.conf import settings
 
+from sessions_app.aggregates import vitals
 from sessions_app.core import timebuckets
 from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.ledger.sites import site_create
 from sessions_app.models import Site
 from sessions_app.system import demo_visitors as who
 from sessions_app.system.demo_visitors import Device
+from sessions_app.system.demo_vitals import vitals_props
 
 LAYOUT: dict[str, dict[str, Any]] = json.loads(
     (Path(__file__).with_name("demo_layout.json")).read_text(encoding="utf-8")
@@ -62,6 +65,12 @@ class Visit:
     page: str = "/demo/"
     view_id: str = ""
     deepest: int = 0  # CSS px from the top of the page seen so far
+    loaded: bool = False  # the view is a full page load (else an SPA step): demo_vitals
+    clicked: str | None = None  # the view's last clicked element (its INP's cause)
+    speeds: random.Random = field(init=False)  # the vitals' own draws: rng's are unchanged
+
+    def __post_init__(self) -> None:
+        self.speeds = random.Random(f"{self.tag}-vitals")  # noqa: S311 - demo data
 
     def add(self, kind: str, **fields: Any) -> dict[str, Any]:
         event: dict[str, Any] = {
@@ -86,7 +95,8 @@ class Visit:
         if self.view_id:
             self.leave()
             self.ts += timedelta(milliseconds=3)
-        self.page, self.deepest = page, self.device.fold
+        self.loaded = not self.view_id or self.speeds.random() < 1 / 3
+        self.page, self.deepest, self.clicked = page, self.device.fold, None
         extra: dict[str, Any] = {"viewport": self.device.viewport}
         if referrer:
             extra["referrer"] = referrer
@@ -99,6 +109,13 @@ class Visit:
             self.deepest = max(self.deepest, int(self.rng.uniform(0.5, 1.05) * height))
 
     def leave(self) -> None:
+        """The page is hidden: its web vitals go (not from a bot), then the page leave."""
+        measured = vitals_props(
+            self.speeds, page=self.page, view_id=self.view_id, viewport=self.device.viewport,
+            loaded=self.loaded, clicked=self.clicked,
+        )  # fmt: skip
+        if measured and "bot" not in self.device.agent.lower():
+            self.add("custom", name=vitals.NAME, props=measured)
         height = self.layout()["height"][self.device.layout]
         scroll = min(100, round(100 * self.deepest / height))
         self.add(
@@ -117,6 +134,7 @@ class Visit:
         ex, ey = self.rng.random(), self.rng.random()
         y = round(y0 + ey * (y1 - y0))
         self.deepest = max(self.deepest, y + 40)
+        self.clicked = element["selector"].replace(" > ", ">")  # as web-vitals writes it
         described = {k: element[k] for k in ("tag", "id", "classes", "text") if element.get(k)}
         described["selector"] = element["selector"]
         if element.get("nav"):

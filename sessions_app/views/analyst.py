@@ -27,6 +27,7 @@ from sessions_app.ingest import realtime
 from sessions_app.models import Site
 from sessions_app.params import iso, page_cursor, page_range, query_params
 from sessions_app.permissions import site_page
+from sessions_app.replays.player import player_data, player_policy, replays_mark
 from sessions_app.sessions import directory, lists, timeline
 from sessions_app.sessions.activity import user_activity
 from sessions_app.sessions.directory import MAX_QUERY
@@ -169,6 +170,7 @@ def user_profile(request: HttpRequest, site: Site, user_key: str) -> HttpRespons
         site_id=site.id, user_key=user_key, event_key=counter, now=datetime.now(UTC)
     )
     properties = lists.user_properties(site_id=site.id, user_key=user_key)
+    replays_mark(site, page.sessions)
     periods_active = cohort_reads.user_periods(site.id, user_key, now=datetime.now(UTC))
     return render(
         request,
@@ -223,7 +225,8 @@ def session_timeline(request: HttpRequest, site: Site, session_id: uuid.UUID) ->
     user_key = events[0]["user_key"]
     duration = events[-1]["ts"] - events[0]["ts"]
     funnel = _highlight(site, request.GET.get("funnel"), request.GET.get("chain"), events)
-    return render(
+    replay = player_data(site, session_id, events)
+    response = render(
         request,
         "sessions_app/session_timeline.html",
         {
@@ -235,8 +238,12 @@ def session_timeline(request: HttpRequest, site: Site, session_id: uuid.UUID) ->
             "duration": duration,
             "count": len(events),
             "funnel": funnel,
+            "replay": replay,
         },
     )
+    if replay is not None:
+        response["Content-Security-Policy"] = player_policy(site)
+    return response
 
 
 def _highlight(

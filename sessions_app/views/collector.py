@@ -37,6 +37,7 @@ from sessions_app.ledger.sites import (
     origins_of_enabled_sites,
 )
 from sessions_app.models import Site
+from sessions_app.replays import chunks
 
 log = logging.getLogger(__name__)
 
@@ -64,13 +65,13 @@ def _cors(response: HttpResponse, origin: str | None, allowed: bool) -> HttpResp
     return response
 
 
-def read_body(request: HttpRequest) -> bytes:
-    """Return the body, at most COLLECT_MAX_BODY_BYTES, whatever Content-Length claims.
+def read_body(request: HttpRequest, cap: int | None = None) -> bytes:
+    """Return the body, at most `cap` (COLLECT_MAX_BODY_BYTES), whatever Content-Length claims.
 
     A declared length over the cap is refused before reading; without a
     declared length (chunked), the raw stream is read up to cap + 1 bytes.
     """
-    cap = settings.COLLECT_MAX_BODY_BYTES
+    cap = cap or settings.COLLECT_MAX_BODY_BYTES
     declared = request.META.get("CONTENT_LENGTH") or ""
     try:
         length = int(declared) if declared else None
@@ -184,6 +185,41 @@ def collect(request: HttpRequest) -> HttpResponse:
         request.headers.get("User-Agent"),
         origin,
     )
+
+
+@csrf_exempt
+def replay(request: HttpRequest) -> HttpResponse:
+    """Accept one session replay chunk (sessions_app/replays/chunks.py; docs/replay.md):
+    the site key in ?site= and the chunk, its origin on the site's allow-list, the
+    collector's rate limit; a rejected chunk is counted in ingest_stats by its field."""
+    origin = request.headers.get("Origin")
+    if request.method == "OPTIONS":
+        return _preflight(request, origin)
+    if request.method != "POST":
+        return _error(405, "method", "use POST", Allow="POST, OPTIONS")
+    site = _site_by_key(request.GET.get("site", ""))
+    if site is None or not site.enabled:
+        return _cors(_error(401, "site", "unknown or disabled site key (?site=)"), origin, True)
+    if not origin_allowed(site, origin):
+        response = _error(403, "origin", f"{origin} is not an allowed origin of this site")
+        return _cors(response, origin, True)
+    ip = client_ip(request.META, trusted_proxies=settings.TRUSTED_PROXY_COUNT)
+    try:
+        limit = rate_limited(site_id=site.id, ip=ip, events=1)
+    except RedisError:
+        limit = None  # fail open, as /collect
+    if limit:
+        response = _error(429, limit, f"too many requests for this {limit}", Retry_After="1")
+        return _cors(response, origin, True)
+    received_at = timezone.now()
+    try:
+        body = read_body(request, settings.REPLAY_MAX_CHUNK_BYTES)
+        answer = chunks.chunk_accept(site, body, received_at=received_at)
+    except (BatchError, chunks.ChunkError) as exc:
+        if exc.status != 409:  # 409: the session is not known yet, the recorder retries
+            chunks.rejection_record(site, exc.field, received_at=received_at)
+        return _cors(JsonResponse(exc.as_dict(), status=exc.status), origin, True)
+    return _cors(JsonResponse(answer), origin, True)
 
 
 def _preflight(request: HttpRequest, origin: str | None) -> HttpResponse:

@@ -15,6 +15,7 @@ from sessions_app.goals.defs import MAX_GOALS
 from sessions_app.models import Goal, Site
 from sessions_app.params import query_params
 from sessions_app.permissions import site_page
+from sessions_app.replays.player import replays_mark
 from sessions_app.tables import dimensions
 
 
@@ -30,6 +31,7 @@ def session_explorer(request: HttpRequest, site: Site) -> HttpResponse:
         page = explorer.sessions_explore(
             site_id=site.id, query=query, cursor=params.get("cursor") or None
         )
+        replays_mark(site, page.sessions)
     except RangeError as exc:
         error = str(exc)
     shown = query.params() if query else {k: v for k, v in params.items() if k != "cursor"}

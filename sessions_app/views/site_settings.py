@@ -16,10 +16,21 @@ from django.shortcuts import redirect, render
 from sessions_app import periods
 from sessions_app.ledger import sites
 from sessions_app.models import Site
-from sessions_app.models.sites import validate_redact_params
+from sessions_app.models.sites import (
+    REPLAY_RETENTION_MAX_DAYS,
+    validate_redact_params,
+    validate_replay_exclude,
+)
 from sessions_app.permissions import ADMIN, site_page
 
 MAX_ORIGINS = 50
+REPLAY_FIELDS = (
+    "replay",
+    "replay_sample",
+    "replay_mask_text",
+    "replay_exclude",
+    "replay_retention_days",
+)
 _ORIGIN = re.compile(r"^https?://[A-Za-z0-9.-]+(:\d{1,5})?$")
 
 
@@ -45,6 +56,32 @@ class SiteSettingsForm(forms.Form):
         help_text="Measure LCP, INP, CLS, FCP and TTFB on every page (the tracker loads a "
         "6 KB script for it); shown on the Performance page. Update the snippet after a change.",
     )
+    replay = forms.BooleanField(
+        required=False,
+        label="Session replay",
+        help_text="Record what visitors see, to watch beside a session's click path (the "
+        "tracker loads a 36 KB script for the sampled visitors). Every input is masked; "
+        "mark private text with data-cs-mask, hide an element with data-cs-block. "
+        "Update the snippet after a change.",
+    )
+    replay_sample = forms.IntegerField(
+        required=False, min_value=0, max_value=100, label="Replay sample (%)",
+        help_text="Percent of visitors recorded (a visitor's sessions are all in or all out).",
+    )  # fmt: skip
+    replay_mask_text = forms.BooleanField(
+        required=False, label="Mask all text in replays",
+        help_text="Every text of the page shows as * in replays, not only data-cs-mask elements.",
+    )  # fmt: skip
+    replay_exclude = forms.CharField(
+        required=False, label="Pages never recorded",
+        help_text="Path patterns, one a line or comma-separated; * matches anything, "
+        "e.g. /account/*",
+    )  # fmt: skip
+    replay_retention_days = forms.IntegerField(
+        required=False, min_value=1, max_value=REPLAY_RETENTION_MAX_DAYS,
+        label="Keep replays (days)",
+        help_text="Replays older than this are deleted (1-365).",
+    )  # fmt: skip
     time_zone = forms.CharField(
         required=False,
         max_length=64,
@@ -67,6 +104,19 @@ class SiteSettingsForm(forms.Form):
                 raise ValidationError(f"not an origin: {origin[:100]!r} (https://host[:port])")
         return list(dict.fromkeys(origins))
 
+    def clean_replay_sample(self) -> int:
+        value = self.cleaned_data["replay_sample"]
+        return 100 if value is None else int(value)  # left empty: everyone
+
+    def clean_replay_retention_days(self) -> int:
+        value = self.cleaned_data["replay_retention_days"]
+        return 30 if value is None else int(value)  # left empty: the default
+
+    def clean_replay_exclude(self) -> list[str]:
+        patterns = list(dict.fromkeys(_lines(self.cleaned_data["replay_exclude"])))
+        validate_replay_exclude(patterns)
+        return patterns
+
     def clean_redact_params(self) -> list[str]:
         names = list(dict.fromkeys(_lines(self.cleaned_data["redact_params"])))
         validate_redact_params(names)
@@ -79,6 +129,8 @@ def _initial(site: Site) -> dict[str, Any]:
         "redact_params": ", ".join(site.redact_params),
         "time_zone": site.time_zone,
         "vitals": site.vitals,
+        **{name: getattr(site, name) for name in REPLAY_FIELDS},
+        "replay_exclude": "\n".join(site.replay_exclude),
     }
 
 
@@ -89,8 +141,8 @@ def site_settings(request: HttpRequest, site: Site) -> HttpResponse:
     if request.method == "POST":
         form = SiteSettingsForm(request.POST)
         if form.is_valid():
-            changed = [k for k in ("allowed_origins", "redact_params", "time_zone", "vitals")
-                       if form.cleaned_data[k] != getattr(site, k)]  # fmt: skip
+            names = ("allowed_origins", "redact_params", "time_zone", "vitals", *REPLAY_FIELDS)
+            changed = [k for k in names if form.cleaned_data[k] != getattr(site, k)]
             if changed:
                 for name in changed:
                     setattr(site, name, form.cleaned_data[name])

@@ -19,11 +19,15 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sessions_app.aggregates import vitals
-from sessions_app.aggregates.products import VITALS
 from sessions_app.aggregates.report import MAX_LIVE_HOURS, local_edges, range_cover
-from sessions_app.aggregates.seal import hour_live
-from sessions_app.aggregates.vitals import METRICS, Cell, Key
-from sessions_app.aggregates.vitals_rows import level_read
+from sessions_app.aggregates.vitals import METRICS, Key
+from sessions_app.aggregates.vitals_packed import (
+    Measured,
+    measured_merge,
+    measured_of,
+    packed_quantile,
+)  # fmt: skip
+from sessions_app.aggregates.vitals_rows import level_futures, level_rows, live_counted
 from sessions_app.core import timebuckets
 from sessions_app.core.bounds import RangeError
 from sessions_app.models import BucketState
@@ -66,19 +70,35 @@ def sort_parse(params: Mapping[str, str]) -> str:
 
 @dataclass
 class Ranged:
-    """A period's cells per chart bucket, as merged (`key` of each: page or SITE)."""
+    """A period's rows per chart bucket, as merged (`key` of each: page or SITE)."""
 
     edges: list[datetime]
-    buckets: list[dict[str, Cell]] = field(default_factory=list)  # page (or ""): cell
+    buckets: list[dict[str, Measured]] = field(default_factory=list)  # page (or ""): merged
     live_hours: int = 0
 
-    def total(self) -> dict[str, Cell]:
-        """Every bucket's cells merged."""
-        gathered: dict[str, list[Cell]] = {}
+    def total(self) -> dict[str, Measured]:
+        """Every bucket's rows merged."""
+        gathered: dict[str, list[Measured]] = {}
         for part in self.buckets:
             for page, cell in part.items():
                 gathered.setdefault(page, []).append(cell)
-        return {page: vitals.cells_merge(cells) for page, cells in gathered.items()}
+        return {page: measured_merge(cells) for page, cells in gathered.items()}
+
+
+@dataclass(frozen=True)
+class Span:
+    """A period to read, as chart buckets: [start, end) in the zone's `grain`."""
+
+    start: datetime
+    end: datetime
+    zone: Any
+    grain: str
+
+    def edges(self) -> list[datetime]:
+        try:
+            return local_edges(self.start, self.end, self.zone, self.grain)
+        except RangeError:  # a half-hour zone: answered in UTC, as the dashboard does
+            return local_edges(self.start, self.end, UTC, self.grain)
 
 
 def _states(
@@ -103,39 +123,68 @@ def ranged(
     filters: Mapping[str, str], by_page: bool, page: str | None = None,
 ) -> Ranged:  # fmt: skip
     """The period's vitals per chart bucket: the site's (by_page False) or each page's."""
-    try:
-        edges = local_edges(start, end, zone, grain)
-    except RangeError:  # a half-hour zone: answered in UTC, as the dashboard does
-        edges = local_edges(start, end, UTC, grain)
-    known, sealed, shards = _states(site_id, edges[0], edges[-1])
+    span = Span(start, end, zone, grain)
+    return spans_read(site_id=site_id, spans=[span], filters=filters, by_page=by_page,
+                      page=page)[0]  # fmt: skip
+
+
+def spans_read(
+    *, site_id: uuid.UUID, spans: list[Span], filters: Mapping[str, str], by_page: bool,
+    page: str | None = None,
+) -> list[Ranged]:  # fmt: skip
+    """Each span's vitals per chart bucket, read together: one query for the bucket
+    states of them all, then every stored partition's query in flight at once (one a
+    partition: `range_cover`'s sealed days, else sealed hours), the live hours counted
+    meanwhile, and the rows decoded as they come (sketches stay packed arrays)."""
+    edges = [span.edges() for span in spans]
+    known, sealed, shards = _states(site_id, min(e[0] for e in edges), max(e[-1] for e in edges))
     now = datetime.now(UTC)
-    units: list[list[tuple[str, datetime]]] = []
-    live: list[tuple[int, datetime]] = []
-    for i, (low, high) in enumerate(itertools.pairwise(edges)):
-        wanted, hours = range_cover(max(low, start), min(high, end), sealed, known, now)
-        units.append(wanted)
-        live.extend((i, h) for h in hours)
+    units: list[list[tuple[str, datetime]]] = []  # per chart bucket of every span
+    owner: list[int] = []  # the span of each chart bucket
+    live: list[tuple[int, datetime]] = []  # (chart bucket, hour)
+    for n, (span, cut) in enumerate(zip(spans, edges, strict=True)):
+        for low, high in itertools.pairwise(cut):
+            wanted, hours = range_cover(max(low, span.start), min(high, span.end), sealed,
+                                        known, now)  # fmt: skip
+            live.extend((len(units), h) for h in hours)
+            units.append(wanted)
+            owner.append(n)
     level = 2 if filters else (1 if by_page else 0)
     flat = [unit for wanted in units for unit in wanted]
-    rows = iter(level_read(site_id=site_id, buckets=flat, level=level, page=page))
-    gathered: list[dict[str, list[Cell]]] = [{} for _ in units]
-    for i, wanted in enumerate(units):
-        for _ in wanted:
-            _add(gathered[i], next(rows), filters, by_page)
-    counted_live = live[-MAX_LIVE_HOURS:]
-    for i, hour in counted_live:
-        stored = hour_live(site_id=site_id, hour=hour, shards=shards.get(hour, 1),
-                           products=(VITALS,))[VITALS.name]  # fmt: skip
-        found = [(key, cell) for (lv, key), cell in stored.items()
+    futures = iter(level_futures(site_id=site_id, buckets=flat, level=level, page=page))
+    gathered: list[dict[str, list[Measured]]] = [{} for _ in units]
+    counted: list[int] = [0 for _ in spans]
+    for i, hour in _latest(live, owner):
+        stored = live_counted(site_id=site_id, hour=hour, shards=shards.get(hour, 1))
+        found = [(key, measured_of(cell)) for (lv, key), cell in stored.items()
                  if lv == level and (page is None or key[0] == page)]  # fmt: skip
         _add(gathered[i], found, filters, by_page)
-    buckets = [{k: vitals.cells_merge(cells) for k, cells in part.items()} for part in gathered]
-    return Ranged(edges=edges, buckets=buckets, live_hours=len(counted_live))
+        counted[owner[i]] += 1
+    for i, wanted in enumerate(units):
+        for _ in wanted:
+            _add(gathered[i], level_rows(next(futures)), filters, by_page)
+    merged = [{k: measured_merge(cells) for k, cells in part.items()} for part in gathered]
+    return [
+        Ranged(
+            edges=cut,
+            buckets=[b for b, o in zip(merged, owner, strict=True) if o == n],
+            live_hours=counted[n],
+        )
+        for n, cut in enumerate(edges)
+    ]
+
+
+def _latest(live: list[tuple[int, datetime]], owner: list[int]) -> list[tuple[int, datetime]]:
+    """The live hours counted: each span's last MAX_LIVE_HOURS."""
+    kept: list[tuple[int, datetime]] = []
+    for n in sorted(set(owner)):
+        kept.extend([(i, h) for i, h in live if owner[i] == n][-MAX_LIVE_HOURS:])
+    return kept
 
 
 def _add(
-    into: dict[str, list[Cell]], rows: Iterable[tuple[Key, Cell]], filters: Mapping[str, str],
-    by_page: bool,
+    into: dict[str, list[Measured]], rows: Iterable[tuple[Key, Measured]],
+    filters: Mapping[str, str], by_page: bool,
 ) -> None:  # fmt: skip
     """Gather the matching rows by page (or all as ""), to be merged at once."""
     for key, cell in rows:
@@ -144,15 +193,15 @@ def _add(
 
 
 # --- what the page, the API and the CSV show -------------------------------------------------
-def metric_summary(cell: Cell | None, before: Cell | None = None) -> list[dict[str, Any]]:
+def metric_summary(cell: Measured | None, before: Measured | None = None) -> list[dict[str, Any]]:
     """Each metric's p75, how many measured, its good / needs improvement / poor shares,
     the p75 before and the change."""
     out = []
     for metric in METRICS:
         ratings = (cell.ratings.get(metric.name) if cell else None) or [0, 0, 0]
         n = sum(ratings)
-        p75 = vitals.quantile(cell.sketches.get(metric.name, {}), Q) if cell else None
-        old = vitals.quantile(before.sketches.get(metric.name, {}), Q) if before else None
+        p75 = packed_quantile(cell.sketches.get(metric.name), Q) if cell else None
+        old = packed_quantile(before.sketches.get(metric.name), Q) if before else None
         out.append({
             "name": metric.name, "title": metric.title, "unit": metric.unit,
             "good_max": metric.good, "poor_above": metric.poor,
@@ -175,18 +224,16 @@ def _round(metric: vitals.Metric, value: float | None) -> float | None:
 def summary_answer(
     *, site_id: uuid.UUID, period: Period, filters: Mapping[str, str]
 ) -> dict[str, Any]:
-    """The cards (with the comparison period's p75) and the trend per metric."""
-    current = ranged(site_id=site_id, start=period.start, end=period.end, zone=period.zone,
-                     grain=period.grain, filters=filters, by_page=False)  # fmt: skip
-    before_cell = None
+    """The cards (with the comparison period's p75) and the trend per metric; the
+    comparison period is read together with the period."""
+    spans = [Span(period.start, period.end, period.zone, period.grain)]
     compared = period.comparison()
     if compared is not None:
-        earlier = ranged(site_id=site_id, start=compared.start, end=compared.end,
-                         zone=compared.zone, grain=compared.grain, filters=filters,
-                         by_page=False)  # fmt: skip
-        before_cell = earlier.total().get("")
+        spans.append(Span(compared.start, compared.end, compared.zone, compared.grain))
+    current, *earlier = spans_read(site_id=site_id, spans=spans, filters=filters, by_page=False)
+    before_cell = earlier[0].total().get("") if earlier else None
     trend = {
-        m.name: [_round(m, vitals.quantile(b[""].sketches.get(m.name, {}), Q)) if "" in b else None
+        m.name: [_round(m, packed_quantile(b[""].sketches.get(m.name), Q)) if "" in b else None
                  for b in current.buckets]
         for m in METRICS
     }  # fmt: skip

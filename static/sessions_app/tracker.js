@@ -352,7 +352,7 @@
       if (userId) e.user_id = userId;
       for (var k in fields) if (fields[k] != null && fields[k] !== "") e[k] = fields[k];
       hold || push(e);
-      return e;
+      return (api.last = e); // the newest event: the replay recorder names its id
     }
 
     // Into the queue in ts order (a held click comes in after later events).
@@ -581,5 +581,8 @@
     replay(false);
     if (readRetry().length) scheduleRetry(); // events a previous page could not send
     if (attr("vitals")) load("vitals.min.js"); // the site measures web vitals (docs/vitals.md)
+    // Session replay (docs/replay.md): the recorder, for the visitors in the site's sample
+    // (data-replay percent, by the anonymous id: a visitor's sessions are all in or out).
+    if (!off() && attr("replay") > parseInt(anonymousId(), 16) % 100) load("replay.min.js");
   }
 })(typeof window == "object" ? window : this);

@@ -99,7 +99,7 @@
   // A frame that scrolls (a wide table, the Sankey) takes the keyboard focus, so arrow
   // keys scroll it; one that fits does not add a tab stop.
   function scrollers() {
-    document.querySelectorAll(".table-frame, .sankey, .chart-scroll").forEach(function (frame) {
+    document.querySelectorAll(".table-frame, .table-scroll, .sankey, .chart-scroll").forEach(function (frame) {
       var scrolls = frame.scrollWidth > frame.clientWidth + 1 || frame.scrollHeight > frame.clientHeight + 1;
       if (scrolls && !frame.hasAttribute("tabindex")) {
         frame.setAttribute("tabindex", "0");
@@ -112,6 +112,36 @@
     });
   }
 
+  // A Sankey label ends before the next column: the server cut it by an estimate; here it
+  // is cut exactly (the page's characters, in the middle; the count kept whole), the full
+  // text in its title.
+  function sankeyLabels() {
+    document.querySelectorAll(".sankey text[data-room]").forEach(function (label) {
+      var room = parseFloat(label.getAttribute("data-room"));
+      var suffix = label.getAttribute("data-suffix") || "";
+      var shown = label.firstChild;
+      var page = label.parentNode.getAttribute("data-page") || "";
+      var chars = typeof Intl !== "undefined" && Intl.Segmenter
+        ? Array.from(new Intl.Segmenter().segment(page), function (s) { return s.segment; })
+        : Array.from(page);
+      function fits(n) {
+        // isolated (U+2068 … U+2069): a right-to-left page does not carry the count along
+        // cut in the middle (as the server does): a path's last segment tells pages apart
+        var head = Math.floor(n / 3);
+        var cut = chars.slice(0, head).join("") + "…" + chars.slice(chars.length - (n - head)).join("");
+        shown.data = "\u2068" + (n === chars.length ? page : cut) + "\u2069" + suffix;
+        return label.getComputedTextLength() <= room;
+      }
+      if (!shown || shown.nodeType !== 3 || fits(chars.length)) return;
+      var low = 0, high = chars.length - 1;
+      while (low < high) {
+        var middle = Math.ceil((low + high) / 2);
+        if (fits(middle)) low = middle; else high = middle - 1;
+      }
+      fits(low);
+    });
+  }
+
   // A page still working (an erasure running) says so and reloads itself.
   function reloads() {
     var marked = document.querySelector("[data-reload-every]");
@@ -121,6 +151,7 @@
   }
 
   document.addEventListener("DOMContentLoaded", function () {
+    sankeyLabels();
     scrollers();
     window.addEventListener("resize", scrollers);
     reloads();

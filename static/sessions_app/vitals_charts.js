@@ -37,7 +37,7 @@
       scales: { x: { time: true } },
       axes: [
         { values: function (u, splits) { return splits.map(function (s) { return tick.format(new Date(s * 1000)); }); } },
-        { size: 56, values: function (u, splits) { return splits.map(function (v) { return text(meta.unit, v); }); } },
+        { size: 66, values: function (u, splits) { return splits.map(function (v) { return text(meta.unit, v); }); } },
       ],
       series: [{}, { label: "p75", stroke: "#2563eb", width: 2, spanGaps: false, points: { show: true, size: 6, fill: "#2563eb" } },
         { label: "good", stroke: "rgba(10, 122, 63, 0.6)", dash: [4, 4], width: 1, points: { show: false } },

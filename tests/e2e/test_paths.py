@@ -9,6 +9,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.utils import timezone
 
+from sessions_app.aggregates.paths import ENTRANCE
 from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.ledger import sites
 from tests.conftest import member
@@ -84,4 +85,74 @@ def test_sankey_top_paths_and_transitions(live_server, context):
     with page.expect_navigation():
         page.click("#went-next >> text=/cart")
     assert page.locator("#views").inner_text() == "3"
+    assert errors == []
+
+
+# Long and any-script pages, five page views deep: the labels must be cut, not spill.
+LONG = [
+    "/produkte/überraschungs-angebote-für-die-ganze-familie-und-freunde",
+    "/日本語のページ/とても長いパス名のページです/もっと長く",
+    "/WWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWW",
+    "/ألعاب/عربية-طويلة-جدا-للاختبار-والتحقق",
+    "/emoji/😀🎉🚀-party-page-with-a-long-tail-e\u0301e\u0301e\u0301",
+]
+LABEL_BOXES = """svg => {
+  const box = r => { const b = r.getBoundingClientRect();
+                     return {l: b.left, r: b.right, t: b.top, b: b.bottom}; };
+  return {
+    svg: box(svg),
+    nodes: [...svg.querySelectorAll('g.node')].map(g => ({
+      step: g.dataset.step, rect: box(g.querySelector('rect')), text: box(g.querySelector('text')),
+      label: g.querySelector('text').firstChild.data,
+      title: g.querySelector('text title')?.textContent ?? '',
+    })),
+  };
+}"""
+
+
+def _meet(a: dict, b: dict) -> bool:
+    return a["l"] < b["r"] and b["l"] < a["r"] and a["t"] < b["b"] and b["t"] < a["b"]
+
+
+@pytest.mark.parametrize("width,height", [(1366, 900), (390, 844)])
+def test_sankey_labels_stay_in_their_column(live_server, context, width, height):
+    site = sites.site_create(name="Long paths", origins=[live_server.url])
+    User.objects.create_superuser("pa-root", password="correct-horse-3")
+    now = timezone.now()
+    for anon, shift in (("x", 0), ("y", 1), ("z", 2), ("w", 3)):
+        pages = LONG[shift:] + LONG[:shift]
+        events_record(
+            source=Source(site=site, received_at=now),
+            raw_events=[
+                event(now - timedelta(minutes=20 - n), anon=anon, url=SHOP + p)
+                for n, p in enumerate(pages)
+            ],
+        )
+    page = context.new_page()
+    page.set_viewport_size({"width": width, "height": height})
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.fill("input[name=username]", "pa-root")
+    page.fill("input[name=password]", "correct-horse-3")
+    page.click("button[type=submit]")
+    page.goto(f"{live_server.url}/sites/{site.id}/paths/")
+    drawn = page.locator("#sankey").evaluate(LABEL_BOXES)
+    screenshot(page, f"paths-long-labels-{width}")
+    nodes = drawn["nodes"]
+    assert {n["step"] for n in nodes} == {"0", "1", "2", "3", "4", "5"}
+    assert any(n["label"].endswith(")") and "…" in n["label"] for n in nodes)  # some were cut
+    svg = drawn["svg"]
+    for node in nodes:
+        text = node["text"]
+        assert svg["l"] <= text["l"] and text["r"] <= svg["r"] + 0.5, node  # not cut off
+        assert node["title"].lstrip("\u2068").startswith((*LONG, ENTRANCE)), node  # whole
+        for other in nodes:
+            if other is node:
+                continue
+            if other["step"] != node["step"]:
+                assert not _meet(text, other["rect"]), (node, other)  # another column's node
+            assert not _meet(text, other["text"]), (node, other)  # another label
+    # the page itself never scrolls sideways: the Sankey scrolls in its frame
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
     assert errors == []

@@ -10,13 +10,17 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
+from django.test import override_settings
 from django.utils import timezone
 
 from sessions_app.accounts import tokens
 from sessions_app.erasure import erasures
 from sessions_app.funnels import defs
+from sessions_app.jobs import goals
 from sessions_app.ledger import sites
 from sessions_app.system import demo
+from sessions_app.views.demo import PRODUCTS
+from tests.aggregates.test_breakdowns import seal_everything
 from tests.e2e.conftest import HUMAN_AGENT, screenshot
 
 pytestmark = [
@@ -29,9 +33,9 @@ VIEWPORTS = {"desktop": {"width": 1366, "height": 900}, "phone": {"width": 390, 
 WALKS = [*VIEWPORTS, "dark"]  # "dark": the desktop with prefers-color-scheme: dark
 FUNNEL = {
     "steps": [
-        {"kind": "pageview", "path": "/products", "match": "prefix"},
-        {"kind": "click", "selector": "#add-to-cart"},
-        {"kind": "pageview", "path": "/checkout"},
+        {"kind": "pageview", "path": "/demo/products", "match": "prefix"},
+        {"kind": "pageview", "path": "/demo/cart"},
+        {"kind": "pageview", "path": "/demo/checkout"},
     ],
     "count_by": "user",
     "window": {"unit": "session"},
@@ -41,6 +45,9 @@ FOUND = {
     "session": ("sessions", "table.explorer tbody tr a[href*='/sessions/']"),
     "user": ("sessions", "table.explorer tbody tr a[href*='/users/']"),
 }
+GOAL = {"kind": "pageview", "path": "/demo/checkout", "match": "prefix"}
+# The demo shop (a site named "Demo Shop"): its home and every page it links to.
+DEMO = ["", "products", *(f"products/{p['slug']}" for p in PRODUCTS), "cart", "checkout", "about"]
 
 
 @pytest.fixture
@@ -63,13 +70,18 @@ def _shop(live_server) -> tuple[Any, dict[str, str]]:
     """A site with three days of the demo shop's traffic, a funnel, a token, an erasure
     receipt; return it with the paths of its pages (and the installation's)."""
     site = sites.site_create(name="Walk shop", origins=[live_server.url])
-    demo.clicks_generate(site=site, users=30, days=3, now=timezone.now(), seed=5)
+    now = timezone.now()
+    demo.clicks_generate(site=site, users=30, days=3, now=now, seed=5)
+    seal_everything(site, now)  # the pages that read sealed hours only (cohorts) show them
     admin = User.objects.create_superuser("walker", password="correct-horse-9")
     funnel = defs.funnel_create(site=site, name="Products to cart", definition=FUNNEL, user=admin)
     tokens.token_create(user=admin, name="walk", expires_days=30)
     receipt = erasures.erasure_request(
         site=site, key="nobody-here", kind="user_id", requested_by=admin
     )
+    goal = goals.goal_save(site=site, name="Reached checkout", definition=GOAL, now=now)
+    goals.goal_backfill(goal_id=goal.pk, now=now)
+    sites.site_create(name="Demo Shop", origins=[live_server.url])
     s = f"/sites/{site.id}"
     paths = {
         "home": "/",
@@ -77,13 +89,21 @@ def _shop(live_server) -> tuple[Any, dict[str, str]]:
         "dashboard-compared": f"{s}/?period=30d&compare=previous&device=desktop",
         "sessions": f"{s}/sessions/",
         "users": f"{s}/users/",
+        "users-search": f"{s}/users/?q=a",
         "goals": f"{s}/goals/",
+        "goal": f"{s}/goals/{goal.pk}/",
         "funnels": f"{s}/funnels/",
         "funnel": f"{s}/funnels/{funnel.pk}/",
         "funnel-units": f"{s}/funnels/{funnel.pk}/units/?step=1&outcome=reached",
         "paths": f"{s}/paths/",
-        "transitions": f"{s}/transitions/?page=/products",
-        "heatmaps": f"{s}/heatmaps/?page=/products",
+        "transitions": f"{s}/transitions/?page=/demo/products",
+        "heatmaps": f"{s}/heatmaps/?page=/demo/products",
+        "heatmaps-choose": f"{s}/heatmaps/",
+        "performance": f"{s}/performance/",
+        "performance-page": f"{s}/performance/page?page=/demo/products",
+        "cohorts": f"{s}/cohorts/",
+        "cohorts-by-day": f"{s}/cohorts/?unit=day",
+        "cohort-users": f"{s}/cohorts/users?cohort=0&offset=0",
         "site": f"{s}/site",
         "heatmap-links-revoke": f"{s}/site/heatmap-links/revoke",
         "tokens": "/account/tokens/",
@@ -93,6 +113,8 @@ def _shop(live_server) -> tuple[Any, dict[str, str]]:
         "sizing": "/sizing/?writes_per_second=120&row_bytes=300",
         "partitions": "/sizing/partitions/",
         "admin": "/admin/",
+        "api-docs": "/api/docs",
+        **{f"demo-{p.replace('/', '-') or 'home'}": f"/demo/{p}" for p in DEMO},
         "not-found": "/no-such-page/",
     }
     return site, paths
@@ -140,6 +162,8 @@ def test_every_page_answers_fits_and_passes_axe(live_server, walker):
     page.wait_for_load_state("networkidle")
     for name, path in paths.items():
         _visit(page, f"{live_server.url}{path}", name, problems, viewport)
+    with override_settings(DEBUG=True):  # the styleguide is shown in development only
+        _visit(page, f"{live_server.url}/styleguide/", "styleguide", problems, viewport)
     for name, (on, selector) in FOUND.items():
         page.goto(f"{live_server.url}/sites/{site.id}/{on}/")
         href = page.locator(selector).first.get_attribute("href")

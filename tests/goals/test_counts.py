@@ -17,9 +17,10 @@ from sessions_app.aggregates import sources
 from sessions_app.aggregates.goals import TOTAL
 from sessions_app.aggregates.products import GOALS
 from sessions_app.aggregates.seal import hour_live
-from sessions_app.aggregates.tally import page_path
+from sessions_app.aggregates.tally import goal_conversions, page_path
 from sessions_app.core import timebuckets
 from sessions_app.erasure import erasures
+from sessions_app.goals.defs import site_goals
 from sessions_app.jobs.goals import goal_backfill, goal_save
 from sessions_app.ledger import sites
 from sessions_app.models import BucketState, ErasureRequest, Goal
@@ -207,3 +208,37 @@ def assert_exact_buy(site: Any, goal: Goal) -> int:
     [whole] = GOALS.read(site_id=site.id, granularity="day", buckets=[day])
     assert whole[(goal.digest, *TOTAL)].users == 6
     return found
+
+
+def test_the_tallies_carry_every_goal_and_a_goal_added_after_them_is_counted_from_raw_rows(
+    client, site
+):
+    """Ingest matches each batch against the site's goals (aggregates/tally.py): the hour's
+    folded tallies hold exactly the conversions a scan of its raw rows finds, so the seal
+    reads no raw row for them; a goal defined after the tallies were written is not in
+    what they checked, and the seal counts it from the raw rows, exact all the same."""
+    *first, (late_name, late_goal) = DRAWN_GOALS.items()
+    digests = brute.goals_add(site, timezone.now() - timedelta(days=3), dict(first))
+    start = recent_fixed(days_ago=1, at=timedelta(hours=4, minutes=2))
+    for n in range(4):
+        ts, anon = start + timedelta(minutes=n), f"g{n}-ü"
+        send(client, site, [
+            event(ts, anon=anon, url=SHOP + PATHS[n]),
+            event(ts + timedelta(seconds=3), anon=anon, url=SHOP + "/thanks?x=1"),
+            event(ts + timedelta(seconds=5), kind="click", anon=anon, url=SHOP + "/d",
+                  element={"tag": "button", "selector": SELECTORS[n % 2], "text": TEXTS[n % 3]}),
+            event(ts + timedelta(seconds=7), kind="custom", anon=anon, url=SHOP + "/d",
+                  name="signup", props={"plan": PLANS[n % len(PLANS)]}),
+            event(ts + timedelta(seconds=9), anon=anon, url=SHOP + "/ünï/👀"),
+        ], AGENTS[n % len(AGENTS)])  # fmt: skip
+    state = BucketState.objects.get(site=site, granularity="hour")
+    hour = timebuckets.as_utc(state.bucket)
+    folded = sources.bucket_partials(site_id=site.id, hour=hour, shards=state.shards)
+    assert folded is not None and folded.goals_checked == set(digests.values())
+    rows = list(sources.site_bucket_funnel_rows(site_id=site.id, hour=hour, shards=state.shards))
+    scanned = goal_conversions(rows, site_goals(site.id))
+    assert folded.goals == scanned
+    assert len(scanned) >= 5 and all(scanned.values())  # most goals converted someone
+    digests |= brute.goals_add(site, timezone.now(), {late_name: late_goal})
+    seal_everything(site, timezone.now())
+    assert assert_exact(site, digests) > 0

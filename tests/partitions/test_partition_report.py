@@ -70,6 +70,7 @@ def test_report_counts_what_the_collector_wrote(site):
         "site_events_by_bucket",
         "user_events_by_bucket",
         "session_events",
+        "replay_chunks",
         "latest_sessions",
         "site_sessions",
         "failed_events",

@@ -1,0 +1,280 @@
+"""The replay collector's checks and write: one recorder chunk (POST /replay).
+
+A chunk is the recorder's JSON (static/sessions_app/replay.js), gzip-compressed in the
+page (a plain JSON body is compressed here):
+
+    {"site": "cs_…", "chunk": uuid, "seq": n, "page": ms, "start": ms, "end": ms,
+     "sent_at": ms, "anonymous_id": "…", "user_id": "…"?, "last_event": uuid?,
+     "events": [rrweb event, …]}
+
+`page` is when the page load's recording started (its chunks are numbered by `seq` from
+0); `last_event` the tracker's newest event id when the chunk was cut, so the click path
+and the replay line up. The session is the visitor's session covering the chunk's
+start (the tracker's events name it: the Redis state, else user_sessions); none yet is
+a 409 the recorder retries. The stored row is the compressed body as it came.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import uuid
+import zlib
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from redis.exceptions import RedisError
+
+from sessions_app.core import timebuckets
+from sessions_app.core.cql import cassandra_session, prepare
+from sessions_app.core.ids import time_uuid
+from sessions_app.core.redis_client import redis_client
+from sessions_app.ingest.state import SessionState, state_key
+from sessions_app.ledger.suppression import suppressed_keys
+from sessions_app.models import Site
+from sessions_app.tables import ingest_stats, replay_chunks, user_sessions
+
+GZIP_MAGIC = b"\x1f\x8b"
+MAX_SEQ = 100_000
+MAX_ID = 256  # anonymous_id and user_id, as the tracker clips them
+HISTORY = 20  # the visitor's recent sessions read when Redis has no covering state
+MAX_SKEW = timedelta(days=1)  # a client clock further off is not corrected
+
+
+class ChunkError(Exception):
+    """A rejected chunk: HTTP status, the field at fault, a reason."""
+
+    def __init__(self, status: int, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.status = status
+        self.field = field
+
+    def as_dict(self) -> dict[str, str]:
+        return {"error": str(self), "field": self.field}
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A chunk's checked fields (the events stay in `data`, compressed)."""
+
+    chunk_id: uuid.UUID
+    seq: int
+    page: datetime
+    start: datetime
+    end: datetime
+    user_key: str
+    last_event: uuid.UUID | None
+    events: int
+    data: bytes  # gzip of the chunk's JSON
+
+
+def inflate(body: bytes) -> tuple[bytes, bytes]:
+    """Return (gzip body, JSON text): a gzip body is inflated (bounded), a JSON one compressed."""
+    if not body:
+        raise ChunkError(400, "body", "empty; send the recorder's chunk")
+    if len(body) > settings.REPLAY_MAX_CHUNK_BYTES:
+        raise ChunkError(413, "body", f"{len(body)} bytes; at most "
+                         f"{settings.REPLAY_MAX_CHUNK_BYTES} a chunk")  # fmt: skip
+    if not body.startswith(GZIP_MAGIC):
+        return gzip.compress(body, compresslevel=6), body
+    cap = settings.REPLAY_MAX_INFLATED_BYTES
+    inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+    try:
+        text = inflater.decompress(body, cap + 1)
+    except zlib.error as exc:
+        raise ChunkError(400, "body", f"invalid gzip body ({exc})") from None
+    if len(text) > cap:
+        raise ChunkError(413, "body", f"more than {cap} bytes once decompressed")
+    if not inflater.eof:
+        raise ChunkError(400, "body", "invalid gzip body (truncated)")
+    return body, text
+
+
+def parse_json_object(text: bytes) -> dict[str, Any]:
+    try:
+        data = json.loads(text)
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise ChunkError(400, "body", f"not JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise ChunkError(400, "body", "expected a JSON object")
+    return data
+
+
+def _uuid(data: dict[str, Any], name: str, *, required: bool) -> uuid.UUID | None:
+    value = data.get(name)
+    if value is None and not required:
+        return None
+    try:
+        return uuid.UUID(str(value))
+    except ValueError:
+        raise ChunkError(400, name, "required: a UUID" if value is None else "not a UUID") from None
+
+
+def _int(data: dict[str, Any], name: str, low: int, high: int) -> int:
+    value = data.get(name)
+    if type(value) is not int or not low <= value <= high:
+        raise ChunkError(400, name, f"required: an integer from {low} to {high}")
+    return value
+
+
+def _ms(data: dict[str, Any], name: str) -> datetime:
+    return datetime.fromtimestamp(_int(data, name, 1, 10**14) / 1000, UTC)
+
+
+def _text(data: dict[str, Any], name: str, *, required: bool) -> str | None:
+    value = data.get(name)
+    if value in (None, "") and not required:
+        return None
+    if not isinstance(value, str) or not value or len(value) > MAX_ID:
+        raise ChunkError(400, name, f"required: a string of 1 to {MAX_ID} characters")
+    return value
+
+
+def _events(data: dict[str, Any]) -> list[Any]:
+    events = data.get("events")
+    if not isinstance(events, list) or not events:
+        raise ChunkError(400, "events", "required: a non-empty list of recorder events")
+    bad = next((i for i, e in enumerate(events) if not _event_ok(e)), None)
+    if bad is not None:
+        raise ChunkError(400, f"events[{bad}]", "an object with integer type and timestamp")
+    return events
+
+
+def _event_ok(event: Any) -> bool:
+    return (
+        isinstance(event, dict)
+        and type(event.get("type")) is int
+        and type(event.get("timestamp")) is int
+    )
+
+
+def chunk_parse(data: dict[str, Any], compressed: bytes, *, received_at: datetime) -> Chunk:
+    """Check a chunk's fields; its times are moved by the client's clock skew."""
+    page, start, end = _ms(data, "page"), _ms(data, "start"), _ms(data, "end")
+    if end < start:
+        raise ChunkError(400, "end", "before start")
+    longest = settings.REPLAY_MAX_CHUNK_SECONDS
+    if (end - start).total_seconds() > longest:
+        raise ChunkError(400, "end", f"a chunk spans at most {longest} s")
+    skew = timedelta(0)
+    if data.get("sent_at") is not None:
+        skew = received_at - _ms(data, "sent_at")
+        skew = skew if abs(skew) <= MAX_SKEW else timedelta(0)
+    user_key = _text(data, "user_id", required=False) or _text(data, "anonymous_id", required=True)
+    return Chunk(
+        chunk_id=_uuid(data, "chunk", required=True) or uuid.uuid4(),
+        seq=_int(data, "seq", 0, MAX_SEQ),
+        page=page + skew,
+        start=start + skew,
+        end=end + skew,
+        user_key=str(user_key),
+        last_event=_uuid(data, "last_event", required=False),
+        events=len(_events(data)),
+        data=compressed,
+    )
+
+
+def session_of(site: Site, chunk: Chunk) -> SessionState:
+    """The visitor's session covering the chunk's start: the cached state, else the table."""
+    gap, longest = settings.SESSION_INACTIVITY, settings.SESSION_MAX_DURATION
+    if chunk.user_key in suppressed_keys(site_id=site.id):
+        raise ChunkError(403, "anonymous_id", "this visitor's data was erased; not recorded")
+    try:
+        cached = redis_client().get(state_key(site.id, chunk.user_key))
+    except RedisError:
+        cached = None
+    states = [SessionState.from_json(cached)] if cached else []
+    if not any(s.covers(chunk.start, gap=gap, longest=longest) for s in states):
+        rows = user_sessions.session_list(site_id=site.id, user_key=chunk.user_key, limit=HISTORY)
+        states = [SessionState.from_row(r) for r in rows]
+    for state in states:
+        if state.covers(chunk.start, gap=gap, longest=longest):
+            return state
+    raise ChunkError(409, "session", "no session of this visitor covers the chunk yet; retry")
+
+
+# KEYS: the chunk's claim, the session's byte count. ARGV: size, byte cap, TTL seconds.
+# A chunk counts once (its claim); a chunk over the session's cap is not counted.
+_BUDGET = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+local used = tonumber(redis.call('GET', KEYS[2]) or '0')
+if used + tonumber(ARGV[1]) > tonumber(ARGV[2]) then return -1 end
+redis.call('INCRBY', KEYS[2], ARGV[1])
+redis.call('EXPIRE', KEYS[2], ARGV[3])
+redis.call('SET', KEYS[1], '1', 'EX', ARGV[3])
+return 1
+"""
+
+
+def session_budget(site: Site, session: SessionState, chunk: Chunk) -> bool:
+    """Count the chunk against its session's caps; False if it was counted before (a retry).
+
+    Bytes are counted in Redis (fail open without it); the duration is the chunk's end
+    since the session's start.
+    """
+    minutes = settings.REPLAY_MAX_SESSION_MINUTES
+    if chunk.end - session.started_at > timedelta(minutes=minutes):
+        raise ChunkError(413, "session", f"a replay covers at most {minutes} minutes a session")
+    cap, ttl = settings.REPLAY_MAX_SESSION_BYTES, int(settings.SESSION_MAX_DURATION.total_seconds())
+    keys = (f"cs:replay:chunk:{chunk.chunk_id}", f"cs:replay:bytes:{site.id}:{session.session_id}")
+    try:
+        found = redis_client().eval(_BUDGET, 2, *keys, len(chunk.data), cap, ttl)
+    except RedisError:
+        return True
+    if found == -1:
+        raise ChunkError(413, "session", f"the session's replay is over {cap} bytes")
+    return bool(found)
+
+
+def chunk_store(site: Site, session_id: uuid.UUID, chunk: Chunk) -> None:
+    """Write the chunk with the site's replay retention as its TTL."""
+    replay_chunks.chunk_insert(
+        replay_chunks.Row(
+            site_id=site.id,
+            session_id=session_id,
+            page_start=chunk.page,
+            seq=chunk.seq,
+            chunk_id=chunk.chunk_id,
+            user_key=chunk.user_key,
+            last_event_id=chunk.last_event,
+            start_at=chunk.start,
+            end_at=chunk.end,
+            events=chunk.events,
+            size=len(chunk.data),
+            data=chunk.data,
+            ttl=site.replay_retention_days * 86_400,
+        )
+    )
+
+
+def chunk_accept(site: Site, body: bytes, *, received_at: datetime) -> dict[str, Any]:
+    """Check and store one chunk of a site with replay on; ChunkError says why not."""
+    if not site.replay:
+        raise ChunkError(403, "replay", "session replay is off for this site")
+    compressed, text = inflate(body)
+    data = parse_json_object(text)
+    if data.get("site") != site.key:
+        raise ChunkError(400, "site", "the chunk names another site key than the request")
+    chunk = chunk_parse(data, compressed, received_at=received_at)
+    session = session_of(site, chunk)
+    new = session_budget(site, session, chunk)
+    chunk_store(site, session.session_id, chunk)  # a retry rewrites the same row
+    return {"stored": True, "duplicate": not new, "session_id": str(session.session_id)}
+
+
+def rejection_record(site: Site, field: str, *, received_at: datetime) -> None:
+    """Count a rejected chunk in ingest_stats, under "replay.<field>" (no events received)."""
+    row = ingest_stats.Row(
+        site_id=site.id,
+        bucket=timebuckets.floor(received_at, timebuckets.Width.HOUR),
+        batch_id=time_uuid(received_at, uuid.uuid4().hex),
+        received=0,
+        accepted=0,
+        duplicates=0,
+        late=0,
+        clamped=0,
+        rejected={f"replay.{field}": 1},
+    )
+    cassandra_session().execute(prepare(ingest_stats.INSERT, idempotent=True, write=True), row)

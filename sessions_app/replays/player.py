@@ -1,0 +1,56 @@
+"""The player on the session timeline page: its data island and the page's policy."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from django.conf import settings
+from django.urls import reverse
+
+from sessions_app.core import timebuckets
+from sessions_app.models import Site
+from sessions_app.tables import replay_chunks
+
+# The click path's events as marks on the player's progress bar, by kind.
+TAGS = {"pageview": "#2e7d32", "click": "#1565c0", "custom": "#7b1fa2", "rage": "#c62828"}
+
+
+def player_data(
+    site: Site, session_id: uuid.UUID, events: list[dict[str, Any]]
+) -> dict[str, Any] | None:
+    """The player's data island when the session has a recording (None: no player).
+
+    Each event gets `ms` (its epoch milliseconds: the row's seek button)."""
+    if not replay_chunks.replay_exists(site_id=site.id, session_id=session_id):
+        return None
+    marks = []
+    for event in events:
+        event["ms"] = timebuckets.epoch_ms(event["ts"])
+        rage = (event.get("layout") or {}).get("rage")
+        tag = "rage" if rage else event["type"]
+        marks.append({"t": event["ms"], "tag": tag, "id": str(event["event_id"])})
+    api = reverse("api-session-replay", kwargs={"site_id": site.id, "session_id": session_id})
+    return {"api": api, "marks": marks, "tags": TAGS}
+
+
+def replays_mark(site: Site, sessions: list[dict[str, Any]]) -> None:
+    """Set `has_replay` on each session (a page of a list): the lists link its replay."""
+    ids = [s["session_id"] for s in sessions]
+    found = replay_chunks.replays_found(site_id=site.id, session_ids=ids)
+    for session in sessions:
+        session["has_replay"] = session["session_id"] in found
+
+
+def player_policy(site: Site) -> str:
+    """The page's Content-Security-Policy with the player: scripts stay 'self'; styles
+    need 'unsafe-inline' (the replayed page's CSS goes into the player's sandboxed frame
+    as <style> elements, the player sets style attributes), and images, fonts and media
+    of the recorded page load from the site's own origins."""
+    origins = " ".join(site.allowed_origins)
+    policy = settings.CONTENT_SECURITY_POLICY
+    policy = policy.replace("style-src 'self'", f"style-src 'self' 'unsafe-inline' {origins}")
+    policy = policy.replace("img-src 'self' data:", f"img-src 'self' data: blob: {origins}")
+    return f"{policy}; font-src 'self' data: {origins}; media-src 'self' {origins}".replace(
+        "  ", " "
+    )

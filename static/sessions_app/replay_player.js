@@ -1,0 +1,83 @@
+// The session replay player on the session timeline page (docs/replay.md): rrweb-player
+// (npm, served from static/vendor/rrweb-player/) fed from the replay API named in the
+// data island {{ replay|json_script:"replay-data" }} ({api, marks: [{t, tag, id}], tags}).
+// The first chunks come first and the player starts on them; the rest are streamed in
+// after. The click path's events are marks on the progress bar (custom events, colored
+// by kind); the ▶ button of a timeline row seeks the player to that event.
+(function () {
+  "use strict";
+  var island = document.getElementById("replay-data");
+  var root = document.getElementById("replay");
+  if (!island || !root || typeof rrwebPlayer === "undefined") return;
+  var data = JSON.parse(island.textContent);
+  var status = root.querySelector(".replay-status");
+  var frame = root.querySelector(".replay-frame");
+  var Player = rrwebPlayer.Player; // the UMD build's namespace: {Player, default}
+  var player = null, first = 0;
+
+  function get(after) {
+    var url = data.api + (after ? "?after=" + encodeURIComponent(after) : "");
+    return fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } }).then(function (r) {
+      if (!r.ok) throw new Error("HTTP " + r.status);
+      return r.json();
+    });
+  }
+
+  // The timeline's events as rrweb custom events, none before the recording starts.
+  function marks(start) {
+    return data.marks.map(function (m) {
+      return { type: 5, timestamp: Math.max(m.t, start), data: { tag: m.tag, payload: { event: m.id } } };
+    });
+  }
+
+  function more(after) {
+    if (!after) return;
+    get(after).then(function (page) {
+      page.events.forEach(function (e) {
+        player.addEvent(e);
+      });
+      more(page.next);
+    }, function (e) {
+      status.textContent = "The rest of the recording could not be loaded (" + e.message + ").";
+    });
+  }
+
+  function start(page) {
+    if (!page.events.length) {
+      status.textContent = "No recording was stored for this session.";
+      return;
+    }
+    first = page.events[0].timestamp;
+    var events = page.events.concat(marks(first)).sort(function (a, b) {
+      return a.timestamp - b.timestamp;
+    });
+    var width = Math.max(280, frame.clientWidth);
+    player = new Player({
+      target: frame,
+      props: {
+        events: events,
+        width: width,
+        height: Math.round(width * 0.5625),
+        autoPlay: false,
+        skipInactive: true,
+        speedOption: [1, 2, 4, 8],
+        tags: data.tags,
+        mouseTail: false,
+      },
+    });
+    status.textContent = "";
+    root.classList.add("ready");
+    more(page.next);
+  }
+
+  get(null).then(start).catch(function (e) {
+    status.textContent = "The recording could not be loaded (" + e.message + ").";
+  });
+
+  document.addEventListener("click", function (ev) {
+    var button = ev.target.closest && ev.target.closest("button.seek");
+    if (!button || !player) return;
+    player.goto(Math.max(0, +button.getAttribute("data-ms") - first), false);
+    root.scrollIntoView({ block: "nearest" });
+  });
+})();

@@ -1,0 +1,185 @@
+"""Session replay in real headless Chromium on the demo shop (docs/replay.md): a visitor
+clicks, navigates (SPA), adds to the cart and types a secret; the stored chunks never hold
+the typed text nor a [data-cs-mask] element's text; the analyst's timeline plays the
+session (the cart count at the end is the page's) and a row's ▶ seeks the player.
+Replay off, a 0 % sample and opt-out send nothing. Screenshots in artifacts/."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+
+from sessions_app.core.cql import cassandra_session, prepare
+from sessions_app.ledger import sites
+from sessions_app.sessions import feed
+from tests.conftest import member
+from tests.e2e.conftest import ARTIFACTS, screenshot, wait_for
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.django_db(transaction=True, databases=["default", "cassandra"]),
+    pytest.mark.usefixtures("demo_any_site"),  # /demo/?site=KEY
+]
+
+SECRET = "4111 9999 8888 7777"
+EMAIL = "secret.person@example.com"
+MASKED = "12 Bean Street"
+CHUNKS = "SELECT seq, data FROM {ks}.replay_chunks WHERE site_id = ? AND session_id = ?"
+SIZES = """
+SELECT seq, size, events, end_at, start_at FROM {ks}.replay_chunks
+WHERE site_id = ? AND session_id = ?
+"""
+
+
+def _site(live_server, name: str, *, replay: bool = True, sample: int = 100):
+    site = sites.site_create(name=name, origins=[live_server.url])
+    site.replay, site.replay_sample = replay, sample
+    site.save(update_fields=["replay", "replay_sample"])
+    return site
+
+
+def _stored(site) -> tuple[Any, str]:
+    """The site's one session and the text of its stored chunks (inflated)."""
+    sessions = feed.feed_latest(site_id=site.id, limit=5)
+    if len(sessions) != 1:
+        return None, ""
+    session_id = sessions[0]["session_id"]
+    rows = cassandra_session().execute(prepare(CHUNKS), (site.id, session_id))
+    return session_id, "".join(gzip.decompress(r["data"]).decode() for r in rows)
+
+
+def _watch(page) -> list[str]:
+    sent: list[str] = []
+    page.on("request", lambda r: sent.append(r.url))
+    return sent
+
+
+def test_a_recorded_session_is_masked_and_plays_on_the_timeline(live_server, context):
+    site = _site(live_server, "E2E replay")
+    page = context.new_page()
+    sent = _watch(page)
+    page.goto(f"{live_server.url}/demo/?site={site.key}&flush=1000")
+    page.wait_for_function("() => !!(window.clickstream && window.clickstream.last)")
+    page.click("#shop-now")  # an SPA navigation
+    page.locator("[data-view='/demo/products'] .add-to-cart").first.click()
+    page.locator("[data-view='/demo/products'] .add-to-cart").nth(1).click()
+    page.locator("#login-email").press_sequentially(EMAIL, delay=10)
+    page.click("#nav-cart")
+    page.click("#checkout")
+    page.locator("#card-number").press_sequentially(SECRET, delay=10)
+    page.wait_for_timeout(500)
+    cart = page.locator("#cart-count").inner_text()
+    assert [u for u in sent if u.endswith("/static/sessions_app/replay.min.js")]
+    page.wait_for_timeout(5_500)  # the recorder's 5 s chunk
+    page.goto("about:blank")  # hidden: the rest goes out
+    page.close()
+
+    def recorded() -> tuple[Any, str] | None:
+        session_id, text = _stored(site)
+        return (session_id, text) if '"checkout"' in text or "Checkout" in text else None
+
+    session_id, text = wait_for(recorded, timeout=30)
+    sizes = [
+        {
+            "seq": r["seq"],
+            "bytes": r["size"],
+            "events": r["events"],
+            "seconds": (r["end_at"] - r["start_at"]).total_seconds(),
+        }
+        for r in cassandra_session().execute(prepare(SIZES), (site.id, session_id))
+    ]
+    ARTIFACTS.mkdir(exist_ok=True)
+    (ARTIFACTS / "replay-chunk-sizes.json").write_text(json.dumps(sizes))  # docs/replay.md
+    assert "Coffee gear" in text  # the page itself is recorded
+    for secret in (SECRET, SECRET.replace(" ", ""), EMAIL, MASKED, "Ana Example"):
+        assert secret not in text, secret
+
+    member(User.objects.create_user("rita", password="correct-horse-1"), site)
+    viewer = context.new_page()
+    viewer.goto(f"{live_server.url}/accounts/login/")
+    viewer.fill("input[name=username]", "rita")
+    viewer.fill("input[name=password]", "correct-horse-1")
+    viewer.click("button[type=submit]")
+    errors: list[str] = []
+    viewer.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    viewer.on("pageerror", lambda exc: errors.append(str(exc)))
+    for width, height in ((1366, 900), (390, 844)):
+        viewer.set_viewport_size({"width": width, "height": height})
+        viewer.goto(f"{live_server.url}/sites/{site.id}/sessions/{session_id}/")
+        viewer.wait_for_selector("#replay.ready .rr-player", timeout=15_000)
+        viewer.locator("tr.event button.seek").last.click()  # the last event: the checkout
+        frame = viewer.frame_locator("#replay .replayer-wrapper iframe")
+        count = frame.locator("#cart-count")
+        wait_for(lambda count=count: count.inner_text() == cart, timeout=10)
+        masked = frame.locator("#ship-to").inner_text()
+        assert MASKED not in masked and "*" in masked
+        screenshot(viewer, f"replay-{width}")
+    assert errors == []
+
+
+@pytest.mark.parametrize("case", ["off", "not sampled", "opted out", "do not track"])
+def test_nothing_is_recorded_without_consent_or_outside_the_sample(live_server, browser, case):
+    site = _site(
+        live_server, f"E2E {case}", replay=case != "off", sample=0 if case == "not sampled" else 100
+    )
+    context = browser.new_context(extra_http_headers={"DNT": "1"} if case == "do not track" else {})
+    if case == "do not track":
+        context.add_init_script("Object.defineProperty(navigator, 'doNotTrack', {get: () => '1'})")
+    page = context.new_page()
+    sent = _watch(page)
+    page.goto(f"{live_server.url}/demo/?site={site.key}&flush=1000")
+    if case == "opted out":
+        page.wait_for_function("() => !!(window.clickstream && window.clickstream.last)")
+        page.evaluate("() => window.clickstream.optOut()")
+    page.click("#shop-now")
+    page.locator("[data-view='/demo/products'] .add-to-cart").first.click()
+    page.wait_for_timeout(6_000)
+    page.goto("about:blank")
+    page.wait_for_timeout(1_000)
+    context.close()
+    assert not [u for u in sent if "/replay?" in u], case
+    if case != "opted out":
+        assert not [u for u in sent if "replay.min.js" in u], case
+
+
+def test_the_chunks_name_the_trackers_events(live_server, context):
+    site = _site(live_server, "E2E replay ids")
+    page = context.new_page()
+    page.goto(f"{live_server.url}/demo/?site={site.key}&flush=1000")
+    page.wait_for_function("() => !!(window.clickstream && window.clickstream.last)")
+    page.click("#shop-now")
+    page.wait_for_timeout(5_500)
+    page.goto("about:blank")
+    page.close()
+    session_id, _ = wait_for(lambda: _stored(site)[1] and _stored(site), timeout=30)
+    rows = cassandra_session().execute(prepare(CHUNKS), (site.id, session_id))
+    bodies = [json.loads(gzip.decompress(r["data"])) for r in rows]
+    assert bodies and all(b["last_event"] and b["anonymous_id"] for b in bodies)
+
+
+def test_an_excluded_page_is_not_recorded_and_leaving_it_starts_a_recording(live_server, context):
+    site = _site(live_server, "E2E replay excluded")
+    site.replay_exclude = ["/demo/check*"]
+    site.save(update_fields=["replay_exclude"])
+    page = context.new_page()
+    sent = _watch(page)
+    page.goto(f"{live_server.url}/demo/checkout?site={site.key}&flush=1000")
+    page.wait_for_function("() => !!(window.clickstream && window.clickstream.last)")
+    page.locator("#card-number").press_sequentially("1234", delay=10)
+    page.wait_for_timeout(6_000)
+    assert [u for u in sent if u.endswith("/replay.min.js")]  # loaded, but not recording
+    assert not [u for u in sent if "/replay?" in u]
+    page.click("#footer-products")  # an SPA navigation off the excluded page
+    page.locator("[data-view='/demo/products'] .add-to-cart").first.click()
+    page.wait_for_timeout(5_500)
+    page.goto("about:blank")
+    page.close()
+    session_id, _ = wait_for(lambda: _stored(site)[1] and _stored(site), timeout=30)
+    rows = cassandra_session().execute(prepare(CHUNKS), (site.id, session_id))
+    events = [e for r in rows for e in json.loads(gzip.decompress(r["data"]))["events"]]
+    metas = [e["data"]["href"] for e in events if e["type"] == 4]  # a recording's start
+    assert metas and all("/demo/products" in href for href in metas), metas

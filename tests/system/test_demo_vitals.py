@@ -1,0 +1,103 @@
+"""The demo data lights up the Performance page: generated visits (what `make run`'s demo
+seeding and generate_clicks send) carry `$vitals` events, so after a seal the vitals reads
+have all five metrics for the demo pages, the About page's late hero image and banner as
+its poor LCP and CLS with their elements, and phones slower than desktops; the counts
+are those of the raw events."""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import timedelta
+from zoneinfo import ZoneInfo
+
+import pytest
+from django.utils import timezone
+
+from sessions_app.aggregates.vitals import METRICS, SITE
+from sessions_app.aggregates.vitals_rows import buckets_read
+from sessions_app.models import BucketState
+from sessions_app.periods import period_param
+from sessions_app.system import demo
+from sessions_app.vitals import reads
+from tests.aggregates.test_breakdowns import seal_everything
+from tests.aggregates.test_vitals import raw_values
+from tests.conftest import recent_fixed
+
+pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
+
+NAMES = [m.name for m in METRICS]
+BUSY = ["/demo/", "/demo/products", "/demo/products/espresso-machine", "/demo/about"]
+
+
+@pytest.fixture
+def shop(db):
+    """60 demo users' visits over the day before yesterday 20:00 to yesterday 20:00, sealed."""
+    site, _ = demo.demo_site_ensure(origins=["http://127.0.0.1:8000"])
+    assert site.vitals  # the demo shop measures web vitals
+    now = recent_fixed(days_ago=1, at=timedelta(hours=20))
+    assert demo.clicks_generate(site=site, users=60, days=1, now=now, seed=3) > 500
+    seal_everything(site, timezone.now())
+    assert BucketState.objects.filter(site=site, granularity="day", state="sealed").exists()
+    return site, now
+
+
+def _period():
+    return period_param({"period": "7d"}, zone=ZoneInfo("UTC"), now=timezone.now())
+
+
+def test_the_cards_and_the_trend_have_all_five_metrics(shop) -> None:
+    site, _ = shop
+    answer = reads.summary_answer(site_id=site.id, period=_period(), filters={})
+    sealed = [("day", b) for b in BucketState.objects.filter(
+        site=site, granularity="day", state="sealed").values_list("bucket", flat=True)]  # fmt: skip
+    stored = buckets_read(site_id=site.id, buckets=sealed)  # read from the sealed rows
+    assert stored and all(set(NAMES) <= set(s[0, SITE].sketches) for s in stored)
+    cards = {m["name"]: m for m in answer["metrics"]}
+    assert set(cards) == set(NAMES)
+    for name in NAMES:
+        assert cards[name]["n"] > 20 and cards[name]["p75"] is not None, cards[name]
+        assert sum(p for p in answer["trend"]["series"][name] if p) > 0
+    ratings = {m["rating"] for m in answer["metrics"]}
+    assert "good" in ratings  # most of the shop is fast
+
+
+def test_every_busy_demo_page_has_all_five_and_the_counts_are_the_raw_ones(shop) -> None:
+    site, now = shop
+    answer = reads.pages_answer(site_id=site.id, period=_period(), filters={}, sort="lcp")
+    pages = {row["page"]: row for row in answer["pages"]}
+    assert set(pages) <= set(demo.DEMO_PAGES) and set(BUSY) <= set(pages)
+    for page in BUSY:
+        for name in NAMES:
+            assert pages[page]["metrics"][name]["p75"] is not None, (page, name)
+    raw = Counter(
+        (row["page"], name)
+        for row in raw_values(site, now - timedelta(days=2), now + timedelta(hours=1))
+        for name in NAMES
+        if name in row["props"]
+    )
+    assert raw
+    for page, row in pages.items():
+        for name in NAMES:
+            assert row["metrics"][name]["n"] == raw[page, name], (page, name)
+    assert answer["pages"][0]["page"] == "/demo/about"  # the slowest LCP, on purpose
+
+
+def test_the_about_page_is_poor_with_its_elements_and_phones_are_slower(shop) -> None:
+    site, _ = shop
+    about = reads.page_answer(site_id=site.id, period=_period(), filters={}, page="/demo/about")
+    metrics = {m["name"]: m for m in about["metrics"]}
+    assert metrics["lcp"]["rating"] == "poor" and metrics["cls"]["rating"] == "poor"
+    assert about["elements"]["lcp"][0]["element"] == "main>section>img#about-hero"
+    assert about["elements"]["cls"][0]["element"] == "main>section>p#promo-banner"
+    assert about["elements"]["inp"]  # the Contact button and the nav are clicked
+    by_device = {
+        device: {
+            m["name"]: m["p75"]
+            for m in reads.summary_answer(
+                site_id=site.id, period=_period(), filters={"device": device}
+            )["metrics"]
+        }
+        for device in ("desktop", "mobile")
+    }
+    for name in ("lcp", "inp", "fcp"):
+        assert by_device["mobile"][name] > by_device["desktop"][name], name
