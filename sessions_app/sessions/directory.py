@@ -3,8 +3,8 @@ anonymous id or an email trait (tables/user_directory.py), each user described b
 newest session (last seen, country, device) and its number of sessions.
 
 Bounded: a search reads one slice of one partition (LIMIT), recent users the feed's
-sentinels; describing a page of users is two single-partition reads a user, run
-concurrently.
+sentinels; describing a page of users is one single-partition read a user (the newest
+session first, the others counted up to SESSIONS_CAP), run concurrently.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from sessions_app.core import timebuckets
 from sessions_app.core.bounds import RangeError
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.sessions.feed import feed_latest
@@ -65,9 +66,15 @@ def recent_users(*, site_id: uuid.UUID, limit: int = PAGE) -> list[dict[str, Any
     """The users of the latest sessions, identified ones first, each newest first."""
     limit = max(1, min(limit, PAGE))
     keys: dict[str, dict[str, Any]] = {}
-    for entry in feed_latest(site_id=site_id, limit=limit * 4):
-        if len(keys) < limit:
-            keys.setdefault(entry["user_key"], {})
+    # The feed has a row per batch and session: the newest 2 x `limit` sessions' rows
+    # first, twice as many again only when they were fewer than `limit` users.
+    for sessions in (limit * 2, limit * 4):
+        keys = {}
+        for entry in feed_latest(site_id=site_id, limit=sessions):
+            if len(keys) < limit:
+                keys.setdefault(entry["user_key"], {})
+        if len(keys) >= limit:
+            break
     users = users_describe(site_id=site_id, matches=keys)
     return sorted(users, key=lambda u: not u["identified"])  # stable: newest first within
 
@@ -78,21 +85,15 @@ def users_describe(
     """Each user key with its newest session's last seen, country and device, and its
     number of sessions (at most SESSIONS_CAP, `more` beyond); users without a session left
     (expired or erased) are left out."""
-    newest = prepare(user_sessions.with_dimensions(user_sessions.SELECT_SESSIONS))
-    ids = prepare(user_sessions.SELECT_IDS)
+    describe = prepare(user_sessions.with_dimensions(user_sessions.SELECT_DESCRIBE))
     session = cassandra_session()
     futures = [
-        (
-            key,
-            session.execute_async(newest, (site_id, key, 1)),
-            session.execute_async(ids, (site_id, key, SESSIONS_CAP + 1)),
-        )
-        for key in matches
+        (key, session.execute_async(describe, (site_id, key, SESSIONS_CAP + 1))) for key in matches
     ]
     users = []
-    for key, first, counted in futures:
-        rows = [user_sessions.session_row(r) for r in first.result()]
-        count = sum(1 for _ in counted.result())
+    for key, future in futures:
+        rows = list(future.result())
+        count = len(rows)
         if not rows:
             continue
         latest = rows[0]
@@ -101,7 +102,7 @@ def users_describe(
                 "user_key": key,
                 **matches[key],
                 "identified": latest["user_id"] is not None,
-                "last_seen_at": latest["last_seen_at"],
+                "last_seen_at": timebuckets.from_driver(latest["last_seen_at"]),
                 "sessions": min(count, SESSIONS_CAP),
                 "more": count > SESSIONS_CAP,
                 "country": latest.get("country"),

@@ -97,8 +97,11 @@ def session_summary(
 
 
 # How many sessions a user has, up to a cap (the Users page's column).
-SELECT_IDS = """
-SELECT session_id FROM {ks}.user_sessions WHERE site_id = ? AND user_key = ? LIMIT ?
+# A user described in one read (the users directory): the newest session's row first,
+# the others counted (LIMIT: the cap on what is counted).
+SELECT_DESCRIBE = """
+SELECT session_id, last_seen_at, user_id, <dimensions>
+FROM {ks}.user_sessions WHERE site_id = ? AND user_key = ? LIMIT ?
 """
 
 SELECT_SPANS = """
