@@ -669,8 +669,10 @@ def render(rows: list[dict], reads: dict, *, workers: int, threads: int, seconds
         lines.append(
             f"| 12 weekly cohorts x 12 weeks ({c['users']:,} users, {c['raw_rows']:,} raw rows): "
             f"cold (sets from raw rows) rows/s vs the raw driver's scan, goal ≥ {c['cold_goal']}; "
-            f"warm (sealed sets) p50 / p95 {c['warm_p50_ms']} / {c['warm_p95_ms']} ms, goal p95 ≤ "
-            f"{c['goal_p95_ms']:.0f} | {c['cold_rows_per_s']:,} | {c['raw_rows_per_s']:,} "
+            f"warm (sealed sets, answer cached) p50 / p95 {c['warm_p50_ms']} / {c['warm_p95_ms']} "
+            f"ms, goal p95 ≤ {c['goal_p95_ms']:.0f} (sets read, cache cleared: "
+            f"{c['warm_uncached_p50_ms']} / {c['warm_uncached_p95_ms']} ms) "
+            f"| {c['cold_rows_per_s']:,} | {c['raw_rows_per_s']:,} "
             f"| {c['cold_ratio']:.2f} |"
         )
     v: dict = reads.get("vitals") or {}

@@ -144,10 +144,13 @@ def funnel_day(site_id: str, version_id: int, day: str, digest: str) -> int:
         version = defs.version_current(version_id)
         if version is None:
             return 0
+        funnel = funnel_compile(version.definition)
+        if funnel.key != digest:  # a goal it names was edited since: that result is asked anew
+            return 0
         part = scan.day_compute(
             site=Site.objects.get(pk=site_id),
-            funnel=funnel_compile(version.definition),
-            digest=version.digest,
+            funnel=funnel,
+            digest=digest,
             day=when,
             summarize=results.day_summary,
         )

@@ -34,9 +34,11 @@ from sessions_app.aggregates.sketch import (
 )
 from sessions_app.aggregates.sources import Hour, site_bucket_funnel_rows
 from sessions_app.aggregates.stored import bucket_overwrite
-from sessions_app.core.cql import cassandra_session, prepare
+from sessions_app.core.cql import cassandra_session, execute_windowed, prepare
+from sessions_app.core.ids import uuid_time
 from sessions_app.goals.defs import Goal
-from sessions_app.tables import bucket_goals, site_sessions
+from sessions_app.ledger import policies
+from sessions_app.tables import bucket_goals, retention_specs, site_sessions
 
 TOTAL = ("", "")  # the (dimension, value) of a goal's total row
 Key = tuple[str, str, str]  # (goal digest, dimension, value)
@@ -51,8 +53,10 @@ class GoalCount:
     users: int = 0
     sessions_sketch: Sketch = b""  # stored bytes, or registers merged in memory
     users_sketch: Sketch = b""
-    session_ids: set[uuid.UUID] = field(default_factory=set)
-    user_keys: set[str] = field(default_factory=set)
+    # While counting; a total keeps them for the hour's user sets and session marks (not
+    # stored, not compared: a stored bucket read back has none).
+    session_ids: set[uuid.UUID] = field(default_factory=set, compare=False)
+    user_keys: set[str] = field(default_factory=set, compare=False)
 
 
 Counts = dict[Key, GoalCount]
@@ -84,12 +88,24 @@ def goals_count(converted: Converted, dimensions_of: Any) -> Counts:
             entry.conversions += n
             entry.session_ids.add(session_id)
             entry.user_keys.add(user)
-    for entry in counted.values():
+    for key, entry in counted.items():
         entry.sessions, entry.users = len(entry.session_ids), len(entry.user_keys)
         entry.sessions_sketch = sketch_of(str(s) for s in entry.session_ids)
         entry.users_sketch = sketch_of(entry.user_keys)
-        entry.session_ids, entry.user_keys = set(), set()
+        if key[1:] != TOTAL:  # a total's users and sessions stay: the hour's user sets
+            entry.session_ids, entry.user_keys = set(), set()  # (`goal_users`), its marks
     return dict(counted)
+
+
+def goal_users(goals: list[Goal], counts: Counts) -> dict[int, set[str]]:
+    """Each goal's converting users in an hour's counts (by goal id; goals sharing a
+    definition share them)."""
+    found: dict[int, set[str]] = {}
+    for goal in goals:
+        entry = counts.get((goal.digest, *TOTAL))
+        if entry is not None and entry.user_keys:
+            found[goal.id] = entry.user_keys
+    return found
 
 
 def hour_goals(source: Hour, goals: list[Goal]) -> Counts:
@@ -142,6 +158,26 @@ def session_dimensions(
             if row:
                 found[sid] = {n: row[c] for n, c in columns.items()}
     return found
+
+
+def sessions_mark(*, site_id: uuid.UUID, counts: Counts, now: datetime) -> int:
+    """Mark each converting session of an hour's counts with the digests of the goals it
+    reached (site_sessions.goals: the explorer's `goal` filter); each cell expires with its
+    row. Marks only add: a recount (late events, a backfill) adds what is new."""
+    reached: dict[uuid.UUID, set[str]] = defaultdict(set)
+    for (digest, dimension, value), entry in counts.items():
+        if (dimension, value) == TOTAL:
+            for session_id in entry.session_ids:
+                reached[session_id].add(digest)
+    ttl = policies.ttl_seconds(retention_specs.SESSIONS)
+    statement = prepare(site_sessions.MARK_GOALS, idempotent=True, write=True)
+    work = []
+    for session_id, digests in reached.items():
+        left = ttl - int((now - uuid_time(session_id)).total_seconds())
+        if left > 0:
+            work.append((statement, (left, digests, *site_sessions.row_key(site_id, session_id))))
+    execute_windowed(work)
+    return len(work)
 
 
 def goals_merge(parts: list[Counts]) -> Counts:

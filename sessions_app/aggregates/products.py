@@ -32,7 +32,16 @@ from sessions_app.aggregates import (
 )
 from sessions_app.aggregates.sources import Hour
 from sessions_app.core import timebuckets
-from sessions_app.goals.defs import site_goals
+from sessions_app.goals.defs import Goal, site_goals
+
+
+def hour_goal_counts(source: Hour) -> tuple[list[Goal], goals.Counts]:
+    """The site's goals and their count of the hour, counted once however many products ask."""
+    if source.goal_counts is None:
+        known = source.goals  # what the seal read, else the site's goals now
+        found = list(known if known is not None else site_goals(source.site_id))
+        source.goal_counts = (found, goals.hour_goals(source, found))
+    return source.goal_counts
 
 
 class Product(Protocol):
@@ -214,10 +223,7 @@ class Goals:
     background = True
 
     def hour(self, source: Hour) -> goals.Counts:
-        known = source.goals  # what the seal read, else the site's goals now
-        return goals.hour_goals(
-            source, list(known if known is not None else site_goals(source.site_id))
-        )
+        return hour_goal_counts(source)[1]
 
     def merge(self, parts: list[goals.Counts], *, start: datetime) -> goals.Counts:
         return goals.goals_merge(parts) if parts else {}
@@ -230,6 +236,8 @@ class Goals:
             site_id=site_id, granularity=granularity, bucket=bucket, counts=value, ttl=ttl,
             now=now,
         )  # fmt: skip
+        if granularity == "hour":  # the sessions' marks (the explorer's goal filter)
+            goals.sessions_mark(site_id=site_id, counts=value, now=now)
 
     def read(
         self, *, site_id: uuid.UUID, granularity: str, buckets: list[datetime]
@@ -248,7 +256,7 @@ class UserSets:
     background = True
 
     def hour(self, source: Hour) -> usersets.KeySets:
-        return usersets.hour_sets(source.counted)
+        return usersets.hour_sets(source.counted, goals.goal_users(*hour_goal_counts(source)))
 
     def merge(self, parts: list[usersets.Sets], *, start: datetime) -> usersets.Sets:
         return usersets.sets_merge(parts)

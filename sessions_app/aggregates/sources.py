@@ -5,7 +5,7 @@ from __future__ import annotations
 import queue
 import uuid
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
 from typing import Any
@@ -163,6 +163,9 @@ class Hour:
     shards: int
     partials: bool = False
     goals: Sequence[Goal] | None = None  # None: not read
+    # The goals' count of the hour, counted once for the two products that use it (goals,
+    # and user_sets' "goal:<id>" sets): products.hour_goal_counts.
+    goal_counts: Any = field(default=None, repr=False, compare=False)
 
     @property
     def end(self) -> datetime:

@@ -24,6 +24,7 @@ from sessions_app.core.cql import cassandra_session, execute_windowed, prepare
 from sessions_app.tables import user_number_keys, user_numbers, user_sets
 
 ACTIVE = ""  # the set of every active user (any human event)
+GOAL = "goal:"  # a goal's set: "goal:<id>", the users who reached the goal (`goal_set`)
 # Event names kept per bucket: those with the most users (then by name). A bucket that
 # had more is marked incomplete and so is every bucket merged from it; an event cohort
 # over one says so.
@@ -50,28 +51,38 @@ class Sets:
         return self.members.get(name) or BitMap()
 
 
-def hour_sets(counted: Tally) -> KeySets:
+def goal_set(goal_id: int) -> str:
+    """The name of a goal's set of users (a cohort's `first_event` / `return_event`)."""
+    return f"{GOAL}{goal_id}"
+
+
+def hour_sets(counted: Tally, goal_users: dict[int, set[str]] | None = None) -> KeySets:
     """The hour's active users (those with a human event) and, for each event key (a
-    custom event's name, else its type), which of them did it."""
+    custom event's name, else its type), which of them did it; for each goal reached in
+    the hour (`goal_users`, the goals product's count: aggregates/goals.goal_users), the
+    set "goal:<id>" of its users."""
     humans = counted.humans
     members: dict[str, set[str]] = {ACTIVE: set(humans)}
     for user, key in counted.per_user:
-        if user in humans:
+        if user in humans and not key.startswith(GOAL):  # an event named "goal:…" is no goal
             found = members.get(key)
             if found is None:
                 found = members[key] = set()
             found.add(user)
-    # GOAL PLUG-IN (issue 39.1, wired by the lead after the merge): for each goal of the
-    # site (goals' `site_goals(site_id)`), the users of the hour who reached it, as the set
-    # named "goal:<id>", e.g. from the goal users the seal's tally counts per goal.
-    # A cohort then asks for `first_event` / `return_event` = "goal:<id>" unchanged.
+    for goal_id, users in (goal_users or {}).items():
+        members[goal_set(goal_id)] = users & humans
     return KeySets(*_bounded(members))
 
 
 def _bounded(members: dict[str, Any]) -> tuple[dict[str, Any], bool]:
-    """The active set and the MAX_NAMES event sets with the most users; whether that is all."""
-    names = sorted((n for n in members if n != ACTIVE), key=lambda n: (-len(members[n]), n))
+    """The active set, every goal's set (at most goals.defs.MAX_GOALS) and the MAX_NAMES
+    event sets with the most users; whether that is all."""
+    names = sorted(
+        (n for n in members if n != ACTIVE and not n.startswith(GOAL)),
+        key=lambda n: (-len(members[n]), n),
+    )
     kept = {ACTIVE: members[ACTIVE]}
+    kept.update((n, members[n]) for n in members if n.startswith(GOAL))
     kept.update((n, members[n]) for n in names[:MAX_NAMES])
     return kept, len(names) <= MAX_NAMES
 

@@ -35,6 +35,7 @@ PHRASES = {
     "page": "Visited page is {}",
     "event": "Did event {}",
     "converted": "Converted: {}",
+    "goal": "Reached goal #{}",
     "bot": "Bot: {}",
     "identified": "Identified: {}",
     "duration_min": "Duration at least {} s",

@@ -24,6 +24,7 @@ from sessions_app.core import timebuckets
 from sessions_app.core.bounds import RangeError
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.core.ids import cassandra_order, time_uuid_bound, uuid_time
+from sessions_app.models import Goal
 from sessions_app.params import iso, path_param
 from sessions_app.periods import Period, capped, period_param
 from sessions_app.tables import dimensions, site_sessions
@@ -40,6 +41,9 @@ MAX_TEXT = 512
 TEXT_FILTERS = (("page", True), ("event", False))  # (name, whether a path)
 BOOL_FILTERS = ("converted", "bot", "identified")
 RANGE_FILTERS = ("duration_min", "duration_max", "events_min", "events_max")
+# A goal of the site by id: the sessions that reached it (marked when the hour of the
+# conversion sealed, or by the goal's backfill: docs/goals.md).
+GOAL_FILTER = "goal"
 _TRUE, _FALSE = ("true", "1", "yes"), ("false", "0", "no")
 
 
@@ -50,7 +54,7 @@ def text_filters() -> list[tuple[str, bool]]:
 
 def filter_names() -> tuple[str, ...]:
     """Every filter's URL parameter, in the order a query's parameters list them."""
-    return (*(name for name, _ in text_filters()), *BOOL_FILTERS, *RANGE_FILTERS)
+    return (*(name for name, _ in text_filters()), *BOOL_FILTERS, GOAL_FILTER, *RANGE_FILTERS)
 
 
 @dataclass(frozen=True)
@@ -107,6 +111,11 @@ def explorer_query_parse(
         if value not in (*_TRUE, *_FALSE):
             raise RangeError(name, "true, false or any")
         filters[name] = value in _TRUE
+    goal = (params.get(GOAL_FILTER) or "").strip()
+    if goal:
+        if not goal.isdigit() or not 0 < int(goal) < 2**63:
+            raise RangeError(GOAL_FILTER, "a goal's id (a whole number)")
+        filters[GOAL_FILTER] = int(goal)
     for name in RANGE_FILTERS:
         value = (params.get(name) or "").strip()
         if not value:
@@ -122,6 +131,27 @@ def explorer_query_parse(
         if low in filters and high in filters and filters[low] > filters[high]:
             raise RangeError(high, f"must not be below {low}")
     return ExplorerQuery(start=start, end=end, filters=filters, period=period, note=note)
+
+
+def filter_values(
+    site_id: uuid.UUID, filters: Mapping[str, Any], names: tuple[str, ...]
+) -> tuple[Any, ...]:
+    """The filters' values as select_filtered(names) binds them: a goal's id as the digest
+    its sessions are marked with; RangeError if it is no goal of the site."""
+    values = []
+    for name in names:
+        value = filters[name]
+        if name == GOAL_FILTER:
+            digest = (
+                Goal.objects.filter(site_id=site_id, pk=value)
+                .values_list("digest", flat=True)
+                .first()
+            )
+            if digest is None:
+                raise RangeError(GOAL_FILTER, "no such goal on this site")
+            value = digest
+        values.append(value)
+    return tuple(values)
 
 
 def cursor_encode(value: uuid.UUID | datetime) -> str:
@@ -173,7 +203,7 @@ def sessions_explore(
         return ExplorerPage([], None, 0)
     names = tuple(sorted(query.filters))
     statement = prepare(site_sessions.select_filtered(names))
-    values = tuple(query.filters[n] for n in names)
+    values = filter_values(site_id, query.filters, names)
     shards = max(1, settings.SESSION_SHARDS)
     day = timebuckets.Width.DAY
     # The cursor's own day still has sessions older than it; an end bound is exclusive.

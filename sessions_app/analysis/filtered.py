@@ -23,6 +23,7 @@ from django.conf import settings
 
 from sessions_app.aggregates.breakdowns import NONE, OTHER, names
 from sessions_app.aggregates.kpis import Kpis
+from sessions_app.analysis import explorer
 from sessions_app.core import timebuckets
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.core.ids import time_uuid_bound
@@ -85,7 +86,7 @@ def sessions_counted(
         return Counted([], start, 0, 0, 0)
     names = tuple(sorted(filters))
     statement = prepare(site_sessions.select_filtered(names))
-    values = tuple(filters[n] for n in names)
+    values = explorer.filter_values(site_id, filters, names)
     shards = max(1, settings.SESSION_SHARDS)
     days = timebuckets.buckets_between(
         timebuckets.floor(start, "day"), timebuckets.ceil(end, "day"), "day"

@@ -188,8 +188,8 @@ class SiteSessions(SiteView):
     Filters: the dimensions that filter (tables/dimensions.py: source, medium, campaign,
     country, device, browser, os: exact values; entry, exit: paths such as /pricing);
     page (a path viewed); event (a custom event done); converted, bot, identified (true/false);
-    duration_min/duration_max (seconds), events_min/events_max. `filters` in the
-    answer is the query as URL parameters (the page /sites/<id>/sessions/ takes the same).
+    goal (a goal's id: its sessions, once their hour sealed); duration_min/duration_max
+    (seconds), events_min/events_max. `filters`: the query as URL parameters (as the page).
     """
 
     @staticmethod

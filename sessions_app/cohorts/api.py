@@ -73,7 +73,7 @@ class _Report(SiteView):
             raise BadRequest("format", "csv or json")
         now = datetime.now(UTC)
         zone = site_zone(self.site.time_zone)
-        query = reads.query_parse(request.query_params, now=now, zone=zone)
+        query = reads.query_parse(request.query_params, now=now, zone=zone, site_id=self.site.id)
         answer = type(self).compute(self.site.id, query, now=now)
         if fmt == "csv":
             header, rows = type(self).as_csv(answer)

@@ -13,13 +13,16 @@ LOOKBACK_MONTHS months before: a user last seen earlier than that counts as new.
 
 from __future__ import annotations
 
+import hashlib
 import uuid
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
 import numpy as np
+from django.core.cache import cache
+from django.db.models import Count, Max, Sum
 from pyroaring import BitMap
 
 from sessions_app import periods
@@ -27,6 +30,8 @@ from sessions_app.aggregates import usersets
 from sessions_app.aggregates.usersets import ACTIVE, Sets
 from sessions_app.core import timebuckets
 from sessions_app.core.bounds import RangeError
+from sessions_app.goals.defs import site_goals
+from sessions_app.models import BucketState, ErasureRequest, Goal
 
 UNITS = ("day", "week", "month")
 MAX_PERIODS = 36  # cohorts (and lifecycle/stickiness rows) a query shows at most
@@ -34,6 +39,7 @@ LOOKBACK_MONTHS = 24
 LIVE_DAYS = 3  # a day this recent without a day row is read from its sealed hours
 MAX_NAME = 200
 DEFAULT_PERIOD = "30d"
+CACHE_SECONDS = 3600  # a report's answer, under a key that any change to its sets changes
 
 
 @dataclass(frozen=True)
@@ -44,25 +50,37 @@ class Query:
     return_event: str  # "" = any visit is a return
     period: periods.Period
     note: str = ""
+    goals: dict[str, str] = field(default_factory=dict)  # the site's goal sets: their names
 
 
-def query_parse(params: Mapping[str, str], *, now: datetime, zone: Any) -> Query:
-    """The query the URL parameters ask for; RangeError naming the first bad one."""
+def query_parse(
+    params: Mapping[str, str], *, now: datetime, zone: Any, site_id: uuid.UUID | None = None
+) -> Query:
+    """The query the URL parameters ask for; RangeError naming the first bad one. An event
+    "goal:<id>" is one of the site's goals (`site_id`; unchecked without it)."""
     unit = params.get("unit") or "week"
     if unit not in UNITS:
         raise RangeError("unit", f"one of {', '.join(UNITS)}")
     period = periods.period_param(params, zone=zone, now=now, default=DEFAULT_PERIOD)
+    goals = goal_names(site_id) if site_id else {}
     names = {}
-    for field in ("first_event", "return_event"):
-        value = (params.get(field) or "").strip()
+    for name in ("first_event", "return_event"):
+        value = (params.get(name) or "").strip()
         if len(value) > MAX_NAME:
-            raise RangeError(field, f"an event name of at most {MAX_NAME} characters")
-        names[field] = value
+            raise RangeError(name, f"an event name of at most {MAX_NAME} characters")
+        if site_id and value.startswith(usersets.GOAL) and value not in goals:
+            raise RangeError(name, "no such goal on this site")
+        names[name] = value
     starts = timebuckets.buckets_between(period.start, min(period.end, now), unit)
     note = ""
     if len(starts) > MAX_PERIODS:
         starts, note = starts[-MAX_PERIODS:], f"the last {MAX_PERIODS} {unit}s of the period"
-    return Query(unit, starts, names["first_event"], names["return_event"], period, note)
+    return Query(unit, starts, names["first_event"], names["return_event"], period, note, goals)
+
+
+def goal_names(site_id: uuid.UUID) -> dict[str, str]:
+    """The site's goals as the cohort pickers offer them: {"goal:<id>": its name}."""
+    return {usersets.goal_set(g.id): g.name for g in site_goals(site_id)}
 
 
 class Reader:
@@ -134,6 +152,56 @@ class Reader:
         return seen
 
 
+Report = Callable[..., dict[str, Any]]
+
+
+def answer_key(site_id: uuid.UUID, query: Query, now: datetime) -> str | None:
+    """What a report's answer depends on: the query, the hour, and every stored set it may
+    read — each seal or late event of the range's buckets (their states' count, seals,
+    versions, last seal), every finished erasure (it edits sets in place) and goal
+    backfill; None while an erasure or a goal's backfill is under way (nothing cached)."""
+    erasures = ErasureRequest.objects.filter(site_id=site_id)
+    if erasures.exclude(state__in=(ErasureRequest.DONE, ErasureRequest.FAILED)).exists():
+        return None
+    goals = Goal.objects.filter(site_id=site_id)  # a goal's backfill rewrites the sets
+    if goals.filter(backfill_state__in=(Goal.QUEUED, Goal.RUNNING)).exists():
+        return None
+    first = timebuckets.floor(query.starts[0] if query.starts else now, "month")
+    for _ in range(LOOKBACK_MONTHS):
+        first = timebuckets.floor(first - timedelta(days=1), "month")
+    end = timebuckets.next_start(query.starts[-1], query.unit) if query.starts else now
+    states = BucketState.objects.filter(site_id=site_id, bucket__gte=first, bucket__lt=end)
+    found = (
+        site_id, query.unit, query.starts, query.first_event, query.return_event,
+        timebuckets.floor(now, "hour"),
+        states.aggregate(n=Count("pk"), s=Sum("seals"), v=Sum("version"), at=Max("sealed_at")),
+        erasures.aggregate(n=Count("pk"), at=Max("finished_at")),
+        sorted(goals.values_list("pk", "digest", "backfill_state", "exact_from")),
+    )  # fmt: skip
+    return hashlib.sha256(repr(found).encode()).hexdigest()
+
+
+def cached(name: str) -> Callable[[Report], Report]:
+    """A report's answers kept CACHE_SECONDS under `answer_key` (a warm page or API call
+    reads a few SQL aggregates instead of the sets; any change to them is a new key)."""
+
+    def wrap(report: Report) -> Report:
+        def answer(site_id: uuid.UUID, query: Query, *, now: datetime) -> dict[str, Any]:
+            key = answer_key(site_id, query, now)
+            found = cache.get(f"cohorts:{name}:{key}") if key else None
+            if found is None:
+                found = report(site_id, query, now=now)
+                if key:
+                    cache.set(f"cohorts:{name}:{key}", found, CACHE_SECONDS)
+            return found
+
+        answer.__doc__ = report.__doc__
+        return answer
+
+    return wrap
+
+
+@cached("cohorts")
 def cohorts(site_id: uuid.UUID, query: Query, *, now: datetime) -> dict[str, Any]:
     """The triangle: each period's cohort (its users' first visit, or first `first_event`)
     and how many of them returned (any visit, or `return_event`) 0..n periods later."""
@@ -159,7 +227,10 @@ def triangle(reader: Reader, query: Query) -> dict[str, Any]:
         "unit": query.unit, "first_event": query.first_event,
         "return_event": query.return_event, "cohorts": rows, "average": _average(rows),
         "incomplete": sorted(d.isoformat() for d in reader.incomplete),
-        "event_names": sorted(reader.seen_names - {ACTIVE}), "note": query.note,
+        "event_names": sorted(n for n in reader.seen_names - {ACTIVE}
+                              if not n.startswith(usersets.GOAL)),
+        "goals": query.goals, "note": query.note,
+        "first_label": query.goals.get(query.first_event, query.first_event),
     }  # fmt: skip
 
 
@@ -197,6 +268,7 @@ def cell_users(
     return sorted(keys.values()), len(users)
 
 
+@cached("lifecycle")
 def lifecycle(site_id: uuid.UUID, query: Query, *, now: datetime) -> dict[str, Any]:
     """Each period's active users split into new (first visit), returning (active the
     period before too), resurrecting (back after a gap), and the dormant (active the
@@ -221,6 +293,7 @@ def lifecycle(site_id: uuid.UUID, query: Query, *, now: datetime) -> dict[str, A
     return {"unit": query.unit, "periods": rows, "note": query.note}
 
 
+@cached("stickiness")
 def stickiness(site_id: uuid.UUID, query: Query, *, now: datetime) -> dict[str, Any]:
     """For each week or month: how many of its active users were active on 1, 2, ... of
     its days."""

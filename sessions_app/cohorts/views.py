@@ -48,7 +48,9 @@ def site_cohorts(request: HttpRequest, site: Site) -> HttpResponse:
     error, query, answer, life, sticky = "", None, None, None, None
     now = datetime.now(UTC)
     try:
-        query = reads.query_parse(params, now=now, zone=periods.site_zone(site.time_zone))
+        query = reads.query_parse(
+            params, now=now, zone=periods.site_zone(site.time_zone), site_id=site.id
+        )
         answer = reads.cohorts(site.id, query, now=now)
         _shaded(answer)
         life = reads.lifecycle(site.id, query, now=now)
@@ -76,7 +78,9 @@ def cohort_users(request: HttpRequest, site: Site) -> HttpResponse:
     keys: list[str] = []
     now = datetime.now(UTC)
     try:
-        query = reads.query_parse(params, now=now, zone=periods.site_zone(site.time_zone))
+        query = reads.query_parse(
+            params, now=now, zone=periods.site_zone(site.time_zone), site_id=site.id
+        )
         cohort, offset = _index(params, "cohort"), _index(params, "offset")
         keys, total = reads.cell_users(site.id, query, cohort=cohort, offset=offset, now=now)
     except RangeError as exc:

@@ -19,9 +19,11 @@ STEP_FIELD = re.compile(r"^steps\[(\d+)\](?:\.(\w+))?")
 
 
 def _row(post: Any, n: int) -> dict[str, Any]:
+    kind = (post.get(f"step-{n}-kind") or "").strip()
+    value = post.get(f"step-{n}-goal" if kind == "goal" else f"step-{n}-value")  # its own menu
     return {
-        "kind": (post.get(f"step-{n}-kind") or "").strip(),
-        "value": (post.get(f"step-{n}-value") or "").strip(),
+        "kind": kind,
+        "value": (value or "").strip(),
         "match": post.get(f"step-{n}-match") or "exact",
         "prop": {"key": (post.get(f"prop-{n}-key") or "").strip(),
                  "op": post.get(f"prop-{n}-op") or "eq",

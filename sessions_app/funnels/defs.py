@@ -26,7 +26,7 @@ def _name(value: Any) -> str:
 @transaction.atomic
 def funnel_create(*, site: Site, name: Any, definition: Any, user: Any = None) -> Funnel:
     """A new funnel at version 1; RangeError naming the first bad field."""
-    clean = definition_clean(definition)
+    clean = definition_clean(definition, site.id)
     if Funnel.objects.filter(site=site).count() >= MAX_FUNNELS:
         raise RangeError("name", f"a site keeps at most {MAX_FUNNELS} funnels")
     funnel = Funnel.objects.create(
@@ -46,7 +46,7 @@ def funnel_update(*, funnel: Funnel, name: Any = None, definition: Any = None) -
     if name is not None:
         funnel.name = _name(name)
     if definition is not None:
-        clean = definition_clean(definition)
+        clean = definition_clean(definition, funnel.site_id)
         if funnel.current is None or funnel.current.digest != digest(clean):
             number = (
                 funnel.versions.order_by("-number").values_list("number", flat=True).first() or 0

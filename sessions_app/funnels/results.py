@@ -174,7 +174,7 @@ def funnel_units(*, site: Site, version: FunnelVersion, start: datetime, end: da
     )
     sealed = sealed_versions(site.id, days)
     whole = {d for d in days if start <= d and timebuckets.next_start(d, "day") <= end}
-    digest = version.digest
+    digest = funnel.key  # the version's digest, and the goals its goal steps name
     parts = cached_parts(site_id=site.id, digest=digest, days=sealed, whole=whole, steps=steps)
     result = Result(days_total=len(days), days_cached=len(parts))
     cold = [d for d in days if d in sealed and d not in parts]

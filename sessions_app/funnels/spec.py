@@ -29,7 +29,7 @@ import orjson
 from rest_framework import serializers
 
 from sessions_app.core.bounds import RangeError
-from sessions_app.goals.kinds import Matcher
+from sessions_app.goals.kinds import STEP_KINDS, Matcher
 from sessions_app.goals.steps import StepSerializer, first_error, step_matcher
 
 MAX_STEPS, MIN_STEPS = 10, 2
@@ -71,11 +71,12 @@ class DefinitionSerializer(serializers.Serializer):
         return attrs
 
 
-def definition_clean(raw: Any) -> dict[str, Any]:
-    """The definition as stored (defaults filled in); RangeError naming the first bad field."""
+def definition_clean(raw: Any, site_id: Any = None) -> dict[str, Any]:
+    """The definition as stored (defaults filled in); RangeError naming the first bad field.
+    A goal step must name a goal of the site `site_id`."""
     if not isinstance(raw, dict):
         raise RangeError("definition", "expected an object")
-    checked = DefinitionSerializer(data=raw)
+    checked = DefinitionSerializer(data=raw, context={"site_id": site_id})
     if not checked.is_valid():
         field, message = first_error(checked.errors)
         raise RangeError(field, message)
@@ -97,6 +98,7 @@ class Funnel:
     per_session_units: bool  # a unit is a session (else a user)
     session_window: bool  # steps must happen within one session
     window: timedelta | None  # else at most this long from the first step
+    key: str  # what its cached days key on: the digest, and the goals its goal steps name
 
     def mask(self, row: dict[str, Any]) -> int:
         """Bit i set when the row matches step i."""
@@ -130,7 +132,9 @@ def funnel_compile(definition: dict[str, Any]) -> Funnel:
     length = None
     if window["unit"] != "session":
         length = timedelta(**{window["unit"]: window["value"]})
+    parts = [STEP_KINDS[s["kind"]].digest_part(s) for s in definition["steps"]]
     return Funnel(
+        key=digest({**definition, "parts": parts}) if any(parts) else digest(definition),
         definition=definition,
         matchers=tuple(step_matcher(s) for s in definition["steps"]),
         per_session_units=definition["count_by"] == "session",

@@ -15,9 +15,10 @@ from sessions_app.core.bounds import RangeError
 from sessions_app.funnels import answers, builder, defs, suggest
 from sessions_app.funnels.spec import MAX_STEPS
 from sessions_app.funnels.table import split_names
+from sessions_app.goals.defs import MAX_GOALS
 from sessions_app.goals.kinds import STEP_KINDS
 from sessions_app.goals.steps import OPS
-from sessions_app.models import Funnel, Site
+from sessions_app.models import Funnel, Goal, Site
 from sessions_app.params import query_params
 from sessions_app.periods import PARAMS
 from sessions_app.permissions import ADMIN, site_page, site_role
@@ -41,6 +42,7 @@ def _form_context(
         "name": name,
         "definition": definition or {"count_by": "user", "window": {"unit": "session"}},
         "kinds": list(STEP_KINDS),
+        "goals": Goal.objects.filter(site=site).order_by("name").only("name")[:MAX_GOALS],
         "matches": STEP_KINDS.form_matches(),
         "ops": OPS,
         "error_row": None,

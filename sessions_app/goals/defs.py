@@ -52,6 +52,9 @@ def definition_clean(raw: Any) -> dict[str, Any]:
     """The goal's step as stored (defaults filled in); RangeError naming the first bad field."""
     if not isinstance(raw, dict):
         raise RangeError("definition", "expected an object")
+    kind = STEP_KINDS.get(str(raw.get("kind")))
+    if kind is not None and not kind.in_goals:
+        raise RangeError("definition.kind", f"a goal cannot be a {kind.title} step")
     checked = StepSerializer(data=raw)
     if not checked.is_valid():
         name, message = first_error(checked.errors)

@@ -62,6 +62,15 @@ class StepKind:
     # The builder's plain words for a field a step of this kind lacks ("Step 2: " + it).
     prompts: dict[str, str] = {}
     placeholder = ""  # the builder's example value
+    in_goals = True  # a goal's own definition may be of this kind
+
+    def check_site(self, attrs: dict[str, Any], site_id: Any) -> None:
+        """Like `check`, for what depends on the step's site (its id, None if unknown)."""
+
+    def digest_part(self, step: dict[str, Any]) -> Any:
+        """What besides the step itself its matches depend on (a funnel's cached days key
+        on it, funnels/spec.Funnel.key), e.g. a named goal's current definition; None."""
+        return None
 
     def suggestion(self, row: Row) -> str | None:
         """What the builder suggests from a recent event row for this kind's text field."""

@@ -14,7 +14,8 @@ from typing import Any
 import orjson
 from rest_framework import serializers
 
-from sessions_app.goals.kinds import STEP_KINDS, Matcher
+from sessions_app.goals.kinds import STEP_KINDS, Matcher, StepKind
+from sessions_app.models import Goal
 
 MAX_CONDITIONS = 5
 OPS = ("eq", "neq", "contains", "exists")
@@ -39,6 +40,7 @@ class StepSerializer(serializers.Serializer):
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         STEP_KINDS[attrs["kind"]].check(attrs)
+        STEP_KINDS[attrs["kind"]].check_site(attrs, self.context.get("site_id"))
         if len(attrs.get("properties") or []) > MAX_CONDITIONS:
             raise serializers.ValidationError({"properties": f"at most {MAX_CONDITIONS}"})
         return attrs
@@ -97,3 +99,48 @@ def step_matcher(step: dict[str, Any]) -> Matcher:
         return base
     props = _props_match(step["properties"])
     return lambda row: base(row) and props(row.get("props"))
+
+
+def _goal(goal_id: Any) -> Goal | None:
+    return Goal.objects.filter(pk=goal_id).only("name", "definition", "digest").first()
+
+
+class GoalStep(StepKind):
+    """A step that is one of the site's goals (by id): its matcher is the goal's, as the goal
+    is now (a funnel's cached days key on the goal's digest: `digest_part`)."""
+
+    name, title = "goal", "goal"
+    prompts = {"goal": "choose one of the site's goals"}
+    in_goals = False  # a goal is not defined by another goal
+
+    def fields(self) -> dict[str, serializers.Field]:
+        return {"goal": serializers.IntegerField(min_value=1, required=False)}
+
+    def check(self, attrs: dict[str, Any]) -> None:
+        if not attrs.get("goal"):
+            raise serializers.ValidationError({"goal": "required for a goal step"})
+
+    def check_site(self, attrs: dict[str, Any], site_id: Any) -> None:
+        if site_id is None or not Goal.objects.filter(pk=attrs["goal"], site_id=site_id).exists():
+            raise serializers.ValidationError({"goal": "no such goal on this site"})
+
+    def digest_part(self, step: dict[str, Any]) -> Any:
+        goal = _goal(step["goal"])
+        return goal.digest if goal else "deleted"
+
+    def matcher(self, step: dict[str, Any]) -> Matcher:
+        goal = _goal(step["goal"])
+        return step_matcher(goal.definition) if goal else (lambda row: False)
+
+    def label(self, step: dict[str, Any]) -> str:
+        goal = _goal(step["goal"])
+        return f"reached {goal.name}" if goal else "a deleted goal"
+
+    def form_step(self, value: str, match: str) -> dict[str, Any]:
+        return {"goal": value}
+
+    def form_value(self, step: dict[str, Any]) -> tuple[str, str]:
+        return str(step.get("goal") or ""), "exact"
+
+
+STEP_KINDS.add(GoalStep())

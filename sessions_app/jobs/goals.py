@@ -3,9 +3,10 @@
 Saving a goal whose definition is new (`digest`) makes it exact from the current hour on
 (every hour sealed from now on counts it, and unsealed hours are counted live) and queues
 its backfill: every sealed hour whose raw rows are still kept is counted again for the
-site's goals (the goals product only, nothing else of the hour is touched), then the
-days and months above them are merged again. Progress is kept on the goal; when done,
-`exact_from` is the first hour whose raw rows were all still there.
+site's goals (the goals product, and the user sets that hold each goal's users for the
+cohorts: `BACKFILLED`), then the days and months above them are merged again.
+Progress is kept on the goal; when done, `exact_from` is the first hour whose raw rows
+were all still there.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 
-from sessions_app.aggregates.products import GOALS
+from sessions_app.aggregates.products import GOALS, USER_SETS, Product
 from sessions_app.aggregates.seal import CHILD, aggregate_ttl
 from sessions_app.aggregates.sources import Hour
 from sessions_app.core import timebuckets
@@ -58,6 +59,10 @@ def goal_save(
     except IntegrityError:
         raise RangeError("name", f"the site has a goal named {name!r} already") from None
     return goal
+
+
+# What a goal's backfill counts again: its counts, and the user sets (cohorts by goal).
+BACKFILLED: tuple[Product, ...] = (GOALS, USER_SETS)
 
 
 def backfill_due(goal: Goal) -> bool:
@@ -113,9 +118,11 @@ def _backfill(goal: Goal, now: datetime) -> dict[str, int]:
     )
     step = _progress(goal.pk)
     for hour, shards in hours:
-        counted = GOALS.hour(Hour(site_id=site.id, start=hour, shards=shards))
-        GOALS.write(site_id=site.id, granularity="hour", bucket=hour, value=counted,
-                    ttl=aggregate_ttl("hour"), now=now)  # fmt: skip
+        source = Hour(site_id=site.id, start=hour, shards=shards)
+        for product in BACKFILLED:  # the user sets' "goal:<id>" sets from the goals' count
+            value, ttl = product.hour(source), aggregate_ttl("hour")
+            product.write(site_id=site.id, granularity="hour", bucket=hour, value=value, ttl=ttl,
+                          now=now)  # fmt: skip
         step()
     for granularity in ("day", "month"):
         for bucket in above[granularity]:
@@ -131,10 +138,11 @@ def _rollup(site: Site, granularity: str, bucket: datetime, now: datetime) -> No
     children = timebuckets.buckets_between(
         bucket, timebuckets.next_start(bucket, granularity), CHILD[granularity]
     )
-    found = GOALS.read(site_id=site.id, granularity=CHILD[granularity], buckets=children)
-    GOALS.write(site_id=site.id, granularity=granularity, bucket=bucket,
-                value=GOALS.merge(found, start=bucket), ttl=aggregate_ttl(granularity),
-                now=now)  # fmt: skip
+    for product in BACKFILLED:
+        found = product.read(site_id=site.id, granularity=CHILD[granularity], buckets=children)
+        product.write(site_id=site.id, granularity=granularity, bucket=bucket,
+                      value=product.merge(found, start=bucket), ttl=aggregate_ttl(granularity),
+                      now=now)  # fmt: skip
 
 
 def _progress(goal_id: int) -> Callable[[], None]:

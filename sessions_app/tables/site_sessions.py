@@ -93,6 +93,14 @@ def upsert_params(
     )
 
 
+# The goals a session reached, marked when the hour of the conversion seals (the goals
+# product: aggregates/goals.sessions_mark), as the goal's definition digest: a changed
+# definition's old marks match no goal any more. The cell expires with the row (TTL).
+MARK_GOALS = """
+UPDATE {ks}.site_sessions USING TTL ? SET goals = goals + ?
+WHERE site_id = ? AND day = ? AND shard = ? AND session_id = ?
+"""
+
 DELETE_ROW = """
 DELETE FROM {ks}.site_sessions WHERE site_id = ? AND day = ? AND shard = ? AND session_id = ?
 """
@@ -140,6 +148,7 @@ OTHER_FILTERS: dict[str, str] = {
     "page": "pages CONTAINS ?",
     "event": "events CONTAINS ?",
     "converted": "converted = ?",
+    "goal": "goals CONTAINS ?",  # bound to the goal's digest (analysis/explorer.filter_values)
     "bot": "is_bot = ?",
     "identified": "identified = ?",
     "duration_min": "duration_s >= ?",
@@ -228,6 +237,7 @@ class SiteSession(Model):
     locals().update({d.column: columns.Text() for d in explored()})
     pages = columns.Set(columns.Text)  # paths viewed (the first MAX_PAGES distinct)
     events = columns.Set(columns.Text)  # custom event names done (among the first MAX_EVENTS)
+    goals = columns.Set(columns.Text)  # the digests of the goals reached (MARK_GOALS)
 
 
 SPEC = TableSpec(

@@ -11,7 +11,8 @@ from django.shortcuts import render
 from sessions_app import periods
 from sessions_app.analysis import explorer
 from sessions_app.core.bounds import RangeError
-from sessions_app.models import Site
+from sessions_app.goals.defs import MAX_GOALS
+from sessions_app.models import Goal, Site
 from sessions_app.params import query_params
 from sessions_app.permissions import site_page
 from sessions_app.replays.player import replays_mark
@@ -46,6 +47,7 @@ def session_explorer(request: HttpRequest, site: Site) -> HttpResponse:
         ),
         "share_url": request.build_absolute_uri("?" + urlencode(shown)),
         "fields": [(d, shown.get(d.name, "")) for d in dimensions.filters()],
+        "goals": Goal.objects.filter(site=site).only("name")[:MAX_GOALS],
         "period": query.period if query else None,
         "range_note": query.note if query else "",
     }

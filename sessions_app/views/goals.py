@@ -87,7 +87,7 @@ def _context(request: HttpRequest, site: Site, form: dict[str, Any], error: str)
         "can_edit": site_role(request.user, site.id) == ADMIN,
         "form": form,
         "error": error,
-        "kinds": list(STEP_KINDS),
+        "kinds": [k for k in STEP_KINDS if k.in_goals],
         "matches": STEP_KINDS.form_matches(),
         "ops": OPS,
     }

@@ -88,6 +88,13 @@
         o.disabled = allowed.indexOf(o.value) < 0;
       });
       if (match.selectedOptions[0] && match.selectedOptions[0].disabled) match.value = "exact";
+      // A goal step picks one of the site's goals from its own menu instead of the text.
+      var goal = row.querySelector(".goal-field");
+      if (goal) {
+        goal.hidden = select.value !== "goal";
+        row.querySelector(".value-field").hidden = select.value === "goal";
+        row.querySelector(".match-field").hidden = select.value === "goal";  // a goal has its own
+      }
     }
 
     form.addEventListener("click", function (event) {

@@ -24,7 +24,7 @@ from sessions_app.aggregates import breakdowns, paths, seal, sources, tally, tot
 from sessions_app.aggregates.products import PRODUCTS, Product
 from sessions_app.core import timebuckets
 from sessions_app.core.ids import uuid_time
-from sessions_app.models import BucketState
+from sessions_app.models import BucketState, Goal
 from sessions_app.tables import user_sessions
 from tests.aggregates import recount, test_breakdowns, test_heatmaps, test_vitals
 from tests.aggregates.test_breakdowns import seal_everything
@@ -152,14 +152,19 @@ def _heatmaps_plain(value: dict[Any, Any]) -> dict[Any, Any]:
 
 def _user_sets_brute(traffic: Traffic, hour: datetime) -> dict[str, int]:
     """Users with a human event in the hour, and which of them did each event key (their
-    bot events too); tests/cohorts checks who they are."""
+    bot events too) and reached each goal ("goal:<id>", human events only); tests/cohorts
+    checks who they are."""
     rows = traffic.rows[hour]
     humans = {r["user_key"] for r in rows if not r.get("is_bot")}
     members: dict[str, set[str]] = {usersets.ACTIVE: humans}
+    ids = dict(Goal.objects.filter(site=traffic.site).values_list("name", "pk"))
     for r in rows:
         if r["user_key"] in humans:
             key = (r.get("name") if r["type"] == "custom" else None) or r["type"]
             members.setdefault(key, set()).add(r["user_key"])
+            for name, goal in goal_brute.GOALS.items():
+                if not r.get("is_bot") and goal_brute.matches(goal, r):
+                    members.setdefault(usersets.goal_set(ids[name]), set()).add(r["user_key"])
     return {name: len(users) for name, users in members.items()}
 
 

@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from sessions_app.core import timebuckets
 from sessions_app.funnels import defs
+from sessions_app.jobs.goals import goal_save
 from sessions_app.ledger import sites
 from sessions_app.system import demo
 from tests.aggregates.test_breakdowns import seal_everything
@@ -123,3 +124,31 @@ def test_results_fill_in_by_themselves_while_days_are_computed(
     counts = [int(c) for c in page.locator("#funnel-steps td.count").all_inner_texts()]
     assert counts[0] > 0 and navigations == []  # filled in place, no reload
     screenshot(page, "funnel-results-complete")
+
+
+def test_a_step_names_a_goal_from_its_own_menu(live_server, context):
+    site = sites.site_create(name="Demo shop", origins=[live_server.url])
+    demo.clicks_generate(site=site, users=12, days=1, now=timezone.now(), seed=5)
+    goal = goal_save(site=site, name="Bought ✓", definition={"kind": "event", "name": "purchase"},
+                     now=timezone.now())  # fmt: skip
+    user = User.objects.create_user("fb-goal", password="correct-horse-2")
+    member(user, site, "admin")
+    page = context.new_page()
+    _login(page, live_server, "fb-goal")
+    page.goto(f"{live_server.url}/sites/{site.id}/funnels/")
+    page.select_option("select[name=step-1-kind]", "pageview")
+    page.fill("input[name=step-1-value]", "/demo/products")
+    menu, text = page.locator("select[name=step-2-goal]"), page.locator("input[name=step-2-value]")
+    assert not menu.is_visible() and text.is_visible()
+    page.select_option("select[name=step-2-kind]", "goal")
+    assert menu.is_visible() and not text.is_visible()  # the goal's menu instead of the text
+    assert not page.locator("select[name=step-2-match]").is_visible()  # the goal matches
+    assert menu.locator("option").all_inner_texts() == ["Bought ✓"]
+    page.fill("input[name=name]", "Products to a purchase")
+    screenshot(page, "funnel-builder-goal")
+    with page.expect_navigation():
+        page.click("#funnel-form button.primary")
+    funnel = site.funnels.get()
+    assert funnel.current.definition["steps"][1]["goal"] == goal.pk
+    assert page.get_by_text("reached Bought ✓").first.is_visible()
+    screenshot(page, "funnel-goal-results")
