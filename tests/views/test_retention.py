@@ -193,6 +193,8 @@ def test_creating_and_editing_a_site_in_the_admin_is_audited(client, admin):
             "enabled": "on",
             "event_shards": "2",
             "time_zone": "Europe/Berlin",
+            "replay_sample": "100",  # the admin form shows the defaults
+            "replay_retention_days": "30",
         },
     )
     assert response.status_code == 302, response.content.decode()[:2000]
@@ -209,6 +211,8 @@ def test_creating_and_editing_a_site_in_the_admin_is_audited(client, admin):
             "enabled": "on",
             "event_shards": "2",
             "time_zone": "Europe/Berlin",
+            "replay_sample": "100",  # the admin form shows the defaults
+            "replay_retention_days": "30",
         },
     )
     changed = AdminAction.objects.get(action="site.change")

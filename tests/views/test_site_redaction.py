@@ -34,6 +34,8 @@ def _change(client: Client, site: Site, redact: object) -> object:
             "enabled": "on",
             "event_shards": site.event_shards,
             "time_zone": site.time_zone,
+            "replay_sample": site.replay_sample,  # the admin form shows them filled in
+            "replay_retention_days": site.replay_retention_days,
         },
     )
 
@@ -188,7 +190,8 @@ def test_the_admin_refuses_a_bad_time_zone(site):
     response = _operator().post(
         f"/admin/sessions_app/site/{site.pk}/change/",
         {"name": site.name, "allowed_origins": "[]", "redact_params": "[]", "enabled": "on",
-         "event_shards": 1, "time_zone": "Mars/Olympus"},
+         "event_shards": 1, "time_zone": "Mars/Olympus", "replay_sample": 100,
+         "replay_retention_days": 30},
     )  # fmt: skip
     assert response.status_code == 200
     assert list(response.context["adminform"].form.errors) == ["time_zone"]
