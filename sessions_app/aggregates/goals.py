@@ -114,11 +114,11 @@ def hour_goals(source: Hour, goals: list[Goal]) -> Counts:
     raw rows."""
     if not goals:
         return {}
-    counted = source.tallied()
-    if counted is not None and {g.digest for g in goals} <= counted.goals_checked:
+    counted, digests = source.tallied(), {g.digest for g in goals}
+    if counted is not None and digests <= counted.goals_checked:
         converted = {
             (digest, uuid.UUID(sid)): held
-            for digest in {g.digest for g in goals}
+            for digest in digests
             for sid, held in counted.goals.get(digest, {}).items()
         }
     else:

@@ -131,13 +131,7 @@ def tally(
         vitals=vitals_count(measured), goals=converting.found,
         goals_checked=frozenset(g.digest for g in goals),
     )  # fmt: skip
-    _derive(counted, urls, elements, viewed)
-    if starts:
-        counted.starts = {
-            sid: (timebuckets.epoch_ms(starts[sid][0]), starts[sid][1])
-            for sid in counted.views
-            if sid in starts
-        }
+    _derive(counted, urls, elements, viewed, starts)
     return counted
 
 
@@ -183,8 +177,10 @@ def _derive(
     urls: Counter[str | None],
     elements: Counter[Any],
     viewed: list[tuple[Any, Any, str | None]],
+    starts: SessionStarts | None,
 ) -> None:
-    """Pages, click labels and each session's page views, from the distinct raw values."""
+    """Pages, click labels and each session's page views (and starts), from the distinct raw
+    values."""
     known = {url: page_path(url) for url in urls}
     for url, n in urls.items():
         path = known[url]
@@ -198,6 +194,12 @@ def _derive(
         path = known[url]
         if path and event_id is not None:
             counted.views.setdefault(session_id, []).append([*view_key(event_id), path])
+    if starts:  # what ingest knew of the sessions with page views here
+        counted.starts = {
+            sid: (timebuckets.epoch_ms(starts[sid][0]), starts[sid][1])
+            for sid in counted.views
+            if sid in starts
+        }
 
 
 def ids_digest(event_ids: Iterable[uuid.UUID]) -> bytes:

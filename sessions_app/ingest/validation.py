@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+import zlib
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -75,6 +76,22 @@ class BatchError(Exception):
 
     def as_dict(self) -> dict[str, str]:
         return {"error": f"{self.field}: {self.message}", "field": self.field}
+
+
+def gunzip(body: bytes, cap: int) -> bytes:
+    """Inflate a gzip body (a batch, a replay chunk) to at most `cap` bytes, or raise
+    BatchError. Bounded: a small body that expands past the cap (a gzip bomb) is a 413
+    after cap + 1 bytes, never decompressed in full."""
+    inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)  # gzip header and trailer
+    try:
+        data = inflater.decompress(body, cap + 1)
+    except zlib.error as exc:
+        raise BatchError(400, "body", f"invalid gzip body ({exc})") from None
+    if len(data) > cap:
+        raise BatchError(413, "body", f"more than {cap} bytes once decompressed")
+    if not inflater.eof:
+        raise BatchError(400, "body", "invalid gzip body (truncated)")
+    return data
 
 
 class EventError(ValueError):

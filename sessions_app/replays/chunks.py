@@ -19,7 +19,6 @@ from __future__ import annotations
 import gzip
 import json
 import uuid
-import zlib
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -32,6 +31,7 @@ from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.core.ids import time_uuid
 from sessions_app.core.redis_client import redis_client
 from sessions_app.ingest.state import SessionState, state_key
+from sessions_app.ingest.validation import BatchError, gunzip
 from sessions_app.ledger.suppression import suppressed_keys
 from sessions_app.models import Site
 from sessions_app.tables import ingest_stats, replay_chunks, user_sessions
@@ -79,16 +79,10 @@ def inflate(body: bytes) -> tuple[bytes, bytes]:
                          f"{settings.REPLAY_MAX_CHUNK_BYTES} a chunk")  # fmt: skip
     if not body.startswith(GZIP_MAGIC):
         return gzip.compress(body, compresslevel=6), body
-    cap = settings.REPLAY_MAX_INFLATED_BYTES
-    inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
     try:
-        text = inflater.decompress(body, cap + 1)
-    except zlib.error as exc:
-        raise ChunkError(400, "body", f"invalid gzip body ({exc})") from None
-    if len(text) > cap:
-        raise ChunkError(413, "body", f"more than {cap} bytes once decompressed")
-    if not inflater.eof:
-        raise ChunkError(400, "body", "invalid gzip body (truncated)")
+        text = gunzip(body, settings.REPLAY_MAX_INFLATED_BYTES)
+    except BatchError as exc:
+        raise ChunkError(exc.status, exc.field, exc.message) from None
     return body, text
 
 
