@@ -33,10 +33,12 @@ def admin(client):
 
 @pytest.fixture
 def traffic(site):
-    now = timezone.now().replace(microsecond=0)
+    # Half past the previous hour: the 12 events and their receipt share one hour partition
+    # whatever the clock says (near :00, "the last 30 seconds" straddled two hours).
+    at = timezone.now().replace(minute=30, second=0, microsecond=0) - timedelta(hours=1)
     events_record(
-        source=Source(site=site, received_at=now),
-        raw_events=[event(now - timedelta(seconds=30 - i), anon="visitor") for i in range(12)],
+        source=Source(site=site, received_at=at + timedelta(seconds=30)),
+        raw_events=[event(at + timedelta(seconds=i), anon="visitor") for i in range(12)],
     )
     return site
 
