@@ -64,12 +64,13 @@ def _ms(value: datetime) -> int:
 
 def visitor_bodies(site: Any, recorded: list[dict[str, Any]], visitor: str,
                    began: datetime) -> list[bytes]:  # fmt: skip
-    """The recording as one visitor's chunks from `began` (new ids and times), gzipped."""
+    """The recording as one visitor's chunks from `began` (new ids and times), gzipped;
+    without `sent_at`: sent all at once, each chunk's clock-skew correction would differ."""
     first = min(b["start"] for b in recorded)
     bodies = []
     for body in recorded:
-        moved = {k: v for k, v in body.items() if k not in ("user_id", "last_event")}
-        for name in ("page", "start", "end", "sent_at"):
+        moved = {k: v for k, v in body.items() if k not in ("user_id", "last_event", "sent_at")}
+        for name in ("page", "start", "end"):
             if name in body:
                 moved[name] = _ms(began) + body[name] - first
         moved.update(site=site.key, chunk=str(uuid.uuid4()), anonymous_id=visitor)

@@ -62,6 +62,12 @@ def _references(events: Any) -> Iterator[tuple[dict[str, Any], str, str]]:
                     stack.append(value)
 
 
+def may_hold_stylesheets(text: bytes) -> bool:
+    """Whether a chunk's JSON may hold a stylesheet (a byte search: most chunks hold only
+    changes and input, and are not walked)."""
+    return b"_cssText" in text or b'"isStyle"' in text
+
+
 def assets_split(events: list[Any]) -> dict[str, str]:
     """Replace each stylesheet of at least MIN_BYTES by its reference, in place; return
     {hash: text} of those replaced."""

@@ -246,10 +246,12 @@ def chunk_store(site: Site, session_id: uuid.UUID, chunk: Chunk) -> None:
     )
 
 
-def chunk_slim(site: Site, chunk: Chunk, data: dict[str, Any]) -> Chunk:
+def chunk_slim(site: Site, chunk: Chunk, data: dict[str, Any], text: bytes) -> Chunk:
     """The chunk with its stylesheets stored once per site and referenced (replays/
     assets.py), re-compressed; as it came when it has none (the stylesheets first: a
     stored chunk never names a stylesheet not stored yet)."""
+    if not assets.may_hold_stylesheets(text):  # most chunks: changes and input only
+        return chunk
     found = assets.assets_split(data["events"])
     if not found:
         return chunk
@@ -269,7 +271,7 @@ def chunk_accept(site: Site, body: bytes, *, received_at: datetime) -> dict[str,
     chunk = chunk_parse(data, compressed, received_at=received_at)
     session = session_of(site, chunk)
     new = session_budget(site, session, chunk)
-    chunk = chunk_slim(site, chunk, data)
+    chunk = chunk_slim(site, chunk, data, text)
     chunk_store(site, session.session_id, chunk)  # a retry rewrites the same row
     return {"stored": True, "duplicate": not new, "session_id": str(session.session_id)}
 
