@@ -28,7 +28,7 @@ pytestmark = [
 
 CHUNKS = "SELECT seq, size, data FROM {ks}.replay_chunks WHERE site_id = ? AND session_id = ?"
 ASSET = (
-    "SELECT size, writetime(data) AS written FROM {ks}.replay_assets WHERE site_id = ? AND hash = ?"  # noqa: E501
+    "SELECT size, writetime(data) AS written FROM {ks}.replay_assets WHERE site_id = ? AND hash = ?"
 )
 PAGE_LOADS = 3
 
