@@ -201,8 +201,7 @@ def first_frame(browser: Any, url: str, state: dict[str, Any]) -> dict[str, floa
     try:
         page.wait_for_function("() => window.__csFirstFrame", timeout=30_000)
     except Exception:
-        page.screenshot(path="artifacts/bench-replay-player-timeout.png")
-        print(page.url, page.evaluate("() => [document.title, !!document.querySelector('#replay iframe'), document.querySelector('#replay') && document.querySelector('#replay').innerText.slice(0, 300)]"), file=sys.stderr)
+        page.screenshot(path="artifacts/bench-replay-player-timeout.png")  # what it showed
         raise
     figures = page.evaluate(
         """() => ({
