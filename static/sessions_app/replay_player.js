@@ -32,7 +32,9 @@
 
   function get(after) {
     var url = data.api + (after ? "?after=" + encodeURIComponent(after) : "");
-    return fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } }).then(function (r) {
+    // No request headers: the first answer is the page's preload (same URL, mode and
+    // credentials), which a request with other headers would not reuse.
+    return fetch(url, { credentials: "same-origin" }).then(function (r) {
       if (!r.ok) throw new Error("HTTP " + r.status);
       return r.json();
     });
