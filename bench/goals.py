@@ -10,8 +10,9 @@ node has settled, rounds interleaved, in this process:
   (a) the dashboard's goal table over 30 days against the 30 before
       (`goal_table.dashboard_goals`: the stored days and hours, the merge, the rates);
   (b) the same filtered by source=Google (the per-value rows);
-  (raw) the driver alone reading the same stored rows (one row per goal and stored
-      bucket of both periods), the floor of any read of them;
+  (raw) the driver alone reading the same stored rows and columns (one row per goal and
+      stored bucket of both periods: the visitors' sketches of the 30 days, the 30
+      before's conversions; both periods at once), the floor of any read of them;
   (seal) what goals cost the seal: bench/sealing's hour of SEAL_EVENTS events (default
       50,000) sealed from its tallies without goals; with the five goals defined before
       the events came (ingest matched them into the tallies); with them defined after
@@ -126,15 +127,22 @@ def _table(site: Any, params: dict[str, str]) -> int:
 
 
 def _raw(site: Any, digests: list[str]) -> int:
-    """The driver alone reading the rows both periods add up from: a total row per goal
-    of each sealed day and of today's hours."""
+    """The driver alone reading the rows both periods add up from, with the columns the
+    table reads (goals.SLIM_READS): a total row per goal of each sealed day and of today's
+    hours, the visitors' sketch of the 30 days, the conversions of the 30 before; both
+    periods at once."""
     now = datetime.now(UTC)
     today, hour = timebuckets.floor(now, "day"), timebuckets.floor(now, "hour")
-    units = [("day", d) for d in timebuckets.buckets_between(today - timedelta(days=60), today,
-                                                               "day")]  # fmt: skip
-    units += [("hour", h) for h in timebuckets.buckets_between(today, hour, "hour")]
-    params = [(site.id, g, b, digests, "", "") for g, b in units]
-    return raw_rows(bucket_goals.SELECT_VALUE, params)
+    days = timebuckets.buckets_between(today - timedelta(days=60), today, "day")
+    current = [("day", d) for d in days[30:]]
+    current += [("hour", h) for h in timebuckets.buckets_between(today, hour, "hour")]
+    previous = [("day", d) for d in days[:30]]
+    with ThreadPoolExecutor(1) as pool:
+        earlier = pool.submit(raw_rows, bucket_goals.SELECT_VALUE_CONVERSIONS,
+                              [(site.id, g, b, digests, "", "") for g, b in previous])  # fmt: skip
+        rows = raw_rows(bucket_goals.SELECT_VALUE_USERS,
+                        [(site.id, g, b, digests, "", "") for g, b in current])  # fmt: skip
+        return rows + earlier.result()
 
 
 def seal_cost(events: int) -> dict[str, float]:
