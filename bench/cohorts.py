@@ -50,6 +50,7 @@ from sessions_app.cohorts import reads  # noqa: E402
 from sessions_app.core import timebuckets  # noqa: E402
 from sessions_app.core.cql import cassandra_session, prepare  # noqa: E402
 from sessions_app.core.ids import time_uuid  # noqa: E402
+from sessions_app.models import BucketState  # noqa: E402
 
 WEEKS = 12
 INSERT = """
@@ -158,7 +159,8 @@ class ColdReader(reads.Reader):
 
 def write_sets(site, days: dict[datetime, dict[datetime, set[str]]], first: datetime) -> None:
     """The sealed day sets (each rewriting its week's), and the month sets the rollups
-    make of them (the 24 months of the cohorts' lookback included, empty)."""
+    make of them (the 24 months of the cohorts' lookback included, empty); the buckets'
+    states, sealed."""
     numbers: dict[str, int] = {}
     months: dict[datetime, list] = {}
     for day, hours in sorted(days.items()):
@@ -179,6 +181,20 @@ def write_sets(site, days: dict[datetime, dict[datetime, set[str]]], first: date
         usersets.sets_write(
             site_id=site.id, granularity="month", bucket=month, value=merged, ttl=ttl
         )
+    _states_sealed(site, first)
+
+
+def _states_sealed(site, first: datetime) -> None:
+    """The sealed bucket states the seals and rollups leave (every hour, day and month of
+    the 12 weeks): what a cached answer's key aggregates."""
+    end, now = first + timedelta(weeks=WEEKS), datetime.now(UTC)
+    states = [
+        BucketState(site=site, granularity=g, bucket=b, state=BucketState.SEALED, seals=1,
+                    sealed_at=now)
+        for g in ("hour", "day", "month")
+        for b in timebuckets.buckets_between(first, end, g)
+    ]  # fmt: skip
+    BucketState.objects.bulk_create(states, batch_size=2_000)
 
 
 def main() -> None:

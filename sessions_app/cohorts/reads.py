@@ -200,10 +200,11 @@ Report = Callable[..., dict[str, Any]]
 
 def answer_key(site_id: uuid.UUID, query: Query, now: datetime) -> str | None:
     """What a report's answer depends on: the query, the hour, and every stored set it may
-    read — each seal or late event of the range's buckets (their states' count, seals,
-    versions, last seal), every finished erasure (it edits sets in place) and goal
-    backfill; None while an erasure or a goal's backfill is under way (nothing cached).
-    Three SQL reads: the erasures' and the states' aggregates, the goals' rows."""
+    read — each seal or late event of the range's days and months and of the hours it
+    may read (their states' count, seals, versions, last seal), every finished erasure
+    (it edits sets in place) and goal backfill; None while an erasure or a goal's
+    backfill is under way (nothing cached). Three SQL reads: the erasures' and the
+    states' aggregates (not over two years of hour states), the goals' rows."""
     finished = (ErasureRequest.DONE, ErasureRequest.FAILED)
     erasures = ErasureRequest.objects.filter(site_id=site_id).aggregate(
         n=Count("pk"), at=Max("finished_at"), running=Count("pk", filter=~Q(state__in=finished))
@@ -217,7 +218,13 @@ def answer_key(site_id: uuid.UUID, query: Query, now: datetime) -> str | None:
     for _ in range(LOOKBACK_MONTHS):
         first = timebuckets.floor(first - timedelta(days=1), "month")
     end = timebuckets.next_start(query.starts[-1], query.unit) if query.starts else now
-    states = BucketState.objects.filter(site_id=site_id, bucket__gte=first, bucket__lt=end)
+    # Hours are read only for days of the last LIVE_DAYS; an older hour's change reopens
+    # its day and month (a new version) and reseals them.
+    live_from = timebuckets.floor(now - timedelta(days=LIVE_DAYS), "day")
+    states = BucketState.objects.filter(
+        Q(granularity__in=("day", "month")) | Q(granularity="hour", bucket__gte=live_from),
+        site_id=site_id, bucket__gte=first, bucket__lt=end,
+    )  # fmt: skip
     found = (
         site_id, query.unit, query.starts, query.first_event, query.return_event,
         timebuckets.floor(now, "hour"),
