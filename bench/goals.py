@@ -43,9 +43,11 @@ import django
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "clickstream.settings.local")
 django.setup()
 
+from cassandra.concurrent import execute_concurrent  # noqa: E402
+
 from bench.node import settle  # noqa: E402
 from bench.sealing import SHARDS, hour_of_events  # noqa: E402
-from bench.timing import fresh_site, interleaved, raw_rows, sizes  # noqa: E402
+from bench.timing import fresh_site, interleaved, sizes  # noqa: E402
 from sessions_app.aggregates.breakdowns import names  # noqa: E402
 from sessions_app.aggregates.goals import TOTAL, GoalCount  # noqa: E402
 from sessions_app.aggregates.products import GOALS as GOAL_PRODUCT  # noqa: E402
@@ -54,6 +56,7 @@ from sessions_app.aggregates.sketch import sketch_of  # noqa: E402
 from sessions_app.analysis import goal_table  # noqa: E402
 from sessions_app.analysis.kpi_report import site_period  # noqa: E402
 from sessions_app.core import timebuckets  # noqa: E402
+from sessions_app.core.cql import cassandra_session, prepare  # noqa: E402
 from sessions_app.goals.defs import site_goals  # noqa: E402
 from sessions_app.jobs.goals import goal_save  # noqa: E402
 from sessions_app.models import BucketState, Goal, Site  # noqa: E402
@@ -137,12 +140,12 @@ def _raw(site: Any, digests: list[str]) -> int:
     current = [("day", d) for d in days[30:]]
     current += [("hour", h) for h in timebuckets.buckets_between(today, hour, "hour")]
     previous = [("day", d) for d in days[:30]]
-    with ThreadPoolExecutor(1) as pool:
-        earlier = pool.submit(raw_rows, bucket_goals.SELECT_VALUE_CONVERSIONS,
-                              [(site.id, g, b, digests, "", "") for g, b in previous])  # fmt: skip
-        rows = raw_rows(bucket_goals.SELECT_VALUE_USERS,
-                        [(site.id, g, b, digests, "", "") for g, b in current])  # fmt: skip
-        return rows + earlier.result()
+    users, conversions = (prepare(bucket_goals.SELECT_VALUE_USERS),
+                          prepare(bucket_goals.SELECT_VALUE_CONVERSIONS))  # fmt: skip
+    work = [(users, (site.id, g, b, digests, "", "")) for g, b in current]
+    work += [(conversions, (site.id, g, b, digests, "", "")) for g, b in previous]
+    results = execute_concurrent(cassandra_session(), work, raise_on_first_error=True)
+    return sum(len(list(rows)) for _, rows in results)
 
 
 def seal_cost(events: int) -> dict[str, float]:

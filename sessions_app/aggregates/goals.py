@@ -261,19 +261,21 @@ SLIM_READS = {
 
 
 def goal_values_read(
-    *, site_id: uuid.UUID, buckets: list[tuple[str, datetime]], digests: list[str],
-    dimension: str = "", value: str = "", distinct: tuple[str, ...] = ("visits", "visitors"),
-) -> list[Counts]:  # fmt: skip
-    """The stored rows of these goals for one dimension value (or their totals) in these
-    buckets: one row per goal and bucket, read in parallel; the sketches of the `distinct`
-    counts only (a key of SLIM_READS)."""
-    statement = prepare(SLIM_READS[distinct])
+    *, site_id: uuid.UUID, reads: list[tuple[list[tuple[str, datetime]], tuple[str, ...]]],
+    digests: list[str], dimension: str = "", value: str = "",
+) -> list[list[Counts]]:  # fmt: skip
+    """For each read (buckets, the `distinct` counts whose sketches it merges: a key of
+    SLIM_READS), the stored rows of these goals for one dimension value (or their totals)
+    in its buckets: one row per goal and bucket. Every read's queries are sent before
+    any answer is awaited (one concurrent round)."""
     db = cassandra_session()
-    futures = [
-        db.execute_async(statement, (site_id, *key, digests, dimension, value)) for key in buckets
-    ]
-    found = []
-    for future in futures:
-        rows = future.result()
-        found.append({(r["goal"], r["dimension"], r["value"]): _count_of(r) for r in rows})
-    return found
+    pending = []
+    for buckets, distinct in reads:
+        statement = prepare(SLIM_READS[distinct])
+        pending.append([db.execute_async(statement, (site_id, *key, digests, dimension, value))
+                        for key in buckets])  # fmt: skip
+    return [
+        [{(r["goal"], r["dimension"], r["value"]): _count_of(r) for r in future.result()}
+         for future in futures]
+        for futures in pending
+    ]  # fmt: skip

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -68,22 +67,16 @@ def goal_numbers(
     sessions with this dimension value (or all): conversions, and the distinct counts the
     span asks for (visits, visitors: their sketches merged, the only ones read); also how
     many unsealed hours were past MAX_LIVE_HOURS and left out. The spans' stored rows
-    are read at once (a pool thread for each span past the first), then the live hours."""
+    are read at once (one concurrent round), then the live hours."""
     digests = sorted({g.digest for g in goals})
     if not digests:
         return [({}, 0) for _ in spans]
     hours = [(timebuckets.floor(s, "hour"), timebuckets.ceil(e, "hour"), d) for s, e, d in spans]
     covers = [bucket_cover(site_id=site_id, start=start, end=end) for start, end, _ in hours]
-
-    def read(i: int) -> list[goal_counts.Counts]:
-        return goal_counts.goal_values_read(
-            site_id=site_id, buckets=covers[i][0], digests=digests, dimension=dimension,
-            value=value, distinct=hours[i][2],
-        )  # fmt: skip
-
-    with ThreadPoolExecutor(max(1, len(spans) - 1), thread_name_prefix="goal-table") as pool:
-        later = [pool.submit(read, i) for i in range(1, len(spans))]
-        parts = [read(0), *(future.result() for future in later)] if spans else []
+    reads = [(cover[0], span[2]) for cover, span in zip(covers, hours, strict=True)]
+    parts = goal_counts.goal_values_read(
+        site_id=site_id, reads=reads, digests=digests, dimension=dimension, value=value
+    )
     found = []
     for (_, live, shards), stored, (_, _, distinct) in zip(covers, parts, hours, strict=True):
         for hour in live[-MAX_LIVE_HOURS:]:  # counted as their seal will count them

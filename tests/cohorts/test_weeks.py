@@ -1,25 +1,23 @@
 """Week sets (aggregates/usersets.week_write): each day's rollup rewrites its ISO week's
 sets as the union of the week's stored days; a weekly cohort reads one row per settled
-week instead of seven, equal to the brute-force recount of the raw rows; an erasure takes
-the user out of the week rows too (in place, before any reseal)."""
+week instead of seven, equal to the brute-force recount of the raw rows; the erasure step
+takes the user out of the week rows too, in place (tests/cohorts/test_pages.py erases a
+user end to end and scans every stored set, weeks included)."""
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
 
 import pytest
-from django.contrib.auth.models import User
 from django.utils import timezone
 from pyroaring import BitMap
 
-from sessions_app import tasks
 from sessions_app.aggregates import usersets
 from sessions_app.cohorts import reads
 from sessions_app.core import timebuckets
 from sessions_app.core.cql import cassandra_session, prepare
-from sessions_app.erasure import erasures
+from sessions_app.erasure.scan import user_sets_erase
 from sessions_app.ledger import sites
-from sessions_app.models import ErasureRequest
 from sessions_app.tables import user_sets
 from tests.cohorts.test_exact import (
     brute_cohorts,
@@ -63,9 +61,7 @@ def cohorts_read(site, now: datetime) -> tuple[list[tuple[int, list[int]]], read
     return [(r["size"], r["counts"]) for r in answer["cohorts"]], reader
 
 
-def test_weekly_cohorts_read_the_week_sets_and_equal_the_brute_force(settings):
-    settings.SUPPRESSION_CACHE_SECONDS = 0
-    settings.ERASURE_SETTLE_SECONDS = 0
+def test_weekly_cohorts_read_the_week_sets_and_equal_the_brute_force():
     site = sites.site_create(name="Weeks", origins=["https://shop.example"])
     for u, (user, days) in enumerate(ACTIVE.items()):
         for day in days:
@@ -93,21 +89,6 @@ def test_weekly_cohorts_read_the_week_sets_and_equal_the_brute_force(settings):
     got, _ = cohorts_read(site, now)
     assert got == brute_cohorts(raw_rows(site), query_of("week"))
 
-    # An erasure removes the user from the week rows in place (the reseal comes later).
-    number = usersets.numbers_of(site.id, ["wa-ü"], assign=False)["wa-ü"]
-    week = timebuckets.floor(origin() + timedelta(days=16), "week")  # one of wa-ü's
-    assert week in weeks and number in week_numbers(site, week)
-    root = User.objects.create_superuser("root", password="pw-root-123")
-    request = erasures.erasure_request(site=site, key="wa-ü", kind=ErasureRequest.ANONYMOUS_ID,
-                                       requested_by=root)  # fmt: skip
-    tasks.erase_user.apply(args=[str(request.pk)]).get()
-    request.refresh_from_db()
-    assert request.state == ErasureRequest.DONE, request.error
-    assert not any(number in week_numbers(site, w) for w in weeks)
-    seal_due(site)
-    got, _ = cohorts_read(site, now)
-    assert got == brute_cohorts(raw_rows(site), query_of("week"))
-
 
 def test_a_week_row_never_outlives_its_days():
     site = sites.site_create(name="Week TTL", origins=["https://shop.example"])
@@ -128,3 +109,20 @@ def test_a_week_row_never_outlives_its_days():
     # A rollup with less time left than the week's first day had writes no week.
     usersets.week_write(site_id=site.id, day=week, ttl=60)
     assert ttl("week", week) > 60
+
+
+def test_the_erasure_step_takes_the_user_out_of_the_weeks_of_its_days():
+    """The per-user counts step (erasure/scan.user_sets_erase) edits the weeks of the
+    days it is given in place: sets outlive raw rows, so no reseal would."""
+    site = sites.site_create(name="Week erasure", origins=["https://shop.example"])
+    for user in ("we-gone", "we-kept"):
+        send(site, user, 16, 30, signup=False)
+    seal_due(site)
+    day = timebuckets.floor(origin() + timedelta(days=16), "day")
+    week = timebuckets.floor(day, "week")
+    number = usersets.numbers_of(site.id, ["we-gone"], assign=False)["we-gone"]
+    assert number in week_numbers(site, week)
+    counts = user_sets_erase(site.id, ["we-gone"], {"hour": set(), "day": {day}, "month": set()})
+    assert counts["user_sets"] >= 2  # the day's row and the week's
+    assert number not in week_numbers(site, week)
+    assert week_users(site, week) == {"we-kept"}
