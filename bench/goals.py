@@ -10,8 +10,9 @@ node has settled, rounds interleaved, in this process:
   (a) the dashboard's goal table over 30 days against the 30 before
       (`goal_table.dashboard_goals`: the stored days and hours, the merge, the rates);
   (b) the same filtered by source=Google (the per-value rows);
-  (raw) the driver alone reading the same stored rows (one row per goal and stored
-      bucket of both periods), the floor of any read of them;
+  (raw) the driver alone reading the same stored rows and columns (one row per goal and
+      stored bucket of both periods: the visitors' sketches of the 30 days, the 30
+      before's conversions; both periods at once), the floor of any read of them;
   (seal) what goals cost the seal: bench/sealing's hour of SEAL_EVENTS events (default
       50,000) sealed from its tallies without goals; with the five goals defined before
       the events came (ingest matched them into the tallies); with them defined after
@@ -42,9 +43,11 @@ import django
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "clickstream.settings.local")
 django.setup()
 
+from cassandra.concurrent import execute_concurrent  # noqa: E402
+
 from bench.node import settle  # noqa: E402
 from bench.sealing import SHARDS, hour_of_events  # noqa: E402
-from bench.timing import fresh_site, interleaved, raw_rows, sizes  # noqa: E402
+from bench.timing import fresh_site, interleaved, sizes  # noqa: E402
 from sessions_app.aggregates.breakdowns import names  # noqa: E402
 from sessions_app.aggregates.goals import TOTAL, GoalCount  # noqa: E402
 from sessions_app.aggregates.products import GOALS as GOAL_PRODUCT  # noqa: E402
@@ -53,6 +56,7 @@ from sessions_app.aggregates.sketch import sketch_of  # noqa: E402
 from sessions_app.analysis import goal_table  # noqa: E402
 from sessions_app.analysis.kpi_report import site_period  # noqa: E402
 from sessions_app.core import timebuckets  # noqa: E402
+from sessions_app.core.cql import cassandra_session, prepare  # noqa: E402
 from sessions_app.goals.defs import site_goals  # noqa: E402
 from sessions_app.jobs.goals import goal_save  # noqa: E402
 from sessions_app.models import BucketState, Goal, Site  # noqa: E402
@@ -126,15 +130,22 @@ def _table(site: Any, params: dict[str, str]) -> int:
 
 
 def _raw(site: Any, digests: list[str]) -> int:
-    """The driver alone reading the rows both periods add up from: a total row per goal
-    of each sealed day and of today's hours."""
+    """The driver alone reading the rows both periods add up from, with the columns the
+    table reads (goals.SLIM_READS): a total row per goal of each sealed day and of today's
+    hours, the visitors' sketch of the 30 days, the conversions of the 30 before; both
+    periods at once."""
     now = datetime.now(UTC)
     today, hour = timebuckets.floor(now, "day"), timebuckets.floor(now, "hour")
-    units = [("day", d) for d in timebuckets.buckets_between(today - timedelta(days=60), today,
-                                                               "day")]  # fmt: skip
-    units += [("hour", h) for h in timebuckets.buckets_between(today, hour, "hour")]
-    params = [(site.id, g, b, digests, "", "") for g, b in units]
-    return raw_rows(bucket_goals.SELECT_VALUE, params)
+    days = timebuckets.buckets_between(today - timedelta(days=60), today, "day")
+    current = [("day", d) for d in days[30:]]
+    current += [("hour", h) for h in timebuckets.buckets_between(today, hour, "hour")]
+    previous = [("day", d) for d in days[:30]]
+    users, conversions = (prepare(bucket_goals.SELECT_VALUE_USERS),
+                          prepare(bucket_goals.SELECT_VALUE_CONVERSIONS))  # fmt: skip
+    work = [(users, (site.id, g, b, digests, "", "")) for g, b in current]
+    work += [(conversions, (site.id, g, b, digests, "", "")) for g, b in previous]
+    results = execute_concurrent(cassandra_session(), work, raise_on_first_error=True)
+    return sum(len(list(rows)) for _, rows in results)
 
 
 def seal_cost(events: int) -> dict[str, float]:

@@ -228,12 +228,13 @@ def _stored(e: GoalCount) -> tuple[int, int, int, bytes, bytes]:
 
 
 def _count_of(row: dict[str, Any]) -> GoalCount:
+    """A stored row's count (the columns a slimmer read left out: zero, no sketch)."""
     return GoalCount(
         conversions=row["conversions"] or 0,
-        sessions=row["sessions"] or 0,
-        users=row["users"] or 0,
-        sessions_sketch=row["sessions_sketch"] or b"",
-        users_sketch=row["users_sketch"] or b"",
+        sessions=row.get("sessions") or 0,
+        users=row.get("users") or 0,
+        sessions_sketch=row.get("sessions_sketch") or b"",
+        users_sketch=row.get("users_sketch") or b"",
     )
 
 
@@ -251,19 +252,30 @@ def goals_read(*, site_id: uuid.UUID, buckets: list[tuple[str, datetime]]) -> li
         return [found for found in pool.map(read, buckets) if found]
 
 
+# What a read of the goals' rows needs besides conversions: its statement.
+SLIM_READS = {
+    ("visits", "visitors"): bucket_goals.SELECT_VALUE,
+    ("visitors",): bucket_goals.SELECT_VALUE_USERS,
+    (): bucket_goals.SELECT_VALUE_CONVERSIONS,
+}
+
+
 def goal_values_read(
-    *, site_id: uuid.UUID, buckets: list[tuple[str, datetime]], digests: list[str],
-    dimension: str = "", value: str = "",
-) -> list[Counts]:  # fmt: skip
-    """The stored rows of these goals for one dimension value (or their totals) in these
-    buckets: one row per goal and bucket, read in parallel."""
-    statement = prepare(bucket_goals.SELECT_VALUE)
+    *, site_id: uuid.UUID, reads: list[tuple[list[tuple[str, datetime]], tuple[str, ...]]],
+    digests: list[str], dimension: str = "", value: str = "",
+) -> list[list[Counts]]:  # fmt: skip
+    """For each read (buckets, the `distinct` counts whose sketches it merges: a key of
+    SLIM_READS), the stored rows of these goals for one dimension value (or their totals)
+    in its buckets: one row per goal and bucket. Every read's queries are sent before
+    any answer is awaited (one concurrent round)."""
     db = cassandra_session()
-    futures = [
-        db.execute_async(statement, (site_id, *key, digests, dimension, value)) for key in buckets
-    ]
-    found = []
-    for future in futures:
-        rows = future.result()
-        found.append({(r["goal"], r["dimension"], r["value"]): _count_of(r) for r in rows})
-    return found
+    pending = []
+    for buckets, distinct in reads:
+        statement = prepare(SLIM_READS[distinct])
+        pending.append([db.execute_async(statement, (site_id, *key, digests, dimension, value))
+                        for key in buckets])  # fmt: skip
+    return [
+        [{(r["goal"], r["dimension"], r["value"]): _count_of(r) for r in future.result()}
+         for future in futures]
+        for futures in pending
+    ]  # fmt: skip

@@ -10,16 +10,18 @@ months are the unions of their children. Retention cohorts, lifecycle and sticki
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from cassandra.concurrent import execute_concurrent
 from pyroaring import BitMap
 
 from sessions_app.aggregates.tally import Tally
+from sessions_app.core import timebuckets
 from sessions_app.core.cql import cassandra_session, execute_windowed, prepare
 from sessions_app.tables import user_number_keys, user_numbers, user_sets
 
@@ -180,19 +182,48 @@ def sets_write(
     *, site_id: uuid.UUID, granularity: str, bucket: datetime, value: KeySets | Sets, ttl: int
 ) -> None:
     """Overwrite a bucket's sets: the active row lists the names kept (older rows of other
-    names stay until their TTL, unread)."""
+    names stay until their TTL, unread). A day's write also rewrites its week's."""
     sets = numbered(site_id, value) if isinstance(value, KeySets) else value
-    names = {n for n in sets.members if n != ACTIVE}
     upsert = prepare(user_sets.UPSERT, idempotent=True, write=True)
-    work = [
-        (upsert, (site_id, granularity, bucket, name, _blob(users), names if name == ACTIVE
-                  else None, sets.complete, ttl))
-        for name, users in sets.members.items()
+    execute_windowed([(upsert, (*row, ttl)) for row in _rows(site_id, granularity, bucket, sets)])
+    if granularity == "day":
+        week_write(site_id=site_id, day=bucket, ttl=ttl)
+
+
+def _rows(
+    site_id: uuid.UUID, granularity: str, bucket: datetime, sets: Sets
+) -> list[tuple[Any, ...]]:
+    """A bucket's stored rows (without the TTL): one a set, the active one listing the
+    names kept."""
+    names = {n for n in sets.members if n != ACTIVE}
+    members = {ACTIVE: BitMap(), **sets.members}
+    return [
+        (site_id, granularity, bucket, name, _blob(users), names if name == ACTIVE else None,
+         sets.complete)
+        for name, users in members.items()
     ]  # fmt: skip
-    if ACTIVE not in sets.members:
-        work.append((upsert, (site_id, granularity, bucket, ACTIVE, _blob(BitMap()), names,
-                              sets.complete, ttl)))  # fmt: skip
-    execute_windowed(work)
+
+
+def week_write(*, site_id: uuid.UUID, day: datetime, ttl: int) -> None:
+    """Rewrite the sets of the day's ISO week as the union of its stored days (a weekly
+    cohort reads one row a week instead of seven).
+
+    Written at the time the days were read: of two rollups of the same week racing, the
+    write of the one that read later wins, and it saw every day row written before. It
+    expires `ttl` after its first day ended, never after one of its days (each was
+    written with `ttl` once it ended): a reader finding no week reads its days."""
+    week = timebuckets.floor(day, "week")
+    read_at = time.time_ns() // 1_000
+    left = int((week + timedelta(days=1)).timestamp()) + ttl - read_at // 1_000_000
+    if left <= 0:
+        return
+    days = timebuckets.buckets_between(week, timebuckets.next_start(week, "week"), "day")
+    found = sets_read_many(site_id=site_id, buckets=[("day", d) for d in days], names=None)
+    sets = sets_merge(list(found.values()))
+    upsert = prepare(user_sets.UPSERT_AT, idempotent=True, write=True)
+    execute_windowed(
+        [(upsert, (*row, read_at, left)) for row in _rows(site_id, "week", week, sets)]
+    )
 
 
 def _blob(users: BitMap) -> bytes:

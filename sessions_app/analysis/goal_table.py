@@ -56,33 +56,41 @@ class GoalTable:
     pending_hours: int
 
 
+Span = tuple[datetime, datetime, tuple[str, ...]]  # [start, end) and the distinct counts
+
+
 def goal_numbers(
-    *, site_id: uuid.UUID, goals: list[Goal], start: datetime, end: datetime,
-    dimension: str = "", value: str = "", distinct: tuple[str, ...] = ("visits", "visitors"),
-) -> tuple[dict[str, GoalNumbers], int]:  # fmt: skip
-    """Each goal's numbers (by digest) over [start, end) in whole UTC hours, of the
-    sessions with this dimension value (or all): conversions, and the `distinct` counts
-    asked for (visits, visitors: their sketches merged); also how many unsealed hours
-    were past MAX_LIVE_HOURS and left out."""
-    start, end = timebuckets.floor(start, "hour"), timebuckets.ceil(end, "hour")
+    *, site_id: uuid.UUID, goals: list[Goal], spans: list[Span], dimension: str = "",
+    value: str = "",
+) -> list[tuple[dict[str, GoalNumbers], int]]:  # fmt: skip
+    """Each span's goal numbers (by digest) over [start, end) in whole UTC hours, of the
+    sessions with this dimension value (or all): conversions, and the distinct counts the
+    span asks for (visits, visitors: their sketches merged, the only ones read); also how
+    many unsealed hours were past MAX_LIVE_HOURS and left out. The spans' stored rows
+    are read at once (one concurrent round), then the live hours."""
     digests = sorted({g.digest for g in goals})
     if not digests:
-        return {}, 0
-    wanted, live, shards = bucket_cover(site_id=site_id, start=start, end=end)
+        return [({}, 0) for _ in spans]
+    hours = [(timebuckets.floor(s, "hour"), timebuckets.ceil(e, "hour"), d) for s, e, d in spans]
+    covers = [bucket_cover(site_id=site_id, start=start, end=end) for start, end, _ in hours]
+    reads = [(cover[0], span[2]) for cover, span in zip(covers, hours, strict=True)]
     parts = goal_counts.goal_values_read(
-        site_id=site_id, buckets=wanted, digests=digests, dimension=dimension, value=value
+        site_id=site_id, reads=reads, digests=digests, dimension=dimension, value=value
     )
-    for hour in live[-MAX_LIVE_HOURS:]:  # counted as their seal will count them
-        source = Hour(site_id=site_id, start=hour, shards=max(1, shards.get(hour, 1)))
-        counted = goal_counts.hour_goals(source, goals)
-        parts.append({k: e for k, e in counted.items() if k[1:] == (dimension, value)})
-    grouped: dict[str, list[goal_counts.GoalCount]] = {d: [] for d in digests}
-    for part in parts:
-        for (digest, _, _), entry in part.items():
-            if digest in grouped:
-                grouped[digest].append(entry)
-    found = {digest: _numbers(entries, distinct) for digest, entries in grouped.items()}
-    return found, max(0, len(live) - MAX_LIVE_HOURS)
+    found = []
+    for (_, live, shards), stored, (_, _, distinct) in zip(covers, parts, hours, strict=True):
+        for hour in live[-MAX_LIVE_HOURS:]:  # counted as their seal will count them
+            source = Hour(site_id=site_id, start=hour, shards=max(1, shards.get(hour, 1)))
+            counted = goal_counts.hour_goals(source, goals)
+            stored.append({k: e for k, e in counted.items() if k[1:] == (dimension, value)})
+        grouped: dict[str, list[goal_counts.GoalCount]] = {d: [] for d in digests}
+        for part in stored:
+            for (digest, _, _), entry in part.items():
+                if digest in grouped:
+                    grouped[digest].append(entry)
+        numbers = {digest: _numbers(entries, distinct) for digest, entries in grouped.items()}
+        found.append((numbers, max(0, len(live) - MAX_LIVE_HOURS)))
+    return found
 
 
 def _numbers(entries: list[goal_counts.GoalCount], distinct: tuple[str, ...]) -> GoalNumbers:
@@ -133,15 +141,13 @@ def dashboard_goals(
         filters = {}  # the dashboard says what is wrong with it
     dimension, value, note = _filter_of(filters)
     distinct = ("visits", "visitors") if visits else ("visitors",)
-    current, pending = goal_numbers(site_id=site_id, goals=goals, start=period.start,
-                                    end=period.end, dimension=dimension, value=value,
-                                    distinct=distinct)  # fmt: skip
     before = period.comparison()
-    previous: dict[str, GoalNumbers] = {}
-    if before is not None:
-        previous, _ = goal_numbers(site_id=site_id, goals=goals, start=before.start,
-                                   end=before.elapsed_end, dimension=dimension,
-                                   value=value, distinct=())  # fmt: skip
+    spans: list[Span] = [(period.start, period.end, distinct)]
+    if before is not None:  # its conversions only (the change)
+        spans.append((before.start, before.elapsed_end, ()))
+    found = goal_numbers(site_id=site_id, goals=goals, spans=spans, dimension=dimension,
+                         value=value)  # fmt: skip
+    (current, pending), previous = found[0], found[1][0] if before is not None else {}
     lines = [
         GoalLine(
             goal=goal,

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 from django.core.cache import cache
-from django.db.models import Count, Max, Sum
+from django.db.models import Count, Max, Q, Sum
 from pyroaring import BitMap
 
 from sessions_app import periods
@@ -83,25 +83,45 @@ def goal_names(site_id: uuid.UUID) -> dict[str, str]:
     return {usersets.goal_set(g.id): g.name for g in site_goals(site_id)}
 
 
+Piece = tuple[str, datetime]  # a stored bucket: (granularity, start)
+
+
 class Reader:
-    """The sets of one site's periods, each bucket read once."""
+    """The sets of one site's periods, each bucket read once: a report names every row it
+    will use first (`prefetch`: one concurrent round), then reads what was missing (the
+    days under a week or month not stored, the hours of recent days not rolled up)."""
 
     def __init__(self, site_id: uuid.UUID, names: list[str], now: datetime) -> None:
         self.site_id, self.names, self.now = site_id, sorted(set(names) - {ACTIVE}), now
         self.incomplete: set[datetime] = set()  # periods whose event sets were cut
         self.seen_names: set[str] = set()
+        self.loaded: dict[Piece, Sets | None] = {}
 
-    def _read(self, buckets: list[tuple[str, datetime]]) -> dict[tuple[str, datetime], Sets]:
-        found = usersets.sets_read_many(site_id=self.site_id, buckets=buckets, names=self.names)
-        for (_, bucket), sets in found.items():
-            self.seen_names |= set(sets.members)
-            if not sets.complete and self.names:
-                self.incomplete.add(bucket)
-        return found
+    def _read(self, buckets: list[Piece]) -> dict[Piece, Sets]:
+        wanted = [b for b in dict.fromkeys(buckets) if b not in self.loaded]
+        if wanted:
+            found = usersets.sets_read_many(site_id=self.site_id, buckets=wanted, names=self.names)
+            for key in wanted:
+                sets = self.loaded[key] = found.get(key)
+                if sets is None:
+                    continue
+                self.seen_names |= set(sets.members)
+                # A cut week is not read for event sets (its days are): not flagged.
+                if not sets.complete and self.names and key[0] != "week":
+                    self.incomplete.add(key[1])
+        return {b: sets for b in buckets if (sets := self.loaded.get(b)) is not None}
+
+    def prefetch(self, starts: list[datetime], unit: str, before: datetime | None) -> None:
+        """Read in one round every row `periods(starts, unit)` and `seen_before(before)`
+        will use when stored."""
+        pieces = [p for s in starts for p in self._pieces(s, unit)]
+        self._read(pieces + (self._before(before) if before else []))
 
     def days(self, start: datetime, end: datetime) -> dict[datetime, Sets]:
         """Each day's sets in [start, end) (recent days not rolled up yet: their hours)."""
-        days = timebuckets.buckets_between(start, end, "day")
+        return self._days(timebuckets.buckets_between(start, end, "day"))
+
+    def _days(self, days: list[datetime]) -> dict[datetime, Sets]:
         found = {b: s for (_, b), s in self._read([("day", d) for d in days]).items()}
         recent = [d for d in days if d not in found and d >= self.now - timedelta(days=LIVE_DAYS)]
         hours = [("hour", h) for d in recent for h in timebuckets.buckets_between(
@@ -112,44 +132,67 @@ class Reader:
         found.update((d, usersets.sets_merge(parts)) for d, parts in by_day.items())
         return found
 
-    def periods(self, starts: list[datetime], unit: str) -> list[Sets]:
-        """The sets of each period (months from their month rows when stored)."""
-        if not starts:
-            return []
-        months: dict[datetime, Sets] = {}
-        if unit == "month":
-            months = {b: s for (_, b), s in self._read([("month", m) for m in starts]).items()}
-        wanted = [s for s in starts if s not in months]
-        days = {}
-        if wanted:
-            days = self.days(min(wanted), timebuckets.next_start(max(wanted), unit))
-        result = []
-        for start in starts:
-            if start in months:
-                result.append(months[start])
-                continue
-            end = timebuckets.next_start(start, unit)
-            result.append(usersets.sets_merge([s for d, s in days.items() if start <= d < end]))
-        return result
+    def _span(self, start: datetime, end: datetime) -> list[Piece]:
+        """[start, end) as stored rows: its whole weeks that ended LIVE_DAYS ago (their
+        rows hold every day row: nothing of them is read from hours), else days."""
+        settled = self.now - timedelta(days=LIVE_DAYS)
+        pieces: list[Piece] = []
+        day = start
+        while day < end:
+            week_end = timebuckets.next_start(day, "week")
+            whole = timebuckets.floor(day, "week") == day and week_end <= min(end, settled)
+            pieces.append(("week", day) if whole else ("day", day))
+            day = week_end if whole else day + timedelta(days=1)
+        return pieces
 
-    def seen_before(self, start: datetime, name: str) -> BitMap:
-        """Everyone in `name`'s sets of the LOOKBACK_MONTHS months before `start`."""
+    def _pieces(self, start: datetime, unit: str) -> list[Piece]:
+        """The rows a period is read from: a month's row, else its weeks and days."""
+        if unit == "month":
+            return [("month", start)]
+        return self._span(start, timebuckets.next_start(start, unit))
+
+    def _before(self, start: datetime) -> list[Piece]:
+        """The rows of the LOOKBACK_MONTHS months before `start`'s month, then its days
+        (and weeks) up to `start`."""
         month = timebuckets.floor(start, "month")
         first = month
         for _ in range(LOOKBACK_MONTHS):
             first = timebuckets.floor(first - timedelta(days=1), "month")
         months = timebuckets.buckets_between(first, month, "month")
-        seen = BitMap()
-        found = {b: s for (_, b), s in self._read([("month", m) for m in months]).items()}
-        for m in months:
-            if m in found:
-                seen |= found[m].users(name)
-        missing = [m for m in months if m not in found]
-        for sets in self.days(min(missing), month).values() if missing else []:
-            seen |= sets.users(name)
-        for sets in self.days(month, start).values() if month < start else []:
-            seen |= sets.users(name)
-        return seen
+        return [("month", m) for m in months] + self._span(month, start)
+
+    def _usable(self, piece: Piece, sets: Sets | None) -> bool:
+        """A stored week stands for its days unless event sets are asked for and it cut
+        some (then its days, as the days' union would keep them)."""
+        return sets is not None and (piece[0] != "week" or sets.complete or not self.names)
+
+    def _resolve(self, groups: list[list[Piece]]) -> list[list[Sets]]:
+        """Each group's sets: its stored rows, and the days (or hours) of those missing."""
+        found = self._read([p for group in groups for p in group])
+        under: dict[Piece, list[datetime]] = {}
+        for piece in (p for group in groups for p in group):
+            if piece[0] != "day" and not self._usable(piece, found.get(piece)):
+                end = timebuckets.next_start(piece[1], piece[0])
+                under[piece] = timebuckets.buckets_between(piece[1], end, "day")
+        wanted = {p[1] for group in groups for p in group if p[0] == "day"}
+        days = self._days(sorted(wanted.union(*under.values())))
+
+        def sets_of(piece: Piece) -> list[Sets]:
+            if piece[0] == "day" or piece in under:
+                return [days[d] for d in under.get(piece, [piece[1]]) if d in days]
+            return [found[piece]]
+
+        return [[s for piece in group for s in sets_of(piece)] for group in groups]
+
+    def periods(self, starts: list[datetime], unit: str) -> list[Sets]:
+        """The sets of each period (a month's row, else its weeks' and days')."""
+        groups = self._resolve([self._pieces(s, unit) for s in starts])
+        return [usersets.sets_merge(g) if len(g) != 1 else g[0] for g in groups]
+
+    def seen_before(self, start: datetime, name: str) -> BitMap:
+        """Everyone in `name`'s sets of the LOOKBACK_MONTHS months before `start`."""
+        (found,) = self._resolve([self._before(start)])
+        return BitMap.union(BitMap(), *(s.users(name) for s in found))
 
 
 Report = Callable[..., dict[str, Any]]
@@ -157,26 +200,36 @@ Report = Callable[..., dict[str, Any]]
 
 def answer_key(site_id: uuid.UUID, query: Query, now: datetime) -> str | None:
     """What a report's answer depends on: the query, the hour, and every stored set it may
-    read — each seal or late event of the range's buckets (their states' count, seals,
-    versions, last seal), every finished erasure (it edits sets in place) and goal
-    backfill; None while an erasure or a goal's backfill is under way (nothing cached)."""
-    erasures = ErasureRequest.objects.filter(site_id=site_id)
-    if erasures.exclude(state__in=(ErasureRequest.DONE, ErasureRequest.FAILED)).exists():
-        return None
-    goals = Goal.objects.filter(site_id=site_id)  # a goal's backfill rewrites the sets
-    if goals.filter(backfill_state__in=(Goal.QUEUED, Goal.RUNNING)).exists():
+    read — each seal or late event of the range's days and months and of the hours it
+    may read (their states' count, seals, versions, last seal), every finished erasure
+    (it edits sets in place) and goal backfill; None while an erasure or a goal's
+    backfill is under way (nothing cached). Three SQL reads: the erasures' and the
+    states' aggregates (not over two years of hour states), the goals' rows."""
+    finished = (ErasureRequest.DONE, ErasureRequest.FAILED)
+    erasures = ErasureRequest.objects.filter(site_id=site_id).aggregate(
+        n=Count("pk"), at=Max("finished_at"), running=Count("pk", filter=~Q(state__in=finished))
+    )
+    goals = sorted(Goal.objects.filter(site_id=site_id).values_list(
+        "pk", "digest", "backfill_state", "exact_from"))  # fmt: skip
+    # A running erasure or goal backfill rewrites the sets.
+    if erasures["running"] or any(g[2] in (Goal.QUEUED, Goal.RUNNING) for g in goals):
         return None
     first = timebuckets.floor(query.starts[0] if query.starts else now, "month")
     for _ in range(LOOKBACK_MONTHS):
         first = timebuckets.floor(first - timedelta(days=1), "month")
     end = timebuckets.next_start(query.starts[-1], query.unit) if query.starts else now
-    states = BucketState.objects.filter(site_id=site_id, bucket__gte=first, bucket__lt=end)
+    # Hours are read only for days of the last LIVE_DAYS; an older hour's change reopens
+    # its day and month (a new version) and reseals them.
+    live_from = timebuckets.floor(now - timedelta(days=LIVE_DAYS), "day")
+    states = BucketState.objects.filter(
+        Q(granularity__in=("day", "month")) | Q(granularity="hour", bucket__gte=live_from),
+        site_id=site_id, bucket__gte=first, bucket__lt=end,
+    )  # fmt: skip
     found = (
         site_id, query.unit, query.starts, query.first_event, query.return_event,
         timebuckets.floor(now, "hour"),
         states.aggregate(n=Count("pk"), s=Sum("seals"), v=Sum("version"), at=Max("sealed_at")),
-        erasures.aggregate(n=Count("pk"), at=Max("finished_at")),
-        sorted(goals.values_list("pk", "digest", "backfill_state", "exact_from")),
+        erasures, goals,
     )  # fmt: skip
     return hashlib.sha256(repr(found).encode()).hexdigest()
 
@@ -210,6 +263,7 @@ def cohorts(site_id: uuid.UUID, query: Query, *, now: datetime) -> dict[str, Any
 
 def triangle(reader: Reader, query: Query) -> dict[str, Any]:
     """The cohorts of `query` from the sets `reader` gives."""
+    reader.prefetch(query.starts, query.unit, query.starts[0] if query.starts else None)
     sets = reader.periods(query.starts, query.unit)
     seen = reader.seen_before(query.starts[0], query.first_event) if query.starts else BitMap()
     rows = []
@@ -257,6 +311,7 @@ def cell_users(
     if not 0 <= offset < len(query.starts) - cohort:
         raise RangeError("offset", f"a period from 0 to {len(query.starts) - cohort - 1}")
     reader = Reader(site_id, [query.first_event, query.return_event], now)
+    reader.prefetch(query.starts[: cohort + offset + 1], query.unit, query.starts[0])
     sets = reader.periods(query.starts[: cohort + offset + 1], query.unit)
     seen = reader.seen_before(query.starts[0], query.first_event)
     for earlier in sets[:cohort]:
@@ -277,6 +332,7 @@ def lifecycle(site_id: uuid.UUID, query: Query, *, now: datetime) -> dict[str, A
     if not query.starts:
         return {"unit": query.unit, "periods": [], "note": query.note}
     before = timebuckets.floor(query.starts[0] - timedelta(seconds=1), query.unit)
+    reader.prefetch([before, *query.starts], query.unit, before)
     sets = reader.periods([before, *query.starts], query.unit)
     seen = reader.seen_before(before, ACTIVE) | sets[0].users()
     rows = []

@@ -150,10 +150,13 @@ def failed_rows_mentioning(
 def user_sets_erase(
     site_id: uuid.UUID, keys: list[str], buckets: dict[str, set[datetime]]
 ) -> dict[str, int]:
-    """Remove the keys' numbers from every stored user set of `buckets`, then forget the
-    numbers; how many set rows were rewritten and numbers forgotten."""
+    """Remove the keys' numbers from every stored user set of `buckets` and of the weeks
+    of their days, then forget the numbers; how many set rows were rewritten and numbers
+    forgotten."""
     numbers = usersets.numbers_of(site_id, keys, assign=False)
     named = [(g, b) for g, found in buckets.items() for b in sorted(found)]
+    weeks = {timebuckets.floor(d, "week") for d in buckets.get("day", ())}
+    named += [("week", w) for w in sorted(weeks)]
     rows = 0
     for key, number in numbers.items():
         rows += usersets.user_remove(site_id=site_id, number=number, buckets=named)

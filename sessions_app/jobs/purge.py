@@ -78,10 +78,11 @@ def _targets() -> Iterator[PurgeTarget]:
         if purge is None or purge.keys is Keys.USERS_FROM_COUNTS:
             continue
         if purge.keys is Keys.GRANULARITIES:
-            for granularity in ROLLUP_CHAIN:
+            for granularity in (*ROLLUP_CHAIN, *(("week",) if purge.weeks else ())):
+                kept_as = "day" if granularity == "week" else granularity
                 yield PurgeTarget(
                     f"{spec.name}:{granularity}",
-                    retention_specs.aggregate_key(granularity),
+                    retention_specs.aggregate_key(kept_as),
                     timebuckets.Width(granularity),
                     purge.probe,
                     purge.delete,

@@ -45,6 +45,18 @@ FROM {ks}.bucket_goals
 WHERE site_id = ? AND granularity = ? AND bucket = ? AND goal IN ? AND dimension = ? AND value = ?
 """
 
+# The same without the sketches a read does not merge: its visitors' only (the dashboard's
+# table), or none (the comparison period's conversions).
+SELECT_VALUE_USERS = """
+SELECT goal, dimension, value, conversions, users, users_sketch FROM {ks}.bucket_goals
+WHERE site_id = ? AND granularity = ? AND bucket = ? AND goal IN ? AND dimension = ? AND value = ?
+"""
+
+SELECT_VALUE_CONVERSIONS = """
+SELECT goal, dimension, value, conversions FROM {ks}.bucket_goals
+WHERE site_id = ? AND granularity = ? AND bucket = ? AND goal IN ? AND dimension = ? AND value = ?
+"""
+
 POLICIES = _AGGREGATES
 
 

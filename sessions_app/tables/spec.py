@@ -46,6 +46,7 @@ class Purge:
     width: Width | None  # None: the width comes from the keys (granularities, user widths)
     keys: Keys
     by_receipt: bool = False  # bucketed by receipt time, not event time
+    weeks: bool = False  # GRANULARITIES: also week buckets (kept as long as days)
 
 
 @dataclass(frozen=True)

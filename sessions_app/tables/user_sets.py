@@ -19,6 +19,13 @@ INSERT INTO {ks}.user_sets (site_id, granularity, bucket, name, users, names, co
 VALUES (?, ?, ?, ?, ?, ?, ?) USING TTL ?
 """
 
+# A week's sets (the union of its stored days, rewritten at each day's rollup) at the time
+# its days were read: of two rewrites racing, the one that read later wins.
+UPSERT_AT = """
+INSERT INTO {ks}.user_sets (site_id, granularity, bucket, name, users, names, complete)
+VALUES (?, ?, ?, ?, ?, ?, ?) USING TIMESTAMP ? AND TTL ?
+"""
+
 SELECT_BUCKET = """
 SELECT name, users, names, complete FROM {ks}.user_sets
 WHERE site_id = ? AND granularity = ? AND bucket = ?
@@ -51,7 +58,8 @@ POLICIES = _AGGREGATES
 
 
 class UserSets(Model):
-    """One sealed bucket's user sets: the row named "" holds every active user and lists
+    """One sealed bucket's user sets (an hour, a day, a month; a week: the union of its
+    stored days, for weekly cohorts): the row named "" holds every active user and lists
     the event names the bucket keeps (`names`: a row of a name not listed is stale, left
     by an earlier seal); one row per kept event name. `complete` is false when the
     bucket (or one it was merged from) had more event names than it keeps."""
@@ -71,7 +79,7 @@ class UserSets(Model):
 SPEC = TableSpec(
     policies=POLICIES,
     model=UserSets,
-    purge=Purge(PROBE_PARTITION, DELETE_PARTITION, None, Keys.GRANULARITIES),
+    purge=Purge(PROBE_PARTITION, DELETE_PARTITION, None, Keys.GRANULARITIES, weeks=True),
     erasure="_delete_counts",
     sizing=None,
 )

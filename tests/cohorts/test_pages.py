@@ -98,10 +98,13 @@ def test_the_api_answers_json_and_csv(client, shop):
 
 
 def _stored_numbers(site) -> set[int]:
+    """Every number in the site's stored sets: of its buckets, and of its days' weeks."""
     found: set[int] = set()
     select = prepare(user_sets.SELECT_BUCKET)
-    for state in BucketState.objects.filter(site=site):
-        for row in cassandra_session().execute(select, (site.id, state.granularity, state.bucket)):
+    buckets = set(BucketState.objects.filter(site=site).values_list("granularity", "bucket"))
+    buckets |= {("week", timebuckets.floor(b, "week")) for g, b in buckets if g == "day"}
+    for granularity, bucket in buckets:
+        for row in cassandra_session().execute(select, (site.id, granularity, bucket)):
             found |= set(BitMap.deserialize(row["users"]))
     return found
 

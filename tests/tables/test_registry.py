@@ -88,10 +88,13 @@ def test_the_purge_targets_come_from_the_specs():
             continue
         if spec.purge.keys is Keys.GRANULARITIES:
             expected |= {f"{spec.name}:{g}" for g in ("hour", "day", "month")}
+            if spec.purge.weeks:
+                expected.add(f"{spec.name}:week")
         else:
             expected.add(spec.name)
     assert {t.name for t in PURGE_TARGETS} == expected
     assert USER_BUCKETS == "user_events_by_bucket"
+    assert "user_sets:week" in expected  # the weekly cohorts' sets
     for target in PURGE_TARGETS:
         assert target.policy in retention_specs.SPECS
 
