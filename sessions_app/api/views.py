@@ -188,7 +188,8 @@ class SiteSessions(SiteView):
     Filters: the dimensions that filter (tables/dimensions.py: source, medium, campaign,
     country, device, browser, os: exact values; entry, exit: paths such as /pricing);
     page (a path viewed); event (a custom event done); converted, bot, identified (true/false);
-    goal (a goal's id: its sessions, once their hour sealed); duration_min/duration_max
+    goal (a goal's id: its sessions, once their hour sealed); replay (true: the sessions
+    with a replay recording; false is refused, they carry no mark); duration_min/duration_max
     (seconds), events_min/events_max. `filters`: the query as URL parameters (as the page).
     """
 

@@ -34,6 +34,7 @@ from sessions_app.ingest.state import SessionState, state_key
 from sessions_app.ingest.validation import BatchError, gunzip
 from sessions_app.ledger.suppression import suppressed_keys
 from sessions_app.models import Site
+from sessions_app.replays.marks import replay_mark
 from sessions_app.tables import ingest_stats, replay_chunks, user_sessions
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -255,6 +256,7 @@ def chunk_accept(site: Site, body: bytes, *, received_at: datetime) -> dict[str,
     session = session_of(site, chunk)
     new = session_budget(site, session, chunk)
     chunk_store(site, session.session_id, chunk)  # a retry rewrites the same row
+    replay_mark(site, session.session_id, now=received_at)  # the explorer's "has replay"
     return {"stored": True, "duplicate": not new, "session_id": str(session.session_id)}
 
 
