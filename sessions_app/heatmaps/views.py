@@ -59,8 +59,9 @@ def _samples(site: Site, frustrated: list[dict[str, Any]], samples: dict[str, An
             for ms, event_id, session_id, _, rage, dead in samples.get(element["selector"], [])
         ]  # fmt: skip
     listed = [uuid.UUID(s["session_id"]) for e in frustrated for s in e["sessions"]]
-    ids, step, recorded = list(dict.fromkeys(listed)), replay_chunks.MAX_PROBED, set()
-    for i in range(0, len(ids), step):  # 20 elements' 10 samples: two probes' worth at most
+    ids, step = list(dict.fromkeys(listed)), replay_chunks.MAX_PROBED
+    recorded: set[uuid.UUID] = set()
+    for i in range(0, len(ids), step):  # 20 elements x 10 samples: two calls at most
         recorded |= replay_chunks.replays_found(site_id=site.id, session_ids=ids[i : i + step])
     for element in frustrated:
         for sample in element["sessions"]:
