@@ -28,7 +28,7 @@
     seek = null;
     setTimeout(function () {
       player.goto(at, false);
-      status.textContent = "Paused just before the moment you followed; press play.";
+      status.textContent = "Paused 2 s before the moment you followed; press play.";
     }, 0);
   }
 

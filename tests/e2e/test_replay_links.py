@@ -110,7 +110,7 @@ def _paused_before_the_click(page) -> int:
     at = wait_for(lambda: (_player_seconds(page) or 0) >= CLICK_AT - 3 and _player_seconds(page))
     assert CLICK_AT - 3 <= at <= CLICK_AT, at  # 2 s before the click: what led to it
     status = page.locator("#replay .replay-status").inner_text()
-    assert "Paused just before the moment you followed" in status
+    assert "Paused 2 s before the moment you followed" in status
     return at
 
 
