@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import uuid
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -28,7 +28,7 @@ from sessions_app.aggregates.sketch import (
     sketch_union,
 )
 from sessions_app.aggregates.stored import bucket_overwrite
-from sessions_app.core.cql import prepare, read_windowed
+from sessions_app.core.cql import prepare, read_begin
 from sessions_app.tables import bucket_breakdowns, dimensions
 
 STORED_TOP = 50  # values kept per dimension and bucket; the rest are "(other)"
@@ -195,21 +195,32 @@ def breakdowns_read(
     *, site_id: uuid.UUID, buckets: list[tuple[str, datetime]]
 ) -> dict[tuple[str, datetime], Breakdown]:
     """Return the stored breakdowns of these (resolution, bucket)s (absent: never sealed
-    with sessions); one partition each, read together (`read_windowed`)."""
-    statement = prepare(bucket_breakdowns.SELECT_BUCKET)
-    results = read_windowed(statement, [(site_id, *key) for key in buckets])
-    stored: dict[tuple[str, datetime], Breakdown] = {}
-    for key, rows in zip(buckets, results, strict=True):
-        found: Breakdown = {}
-        for row in rows:
-            sketches = row["sketches"] or {}
-            found[row["dimension"]] = {
-                counts[0]: stored_entry(counts, sketches.get(counts[0], b""))
-                for counts in orjson.loads(row["counts"])
-            }
-        if found:
-            stored[key] = found
-    return stored
+    with sessions); one partition each, read together."""
+    return breakdowns_begin(site_id=site_id, buckets=buckets)()
+
+
+def breakdowns_begin(
+    *, site_id: uuid.UUID, buckets: list[tuple[str, datetime]]
+) -> Callable[[], dict[tuple[str, datetime], Breakdown]]:
+    """Start reading the stored breakdowns of these buckets (`read_begin`); the returned
+    call waits for them and parses them, as `breakdowns_read` answers."""
+    pending = read_begin(prepare(bucket_breakdowns.SELECT_BUCKET), [(site_id, *k) for k in buckets])
+
+    def parsed() -> dict[tuple[str, datetime], Breakdown]:
+        stored: dict[tuple[str, datetime], Breakdown] = {}
+        for key, rows in zip(buckets, pending(), strict=True):
+            found: Breakdown = {}
+            for row in rows:
+                sketches = row["sketches"] or {}
+                found[row["dimension"]] = {
+                    counts[0]: stored_entry(counts, sketches.get(counts[0], b""))
+                    for counts in orjson.loads(row["counts"])
+                }
+            if found:
+                stored[key] = found
+        return stored
+
+    return parsed
 
 
 def _stored(value: str, e: Entry) -> list[Any]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import itertools
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any
@@ -16,7 +15,7 @@ from django.db.models import Q
 from sessions_app.aggregates import breakdowns, totals
 from sessions_app.aggregates.products import BREAKDOWNS, TOTALS
 from sessions_app.aggregates.seal import hour_live
-from sessions_app.aggregates.stored import aggregates_range
+from sessions_app.aggregates.stored import aggregates_ranges
 from sessions_app.core import timebuckets
 from sessions_app.core.bounds import RangeError
 from sessions_app.models import BucketState
@@ -132,7 +131,11 @@ def site_report(
     """
     plan = bucket_plan(site_id=site_id, start=start, end=end, zone=zone, width=width, cut=cut)
     edges, segments, pieces, states = plan.edges, plan.segments, plan.pieces, plan.states
-    stored = _stored(site_id, [u for u in plan.units if u in plan.sealed])
+    sealed = [u for u in plan.units if u in plan.sealed]
+    # The sealed buckets' breakdowns are asked for first: the node answers them while
+    # this process parses the aggregates and counts the live hours.
+    started = breakdowns.breakdowns_begin(site_id=site_id, buckets=sealed) if breakdown else None
+    stored = _stored(site_id, sealed)
     counted = _Counted(site_id, shards, states, datetime.now(UTC), settings.ALLOWED_LATENESS)
     parts = [counted.piece(piece, stored, breakdown=breakdown) for piece in pieces]
     report: list[ReportBucket] = []
@@ -145,7 +148,7 @@ def site_report(
                   if s < plan.cut]  # fmt: skip
     summed = totals.aggregates_merge(before_cut) if before_cut else totals.Aggregates()
     return {
-        "breakdowns": counted.breakdown() if breakdown else {},
+        "breakdowns": counted.breakdown(started()) if started is not None else {},
         "breakdown_live_hours": counted.live_hours,
         "start": edges[0],
         "end": edges[-1],
@@ -258,10 +261,10 @@ class _Counted:
             self.breakdowns.append(counted[BREAKDOWNS.name])
         return counted[TOTALS.name]
 
-    def breakdown(self) -> breakdowns.Breakdown:
-        """The breakdown of every piece: stored buckets' and the live hours'."""
-        parts = list(breakdowns.breakdowns_read(site_id=self.site_id, buckets=self.wanted).values())
-        parts += self.breakdowns
+    def breakdown(self, read: dict[Unit, breakdowns.Breakdown]) -> breakdowns.Breakdown:
+        """The breakdown of every piece: the stored buckets' (of those `read`, the ones
+        whose aggregates were stored) and the live hours'."""
+        parts = [read[unit] for unit in self.wanted if unit in read] + self.breakdowns
         return breakdowns.breakdown_merge(parts) if parts else {}
 
 
@@ -305,7 +308,7 @@ def hour_runs(hours: list[datetime]) -> list[tuple[datetime, datetime]]:
 
 def _stored(site_id: uuid.UUID, units: list[Unit]) -> dict[Unit, totals.Aggregates]:
     """The stored aggregates of these sealed units: one slice per granularity and run of
-    adjacent buckets (at most MAX_AGGREGATE_ROWS rows each), read in parallel."""
+    adjacent buckets (at most MAX_AGGREGATE_ROWS rows each), read at once."""
     runs: list[tuple[str, datetime, datetime]] = []
     for granularity, bucket in sorted(units):
         following = timebuckets.next_start(bucket, granularity)
@@ -314,13 +317,8 @@ def _stored(site_id: uuid.UUID, units: list[Unit]) -> dict[Unit, totals.Aggregat
         else:
             runs.append((granularity, bucket, following))
 
-    def read(run: tuple[str, datetime, datetime]) -> list[tuple[Unit, totals.Aggregates]]:
-        granularity, low, high = run
-        found = aggregates_range(site_id=site_id, granularity=granularity, start=low, end=high)
-        return [((granularity, b), a) for b, a in found]
-
-    with ThreadPoolExecutor(8, thread_name_prefix="report") as pool:
-        return {unit: agg for rows in pool.map(read, runs) for unit, agg in rows}
+    found = aggregates_ranges(site_id=site_id, runs=runs)()
+    return {(run[0], b): a for run, rows in zip(runs, found, strict=True) for b, a in rows}
 
 
 def _range_breakdown(

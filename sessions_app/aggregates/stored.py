@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 from typing import Any
 
@@ -12,7 +12,7 @@ import orjson
 
 from sessions_app.aggregates import totals
 from sessions_app.core import stamps, timebuckets
-from sessions_app.core.cql import cassandra_session, execute_windowed, prepare
+from sessions_app.core.cql import cassandra_session, execute_windowed, prepare, read_begin
 from sessions_app.tables import bucket_aggregates, bucket_users
 
 MAX_AGGREGATE_ROWS = 2_000  # a 92-day range of hours is 2,208 rows: read hours ≤ 83 days
@@ -59,6 +59,21 @@ def aggregates_range(
         ),
     )
     return [(timebuckets.from_driver(row["bucket"]), _aggregate(row)) for row in rows]
+
+
+def aggregates_ranges(
+    *, site_id: uuid.UUID, runs: list[tuple[str, datetime, datetime]]
+) -> Callable[[], list[list[tuple[datetime, totals.Aggregates]]]]:
+    """Start reading the stored aggregates of several (granularity, start, end) slices at
+    once (each at most MAX_AGGREGATE_ROWS rows); the returned call waits and parses them,
+    each slice in time order."""
+    params = [(site_id, g, timebuckets.as_utc(low), timebuckets.as_utc(high), MAX_AGGREGATE_ROWS)
+              for g, low, high in runs]  # fmt: skip
+    pending = read_begin(prepare(bucket_aggregates.SELECT_RANGE), params)
+    return lambda: [
+        [(timebuckets.from_driver(row["bucket"]), _aggregate(row)) for row in rows]
+        for rows in pending()
+    ]
 
 
 def bucket_user_counts(

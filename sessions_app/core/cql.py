@@ -303,6 +303,19 @@ def read_windowed(
     return [list(result) for _, result in done]
 
 
+def read_begin(
+    statement: PreparedStatement, params: Sequence[Sequence[Any]], *, window: int = 128
+) -> Callable[[], list[list[Any]]]:
+    """Start reading each parameter set's rows now; the returned call waits for them (in
+    order), so a caller computes while the node answers. More than `window` sets are read
+    by `read_windowed` when called (never more than `window` in flight)."""
+    if len(params) > window:
+        return lambda: read_windowed(statement, params, window=window)
+    session = cassandra_session()
+    futures = [session.execute_async(statement, p) for p in params]
+    return lambda: [list(future.result()) for future in futures]
+
+
 def reset_after_fork() -> None:
     """Forget the driver objects inherited across fork(); the next query reconnects.
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import itertools
 import random
+import zlib
 from datetime import UTC, datetime, timedelta
 
+import numpy as np
 import pytest
 from django.utils import timezone
 from hypothesis import HealthCheck, Phase, given, settings
@@ -104,6 +106,35 @@ def test_merged_sketches_count_the_union():
     b = sketch.sketch_of(f"u{i}" for i in range(2000, 5000))
     union = sketch.sketch_estimate(sketch.sketch_merge([a, b]))
     assert abs(union - 5000) / 5000 < 0.05  # not 6000: the overlap counts once
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.text(max_size=12), max_size=3000))
+def test_a_sketch_is_stored_sparse_or_dense_and_reads_as_the_registers_it_holds(keys):
+    """Each stored sketch is the smaller of its set registers (3 bytes each) or all
+    4,096; a sketch stored as zlib before (rows written earlier) reads the same."""
+    stored = sketch.sketch_of(keys)
+    registers = sketch.sketch_union([stored])
+    assert isinstance(registers, np.ndarray) and len(registers) == sketch.SKETCH_REGISTERS
+    set_registers = int(np.count_nonzero(registers))
+    assert set_registers <= len(set(keys))  # a register per distinct key at most
+    if set_registers > sketch.SPARSE_MAX:
+        assert stored == sketch.DENSE + registers.tobytes()
+    else:
+        assert stored[:1] == sketch.SPARSE and len(stored) == 1 + 3 * set_registers
+    legacy = zlib.compress(registers.tobytes())
+    assert np.array_equal(sketch.sketch_union([legacy]), registers)
+    assert sketch.sketch_estimate(legacy) == sketch.sketch_estimate(stored)
+    assert sketch.sketch_bytes(sketch.sketch_union([legacy])) == stored
+
+
+def test_sketches_stored_either_way_merge_into_one_union():
+    a = sketch.sketch_of(f"u{i}" for i in range(0, 3000))  # dense
+    b = sketch.sketch_of(f"u{i}" for i in range(2900, 3100))  # sparse
+    legacy = zlib.compress(sketch.sketch_union([sketch.sketch_of(["v1", "v2"])]).tobytes())
+    assert (a[:1], b[:1]) == (sketch.DENSE, sketch.SPARSE)
+    every = sketch.sketch_of([*(f"u{i}" for i in range(3100)), "v1", "v2"])
+    assert sketch.sketch_merge([a, b, legacy]) == every
 
 
 # --- the real stack ----------------------------------------------------------------
