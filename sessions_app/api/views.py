@@ -182,8 +182,7 @@ def _aggregates(result: Any, *, with_details: bool) -> dict[str, Any]:
 class SiteSessions(SiteView):
     """The session explorer: sessions that started in the period (period/from/to in the
     site's time zone, default the last 7 days, or the old start/end; at most its last 92
-    days, `note` says when it was cut), newest first, matching every filter given;
-    cursor-paged.
+    days, `note` says when it was cut), newest first, matching every filter; cursor-paged.
 
     Filters: the dimensions that filter (tables/dimensions.py: source, medium, campaign,
     country, device, browser, os: exact values; entry, exit: paths such as /pricing);
