@@ -25,6 +25,7 @@ from sessions_app.erasure.scan import (
     failed_rows_mentioning,
     feed_ttl,
     pages,
+    replays_erase,
     table_ttl,
     user_sets_erase,
     write_all,
@@ -49,7 +50,6 @@ from sessions_app.tables import (
     identity_links,
     latest_sessions,
     registry,
-    replay_chunks,
     rolling_counts,
     session_events,
     site_events_by_bucket,
@@ -103,7 +103,7 @@ class _Job:
         self._progress("deleting events")
         hours = {timebuckets.floor(ts, timebuckets.Width.HOUR) for ts in found.events.values()}
         self._delete_events(found)
-        self._delete_replays(found)
+        self._delete_replays(keys, found)
         self._delete_tallies(sorted(hours))
         self._progress("deleting sessions and the feed")
         self._delete_sessions(keys, found)
@@ -238,11 +238,11 @@ class _Job:
         write_all(session_events.DELETE_PARTITION, ((s,) for s in found.sessions))
         self.counts["session_events"] += found.session_rows
 
-    def _delete_replays(self, found: Found) -> None:
-        """Delete the replay recordings of the user's sessions (one partition each)."""
-        rows = [(self.site.id, s) for s in found.sessions]
-        write_all(replay_chunks.DELETE_PARTITION, rows)
-        self.counts["replay_chunks"] += len(rows)  # partitions: one a session
+    def _delete_replays(self, keys: list[str], found: Found) -> None:
+        """Delete the recordings of the user's sessions, and any other session's chunk that
+        shows one of the keys (read inside the chunks: scan.replays_erase)."""
+        self._progress("deleting replays, reading inside the site's recordings")
+        self.counts.update(replays_erase(self.site, keys, found.sessions, self.now))
 
     def _delete_tallies(self, hours: list[datetime]) -> None:
         """Delete the per-batch tallies of the user's hours; seal those hours from raw rows.

@@ -2,22 +2,37 @@
 
 from __future__ import annotations
 
+import gzip
 import json
+import re
 import uuid
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
+
 from sessions_app.aggregates import usersets
 from sessions_app.core import timebuckets
-from sessions_app.core.cql import cassandra_session, execute_windowed, prepare
-from sessions_app.models import FailedEvent, LatestSession
-from sessions_app.tables import failed_events, retention_specs, rolling_counts, user_directory
+from sessions_app.core.cql import cassandra_session, execute_windowed, prepare, read_windowed
+from sessions_app.models import FailedEvent, LatestSession, Site
+from sessions_app.tables import (
+    failed_events,
+    replay_chunks,
+    retention_specs,
+    rolling_counts,
+    site_sessions,
+    user_directory,
+)
 
 PAGE = 1000
 MAX_TERMS = 10_000  # search terms one user key may have in user_directory
+# Keys looked for inside recordings: at least this long (a shorter one, "42", would
+# match the text of most recordings), as a whole word of a text or attribute.
+MIN_KEY_CHARS = 4
+PROBE_WINDOW = 500  # sessions probed for a recording at a time
 
 
 @dataclass
@@ -159,3 +174,95 @@ def directory_deletes(
             term = row["term"]
             rows += [(site_id, p, term, key) for p in user_directory.prefixes(term)]
     return rows, own
+
+
+def _strings(body: Any) -> Iterator[str]:
+    """Every string of a parsed chunk, keys too (iterative: a deep DOM is no recursion)."""
+    stack = [body]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            yield item
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            stack.extend(item)
+            stack.extend(item.values())
+
+
+@dataclass(frozen=True)
+class KeyMatcher:
+    """Whether an inflated chunk holds one of the keys: a cheap byte search of the JSON
+    first, then the keys as whole words of its strings."""
+
+    quick: tuple[bytes, ...]
+    pattern: re.Pattern[str]
+
+    @classmethod
+    def of(cls, keys: Iterable[str]) -> KeyMatcher | None:
+        wanted = sorted({k for k in keys if len(k) >= MIN_KEY_CHARS})
+        if not wanted:
+            return None
+        quick = {
+            form.encode("utf-8", "surrogatepass")
+            for k in wanted
+            for form in (json.dumps(k)[1:-1], json.dumps(k, ensure_ascii=False)[1:-1])
+        }
+        words = "|".join(rf"(?<!\w){re.escape(k)}(?!\w)" for k in wanted)
+        return cls(quick=tuple(sorted(quick)), pattern=re.compile(words))
+
+    def mentioned(self, data: bytes) -> bool:
+        # Stored chunks were inflated within REPLAY_MAX_INFLATED_BYTES at ingest.
+        text = gzip.decompress(data)
+        if not any(q in text for q in self.quick):
+            return False
+        return any(self.pattern.search(s) for s in _strings(json.loads(text)))
+
+
+def replay_rows_mentioning(
+    site_id: uuid.UUID, keys: Iterable[str], *, skip: Collection[uuid.UUID], days: int,
+    now: datetime,
+) -> list[tuple[Any, ...]]:  # fmt: skip
+    """The keys (DELETE_ROW parameters) of the replay chunks, of any session of the site,
+    whose recording holds one of the keys (typed into the page, shown in its text).
+
+    Bounded by the site's sessions: those that started in the last `days` days (the
+    site's replay retention) and a day more, read from their site_sessions day
+    partitions (every shard), probed for a recording PROBE_WINDOW at a time; only the
+    recorded ones' chunks are read and inflated. `skip`: sessions deleted whole.
+    """
+    matcher = KeyMatcher.of(keys)
+    if matcher is None:
+        return []
+    probe, width = prepare(replay_chunks.PROBE), timebuckets.Width.DAY
+    first = timebuckets.floor(now - timedelta(days=days + 1), width)
+    doomed: list[tuple[Any, ...]] = []
+    for day in timebuckets.buckets_between(first, timebuckets.next_start(now, width), width):
+        for shard in range(max(1, settings.SESSION_SHARDS)):
+            rows = pages(site_sessions.SELECT_IDS, (site_id, day, shard))
+            ids = [r["session_id"] for r in rows if r["session_id"] not in skip]
+            for start in range(0, len(ids), PROBE_WINDOW):
+                window = ids[start : start + PROBE_WINDOW]
+                found = read_windowed(probe, [(site_id, s) for s in window])
+                for session_id in (s for s, hit in zip(window, found, strict=True) if hit):
+                    doomed += [
+                        (site_id, session_id, row["page_start"], row["seq"])
+                        for row in pages(replay_chunks.SELECT_DATA, (site_id, session_id))
+                        if matcher.mentioned(row["data"])
+                    ]
+    return doomed
+
+
+def replays_erase(
+    site: Site, keys: list[str], sessions: Collection[uuid.UUID], now: datetime
+) -> dict[str, int]:
+    """Delete the recordings of the sessions (a partition each) and the chunks of the
+    site's other sessions that show one of the keys; how many of each."""
+    write_all(replay_chunks.DELETE_PARTITION, [(site.id, s) for s in sessions])
+    doomed = replay_rows_mentioning(
+        site.id, keys, skip=sessions, days=site.replay_retention_days, now=now
+    )
+    return {
+        "replay_chunks": len(sessions),  # partitions: one a session
+        "replay_chunks_mentioning": write_all(replay_chunks.DELETE_ROW, doomed),
+    }

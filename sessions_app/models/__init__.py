@@ -16,6 +16,7 @@ from sessions_app.tables.ingest_stats import IngestStats
 from sessions_app.tables.latest_sessions import LatestSession
 from sessions_app.tables.pipeline_heartbeats import PipelineHeartbeat
 from sessions_app.tables.registry import models as _cassandra_models
+from sessions_app.tables.replay_assets import ReplayAsset
 from sessions_app.tables.replay_chunks import ReplayChunk
 from sessions_app.tables.rolling_counts import RollingCount
 from sessions_app.tables.series_points import SeriesPoint
@@ -75,6 +76,7 @@ __all__ = [
     "PipelineHeartbeat",
     "PurgeRun",
     "PurgeWatermark",
+    "ReplayAsset",
     "ReplayChunk",
     "ReplayWatermark",
     "RetentionPolicy",

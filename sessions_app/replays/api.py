@@ -16,8 +16,9 @@ from sessions_app.replays import reads
 class SessionReplay(SiteView):
     """A session's recording: the recorder (rrweb) events of its next chunks in order
     (`chunks` names them), the first answer 4 chunks so that the player starts at once;
-    `next` is the `after` of the following answer, null at the end. A session without a
-    recording answers empty chunks."""
+    `next` is the `after` of the following answer, null at the end; `missing_assets`
+    the stylesheets (by hash) no longer stored, which the events lack. A session
+    without a recording answers empty chunks."""
 
     @extend_schema(
         parameters=[
@@ -28,5 +29,5 @@ class SessionReplay(SiteView):
     def get(self, request: Request, site_id: uuid.UUID, session_id: uuid.UUID) -> Response:
         after = reads.cursor_parse(request.query_params.get("after"))  # RangeError: a 400
         if session_id.version != 1:
-            return Response({"chunks": [], "events": [], "next": None})
+            return Response({"chunks": [], "events": [], "next": None, "missing_assets": []})
         return Response(reads.replay_page(site_id=self.site.id, session_id=session_id, after=after))

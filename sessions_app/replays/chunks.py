@@ -11,7 +11,9 @@ page (a plain JSON body is compressed here):
 0); `last_event` the tracker's newest event id when the chunk was cut, so the click path
 and the replay line up. The session is the visitor's session covering the chunk's
 start (the tracker's events name it: the Redis state, else user_sessions); none yet is
-a 409 the recorder retries. The stored row is the compressed body as it came.
+a 409 the recorder retries. The stored row is the compressed body as it came, or,
+when it inlines stylesheets of at least assets.MIN_BYTES, the body with references to
+them (stored once per site in replay_assets), compressed again.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from __future__ import annotations
 import gzip
 import json
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -34,6 +36,7 @@ from sessions_app.ingest.state import SessionState, state_key
 from sessions_app.ingest.validation import BatchError, gunzip
 from sessions_app.ledger.suppression import suppressed_keys
 from sessions_app.models import Site
+from sessions_app.replays import assets
 from sessions_app.replays.marks import replay_mark
 from sessions_app.tables import ingest_stats, replay_chunks, user_sessions
 
@@ -244,6 +247,20 @@ def chunk_store(site: Site, session_id: uuid.UUID, chunk: Chunk) -> None:
     )
 
 
+def chunk_slim(site: Site, chunk: Chunk, data: dict[str, Any], text: bytes) -> Chunk:
+    """The chunk with its stylesheets stored once per site and referenced (replays/
+    assets.py), re-compressed; as it came when it has none (the stylesheets first: a
+    stored chunk never names a stylesheet not stored yet)."""
+    if not assets.may_hold_stylesheets(text):  # most chunks: changes and input only
+        return chunk
+    found = assets.assets_split(data["events"])
+    if not found:
+        return chunk
+    assets.assets_store(site, found)
+    text = json.dumps(data, separators=(",", ":")).encode()
+    return replace(chunk, data=gzip.compress(text, compresslevel=6))
+
+
 def chunk_accept(site: Site, body: bytes, *, received_at: datetime) -> dict[str, Any]:
     """Check and store one chunk of a site with replay on; ChunkError says why not."""
     if not site.replay:
@@ -255,6 +272,7 @@ def chunk_accept(site: Site, body: bytes, *, received_at: datetime) -> dict[str,
     chunk = chunk_parse(data, compressed, received_at=received_at)
     session = session_of(site, chunk)
     new = session_budget(site, session, chunk)
+    chunk = chunk_slim(site, chunk, data, text)
     chunk_store(site, session.session_id, chunk)  # a retry rewrites the same row
     replay_mark(site, session.session_id, now=received_at)  # the explorer's "has replay"
     return {"stored": True, "duplicate": not new, "session_id": str(session.session_id)}

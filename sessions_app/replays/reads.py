@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sessions_app.core.bounds import RangeError
+from sessions_app.replays import assets
 from sessions_app.tables import replay_chunks
 
 FIRST_PAGE = 4  # chunks in the first answer: the first frame shows before the rest arrives
@@ -42,8 +43,9 @@ def replay_page(
     )
     events: list[Any] = []
     chunks = []
-    for row in rows:
-        body = json.loads(gzip.decompress(row["data"]))
+    bodies = [json.loads(gzip.decompress(row["data"])) for row in rows]
+    missing = assets.assets_restore(site_id, bodies)
+    for row, body in zip(rows, bodies, strict=True):
         # The events carry the visitor's clock; the stored times are moved by its skew
         # (as the tracker's events are), so the replay and the click path line up.
         skew = _ms(row["start_at"]) - int(body.get("start") or _ms(row["start_at"]))
@@ -64,4 +66,6 @@ def replay_page(
         "chunks": chunks,
         "events": events,
         "next": f"{last['page']}:{last['seq']}" if last else None,
+        # stylesheets no longer stored (the replay shows the page without them)
+        "missing_assets": missing,
     }

@@ -75,6 +75,15 @@ MAX_PROBED = 100  # sessions one replays_found call probes
 
 DELETE_PARTITION = "DELETE FROM {ks}.replay_chunks WHERE site_id = ? AND session_id = ?"
 
+# The erasure's scan inside the chunks (erasure/scan.py): a session's chunks, one by one.
+SELECT_DATA = """
+SELECT page_start, seq, data FROM {ks}.replay_chunks WHERE site_id = ? AND session_id = ?
+"""
+
+DELETE_ROW = """
+DELETE FROM {ks}.replay_chunks WHERE site_id = ? AND session_id = ? AND page_start = ? AND seq = ?
+"""
+
 
 class ReplayChunk(Model):
     """One chunk of a session's recording: gzip of the recorder's JSON (its rrweb events).

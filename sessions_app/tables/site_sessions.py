@@ -141,6 +141,11 @@ COUNT = """
 SELECT session_id FROM {ks}.site_sessions WHERE site_id = ? AND day = ? AND shard = ? LIMIT ?
 """
 
+# Every session that started on a day (one shard): the erasure's scan of the recordings.
+SELECT_IDS = """
+SELECT session_id FROM {ks}.site_sessions WHERE site_id = ? AND day = ? AND shard = ?
+"""
+
 SAMPLE = """
 SELECT session_id, user_key, identified, started_at, last_seen_at, duration_s, event_count,
        pageview_count, converted, is_bot, <dimensions>, pages, events

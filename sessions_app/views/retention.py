@@ -15,11 +15,13 @@ from django.views.decorators.http import require_GET, require_POST
 
 from sessions_app.jobs import purge
 from sessions_app.ledger import policies, sites
+from sessions_app.models import Site
 from sessions_app.permissions import admin_required
-from sessions_app.tables import retention_specs
+from sessions_app.tables import replay_assets, replay_chunks, retention_specs
 from sessions_app.tasks import purge_expired_partitions
 
 PAGE = "sessions_app:retention"
+MAX_REPLAY_SITES = 200  # sites listed with their replay retention
 
 
 class PolicyForm(forms.Form):
@@ -48,8 +50,22 @@ def _queued(request: HttpRequest) -> dict[str, Any] | None:
     return {"id": task_id, "state": "done", **summary}
 
 
+def _replays() -> dict[str, Any]:
+    """Session replays are kept per site (its "Keep replays (days)"), not by a policy."""
+    field = Site._meta.get_field("replay_retention_days")
+    recording = Site.objects.filter(replay=True).order_by("name")
+    return {
+        "tables": (replay_chunks.SPEC.name, replay_assets.SPEC.name),
+        "default": field.default,
+        "max": replay_chunks.MAX_RETENTION_DAYS,
+        "sites": list(recording[:MAX_REPLAY_SITES]),
+        "more": max(0, recording.count() - MAX_REPLAY_SITES),
+    }
+
+
 def _page(request: HttpRequest, *, errors: dict[str, list[str]], status: int = 200) -> HttpResponse:
     context: dict[str, Any] = {
+        "replays": _replays(),
         "queued": _queued(request),
         "policies": [
             {"policy": policy, "errors": errors.get(policy.key, [])}

@@ -53,9 +53,17 @@
     });
   }
 
+  // A stylesheet past its retention: the recording plays without it; say so.
+  function unstyled(page) {
+    if (page.missing_assets && page.missing_assets.length) {
+      status.textContent = "Some of the recorded page's stylesheets are no longer stored; it plays without them.";
+    }
+  }
+
   function more(after) {
     if (!after) return;
     get(after).then(function (page) {
+      unstyled(page);
       page.events.forEach(function (e) {
         player.addEvent(e);
       });
@@ -91,6 +99,7 @@
       },
     });
     status.textContent = "";
+    unstyled(page);
     root.classList.add("ready");
     newest(page.events);
     seekLinked(!page.next);

@@ -1,6 +1,7 @@
 """Brute force for the erasure tests: every row of every table of the keyspace that mentions
-a string anywhere — in any column, inside JSON, maps, sets and zlib-compressed blobs (the
-transaction log's plans). Reads whole tables (tests only: the test keyspace is small).
+a string anywhere — in any column, inside JSON, maps, sets and zlib- or gzip-compressed
+blobs (the transaction log's plans, the replay chunks). Reads whole tables (tests only:
+the test keyspace is small).
 
 A read returns every live cell whatever its write timestamp, so a cell stamped in the
 future (which a delete at the present does not shadow) is found like any other;
@@ -22,7 +23,7 @@ def _texts(value: Any) -> list[str]:
     if isinstance(value, bytes | bytearray):
         raw = bytes(value)
         with contextlib.suppress(zlib.error):
-            raw += zlib.decompress(raw)
+            raw += zlib.decompress(raw, 47)  # zlib or gzip, by its header
         return [raw.decode("utf-8", "replace")]
     return [repr(value)]
 

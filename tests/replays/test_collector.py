@@ -61,22 +61,6 @@ def send(client, site, body: Any, *, compress: bool = True, origin: str | None =
                        **headers)  # fmt: skip
 
 
-@pytest.fixture
-def replay_site(site):
-    site.replay = True
-    site.save()
-    return site
-
-
-@pytest.fixture
-def visit(client, replay_site, live_now) -> datetime:
-    """A visitor's session of anon-1 whose tracker events started 5 minutes ago."""
-    start = live_now - minutes(5)
-    response = post(client, replay_site, [event(start), event(start + minutes(1), kind="click")])
-    assert response.status_code == 200, response.content
-    return start
-
-
 def _rows(site) -> list[dict[str, Any]]:
     [session] = user_sessions.session_list(site_id=site.id, user_key="anon-1")
     cql = (

@@ -11,7 +11,7 @@ import pytest
 from django.contrib.auth.models import Group, User
 from django.test import Client
 
-from sessions_app.ledger import policies
+from sessions_app.ledger import policies, sites
 from sessions_app.models import AdminAction, PurgeRun, RetentionPolicy, Site
 from sessions_app.tables import retention_specs
 from tests.ingest.conftest import event, post
@@ -281,3 +281,26 @@ def test_sessions_are_never_kept_shorter_than_raw_events(client, admin):
         "raw_events": 90,
         "sessions": 90,
     }
+
+
+def test_the_retention_page_lists_replays_with_each_sites_retention(client, admin, site):
+    """Replays are kept per site, not by a policy: the page names their tables and each
+    recording site's days (any name renders, escaped); a site without replay is not listed."""
+    site.replay, site.replay_retention_days = True, 10
+    site.save()
+    other = sites.site_create(name='Café <b>"Zoë"</b> 🛒', origins=["https://cafe.example"])
+    other.replay = True
+    other.save()
+    sites.site_create(name="Quiet shop", origins=["https://quiet.example"])
+    page = client.get(PAGE)
+    assert page.status_code == 200
+    section = page.text.split('id="replay-retention"')[1].split("</section>")[0]
+    assert "<code>replay_chunks</code>" in section and "<code>replay_assets</code>" in section
+    rows = re.findall(r"<tr><td><a href=\"/sites/([^/]+)/site#id_replay_retention_days\">(.*?)</a>"
+                      r"(.*?)</td><td class=\"num\">(\d+)</td></tr>", section)  # fmt: skip
+    assert [(r[0], r[1], r[3]) for r in rows] == [
+        (str(other.id), "Café &lt;b&gt;&quot;Zoë&quot;&lt;/b&gt; 🛒", "30"),
+        (str(site.id), "Shop", "10"),
+    ]
+    assert "default" in rows[0][2] and "default" not in rows[1][2]
+    assert "Quiet shop" not in section

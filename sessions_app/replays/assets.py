@@ -1,0 +1,136 @@
+"""Stylesheets stored once per site by content hash (docs/replay.md, Storage).
+
+rrweb inlines every stylesheet the page can read into the page load's snapshot: a
+`<link>` or `<style>` element's `_cssText` attribute, or the text of a `<style>`
+element (a text node with `isStyle`). Each page load of a visitor carries the same
+site CSS again. At ingest, every such text of at least MIN_BYTES is written once to
+replay_assets under its SHA-256 and replaced in the chunk by `{"_cs_asset": "<hash>"}`
+(an object where rrweb has a string: never page content); the player's read
+(replays/reads.py) puts the text back. Fonts are not recorded (`collectFonts: false`).
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import re
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+from redis.exceptions import RedisError
+
+from sessions_app.core.redis_client import redis_client
+from sessions_app.models import Site
+from sessions_app.tables import replay_assets
+
+MIN_BYTES = 1024  # shorter stylesheets stay in the chunk: a reference saves too little
+MARK = "_cs_asset"
+KIND = "css"
+_HEX = re.compile(r"[0-9a-f]{64}")
+MISSING = "/* clickstream: this stylesheet ({}) is no longer stored */"
+
+
+def _slots(events: Any) -> Iterator[tuple[dict[str, Any], str]]:
+    """Every (object, key) of the events whose value is a stylesheet's text (iterative:
+    a deep DOM does not reach the recursion limit)."""
+    stack = [events]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            if isinstance(item.get("_cssText"), str):
+                yield item, "_cssText"
+            if item.get("isStyle") is True and isinstance(item.get("textContent"), str):
+                yield item, "textContent"
+            stack.extend(v for v in item.values() if isinstance(v, list | dict))
+
+
+def _references(events: Any) -> Iterator[tuple[dict[str, Any], str, str]]:
+    """Every (object, key, hash) of a reference left by `assets_split`."""
+    stack = [events]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            for key, value in item.items():
+                if isinstance(value, dict) and len(value) == 1 and isinstance(value.get(MARK), str):
+                    yield item, key, value[MARK]
+                elif isinstance(value, list | dict):
+                    stack.append(value)
+
+
+def may_hold_stylesheets(text: bytes) -> bool:
+    """Whether a chunk's JSON may hold a stylesheet (a byte search: most chunks hold only
+    changes and input, and are not walked)."""
+    return b"_cssText" in text or b'"isStyle"' in text
+
+
+def assets_split(events: list[Any]) -> dict[str, str]:
+    """Replace each stylesheet of at least MIN_BYTES by its reference, in place; return
+    {hash: text} of those replaced."""
+    found: dict[str, str] = {}
+    for holder, key in list(_slots(events)):
+        text = holder[key]
+        raw = text.encode("utf-8", "surrogatepass")
+        if len(raw) < MIN_BYTES:
+            continue
+        digest = hashlib.sha256(raw).hexdigest()
+        found[digest] = text
+        holder[key] = {MARK: digest}
+    return found
+
+
+def _marker(site: Site, digest: str) -> str:
+    return f"cs:replay:asset:{site.id}:{site.replay_retention_days}:{digest}"
+
+
+def assets_store(site: Site, found: dict[str, str]) -> int:
+    """Write the stylesheets not written for this site (and retention) in the last day;
+    how many were written. Without Redis every one is written (the same row again)."""
+    ttl = (site.replay_retention_days + replay_assets.REWRITE_DAYS) * 86_400
+    written = 0
+    for digest, text in found.items():
+        try:
+            fresh = redis_client().set(
+                _marker(site, digest), "1", nx=True, ex=replay_assets.REWRITE_DAYS * 86_400
+            )
+        except RedisError:
+            fresh = True
+        if not fresh:
+            continue
+        raw = text.encode("utf-8", "surrogatepass")
+        replay_assets.asset_insert(
+            replay_assets.Row(
+                site_id=site.id,
+                hash=digest,
+                kind=KIND,
+                size=len(raw),
+                data=gzip.compress(raw, compresslevel=6),
+                ttl=ttl,
+            )
+        )
+        written += 1
+    return written
+
+
+def assets_restore(site_id: uuid.UUID, bodies: list[Any]) -> list[str]:
+    """Put the stylesheets back into the chunks' bodies, in place (one bounded read);
+    return the hashes no longer stored (their text becomes a CSS comment saying so)."""
+    slots = [slot for body in bodies for slot in _references(body)]
+    hashes = [digest for *_, digest in slots if _HEX.fullmatch(digest)]
+    stored = replay_assets.assets_read(site_id=site_id, hashes=hashes)
+    texts: dict[str, str] = {}
+    missing = set()
+    for holder, key, digest in slots:
+        data = stored.get(digest)
+        if data is None:
+            missing.add(digest)
+            holder[key] = MISSING.format(digest[:12] if _HEX.fullmatch(digest) else "?")
+            continue
+        if digest not in texts:
+            texts[digest] = gzip.decompress(data).decode("utf-8", "surrogatepass")
+        holder[key] = texts[digest]
+    return sorted(missing)
