@@ -244,6 +244,7 @@ STATICFILES_DIRS = [
 ]
 # The player's UMD build is a .cjs file: JavaScript, served as such (nosniff).
 mimetypes.add_type("text/javascript", ".cjs")
+WHITENOISE_MIMETYPES = {".cjs": "text/javascript"}  # WhiteNoise (DEBUG off) has its own map
 STATIC_ROOT = STATE_DIR / "staticfiles"
 CASSANDRA_REQUIRED_KEYSPACE_PREFIX = ""
 

@@ -11,7 +11,7 @@ left out, as in every aggregate.
 from __future__ import annotations
 
 import uuid
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -100,27 +100,36 @@ def names() -> dict[str, str]:
 
 
 def breakdown_count(rows: Iterable[dict[str, Any]]) -> Breakdown:
-    """Count one hour's human sessions per dimension value (users exact), top values only."""
-    columns = names()
-    counted: Breakdown = {name: defaultdict(Entry) for name in columns}
-    for row in rows:
-        if row["is_bot"]:
-            continue
-        views, duration = row["pageview_count"] or 0, row["duration_s"] or 0
-        slot = duration_slot(duration)
-        for name, column in columns.items():
-            entry = counted[name][row[column] or NONE]
-            entry.sessions += 1
-            entry.conversions += bool(row["converted"])
-            entry.keys.add(row["user_key"])
-            entry.pageviews += views
-            entry.bounces += views <= 1
-            entry.duration_sum += duration
-            entry.slots[slot] = entry.slots.get(slot, 0) + 1
-    for values in counted.values():
-        for entry in values.values():
-            entry.users, entry.sketch = len(entry.keys), sketch_of(entry.keys)
+    """Count one hour's human sessions per dimension value (users exact), top values only.
+
+    Each session's numbers are taken once; each dimension groups the sessions by value
+    and adds up each group's numbers at once (no entry updated per session)."""
+    humans = [row for row in rows if not row["is_bot"]]
+    visits = [
+        (row["user_key"], bool(row["converted"]), row["pageview_count"] or 0,
+         row["duration_s"] or 0)
+        for row in humans
+    ]  # fmt: skip
+    slots = [duration_slot(duration) for *_, duration in visits]
+    counted: Breakdown = {}
+    for name, column in names().items():
+        groups: dict[str, list[int]] = defaultdict(list)  # value: its sessions' places
+        for at, row in enumerate(humans):
+            groups[row[column] or NONE].append(at)
+        counted[name] = {value: _entry(visits, slots, at) for value, at in groups.items()}
     return _topped(counted, exact_users=True)
+
+
+def _entry(visits: list[tuple[str, bool, int, int]], slots: list[int], places: list[int]) -> Entry:
+    """One value's entry: the sessions at these places of `visits` (and their slots)."""
+    users, converted, views, durations = zip(*(visits[at] for at in places), strict=True)
+    keys = set(users)
+    return Entry(
+        sessions=len(places), conversions=sum(converted), users=len(keys),
+        sketch=sketch_of(keys), keys=keys, pageviews=sum(views),
+        bounces=sum(v <= 1 for v in views), duration_sum=sum(durations),
+        slots=dict(Counter(slots[at] for at in places)),
+    )  # fmt: skip
 
 
 def _topped(counted: Breakdown, *, exact_users: bool, top: int = STORED_TOP) -> Breakdown:

@@ -125,17 +125,17 @@ def session_count(
 
 def _grams_count(counts: PathCounts, trail: list[str], pages: Iterable[str], source: str) -> None:
     """session_count without carried paths: each page's paths are the slices of the trail
-    ending at it, up to MAX_STEPS pages (and ENTRANCE, only ever first, on top)."""
+    ending at it, up to MAX_STEPS pages (and ENTRANCE, only ever first, on top). The trail
+    is kept as its last MAX_STEPS + 1 entries, a tuple each slice of which is a path."""
     grams: list[Gram] = []
+    window = tuple(trail[-MAX_STEPS - 1 :])
     for page in pages:
-        if len(trail) == 1 and trail[0] == ENTRANCE:
+        if window == (ENTRANCE,):
             counts.sources[page, source] += 1
-        trail.append(page)
-        end = len(trail)
-        low = max(0, end - MAX_STEPS)
-        if low == 1 and trail[0] == ENTRANCE:
-            low = 0
-        grams += [tuple(trail[at:end]) for at in range(end - 1, low - 1, -1)]
+        window = (*window[-MAX_STEPS:], page)
+        # ENTRANCE on top only while it is still the window's first entry.
+        low = 0 if window[0] == ENTRANCE else max(0, len(window) - MAX_STEPS)
+        grams += [window[at:] for at in range(len(window) - 1, low - 1, -1)]
     counts.grams.update(grams)
 
 

@@ -2,10 +2,10 @@
 the users who did it, as roaring bitmaps of per-site user numbers (docs/retention.md).
 
 An hour's sets are counted from its tally as user keys (`KeySets`, no I/O); its seal
-numbers the keys (user_numbers: a lookup per user, a lightweight transaction per user
-seen for the first time) and stores bitmaps (`Sets`); days and months are the unions of
-their children. Retention cohorts, lifecycle and stickiness (sessions_app/cohorts) read
-a few of these rows per period instead of raw events.
+numbers the keys (user_numbers: KEYS_PER_READ users looked up a request, a lightweight
+transaction per user seen for the first time) and stores bitmaps (`Sets`); days and
+months are the unions of their children. Retention cohorts, lifecycle and stickiness
+(sessions_app/cohorts) read a few of these rows per period instead of raw events.
 """
 
 from __future__ import annotations
@@ -112,14 +112,12 @@ def numbers_of(site_id: uuid.UUID, keys: Iterable[str], *, assign: bool) -> dict
     """The users' numbers on the site; with `assign`, the ones without get the next free
     numbers (a concurrent seal that numbered a user first wins: its number is used)."""
     wanted = sorted(set(keys))
-    select = prepare(user_numbers.SELECT_NUMBER)
-    work = [(select, (site_id, key)) for key in wanted]
-    results = execute_concurrent(cassandra_session(), work, concurrency=128)
+    select = prepare(user_numbers.SELECT_NUMBERS)
+    step = user_numbers.KEYS_PER_READ
+    work = [(select, (site_id, wanted[at : at + step])) for at in range(0, len(wanted), step)]
     found: dict[str, int] = {}
-    for key, (_, rows) in zip(wanted, results, strict=True):
-        row = rows.one()
-        if row is not None:
-            found[key] = row["number"]
+    for _, rows in execute_concurrent(cassandra_session(), work, concurrency=32):
+        found.update((row["user_key"], row["number"]) for row in rows)
     missing = [key for key in wanted if key not in found]
     if assign and missing:
         found.update(_numbers_assign(site_id, missing))

@@ -75,15 +75,21 @@ def user_widths_adapt(
         per_user[user] = per_user.get(user, 0) + n
     histories = user_widths(site.id)
     moved = []
+    later = now + timedelta(hours=1)
+    usual = timebuckets.width_at(later, settings.USER_EVENTS_BUCKET, [])
+    row_bytes, budget = settings.USER_EVENT_ROW_BYTES, settings.USER_PARTITION_BUDGET_BYTES
+    sizes: dict[tuple[int, timebuckets.Width], float] = {}  # users share their event counts
     for user, events in per_user.items():
-        later = now + timedelta(hours=1)
-        width = timebuckets.width_at(later, settings.USER_EVENTS_BUCKET, histories.get(user, []))
+        history = histories.get(user)
+        width = timebuckets.width_at(later, usual, history) if history else usual
         if width is timebuckets.Width.HOUR or width is timebuckets.Width.TEN_MINUTES:
             continue  # already as fine as user buckets go
-        size = sizing.partition_bytes(
-            writes_per_second=events / 3600, row_bytes=settings.USER_EVENT_ROW_BYTES, width=width
-        )
-        if size <= settings.USER_PARTITION_BUDGET_BYTES:
+        size = sizes.get((events, width))
+        if size is None:
+            size = sizes[events, width] = sizing.partition_bytes(
+                writes_per_second=events / 3600, row_bytes=row_bytes, width=width
+            )
+        if size <= budget:
             continue
         effective = timebuckets.next_start(later, width)
         _, created = UserBucketWidth.objects.get_or_create(

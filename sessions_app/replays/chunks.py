@@ -149,7 +149,10 @@ def _event_ok(event: Any) -> bool:
 
 
 def chunk_parse(data: dict[str, Any], compressed: bytes, *, received_at: datetime) -> Chunk:
-    """Check a chunk's fields; its times are moved by the client's clock skew."""
+    """Check a chunk's fields; its start and end are moved by the client's clock skew.
+
+    `page` stays on the client's clock: with `seq` it is the row's key, which must be the
+    same for every resend of the chunk, while the skew measured differs between them."""
     page, start, end = _ms(data, "page"), _ms(data, "start"), _ms(data, "end")
     if end < start:
         raise ChunkError(400, "end", "before start")
@@ -164,7 +167,7 @@ def chunk_parse(data: dict[str, Any], compressed: bytes, *, received_at: datetim
     return Chunk(
         chunk_id=_uuid(data, "chunk", required=True) or uuid.uuid4(),
         seq=_int(data, "seq", 0, MAX_SEQ),
-        page=page + skew,
+        page=page,
         start=start + skew,
         end=end + skew,
         user_key=str(user_key),

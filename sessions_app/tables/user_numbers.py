@@ -25,6 +25,13 @@ SELECT_NUMBER = """
 SELECT number FROM {ks}.user_numbers WHERE site_id = ? AND user_key = ?
 """
 
+# Up to KEYS_PER_READ users' numbers in one request (a seal numbers thousands of users:
+# one request per user cost the driver and the node more than the reads themselves).
+SELECT_NUMBERS = """
+SELECT user_key, number FROM {ks}.user_numbers WHERE site_id = ? AND user_key IN ?
+"""
+KEYS_PER_READ = 100
+
 INSERT_NEW = """
 INSERT INTO {ks}.user_numbers (site_id, user_key, number) VALUES (?, ?, ?)
 IF NOT EXISTS USING TTL ?

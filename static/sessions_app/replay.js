@@ -13,8 +13,15 @@
  *
  * Every 5 s (and when the page is hidden) the new events go as one chunk, gzip-compressed
  * here, to POST <endpoint origin>/replay?site=<key> (text/plain: no CORS preflight), with
- * keepalive when small enough; a failed or not-yet-placed chunk (409: the tracker's
- * events have not named the session yet) is retried 1 s, 2 s, 4 s ... later, 6 times.
+ * keepalive when small enough. A failed or not-yet-placed chunk (network, 408, 409: the
+ * tracker's events have not named the session yet, 429, 5xx) goes to the tab's stored
+ * retry queue (sessionStorage "cs_replay_retry": the tracker's own localStorage queue
+ * holds events only and its 4 KB budget has no room for chunks) and is sent again on the
+ * tracker's schedule (1 s, 2 s, 4 s ... 60 s, jittered; its sent_at renewed), by this
+ * page or the tab's next one; a stored chunk leaves the queue only when the collector is
+ * done with it (a resend of a chunk it had stored is a duplicate it answers as such). At most STORE_CHUNKS
+ * chunks and STORE_CHARS characters are kept, the oldest dropped beyond; the count of
+ * dropped chunks goes with every later chunk (`dropped`).
  * A chunk names the tracker's newest event id (last_event), so the click path and the
  * replay line up. Nothing is sent before the tracker has recorded an event.
  */
@@ -31,8 +38,10 @@
   var excluded = attr("replay-exclude").split(",").filter(Boolean).map(function (p) {
     return new RegExp("^" + p.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*") + "$");
   });
-  var INTERVAL = 5000, MAX_BYTES = 500000, KEEPALIVE = 60000, TRIES = 6;
+  var INTERVAL = 5000, MAX_BYTES = 500000, KEEPALIVE = 60000;
+  var STORE = "cs_replay_retry", STORE_CHUNKS = 30, STORE_CHARS = 1500000; // base64 of gzip
   var buffer = [], page = Date.now(), seq = 0, stop = null, dead = 0;
+  var failures = 0, timer = 0, retrying = 0;
 
   function off() {
     try {
@@ -92,33 +101,132 @@
     } else start();
   }
 
-  function post(bytes, tries) {
-    if (off()) return;
-    var again = function () {
-      if (tries + 1 < TRIES) setTimeout(post, 1000 * Math.pow(2, tries), bytes, tries + 1);
+  // ---- the stored retry queue: {dropped: n, chunks: [{id, b: base64 of the gzip}]} ----
+  function readStore() {
+    try {
+      var s = JSON.parse(sessionStorage.getItem(STORE));
+      if (s && Array.isArray(s.chunks)) return s;
+    } catch (e) {}
+    return { dropped: 0, chunks: [] };
+  }
+
+  // Written within the caps, the oldest chunks dropped (and counted) beyond them or
+  // when the browser's quota refuses.
+  function writeStore(s) {
+    var size = function () {
+      return s.chunks.reduce(function (n, c) {
+        return n + c.b.length;
+      }, 0);
     };
-    fetch(target, { method: "POST", body: bytes, keepalive: bytes.length < KEEPALIVE,
+    while (s.chunks.length > STORE_CHUNKS || (s.chunks.length > 1 && size() > STORE_CHARS)) {
+      s.chunks.shift();
+      s.dropped++;
+    }
+    for (;;) {
+      try {
+        return s.chunks.length || s.dropped ? sessionStorage.setItem(STORE, JSON.stringify(s)) : sessionStorage.removeItem(STORE);
+      } catch (e) {
+        if (!s.chunks.length) return; // no storage at all (sandboxed, disabled)
+        s.chunks.shift();
+        s.dropped++;
+      }
+    }
+  }
+
+  function keep(id, bytes) {
+    var s = readStore();
+    s.chunks.push({ id: id, b: btoa(fflate.strFromU8(bytes, true)) });
+    writeStore(s);
+  }
+
+  function forget(id) {
+    var s = readStore();
+    s.chunks = s.chunks.filter(function (c) {
+      return c.id != id;
+    });
+    writeStore(s);
+  }
+
+  // Resolves to true when the collector is done with the chunk: stored (or stored
+  // before), or refused for good; 403 stops the recorder and empties the queue.
+  // keepalive (a new chunk, which may be the page's last) only under 60 KB: browsers
+  // refuse keepalive bodies over 64 KB in flight together; a retry goes without it.
+  function post(bytes, keepalive) {
+    return fetch(target, { method: "POST", body: bytes, keepalive: keepalive && bytes.length < KEEPALIVE,
       credentials: "omit", headers: { "Content-Type": "text/plain" } }).then(function (r) {
-      if (r.status == 403) dead = 1; // replay off for the site, origin or visitor refused
-      if (r.status == 409 || r.status == 429 || r.status >= 500) again();
-    }, again);
+      return r.status;
+    }, function () {
+      return 0;
+    }).then(function (status) {
+      if (status == 403) {
+        dead = 1; // replay off for the site, origin or visitor refused
+        writeStore({ dropped: 0, chunks: [] });
+      }
+      return !(!status || status == 408 || status == 409 || status == 429 || status >= 500);
+    });
+  }
+
+  // The tracker's schedule: 1 s, 2 s, 4 s ... 60 s after each failed round, jittered.
+  function schedule() {
+    if (timer) return;
+    var base = Math.min(1000 * Math.pow(2, failures++), 60000);
+    timer = setTimeout(retry, base / 2 + (Math.random() * base) / 2);
+  }
+
+  // A stored chunk with sent_at now: the collector measures the clock skew by it (the
+  // old one would move the chunk back by the time it waited).
+  function restamp(bytes) {
+    var body = JSON.parse(fflate.strFromU8(fflate.gunzipSync(bytes)));
+    body.sent_at = Date.now();
+    return fflate.gzipSync(fflate.strToU8(JSON.stringify(body)), { level: 6 });
+  }
+
+  function retry() {
+    timer = 0;
+    var chunks = readStore().chunks;
+    if (retrying || off() || !chunks.length) return;
+    retrying = 1;
+    Promise.all(chunks.map(function (c) {
+      try {
+        var bytes = restamp(fflate.strToU8(atob(c.b), true));
+      } catch (e) {
+        forget(c.id); // not a chunk (the stored value was changed): dropped
+        return true;
+      }
+      return post(bytes, 0).then(function (done) {
+        done && forget(c.id);
+        return done;
+      });
+    })).then(function (results) {
+      retrying = 0;
+      if (results.indexOf(false) < 0) failures = 0;
+      if (!off() && readStore().chunks.length) schedule();
+    });
+  }
+
+  function deliver(id, bytes) {
+    post(bytes, 1).then(function (done) {
+      if (done || off()) return;
+      keep(id, bytes);
+      schedule();
+    });
   }
 
   // The events as chunks of at most MAX_BYTES compressed (a larger batch is halved).
   function send(events) {
     var last = cs.last;
     if (!events.length || !last) return 0;
-    var now = Date.now();
-    var body = { site: site, chunk: uuid(), seq: seq, page: page, start: events[0].timestamp,
+    var now = Date.now(), id = uuid(), dropped = readStore().dropped;
+    var body = { site: site, chunk: id, seq: seq, page: page, start: events[0].timestamp,
       end: events[events.length - 1].timestamp, sent_at: now, anonymous_id: last.anonymous_id,
-      user_id: last.user_id, last_event: last.id, events: events };
+      user_id: last.user_id, last_event: last.id, dropped: dropped || undefined, events: events };
     var bytes = fflate.gzipSync(fflate.strToU8(JSON.stringify(body)), { level: 6 });
     if (bytes.length > MAX_BYTES && events.length > 1) {
       var half = Math.ceil(events.length / 2);
       return send(events.slice(0, half)) && send(events.slice(half));
     }
     seq++;
-    if (bytes.length <= MAX_BYTES) post(bytes, 0); // one event too big alone is dropped
+    if (bytes.length <= MAX_BYTES) deliver(id, bytes); // one event too big alone is dropped
     return 1;
   }
 
@@ -135,6 +243,9 @@
   cs.optOut = function () {
     optOut.apply(cs, arguments);
     buffer = [];
+    clearTimeout(timer);
+    timer = 0;
+    writeStore({ dropped: 0, chunks: [] });
     halt();
   };
   ["pushState", "replaceState"].forEach(function (m) {
@@ -151,5 +262,6 @@
   });
   w.addEventListener("pagehide", flush);
   setInterval(flush, INTERVAL);
+  if (readStore().chunks.length) schedule(); // chunks an earlier page of this tab could not send
   start();
 })(window, CS_RECORD, CS_FFLATE);

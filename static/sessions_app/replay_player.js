@@ -38,9 +38,26 @@
     });
   }
 
+  // A [data-cs-block] element was recorded as an empty box of its size (rr_width):
+  // shown hatched and labelled, so that the analyst sees something was left out.
+  var blocked = {
+    onBuild: function (node, context) {
+      var meta = context.replayer.getMirror().getMeta(node);
+      if (meta && meta.attributes && meta.attributes.rr_width) node.classList.add("cs-blocked");
+    },
+  };
+  var BLOCKED_STYLE = [ // one rule an entry (the player inserts each with insertRule)
+    ".cs-blocked { background: repeating-linear-gradient(135deg, #e2e8f0 0 6px, #f8fafc 6px 12px)" +
+      " !important; outline: 1px dashed #64748b; overflow: hidden; }",
+    ".cs-blocked::after { content: 'Hidden from replays'; display: block; padding: 4px 6px;" +
+      " font: 12px/1.3 system-ui, sans-serif; color: #334155; }",
+  ];
+
   function get(after) {
     var url = data.api + (after ? "?after=" + encodeURIComponent(after) : "");
-    return fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } }).then(function (r) {
+    // No request headers: the first answer is the page's preload (same URL, mode and
+    // credentials), which a request with other headers would not reuse.
+    return fetch(url, { credentials: "same-origin" }).then(function (r) {
       if (!r.ok) throw new Error("HTTP " + r.status);
       return r.json();
     });
@@ -96,6 +113,8 @@
         speedOption: [1, 2, 4, 8],
         tags: data.tags,
         mouseTail: false,
+        plugins: [blocked],
+        insertStyleRules: BLOCKED_STYLE,
       },
     });
     status.textContent = "";

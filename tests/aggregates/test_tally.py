@@ -102,6 +102,15 @@ def test_a_tally_written_by_the_release_before_folds_with_the_new_ones():
     assert [v[2] for v in folded.views[SESSIONS[1]]] == ["/b"]
 
 
+def test_tallies_that_share_an_event_are_told_apart():
+    a, b, c = uuid.uuid1(), uuid.uuid1(), uuid.uuid1()
+    assert tally.digests_disjoint([tally.ids_digest([a, b]), tally.ids_digest([c])])
+    assert tally.digests_disjoint([])
+    assert not tally.digests_disjoint([tally.ids_digest([a, b]), tally.ids_digest([c, a])])
+    assert not tally.digests_disjoint([tally.ids_digest([b, b])])
+    assert not tally.digests_disjoint([tally.ids_digest([a]), None])  # written before digests
+
+
 # --- on the real node ------------------------------------------------------------------
 
 pytestmark_db = pytest.mark.django_db(databases=["default", "cassandra"])

@@ -52,6 +52,15 @@ def _stored(site) -> tuple[Any, str]:
     return session_id, "".join(gzip.decompress(r["data"]).decode() for r in rows)
 
 
+def _login(page, live_server, site) -> None:
+    """Log the page in as an analyst of the site."""
+    member(User.objects.create_user("rita", password="correct-horse-1"), site)
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.fill("input[name=username]", "rita")
+    page.fill("input[name=password]", "correct-horse-1")
+    page.click("button[type=submit]")
+
+
 def _watch(page) -> list[str]:
     sent: list[str] = []
     page.on("request", lambda r: sent.append(r.url))
@@ -98,12 +107,8 @@ def test_a_recorded_session_is_masked_and_plays_on_the_timeline(live_server, con
     for secret in (SECRET, SECRET.replace(" ", ""), EMAIL, MASKED, "Ana Example"):
         assert secret not in text, secret
 
-    member(User.objects.create_user("rita", password="correct-horse-1"), site)
     viewer = context.new_page()
-    viewer.goto(f"{live_server.url}/accounts/login/")
-    viewer.fill("input[name=username]", "rita")
-    viewer.fill("input[name=password]", "correct-horse-1")
-    viewer.click("button[type=submit]")
+    _login(viewer, live_server, site)
     errors: list[str] = []
     viewer.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
     viewer.on("pageerror", lambda exc: errors.append(str(exc)))
@@ -183,3 +188,48 @@ def test_an_excluded_page_is_not_recorded_and_leaving_it_starts_a_recording(live
     events = [e for r in rows for e in json.loads(gzip.decompress(r["data"]))["events"]]
     metas = [e["data"]["href"] for e in events if e["type"] == 4]  # a recording's start
     assert metas and all("/demo/products" in href for href in metas), metas
+
+
+BLOCKED_TEXT = "Cardholder Zebulon Quixote-Vantablack"
+BLOCKED = (
+    f'<div class="saved-card" data-cs-block><p>{BLOCKED_TEXT}</p>'
+    '<img src="/static/sessions_app/favicon.svg?blocked-photo" alt="" width="96" height="96">'
+    "</div>"
+)
+
+
+def test_a_blocked_element_is_never_stored_and_plays_as_a_placeholder(live_server, context):
+    """The demo shop with a [data-cs-block] box (text and an image) put into its page: the
+    stored chunks hold neither, the player shows a hatched box of the element's size."""
+    site = _site(live_server, "E2E replay blocked")
+
+    def with_blocked_box(route: Any) -> None:
+        response = route.fetch()
+        body = response.text().replace("<main>", "<main>" + BLOCKED, 1)
+        route.fulfill(response=response, body=body)
+
+    page = context.new_page()
+    page.route(f"{live_server.url}/demo/**", with_blocked_box)
+    page.goto(f"{live_server.url}/demo/?site={site.key}&flush=1000")
+    page.wait_for_function("() => !!(window.clickstream && window.clickstream.last)")
+    box = page.locator(".saved-card").bounding_box()
+    assert box and page.locator(".saved-card img").evaluate("img => img.complete")
+    page.click("#shop-now")  # an SPA navigation: the box stays on the page
+    page.wait_for_timeout(5_500)
+    page.goto("about:blank")
+    page.close()
+    session_id, text = wait_for(lambda: "Coffee gear" in _stored(site)[1] and _stored(site))
+    assert "saved-card" in text  # the box itself is recorded ...
+    for secret in (BLOCKED_TEXT, "Zebulon", "blocked-photo", "favicon.svg"):
+        assert secret not in text, secret  # ... nothing inside it
+
+    viewer = context.new_page()
+    _login(viewer, live_server, site)
+    viewer.goto(f"{live_server.url}/sites/{site.id}/sessions/{session_id}/")
+    viewer.wait_for_selector("#replay.ready .rr-player", timeout=15_000)
+    frame = viewer.frame_locator("#replay .replayer-wrapper iframe")
+    placeholder = frame.locator(".saved-card")
+    assert placeholder.evaluate("e => e.classList.contains('cs-blocked') && !e.children.length")
+    size = placeholder.evaluate("e => [parseFloat(e.style.width), parseFloat(e.style.height)]")
+    assert size == pytest.approx([box["width"], box["height"]], abs=1)
+    screenshot(viewer, "replay-blocked")

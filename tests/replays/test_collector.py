@@ -6,7 +6,7 @@ from __future__ import annotations
 import gzip
 import json
 import uuid
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -100,6 +100,24 @@ def test_a_resent_chunk_is_stored_once(client, replay_site, visit):
     again = send(client, replay_site, body)
     assert again.status_code == 200 and again.json()["duplicate"] is True
     assert len(_rows(replay_site)) == 1
+
+
+def test_a_chunk_resent_later_is_stored_once_at_its_new_time(client, replay_site, visit, live_now):
+    """The recorder's retry queue resends a chunk with a new sent_at: the skew measured
+    differs from the first attempt's, the row (keyed on the page's own clock) is the same,
+    its times those of the resend (sent_at one minute later: no skew)."""
+    start = visit + timedelta(seconds=2)
+    body = chunk(replay_site, start, page=visit, sent_at=_ms(live_now) - 60_000)
+    assert send(client, replay_site, body).json()["duplicate"] is False
+    again = send(client, replay_site, {**body, "sent_at": _ms(live_now)})
+    assert again.status_code == 200 and again.json()["duplicate"] is True
+    [session] = user_sessions.session_list(site_id=replay_site.id, user_key="anon-1")
+    rows = list(cassandra_session().execute(
+        prepare("SELECT start_at FROM {ks}.replay_chunks WHERE site_id = ? AND session_id = ?"),
+        (replay_site.id, session["session_id"]),
+    ))  # fmt: skip
+    assert len(rows) == 1
+    assert abs(rows[0]["start_at"].replace(tzinfo=UTC) - start) < timedelta(seconds=2)
 
 
 def test_the_read_pages_the_first_chunks_first(client, replay_site, visit):
