@@ -36,6 +36,7 @@ PHRASES = {
     "event": "Did event {}",
     "converted": "Converted: {}",
     "goal": "Reached goal #{}",
+    "replay": "Has a replay",
     "bot": "Bot: {}",
     "identified": "Identified: {}",
     "duration_min": "Duration at least {} s",

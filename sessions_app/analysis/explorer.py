@@ -44,6 +44,9 @@ RANGE_FILTERS = ("duration_min", "duration_max", "events_min", "events_max")
 # A goal of the site by id: the sessions that reached it (marked when the hour of the
 # conversion sealed, or by the goal's backfill: docs/goals.md).
 GOAL_FILTER = "goal"
+# Sessions with a replay recording (marked when its first chunk is stored:
+# replays/marks.py). Only true: a session without one carries no mark to match.
+REPLAY_FILTER = "replay"
 _TRUE, _FALSE = ("true", "1", "yes"), ("false", "0", "no")
 
 
@@ -54,7 +57,13 @@ def text_filters() -> list[tuple[str, bool]]:
 
 def filter_names() -> tuple[str, ...]:
     """Every filter's URL parameter, in the order a query's parameters list them."""
-    return (*(name for name, _ in text_filters()), *BOOL_FILTERS, GOAL_FILTER, *RANGE_FILTERS)
+    return (
+        *(name for name, _ in text_filters()),
+        *BOOL_FILTERS,
+        GOAL_FILTER,
+        REPLAY_FILTER,
+        *RANGE_FILTERS,
+    )
 
 
 @dataclass(frozen=True)
@@ -92,7 +101,7 @@ def explorer_query_parse(
     The period as every page reads it (periods.py: period/from/to/compare in the site's
     `zone`, or the old start/end); a longer one is cut to its last 92 days (old start/end
     links past 92 days are refused, as they always were). Text filters match exactly;
-    booleans are true/false; ranges are whole seconds or events.
+    booleans are true/false (replay: true only); ranges are whole seconds or events.
     """
     period = period_param(params, zone=zone or ZoneInfo("UTC"), now=now)
     start, end, note = capped(period, MAX_DAYS, "Sessions cover")
@@ -116,6 +125,11 @@ def explorer_query_parse(
         if not goal.isdigit() or not 0 < int(goal) < 2**63:
             raise RangeError(GOAL_FILTER, "a goal's id (a whole number)")
         filters[GOAL_FILTER] = int(goal)
+    replay = (params.get(REPLAY_FILTER) or "").strip().lower()
+    if replay and replay != "any":
+        if replay not in _TRUE:
+            raise RangeError(REPLAY_FILTER, "true (sessions with a replay) or any")
+        filters[REPLAY_FILTER] = True
     for name in RANGE_FILTERS:
         value = (params.get(name) or "").strip()
         if not value:

@@ -182,13 +182,13 @@ def _aggregates(result: Any, *, with_details: bool) -> dict[str, Any]:
 class SiteSessions(SiteView):
     """The session explorer: sessions that started in the period (period/from/to in the
     site's time zone, default the last 7 days, or the old start/end; at most its last 92
-    days, `note` says when it was cut), newest first, matching every filter given;
-    cursor-paged.
+    days, `note` says when it was cut), newest first, matching every filter; cursor-paged.
 
     Filters: the dimensions that filter (tables/dimensions.py: source, medium, campaign,
     country, device, browser, os: exact values; entry, exit: paths such as /pricing);
     page (a path viewed); event (a custom event done); converted, bot, identified (true/false);
-    goal (a goal's id: its sessions, once their hour sealed); duration_min/duration_max
+    goal (a goal's id: its sessions, once their hour sealed); replay (true: the sessions
+    with a replay recording; false is refused, they carry no mark); duration_min/duration_max
     (seconds), events_min/events_max. `filters`: the query as URL parameters (as the page).
     """
 

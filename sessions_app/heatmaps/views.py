@@ -3,6 +3,7 @@ its scroll depth, and "View on page" (the overlay on the customer's own page).""
 
 from __future__ import annotations
 
+import uuid
 from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import quote
@@ -19,6 +20,7 @@ from sessions_app.heatmaps import reads
 from sessions_app.ingest.enrich import VIEWPORTS
 from sessions_app.models import Site
 from sessions_app.permissions import site_page
+from sessions_app.tables import replay_chunks
 
 TOP_FRUSTRATED = 20
 MAX_DAYS = 92  # the day buckets a page's answer and its trend read
@@ -45,6 +47,25 @@ def _old_days(params: dict[str, str], zone: ZoneInfo, now: datetime) -> dict[str
         raise RangeError("days", f"one of {', '.join(map(str, reads.DAYS))}")
     first = now.astimezone(zone).date() - timedelta(days=int(days) - 1)
     return {**params, "period": "custom", "from": first.isoformat()}
+
+
+def _samples(site: Site, frustrated: list[dict[str, Any]], samples: dict[str, Any]) -> None:
+    """Each element's latest rage/dead clicks, in their sessions: `replay` when the session
+    has a recording (its link opens the player at `ms`, the click's moment)."""
+    for element in frustrated:
+        element["sessions"] = [
+            {"at": timebuckets.from_epoch_ms(ms), "ms": ms, "event_id": event_id,
+             "session_id": session_id, "rage": rage, "dead": dead}
+            for ms, event_id, session_id, _, rage, dead in samples.get(element["selector"], [])
+        ]  # fmt: skip
+    listed = [uuid.UUID(s["session_id"]) for e in frustrated for s in e["sessions"]]
+    ids, step = list(dict.fromkeys(listed)), replay_chunks.MAX_PROBED
+    recorded: set[uuid.UUID] = set()
+    for i in range(0, len(ids), step):  # 20 elements x 10 samples: two calls at most
+        recorded |= replay_chunks.replays_found(site_id=site.id, session_ids=ids[i : i + step])
+    for element in frustrated:
+        for sample in element["sessions"]:
+            sample["replay"] = uuid.UUID(sample["session_id"]) in recorded
 
 
 @site_page()
@@ -79,15 +100,9 @@ def site_heatmaps(request: HttpRequest, site: Site) -> HttpResponse:
         (e for e in (answer or {}).get("elements", []) if e["rage"] or e["dead"]),
         key=lambda e: (-(e["rage"] + e["dead"]), e["selector"]),
     )[:TOP_FRUSTRATED]
-    samples = heat.samples if heat else {}
     for element in frustrated:
-        label = element["selector"]
-        element["trend"] = _bars(trend.get(label, []))
-        element["sessions"] = [
-            {"at": timebuckets.from_epoch_ms(ms), "event_id": event_id,
-             "session_id": session_id, "rage": rage, "dead": dead}
-            for ms, event_id, session_id, _, rage, dead in samples.get(label, [])
-        ]  # fmt: skip
+        element["trend"] = _bars(trend.get(element["selector"], []))
+    _samples(site, frustrated, heat.samples if heat else {})
     reach = (answer or {}).get("scroll", {}).get("reach", [])
     context = {
         "site": site,

@@ -37,6 +37,7 @@ from sessions_app.ingest.validation import BatchError, gunzip
 from sessions_app.ledger.suppression import suppressed_keys
 from sessions_app.models import Site
 from sessions_app.replays import assets
+from sessions_app.replays.marks import replay_mark
 from sessions_app.tables import ingest_stats, replay_chunks, user_sessions
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -276,6 +277,7 @@ def chunk_accept(site: Site, body: bytes, *, received_at: datetime) -> dict[str,
     new = session_budget(site, session, chunk)
     chunk = chunk_slim(site, chunk, data, text)
     chunk_store(site, session.session_id, chunk)  # a retry rewrites the same row
+    replay_mark(site, session.session_id, now=received_at)  # the explorer's "has replay"
     return {"stored": True, "duplicate": not new, "session_id": str(session.session_id)}
 
 

@@ -9,17 +9,30 @@ from django.conf import settings
 from django.urls import reverse
 
 from sessions_app.core import timebuckets
+from sessions_app.core.bounds import RangeError
 from sessions_app.models import Site
 from sessions_app.tables import replay_chunks
 
+MAX_MS = 10**14  # a `t` past this is no moment of a session (year 5138)
 # The click path's events as marks on the player's progress bar, by kind.
 TAGS = {"pageview": "#2e7d32", "click": "#1565c0", "custom": "#7b1fa2", "rage": "#c62828"}
 
 
+def seek_param(value: str | None) -> int | None:
+    """`?t=`: the moment (epoch ms) a link opens the player at (a rage click, a funnel's
+    last step); None without one; RangeError naming `t` if it is no such moment."""
+    if not value:
+        return None
+    if not (value.isascii() and value.isdigit() and 0 < int(value) < MAX_MS):
+        raise RangeError("t", "the moment to play from, in milliseconds since 1970")
+    return int(value)
+
+
 def player_data(
-    site: Site, session_id: uuid.UUID, events: list[dict[str, Any]]
+    site: Site, session_id: uuid.UUID, events: list[dict[str, Any]], *, seek: int | None = None
 ) -> dict[str, Any] | None:
-    """The player's data island when the session has a recording (None: no player).
+    """The player's data island when the session has a recording (None: no player);
+    `seek`, the moment it opens at (replay_player.js starts it SEEK_LEAD before).
 
     Each event gets `ms` (its epoch milliseconds: the row's seek button)."""
     if not replay_chunks.replay_exists(site_id=site.id, session_id=session_id):
@@ -31,7 +44,7 @@ def player_data(
         tag = "rage" if rage else event["type"]
         marks.append({"t": event["ms"], "tag": tag, "id": str(event["event_id"])})
     api = reverse("api-session-replay", kwargs={"site_id": site.id, "session_id": session_id})
-    return {"api": api, "marks": marks, "tags": TAGS}
+    return {"api": api, "marks": marks, "tags": TAGS, "seek": seek}
 
 
 def replays_mark(site: Site, sessions: list[dict[str, Any]]) -> None:

@@ -101,6 +101,14 @@ UPDATE {ks}.site_sessions USING TTL ? SET goals = goals + ?
 WHERE site_id = ? AND day = ? AND shard = ? AND session_id = ?
 """
 
+# A session with a replay recording, marked when its first chunk is stored
+# (replays/marks.py: the explorer's `replay` filter). The cell expires with the recording
+# or with the row, whichever is first (the TTL the caller binds).
+MARK_REPLAY = """
+UPDATE {ks}.site_sessions USING TTL ? SET replay = true
+WHERE site_id = ? AND day = ? AND shard = ? AND session_id = ?
+"""
+
 DELETE_ROW = """
 DELETE FROM {ks}.site_sessions WHERE site_id = ? AND day = ? AND shard = ? AND session_id = ?
 """
@@ -154,6 +162,7 @@ OTHER_FILTERS: dict[str, str] = {
     "event": "events CONTAINS ?",
     "converted": "converted = ?",
     "goal": "goals CONTAINS ?",  # bound to the goal's digest (analysis/explorer.filter_values)
+    "replay": "replay = ?",  # only true: a session without a recording has no value (MARK_REPLAY)
     "bot": "is_bot = ?",
     "identified": "identified = ?",
     "duration_min": "duration_s >= ?",
@@ -243,6 +252,7 @@ class SiteSession(Model):
     pages = columns.Set(columns.Text)  # paths viewed (the first MAX_PAGES distinct)
     events = columns.Set(columns.Text)  # custom event names done (among the first MAX_EVENTS)
     goals = columns.Set(columns.Text)  # the digests of the goals reached (MARK_GOALS)
+    replay = columns.Boolean()  # true once a replay chunk of the session is stored (MARK_REPLAY)
 
 
 SPEC = TableSpec(

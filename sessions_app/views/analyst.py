@@ -27,7 +27,7 @@ from sessions_app.ingest import realtime
 from sessions_app.models import Site
 from sessions_app.params import iso, page_cursor, page_range, query_params
 from sessions_app.permissions import site_page
-from sessions_app.replays.player import player_data, player_policy, replays_mark
+from sessions_app.replays.player import player_data, player_policy, replays_mark, seek_param
 from sessions_app.sessions import directory, lists, timeline
 from sessions_app.sessions.activity import user_activity
 from sessions_app.sessions.directory import MAX_QUERY
@@ -225,7 +225,12 @@ def session_timeline(request: HttpRequest, site: Site, session_id: uuid.UUID) ->
     user_key = events[0]["user_key"]
     duration = events[-1]["ts"] - events[0]["ts"]
     funnel = _highlight(site, request.GET.get("funnel"), request.GET.get("chain"), events)
-    replay = player_data(site, session_id, events)
+    error = ""
+    try:
+        seek = seek_param(request.GET.get("t"))
+    except RangeError as exc:
+        seek, error = None, f"{exc} (the link's moment is ignored)"
+    replay = player_data(site, session_id, events, seek=seek)
     response = render(
         request,
         "sessions_app/session_timeline.html",
@@ -239,6 +244,7 @@ def session_timeline(request: HttpRequest, site: Site, session_id: uuid.UUID) ->
             "count": len(events),
             "funnel": funnel,
             "replay": replay,
+            "error": error,
         },
     )
     if replay is not None:

@@ -3,7 +3,9 @@
 // data island {{ replay|json_script:"replay-data" }} ({api, marks: [{t, tag, id}], tags}).
 // The first chunks come first and the player starts on them; the rest are streamed in
 // after. The click path's events are marks on the progress bar (custom events, colored
-// by kind); the ▶ button of a timeline row seeks the player to that event.
+// by kind); the ▶ button of a timeline row seeks the player to that event. A link with
+// ?t=<epoch ms> (a rage/dead click sample, a funnel drop-off: the island's `seek`) opens
+// the player paused SEEK_LEAD before that moment, once the chunks up to it are loaded.
 (function () {
   "use strict";
   var island = document.getElementById("replay-data");
@@ -14,6 +16,27 @@
   var frame = root.querySelector(".replay-frame");
   var Player = rrwebPlayer.Player; // the UMD build's namespace: {Player, default}
   var player = null, first = 0;
+  var SEEK_LEAD = 2000; // ms before the linked moment: the player shows what led to it
+  var seek = typeof data.seek === "number" ? data.seek : null;
+  var loaded = 0; // the newest recorder event's timestamp loaded so far
+
+  // Open at the linked moment once it is loaded (or the whole recording is, if it ends
+  // before): after the player has taken the events added (addEvent is asynchronous).
+  function seekLinked(done) {
+    if (seek === null || !player || (seek > loaded && !done)) return;
+    var at = Math.max(0, seek - SEEK_LEAD - first);
+    seek = null;
+    setTimeout(function () {
+      player.goto(at, false);
+      status.textContent = "Paused 2 s before the moment you followed; press play.";
+    }, 0);
+  }
+
+  function newest(events) {
+    events.forEach(function (e) {
+      if (e.timestamp > loaded) loaded = e.timestamp;
+    });
+  }
 
   // A [data-cs-block] element was recorded as an empty box of its size (rr_width):
   // shown hatched and labelled, so that the analyst sees something was left out.
@@ -61,6 +84,8 @@
       page.events.forEach(function (e) {
         player.addEvent(e);
       });
+      newest(page.events);
+      seekLinked(!page.next);
       more(page.next);
     }, function (e) {
       status.textContent = "The rest of the recording could not be loaded (" + e.message + ").";
@@ -95,6 +120,8 @@
     status.textContent = "";
     unstyled(page);
     root.classList.add("ready");
+    newest(page.events);
+    seekLinked(!page.next);
     more(page.next);
   }
 
