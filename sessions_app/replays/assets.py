@@ -31,35 +31,34 @@ _HEX = re.compile(r"[0-9a-f]{64}")
 MISSING = "/* clickstream: this stylesheet ({}) is no longer stored */"
 
 
-def _slots(events: Any) -> Iterator[tuple[dict[str, Any], str]]:
-    """Every (object, key) of the events whose value is a stylesheet's text (iterative:
-    a deep DOM does not reach the recursion limit)."""
+def _dicts(events: Any) -> Iterator[dict[str, Any]]:
+    """Every object inside the events (iterative: a deep DOM does not reach the
+    recursion limit)."""
     stack = [events]
     while stack:
         item = stack.pop()
         if isinstance(item, list):
             stack.extend(item)
         elif isinstance(item, dict):
-            if isinstance(item.get("_cssText"), str):
-                yield item, "_cssText"
-            if item.get("isStyle") is True and isinstance(item.get("textContent"), str):
-                yield item, "textContent"
+            yield item
             stack.extend(v for v in item.values() if isinstance(v, list | dict))
+
+
+def _slots(events: Any) -> Iterator[tuple[dict[str, Any], str]]:
+    """Every (object, key) of the events whose value is a stylesheet's text."""
+    for item in _dicts(events):
+        if isinstance(item.get("_cssText"), str):
+            yield item, "_cssText"
+        if item.get("isStyle") is True and isinstance(item.get("textContent"), str):
+            yield item, "textContent"
 
 
 def _references(events: Any) -> Iterator[tuple[dict[str, Any], str, str]]:
     """Every (object, key, hash) of a reference left by `assets_split`."""
-    stack = [events]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, list):
-            stack.extend(item)
-        elif isinstance(item, dict):
-            for key, value in item.items():
-                if isinstance(value, dict) and len(value) == 1 and isinstance(value.get(MARK), str):
-                    yield item, key, value[MARK]
-                elif isinstance(value, list | dict):
-                    stack.append(value)
+    for item in _dicts(events):
+        for key, value in item.items():
+            if isinstance(value, dict) and len(value) == 1 and isinstance(value.get(MARK), str):
+                yield item, key, value[MARK]
 
 
 def may_hold_stylesheets(text: bytes) -> bool:
