@@ -31,7 +31,7 @@ DESKTOP = (
 
 
 def visits(site, now) -> None:
-    """Six visits today: four from newsletter links on desktops, two from Google on phones."""
+    """Six visits in the last hour (the last 24 hours at any time of day): four from newsletter links on desktops, two from Google on phones."""
     for i in range(6):
         start = now - timedelta(minutes=20 + 7 * i)
         phone = i >= 4
@@ -59,12 +59,12 @@ def test_a_row_filters_the_dashboard_and_travels_to_the_explorer(live_server, br
         page.fill("input[name=username]", "fay")
         page.fill("input[name=password]", "correct-horse-2")
         page.click("button[type=submit]")
-        page.goto(f"{live_server.url}/sites/{site.id}/?period=today")
+        page.goto(f"{live_server.url}/sites/{site.id}/?period=24h")
         before = page.locator("figure[data-dimension=source] table tbody tr").all_inner_texts()
         assert len(before) == 2
         page.click("figure[data-dimension=device] table a.filter-link:has-text('mobile')")
         page.wait_for_selector(".chip:has-text('Device is mobile')")
-        assert "device=mobile" in page.url and "period=today" in page.url
+        assert "device=mobile" in page.url and "period=24h" in page.url
         after = page.locator("figure[data-dimension=source] table tbody tr").all_inner_texts()
         assert len(after) == 1 and after[0].startswith("google")  # the other breakdowns follow
         assert page.locator(".latest-sessions tbody tr").count() == 2

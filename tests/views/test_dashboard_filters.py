@@ -52,10 +52,10 @@ def row_link(page_html: str, dimension: str) -> str:
 def test_a_row_adds_its_filter_and_chips_remove_it(client, site, analyst):
     visit(client, site, "a1", "/?utm_source=news&utm_campaign=spring", "/pricing")
     visit(client, site, "a2", "/docs")
-    page = dashboard(client, site, "?period=today")
+    page = dashboard(client, site, "?period=24h")
     assert page.context["filtered"] is None and page.context["chips"] == []
     link = row_link(page.content.decode(), "campaign")
-    assert parse_qs(urlsplit(link).query) == {"period": ["today"], "campaign": ["spring"]}
+    assert parse_qs(urlsplit(link).query) == {"period": ["24h"], "campaign": ["spring"]}
     filtered_page = dashboard(client, site, link)
     body = filtered_page.content.decode()
     answer = filtered_page.context["filtered"]
@@ -63,19 +63,19 @@ def test_a_row_adds_its_filter_and_chips_remove_it(client, site, analyst):
     assert "Campaign is spring" in body and "Open 1 session<" in body
     [chip] = filtered_page.context["chips"]
     assert chip.name == "campaign" and chip.value == "spring"
-    assert 'href="?period=today"' in body  # the chip's remove link and "Clear all"
+    assert 'href="?period=24h"' in body  # the chip's remove link and "Clear all"
     sessions_url = reverse("sessions_app:sessions", args=[site.id])
-    assert f'href="{sessions_url}?period=today&amp;campaign=spring&amp;bot=false"' in body
+    assert f'href="{sessions_url}?period=24h&amp;campaign=spring&amp;bot=false"' in body
     # Every other breakdown counts the filtered session only.
     assert [r["value"] for r in answer.breakdowns["source"]] == ["news"]
     assert [p for p, _ in answer.entry_pages] == ["/"]
     assert "Clicks cannot be filtered" in body
     # The explorer applies the same filter from the same parameters.
-    explorer_page = client.get(sessions_url, {"period": "today", "campaign": "spring"})
+    explorer_page = client.get(sessions_url, {"period": "24h", "campaign": "spring"})
     assert [s["user_key"] for s in explorer_page.context["page"].sessions] == ["a1"]
     # Top pages are rows too: page=<path>.
-    pages_html = dashboard(client, site, "?period=today").content.decode()
-    assert 'href="?period=today&amp;page=%2Fdocs"' in pages_html
+    pages_html = dashboard(client, site, "?period=24h").content.decode()
+    assert 'href="?period=24h&amp;page=%2Fdocs"' in pages_html
 
 
 @settings(
@@ -95,7 +95,7 @@ def test_any_visitor_text_renders_and_round_trips_as_a_filter(admin_client, valu
     stored = summary["campaign"]
     if not stored:  # only blanks: the visit has no campaign
         return
-    page = dashboard(admin_client, site, "?period=today")
+    page = dashboard(admin_client, site, "?period=24h")
     assert page.status_code == 200
     link = row_link(page.content.decode(), "campaign")
     after = dashboard(admin_client, site, link)
@@ -117,10 +117,10 @@ def test_latest_sessions_follow_the_period_and_show_paths_without_utm(client, si
     visit(client, site, "c2", "/old", minutes_ago=60 * 24 * 3)
     [summary] = user_sessions.session_list(site_id=site.id, user_key="c1")
     assert "utm_source=x" in summary["entry_url"]  # kept in the data
-    today = dashboard(client, site, "?period=today")
-    keys = [s["user_key"] for s in today.context["latest"].sessions]
+    recent = dashboard(client, site, "?period=24h")
+    keys = [s["user_key"] for s in recent.context["latest"].sessions]
     assert keys == ["c1"]
-    latest = today.content.decode().split('class="latest"', 1)[1]
+    latest = recent.content.decode().split('class="latest"', 1)[1]
     assert "/pricing?id=5" in latest and "utm_" not in latest and "/cart<" in latest
     week = dashboard(client, site, "?period=7d")
     assert [s["user_key"] for s in week.context["latest"].sessions] == ["c1", "c2"]
