@@ -3,6 +3,7 @@ range (funnels/results.py) and one page of the units behind a step."""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -13,6 +14,7 @@ from sessions_app.funnels.table import split_names
 from sessions_app.models import Funnel, Site
 from sessions_app.params import iso, whole_param
 from sessions_app.periods import Period, capped, period_param, site_zone
+from sessions_app.tables import replay_chunks
 
 MAX_DAYS = 92  # a funnel's days scanned at once (funnel_days rows)
 
@@ -47,7 +49,9 @@ def funnel_result(site: Site, funnel: Funnel, params: Mapping[str, str]) -> dict
 def funnel_unit_page(
     site: Site, funnel: Funnel, params: Mapping[str, str], *, limit: int
 ) -> dict[str, Any]:
-    """One page of the units that reached a step (or dropped off after it)."""
+    """One page of the units that reached a step (or dropped off after it); `replay` on
+    each says whether its session has a recording (the page's ▶ opens the player at the
+    unit's last step)."""
     _, start, end, _ = funnel_range(site, params)
     assert funnel.current is not None
     steps = len(funnel.current.definition["steps"])
@@ -61,6 +65,7 @@ def funnel_unit_page(
     rows, following = results.units_page(
         result, step=step, outcome=outcome, offset=offset, limit=limit
     )
+    _replays_mark(site, rows)
     return {
         "step": step,
         "outcome": outcome,
@@ -68,3 +73,11 @@ def funnel_unit_page(
         "next_cursor": str(following) if following is not None else None,
         "pending_days": [d.date().isoformat() for d in result.days_pending],
     }
+
+
+def _replays_mark(site: Site, units: list[dict[str, Any]]) -> None:
+    """`replay` on each unit: whether its session has a recording (one read a page)."""
+    ids = [uuid.UUID(str(u["session_id"])) if u["session_id"] else None for u in units]
+    found = replay_chunks.replays_found(site_id=site.id, session_ids=[i for i in ids if i])
+    for unit, session_id in zip(units, ids, strict=True):
+        unit["replay"] = session_id in found

@@ -4,7 +4,6 @@ units behind a step, each opening its session's timeline with the steps highligh
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 from urllib.parse import urlencode
 
@@ -23,7 +22,6 @@ from sessions_app.models import Funnel, Goal, Site
 from sessions_app.params import query_params
 from sessions_app.periods import PARAMS
 from sessions_app.permissions import ADMIN, site_page, site_role
-from sessions_app.tables import replay_chunks
 
 BAR_WIDTH = 560
 
@@ -148,15 +146,6 @@ def funnel_suggestions(request: HttpRequest, site: Site) -> JsonResponse:
     return JsonResponse({"suggestions": suggest.step_suggestions(site.id, timezone.now())})
 
 
-def _replays_mark(site: Site, units: list[dict[str, Any]]) -> None:
-    """`replay` on each unit whose session has a recording: its link opens the player at
-    the unit's last step (a drop-off: the step it left after)."""
-    ids = [uuid.UUID(str(u["session_id"])) if u["session_id"] else None for u in units]
-    found = replay_chunks.replays_found(site_id=site.id, session_ids=[i for i in ids if i])
-    for unit, session_id in zip(units, ids, strict=True):
-        unit["replay"] = session_id in found
-
-
 @site_page()
 def funnel_units(request: HttpRequest, site: Site, funnel_id: int) -> HttpResponse:
     """The users (or sessions) that reached a step or dropped off after it."""
@@ -167,8 +156,6 @@ def funnel_units(request: HttpRequest, site: Site, funnel_id: int) -> HttpRespon
         page = answers.funnel_unit_page(site, funnel, params, limit=50)
     except RangeError as exc:
         error = str(exc)
-    if page:
-        _replays_mark(site, page["units"])
     kept = {k: v for k, v in params.items() if k in (*PARAMS, "step", "outcome")}
     context = {
         "site": site,

@@ -43,6 +43,7 @@ from sessions_app.tables import ingest_stats, replay_chunks, user_sessions
 GZIP_MAGIC = b"\x1f\x8b"
 MAX_SEQ = 100_000
 MAX_ID = 256  # anonymous_id and user_id, as the tracker clips them
+MAX_DROPPED = 1_000_000  # a tab's dropped-chunk count, as one chunk reports it
 HISTORY = 20  # the visitor's recent sessions read when Redis has no covering state
 MAX_SKEW = timedelta(days=1)  # a client clock further off is not corrected
 
@@ -72,6 +73,7 @@ class Chunk:
     last_event: uuid.UUID | None
     events: int
     data: bytes  # gzip of the chunk's JSON
+    dropped: int = 0  # chunks the tab's retry queue dropped since its last report
 
 
 def inflate(body: bytes) -> tuple[bytes, bytes]:
@@ -174,6 +176,7 @@ def chunk_parse(data: dict[str, Any], compressed: bytes, *, received_at: datetim
         last_event=_uuid(data, "last_event", required=False),
         events=len(_events(data)),
         data=compressed,
+        dropped=0 if data.get("dropped") is None else _int(data, "dropped", 0, MAX_DROPPED),
     )
 
 
@@ -278,11 +281,19 @@ def chunk_accept(site: Site, body: bytes, *, received_at: datetime) -> dict[str,
     chunk = chunk_slim(site, chunk, data, text)
     chunk_store(site, session.session_id, chunk)  # a retry rewrites the same row
     replay_mark(site, session.session_id, now=received_at)  # the explorer's "has replay"
+    if new and chunk.dropped:  # a resend carries the same count: counted with the first
+        stats_record(site, {"replay.dropped": chunk.dropped}, received_at=received_at)
     return {"stored": True, "duplicate": not new, "session_id": str(session.session_id)}
 
 
 def rejection_record(site: Site, field: str, *, received_at: datetime) -> None:
     """Count a rejected chunk in ingest_stats, under "replay.<field>" (no events received)."""
+    stats_record(site, {f"replay.{field}": 1}, received_at=received_at)
+
+
+def stats_record(site: Site, lost: dict[str, int], *, received_at: datetime) -> None:
+    """One ingest_stats row of chunks lost: refused here, or dropped by the browser's queue
+    ("replay.dropped"); no events received."""
     row = ingest_stats.Row(
         site_id=site.id,
         bucket=timebuckets.floor(received_at, timebuckets.Width.HOUR),
@@ -292,6 +303,6 @@ def rejection_record(site: Site, field: str, *, received_at: datetime) -> None:
         duplicates=0,
         late=0,
         clamped=0,
-        rejected={f"replay.{field}": 1},
+        rejected=lost,
     )
     cassandra_session().execute(prepare(ingest_stats.INSERT, idempotent=True, write=True), row)

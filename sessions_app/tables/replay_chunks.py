@@ -71,7 +71,7 @@ SELECT page_start, seq, chunk_id, user_key, last_event_id, start_at, end_at, eve
 FROM {ks}.replay_chunks WHERE site_id = ? AND session_id = ? LIMIT ?
 """
 
-MAX_PROBED = 100  # sessions one replays_found call probes
+MAX_PROBED = 200  # sessions one replays_found call probes (a page of funnel units)
 
 DELETE_PARTITION = "DELETE FROM {ks}.replay_chunks WHERE site_id = ? AND session_id = ?"
 

@@ -20,8 +20,9 @@
  * tracker's schedule (1 s, 2 s, 4 s ... 60 s, jittered; its sent_at renewed), by this
  * page or the tab's next one; a stored chunk leaves the queue only when the collector is
  * done with it (a resend of a chunk it had stored is a duplicate it answers as such). At most STORE_CHUNKS
- * chunks and STORE_CHARS characters are kept, the oldest dropped beyond; the count of
- * dropped chunks goes with every later chunk (`dropped`).
+ * chunks and STORE_CHARS characters are kept, the oldest dropped beyond; the next chunk
+ * carries the count of chunks dropped since the last one did (`dropped`: counted once by
+ * the collector in ingest_stats; a carried count dropped in turn moves on).
  * A chunk names the tracker's newest event id (last_event), so the click path and the
  * replay line up. Nothing is sent before the tracker has recorded an event.
  */
@@ -101,7 +102,8 @@
     } else start();
   }
 
-  // ---- the stored retry queue: {dropped: n, chunks: [{id, b: base64 of the gzip}]} ----
+  // ---- the stored retry queue: {dropped: n, chunks: [{id, b: base64 of the gzip, d: the
+  // dropped count it carries}]} ----
   function readStore() {
     try {
       var s = JSON.parse(sessionStorage.getItem(STORE));
@@ -118,24 +120,23 @@
         return n + c.b.length;
       }, 0);
     };
-    while (s.chunks.length > STORE_CHUNKS || (s.chunks.length > 1 && size() > STORE_CHARS)) {
-      s.chunks.shift();
-      s.dropped++;
-    }
+    var drop = function () {
+      s.dropped += 1 + (s.chunks.shift().d || 0);
+    };
+    while (s.chunks.length > STORE_CHUNKS || (s.chunks.length > 1 && size() > STORE_CHARS)) drop();
     for (;;) {
       try {
         return s.chunks.length || s.dropped ? sessionStorage.setItem(STORE, JSON.stringify(s)) : sessionStorage.removeItem(STORE);
       } catch (e) {
         if (!s.chunks.length) return; // no storage at all (sandboxed, disabled)
-        s.chunks.shift();
-        s.dropped++;
+        drop();
       }
     }
   }
 
-  function keep(id, bytes) {
+  function keep(id, bytes, dropped) {
     var s = readStore();
-    s.chunks.push({ id: id, b: btoa(fflate.strFromU8(bytes, true)) });
+    s.chunks.push({ id: id, b: btoa(fflate.strFromU8(bytes, true)), d: dropped });
     writeStore(s);
   }
 
@@ -204,10 +205,10 @@
     });
   }
 
-  function deliver(id, bytes) {
+  function deliver(id, bytes, dropped) {
     post(bytes, 1).then(function (done) {
       if (done || off()) return;
-      keep(id, bytes);
+      keep(id, bytes, dropped);
       schedule();
     });
   }
@@ -216,7 +217,7 @@
   function send(events) {
     var last = cs.last;
     if (!events.length || !last) return 0;
-    var now = Date.now(), id = uuid(), dropped = readStore().dropped;
+    var now = Date.now(), id = uuid(), s = readStore(), dropped = s.dropped;
     var body = { site: site, chunk: id, seq: seq, page: page, start: events[0].timestamp,
       end: events[events.length - 1].timestamp, sent_at: now, anonymous_id: last.anonymous_id,
       user_id: last.user_id, last_event: last.id, dropped: dropped || undefined, events: events };
@@ -226,7 +227,9 @@
       return send(events.slice(0, half)) && send(events.slice(half));
     }
     seq++;
-    if (bytes.length <= MAX_BYTES) deliver(id, bytes); // one event too big alone is dropped
+    if (bytes.length > MAX_BYTES) return 1; // one event too big alone is dropped
+    if (dropped) writeStore((s.dropped = 0, s)); // the count moves into this chunk
+    deliver(id, bytes, dropped);
     return 1;
   }
 

@@ -31,7 +31,8 @@ DESKTOP = (
 
 
 def visits(site, now) -> None:
-    """Six visits in the last hour (the last 24 hours at any time of day): four from newsletter links on desktops, two from Google on phones."""
+    """Six visits in the last hour (in the last 24 hours at any time of day): four from
+    newsletter links on desktops, two from Google on phones."""
     for i in range(6):
         start = now - timedelta(minutes=20 + 7 * i)
         phone = i >= 4

@@ -2,7 +2,7 @@
 on the demo shop: the collector refuses chunks (503 from a Playwright route), the page
 keeps them in the tab's sessionStorage queue, and the next page load of the tab sends
 them; a chunk whose answer was lost after the collector stored it is sent again and
-stored once (its chunk id); the queue is capped, the oldest dropped and counted."""
+stored once (its chunk id); the queue is capped, the oldest dropped and counted once."""
 
 from __future__ import annotations
 
@@ -10,12 +10,15 @@ import gzip
 import json
 import time
 from collections import Counter
+from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.utils import timezone
 
+from sessions_app.core import timebuckets
 from sessions_app.core.cql import cassandra_session, prepare
-from sessions_app.ledger import sites
+from sessions_app.ledger import quality, sites
 from sessions_app.sessions import feed
 from tests.e2e.conftest import wait_for
 
@@ -28,6 +31,11 @@ pytestmark = [
 ROWS = "SELECT chunk_id, data FROM {ks}.replay_chunks WHERE site_id = ? AND session_id = ?"
 STORE = "() => JSON.parse(sessionStorage.getItem('cs_replay_retry') || 'null')"
 NEXT = "tab=next"  # in the URL of the tab's next page load
+# Chunks the tab dropped so far: the stored count and the counts its kept chunks carry.
+DROPPED = (
+    f"() => {{ const s = ({STORE})() || {{chunks: []}};"
+    " return (s.dropped || 0) + s.chunks.reduce((n, c) => n + (c.d || 0), 0); }"
+)
 
 
 def _chunk_id(body: bytes | None) -> str:
@@ -115,9 +123,11 @@ def test_refused_chunks_are_sent_by_the_next_page_and_stored_once(live_server, c
     assert [c for c, n in Counter(stored).items() if n > 1] == []
 
 
-def test_the_queue_is_capped_and_counts_what_it_dropped(live_server, context):
+def test_the_queue_is_capped_and_what_it_dropped_is_counted_once(live_server, context):
     """With the collector down, the queue keeps the newest 30 chunks (a shortened chunk
-    interval fills it); the chunks made after say how many were dropped."""
+    interval fills it); every chunk dropped is counted once: the tab's count moves into
+    the next chunk made (and on when that one is dropped in turn), and once the collector
+    answers, its ingest_stats say how many chunks the tab lost."""
     site = sites.site_create(name="E2E replay cap", origins=[live_server.url])
     site.replay, site.replay_sample = True, 100
     site.save(update_fields=["replay", "replay_sample"])
@@ -137,12 +147,34 @@ def test_the_queue_is_capped_and_counts_what_it_dropped(live_server, context):
     page.goto(f"{live_server.url}/demo/?site={site.key}&flush=1000")
     page.wait_for_function("() => !!(window.clickstream && window.clickstream.last)")
     # A DOM change every 50 ms: a chunk at every 100 ms tick, each refused.
-    page.evaluate("() => setInterval(() => document.body.setAttribute('data-t', Date.now()), 50)")
-    page.wait_for_function(f"() => (({STORE})() || {{}}).dropped >= 3", timeout=20_000)
-    store = page.evaluate(STORE)
-    made = list(dict.fromkeys(b["chunk"] for b in bodies))  # chunk ids, oldest first
-    kept = [c["id"] for c in store["chunks"]]
-    assert len(kept) == 30 and store["dropped"] >= 3
-    assert made[0] not in kept and set(kept) <= set(made)  # the oldest dropped
-    _until(page, lambda: any(b.get("dropped", 0) >= store["dropped"] for b in bodies))
+    page.evaluate(
+        "() => { window.ticking = setInterval(() =>"
+        " document.body.setAttribute('data-t', Date.now()), 50); }"
+    )
+    page.wait_for_function(f"() => ({DROPPED})() >= 3", timeout=20_000)
+    page.evaluate("() => clearInterval(window.ticking)")  # no change: no more chunks
+
+    def made() -> list[str]:
+        return list(dict.fromkeys(b["chunk"] for b in bodies))  # chunk ids, oldest first
+
+    # Quiet: every chunk made is either kept or counted as dropped, once.
+    lost = _until(page, lambda: (n := page.evaluate(DROPPED)) == len(made()) - 30 and n)
+    kept = [c["id"] for c in page.evaluate(STORE)["chunks"]]
+    assert len(kept) == 30 and made()[0] not in kept and set(kept) <= set(made())
+    # The collector answers again: the tab's next page sends its queue and a new chunk.
+    page.unroute("**/replay?**")
+    page.goto(f"{live_server.url}/demo/about?site={site.key}&flush=1000&{NEXT}")
+    page.wait_for_function(f"() => !(({STORE})() || {{chunks: []}}).chunks.length", timeout=30_000)
+    page.wait_for_function(f"() => !(({STORE})() || {{}}).dropped", timeout=30_000)
     page.close()
+
+    def counted() -> int:
+        now = timezone.now()
+        hours = {timebuckets.floor(now - timedelta(minutes=m), timebuckets.Width.HOUR)
+                 for m in (0, 5)}  # fmt: skip
+        return sum(
+            quality.ingest_counts(site_id=site.id, hour=h)["rejected"].get("replay.dropped", 0)
+            for h in hours
+        )
+
+    assert wait_for(lambda: counted() >= lost, timeout=20) and counted() == lost

@@ -114,6 +114,15 @@ def _paused_before_the_click(page) -> int:
     return at
 
 
+def _in_reach(page, link, width: int) -> None:
+    """The link is inside the viewport's width and its table frame does not scroll
+    sideways (a phone shows each row as a card: tables with the cards class)."""
+    box = link.bounding_box()
+    assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= width, box
+    frame = link.locator("xpath=ancestor::div[contains(@class, 'table-frame')]")
+    assert frame.evaluate("f => f.scrollWidth <= f.clientWidth"), "the table scrolls sideways"
+
+
 def test_the_filter_and_the_links_open_the_replay_at_the_moment(
     live_server, context, recorded, settings
 ):
@@ -137,6 +146,7 @@ def test_the_filter_and_the_links_open_the_replay_at_the_moment(
         samples = page.locator("#frustrated tr.element").first
         assert samples.locator("a.sample").count() == 2
         assert samples.locator("a.tag.replay").count() == 1  # the unrecorded one: no link
+        _in_reach(page, samples.locator("a.tag.replay"), width)
         screenshot(page, f"replay-heatmap-samples-{width}")
         samples.locator("a.tag.replay").click()
         _paused_before_the_click(page)
@@ -145,6 +155,7 @@ def test_the_filter_and_the_links_open_the_replay_at_the_moment(
         page.goto(f"{base}/funnels/{funnel.pk}/units/?period=24h&step=1&outcome=dropped")
         units = page.locator("#funnel-units tbody tr")
         assert units.count() == 2 and units.locator("a.tag.replay").count() == 1
+        _in_reach(page, units.locator("a.tag.replay"), width)
         screenshot(page, f"replay-funnel-dropped-{width}")
         units.locator("a.tag.replay").click()
         _paused_before_the_click(page)

@@ -102,6 +102,18 @@ def test_a_resent_chunk_is_stored_once(client, replay_site, visit):
     assert len(_rows(replay_site)) == 1
 
 
+def test_chunks_the_browser_dropped_are_counted_once(client, replay_site, visit, live_now):
+    """A chunk reports the chunks its tab's retry queue dropped since the last report; a
+    resend of it (the same chunk id) is not counted again."""
+    body = chunk(replay_site, visit + timedelta(seconds=2), dropped=3)
+    assert send(client, replay_site, body).status_code == 200
+    assert send(client, replay_site, body).json()["duplicate"] is True
+    later = chunk(replay_site, visit + timedelta(seconds=9), seq=1, dropped=2)
+    assert send(client, replay_site, later).status_code == 200
+    counted = quality.ingest_counts(site_id=replay_site.id, hour=live_now)["rejected"]
+    assert counted == {"replay.dropped": 5}
+
+
 def test_a_chunk_resent_later_is_stored_once_at_its_new_time(client, replay_site, visit, live_now):
     """The recorder's retry queue resends a chunk with a new sent_at: the skew measured
     differs from the first attempt's, the row (keyed on the page's own clock) is the same,
@@ -157,6 +169,8 @@ def test_the_read_is_for_the_sites_members_only(client, replay_site, visit):
         ({"anonymous_id": None}, 400, "anonymous_id"),
         ({"anonymous_id": "x" * 257}, 400, "anonymous_id"),
         ({"site": "cs_other"}, 400, "site"),
+        ({"dropped": -1}, 400, "dropped"),
+        ({"dropped": "3"}, 400, "dropped"),
         ({"anonymous_id": "someone-else"}, 409, "session"),
     ],
 )

@@ -217,7 +217,7 @@ def test_rage_and_dead_click_samples_link_to_the_replay_at_their_moment(
 
 
 def test_funnel_drop_offs_link_to_the_replay_at_their_last_step(
-    client, replay_site, live_now, analyst, settings
+    client, replay_site, live_now, analyst, settings, token
 ):
     settings.FUNNEL_INLINE_DAYS = 100
     t0 = live_now - minutes(20)
@@ -248,6 +248,13 @@ def test_funnel_drop_offs_link_to_the_replay_at_their_last_step(
     bought, last = _session(replay_site, "bought"), _ms(t0 + minutes(1))
     opened = f"/sessions/{bought}/?funnel={funnel.pk}&amp;chain={_ms(t0)},{last}&amp;t={last}"
     assert f'class="tag replay" href="/sites/{replay_site.id}{opened}#replay"' in reached
+    # The API says the same of each unit.
+    api = f"/api/sites/{replay_site.id}/funnels/{funnel.pk}/units"
+    units = client.get(api, {"period": "24h", "step": 1, "outcome": "dropped"}, **auth(token))
+    assert {u["session_id"]: u["replay"] for u in units.json()["units"]} == {
+        str(left): True,
+        str(_session(replay_site, "left-unwatched")): False,
+    }
 
 
 @pytest.mark.parametrize("value", ["soon", "-5", "\uff11\uff12", "9" * 16])

@@ -306,7 +306,7 @@ def test_any_user_and_element_renders_in_funnel_units_and_heatmap_samples(
     assert post(Client(), site, sent).json()["accepted"] == 2
 
     heat = _text(admin_client.get(f"/sites/{site.id}/heatmaps/", {"page": "/cart", "vp": ">1024"}))
-    assert f"<td><code>{escape(selector)}</code></td>" in heat
+    assert f'<td data-label="Element"><code>{escape(selector)}</code></td>' in heat
     assert heat.count('class="sample" href=') == 1
 
     form = {
