@@ -16,5 +16,22 @@ OPTIONS = orjson.OPT_UTC_Z | orjson.OPT_NON_STR_KEYS
 
 
 def dumps(data: Any) -> bytes:
-    """Return the API's JSON for data (what api.renderers.ORJSONRenderer renders)."""
-    return orjson.dumps(data, option=OPTIONS)
+    """Return the API's JSON for data (what api.renderers.ORJSONRenderer renders). A lone
+    surrogate (half a UTF-16 pair: a page's text can hold one, JSON's escapes carry it)
+    is not UTF-8: it is written as U+FFFD, the rest as it is."""
+    try:
+        return orjson.dumps(data, option=OPTIONS)
+    except TypeError:
+        return orjson.dumps(_scrubbed(data), option=OPTIONS)  # raises on anything else
+
+
+def _scrubbed(data: Any) -> Any:
+    """data with each lone surrogate of its strings (and keys) replaced by U+FFFD (two
+    halves of a pair side by side become their character)."""
+    if isinstance(data, str):
+        return data.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    if isinstance(data, dict):
+        return {_scrubbed(k): _scrubbed(v) for k, v in data.items()}
+    if isinstance(data, list | tuple):
+        return [_scrubbed(v) for v in data]
+    return data

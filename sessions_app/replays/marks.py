@@ -38,11 +38,12 @@ def mark_ttl(site: Site, session_id: uuid.UUID, *, now: datetime) -> int:
     return min(site.replay_retention_days * 86_400, row_left)
 
 
-def replay_mark(site: Site, session_id: uuid.UUID, *, now: datetime) -> bool:
-    """Mark the session as recorded (once); True if the mark was written now."""
+def replay_mark(site: Site, session_id: uuid.UUID, *, now: datetime, checked: bool = False) -> bool:
+    """Mark the session as recorded (once); True if the mark was written now. `checked`:
+    the caller has just read that the mark is not set (the collector's budget script)."""
     key = marked_key(site.id, session_id)
     try:
-        if redis_client().exists(key):
+        if not checked and redis_client().exists(key):
             return False
     except RedisError:
         pass

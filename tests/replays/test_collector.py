@@ -94,6 +94,26 @@ def test_a_chunk_is_stored_in_its_session_and_read_back_in_order(
     assert [c["seq"] for c in read["chunks"]] == [0, 1]
 
 
+def test_a_lone_surrogate_and_a_stylesheet_are_stored_and_read_back(client, replay_site, visit):
+    """JSON a page can send that orjson refuses (a lone surrogate's escape) goes through
+    the stdlib's parser and writer: stored, its stylesheet stored once, read back as sent
+    but for the half pair, which the player's API writes as U+FFFD."""
+    body = chunk(replay_site, visit + timedelta(seconds=3), n=1)
+    css = "body { color: #123456 } " * 60
+    body["events"][0]["data"] = {"text": "\ud800 half a pair", "node": {
+        "type": 2, "tagName": "style", "attributes": {"_cssText": css}}}  # fmt: skip
+    assert send(client, replay_site, body).status_code == 200
+    [row] = _rows(replay_site)
+    assert css.encode() not in gzip.decompress(row["data"])  # the stylesheet: a reference
+    [session] = user_sessions.session_list(site_id=replay_site.id, user_key="anon-1")
+    member(User.objects.create_user("ana", password="pw-ana-123"), replay_site)
+    client.login(username="ana", password="pw-ana-123")
+    read = client.get(f"/api/sites/{replay_site.id}/sessions/{session['session_id']}/replay")
+    assert read.status_code == 200
+    body["events"][0]["data"]["text"] = "\ufffd half a pair"
+    assert read.json()["events"] == body["events"]
+
+
 def test_a_resent_chunk_is_stored_once(client, replay_site, visit):
     body = chunk(replay_site, visit + timedelta(seconds=2))
     assert send(client, replay_site, body).json()["duplicate"] is False
