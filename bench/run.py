@@ -146,10 +146,24 @@ def services(stack: ExitStack) -> None:
         stack.callback(cassandra.stop, node)
 
 
+def _django(env: dict[str, str]) -> None:
+    """This process's Django on the bench's settings, once: the modules whose constants it
+    reads import the models (no connection is made: the driver connects lazily)."""
+    from django.apps import apps
+
+    if not apps.ready:
+        for name in ("DJANGO_SETTINGS_MODULE", "CASSANDRA_KEYSPACE", "DATABASE_URL", "REDIS_URL"):
+            os.environ.setdefault(name, env[name])
+        import django
+
+        django.setup()
+
+
 def _queue(env: dict[str, str]) -> dict[str, int]:
     """The applier queue's length and how many plans the web workers wrote themselves."""
     import redis as redis_lib
 
+    _django(env)
     from sessions_app.ingest.coordination import INLINE_KEY, QUEUE_KEY
 
     client = redis_lib.Redis.from_url(env["REDIS_URL"])

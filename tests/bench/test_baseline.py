@@ -94,3 +94,17 @@ def test_the_sealing_benchmark_runs_and_checks_its_own_counts():
     figures = json.loads(result.stdout.strip().splitlines()[-1])
     assert figures["seal"]["events"] == 2000
     assert figures["rolling"]["cover_rows"] < figures["rolling"]["naive_rows"]
+
+
+def test_the_bench_reads_the_applier_queue_from_a_process_without_django():
+    """bench/run.py's parent process has no Django settings of its own: reading the
+    applier queue (which imports modules that import the models) must not need them."""
+    env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
+    code = (
+        "from bench import run\n"
+        f"print(run._queue({{**run._env(), 'REDIS_URL': {settings.REDIS_URL!r}}}))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.replace("'", '"')).keys() == {"queued", "inline"}
