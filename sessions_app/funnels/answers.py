@@ -3,7 +3,6 @@ range (funnels/results.py) and one page of the units behind a step."""
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -77,7 +76,8 @@ def funnel_unit_page(
 
 def _replays_mark(site: Site, units: list[dict[str, Any]]) -> None:
     """`replay` on each unit: whether its session has a recording (one read a page)."""
-    ids = [uuid.UUID(str(u["session_id"])) if u["session_id"] else None for u in units]
-    found = replay_chunks.replays_found(site_id=site.id, session_ids=[i for i in ids if i])
-    for unit, session_id in zip(units, ids, strict=True):
-        unit["replay"] = session_id in found
+    found = replay_chunks.replays_found(
+        site_id=site.id, session_ids=(u["session_id"] for u in units)
+    )
+    for unit in units:
+        unit["replay"] = str(unit["session_id"]) in found

@@ -3,7 +3,6 @@ its scroll depth, and "View on page" (the overlay on the customer's own page).""
 
 from __future__ import annotations
 
-import uuid
 from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import quote
@@ -58,14 +57,12 @@ def _samples(site: Site, frustrated: list[dict[str, Any]], samples: dict[str, An
              "session_id": session_id, "rage": rage, "dead": dead}
             for ms, event_id, session_id, _, rage, dead in samples.get(element["selector"], [])
         ]  # fmt: skip
-    listed = [uuid.UUID(s["session_id"]) for e in frustrated for s in e["sessions"]]
-    ids, step = list(dict.fromkeys(listed)), replay_chunks.MAX_PROBED
-    recorded: set[uuid.UUID] = set()
-    for i in range(0, len(ids), step):  # 20 elements x 10 samples: two calls at most
-        recorded |= replay_chunks.replays_found(site_id=site.id, session_ids=ids[i : i + step])
-    for element in frustrated:
-        for sample in element["sessions"]:
-            sample["replay"] = uuid.UUID(sample["session_id"]) in recorded
+    listed = [s for e in frustrated for s in e["sessions"]]  # 20 elements x 10: 200 at most
+    recorded = replay_chunks.replays_found(
+        site_id=site.id, session_ids=(s["session_id"] for s in listed)
+    )
+    for sample in listed:
+        sample["replay"] = str(sample["session_id"]) in recorded
 
 
 @site_page()

@@ -296,8 +296,8 @@ def chunk_accept(site: Site, body: bytes, *, received_at: datetime) -> dict[str,
     new, marked = session_budget(site, session, chunk)
     chunk = chunk_slim(site, chunk, data, text)
     chunk_store(site, session.session_id, chunk)  # a retry rewrites the same row
-    if not marked:  # the explorer's "has replay"
-        replay_mark(site, session.session_id, now=received_at, checked=marked is not None)
+    if not marked:  # the explorer's "has replay" (marked None: Redis down, marked again)
+        replay_mark(site, session.session_id, now=received_at)
     if new and chunk.dropped:  # a resend carries the same count: counted with the first
         stats_record(site, {"replay.dropped": chunk.dropped}, received_at=received_at)
     return {"stored": True, "duplicate": not new, "session_id": str(session.session_id)}

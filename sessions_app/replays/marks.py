@@ -38,15 +38,10 @@ def mark_ttl(site: Site, session_id: uuid.UUID, *, now: datetime) -> int:
     return min(site.replay_retention_days * 86_400, row_left)
 
 
-def replay_mark(site: Site, session_id: uuid.UUID, *, now: datetime, checked: bool = False) -> bool:
-    """Mark the session as recorded (once); True if the mark was written now. `checked`:
-    the caller has just read that the mark is not set (the collector's budget script)."""
-    key = marked_key(site.id, session_id)
-    try:
-        if not checked and redis_client().exists(key):
-            return False
-    except RedisError:
-        pass
+def replay_mark(site: Site, session_id: uuid.UUID, *, now: datetime) -> bool:
+    """Mark the session as recorded and remember it in Redis; True if the mark was written
+    (False: the row is gone). The collector calls it when its budget script found the
+    session's Redis key unset (or Redis down: the mark is written again, the same cell)."""
     ttl = mark_ttl(site, session_id, now=now)
     if ttl <= 0:  # the row is gone already
         return False
@@ -54,7 +49,7 @@ def replay_mark(site: Site, session_id: uuid.UUID, *, now: datetime, checked: bo
     cassandra_session().execute(statement, (ttl, *site_sessions.row_key(site.id, session_id)))
     try:
         held = int(settings.SESSION_MAX_DURATION.total_seconds())
-        redis_client().set(key, "1", ex=held)
+        redis_client().set(marked_key(site.id, session_id), "1", ex=held)
     except RedisError:
         pass
     return True

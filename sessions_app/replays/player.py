@@ -49,10 +49,11 @@ def player_data(
 
 def replays_mark(site: Site, sessions: list[dict[str, Any]]) -> None:
     """Set `has_replay` on each session (a page of a list): the lists link its replay."""
-    ids = [s["session_id"] for s in sessions]
-    found = replay_chunks.replays_found(site_id=site.id, session_ids=ids)
+    found = replay_chunks.replays_found(
+        site_id=site.id, session_ids=(s["session_id"] for s in sessions)
+    )
     for session in sessions:
-        session["has_replay"] = session["session_id"] in found
+        session["has_replay"] = str(session["session_id"]) in found
 
 
 def player_policy(site: Site) -> str:

@@ -7,6 +7,7 @@ its spec in the table registry (tables/registry.py). docs/replay.md describes th
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any, NamedTuple
 
@@ -71,7 +72,9 @@ SELECT page_start, seq, chunk_id, user_key, last_event_id, start_at, end_at, eve
 FROM {ks}.replay_chunks WHERE site_id = ? AND session_id = ? LIMIT ?
 """
 
-MAX_PROBED = 200  # sessions one replays_found call probes (a page of funnel units)
+MAX_PROBED = (
+    200  # sessions one replays_found call probes: a page of funnel units, 20 x 10 heatmap samples
+)
 
 DELETE_PARTITION = "DELETE FROM {ks}.replay_chunks WHERE site_id = ? AND session_id = ?"
 
@@ -148,8 +151,10 @@ def replay_exists(*, site_id: uuid.UUID, session_id: uuid.UUID) -> bool:
     return rows.one() is not None
 
 
-def replays_found(*, site_id: uuid.UUID, session_ids: list[uuid.UUID]) -> set[uuid.UUID]:
-    """The sessions among these (a page of them) that have a recording."""
-    ids = [s for s in session_ids[:MAX_PROBED] if s.version == 1]
+def replays_found(*, site_id: uuid.UUID, session_ids: Iterable[uuid.UUID | str | None]) -> set[str]:
+    """The sessions among these (a page of a list: UUIDs or their text, None skipped; the
+    first MAX_PROBED distinct ones) that have a recording, as text: `str(id) in found`."""
+    distinct = dict.fromkeys(uuid.UUID(str(s)) for s in session_ids if s)
+    ids = [s for s in list(distinct)[:MAX_PROBED] if s.version == 1]
     found = read_windowed(prepare(PROBE), [(site_id, s) for s in ids])
-    return {s for s, rows in zip(ids, found, strict=True) if rows}
+    return {str(s) for s, rows in zip(ids, found, strict=True) if rows}
