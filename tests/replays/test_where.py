@@ -52,13 +52,6 @@ def _session(site, anon: str) -> uuid.UUID:
 
 
 @pytest.fixture
-def replay_site(site):
-    site.replay = True
-    site.save()
-    return site
-
-
-@pytest.fixture
 def recorded(client, replay_site, live_now) -> dict[uuid.UUID, dict[str, bool]]:
     """Visitors' sessions through /collect, some on /pricing, a random few with 1-3 replay
     chunks through POST /replay: what each session is, by its id (the brute force's truth)."""
