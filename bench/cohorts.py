@@ -8,7 +8,8 @@ cohort reads). Then 12 weekly cohorts x 12 weeks (`cohorts.reads.cohorts`) are t
   (raw)  the driver alone reading those raw rows (user, time, bot flag): every hour of
          the 84 days, all at once;
   (cold) the same triangle with no sealed sets: each day's sets built from its raw rows
-         with the seal's own code (tally -> usersets.hour_sets -> numbers -> bitmaps),
+         with the product's code for an hour with no tally to share (usersets.rows_sets
+         -> numbers -> bitmaps; the seal's own tally shares what the hour counted already),
          then the cohorts' own arithmetic; its rate (raw rows a second) against the raw
          read's (goal >= 0.7);
   (warm) the triangle from the sealed sets (written with usersets.sets_write as the day
@@ -25,6 +26,7 @@ cohort reads). Then 12 weekly cohorts x 12 weeks (`cohorts.reads.cohorts`) are t
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import random
@@ -44,7 +46,7 @@ from pyroaring import BitMap  # noqa: E402
 
 from bench.node import settle  # noqa: E402
 from bench.timing import fresh_site, interleaved, sizes  # noqa: E402
-from sessions_app.aggregates import tally, usersets  # noqa: E402
+from sessions_app.aggregates import usersets  # noqa: E402
 from sessions_app.aggregates.seal import aggregate_ttl  # noqa: E402
 from sessions_app.cohorts import reads  # noqa: E402
 from sessions_app.core import timebuckets  # noqa: E402
@@ -119,11 +121,13 @@ def raw_scan(site, first: datetime) -> int:
 
 class ColdReader(reads.Reader):
     """The cohorts' reader with no sealed sets: every day's sets counted from its raw
-    rows with the seal's own code (numbers from one dictionary for the whole read)."""
+    rows with the product's own code for an hour with no tally to share
+    (usersets.rows_sets, what a goal's backfill runs; numbers from one dictionary for
+    the whole read)."""
 
     def __init__(self, *args, numbers: dict[str, int], **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.numbers, self.rows = numbers, 0
+        self.numbers, self.rows, self.counter = numbers, 0, itertools.count()
 
     def _read(self, buckets):
         scan, found = prepare(SCAN), {}
@@ -131,19 +135,19 @@ class ColdReader(reads.Reader):
         work = [(scan, (self.site_id, h)) for d in days for h in timebuckets.buckets_between(
             d, timebuckets.next_start(d, "day"), "hour")]  # fmt: skip
         by_day: dict[datetime, list] = {}
-        for (_, (_, hour)), (_, rows) in zip(
-            work, execute_concurrent(cassandra_session(), work, concurrency=64), strict=True
-        ):
-            rows = list(rows)
+        # Each hour folded as it arrives, while the next ones are read (in order).
+        arriving = execute_concurrent(
+            cassandra_session(), work, concurrency=64, results_generator=True
+        )
+        for (_, (_, hour)), (_, rows) in zip(work, arriving, strict=True):
+            rows = rows.current_rows if not rows.has_more_pages else list(rows)
             self.rows += len(rows)
-            keys = usersets.hour_sets(tally.tally(rows))
-            numbers = self.numbers
-            for key in keys.members[usersets.ACTIVE]:
-                if key not in numbers:
-                    numbers[key] = len(numbers)
-            sets = usersets.Sets(
-                {n: BitMap(numbers[k] for k in ks) for n, ks in keys.members.items()}
-            )
+            keys = usersets.rows_sets(rows)
+            # Each user's number, new ones from the counter (numbers skip where a user
+            # was known: only which users are the same matters to the triangle).
+            active = list(keys.members[usersets.ACTIVE])
+            given = map(self.numbers.setdefault, active, self.counter)
+            sets = usersets.bitmaps(keys, dict(zip(active, given, strict=True)))
             by_day.setdefault(timebuckets.floor(hour, "day"), []).append(sets)
         for day, parts in by_day.items():
             found["day", day] = usersets.sets_merge(parts)

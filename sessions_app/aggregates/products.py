@@ -30,7 +30,7 @@ from sessions_app.aggregates import (
     vitals,
     vitals_rows,
 )
-from sessions_app.aggregates.sources import Hour
+from sessions_app.aggregates.sources import Hour, site_bucket_user_rows
 from sessions_app.core import timebuckets
 from sessions_app.goals.defs import Goal, site_goals
 
@@ -256,7 +256,14 @@ class UserSets:
     background = True
 
     def hour(self, source: Hour) -> usersets.KeySets:
-        return usersets.hour_sets(source.counted, goals.goal_users(*hour_goal_counts(source)))
+        reached = goals.goal_users(*hour_goal_counts(source))
+        if source.tallied() is None and not source.partials:
+            # No tally to share (a goal's backfill): who did what, and nothing else.
+            rows = site_bucket_user_rows(
+                site_id=source.site_id, hour=source.start, shards=source.shards
+            )
+            return usersets.rows_sets(rows, reached)
+        return usersets.hour_sets(source.counted, reached)
 
     def merge(self, parts: list[usersets.Sets], *, start: datetime) -> usersets.Sets:
         return usersets.sets_merge(parts)

@@ -50,6 +50,19 @@ def site_bucket_rows(
     )
 
 
+def site_bucket_user_rows(
+    *, site_id: uuid.UUID, hour: datetime, shards: int, page_size: int = 20_000
+) -> Iterator[dict[str, Any]]:
+    """Yield who did what in a site's hour (user_key, type, name, is_bot), page by page."""
+    return _shards_scan(
+        site_events_by_bucket.SELECT_USER_ROWS,
+        site_id=site_id,
+        hour=hour,
+        shards=shards,
+        page_size=page_size,
+    )
+
+
 def site_bucket_funnel_rows(
     *, site_id: uuid.UUID, hour: datetime, shards: int, page_size: int = 5_000
 ) -> Iterator[dict[str, Any]]:

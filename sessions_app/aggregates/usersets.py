@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -63,14 +63,47 @@ def hour_sets(counted: Tally, goal_users: dict[int, set[str]] | None = None) -> 
     custom event's name, else its type), which of them did it; for each goal reached in
     the hour (`goal_users`, the goals product's count: aggregates/goals.goal_users), the
     set "goal:<id>" of its users."""
-    humans = counted.humans
-    members: dict[str, set[str]] = {ACTIVE: set(humans)}
+    by_key: dict[str, set[str]] = {}
     for user, key in counted.per_user:
-        if user in humans and not key.startswith(GOAL):  # an event named "goal:…" is no goal
-            found = members.get(key)
-            if found is None:
-                found = members[key] = set()
-            found.add(user)
+        found = by_key.get(key)
+        if found is None:
+            found = by_key[key] = set()
+        found.add(user)
+    return _key_sets(counted.humans, by_key, goal_users)
+
+
+def rows_sets(
+    rows: Iterable[Mapping[str, Any]], goal_users: dict[int, set[str]] | None = None
+) -> KeySets:
+    """`hour_sets` of raw rows (user_key, type, name, is_bot) with nothing else counted:
+    what an hour's sets cost when no tally is there to share (a goal's backfill, the
+    cohorts' cold read); equal to `hour_sets(tally.tally(rows))`
+    (tests/aggregates/test_usersets.py)."""
+    humans: set[str] = set()
+    by_key: dict[str, set[str]] = {}
+    for row in rows:
+        user, kind = row["user_key"], row["type"]
+        key = (row["name"] or kind) if kind == "custom" else kind
+        found = by_key.get(key)
+        if found is None:
+            found = by_key[key] = set()
+        found.add(user)
+        if not row["is_bot"]:
+            humans.add(user)
+    return _key_sets(humans, by_key, goal_users)
+
+
+def _key_sets(
+    humans: set[str], by_key: dict[str, set[str]], goal_users: dict[int, set[str]] | None
+) -> KeySets:
+    """The active set, each event key's users who are active (an event named "goal:…" is
+    no goal: left out), each goal's."""
+    members: dict[str, set[str]] = {ACTIVE: set(humans)}
+    for key, users in by_key.items():
+        if not key.startswith(GOAL):
+            kept = users & humans
+            if kept:
+                members[key] = kept
     for goal_id, users in (goal_users or {}).items():
         members[goal_set(goal_id)] = users & humans
     return KeySets(*_bounded(members))
@@ -103,11 +136,23 @@ def sets_merge(parts: list[Sets]) -> Sets:
 
 def numbered(site_id: uuid.UUID, value: KeySets) -> Sets:
     """An hour's key sets as number sets, numbering the users seen for the first time."""
-    numbers = numbers_of(site_id, value.members.get(ACTIVE, set()), assign=True)
-    return Sets(
-        {name: BitMap(numbers[k] for k in keys) for name, keys in value.members.items()},
-        value.complete,
-    )
+    return bitmaps(value, numbers_of(site_id, value.members.get(ACTIVE, set()), assign=True))
+
+
+def bitmaps(value: KeySets, numbers: Mapping[str, int]) -> Sets:
+    """Key sets as number sets (`numbers` holds every active user's). Every set is within
+    the active one (hour_sets keeps only active users), so one as large is the same set:
+    its bitmap is a copy, no user looked up again."""
+    number = numbers.__getitem__
+    active_keys = value.members.get(ACTIVE, set())
+    active = BitMap(map(number, active_keys))
+    members = {
+        name: active if name == ACTIVE
+        else BitMap(active) if len(keys) == len(active_keys)
+        else BitMap(map(number, keys))
+        for name, keys in value.members.items()
+    }  # fmt: skip
+    return Sets(members, value.complete)
 
 
 def numbers_of(site_id: uuid.UUID, keys: Iterable[str], *, assign: bool) -> dict[str, int]:

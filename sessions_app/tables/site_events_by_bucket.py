@@ -28,6 +28,12 @@ SELECT session_id, event_id, user_key, type, name, ts, url, element, props, layo
 FROM {ks}.site_events_by_bucket WHERE site_id = ? AND bucket = ? AND shard = ?
 """
 
+# Who did what (an hour's user sets with no tally to share: aggregates/usersets.rows_sets).
+SELECT_USER_ROWS = """
+SELECT user_key, type, name, is_bot
+FROM {ks}.site_events_by_bucket WHERE site_id = ? AND bucket = ? AND shard = ?
+"""
+
 # What a funnel's day reads (funnels/results.py): every event of one hour and shard.
 SELECT_FUNNEL_ROWS = """
 SELECT session_id, event_id, user_key, type, name, ts, url, element, props, is_bot

@@ -74,9 +74,8 @@ def test_the_baseline_the_writer_and_the_tables_import_without_django_settings()
 
 
 @pytest.mark.slow  # about a minute
-def test_the_sealing_benchmark_runs_and_checks_its_own_counts():
-    """`bench/sealing.py` asserts the seal read every row it wrote; run it small."""
-    env = {
+def _bench_env() -> dict[str, str]:
+    return {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "clickstream.settings.test",
         "CASSANDRA_KEYSPACE": connections["cassandra"].settings_dict["NAME"],
@@ -86,14 +85,32 @@ def test_the_sealing_benchmark_runs_and_checks_its_own_counts():
         # One poll of the node's background work before each figure, not a wait for quiet.
         "BENCH_SETTLE_TIMEOUT": "1",
     }
+
+
+def test_the_sealing_benchmark_runs_and_checks_its_own_counts():
+    """`bench/sealing.py` asserts the seal read every row it wrote; run it small."""
     result = subprocess.run(
         [sys.executable, "-m", "bench.sealing", "2000", "2"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
+        cwd=ROOT, env=_bench_env(), capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr[-2000:]
     figures = json.loads(result.stdout.strip().splitlines()[-1])
     assert figures["seal"]["events"] == 2000
     assert figures["rolling"]["cover_rows"] < figures["rolling"]["naive_rows"]
+
+
+def test_the_cohorts_benchmark_builds_the_sets_the_rollups_wrote_from_the_raw_rows():
+    """`bench/cohorts.py` asserts its cold triangle (each day's sets counted from the raw
+    rows: usersets.rows_sets, numbered, as bitmaps) equals the warm one read from the
+    sets it wrote from its own record of who was active; run it small."""
+    result = subprocess.run(
+        [sys.executable, "-m", "bench.cohorts", "300", "2"],
+        cwd=ROOT, env=_bench_env(), capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-2000:]
+    figures = json.loads(result.stdout.strip().splitlines()[-1])
+    assert figures["users"] == 300 and figures["raw_rows"] >= 300
+    assert len(figures["cohort_sizes"]) == 12 and sum(figures["cohort_sizes"]) > 0
 
 
 def test_the_bench_reads_the_applier_queue_from_a_process_without_django():
