@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any
@@ -129,13 +130,34 @@ def site_report(
     all), so a comparison counts only its elapsed part; the breakdowns (sessions started
     in range) come from the same stored buckets.
     """
+    return site_report_begin(
+        site_id=site_id, shards=shards, start=start, end=end, width=width, zone=zone, cut=cut,
+        breakdown=breakdown,
+    )()  # fmt: skip
+
+
+def site_report_begin(
+    *, site_id: uuid.UUID, shards: int, start: datetime, end: datetime, width: str = "hour",
+    zone: tzinfo = UTC, cut: datetime | None = None, breakdown: bool = True,
+) -> Callable[[], dict[str, Any]]:  # fmt: skip
+    """`site_report` in two steps: plan it and send its stored rows' reads (this call),
+    then wait, count the live hours and add up (the returned call). A page with two
+    reports (a period and its comparison) sends both before it waits for either."""
     plan = bucket_plan(site_id=site_id, start=start, end=end, zone=zone, width=width, cut=cut)
-    edges, segments, pieces, states = plan.edges, plan.segments, plan.pieces, plan.states
     sealed = [u for u in plan.units if u in plan.sealed]
     # The sealed buckets' breakdowns are asked for first: the node answers them while
     # this process parses the aggregates and counts the live hours.
     started = breakdowns.breakdowns_begin(site_id=site_id, buckets=sealed) if breakdown else None
-    stored = _stored(site_id, sealed)
+    stored_begun = _stored_begin(site_id, sealed)
+    return lambda: _report(plan, stored_begun(), started, site_id, shards, width, zone, breakdown)
+
+
+def _report(
+    plan: BucketPlan, stored: dict[Unit, totals.Aggregates],
+    started: Callable[[], dict[Unit, breakdowns.Breakdown]] | None, site_id: uuid.UUID,
+    shards: int, width: str, zone: tzinfo, breakdown: bool,
+) -> dict[str, Any]:  # fmt: skip
+    edges, segments, pieces, states = plan.edges, plan.segments, plan.pieces, plan.states
     counted = _Counted(site_id, shards, states, datetime.now(UTC), settings.ALLOWED_LATENESS)
     parts = [counted.piece(piece, stored, breakdown=breakdown) for piece in pieces]
     report: list[ReportBucket] = []
@@ -306,9 +328,12 @@ def hour_runs(hours: list[datetime]) -> list[tuple[datetime, datetime]]:
     return runs
 
 
-def _stored(site_id: uuid.UUID, units: list[Unit]) -> dict[Unit, totals.Aggregates]:
-    """The stored aggregates of these sealed units: one slice per granularity and run of
-    adjacent buckets (at most MAX_AGGREGATE_ROWS rows each), read at once."""
+def _stored_begin(
+    site_id: uuid.UUID, units: list[Unit]
+) -> Callable[[], dict[Unit, totals.Aggregates]]:
+    """Start reading the stored aggregates of these sealed units: one slice per
+    granularity and run of adjacent buckets (at most MAX_AGGREGATE_ROWS rows each), all
+    at once; the returned call waits for them."""
     runs: list[tuple[str, datetime, datetime]] = []
     for granularity, bucket in sorted(units):
         following = timebuckets.next_start(bucket, granularity)
@@ -317,8 +342,10 @@ def _stored(site_id: uuid.UUID, units: list[Unit]) -> dict[Unit, totals.Aggregat
         else:
             runs.append((granularity, bucket, following))
 
-    found = aggregates_ranges(site_id=site_id, runs=runs)()
-    return {(run[0], b): a for run, rows in zip(runs, found, strict=True) for b, a in rows}
+    pending = aggregates_ranges(site_id=site_id, runs=runs)
+    return lambda: {
+        (run[0], b): a for run, rows in zip(runs, pending(), strict=True) for b, a in rows
+    }
 
 
 def _range_breakdown(

@@ -54,17 +54,20 @@ class PeriodReport:
 def period_report(*, site: Site, period: Period, grain: str | None = None) -> PeriodReport:
     """Count a period (by its grain, or `grain`) and its comparison's elapsed part."""
     width = grain or period.grain
-    current = report.site_report(
+    # Both reports' stored rows are asked for before either is waited for.
+    current_begun = report.site_report_begin(
         site_id=site.id, shards=site.event_shards, start=period.start, end=period.end,
         width=width, zone=period.zone,
     )  # fmt: skip
     before = period.comparison()
-    comparison = None
+    comparison_begun = None
     if before is not None:
-        comparison = report.site_report(
+        comparison_begun = report.site_report_begin(
             site_id=site.id, shards=site.event_shards, start=before.start, end=before.end,
             width=width, zone=before.zone, cut=before.elapsed_end, breakdown=False,
         )  # fmt: skip
+    current = current_begun()
+    comparison = comparison_begun() if comparison_begun is not None else None
     return PeriodReport(
         period, current, comparison, current["kpis"], comparison["kpis"] if comparison else None
     )
