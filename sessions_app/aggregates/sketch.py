@@ -79,11 +79,20 @@ def _registers(sketch: Sketch) -> np.ndarray | None:
 def sketch_union(sketches: Iterable[Sketch]) -> Sketch:
     """The registers of the union of the sets behind the given sketches (b"" for none)."""
     merged: np.ndarray | None = None
+    sparse: list[bytes] = []
     for sketch in sketches:
+        if not isinstance(sketch, np.ndarray) and sketch[:1] == SPARSE:
+            sparse.append(sketch[1:])  # added together below: one numpy call, not one each
+            continue
         registers = _registers(sketch)
         if registers is None:
             continue
         merged = registers.copy() if merged is None else np.maximum(merged, registers, out=merged)
+    if sparse:
+        pairs = np.frombuffer(b"".join(sparse), dtype=PAIR)
+        if merged is None:
+            merged = np.zeros(SKETCH_REGISTERS, dtype=np.uint8)
+        np.maximum.at(merged, pairs["index"], pairs["rank"])
     return merged if merged is not None else b""
 
 

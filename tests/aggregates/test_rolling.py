@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 from django.utils import timezone
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
 from sessions_app.aggregates import rolling, seal, sketch, states
@@ -278,3 +278,45 @@ def test_a_month_is_not_sealed_while_a_day_with_events_has_only_open_hours(site)
     )
     year = rolling.rolling_counts(site_id=site.id, user_key="u1", event_key="login", now=now)[-1]
     assert year.count == 7 and any(kind == "month" for kind, _, _ in year.pieces)
+
+
+@settings(max_examples=60, deadline=None)
+@example(
+    [
+        ([f"u{i}" for i in range(900)], "stored"),
+        ([f"v{i}" for i in range(900)], "stored"),
+        ([f"w{i}" for i in range(3000)], "registers"),
+    ]
+)  # sparse ones sharing registers
+@given(
+    st.lists(
+        st.tuples(st.lists(st.text(max_size=8), max_size=1500),
+                  st.sampled_from(["stored", "legacy", "registers", "none"])),
+        max_size=8,
+    )
+)  # fmt: skip
+def test_a_union_of_sketches_in_any_form_is_the_register_wise_maximum(parts):
+    """Sparse sketches are added together in one step, the others one by one: the union
+    is each register's largest rank whatever the forms and their order."""
+    expected = np.zeros(sketch.SKETCH_REGISTERS, dtype=np.uint8)
+    given_sketches: list[sketch.Sketch] = []
+    for keys, form in parts:
+        stored = sketch.sketch_of(keys)
+        if form == "none":
+            given_sketches.append(b"")
+            continue
+        alone = sketch.sketch_union([stored])
+        expected = np.maximum(expected, alone)
+        given_sketches.append(
+            stored if form == "stored"
+            else zlib.compress(alone.tobytes()) if form == "legacy"
+            else alone.copy()
+        )  # fmt: skip
+    before = [s.copy() if isinstance(s, np.ndarray) else s for s in given_sketches]
+    union = sketch.sketch_union(given_sketches)
+    if not any(form != "none" for _, form in parts):
+        assert union == b""
+    else:
+        assert np.array_equal(union, expected)
+    for was, now in zip(before, given_sketches, strict=True):  # no input was changed
+        assert np.array_equal(was, now) if isinstance(was, np.ndarray) else was == now
