@@ -52,6 +52,7 @@ from cassandra.query import UNSET_VALUE as UNSET  # noqa: E402
 from django.conf import settings  # noqa: E402
 
 from bench.node import settle  # noqa: E402
+from clickstream.runtime import tune_gc  # noqa: E402
 from sessions_app.analysis.dashboard import (  # noqa: E402
     dashboard_filtered,
     dashboard_filters,
@@ -396,6 +397,7 @@ def main() -> None:
     print(f"seeded {sessions:,} sessions in {seeded['seed_s']:.0f}s; matching: {fractions}",
           file=sys.stderr)  # fmt: skip
     seeded["settled_after_s"] = settle()
+    tune_gc(settings.WEB_GC_THRESHOLD)  # as a web worker is, where the views run (wsgi.py)
     figures = measure(site_id, now, runs=runs)
     figures["dashboard_two"] = measure_dashboard(site_id, now, runs=max(10, runs // 3))
     if base_url:

@@ -130,10 +130,8 @@ def site_report(
     all), so a comparison counts only its elapsed part; the breakdowns (sessions started
     in range) come from the same stored buckets.
     """
-    return site_report_begin(
-        site_id=site_id, shards=shards, start=start, end=end, width=width, zone=zone, cut=cut,
-        breakdown=breakdown,
-    )()  # fmt: skip
+    return site_report_begin(site_id=site_id, shards=shards, start=start, end=end, width=width,
+                             zone=zone, cut=cut, breakdown=breakdown)()  # fmt: skip
 
 
 def site_report_begin(
