@@ -30,7 +30,7 @@ from sessions_app.aggregates import (
     vitals,
     vitals_rows,
 )
-from sessions_app.aggregates.sources import Hour, site_bucket_user_rows
+from sessions_app.aggregates.sources import Hour
 from sessions_app.core import timebuckets
 from sessions_app.goals.defs import Goal, site_goals
 
@@ -257,11 +257,8 @@ class UserSets:
 
     def hour(self, source: Hour) -> usersets.KeySets:
         reached = goals.goal_users(*hour_goal_counts(source))
-        if source.tallied() is None and not source.partials:
-            # No tally to share (a goal's backfill): who did what, and nothing else.
-            rows = site_bucket_user_rows(
-                site_id=source.site_id, hour=source.start, shards=source.shards
-            )
+        rows = source.user_rows()  # no tally to share (a goal's backfill): those alone
+        if rows is not None:
             return usersets.rows_sets(rows, reached)
         return usersets.hour_sets(source.counted, reached)
 

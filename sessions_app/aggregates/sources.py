@@ -50,19 +50,6 @@ def site_bucket_rows(
     )
 
 
-def site_bucket_user_rows(
-    *, site_id: uuid.UUID, hour: datetime, shards: int, page_size: int = 20_000
-) -> Iterator[dict[str, Any]]:
-    """Yield who did what in a site's hour (user_key, type, name, is_bot), page by page."""
-    return _shards_scan(
-        site_events_by_bucket.SELECT_USER_ROWS,
-        site_id=site_id,
-        hour=hour,
-        shards=shards,
-        page_size=page_size,
-    )
-
-
 def site_bucket_funnel_rows(
     *, site_id: uuid.UUID, hour: datetime, shards: int, page_size: int = 5_000
 ) -> Iterator[dict[str, Any]]:
@@ -197,6 +184,20 @@ class Hour:
         return tally.tally(
             site_bucket_rows(site_id=self.site_id, hour=self.start, shards=self.shards),
             goals=self.goals or (),
+        )
+
+    def user_rows(self) -> Iterator[dict[str, Any]] | None:
+        """Who did what in the hour (user_key, type, name, is_bot), read alone, when no
+        tally of it is there to share (none counted yet, none to fold: a goal's backfill);
+        None when there is one (`counted`)."""
+        if self.tallied() is not None or self.partials:
+            return None
+        return _shards_scan(
+            site_events_by_bucket.SELECT_USER_ROWS,
+            site_id=self.site_id,
+            hour=self.start,
+            shards=self.shards,
+            page_size=20_000,
         )
 
     def tallied(self) -> tally.Tally | None:

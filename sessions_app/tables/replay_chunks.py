@@ -72,9 +72,8 @@ SELECT page_start, seq, chunk_id, user_key, last_event_id, start_at, end_at, eve
 FROM {ks}.replay_chunks WHERE site_id = ? AND session_id = ? LIMIT ?
 """
 
-MAX_PROBED = (
-    200  # sessions one replays_found call probes: a page of funnel units, 20 x 10 heatmap samples
-)
+# Sessions one replays_found call probes: a page of funnel units, 20 x 10 heatmap samples.
+MAX_PROBED = 200
 
 DELETE_PARTITION = "DELETE FROM {ks}.replay_chunks WHERE site_id = ? AND session_id = ?"
 

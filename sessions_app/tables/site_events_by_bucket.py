@@ -28,7 +28,7 @@ SELECT session_id, event_id, user_key, type, name, ts, url, element, props, layo
 FROM {ks}.site_events_by_bucket WHERE site_id = ? AND bucket = ? AND shard = ?
 """
 
-# Who did what (an hour's user sets with no tally to share: aggregates/usersets.rows_sets).
+# Who did what (an hour's user sets with no tally to share: sources.Hour.user_rows).
 SELECT_USER_ROWS = """
 SELECT user_key, type, name, is_bot
 FROM {ks}.site_events_by_bucket WHERE site_id = ? AND bucket = ? AND shard = ?

@@ -74,8 +74,9 @@ def test_the_baseline_the_writer_and_the_tables_import_without_django_settings()
 
 
 @pytest.mark.slow  # about a minute
-def _bench_env() -> dict[str, str]:
-    return {
+def _bench_figures(module: str, *args: str, timeout: int) -> dict:
+    """Run a benchmark module small against the test keyspace; the JSON it prints last."""
+    env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "clickstream.settings.test",
         "CASSANDRA_KEYSPACE": connections["cassandra"].settings_dict["NAME"],
@@ -85,16 +86,18 @@ def _bench_env() -> dict[str, str]:
         # One poll of the node's background work before each figure, not a wait for quiet.
         "BENCH_SETTLE_TIMEOUT": "1",
     }
+    result = subprocess.run(
+        [sys.executable, "-m", module, *args],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-2000:]
+    figures: dict = json.loads(result.stdout.strip().splitlines()[-1])
+    return figures
 
 
 def test_the_sealing_benchmark_runs_and_checks_its_own_counts():
     """`bench/sealing.py` asserts the seal read every row it wrote; run it small."""
-    result = subprocess.run(
-        [sys.executable, "-m", "bench.sealing", "2000", "2"],
-        cwd=ROOT, env=_bench_env(), capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr[-2000:]
-    figures = json.loads(result.stdout.strip().splitlines()[-1])
+    figures = _bench_figures("bench.sealing", "2000", "2", timeout=300)
     assert figures["seal"]["events"] == 2000
     assert figures["rolling"]["cover_rows"] < figures["rolling"]["naive_rows"]
 
@@ -103,12 +106,7 @@ def test_the_cohorts_benchmark_builds_the_sets_the_rollups_wrote_from_the_raw_ro
     """`bench/cohorts.py` asserts its cold triangle (each day's sets counted from the raw
     rows: usersets.rows_sets, numbered, as bitmaps) equals the warm one read from the
     sets it wrote from its own record of who was active; run it small."""
-    result = subprocess.run(
-        [sys.executable, "-m", "bench.cohorts", "300", "2"],
-        cwd=ROOT, env=_bench_env(), capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr[-2000:]
-    figures = json.loads(result.stdout.strip().splitlines()[-1])
+    figures = _bench_figures("bench.cohorts", "300", "2", timeout=600)
     assert figures["users"] == 300 and figures["raw_rows"] >= 300
     assert len(figures["cohort_sizes"]) == 12 and sum(figures["cohort_sizes"]) > 0
 
