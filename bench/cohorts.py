@@ -26,7 +26,6 @@ cohort reads). Then 12 weekly cohorts x 12 weeks (`cohorts.reads.cohorts`) are t
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
 import random
@@ -119,15 +118,24 @@ def raw_scan(site, first: datetime) -> int:
     return sum(len(list(rows)) for _, rows in results)
 
 
+class Numbers(dict):
+    """Each user's number, a new one the first time a user is looked up: numbers follow
+    first sight, as a seal's do (only which users are the same matters to the triangle)."""
+
+    def __missing__(self, key: str) -> int:
+        number = self[key] = len(self)
+        return number
+
+
 class ColdReader(reads.Reader):
     """The cohorts' reader with no sealed sets: every day's sets counted from its raw
     rows with the product's own code for an hour with no tally to share
-    (usersets.rows_sets, what a goal's backfill runs; numbers from one dictionary for
-    the whole read)."""
+    (usersets.rows_sets, what a goal's backfill runs; usersets.bitmaps numbering each user
+    from one dictionary for the whole read, `Numbers`)."""
 
-    def __init__(self, *args, numbers: dict[str, int], **kwargs) -> None:
+    def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.numbers, self.rows, self.counter = numbers, 0, itertools.count()
+        self.numbers, self.rows = Numbers(), 0
 
     def _read(self, buckets):
         scan, found = prepare(SCAN), {}
@@ -142,12 +150,7 @@ class ColdReader(reads.Reader):
         for (_, (_, hour)), (_, rows) in zip(work, arriving, strict=True):
             rows = rows.current_rows if not rows.has_more_pages else list(rows)
             self.rows += len(rows)
-            keys = usersets.rows_sets(rows)
-            # Each user's number, new ones from the counter (numbers skip where a user
-            # was known: only which users are the same matters to the triangle).
-            active = list(keys.members[usersets.ACTIVE])
-            given = map(self.numbers.setdefault, active, self.counter)
-            sets = usersets.bitmaps(keys, dict(zip(active, given, strict=True)))
+            sets = usersets.bitmaps(usersets.rows_sets(rows), self.numbers)
             by_day.setdefault(timebuckets.floor(hour, "day"), []).append(sets)
         for day, parts in by_day.items():
             found["day", day] = usersets.sets_merge(parts)
@@ -225,7 +228,7 @@ def main() -> None:
         began = time.perf_counter()
         rows = raw_scan(site, first)
         raw_s.append(time.perf_counter() - began)
-        reader = ColdReader(site.id, [], now, numbers={})
+        reader = ColdReader(site.id, [], now)
         began = time.perf_counter()
         cold = reads.triangle(reader, query)
         cold_s.append(time.perf_counter() - began)
