@@ -298,16 +298,16 @@ def measure(site_id: uuid.UUID, now: datetime, *, runs: int, warmup: int = WARMU
 
 
 def raw_counted(site_id: uuid.UUID, period: Any, filters: dict[str, Any]) -> int:
-    """The statements the dashboard's filtered answer issues (filtered.sessions_counted:
-    every day and shard of the period and of its comparison, at once), through the
-    driver alone; returns the rows fetched."""
+    """The statements the dashboard's filtered answer issues (filtered.sessions_counting:
+    every day and shard of the period, and of its comparison with the KPI columns only,
+    all at once), through the driver alone; returns the rows fetched."""
     names = tuple(sorted(filters))
-    statement = prepare(site_sessions.select_filtered(names))
     values = tuple(filters[n] for n in names)
     shards = max(1, settings.SESSION_SHARDS)
     db = cassandra_session()
     futures: list[ResponseFuture] = []
-    for window in (period, period.comparison()):
+    for window, kpis_only in ((period, False), (period.comparison(), True)):
+        statement = prepare(site_sessions.select_filtered(names, kpis_only=kpis_only))
         start, end = window.start, window.elapsed_end
         day = timebuckets.floor(start, timebuckets.Width.DAY)
         while day < end:

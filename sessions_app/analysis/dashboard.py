@@ -125,16 +125,22 @@ def dashboard_filtered(
     breakdowns and entry pages in every case, is counted from the site_sessions rows
     within their partition budget."""
     values = typed(filters)
-    counted = filtered.sessions_counted(
+    counting = filtered.sessions_counting(
         site_id=site.id, start=period.start, end=period.elapsed_end, filters=values
     )
     sealed = sealed_value(site=site, period=period, filters=filters, metric=metric)
     previous = period.comparison()
-    compared = None
-    if previous is not None and sealed is None:
-        compared = filtered.sessions_counted(
-            site_id=site.id, start=previous.start, end=previous.elapsed_end, filters=values
+    comparing = None
+    if previous is not None and sealed is None:  # sent before the period's reads are awaited
+        comparing = filtered.sessions_counting(
+            site_id=site.id,
+            start=previous.start,
+            end=previous.elapsed_end,
+            filters=values,
+            kpis_only=True,
         )
+    counted = counting()
+    compared = comparing() if comparing is not None else None
     if sealed is not None:
         kpis, before, chart = sealed
     else:

@@ -15,6 +15,7 @@ import statistics
 import uuid
 from bisect import bisect_right
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, time, timedelta
 from typing import Any
@@ -77,15 +78,23 @@ class Counted:
         return self.capped or self.days_read < self.days_total
 
 
-def sessions_counted(
-    *, site_id: uuid.UUID, start: datetime, end: datetime, filters: dict[str, Any]
-) -> Counted:
-    """The sessions that started in [start, end) and match every filter (typed values, as
-    explorer.ExplorerQuery holds them), newest days first within MAX_PARTITIONS."""
+def sessions_counting(
+    *,
+    site_id: uuid.UUID,
+    start: datetime,
+    end: datetime,
+    filters: dict[str, Any],
+    kpis_only: bool = False,
+) -> Callable[[], Counted]:
+    """Send the reads of the sessions that started in [start, end) and match every filter
+    (typed values, as explorer.ExplorerQuery holds them), newest days first within
+    MAX_PARTITIONS; the returned call waits for them (a period and its comparison are
+    both sent before either waits). With `kpis_only` the rows hold only what
+    `kpis_count` and the chart count (site_sessions.select_filtered)."""
     if end <= start:
-        return Counted([], start, 0, 0, 0)
+        return lambda: Counted([], start, 0, 0, 0)
     names = tuple(sorted(filters))
-    statement = prepare(site_sessions.select_filtered(names))
+    statement = prepare(site_sessions.select_filtered(names, kpis_only=kpis_only))
     values = explorer.filter_values(site_id, filters, names)
     shards = max(1, settings.SESSION_SHARDS)
     days = timebuckets.buckets_between(
@@ -102,18 +111,22 @@ def sessions_counted(
             )
             for shard in range(shards)
         )
-    rows: list[dict[str, Any]] = []
-    capped = False
-    for future in futures:
-        found = list(future.result())
-        for row in found:  # the only time counted (session_row would convert two, a copy)
-            row["started_at"] = timebuckets.from_driver(row["started_at"])
-        capped = capped or len(found) >= MAX_ROWS
-        rows.extend(found)
-    if "bot" not in filters:
-        rows = [r for r in rows if not r["is_bot"]]
     since = start if len(chosen) == len(days) else max(start, chosen[-1])
-    return Counted(rows, since, len(chosen), len(days), len(futures), capped)
+
+    def counted() -> Counted:
+        rows: list[dict[str, Any]] = []
+        capped = False
+        for future in futures:
+            found = list(future.result())
+            for row in found:  # the only time counted (session_row would convert two, a copy)
+                row["started_at"] = timebuckets.from_driver(row["started_at"])
+            capped = capped or len(found) >= MAX_ROWS
+            rows.extend(found)
+        if "bot" not in filters:
+            rows = [r for r in rows if not r["is_bot"]]
+        return Counted(rows, since, len(chosen), len(days), len(futures), capped)
+
+    return counted
 
 
 def bucket_starts(period: Period) -> list[datetime]:

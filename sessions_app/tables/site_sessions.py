@@ -120,6 +120,14 @@ FROM {ks}.site_sessions
 WHERE site_id = ? AND day = ? AND shard = ? AND session_id >= ? AND session_id < ?
 """
 
+# What a period's KPIs and chart count (analysis/filtered.kpis_count): all a dashboard's
+# comparison period reads (it has no breakdowns), a fifth less for the node to send.
+_KPI_COLUMNS = """
+SELECT session_id, user_key, started_at, duration_s, pageview_count, converted, is_bot
+FROM {ks}.site_sessions
+WHERE site_id = ? AND day = ? AND shard = ? AND session_id >= ? AND session_id < ?
+"""
+
 # A session's dimensions (those that split funnels: `funnel_statement`), for a funnel's
 # breakdown (funnels/scan.py).
 SELECT_DIMENSIONS = """
@@ -201,15 +209,17 @@ INDEXES = tuple(
 )
 
 
-def select_filtered(names: tuple[str, ...]) -> str:
-    """Return the statement that reads one partition's sessions matching these filters.
+def select_filtered(names: tuple[str, ...], *, kpis_only: bool = False) -> str:
+    """Return the statement that reads one partition's sessions matching these filters
+    (with `kpis_only`, only the columns KPIs count).
 
     Only the fixed clauses of `filters()` are joined (every value is a bind marker), in
     a canonical order, so each combination is one prepared statement.
     """
     clauses = filters()
     chosen = [clauses[name] for name in sorted(set(names))]
-    return " AND ".join([with_dimensions(_COLUMNS).strip(), *chosen]) + " LIMIT ?"
+    columns = _KPI_COLUMNS if kpis_only else with_dimensions(_COLUMNS)
+    return " AND ".join([columns.strip(), *chosen]) + " LIMIT ?"
 
 
 def session_shard(session_id: uuid.UUID) -> int:
