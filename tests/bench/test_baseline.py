@@ -73,7 +73,6 @@ def test_the_baseline_the_writer_and_the_tables_import_without_django_settings()
     assert done.returncode == 0, done.stderr[-2000:]
 
 
-@pytest.mark.slow  # about a minute
 def _bench_figures(module: str, *args: str, timeout: int) -> dict:
     """Run a benchmark module small against the test keyspace; the JSON it prints last."""
     env = {
@@ -95,6 +94,7 @@ def _bench_figures(module: str, *args: str, timeout: int) -> dict:
     return figures
 
 
+@pytest.mark.slow  # about a minute
 def test_the_sealing_benchmark_runs_and_checks_its_own_counts():
     """`bench/sealing.py` asserts the seal read every row it wrote; run it small."""
     figures = _bench_figures("bench.sealing", "2000", "2", timeout=300)
