@@ -73,6 +73,7 @@ from sessions_app.params import iso  # noqa: E402
 from sessions_app.periods import period_param, site_zone  # noqa: E402
 from sessions_app.tables import retention_specs, site_sessions  # noqa: E402
 from sessions_app.tables.registry import statement_text  # noqa: E402
+from sessions_app.tables.site_sessions import filter_binds as binds  # noqa: E402
 
 DAYS = 7
 LIMIT = 50
@@ -192,10 +193,12 @@ def seed(site_id: uuid.UUID, sessions: int, now: datetime, *, rng_seed: int = 25
             s = _session(rng, site_id, i, start)
             for name, filters in FILTERS.items():
                 matched[name] += matches(s, filters)
+            key = site_sessions.row_key(site_id, s["session_id"])
+            termed = {d.name: s[d.column] for d in site_sessions.termed()}
+            s["terms"] = site_sessions.terms_of(*key[:3], termed)
             values = [s[c] for c in UPSERT_COLUMNS]
             params.append(
-                (version, ttl, *(UNSET if v is None else v for v in values),
-                 *site_sessions.row_key(site_id, s["session_id"]))
+                (version, ttl, *(UNSET if v is None else v for v in values), *key)
             )  # fmt: skip
         execute_concurrent_with_args(
             cassandra_session(), upsert, params, concurrency=64, raise_on_first_error=True
@@ -233,7 +236,18 @@ def raw_explore(site_id: uuid.UUID, query: ExplorerQuery, limit: int = LIMIT) ->
             low = time_uuid_bound(max(query.start, day))
             high = time_uuid_bound(min(query.end, day + timedelta(days=1)))
             futures.extend(
-                db.execute_async(statement, (site_id, day, shard, low, high, *values, limit))
+                db.execute_async(
+                    statement,
+                    (
+                        site_id,
+                        day,
+                        shard,
+                        low,
+                        high,
+                        *binds(names, values, (site_id, day, shard)),
+                        limit,
+                    ),
+                )
                 for shard in range(shards)
             )
             day -= timedelta(days=1)
@@ -314,7 +328,18 @@ def raw_counted(site_id: uuid.UUID, period: Any, filters: dict[str, Any]) -> int
             low = time_uuid_bound(max(start, day))
             high = time_uuid_bound(min(end, day + timedelta(days=1)))
             futures.extend(
-                db.execute_async(statement, (site_id, day, shard, low, high, *values, 100_000))
+                db.execute_async(
+                    statement,
+                    (
+                        site_id,
+                        day,
+                        shard,
+                        low,
+                        high,
+                        *binds(names, values, (site_id, day, shard)),
+                        100_000,
+                    ),
+                )
                 for shard in range(shards)
             )
             day += timedelta(days=1)

@@ -25,7 +25,7 @@ from cassandra.concurrent import execute_concurrent
 from cassandra.policies import DCAwareRoundRobinPolicy, TokenAwarePolicy
 from cassandra.query import UNSET_VALUE, BatchStatement, BatchType
 
-from sessions_app.tables import dimensions
+from sessions_app.tables import dimensions, site_sessions
 from sessions_app.tables.registry import statement_text
 
 IN_FLIGHT = 8  # batches written concurrently, like concurrent HTTP requests
@@ -272,6 +272,7 @@ def _batch(
                 *(DIMENSIONS.get(d.name) for d in dimensions.explored()),
                 {"/"},
                 set(),
+                site_sessions.terms_of(site, _floor(now, 86_400), session_id.int % 2, DIMENSIONS),
                 site,
                 _floor(now, 86_400),
                 session_id.int % 2,

@@ -28,6 +28,7 @@ from sessions_app.models import Goal
 from sessions_app.params import iso, path_param
 from sessions_app.periods import Period, capped, period_param
 from sessions_app.tables import dimensions, site_sessions
+from sessions_app.tables.site_sessions import filter_binds, still_matching
 from sessions_app.tables.user_sessions import session_row
 
 MAX_DAYS = 92  # a query's days (MAX_PARTITIONS covers them at two shards)
@@ -240,7 +241,16 @@ def sessions_explore(
                 high = after
             futures.extend(
                 cassandra_session().execute_async(
-                    statement, (site_id, d, shard, low, high, *values, limit)
+                    statement,
+                    (
+                        site_id,
+                        d,
+                        shard,
+                        low,
+                        high,
+                        *filter_binds(names, values, (site_id, d, shard)),
+                        limit,
+                    ),
                 )
                 for shard in range(shards)
             )
@@ -248,7 +258,7 @@ def sessions_explore(
         for future in futures:
             rows = list(future.result())
             full = full or len(rows) >= limit
-            found.extend(session_row(r) for r in rows)
+            found.extend(session_row(r) for r in still_matching(rows, names, values))
         wave *= 2
     return _page(found, limit, read, more=full or bool(pending))
 

@@ -30,6 +30,7 @@ from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.core.ids import time_uuid_bound
 from sessions_app.periods import Period
 from sessions_app.tables import site_sessions
+from sessions_app.tables.site_sessions import filter_binds, still_matching
 
 MAX_PARTITIONS = 64  # per period: 32 days of SESSION_SHARDS=2 (a 30-day period fits)
 MAX_ROWS = 100_000  # matching sessions read from one partition (driver-paged)
@@ -107,7 +108,16 @@ def sessions_counting(
         high = time_uuid_bound(min(end, timebuckets.next_start(day, "day")))
         futures.extend(
             cassandra_session().execute_async(
-                statement, (site_id, day, shard, low, high, *values, MAX_ROWS)
+                statement,
+                (
+                    site_id,
+                    day,
+                    shard,
+                    low,
+                    high,
+                    *filter_binds(names, values, (site_id, day, shard)),
+                    MAX_ROWS,
+                ),
             )
             for shard in range(shards)
         )
@@ -118,9 +128,10 @@ def sessions_counting(
         capped = False
         for future in futures:
             found = list(future.result())
+            capped = capped or len(found) >= MAX_ROWS
+            found = still_matching(found, names, values)
             for row in found:  # the only time counted (session_row would convert two, a copy)
                 row["started_at"] = timebuckets.from_driver(row["started_at"])
-            capped = capped or len(found) >= MAX_ROWS
             rows.extend(found)
         if "bot" not in filters:
             rows = [r for r in rows if not r["is_bot"]]

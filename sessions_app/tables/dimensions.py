@@ -7,9 +7,10 @@ is derived from the list, read when used: the column lists of the user_sessions 
 site_sessions statements, the explorer's filters and their indexes, the breakdowns and
 their titles, the funnels' breakdowns, the API schema's parameters and the forms.
 
-Adding a dimension is one entry here (`sync_cassandra` adds its column and
-`manage.py cassandra_indexes` its index) plus, if no source below yields it, its
-derivation in ingest/enrich.py.
+Adding a dimension is one entry here (`sync_cassandra` adds its column; a filtering one
+derived from the summary, like the entry page, also needs `manage.py cassandra_indexes`
+for its index, the others are looked up through site_sessions' terms) plus, if no source
+below yields it, its derivation in ingest/enrich.py.
 `tests/tables/test_dimensions.py` adds one in a test and finds it in every place.
 """
 

@@ -217,7 +217,7 @@ def test_a_missing_index_fails_the_query_instead_of_scanning(site, now):
         start=now - timedelta(days=1), end=now, filters={"campaign": "x"}
     )
     explorer.sessions_explore(site_id=site.id, query=query)
-    cassandra_session().execute(f"DROP INDEX {keyspace()}.site_sessions_campaign")
+    cassandra_session().execute(f"DROP INDEX {keyspace()}.site_sessions_terms")
     try:
         with pytest.raises(InvalidRequest, match="filtering"):
             explorer.sessions_explore(site_id=site.id, query=query)

@@ -1,0 +1,61 @@
+"""The partition-local terms of site_sessions rows written before rows had them.
+
+An installation upgraded from a release whose rows lack `terms` runs
+`manage.py site_sessions_terms` once: every day partition a site's sessions may still be
+in (the sessions' retention) is read once with its dimension columns, and each row gets
+the terms its columns give (tables/site_sessions.terms_of), under the TTL its summary
+still has, so the terms expire with the row. Adding a term again changes nothing (a set).
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime, timedelta
+
+from cassandra.concurrent import execute_concurrent_with_args
+from django.conf import settings
+
+from sessions_app.core import timebuckets
+from sessions_app.core.cql import cassandra_session, prepare
+from sessions_app.ledger import policies
+from sessions_app.tables import retention_specs, site_sessions
+
+# A partition's rows, what their terms come from, and how long the row still lives.
+SELECT_ROWS = """
+SELECT session_id, TTL(user_key) AS ttl, <dimensions> FROM {ks}.site_sessions
+WHERE site_id = ? AND day = ? AND shard = ?
+"""
+
+ADD_TERMS = """
+UPDATE {ks}.site_sessions USING TTL ? SET terms = terms + ?
+WHERE site_id = ? AND day = ? AND shard = ? AND session_id = ?
+"""
+
+MAX_DAYS = 800  # the days read back from now, whatever the retention says
+
+
+def terms_backfill(site_id: uuid.UUID, now: datetime) -> int:
+    """Give every row of the site's partitions within the sessions' retention its terms;
+    return how many rows were written."""
+    select = prepare(site_sessions.with_dimensions(SELECT_ROWS))
+    add = prepare(ADD_TERMS, idempotent=True, write=True)
+    keep = policies.ttl_seconds(retention_specs.SESSIONS) // 86_400 + 2
+    newest = timebuckets.floor(now, "day") + timedelta(days=1)
+    written = 0
+    for back in range(min(keep, MAX_DAYS) + 1):
+        day = newest - timedelta(days=back)
+        for shard in range(max(1, settings.SESSION_SHARDS)):
+            params = []
+            for row in cassandra_session().execute(select, (site_id, day, shard)):
+                terms = site_sessions.terms_of(site_id, day, shard, _dimensions(row))
+                if terms:
+                    params.append((row["ttl"] or 0, terms, site_id, day, shard, row["session_id"]))
+            execute_concurrent_with_args(
+                cassandra_session(), add, params, concurrency=64, raise_on_first_error=True
+            )
+            written += len(params)
+    return written
+
+
+def _dimensions(row: dict) -> dict[str, str | None]:
+    return {d.name: row[d.column] for d in site_sessions.termed()}
