@@ -31,7 +31,7 @@ ASSUMED_ROW_BYTES = {
     "ingest_stats": 100,
     "failed_events": 1000,
     "latest_sessions": 200,
-    "site_sessions": 500,
+    "site_sessions": 650,
     "bucket_users": 70,
     "replay_chunks": 6000,  # a chunk of a demo-shop page load (docs/replay.md)
 }
