@@ -108,6 +108,7 @@ def explorer_rows(plan: Plan) -> Iterable[Keyed]:
         seen, done = pages.get(s.session_id, []), names.get(s.session_id, [])
         started, last = timebuckets.as_utc(s.started_at), timebuckets.as_utc(s.last_seen_at)
         site_id, day, shard, session_id = site_sessions.row_key(summary.site_id, s.session_id)
+        dimensions = {**s.dimensions, **_paths(s)}
         row = site_sessions.upsert_params(
             timestamp=plan.version,
             ttl=ttl,
@@ -120,12 +121,13 @@ def explorer_rows(plan: Plan) -> Iterable[Keyed]:
             pageview_count=s.pageview_count,
             converted=s.converted,
             is_bot=s.is_bot,
-            dimensions={**s.dimensions, **_paths(s)},
+            dimensions=dimensions,
             # page views and events before this batch are the summary's less the batch's
             pages=set(_kept(seen, s.pageview_count - len(seen), site_sessions.MAX_PAGES)),
             events={
                 n for n in _kept(done, s.event_count - len(done), site_sessions.MAX_EVENTS) if n
             },
+            terms=site_sessions.terms_of(site_id, day, shard, dimensions),
             site_id=site_id,
             day=day,
             shard=shard,

@@ -20,25 +20,14 @@ from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.ledger import policies
 from sessions_app.tables import retention_specs, site_sessions
 
-# A partition's rows, what their terms come from, and how long the row still lives.
-SELECT_ROWS = """
-SELECT session_id, TTL(user_key) AS ttl, <dimensions> FROM {ks}.site_sessions
-WHERE site_id = ? AND day = ? AND shard = ?
-"""
-
-ADD_TERMS = """
-UPDATE {ks}.site_sessions USING TTL ? SET terms = terms + ?
-WHERE site_id = ? AND day = ? AND shard = ? AND session_id = ?
-"""
-
 MAX_DAYS = 800  # the days read back from now, whatever the retention says
 
 
 def terms_backfill(site_id: uuid.UUID, now: datetime) -> int:
     """Give every row of the site's partitions within the sessions' retention its terms;
     return how many rows were written."""
-    select = prepare(site_sessions.with_dimensions(SELECT_ROWS))
-    add = prepare(ADD_TERMS, idempotent=True, write=True)
+    select = prepare(site_sessions.with_dimensions(site_sessions.SELECT_TERMED))
+    add = prepare(site_sessions.ADD_TERMS, idempotent=True, write=True)
     keep = policies.ttl_seconds(retention_specs.SESSIONS) // 86_400 + 2
     newest = timebuckets.floor(now, "day") + timedelta(days=1)
     written = 0

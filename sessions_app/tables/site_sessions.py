@@ -72,6 +72,7 @@ def upsert_params(
     dimensions: Mapping[str, str | None],
     pages: set[str],
     events: set[str],
+    terms: set[str],
     site_id: uuid.UUID,
     day: datetime,
     shard: int,
@@ -79,7 +80,7 @@ def upsert_params(
 ) -> tuple[Any, ...]:
     """Return UPSERT's parameters in its order (`dimensions` by name, in the order of the
     columns `with_dimensions` lists; one the mapping lacks is null; pages, events: what
-    the batch adds); the row's terms are those of its dimensions (`terms_of`)."""
+    the batch adds; terms: `terms_of` the row's key and dimensions)."""
     return (
         timestamp,
         ttl,
@@ -95,7 +96,7 @@ def upsert_params(
         *(dimensions.get(d.name) for d in explored()),
         pages,
         events,
-        terms_of(site_id, day, shard, dimensions),
+        terms,
         site_id,
         day,
         shard,
@@ -174,6 +175,18 @@ WHERE site_id = ? AND day = ? AND shard = ? AND session_id = ?
 SELECT_DAY_DIMENSIONS = """
 SELECT session_id, <dimensions> FROM {ks}.site_sessions
 WHERE site_id = ? AND day = ? AND shard = ?
+"""
+
+# A partition's rows with what their terms come from and how long each row still lives,
+# and the terms added (jobs/terms.py: rows written before the terms).
+SELECT_TERMED = """
+SELECT session_id, TTL(user_key) AS ttl, <dimensions> FROM {ks}.site_sessions
+WHERE site_id = ? AND day = ? AND shard = ?
+"""
+
+ADD_TERMS = """
+UPDATE {ks}.site_sessions USING TTL ? SET terms = terms + ?
+WHERE site_id = ? AND day = ? AND shard = ? AND session_id = ?
 """
 
 SELECT_SOURCE = """

@@ -103,12 +103,13 @@ def _summary(shard: int, pages: int) -> object:
         site_sessions.with_dimensions(site_sessions.UPSERT), write=True, idempotent=True
     )
     now = timezone.now()
-    day = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    day, site_id = now.replace(hour=0, minute=0, second=0, microsecond=0), uuid.uuid4()
     return bind(
         upsert,
         (1, 3600, "u", False, now, now, 60, 5, 3, False, False,
          *(DIMENSIONS.get(d.name) for d in dimensions.explored()),
-         {f"/p{i}" for i in range(pages)}, {"a", "b", "c"}, uuid.uuid4(), day, shard,
+         {f"/p{i}" for i in range(pages)}, {"a", "b", "c"},
+         site_sessions.terms_of(site_id, day, shard, DIMENSIONS), site_id, day, shard,
          uuid.uuid1()),
     )  # fmt: skip
 

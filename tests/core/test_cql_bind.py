@@ -34,7 +34,9 @@ STATEMENTS = [
 ]
 times = st.datetimes(
     min_value=datetime(1900, 1, 1), max_value=datetime(2200, 1, 1), timezones=st.just(UTC)
-) | st.datetimes(timezones=st.sampled_from([timezone(timedelta(hours=2)), UTC]))
+) | st.datetimes(  # an instant the driver can move to UTC (not 0001-01-01 at +02:00)
+    min_value=datetime(1, 1, 2), timezones=st.sampled_from([timezone(timedelta(hours=2)), UTC])
+)
 VALUES = {
     "uuid": st.uuids(),
     "timeuuid": st.builds(uuid.uuid1),

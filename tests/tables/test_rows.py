@@ -79,9 +79,10 @@ def test_the_session_s_parameters_follow_their_statement_dimensions_by_name(tabl
 def test_the_placeholders_are_read_as_written() -> None:
     upsert = site_sessions.with_dimensions(site_sessions.UPSERT)
     assert placeholders(upsert)[:3] == ["timestamp", "ttl", "user_key"]
-    assert placeholders(upsert)[-6:] == [
+    assert placeholders(upsert)[-7:] == [
         "pages",
         "events",
+        "terms",
         "site_id",
         "day",
         "shard",
