@@ -91,8 +91,9 @@ def erased_tables() -> tuple[str, ...]:
 
 
 def indexes_ensure() -> int:
-    """Create every table's Storage-Attached Indexes that do not exist yet; return how
-    many statements ran (after sync_cassandra: `manage.py cassandra_indexes`)."""
+    """Create every table's Storage-Attached Indexes that do not exist yet and drop the
+    retired ones; return how many statements ran (after sync_cassandra: `manage.py
+    cassandra_indexes`)."""
     statements = [cql for spec in TABLES for cql in spec.indexes]
     for cql in statements:
         cassandra_session().execute(cql.format(ks=keyspace()), timeout=120)

@@ -58,7 +58,8 @@ class TableSpec:
     purge: Purge | None  # None: rows go by TTL alone
     erasure: str | None  # the erasure job's step (a method) that removes a user; None: no user data
     sizing: str | None  # the partition report's probe (partitions/probes.py); None: not reported
-    # CREATE INDEX statements (Storage-Attached Indexes) run after the schema sync.
+    # CREATE INDEX statements (Storage-Attached Indexes) run after the schema sync, and
+    # DROP INDEX IF EXISTS for the indexes a release retired.
     indexes: tuple[str, ...] = ()
 
     @property

@@ -1,4 +1,5 @@
-"""Create the Storage-Attached Indexes the table registry names (run after sync_cassandra)."""
+"""Create the Storage-Attached Indexes the table registry names and drop retired ones (run
+after sync_cassandra)."""
 
 from __future__ import annotations
 
@@ -14,4 +15,4 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         count = registry.indexes_ensure()
-        self.stdout.write(f"{count} indexes present")
+        self.stdout.write(f"{count} index statements run")
