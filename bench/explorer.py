@@ -73,7 +73,7 @@ from sessions_app.params import iso  # noqa: E402
 from sessions_app.periods import period_param, site_zone  # noqa: E402
 from sessions_app.tables import retention_specs, site_sessions  # noqa: E402
 from sessions_app.tables.registry import statement_text  # noqa: E402
-from sessions_app.tables.site_sessions import filter_binds as binds  # noqa: E402
+from sessions_app.tables.site_sessions import filtered_params  # noqa: E402
 
 DAYS = 7
 LIMIT = 50
@@ -238,15 +238,7 @@ def raw_explore(site_id: uuid.UUID, query: ExplorerQuery, limit: int = LIMIT) ->
             futures.extend(
                 db.execute_async(
                     statement,
-                    (
-                        site_id,
-                        day,
-                        shard,
-                        low,
-                        high,
-                        *binds(names, values, (site_id, day, shard)),
-                        limit,
-                    ),
+                    filtered_params((site_id, day, shard), low, high, names, values, limit),
                 )
                 for shard in range(shards)
             )
@@ -330,15 +322,7 @@ def raw_counted(site_id: uuid.UUID, period: Any, filters: dict[str, Any]) -> int
             futures.extend(
                 db.execute_async(
                     statement,
-                    (
-                        site_id,
-                        day,
-                        shard,
-                        low,
-                        high,
-                        *binds(names, values, (site_id, day, shard)),
-                        100_000,
-                    ),
+                    filtered_params((site_id, day, shard), low, high, names, values, 100_000),
                 )
                 for shard in range(shards)
             )

@@ -28,7 +28,7 @@ from sessions_app.models import Goal
 from sessions_app.params import iso, path_param
 from sessions_app.periods import Period, capped, period_param
 from sessions_app.tables import dimensions, site_sessions
-from sessions_app.tables.site_sessions import filter_binds, still_matching
+from sessions_app.tables.site_sessions import filtered_params, still_matching
 from sessions_app.tables.user_sessions import session_row
 
 MAX_DAYS = 92  # a query's days (MAX_PARTITIONS covers them at two shards)
@@ -241,16 +241,7 @@ def sessions_explore(
                 high = after
             futures.extend(
                 cassandra_session().execute_async(
-                    statement,
-                    (
-                        site_id,
-                        d,
-                        shard,
-                        low,
-                        high,
-                        *filter_binds(names, values, (site_id, d, shard)),
-                        limit,
-                    ),
+                    statement, filtered_params((site_id, d, shard), low, high, names, values, limit)
                 )
                 for shard in range(shards)
             )

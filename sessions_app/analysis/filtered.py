@@ -30,7 +30,7 @@ from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.core.ids import time_uuid_bound
 from sessions_app.periods import Period
 from sessions_app.tables import site_sessions
-from sessions_app.tables.site_sessions import filter_binds, still_matching
+from sessions_app.tables.site_sessions import filtered_params, still_matching
 
 MAX_PARTITIONS = 64  # per period: 32 days of SESSION_SHARDS=2 (a 30-day period fits)
 MAX_ROWS = 100_000  # matching sessions read from one partition (driver-paged)
@@ -109,15 +109,7 @@ def sessions_counting(
         futures.extend(
             cassandra_session().execute_async(
                 statement,
-                (
-                    site_id,
-                    day,
-                    shard,
-                    low,
-                    high,
-                    *filter_binds(names, values, (site_id, day, shard)),
-                    MAX_ROWS,
-                ),
+                filtered_params((site_id, day, shard), low, high, names, values, MAX_ROWS),
             )
             for shard in range(shards)
         )

@@ -28,11 +28,11 @@ def terms_backfill(site_id: uuid.UUID, now: datetime) -> int:
     return how many rows were written."""
     select = prepare(site_sessions.with_dimensions(site_sessions.SELECT_TERMED))
     add = prepare(site_sessions.ADD_TERMS, idempotent=True, write=True)
-    keep = policies.ttl_seconds(retention_specs.SESSIONS) // 86_400 + 2
-    newest = timebuckets.floor(now, "day") + timedelta(days=1)
+    keep = min(policies.ttl_seconds(retention_specs.SESSIONS) // 86_400 + 2, MAX_DAYS)
+    oldest = timebuckets.floor(now - timedelta(days=keep - 1), "day")
     written = 0
-    for back in range(min(keep, MAX_DAYS) + 1):
-        day = newest - timedelta(days=back)
+    newest = timebuckets.floor(now + timedelta(days=1), "day")  # sessions a clock ahead
+    for day in timebuckets.buckets_between(oldest, timebuckets.next_start(newest, "day"), "day"):
         for shard in range(max(1, settings.SESSION_SHARDS)):
             params = []
             for row in cassandra_session().execute(select, (site_id, day, shard)):

@@ -241,7 +241,7 @@ def funnel_statement(template: str) -> str:
 
 def filters() -> dict[str, str]:
     """Every filter's clause, by its name (a URL parameter); a termed dimension's binds
-    its partition's term (`filter_binds`)."""
+    its partition's term (`filtered_params`)."""
     looked_up = {d.name for d in termed()}
     found = {
         d.name: "terms CONTAINS ?" if d.name in looked_up else f"{d.column} = ?"
@@ -283,17 +283,23 @@ def select_filtered(names: tuple[str, ...], *, kpis_only: bool = False) -> str:
     return " AND ".join([columns.strip(), *chosen]) + " LIMIT ?"
 
 
-def filter_binds(
-    names: tuple[str, ...], values: tuple[Any, ...], key: tuple[uuid.UUID, datetime, int]
+def filtered_params(
+    key: tuple[uuid.UUID, datetime, int],
+    low: uuid.UUID,
+    high: uuid.UUID,
+    names: tuple[str, ...],
+    values: tuple[Any, ...],
+    limit: int,
 ) -> tuple[Any, ...]:
-    """The values `select_filtered(names)` binds in partition `key` (site, day, shard):
-    a termed dimension's value as the partition's term."""
+    """What `select_filtered(names)` binds to read partition `key` (site, day, shard)
+    between two session ids: a termed dimension's value as the partition's term."""
     looked_up = {d.name for d in termed()}
     digest = partition_digest(*key)
-    return tuple(
+    binds = (
         term(digest, name, value) if name in looked_up else value
         for name, value in zip(sorted(set(names)), values, strict=True)
     )
+    return (*key, low, high, *binds, limit)
 
 
 def still_matching(
@@ -301,15 +307,11 @@ def still_matching(
 ) -> list[dict[str, Any]]:
     """The rows whose termed columns still hold the values filtered on (a term stays when
     an earlier landing event changes a session's source)."""
-    wanted = {d.column: v for d, v in _termed_values(names, values)}
+    by_name = dict(zip(sorted(set(names)), values, strict=True))
+    wanted = {d.column: by_name[d.name] for d in termed() if d.name in by_name}
     if not wanted:
         return rows
     return [r for r in rows if all(r[c] == v for c, v in wanted.items())]
-
-
-def _termed_values(names: tuple[str, ...], values: tuple[Any, ...]) -> list[tuple[Dimension, Any]]:
-    by_name = dict(zip(sorted(set(names)), values, strict=True))
-    return [(d, by_name[d.name]) for d in termed() if d.name in by_name]
 
 
 def session_shard(session_id: uuid.UUID) -> int:
