@@ -201,7 +201,7 @@ def seal(events: int) -> dict[str, float]:
         "scan_events_per_second": events / statistics.median(scans),
         "seal_seconds": statistics.median(seals[True]),
         "settled_s": settled,
-        "per_user_rows": len(
+        "per_user_rows": len(  # one row a user in each of bucket_users and rolling_counts
             stored.bucket_user_counts(site_id=site.id, granularity="hour", bucket_starts=[hour])
         ),
     }

@@ -102,16 +102,12 @@ class UserCounts:
     background = True
 
     def hour(self, source: Hour) -> totals.UserCounts:
-        return dict(source.counted.per_user)
+        return source.counted.users
 
     def merge(self, parts: list[totals.UserCounts], *, start: datetime) -> totals.UserCounts:
         if len(parts) == 1:
             return parts[0]
-        merged: totals.UserCounts = {}
-        for part in parts:
-            for pair, n in part.items():
-                merged[pair] = merged.get(pair, 0) + n
-        return merged
+        return stored.user_counts_add(parts)
 
     def write(
         self, *, site_id: uuid.UUID, granularity: str, bucket: datetime, value: totals.UserCounts,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import uuid
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 from typing import Any
@@ -78,25 +77,38 @@ def aggregates_ranges(
 
 def bucket_user_counts(
     *, site_id: uuid.UUID, granularity: str, bucket_starts: list[datetime]
-) -> dict[tuple[str, str], int]:
-    """Return the summed per-(user, event key) counts of a site's sealed buckets.
+) -> dict[str, dict[str, int]]:
+    """Return the summed counts of a site's sealed buckets, {user: {event key: events}}.
 
     Reads one bucket_users partition per bucket (24 for a day, about 30 for a
     month), in parallel, paging through each.
     """
-    totals: Counter[tuple[str, str]] = Counter()
     statement = prepare(bucket_users.SELECT_COUNTS)
+    parts: list[dict[str, dict[str, int]]] = []
     for chunk in _chunks(bucket_starts, 32):
         futures = [
-            (b, cassandra_session().execute_async(statement, (site_id, granularity, b)))
-            for b in chunk
+            cassandra_session().execute_async(statement, (site_id, granularity, b)) for b in chunk
         ]
-        for _, future in futures:
-            for row in future.result():
-                user = row["user_key"]
-                for key, n in row["counts"].items():
-                    totals[user, key] += n
-    return dict(totals)
+        parts += [
+            {row["user_key"]: dict(row["counts"]) for row in future.result()} for future in futures
+        ]
+    return user_counts_add(parts)
+
+
+def user_counts_add(parts: list[dict[str, dict[str, int]]]) -> dict[str, dict[str, int]]:
+    """{user: {event key: events}} summed over parts (none: empty); one part as it is."""
+    if len(parts) == 1:
+        return parts[0]
+    summed: dict[str, dict[str, int]] = {}
+    for part in parts:
+        for user, counts in part.items():
+            held = summed.get(user)
+            if held is None:
+                summed[user] = dict(counts)
+                continue
+            for key, n in counts.items():
+                held[key] = held.get(key, 0) + n
+    return summed
 
 
 def _chunks(items: list[datetime], size: int) -> Iterator[list[datetime]]:

@@ -53,7 +53,9 @@ class Tally:
     by_name: Counter[str] = field(default_factory=Counter)
     pages: Counter[str] = field(default_factory=Counter)
     clicks: Counter[str] = field(default_factory=Counter)
-    per_user: Counter[tuple[str, str]] = field(default_factory=Counter)
+    # Each user's events by event key (custom name, else type), bots included: what the
+    # per-user counts store, a map a user (aggregates/totals.UserCounts).
+    users: dict[str, dict[str, int]] = field(default_factory=dict)
     humans: set[str] = field(default_factory=set)  # the user keys of the human events
     # Each human session's page views in the bucket, [time, low, path] (the view_key's two
     # ints, then the path: sorting them orders them as their event ids), unordered: what
@@ -94,7 +96,7 @@ def tally(
     by_name: Counter[str] = Counter()
     urls: Counter[str | None] = Counter()
     elements: Counter[Any] = Counter()
-    per_user: Counter[tuple[str, str]] = Counter()
+    users: dict[str, dict[str, int]] = {}
     humans: set[str] = set()
     viewed: list[tuple[Any, Any, str | None]] = []  # (session, event id, url)
     heated: list[dict[str, Any]] = []  # clicks and $pageleave readings (heatmaps)
@@ -107,7 +109,11 @@ def tally(
         name = event.get("name") if kind == "custom" else None
         # A user's own counts include everything the key did (rolling counters);
         # the site's aggregates leave bots out.
-        per_user[user, name or kind] += 1
+        keys = users.get(user)
+        if keys is None:
+            keys = users[user] = {}
+        key = name or kind
+        keys[key] = keys.get(key, 0) + 1
         if event.get("is_bot"):
             continue
         by_type[kind] += 1
@@ -128,7 +134,7 @@ def tally(
             elements[orjson.dumps(element) if element.__class__ is dict else element] += 1
             heated.append(event)
     counted = Tally(
-        rows, by_type, by_name, per_user=per_user, humans=humans, heat=heat_count(heated),
+        rows, by_type, by_name, users=users, humans=humans, heat=heat_count(heated),
         vitals=vitals_count(measured), goals=converting.found,
         goals_checked=frozenset(g.digest for g in goals),
     )  # fmt: skip
@@ -227,9 +233,6 @@ def digests_disjoint(digests: Iterable[bytes | None]) -> bool:
 
 def tally_encode(counted: Tally) -> bytes:
     """Serialize a tally (of a plan's events), as bucket_partials stores it."""
-    users: dict[str, dict[str, int]] = {}
-    for (user, key), n in counted.per_user.items():
-        users.setdefault(user, {})[key] = n
     return orjson.dumps(
         {
             "v": 1,
@@ -238,7 +241,7 @@ def tally_encode(counted: Tally) -> bytes:
             "name": counted.by_name,
             "pages": counted.pages,
             "clicks": counted.clicks,
-            "users": users,
+            "users": counted.users,
             "humans": list(counted.humans),
             "views": {str(sid): v for sid, v in counted.views.items()},
             "heat": heat_encode(counted.heat),
@@ -344,9 +347,7 @@ class _Folding:
             by_name=Counter(self.by_name),
             pages=Counter(self.pages),
             clicks=Counter(self.clicks),
-            per_user=Counter(
-                {(user, key): n for user, keys in self.users.items() for key, n in keys.items()}
-            ),
+            users=self.users,
             humans=self.humans,
             views={
                 ids[sid]: [v if len(v) == 3 else _view(v) for v in seen]

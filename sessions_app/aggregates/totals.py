@@ -30,7 +30,7 @@ EVENT_TYPES = ("pageview", "click", "custom")
 # Users (one row and map each) per unlogged batch of a bucket's bucket_users rows.
 COUNT_BATCH_USERS = 100
 
-UserCounts = dict[tuple[str, str], int]  # (user key, event key) -> events
+UserCounts = dict[str, dict[str, int]]  # user key -> event key -> events
 
 DURATION_BINS = [
     ("0-10s", timedelta(seconds=10)),
@@ -262,11 +262,11 @@ def totals_write(
 def user_counts_write(
     site_id: uuid.UUID, granularity: str, bucket: datetime, user_counts: UserCounts, *, ttl: int
 ) -> None:
-    """Overwrite a bucket's per-user counts in both tables: bucket_users (site partition,
-    what the parent's rollup reads) and rolling_counts (user partition, what the
-    rolling-counter reads use). Each table's rows are bound and written on a thread of
-    their own, so the node has the first batches while the rest are bound. No SQL (the
-    TTL comes in): a seal runs it on a pool thread too."""
+    """Overwrite a bucket's per-user counts in both tables, one row and map a user in
+    each: bucket_users (site partition, what the parent's rollup reads) and rolling_counts
+    (user partition, what the rolling-counter reads use). Each table's rows are bound and
+    written on a thread of their own, so the node has the first batches while the rest
+    are bound. No SQL (the TTL comes in): a seal runs it on a pool thread too."""
 
     def write(work: Callable[..., list[tuple[Any, None]]]) -> None:
         execute_windowed(work(site_id, granularity, bucket, user_counts, ttl))
@@ -277,16 +277,11 @@ def user_counts_write(
 
 
 def _site_counts_work(
-    site_id: uuid.UUID, granularity: str, bucket: datetime, user_counts: UserCounts, ttl: int
-) -> list[tuple[Any, None]]:
+    site_id: uuid.UUID, granularity: str, bucket: datetime, by_user: UserCounts,
+    ttl: int,
+) -> list[tuple[Any, None]]:  # fmt: skip
     """bucket_users' rows: one partition, a row (and map) per user, overwritten whole;
     COUNT_BATCH_USERS rows an unlogged batch."""
-    by_user: dict[str, dict[str, int]] = {}
-    for (user, key), n in user_counts.items():
-        counts = by_user.get(user)
-        if counts is None:
-            counts = by_user[user] = {}
-        counts[key] = n
     rows = [(site_id, granularity, bucket, user, counts, ttl) for user, counts in by_user.items()]
     return replica_batches(
         prepare(bucket_users.UPSERT, idempotent=True, write=True),
@@ -300,16 +295,26 @@ def _site_counts_work(
 
 
 def _rolling_counts_work(
-    site_id: uuid.UUID, granularity: str, bucket: datetime, user_counts: UserCounts, ttl: int
-) -> list[tuple[Any, None]]:
-    """rolling_counts' rows: a partition per user, up to 10 that share their replicas a
-    batch (batches.replica_batches)."""
+    site_id: uuid.UUID, granularity: str, bucket: datetime, by_user: UserCounts,
+    ttl: int,
+) -> list[tuple[Any, None]]:  # fmt: skip
+    """rolling_counts' rows: a partition per user, one row (and map) a user, up to 10
+    partitions that share their replicas a batch (batches.replica_batches)."""
     period = timebuckets.rolling_period(granularity, bucket)
-    by_user: dict[str, list[tuple[Any, ...]]] = {}
-    for (user, key), n in user_counts.items():
-        by_user.setdefault(user, []).append(
-            (site_id, user, granularity, period, key, bucket, n, ttl)
-        )
     return replica_batches(
-        prepare(rolling_counts.UPSERT, idempotent=True, write=True), by_user.values()
+        prepare(rolling_counts.UPSERT, idempotent=True, write=True),
+        (
+            [
+                rolling_counts.upsert_params(
+                    site_id=site_id,
+                    user_key=user,
+                    granularity=granularity,
+                    period=period,
+                    bucket=bucket,
+                    counts=counts,
+                    ttl=ttl,
+                )
+            ]
+            for user, counts in by_user.items()
+        ),
     )

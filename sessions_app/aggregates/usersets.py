@@ -64,11 +64,12 @@ def hour_sets(counted: Tally, goal_users: dict[int, set[str]] | None = None) -> 
     the hour (`goal_users`, the goals product's count: aggregates/goals.goal_users), the
     set "goal:<id>" of its users."""
     by_key: dict[str, set[str]] = {}
-    for user, key in counted.per_user:
-        found = by_key.get(key)
-        if found is None:
-            found = by_key[key] = set()
-        found.add(user)
+    for user, keys in counted.users.items():
+        for key in keys:
+            found = by_key.get(key)
+            if found is None:
+                found = by_key[key] = set()
+            found.add(user)
     return _key_sets(counted.humans, by_key, goal_users)
 
 

@@ -59,7 +59,7 @@ def user_partitions(
 
 
 def user_widths_adapt(
-    *, site: Site, hour_counts: dict[tuple[str, str], int], now: datetime
+    *, site: Site, hour_counts: dict[str, dict[str, int]], now: datetime
 ) -> list[str]:
     """Give users whose partitions would outgrow the budget hour buckets from their next bucket.
 
@@ -70,9 +70,7 @@ def user_widths_adapt(
     before the first write it affects. Returns the users moved.
     """
     now = timebuckets.as_utc(now)
-    per_user: dict[str, int] = {}
-    for (user, _), n in hour_counts.items():
-        per_user[user] = per_user.get(user, 0) + n
+    per_user = {user: sum(counts.values()) for user, counts in hour_counts.items()}
     histories = user_widths(site.id)
     moved = []
     later = now + timedelta(hours=1)

@@ -26,8 +26,8 @@ RAW_ROWS = (
     "FROM {ks}.site_events_by_bucket WHERE site_id = ? AND bucket = ? AND shard = ?"
 )
 ROLLING = (
-    "SELECT count FROM {ks}.rolling_counts WHERE site_id = ? AND user_key = ? AND granularity = ? "
-    "AND period = ? AND event_key = ? AND bucket = ?"
+    "SELECT count, counts FROM {ks}.rolling_counts WHERE site_id = ? AND user_key = ? "
+    "AND granularity = ? AND period = ? AND event_key = '' AND bucket = ?"
 )
 
 
@@ -60,12 +60,18 @@ def recount(site: Any, hour: datetime) -> dict[str, Any]:
         "pages": dict(pages),
         "clicks": dict(clicks),
         # a user's own counts include bots' events (rolling counters count everything)
-        "user_counts": dict(
-            Counter(
-                (r["user_key"], r["name"] if r["type"] == "custom" else r["type"]) for r in rows
-            )
-        ),
+        "user_counts": users_of(rows),
     }
+
+
+def users_of(rows: list[Any]) -> dict[str, dict[str, int]]:
+    """{user: {event key: events}} of raw rows, one row at a time (bots too)."""
+    found: dict[str, dict[str, int]] = {}
+    for r in rows:
+        keys = found.setdefault(r["user_key"], {})
+        key = r["name"] if r["type"] == "custom" else r["type"]
+        keys[key] = keys.get(key, 0) + 1
+    return found
 
 
 def sealed(site: Any, hour: datetime) -> dict[str, Any]:
@@ -78,9 +84,10 @@ def sealed(site: Any, hour: datetime) -> dict[str, Any]:
     )
     period = timebuckets.rolling_period("hour", hour)
     rolling = prepare(ROLLING)
-    for (user, key), n in user_counts.items():
-        row = cassandra_session().execute(rolling, (site.id, user, "hour", period, key, hour)).one()
-        assert row is not None and row["count"] == n, (user, key, n, row)
+    for user, counts in user_counts.items():  # one row a user: its keys' map and their total
+        row = cassandra_session().execute(rolling, (site.id, user, "hour", period, hour)).one()
+        assert row is not None and dict(row["counts"]) == counts, (user, counts, row)
+        assert row["count"] == sum(counts.values()), (user, row)
     assert len(found["top_pages"]) <= totals.TOP_N and len(found["top_clicks"]) <= totals.TOP_N
     return {
         "events": found["events"],

@@ -103,7 +103,7 @@ def _totals_plain(value: totals.Aggregates) -> dict[str, Any]:
     }
 
 
-def _user_counts_brute(traffic: Traffic, hour: datetime) -> dict[tuple[str, str], int]:
+def _user_counts_brute(traffic: Traffic, hour: datetime) -> dict[str, dict[str, int]]:
     return recount.recount(traffic.site, hour)["user_counts"]
 
 

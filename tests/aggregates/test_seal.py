@@ -6,8 +6,10 @@ import threading
 import time
 import uuid
 from datetime import timedelta
+from typing import Any
 
 import pytest
+from cassandra.query import BatchStatement
 from django.utils import timezone
 
 from sessions_app import tasks
@@ -255,11 +257,12 @@ def test_the_seal_reads_sql_only_on_its_own_thread(site, hour_with_traffic, monk
         connection_created.disconnect(record)
     assert not [name for alias, name in opened if alias == "default" and name != "MainThread"]
     counts = stored.bucket_user_counts(site_id=site.id, granularity="hour", bucket_starts=[hour])
-    assert counts[("h1", "pageview")] == 2
+    assert counts["h1"]["pageview"] == 2
 
 
 def test_per_user_counts_of_many_users_are_written_in_batches_of_whole_partitions(site):
-    """A seal writes each user's rolling counts; users' partitions share batches (10 each)."""
+    """A seal writes one rolling_counts row a user (its keys' map); users' partitions share
+    batches (10 each)."""
     from sessions_app.core.batches import replica_batches
     from sessions_app.core.cql import cassandra_session, prepare
 
@@ -281,17 +284,69 @@ def test_per_user_counts_of_many_users_are_written_in_batches_of_whole_partition
             prepare(rolling_counts.SELECT_PERIODS),
             (site.id, user, "hour", period, "pageview", hour, hour),
         )
-        assert row["count"] == n % 3 + 1
+        assert (row["event_key"], dict(row["counts"])) == ("", {"pageview": n % 3 + 1})
 
     statement = prepare(rolling_counts.UPSERT, idempotent=True, write=True)
-    partitions = [
-        [(site.id, user, "hour", period, key, hour, 1, 60) for key in ("a", "b")] for user in users
-    ]
-    assert [len(batch) for batch, _ in replica_batches(statement, partitions)] == [20, 20, 10]
+
+    def rows(user: str, keys: int) -> list[tuple[Any, ...]]:
+        return [
+            rolling_counts.upsert_params(
+                site_id=site.id,
+                user_key=user,
+                granularity="hour",
+                period=period,
+                bucket=hour + timedelta(hours=i),
+                counts={"a": 1},
+                ttl=60,
+            )
+            for i in range(keys)
+        ]
+
+    partitions = [rows(user, 1) for user in users]
+    assert [len(batch) for batch, _ in replica_batches(statement, partitions)] == [10, 10, 5]
     # A partition over the row cap goes alone; the others fill batches up to it.
-    partitions[1] = [(site.id, "big", "hour", period, f"k{i}", hour, 1, 60) for i in range(7)]
+    partitions[1] = rows("big", 7)
     packed = replica_batches(statement, partitions, rows_per_batch=6)
-    assert [len(batch) for batch, _ in packed[:3]] == [2, 7, 6]
+    # (a partition's lone row goes as itself, not a batch)
+    assert [len(b) if isinstance(b, BatchStatement) else 1 for b, _ in packed[:3]] == [1, 7, 6]
+
+
+def test_a_bucket_s_map_row_decides_over_the_one_key_rows_written_before_it(site):
+    """rolling_counts rows written before the ALL rows (one per key) count only where a
+    bucket has no ALL row: a bucket resealed since is counted once, from its map."""
+    from sessions_app.aggregates.rolling import rolling_count
+    from sessions_app.core.cql import cassandra_session, prepare
+
+    now = timezone.now().replace(microsecond=0)
+    old, resealed = (timebuckets.floor(now - timedelta(hours=h), "hour") for h in (5, 4))
+    sealed = lambda width, start: True  # noqa: E731 - every bucket counts as sealed
+    one_key = prepare(
+        "INSERT INTO {ks}.rolling_counts (site_id, user_key, granularity, period, event_key, "
+        "bucket, count) VALUES (?, 'u', 'hour', ?, 'pageview', ?, ?)"
+    )
+    for hour, n in ((old, 3), (resealed, 7)):
+        cassandra_session().execute(
+            one_key, (site.id, timebuckets.rolling_period("hour", hour), hour, n)
+        )
+    statement = prepare(rolling_counts.UPSERT, idempotent=True, write=True)
+    cassandra_session().execute(
+        statement,
+        rolling_counts.upsert_params(
+            site_id=site.id, user_key="u", granularity="hour",
+            period=timebuckets.rolling_period("hour", resealed), bucket=resealed,
+            counts={"pageview": 2, "click": 5}, ttl=600,
+        ),
+    )  # fmt: skip
+    counted = rolling_count(
+        site_id=site.id, user_key="u", event_key="pageview", start=old,
+        end=resealed + timedelta(hours=1), sealed=sealed, widths=(timebuckets.Width.HOUR,),
+    )  # fmt: skip
+    assert counted.count == 3 + 2
+    clicks = rolling_count(
+        site_id=site.id, user_key="u", event_key="click", start=old,
+        end=resealed + timedelta(hours=1), sealed=sealed, widths=(timebuckets.Width.HOUR,),
+    )  # fmt: skip
+    assert clicks.count == 5
 
 
 def test_a_seal_writes_one_row_of_counts_per_user(site, hour_with_traffic):
@@ -322,9 +377,7 @@ def test_a_seal_writes_one_row_of_counts_per_user(site, hour_with_traffic):
         site_id=site.id, granularity="hour", bucket_starts=[hour, other]
     )
     assert counts == {
-        ("h1", "pageview"): 3,
-        ("h1", "click"): 3,
-        ("h1", "purchase"): 1,
-        ("h2", "pageview"): 1,
-        ("bot", "pageview"): 1,
+        "h1": {"pageview": 3, "click": 3, "purchase": 1},
+        "h2": {"pageview": 1},
+        "bot": {"pageview": 1},
     }

@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from sessions_app.aggregates import sources
+from tests.aggregates import recount
 from tests.aggregates.conftest import sealed
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
@@ -35,10 +36,7 @@ class SealInputContract:
         assert agg["users"] == len({e["user_key"] for e in humans})
         pages = Counter(urlsplit(e["url"]).path for e in humans if e["type"] == "pageview")
         assert dict(agg["top_pages"]) == dict(pages)
-        per_user = Counter(
-            (e["user_key"], e["name"] if e["type"] == "custom" else e["type"]) for e in raw
-        )
-        assert counts == dict(per_user)  # bots keep their own counts
+        assert counts == recount.users_of(raw)  # bots keep their own counts
 
     def test_sealing_again_writes_the_same_rows(self, site, busy_hour):
         first = sealed(site, busy_hour, from_tallies=self.from_tallies)

@@ -195,10 +195,11 @@ def _user_counts(site, t: Traffic) -> dict[tuple[str, str], int]:
     counts: dict[tuple[str, str], int] = {}
     for granularity in ("hour", "day", "month"):
         starts = sorted({timebuckets.floor(h, granularity) for h in t.hours})
-        for (user, key), n in stored.bucket_user_counts(
+        for user, keys in stored.bucket_user_counts(
             site_id=site.id, granularity=granularity, bucket_starts=starts
         ).items():
-            counts[user, key] = counts.get((user, key), 0) + n
+            for key, n in keys.items():
+                counts[user, key] = counts.get((user, key), 0) + n
     return counts
 
 
