@@ -98,7 +98,9 @@ def session_count(
     # Only a page viewed before `hour` makes a path carried (a seal's common case: none).
     older = hour is not None and any(h is not None and h < hour for h in hours)
     if not older:
-        _grams_count(counts, trail, pages, source)
+        grams_of: list[Gram] = []
+        _grams_count(counts, grams_of, trail, pages, source)
+        counts.grams.update(grams_of)
         return
     grams: list[Gram] = []  # counted at the end in one go (Counter.update runs in C)
     carried = counts.carried
@@ -123,11 +125,13 @@ def session_count(
     counts.grams.update(grams)
 
 
-def _grams_count(counts: PathCounts, trail: list[str], pages: Iterable[str], source: str) -> None:
+def _grams_count(
+    counts: PathCounts, grams: list[Gram], trail: list[str], pages: Iterable[str], source: str
+) -> None:
     """session_count without carried paths: each page's paths are the slices of the trail
-    ending at it, up to MAX_STEPS pages (and ENTRANCE, only ever first, on top). The trail
-    is kept as its last MAX_STEPS + 1 entries, a tuple each slice of which is a path."""
-    grams: list[Gram] = []
+    ending at it, up to MAX_STEPS pages (and ENTRANCE, only ever first, on top), added to
+    `grams` (its caller counts them, once for many sessions); entrances into `counts`. The
+    trail is kept as its last MAX_STEPS + 1 entries, a tuple each slice of which is a path."""
     window = tuple(trail[-MAX_STEPS - 1 :])
     for page in pages:
         if window == (ENTRANCE,):
@@ -136,7 +140,6 @@ def _grams_count(counts: PathCounts, trail: list[str], pages: Iterable[str], sou
         # ENTRANCE on top only while it is still the window's first entry.
         low = 0 if window[0] == ENTRANCE else max(0, len(window) - MAX_STEPS)
         grams += [window[at:] for at in range(len(window) - 1, low - 1, -1)]
-    counts.grams.update(grams)
 
 
 def hour_count(source: Hour) -> PathCounts:
@@ -149,9 +152,9 @@ def hour_count(source: Hour) -> PathCounts:
     sessions that began before it only.
     """
     hour, views, known = source.start, source.counted.views, source.counted.starts
-    rows: dict[uuid.UUID, dict[str, Any]] = {}
+    rows: dict[str, dict[str, Any]] = {}  # by the session id's text, as the tally's
     if any(sid not in known for sid in views):
-        rows = {row["session_id"]: row for row in source.started}
+        rows = {str(row["session_id"]): row for row in source.started}
     since = timebuckets.epoch_ms(hour)
     began = {
         sid
@@ -168,11 +171,16 @@ def hour_count(source: Hour) -> PathCounts:
     ]
     sources.update(_sources(source.site_id, entered))
     counts = PathCounts()
+    grams: list[Gram] = []  # of the sessions begun in the hour: counted at once
+    entrance = [ENTRANCE]
     for sid, seen in views.items():
         if len(seen) > 1:
             seen = sorted(seen)  # [time, low, path]: the order of their event ids
         pages = [view[2] for view in seen]
-        pages_before, hours_before = before.get(sid, ([ENTRANCE], []))
+        if sid in began:  # the common case: nothing before the hour, nothing carried
+            _grams_count(counts, grams, entrance, pages, sources.get(sid) or NONE)
+            continue
+        pages_before, hours_before = before[sid]
         session_count(
             counts,
             pages_before,
@@ -181,6 +189,7 @@ def hour_count(source: Hour) -> PathCounts:
             hour=hour,
             before_hours=hours_before,
         )
+    counts.grams.update(grams)
     return counts
 
 
@@ -190,8 +199,8 @@ def _began_in(row: dict[str, Any] | None, hour: datetime) -> bool:
 
 
 def _pages_before(
-    sessions: list[uuid.UUID], hour: datetime
-) -> dict[uuid.UUID, tuple[list[str], list[datetime]]]:
+    sessions: list[str], hour: datetime
+) -> dict[str, tuple[list[str], list[datetime]]]:
     """Each session's last MAX_STEPS page paths before the hour, ENTRANCE first when
     they are all it had (a session read up to EARLIER_ROWS events back), and the hours
     they were viewed in."""
@@ -200,8 +209,8 @@ def _pages_before(
     statement = prepare(session_events.SELECT_DOCS_BEFORE)
     bound = time_uuid_bound(hour)
 
-    def read(session_id: uuid.UUID) -> tuple[uuid.UUID, tuple[list[str], list[datetime]]]:
-        query = statement.bind((session_id, bound))
+    def read(session_id: str) -> tuple[str, tuple[list[str], list[datetime]]]:
+        query = statement.bind((uuid.UUID(session_id), bound))
         query.fetch_size = 200
         found: list[tuple[str, datetime]] = []
         complete = True
@@ -228,16 +237,15 @@ def _pages_before(
         return dict(pool.map(read, sessions))
 
 
-def _sources(site_id: uuid.UUID, sessions: list[uuid.UUID]) -> dict[uuid.UUID, str | None]:
+def _sources(site_id: uuid.UUID, sessions: list[str]) -> dict[str, str | None]:
     """The source of sessions that started before the hour (their site_sessions rows)."""
     if not sessions:
         return {}
     statement = prepare(site_sessions.SELECT_SOURCE)
 
-    def read(session_id: uuid.UUID) -> tuple[uuid.UUID, str | None]:
-        row = (
-            cassandra_session().execute(statement, site_sessions.row_key(site_id, session_id)).one()
-        )
+    def read(session_id: str) -> tuple[str, str | None]:
+        key = site_sessions.row_key(site_id, uuid.UUID(session_id))
+        row = cassandra_session().execute(statement, key).one()
         return session_id, row["source"] if row else None
 
     with ThreadPoolExecutor(8, thread_name_prefix="paths-sources") as pool:

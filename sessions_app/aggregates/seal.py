@@ -13,6 +13,7 @@ from django.db.models import F
 from sessions_app.aggregates.products import PRODUCTS, USER_COUNTS, Product
 from sessions_app.aggregates.sources import Hour
 from sessions_app.core import timebuckets
+from sessions_app.core.collector_pause import collector_paused
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.goals.defs import site_goals
 from sessions_app.ledger import policies
@@ -77,7 +78,7 @@ def _counted_and_written(
     bucket's rows as sealed before its state says so."""
     ttl = aggregate_ttl(granularity)
     values: dict[str, Any] = {}
-    with ThreadPoolExecutor(2, thread_name_prefix="seal-write") as pool:
+    with collector_paused(), ThreadPoolExecutor(2, thread_name_prefix="seal-write") as pool:
         # The sessions' summaries are mostly waiting on the node: read them meanwhile.
         pending: list[Future[Any]] = [pool.submit(getattr, source, "sessions")]
         for product in PRODUCTS:

@@ -60,13 +60,14 @@ class Tally:
     # Each human session's page views in the bucket, [time, low, path] (the view_key's two
     # ints, then the path: sorting them orders them as their event ids), unordered: what
     # the seal counts paths from (aggregates/paths.py). Lists, as a folded tally decodes
-    # them: no object is built per page view.
-    views: dict[uuid.UUID, list[list[Any]]] = field(default_factory=dict)
+    # them: no object is built per page view. Keyed by the session id's text, as stored
+    # (a fold parses no id).
+    views: dict[str, list[list[Any]]] = field(default_factory=dict)
     heat: HeatTally = field(default_factory=HeatTally)  # aggregates/heatmaps.py
     # What ingest knew of each human session with page views here (its plan's summary):
     # its start (epoch ms) and source. Paths take them from here instead of reading them
     # (aggregates/paths.py); a tally of raw rows has none.
-    starts: dict[uuid.UUID, tuple[int, str | None]] = field(default_factory=dict)
+    starts: dict[str, tuple[int, str | None]] = field(default_factory=dict)
     # The `$vitals` events' metrics by (page, device, country, browser): aggregates/vitals.py.
     vitals: dict[tuple[str, str, str, str], Cell] = field(default_factory=dict)
     # Goal conversions (aggregates/goals.py): {goal digest: {session id: [events, user]}},
@@ -197,15 +198,19 @@ def _derive(
         label = click_label(orjson.loads(raw) if raw else None)
         if label:
             counted.clicks[label] += n
+    texts: dict[Any, str] = {}  # each session id's text, made once
     for session_id, event_id, url in viewed:
         path = known[url]
         if path and event_id is not None:
-            counted.views.setdefault(session_id, []).append([*view_key(event_id), path])
+            text = texts.get(session_id)
+            if text is None:
+                text = texts[session_id] = str(session_id)
+            counted.views.setdefault(text, []).append([*view_key(event_id), path])
     if starts:  # what ingest knew of the sessions with page views here
         counted.starts = {
-            sid: (timebuckets.epoch_ms(starts[sid][0]), starts[sid][1])
-            for sid in counted.views
-            if sid in starts
+            texts[sid]: (timebuckets.epoch_ms(start), source)
+            for sid, (start, source) in starts.items()
+            if sid in texts
         }
 
 
@@ -243,9 +248,9 @@ def tally_encode(counted: Tally) -> bytes:
             "clicks": counted.clicks,
             "users": counted.users,
             "humans": list(counted.humans),
-            "views": {str(sid): v for sid, v in counted.views.items()},
+            "views": counted.views,
             "heat": heat_encode(counted.heat),
-            "starts": {str(sid): list(start) for sid, start in counted.starts.items()},
+            "starts": counted.starts,
             "vitals": vitals_encode(counted.vitals),
             "goals": {"checked": sorted(counted.goals_checked), "found": counted.goals},
         }
@@ -312,7 +317,10 @@ class _Folding:
             humans = [span[0] for span in body["spans"].values()]
         self.humans.update(humans)
         views = self.views
-        for session_id, seen_views in body.get("views", {}).items():
+        seen = body.get("views", {})
+        if seen and len(next(iter(seen.values()))[0]) == 2:  # a tally of the first format
+            seen = {sid: [_view(v) for v in found] for sid, found in seen.items()}
+        for session_id, seen_views in seen.items():
             held_views = views.get(session_id)
             if held_views is None:  # most sessions are in one tally an hour: its list is kept
                 views[session_id] = seen_views
@@ -340,7 +348,6 @@ class _Folding:
                     held[0] += n
 
     def tally(self) -> Tally:
-        ids = {sid: uuid.UUID(sid) for sid in self.views.keys() | self.starts.keys()}
         return Tally(
             rows=self.rows,
             by_type=Counter(self.by_type),
@@ -349,13 +356,10 @@ class _Folding:
             clicks=Counter(self.clicks),
             users=self.users,
             humans=self.humans,
-            views={
-                ids[sid]: [v if len(v) == 3 else _view(v) for v in seen]
-                for sid, seen in self.views.items()
-            },
+            views=self.views,
             heat=heat_fold(self.heats),
             vitals=vitals_fold(self.vitals),
-            starts={ids[sid]: (at, source) for sid, (at, source) in self.starts.items()},
+            starts={sid: (at, source) for sid, (at, source) in self.starts.items()},
             goals=self.goals,
             goals_checked=frozenset(self.goals_checked or ()),
         )

@@ -98,8 +98,8 @@ def test_a_tally_written_by_the_release_before_folds_with_the_new_ones():
     folded = tally.tally_fold([orjson.dumps(earlier), current])
     assert folded.humans == {"old", "new"}
     assert folded.users == {"old": {"pageview": 2}, "new": {"pageview": 1}}
-    assert folded.views[SESSIONS[0]] == [[*tally.view_key(view), "/a"]]
-    assert [v[2] for v in folded.views[SESSIONS[1]]] == ["/b"]
+    assert folded.views[str(SESSIONS[0])] == [[*tally.view_key(view), "/a"]]
+    assert [v[2] for v in folded.views[str(SESSIONS[1])]] == ["/b"]
 
 
 def test_tallies_that_share_an_event_are_told_apart():
