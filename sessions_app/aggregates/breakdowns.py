@@ -13,7 +13,7 @@ from __future__ import annotations
 import uuid
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -112,10 +112,17 @@ def breakdown_count(rows: Iterable[dict[str, Any]]) -> Breakdown:
     ]  # fmt: skip
     slots = [duration_slot(duration) for *_, duration in visits]
     counted: Breakdown = {}
+    whole: Entry | None = None  # every session's: a dimension with one value in the hour
     for name, column in names().items():
         groups: dict[str, list[int]] = defaultdict(list)  # value: its sessions' places
         for at, row in enumerate(humans):
             groups[row[column] or NONE].append(at)
+        if len(groups) == 1:  # (none) for a site without campaigns, one country...
+            [value] = groups
+            if whole is None:
+                whole = _entry(visits, slots, groups[value])
+            counted[name] = {value: replace(whole)}
+            continue
         counted[name] = {value: _entry(visits, slots, at) for value, at in groups.items()}
     return _topped(counted, exact_users=True)
 

@@ -181,6 +181,7 @@ def heat_encode(counted: HeatTally) -> dict[str, Any]:
 def heat_fold(bodies: Iterable[dict[str, Any] | None]) -> HeatTally:
     """Add up encoded tallies of disjoint sets of events; readings keep their maximum."""
     total = HeatTally()
+    by_text: dict[str, Heat] = {}  # "page\tlayout" as stored: split once, at the end
     for body in bodies:
         if not body:
             continue
@@ -189,15 +190,20 @@ def heat_fold(bodies: Iterable[dict[str, Any] | None]) -> HeatTally:
             _add(total.pages, {(page, vp): heat_of(h) for page, vp, h in pages})
         else:
             for key, heat in pages.items():
-                page, _, vp = key.rpartition("\t")  # a layout class has no tab
-                into = total.pages.get((page, vp))
+                into = by_text.get(key)
                 if into is None:
-                    total.pages[page, vp] = into = Heat()
+                    by_text[key] = into = Heat()
                 _encoded_add(into, heat)
         for view, reading in body["readings"].items():
             held = total.readings.get(view)
             if held is None or reading[2] > held[2]:
                 total.readings[view] = reading
+    for key, heat in by_text.items():
+        page, _, vp = key.rpartition("\t")  # a layout class has no tab
+        if (page, vp) in total.pages:  # also in a first-format tally
+            _add(total.pages, {(page, vp): heat})
+        else:
+            total.pages[page, vp] = heat
     for heat in total.pages.values():
         heat.samples = {label: latest(found) for label, found in heat.samples.items()}
     return total

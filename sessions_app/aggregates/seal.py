@@ -54,6 +54,11 @@ def bucket_seal(*, site_id: uuid.UUID | str, hour: datetime, now: datetime) -> b
     (or an erasure) moved the bucket's version meanwhile: it stays reopened and the next
     sweep seals it again.
     """
+    with collector_paused():  # its heap is freed (by reference counting) when _hour_seal returns
+        return _hour_seal(site_id=site_id, hour=hour, now=now)
+
+
+def _hour_seal(*, site_id: uuid.UUID | str, hour: datetime, now: datetime) -> bool:
     hour = timebuckets.floor(hour, timebuckets.Width.HOUR)
     state = BucketState.objects.select_related("site").get(
         site_id=site_id, granularity="hour", bucket=hour
@@ -78,7 +83,7 @@ def _counted_and_written(
     bucket's rows as sealed before its state says so."""
     ttl = aggregate_ttl(granularity)
     values: dict[str, Any] = {}
-    with collector_paused(), ThreadPoolExecutor(2, thread_name_prefix="seal-write") as pool:
+    with ThreadPoolExecutor(2, thread_name_prefix="seal-write") as pool:
         # The sessions' summaries are mostly waiting on the node: read them meanwhile.
         pending: list[Future[Any]] = [pool.submit(getattr, source, "sessions")]
         for product in PRODUCTS:
