@@ -171,14 +171,16 @@ def hour_count(source: Hour) -> PathCounts:
     ]
     sources.update(_sources(source.site_id, entered))
     counts = PathCounts()
-    grams: list[Gram] = []  # of the sessions begun in the hour: counted at once
-    entrance = [ENTRANCE]
+    # The sessions begun in the hour (nothing before it, nothing carried), by their pages
+    # and source: their paths depend on nothing else, so each distinct visit is counted
+    # once (most visits of a site repeat a few short ones: a landing page, a bounce).
+    visits: Counter[tuple[tuple[str, ...], str]] = Counter()
     for sid, seen in views.items():
         if len(seen) > 1:
             seen = sorted(seen)  # [time, low, path]: the order of their event ids
         pages = [view[2] for view in seen]
-        if sid in began:  # the common case: nothing before the hour, nothing carried
-            _grams_count(counts, grams, entrance, pages, sources.get(sid) or NONE)
+        if sid in began:
+            visits[tuple(pages), sources.get(sid) or NONE] += 1
             continue
         pages_before, hours_before = before[sid]
         session_count(
@@ -189,8 +191,29 @@ def hour_count(source: Hour) -> PathCounts:
             hour=hour,
             before_hours=hours_before,
         )
-    counts.grams.update(grams)
+    visits_count(counts, visits)
     return counts
+
+
+def visits_count(counts: PathCounts, visits: Counter[tuple[tuple[str, ...], str]]) -> None:
+    """Add the paths of visits that began in the hour, each distinct (pages, source) once,
+    times its visits."""
+    entrance = [ENTRANCE]
+    once = [pages_source for pages_source, n in visits.items() if n == 1]
+    grams: list[Gram] = []  # the visits seen once: counted at once, in C
+    for pages, source in once:
+        _grams_count(counts, grams, entrance, pages, source)
+    counts.grams.update(grams)
+    for (pages, source), n in visits.items():
+        if n == 1:
+            continue
+        repeated = PathCounts()
+        found: list[Gram] = []
+        _grams_count(repeated, found, entrance, pages, source)
+        for gram, k in Counter(found).items():
+            counts.grams[gram] += k * n
+        for key, k in repeated.sources.items():
+            counts.sources[key] += k * n
 
 
 def _began_in(row: dict[str, Any] | None, hour: datetime) -> bool:

@@ -282,3 +282,22 @@ def test_session_count_is_every_path_up_to_five_pages_ending_at_each_view():
     counts = paths.PathCounts()
     paths.session_count(counts, ["/1", "/2", "/3", "/4", "/5"], ["/6"], "x")
     assert max(len(g) for g in counts.grams) == MAX_STEPS and not counts.sources
+
+
+def testvisits_counted_once_each_times_their_number_count_what_each_visit_counts():
+    """The sessions begun in an hour are counted by distinct (pages, source), times how
+    many visits were so: the same paths and entrances as counting every visit alone."""
+    rng = random.Random(3)
+    pages = ["/", "/a", "/b", "/a/c"]
+    visits: Counter[tuple[tuple[str, ...], str]] = Counter()
+    one_by_one = paths.PathCounts()
+    for _ in range(400):  # few pages, short visits: most repeat
+        seen = tuple(rng.choice(pages) for _ in range(rng.randint(1, 8)))
+        source = rng.choice(["google", "(none)"])
+        visits[seen, source] += 1
+        paths.session_count(one_by_one, [ENTRANCE], list(seen), source)
+    assert max(visits.values()) > 1 and min(visits.values()) == 1
+    counted = paths.PathCounts()
+    paths.visits_count(counted, visits)
+    assert counted.grams == one_by_one.grams
+    assert counted.sources == one_by_one.sources
