@@ -3,7 +3,7 @@
 A fresh site gets 30 sealed days of paths from synthetic sessions: SESSIONS_PER_DAY a day
 (default 7,000), each 1-12 page views (mean ~4.8: ~1,000,000 page views in all) over 150
 pages picked with a Zipf-like skew. Each day is counted with the seal's own code
-(`aggregates.paths.session_count`, `stored_of`) and written with its writer
+(`aggregates.path_grams.session_count`, `paths.stored_of`) and written with its writer
 (`paths_write`) as the day's rollup would write it, and its BucketState marked sealed.
 Once the node has settled, these are timed in this process, rounds interleaved:
 
@@ -35,8 +35,9 @@ django.setup()
 
 from bench.node import settle  # noqa: E402
 from bench.timing import fresh_site, interleaved, raw_rows, sizes  # noqa: E402
-from sessions_app.aggregates import paths  # noqa: E402
-from sessions_app.aggregates.paths import ENTRANCE, FROM  # noqa: E402
+from sessions_app.aggregates import path_grams, paths  # noqa: E402
+from sessions_app.aggregates.path_grams import ENTRANCE  # noqa: E402
+from sessions_app.aggregates.paths import FROM  # noqa: E402
 from sessions_app.aggregates.seal import aggregate_ttl  # noqa: E402
 from sessions_app.core import timebuckets  # noqa: E402
 from sessions_app.models import BucketState  # noqa: E402
@@ -58,11 +59,11 @@ def seed(site, per_day: int, first_day: datetime) -> dict:
     now = datetime.now(UTC)
     for offset in range(DAYS):
         day = first_day + timedelta(days=offset)
-        counts = paths.PathCounts()
+        counts = path_grams.PathCounts()
         for _ in range(per_day):
             pages = rng.choices(PAGES, WEIGHTS, k=rng.randrange(1, 13) if rng.random() < 0.7 else 1)
             views += len(pages)
-            paths.session_count(
+            path_grams.session_count(
                 counts, [ENTRANCE], pages, rng.choice(["google", "direct", "(none)"])
             )
         paths.paths_write(

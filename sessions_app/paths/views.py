@@ -11,7 +11,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from sessions_app import periods
-from sessions_app.aggregates.paths import ENTRANCE, FROM
+from sessions_app.aggregates.path_grams import ENTRANCE
+from sessions_app.aggregates.paths import FROM
 from sessions_app.core.bounds import RangeError
 from sessions_app.models import Site
 from sessions_app.params import query_params

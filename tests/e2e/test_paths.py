@@ -9,7 +9,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.utils import timezone
 
-from sessions_app.aggregates.paths import ENTRANCE
+from sessions_app.aggregates.path_grams import ENTRANCE
 from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.ledger import sites
 from tests.conftest import member

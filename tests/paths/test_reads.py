@@ -20,8 +20,9 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from sessions_app.aggregates import paths, sources
-from sessions_app.aggregates.paths import ENTRANCE, FROM, MAX_STEPS, TO
+from sessions_app.aggregates import path_grams, paths, sources
+from sessions_app.aggregates.path_grams import ENTRANCE, MAX_STEPS
+from sessions_app.aggregates.paths import FROM, TO
 from sessions_app.aggregates.tally import page_path
 from sessions_app.core import timebuckets
 from sessions_app.core.bounds import RangeError
@@ -273,14 +274,14 @@ def test_a_query_names_the_bad_parameter():
 
 
 def test_session_count_is_every_path_up_to_five_pages_ending_at_each_view():
-    counts = paths.PathCounts()
-    paths.session_count(counts, [ENTRANCE], ["/a", "/b"], "google")
+    counts = path_grams.PathCounts()
+    path_grams.session_count(counts, [ENTRANCE], ["/a", "/b"], "google")
     assert counts.grams == Counter({
         ("/a",): 1, (ENTRANCE, "/a"): 1, ("/b",): 1, ("/a", "/b"): 1, (ENTRANCE, "/a", "/b"): 1,
     })  # fmt: skip
     assert counts.sources == Counter({("/a", "google"): 1})
-    counts = paths.PathCounts()
-    paths.session_count(counts, ["/1", "/2", "/3", "/4", "/5"], ["/6"], "x")
+    counts = path_grams.PathCounts()
+    path_grams.session_count(counts, ["/1", "/2", "/3", "/4", "/5"], ["/6"], "x")
     assert max(len(g) for g in counts.grams) == MAX_STEPS and not counts.sources
 
 
@@ -290,14 +291,14 @@ def testvisits_counted_once_each_times_their_number_count_what_each_visit_counts
     rng = random.Random(3)
     pages = ["/", "/a", "/b", "/a/c"]
     visits: Counter[tuple[tuple[str, ...], str]] = Counter()
-    one_by_one = paths.PathCounts()
+    one_by_one = path_grams.PathCounts()
     for _ in range(400):  # few pages, short visits: most repeat
         seen = tuple(rng.choice(pages) for _ in range(rng.randint(1, 8)))
         source = rng.choice(["google", "(none)"])
         visits[seen, source] += 1
-        paths.session_count(one_by_one, [ENTRANCE], list(seen), source)
+        path_grams.session_count(one_by_one, [ENTRANCE], list(seen), source)
     assert max(visits.values()) > 1 and min(visits.values()) == 1
-    counted = paths.PathCounts()
-    paths.visits_count(counted, visits)
+    counted = path_grams.PathCounts()
+    path_grams.visits_count(counted, visits)
     assert counted.grams == one_by_one.grams
     assert counted.sources == one_by_one.sources

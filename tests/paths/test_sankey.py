@@ -19,7 +19,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from sessions_app.aggregates import paths as stored
-from sessions_app.aggregates.paths import ENTRANCE, FROM, MAX_STEPS, OTHER, TO
+from sessions_app.aggregates.path_grams import ENTRANCE, MAX_STEPS
+from sessions_app.aggregates.paths import FROM, OTHER, TO
 from sessions_app.aggregates.tally import page_path
 from sessions_app.core import timebuckets
 from sessions_app.core.ids import cassandra_order

@@ -1,0 +1,110 @@
+"""Path grams: the paths of up to MAX_STEPS page views that end at each page view of a
+session, and entrances by source (aggregates/paths.py counts an hour's sessions with these
+and stores them)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+ENTRANCE = "(entrance)"
+MAX_STEPS = 5
+
+Gram = tuple[str, ...]
+Carried = tuple[Gram, datetime]  # a path and the hour of its first page view
+
+
+@dataclass
+class PathCounts:
+    """Every path counted in some page views, and entrances by (page, source)."""
+
+    grams: Counter[Gram] = field(default_factory=Counter)
+    sources: Counter[tuple[str, str]] = field(default_factory=Counter)
+    carried: Counter[Carried] = field(default_factory=Counter)
+
+
+def session_count(
+    counts: PathCounts,
+    before: list[str],
+    pages: Iterable[str],
+    source: str,
+    *,
+    hour: datetime | None = None,
+    before_hours: list[datetime] | None = None,
+) -> None:
+    """Count the paths ending at each of `pages` (one session's, in order, viewed in
+    `hour`), after the pages `before` them (ENTRANCE first when those reach back to the
+    session's start; viewed in `before_hours`); a path whose first page view is older
+    than `hour` is also counted in `carried`, with that view's hour."""
+    trail = list(before)
+    hours: list[datetime | None] = [None] * len(before)
+    if before_hours:
+        hours[len(before) - len(before_hours) :] = before_hours
+    # Only a page viewed before `hour` makes a path carried (a seal's common case: none).
+    older = hour is not None and any(h is not None and h < hour for h in hours)
+    if not older:
+        grams_of: list[Gram] = []
+        grams_count(counts, grams_of, trail, pages, source)
+        counts.grams.update(grams_of)
+        return
+    grams: list[Gram] = []  # counted at the end in one go (Counter.update runs in C)
+    carried = counts.carried
+    for page in pages:
+        if len(trail) == 1 and trail[0] == ENTRANCE:
+            counts.sources[page, source] += 1
+        trail.append(page)
+        hours.append(hour)
+        end = len(trail)
+        gram: Gram = ()
+        steps, first = 0, hour
+        for at in range(end - 1, max(-1, end - MAX_STEPS - 2), -1):
+            if trail[at] != ENTRANCE:
+                steps += 1
+                if steps > MAX_STEPS:
+                    break
+                first = hours[at]
+            gram = (trail[at], *gram)
+            grams.append(gram)
+            if older and first is not None and first < hour:  # type: ignore[operator]
+                carried[gram, first] += 1
+    counts.grams.update(grams)
+
+
+def grams_count(
+    counts: PathCounts, grams: list[Gram], trail: list[str], pages: Iterable[str], source: str
+) -> None:
+    """session_count without carried paths: each page's paths are the slices of the trail
+    ending at it, up to MAX_STEPS pages (and ENTRANCE, only ever first, on top), added to
+    `grams` (its caller counts them, once for many sessions); entrances into `counts`. The
+    trail is kept as its last MAX_STEPS + 1 entries, a tuple each slice of which is a path."""
+    window = tuple(trail[-MAX_STEPS - 1 :])
+    for page in pages:
+        if window == (ENTRANCE,):
+            counts.sources[page, source] += 1
+        window = (*window[-MAX_STEPS:], page)
+        # ENTRANCE on top only while it is still the window's first entry.
+        low = 0 if window[0] == ENTRANCE else max(0, len(window) - MAX_STEPS)
+        grams += [window[at:] for at in range(len(window) - 1, low - 1, -1)]
+
+
+def visits_count(counts: PathCounts, visits: Counter[tuple[tuple[str, ...], str]]) -> None:
+    """Add the paths of visits that began in the hour, each distinct (pages, source) once,
+    times its visits."""
+    entrance = [ENTRANCE]
+    once = [pages_source for pages_source, n in visits.items() if n == 1]
+    grams: list[Gram] = []  # the visits seen once: counted at once, in C
+    for pages, source in once:
+        grams_count(counts, grams, entrance, pages, source)
+    counts.grams.update(grams)
+    for (pages, source), n in visits.items():
+        if n == 1:
+            continue
+        repeated = PathCounts()
+        found: list[Gram] = []
+        grams_count(repeated, found, entrance, pages, source)
+        for gram, k in Counter(found).items():
+            counts.grams[gram] += k * n
+        for key, k in repeated.sources.items():
+            counts.sources[key] += k * n
