@@ -185,14 +185,15 @@ def _summed(futures: list[tuple[set[datetime] | None, Any]], event_key: str) -> 
     key) and the rows read."""
     total, raw_rows, rows_read = 0, 0, 0
     for starts, future in futures:
-        rows = list(future.result())
-        rows_read += len(rows)
-        if starts is not None:
+        if starts is not None:  # a period's stored rows: at most a row a bucket and key
+            rows = list(future.result())
+            rows_read += len(rows)
             for bucket, n in rolling_counts_table.read_count(rows, event_key).items():
                 if timebuckets.from_driver(bucket) in starts:  # skip reopened buckets
                     total += n
             continue
-        for row in rows:
+        for row in future.result():  # raw rows, page by page: the cap stops the paging
+            rows_read += 1
             raw_rows += 1
             if raw_rows > MAX_ROLLING_RAW_ROWS:
                 raise RangeError("event", "too many raw events to count; seal the buckets first")
