@@ -110,9 +110,7 @@ def tally(
         name = event.get("name") if kind == "custom" else None
         # A user's own counts include everything the key did (rolling counters);
         # the site's aggregates leave bots out.
-        keys = users.get(user)
-        if keys is None:
-            keys = users[user] = {}
+        keys = users.get(user) or users.setdefault(user, {})  # a dict made only for a new user
         key = name or kind
         keys[key] = keys.get(key, 0) + 1
         if event.get("is_bot"):
