@@ -217,6 +217,38 @@ _SERIALIZERS: dict[str, Callable[[Any], bytes]] = {
     "blob": lambda value: value if type(value) is bytes else bytes(value),
 }
 
+_MAP_VALUES: dict[str, Callable[[Any], bytes]] = {"bigint": _INT64, "int": _INT32}
+
+
+def _text_map(pack_value: Callable[[Any], bytes]) -> Callable[[Any], bytes]:
+    """A map<text, bigint|int> as the driver writes it (protocol v3+): the pair count,
+    then each key's and value's length and bytes. Its keys' text is only encoded once
+    (a seal binds one map per user, of a few event keys)."""
+    count, length, size = _INT32, _INT32, len(pack_value(0))
+    value_length = length(size)
+
+    def serialize(value: Any) -> bytes:
+        if type(value) is not dict:
+            raise TypeError("not a dict")  # the driver's path decides
+        parts = [count(len(value))]
+        for key, n in value.items():
+            data = key.encode()
+            parts += (length(len(data)), data, value_length, pack_value(n))
+        return b"".join(parts)
+
+    return serialize
+
+
+def _serializer(kind: Any, version: int) -> Callable[[Any], bytes]:
+    """A column's serializer: a fast one for its type, else the driver's."""
+    name = kind.typename
+    if name == "map" and version >= 3:
+        key, value = (sub.typename for sub in kind.subtypes)
+        if key in ("text", "varchar") and value in _MAP_VALUES:
+            return _text_map(_MAP_VALUES[value])
+    return _SERIALIZERS.get(name) or _driver(kind, version)
+
+
 _binders: dict[
     int, tuple[PreparedStatement, list[tuple[Callable[[Any], bytes], Any]], list[Any]]
 ] = {}
@@ -242,8 +274,7 @@ def bind(statement: PreparedStatement, params: Sequence[Any]) -> BoundStatement:
     if entry is None or entry[0] is not statement:
         version = statement.protocol_version
         columns = [
-            (_SERIALIZERS.get(column.type.typename) or _driver(column.type, version), column.type)
-            for column in statement.column_metadata
+            (_serializer(column.type, version), column.type) for column in statement.column_metadata
         ]
         entry = _binders[id(statement)] = (statement, columns, [None] * len(columns))
     _, columns, last = entry

@@ -18,10 +18,12 @@ from sessions_app.core.batches import (
     BATCH_WARN_BYTES,
     PACKED_MAX_BYTES,
     bound_bytes,
+    factor_replicas,
     pack_by_replicas,
     partition_bytes,
+    replicated_everywhere,
 )
-from sessions_app.core.cql import bind, cassandra_session, prepare
+from sessions_app.core.cql import bind, cassandra_session, keyspace, prepare
 from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.tables import dimensions, session_events, site_sessions, user_sessions
 from sessions_app.tables.session_events import stored_events
@@ -151,3 +153,14 @@ def test_packed_batches_of_several_partitions_stay_under_the_warn_threshold(capl
     # The node warns for a batch of several partitions over 5 KiB; the driver logs it.
     assert [r.getMessage() for r in caplog.records if r.name.startswith("cassandra")] == []
     assert PACKED_MAX_BYTES < BATCH_WARN_BYTES
+
+
+def test_every_partition_of_a_keyspace_on_every_host_shares_one_group_of_replicas():
+    metadata = cassandra_session().cluster.metadata
+    hosts = list(metadata.all_hosts())
+    # The test node: one host holds every partition, as get_replicas says of each.
+    assert len(hosts) == 1 and replicated_everywhere(metadata, keyspace())
+    for token in (b"a", b"user-1", b"\x00" * 16):
+        assert set(metadata.get_replicas(keyspace(), token)) == set(hosts)
+    found = [factor_replicas(v) for v in (3, "3", "3/1", "x")]
+    assert found == [3, 3, 3, 0]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import uuid
 from datetime import UTC, datetime, timedelta, timezone
 
@@ -31,6 +32,8 @@ STATEMENTS = [
     "transaction_log.MARK_APPLIED",
     "failed_events.INSERT",
     "ingest_stats.INSERT",
+    "bucket_users.UPSERT",  # map<text, bigint>, as rolling_counts'
+    "rolling_counts.UPSERT",
 ]
 times = st.datetimes(
     min_value=datetime(1900, 1, 1), max_value=datetime(2200, 1, 1), timezones=st.just(UTC)
@@ -55,8 +58,10 @@ def _value(column, draw):
     name = column.type.typename
     if name in VALUES:
         return draw(VALUES[name])
-    # map<text, int> (ingest_stats.rejected)
-    return draw(st.dictionaries(st.text(max_size=10), st.integers(0, 2**31 - 1), max_size=4))
+    # map<text, int> (ingest_stats.rejected) or map<text, bigint> (the per-user counts)
+    bits = 63 if column.type.subtypes[1].typename == "bigint" else 31
+    counts = st.integers(-(2**bits), 2**bits - 1)
+    return draw(st.dictionaries(st.text(max_size=10), counts, max_size=6))
 
 
 @pytest.mark.parametrize("name", STATEMENTS)
@@ -88,3 +93,14 @@ def test_a_missing_partition_key_value_or_a_wrong_type_is_refused():
         bind(statement, (uuid.uuid4(), "user", "anon", "not a time", 60))
     with pytest.raises(ValueError, match="values for"):
         bind(statement, (uuid.uuid4(), "user"))
+
+
+@pytest.mark.parametrize("counts", [{1: 2}, {"key": 2**64}, {"key": "2"}, ["key", 2]])
+def test_a_map_the_driver_refuses_is_refused_as_the_driver_does(counts):
+    statement = prepare(statement_text("bucket_users.UPSERT"), idempotent=True, write=True)
+    params = (uuid.uuid4(), "hour", datetime.now(UTC), "user", counts, 60)
+    column = statement.column_metadata[4].type  # counts: the driver's own serializer
+    with pytest.raises(Exception) as driver:
+        column.serialize(counts, statement.protocol_version)
+    with pytest.raises(driver.type, match=re.escape(str(driver.value))):
+        bind(statement, params)
