@@ -46,7 +46,7 @@ def session_count(
     older = hour is not None and any(h is not None and h < hour for h in hours)
     if not older:
         grams_of: list[Gram] = []
-        grams_count(counts, grams_of, trail, pages, source)
+        grams_count(counts.sources, grams_of, trail, pages, source)
         counts.grams.update(grams_of)
         return
     grams: list[Gram] = []  # counted at the end in one go (Counter.update runs in C)
@@ -73,16 +73,21 @@ def session_count(
 
 
 def grams_count(
-    counts: PathCounts, grams: list[Gram], trail: list[str], pages: Iterable[str], source: str
+    sources: Counter[tuple[str, str]] | None,
+    grams: list[Gram],
+    trail: list[str],
+    pages: Iterable[str],
+    source: str,
 ) -> None:
     """session_count without carried paths: each page's paths are the slices of the trail
     ending at it, up to MAX_STEPS pages (and ENTRANCE, only ever first, on top), added to
-    `grams` (its caller counts them, once for many sessions); entrances into `counts`. The
-    trail is kept as its last MAX_STEPS + 1 entries, a tuple each slice of which is a path."""
+    `grams` (its caller counts them, once for many sessions); the entrance into `sources`
+    (None: not counted here). The trail is kept as its last MAX_STEPS + 1 entries, a tuple
+    each slice of which is a path."""
     window = tuple(trail[-MAX_STEPS - 1 :])
     for page in pages:
-        if window == (ENTRANCE,):
-            counts.sources[page, source] += 1
+        if sources is not None and window == (ENTRANCE,):
+            sources[page, source] += 1
         window = (*window[-MAX_STEPS:], page)
         # ENTRANCE on top only while it is still the window's first entry.
         low = 0 if window[0] == ENTRANCE else max(0, len(window) - MAX_STEPS)
@@ -90,21 +95,23 @@ def grams_count(
 
 
 def visits_count(counts: PathCounts, visits: Counter[tuple[tuple[str, ...], str]]) -> None:
-    """Add the paths of visits that began in the hour, each distinct (pages, source) once,
-    times its visits."""
-    entrance = [ENTRANCE]
-    once = [pages_source for pages_source, n in visits.items() if n == 1]
-    grams: list[Gram] = []  # the visits seen once: counted at once, in C
-    for pages, source in once:
-        grams_count(counts, grams, entrance, pages, source)
-    counts.grams.update(grams)
+    """Add the paths of visits that began in the hour: each distinct sequence of pages
+    once, times its visits (whatever their sources: a source only names the entrance, its
+    first page)."""
+    by_pages: Counter[tuple[str, ...]] = Counter()
     for (pages, source), n in visits.items():
+        by_pages[pages] += n
+        if pages:
+            counts.sources[pages[0], source] += n
+    entrance = [ENTRANCE]
+    once: list[Gram] = []  # the sequences seen once: counted at once, in C
+    totals = counts.grams
+    for pages, n in by_pages.items():
         if n == 1:
+            grams_count(None, once, entrance, pages, "")
             continue
-        repeated = PathCounts()
         found: list[Gram] = []
-        grams_count(repeated, found, entrance, pages, source)
-        for gram, k in Counter(found).items():
-            counts.grams[gram] += k * n
-        for key, k in repeated.sources.items():
-            counts.sources[key] += k * n
+        grams_count(None, found, entrance, pages, "")
+        for gram in found:  # a gram twice in one visit counts twice
+            totals[gram] += n
+    totals.update(once)

@@ -25,6 +25,7 @@ Stored in bucket_paths, a row per (side, anchor): the paths from a page and to i
 
 from __future__ import annotations
 
+import heapq
 import uuid
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
@@ -225,9 +226,10 @@ def _folded(row: Row, side: str) -> Row:
     if len(row.grams) <= TOP_GRAMS:
         return row
     # A path never outnumbers its shorter one, and a tie puts the shorter first.
-    ranked = sorted(row.grams.items(), key=lambda kv: (-kv[1], len(kv[0]), kv[0]))
+    # The first TOP_GRAMS of the whole row sorted so, without sorting it (heapq: the same).
+    top = heapq.nsmallest(TOP_GRAMS, row.grams.items(), key=lambda kv: (-kv[1], len(kv[0]), kv[0]))
     kept: set[Gram] = set()
-    for gram in sorted((g for g, _ in ranked[:TOP_GRAMS]), key=len):
+    for gram in sorted((g for g, _ in top), key=len):
         shorter = _shorter(gram, side)
         if len(gram) == 1 or shorter in kept or shorter not in row.grams:
             kept.add(gram)

@@ -285,7 +285,7 @@ def test_session_count_is_every_path_up_to_five_pages_ending_at_each_view():
     assert max(len(g) for g in counts.grams) == MAX_STEPS and not counts.sources
 
 
-def testvisits_counted_once_each_times_their_number_count_what_each_visit_counts():
+def test_visits_counted_once_each_times_their_number_count_what_each_visit_counts():
     """The sessions begun in an hour are counted by distinct (pages, source), times how
     many visits were so: the same paths and entrances as counting every visit alone."""
     rng = random.Random(3)
