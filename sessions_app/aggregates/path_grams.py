@@ -95,23 +95,24 @@ def grams_count(
 
 
 def visits_count(counts: PathCounts, visits: Counter[tuple[tuple[str, ...], str]]) -> None:
-    """Add the paths of visits that began in the hour: each distinct sequence of pages
-    once, times its visits (whatever their sources: a source only names the entrance, its
-    first page)."""
+    """Add the paths of visits that began in the hour, without a path made per visit.
+
+    The paths ending at a visit's k-th page are the ends of its last MAX_STEPS pages, and
+    ENTRANCE before all k while k <= MAX_STEPS: they depend on that window alone. So each
+    distinct page sequence (a source only names the entrance, its first page) adds its
+    windows, and each distinct window its paths, times the visits that had it."""
     by_pages: Counter[tuple[str, ...]] = Counter()
     for (pages, source), n in visits.items():
-        by_pages[pages] += n
         if pages:
+            by_pages[pages] += n
             counts.sources[pages[0], source] += n
-    entrance = [ENTRANCE]
-    once: list[Gram] = []  # the sequences seen once: counted at once, in C
-    totals = counts.grams
+    windows: Counter[tuple[Gram, bool]] = Counter()  # (last pages, ENTRANCE before them)
     for pages, n in by_pages.items():
-        if n == 1:
-            grams_count(None, once, entrance, pages, "")
-            continue
-        found: list[Gram] = []
-        grams_count(None, found, entrance, pages, "")
-        for gram in found:  # a gram twice in one visit counts twice
-            totals[gram] += n
-    totals.update(once)
+        for end in range(1, len(pages) + 1):
+            windows[pages[max(0, end - MAX_STEPS) : end], end <= MAX_STEPS] += n
+    grams = counts.grams
+    for (window, entered), n in windows.items():
+        for at in range(len(window)):
+            grams[window[at:]] += n
+        if entered:
+            grams[(ENTRANCE, *window)] += n

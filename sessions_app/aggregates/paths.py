@@ -243,6 +243,9 @@ def _folded(row: Row, side: str) -> Row:
     grams: Counter[Gram] = Counter()
     dropped = row.dropped
     for gram, n in row.grams.items():
+        if gram in kept:  # the row's top paths stay as they are
+            grams[gram] += n
+            continue
         into = fold(gram)
         grams[into] += n
         dropped += n if into != gram else 0
