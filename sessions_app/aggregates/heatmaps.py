@@ -185,7 +185,7 @@ def heat_fold(bodies: Iterable[dict[str, Any] | None]) -> HeatTally:
     for body in bodies:
         if not body:
             continue
-        pages = body["pages"]
+        pages = body.get("pages", {})
         if isinstance(pages, list):  # [[page, layout, heat_json], ...]: the first tallies
             _add(total.pages, {(page, vp): heat_of(h) for page, vp, h in pages})
         else:
@@ -194,7 +194,7 @@ def heat_fold(bodies: Iterable[dict[str, Any] | None]) -> HeatTally:
                 if into is None:
                     by_text[key] = into = Heat()
                 _encoded_add(into, heat)
-        for view, reading in body["readings"].items():
+        for view, reading in body.get("readings", {}).items():  # left out when none
             held = total.readings.get(view)
             if held is None or reading[2] > held[2]:
                 total.readings[view] = reading

@@ -235,24 +235,34 @@ def digests_disjoint(digests: Iterable[bytes | None]) -> bool:
 
 
 def tally_encode(counted: Tally) -> bytes:
-    """Serialize a tally (of a plan's events), as bucket_partials stores it."""
-    return orjson.dumps(
-        {
-            "v": 1,
-            "rows": counted.rows,
-            "type": counted.by_type,
-            "name": counted.by_name,
-            "pages": counted.pages,
-            "clicks": counted.clicks,
-            "users": counted.users,
-            "humans": list(counted.humans),
-            "views": counted.views,
-            "heat": heat_encode(counted.heat),
-            "starts": counted.starts,
-            "vitals": vitals_encode(counted.vitals),
-            "goals": {"checked": sorted(counted.goals_checked), "found": counted.goals},
-        }
-    )
+    """Serialize a tally (of a plan's events), as bucket_partials stores it.
+
+    An empty part is left out (tally_fold reads it as empty): a seal decodes tens of
+    thousands of tallies, and most batches have no vitals, goals, scroll readings or
+    custom events."""
+    heat = heat_encode(counted.heat)
+    if not heat["readings"]:
+        del heat["readings"]
+    goals: dict[str, Any] = {"checked": sorted(counted.goals_checked), "found": counted.goals}
+    body = {
+        "v": 1,
+        "rows": counted.rows,
+        "type": counted.by_type,
+        "name": counted.by_name,
+        "pages": counted.pages,
+        "clicks": counted.clicks,
+        "users": counted.users,
+        "humans": list(counted.humans),
+        "views": counted.views,
+        "heat": heat if heat["pages"] or "readings" in heat else None,
+        "starts": counted.starts,
+        "vitals": vitals_encode(counted.vitals),
+        "goals": {k: v for k, v in goals.items() if v} if goals["checked"] else None,
+    }
+    return orjson.dumps({k: v for k, v in body.items() if v or k in _KEPT})
+
+
+_KEPT = frozenset({"v", "rows", "users", "humans"})  # written even when empty
 
 
 def tally_fold(payloads: Iterable[bytes]) -> Tally:
@@ -267,6 +277,9 @@ def tally_fold(payloads: Iterable[bytes]) -> Tally:
         folding.counts_add(body)
         folding.sessions_add(body)
     return folding.tally()
+
+
+_NONE: dict[str, Any] = {}  # a part tally_encode left out (never written to)
 
 
 class _Folding:
@@ -293,10 +306,10 @@ class _Folding:
         self.heats.append(body.get("heat"))
         self.vitals.append(body.get("vitals"))
         for total, part in (
-            (self.by_type, body["type"]),
-            (self.by_name, body["name"]),
-            (self.pages, body["pages"]),
-            (self.clicks, body["clicks"]),
+            (self.by_type, body.get("type", _NONE)),
+            (self.by_name, body.get("name", _NONE)),
+            (self.pages, body.get("pages", _NONE)),
+            (self.clicks, body.get("clicks", _NONE)),
         ):
             for key, n in part.items():
                 total[key] = total.get(key, 0) + n

@@ -78,6 +78,25 @@ def test_stored_tallies_of_the_parts_finish_like_the_whole(events, cuts):
     }
 
 
+def test_a_tally_leaves_its_empty_parts_out_and_folds_as_with_them_written():
+    """A batch of page views has no clicks, custom events, heat, vitals or goals: they are
+    not written (a seal decodes tens of thousands of tallies); a tally written with every
+    part, empty ones too (the releases before), folds to the same counts."""
+    events = [
+        {"type": "pageview", "user_key": "a", "session_id": SESSIONS[0], "event_id": uuid.uuid1(),
+         "ts": HOUR, "url": "https://x.example/p"},
+    ]  # fmt: skip
+    lean = tally.tally_encode(tally.tally(events))
+    body = orjson.loads(lean)
+    assert set(body) == {"v", "rows", "type", "pages", "users", "humans", "views"}
+    whole = {
+        **body, "name": {}, "clicks": {}, "heat": {"pages": {}, "readings": {}}, "starts": {},
+        "vitals": {}, "goals": {"checked": [], "found": {}},
+    }  # fmt: skip
+    assert tally.tally_fold([lean]) == tally.tally_fold([orjson.dumps(whole)])
+    assert tally.tally_fold([lean, lean]).pages == {"/p": 2}
+
+
 def test_a_tally_written_by_the_release_before_folds_with_the_new_ones():
     """Tallies of the hour being written when a release rolls out: the earlier format
     (per-session spans, page views as [event id, path]) folds beside the current one."""
