@@ -114,15 +114,16 @@ def breakdown_count(rows: Iterable[dict[str, Any]]) -> Breakdown:
     counted: Breakdown = {}
     whole: Entry | None = None  # every session's: a dimension with one value in the hour
     for name, column in names().items():
-        groups: dict[str, list[int]] = defaultdict(list)  # value: its sessions' places
-        for at, row in enumerate(humans):
-            groups[row[column] or NONE].append(at)
-        if len(groups) == 1:  # (none) for a site without campaigns, one country...
-            [value] = groups
+        values = [row[column] or NONE for row in humans]
+        if len(one := set(values)) == 1:  # (none) for a site without campaigns, one country...
+            [value] = one
             if whole is None:
-                whole = _entry(visits, slots, groups[value])
+                whole = _entry(visits, slots, list(range(len(values))))
             counted[name] = {value: replace(whole)}
             continue
+        groups: dict[str, list[int]] = defaultdict(list)  # value: its sessions' places
+        for at, value in enumerate(values):
+            groups[value].append(at)
         counted[name] = {value: _entry(visits, slots, at) for value, at in groups.items()}
     return _topped(counted, exact_users=True)
 

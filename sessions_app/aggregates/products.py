@@ -48,9 +48,6 @@ class Product(Protocol):
     """One aggregate product; values are whatever the product counts (its own type)."""
 
     name: str
-    # Its write touches Cassandra only (no SQL): the driver may run it on a pool thread
-    # while the next products count.
-    background: bool
 
     def hour(self, source: Hour) -> Any:
         """Count one hour."""
@@ -72,12 +69,10 @@ class Totals:
     """bucket_aggregates and series_points: events, sessions, users, tops, durations."""
 
     name = "totals"
-    background = False
 
     def hour(self, source: Hour) -> totals.Aggregates:
         result = totals.finish(source.counted, conversion_event=settings.CONVERSION_EVENT)
-        totals.count_sessions(result, source.sessions, start=source.start, end=source.end)
-        totals.count_visits(result, source.started)
+        totals.count_started(result, source.started)
         return result
 
     def merge(self, parts: list[totals.Aggregates], *, start: datetime) -> totals.Aggregates:
@@ -99,7 +94,6 @@ class UserCounts:
     """bucket_users and rolling_counts: each user's events by event key (bots included)."""
 
     name = "user_counts"
-    background = True
 
     def hour(self, source: Hour) -> totals.UserCounts:
         return source.counted.users
@@ -128,7 +122,6 @@ class Breakdowns:
     """bucket_breakdowns: sessions, users, conversions per dimension value."""
 
     name = "breakdowns"
-    background = False
 
     def hour(self, source: Hour) -> breakdowns.Breakdown:
         return breakdowns.breakdown_count(source.started)
@@ -156,7 +149,6 @@ class Paths:
     """bucket_paths: the paths of up to five page views ending in the bucket."""
 
     name = "paths"
-    background = False
 
     def hour(self, source: Hour) -> paths.Stored:
         return paths.stored_of(paths.hour_count(source))
@@ -183,7 +175,6 @@ class Heatmaps:
     """bucket_heatmaps: clicks by cell and element, rage and dead clicks, scroll depth."""
 
     name = "heatmaps"
-    background = False
 
     def hour(self, source: Hour) -> dict[heatmaps.Key, heatmaps.Heat]:
         return heatmaps.stored_of(source.counted.heat)
@@ -216,7 +207,6 @@ class Goals:
     total and per breakdown value (aggregates/goals.py; a site without goals reads nothing)."""
 
     name = "goals"
-    background = True
 
     def hour(self, source: Hour) -> goals.Counts:
         return hour_goal_counts(source)[1]
@@ -249,7 +239,6 @@ class UserSets:
     numbers them. A stored value (read, merged) holds numbers."""
 
     name = "user_sets"
-    background = True
 
     def hour(self, source: Hour) -> usersets.KeySets:
         reached = goals.goal_users(*hour_goal_counts(source))
@@ -283,7 +272,6 @@ class Vitals:
     country and browser (aggregates/vitals.py)."""
 
     name = "vitals"
-    background = True
 
     def hour(self, source: Hour) -> vitals.Stored:
         return vitals.stored_of(source.counted.vitals)

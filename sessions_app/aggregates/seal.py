@@ -4,7 +4,7 @@ a day or a month, count a live hour; one version-checked commit marks a bucket s
 from __future__ import annotations
 
 import uuid
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import Any
 
@@ -77,25 +77,21 @@ def _hour_seal(*, site_id: uuid.UUID | str, hour: datetime, now: datetime) -> bo
 def _counted_and_written(
     source: Hour, *, granularity: str, bucket: datetime, now: datetime
 ) -> dict[str, Any]:
-    """Count every product of an hour and write each; a product whose write needs no SQL
-    writes on a pool thread while the next ones count (the TTL, a policy in SQL, is read
-    here); the hour's session summaries are read on another meanwhile. Nothing reads a
-    bucket's rows as sealed before its state says so."""
+    """Count every product of an hour and write each in turn, on this thread (the TTL, a
+    policy in SQL, is read here); the hour's started sessions are read on another
+    meanwhile, mostly waiting on the node. Writes are not put on pool threads: counting
+    and binding hold the GIL, and threads that take turns at it made the seal slower
+    (docs/seal.md, 2026-12-05). Nothing reads a bucket's rows as sealed before its state
+    says so."""
     ttl = aggregate_ttl(granularity)
     values: dict[str, Any] = {}
-    with ThreadPoolExecutor(2, thread_name_prefix="seal-write") as pool:
-        # The sessions' summaries are mostly waiting on the node: read them meanwhile.
-        pending: list[Future[Any]] = [pool.submit(getattr, source, "sessions")]
+    with ThreadPoolExecutor(1, thread_name_prefix="seal-read") as pool:
+        started = pool.submit(getattr, source, "started")
         for product in PRODUCTS:
             value = values[product.name] = product.hour(source)
-            written = {"site_id": source.site_id, "granularity": granularity, "bucket": bucket,
-                       "value": value, "ttl": ttl, "now": now}  # fmt: skip
-            if product.background:
-                pending.append(pool.submit(product.write, **written))
-            else:
-                product.write(**written)
-        for future in pending:
-            future.result()
+            product.write(site_id=source.site_id, granularity=granularity, bucket=bucket,
+                          value=value, ttl=ttl, now=now)  # fmt: skip
+        started.result()
     return values
 
 

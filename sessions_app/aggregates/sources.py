@@ -209,10 +209,3 @@ class Hour:
     def started(self) -> list[dict[str, Any]]:
         """The site_sessions rows of the sessions that started in the hour."""
         return started_rows(site_id=self.site_id, hour=self.start)
-
-    @cached_property
-    def sessions(self) -> dict[uuid.UUID, dict[str, Any]]:
-        """The summaries of the human sessions that started in the hour: their site_sessions
-        rows (the summary every batch of a session rewrites, as user_sessions' is), the
-        slice `started` already read, so no session is looked up on its own."""
-        return {row["session_id"]: row for row in self.started if not row["is_bot"]}

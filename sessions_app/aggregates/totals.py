@@ -11,8 +11,6 @@ from __future__ import annotations
 import json
 import uuid
 from collections import Counter
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -23,7 +21,6 @@ from sessions_app.aggregates.sketch import sketch_estimate, sketch_merge, sketch
 from sessions_app.core import timebuckets
 from sessions_app.core.batches import replica_batches
 from sessions_app.core.cql import execute_windowed, prepare
-from sessions_app.core.ids import uuid_time
 from sessions_app.tables import bucket_aggregates, bucket_users, rolling_counts
 
 EVENT_TYPES = ("pageview", "click", "custom")
@@ -94,42 +91,28 @@ def finish(counted: tally.Tally, *, conversion_event: str) -> Aggregates:
     return result
 
 
-def count_sessions(
-    result: Aggregates,
-    sessions: dict[uuid.UUID, dict[str, Any]],
-    *,
-    start: datetime,
-    end: datetime,
-) -> None:
-    """Add the sessions that started in [start, end): count, bounces, duration bins.
-
-    `sessions` maps session ids to their user_sessions rows (a session's whole
-    span, not just this bucket).
-    """
+def count_started(result: Aggregates, started: list[dict[str, Any]]) -> None:
+    """Add the human sessions that started in the bucket, from their site_sessions rows
+    (`sources.Hour.started`: the hour's slice of its day's partitions, so every row's
+    session began in it; bots left out), in one pass: sessions, bounces and duration bins
+    (a session's whole span, not just this bucket), and the KPIs' visit counters."""
     durations: Counter[str] = Counter()
-    for session_id, summary in sessions.items():
-        if summary.get("is_bot") or not start <= uuid_time(session_id) < end:
-            continue
-        result.sessions_started += 1
-        if (summary.get("pageview_count") or 0) <= 1 and (summary.get("event_count") or 0) <= 1:
-            result.bounces += 1
-        durations[duration_bin(summary["last_seen_at"] - summary["started_at"])] += 1
-    result.durations = dict(durations)
-
-
-def count_visits(result: Aggregates, started: list[dict[str, Any]]) -> None:
-    """Add the KPIs' visit counters of the sessions that started in the bucket, from their
-    site_sessions rows (`sources.Hour.started`; bots left out)."""
     slots: Counter[int] = Counter()
     for row in started:
         if row["is_bot"]:
             continue
+        pageviews = row["pageview_count"] or 0
+        result.sessions_started += 1
+        if pageviews <= 1 and (row["event_count"] or 0) <= 1:
+            result.bounces += 1
+        durations[duration_bin(row["last_seen_at"] - row["started_at"])] += 1
         result.visits += 1
-        result.one_page_visits += (row["pageview_count"] or 0) <= 1
+        result.one_page_visits += pageviews <= 1
         result.converted_visits += bool(row["converted"])
         duration = row["duration_s"] or 0
         result.duration_sum += duration
         slots[duration_slot(duration)] += 1
+    result.durations = dict(durations)
     result.duration_slots = dict(slots)
 
 
@@ -264,16 +247,10 @@ def user_counts_write(
 ) -> None:
     """Overwrite a bucket's per-user counts in both tables, one row and map a user in
     each: bucket_users (site partition, what the parent's rollup reads) and rolling_counts
-    (user partition, what the rolling-counter reads use). Each table's rows are bound and
-    written on a thread of their own, so the node has the first batches while the rest
-    are bound. No SQL (the TTL comes in): a seal runs it on a pool thread too."""
-
-    def write(work: Callable[..., list[tuple[Any, None]]]) -> None:
+    (user partition, what the rolling-counter reads use), one table after the other (on
+    two threads they took turns at the GIL and took longer). No SQL (the TTL comes in)."""
+    for work in (_site_counts_work, _rolling_counts_work):
         execute_windowed(work(site_id, granularity, bucket, user_counts, ttl))
-
-    with ThreadPoolExecutor(2, thread_name_prefix="seal-counts") as pool:
-        for written in [pool.submit(write, w) for w in (_site_counts_work, _rolling_counts_work)]:
-            written.result()
 
 
 def _site_counts_work(

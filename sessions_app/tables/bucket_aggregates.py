@@ -63,7 +63,7 @@ class BucketAggregate(Model):
     # HyperLogLog registers of the bucket's user keys (aggregates/sketch.py):
     # unique users of a day or month are the merged sketches of its children.
     users_sketch = columns.Blob()
-    # The KPIs' visit counters (aggregates/totals.count_visits): sessions started in the
+    # The KPIs' visit counters (aggregates/totals.count_started): sessions started in the
     # bucket, those with at most one page view, converted ones, their durations' sum
     # (seconds) and sketch (aggregates/kpis.duration_slot -> visits).
     visits = columns.Integer()

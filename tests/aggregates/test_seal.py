@@ -226,7 +226,10 @@ def test_the_seal_reads_the_summaries_of_the_sessions_started_in_its_hour(site):
         if hour <= s["started_at"] < hour + timedelta(hours=1)
     }
     assert len(started) == 40
-    found = Hour(site_id=site.id, start=hour, shards=site.event_shards).sessions
+    found = {
+        row["session_id"]: row
+        for row in Hour(site_id=site.id, start=hour, shards=site.event_shards).started
+    }
     assert found.keys() == started.keys()
     for session_id, summary in started.items():
         row = found[session_id]
