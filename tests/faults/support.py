@@ -1,5 +1,5 @@
 """Shared by the fault tests: ports, processes, a fresh keyspace, a gunicorn collector,
-an event's stored id."""
+the replay task in its own process, an event's stored id."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import socket
 import subprocess
 import sys
 import time
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from sessions_app.core import timebuckets
@@ -48,6 +48,23 @@ def keyspace_recreate(driver: Any, keyspace: str, env: dict[str, str]) -> None:
         [sys.executable, "manage.py", "sync_cassandra"], cwd=ROOT, env=env, check=True,
         capture_output=True,
     )  # fmt: skip
+
+
+def replay_run(env: dict[str, str], *, ahead: timedelta, max_buckets: int = 24) -> int:
+    """Run the transaction-log replay once, configured by `env`, as if the replay grace
+    and `ahead` had passed; return how many entries it applied."""
+    code = (
+        "from datetime import timedelta; from django.conf import settings; "
+        "from django.utils import timezone; "
+        "from sessions_app.ingest.replay import txlog_replay; "
+        "print(txlog_replay(now=timezone.now() + settings.TXLOG_REPLAY_GRACE "
+        f"+ timedelta(seconds={ahead.total_seconds()}), max_buckets={max_buckets}))"
+    )
+    done = subprocess.run(
+        [sys.executable, "manage.py", "shell", "-c", code], cwd=ROOT, env=env, check=True,
+        capture_output=True, text=True,
+    )  # fmt: skip
+    return int(done.stdout.split()[-1])
 
 
 def collector_start(

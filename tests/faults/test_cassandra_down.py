@@ -27,7 +27,13 @@ from django.utils import timezone
 from ops import cassandra as launcher
 from sessions_app.core import timebuckets
 from tests.conftest import ROOT
-from tests.faults.support import collector_start, event_ids_of, keyspace_recreate, process_stop
+from tests.faults.support import (
+    collector_start,
+    event_ids_of,
+    keyspace_recreate,
+    process_stop,
+    replay_run,
+)
 
 pytestmark = [
     pytest.mark.slow,
@@ -141,17 +147,7 @@ def test_kill_9_cassandra_gives_503_then_recovers_without_losing_acknowledged_ev
 
     # Batches acknowledged while the node was coming back may be logged but not yet
     # applied: the replay task (run here against the fault node) completes them.
-    replay = (
-        "from datetime import timedelta; from django.conf import settings; "
-        "from django.utils import timezone; "
-        "from sessions_app.ingest.replay import txlog_replay; "
-        "print(txlog_replay(now=timezone.now() + settings.TXLOG_REPLAY_GRACE "
-        "+ timedelta(seconds=1)))"
-    )
-    replayed = subprocess.run(
-        [sys.executable, "manage.py", "shell", "-c", replay], cwd=ROOT, env=env, check=True,
-        capture_output=True, text=True,
-    )  # fmt: skip
+    replayed = replay_run(env, ahead=timedelta(seconds=1))
     driver = Cluster([NODE.address], port=NODE.cql_port, protocol_version=4)
     with driver.connect() as check:
         query = check.prepare(
@@ -170,4 +166,4 @@ def test_kill_9_cassandra_gives_503_then_recovers_without_losing_acknowledged_ev
     expected = {key: e["id"] for key, e in zip(ids, acknowledged, strict=True)}
     assert len(acknowledged) == 60
     missing = sorted(client_id for key, client_id in expected.items() if key not in stored)
-    assert not missing, (missing, replayed.stdout[-500:])
+    assert not missing, (missing, replayed)

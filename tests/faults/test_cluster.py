@@ -13,8 +13,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 import threading
 import time
 import urllib.error
@@ -32,8 +30,15 @@ from django.utils import timezone
 
 from ops import cassandra as launcher
 from sessions_app.core import timebuckets
-from tests.conftest import ROOT
-from tests.faults.support import collector_start, event_ids_of, keyspace_recreate, process_stop
+from sessions_app.ingest import txlog
+from sessions_app.ingest.replay import log_ttl
+from tests.faults.support import (
+    collector_start,
+    event_ids_of,
+    keyspace_recreate,
+    process_stop,
+    replay_run,
+)
 
 pytestmark = [
     pytest.mark.slow,
@@ -229,7 +234,9 @@ def test_kill_one_of_three_nodes_under_ingest_no_client_error_no_lost_event(site
         # The collector does not wait for an entry's applied mark (ingest/apply.py): one
         # lost with the node leaves the entry to the replay task, which runs every minute
         # in production and writes the same cells again.
-        replayed = _replay(env) if unapplied else 0
+        # No watermark yet: the replay scans from the log's TTL on, up to 20 minutes ahead.
+        scan = int(log_ttl() / timebuckets.nominal_duration(txlog.LOG_WIDTH)) + 4
+        replayed = replay_run(env, ahead=timedelta(minutes=20), max_buckets=scan) if unapplied else 0
         after = _log_entries(check)
     driver.shutdown()
     ids = event_ids_of(site, load.acknowledged)  # a visitor's time is one request's
@@ -255,19 +262,3 @@ def _log_entries(check: Any) -> tuple[int, list[Any]]:
     )
     return len(rows), [(r.received_at, r.event_count) for r in rows if not r.applied]
 
-
-def _replay(env: dict[str, str]) -> int:
-    """Run the replay task once against the cluster's keyspace; return what it applied."""
-    code = (
-        "import django; django.setup()\n"
-        "from datetime import timedelta\n"
-        "from django.conf import settings\n"
-        "from django.utils import timezone\n"
-        "from sessions_app.ingest.replay import log_ttl, txlog_replay\n"
-        "later = timezone.now() + settings.TXLOG_REPLAY_GRACE + timedelta(minutes=20)\n"
-        "print(txlog_replay(now=later, max_buckets=int(log_ttl() / timedelta(minutes=10)) + 4))\n"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, env=env, check=True, capture_output=True, text=True
-    )
-    return int(done.stdout.split()[-1])
