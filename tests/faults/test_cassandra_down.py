@@ -11,8 +11,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
@@ -26,7 +24,6 @@ from django.utils import timezone
 
 from ops import cassandra as launcher
 from sessions_app.core import timebuckets
-from tests.conftest import ROOT
 from tests.faults.support import (
     collector_start,
     event_ids_of,

@@ -236,7 +236,9 @@ def test_kill_one_of_three_nodes_under_ingest_no_client_error_no_lost_event(site
         # in production and writes the same cells again.
         # No watermark yet: the replay scans from the log's TTL on, up to 20 minutes ahead.
         scan = int(log_ttl() / timebuckets.nominal_duration(txlog.LOG_WIDTH)) + 4
-        replayed = replay_run(env, ahead=timedelta(minutes=20), max_buckets=scan) if unapplied else 0
+        replayed = 0
+        if unapplied:
+            replayed = replay_run(env, ahead=timedelta(minutes=20), max_buckets=scan)
         after = _log_entries(check)
     driver.shutdown()
     ids = event_ids_of(site, load.acknowledged)  # a visitor's time is one request's
@@ -261,4 +263,3 @@ def _log_entries(check: Any) -> tuple[int, list[Any]]:
         )
     )
     return len(rows), [(r.received_at, r.event_count) for r in rows if not r.applied]
-
