@@ -284,6 +284,8 @@ REPLAY_MAX_INFLATED_BYTES = env.int("REPLAY_MAX_INFLATED_BYTES", default=8 * 102
 REPLAY_MAX_CHUNK_SECONDS = env.int("REPLAY_MAX_CHUNK_SECONDS", default=600)
 REPLAY_MAX_SESSION_BYTES = env.int("REPLAY_MAX_SESSION_BYTES", default=20 * 1024 * 1024)
 REPLAY_MAX_SESSION_MINUTES = env.int("REPLAY_MAX_SESSION_MINUTES", default=120)
+# Every stored replay byte of a site in a UTC day (chunks and the stylesheets they bring).
+REPLAY_MAX_SITE_BYTES_PER_DAY = env.int("REPLAY_MAX_SITE_BYTES_PER_DAY", default=2 * 1024**3)
 # Number of reverse proxies in front of the app whose X-Forwarded-For to trust.
 TRUSTED_PROXY_COUNT = env.int("TRUSTED_PROXY_COUNT", default=0)
 SESSION_INACTIVITY = timedelta(minutes=env.int("SESSION_INACTIVITY_MINUTES", default=30))

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 import re
-import zlib
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -18,7 +17,7 @@ from urllib.parse import urlsplit
 import orjson
 
 from sessions_app.aggregates import vitals
-from sessions_app.core import timebuckets
+from sessions_app.core import payloads, timebuckets
 from sessions_app.ingest.enrich import country, viewport_class
 from sessions_app.ingest.visit import anonymize_ip
 
@@ -81,17 +80,11 @@ class BatchError(Exception):
 def gunzip(body: bytes, cap: int) -> bytes:
     """Inflate a gzip body (a batch, a replay chunk) to at most `cap` bytes, or raise
     BatchError. Bounded: a small body that expands past the cap (a gzip bomb) is a 413
-    after cap + 1 bytes, never decompressed in full."""
-    inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)  # gzip header and trailer
+    after cap + 1 bytes, never decompressed in full; one gzip member, nothing after it."""
     try:
-        data = inflater.decompress(body, cap + 1)
-    except zlib.error as exc:
-        raise BatchError(400, "body", f"invalid gzip body ({exc})") from None
-    if len(data) > cap:
-        raise BatchError(413, "body", f"more than {cap} bytes once decompressed")
-    if not inflater.eof:
-        raise BatchError(400, "body", "invalid gzip body (truncated)")
-    return data
+        return payloads.gzip_inflate(body, cap)
+    except payloads.PayloadError as exc:
+        raise BatchError(exc.status, "body", exc.message) from None
 
 
 class EventError(ValueError):

@@ -18,8 +18,10 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
+from django.conf import settings
 from redis.exceptions import RedisError
 
+from sessions_app.core import payloads
 from sessions_app.core.redis_client import redis_client
 from sessions_app.models import Site
 from sessions_app.tables import replay_assets
@@ -29,6 +31,7 @@ MARK = "_cs_asset"
 KIND = "css"
 _HEX = re.compile(r"[0-9a-f]{64}")
 MISSING = "/* clickstream: this stylesheet ({}) is no longer stored */"
+UNREADABLE = "/* clickstream: this stylesheet ({}) could not be read */"
 
 
 def _dicts(events: Any) -> Iterator[dict[str, Any]]:
@@ -83,15 +86,29 @@ def assets_split(events: list[Any]) -> dict[str, str]:
 
 
 def _marker(site: Site, digest: str) -> str:
-    return f"cs:replay:asset:{site.id}:{site.replay_retention_days}:{digest}"
+    return replay_assets.marker_key(site.id, site.replay_retention_days, digest)
 
 
-def assets_store(site: Site, found: dict[str, str]) -> int:
+# {hash: (bytes of the text, its gzip)}: the stylesheets of a chunk, ready to store.
+Packed = dict[str, tuple[int, bytes]]
+
+
+def assets_pack(found: dict[str, str]) -> Packed:
+    """Compress the stylesheets `assets_split` took out (their size is counted against the
+    chunk's budgets before anything is written)."""
+    packed = {}
+    for digest, text in found.items():
+        raw = text.encode("utf-8", "surrogatepass")
+        packed[digest] = (len(raw), gzip.compress(raw, compresslevel=6))
+    return packed
+
+
+def assets_store(site: Site, packed: Packed) -> int:
     """Write the stylesheets not written for this site (and retention) in the last day;
     how many were written. Without Redis every one is written (the same row again)."""
     ttl = (site.replay_retention_days + replay_assets.REWRITE_DAYS) * 86_400
     written = 0
-    for digest, text in found.items():
+    for digest, (size, data) in packed.items():
         try:
             fresh = redis_client().set(
                 _marker(site, digest), "1", nx=True, ex=replay_assets.REWRITE_DAYS * 86_400
@@ -100,15 +117,9 @@ def assets_store(site: Site, found: dict[str, str]) -> int:
             fresh = True
         if not fresh:
             continue
-        raw = text.encode("utf-8", "surrogatepass")
         replay_assets.asset_insert(
             replay_assets.Row(
-                site_id=site.id,
-                hash=digest,
-                kind=KIND,
-                size=len(raw),
-                data=gzip.compress(raw, compresslevel=6),
-                ttl=ttl,
+                site_id=site.id, hash=digest, kind=KIND, size=size, data=data, ttl=ttl
             )
         )
         written += 1
@@ -130,6 +141,15 @@ def assets_restore(site_id: uuid.UUID, bodies: list[Any]) -> list[str]:
             holder[key] = MISSING.format(digest[:12] if _HEX.fullmatch(digest) else "?")
             continue
         if digest not in texts:
-            texts[digest] = gzip.decompress(data).decode("utf-8", "surrogatepass")
+            texts[digest] = _text_of(data, digest)
         holder[key] = texts[digest]
     return sorted(missing)
+
+
+def _text_of(data: bytes | None, digest: str) -> str:
+    """A stored stylesheet's text (bounded); a CSS comment saying so when it cannot be read."""
+    try:
+        raw = payloads.gzip_inflate(data or b"", settings.REPLAY_MAX_INFLATED_BYTES)
+        return raw.decode("utf-8", "surrogatepass")
+    except (payloads.PayloadError, UnicodeDecodeError):
+        return UNREADABLE.format(digest[:12])

@@ -21,6 +21,8 @@ from __future__ import annotations
 import gzip
 import json
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -29,12 +31,11 @@ import orjson
 from django.conf import settings
 from redis.exceptions import RedisError
 
-from sessions_app.core import timebuckets
+from sessions_app.core import payloads, timebuckets
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.core.ids import time_uuid
 from sessions_app.core.redis_client import redis_client
 from sessions_app.ingest.state import SessionState, state_key
-from sessions_app.ingest.validation import BatchError, gunzip
 from sessions_app.ledger.suppression import suppressed_keys
 from sessions_app.models import Site
 from sessions_app.replays import assets
@@ -42,9 +43,13 @@ from sessions_app.replays.marks import marked_key, replay_mark
 from sessions_app.tables import ingest_stats, replay_chunks, user_sessions
 
 GZIP_MAGIC = b"\x1f\x8b"
-MAX_SEQ = 100_000
+# Chunks of one page load: the recorder cuts one every 5 s and when the page is hidden,
+# so REPLAY_MAX_SESSION_MINUTES (120) of recording is about 1,440 of them.
+MAX_SEQ = 5_000
 MAX_ID = 256  # anonymous_id and user_id, as the tracker clips them
-MAX_DROPPED = 1_000_000  # a tab's dropped-chunk count, as one chunk reports it
+# A tab's dropped-chunk count as one chunk reports it: counted up to this (a tab makes
+# one chunk every 5 s, 720 in an hour offline); more is accepted and counted as this.
+MAX_DROPPED = 1_000
 HISTORY = 20  # the visitor's recent sessions read when Redis has no covering state
 MAX_SKEW = timedelta(days=1)  # a client clock further off is not corrected
 
@@ -78,31 +83,33 @@ class Chunk:
 
 
 def inflate(body: bytes) -> tuple[bytes, bytes]:
-    """Return (gzip body, JSON text): a gzip body is inflated (bounded), a JSON one compressed."""
+    """Return (gzip body, JSON text): a gzip body of one member is inflated (bounded), a
+    JSON one compressed. What is stored is the member checked here, nothing after it."""
     if not body:
         raise ChunkError(400, "body", "empty; send the recorder's chunk")
     if len(body) > settings.REPLAY_MAX_CHUNK_BYTES:
-        raise ChunkError(413, "body", f"{len(body)} bytes; at most "
-                         f"{settings.REPLAY_MAX_CHUNK_BYTES} a chunk")  # fmt: skip
+        raise ChunkError(
+            413, "body", f"{len(body)} bytes; at most {settings.REPLAY_MAX_CHUNK_BYTES} a chunk"
+        )
     if not body.startswith(GZIP_MAGIC):
         return gzip.compress(body, compresslevel=6), body
+    return body, stored_text(body)
+
+
+def stored_text(data: bytes) -> bytes:
+    """The JSON text of a chunk's gzip (a stored row's, or a body's), within the caps."""
     try:
-        text = gunzip(body, settings.REPLAY_MAX_INFLATED_BYTES)
-    except BatchError as exc:
-        raise ChunkError(exc.status, exc.field, exc.message) from None
-    return body, text
+        return payloads.gzip_inflate(data, settings.REPLAY_MAX_INFLATED_BYTES)
+    except payloads.PayloadError as exc:
+        raise ChunkError(exc.status, "body", exc.message) from None
 
 
 def parse_json_object(text: bytes) -> dict[str, Any]:
-    """The chunk's JSON: orjson (4 times the stdlib's speed); the stdlib's parser where orjson
-    refuses what JSON allows (a lone surrogate's escape, which a page can hold)."""
+    """The chunk's JSON, nested at most replay_chunks.MAX_JSON_DEPTH levels."""
     try:
-        data = orjson.loads(text)
-    except orjson.JSONDecodeError:
-        try:
-            data = json.loads(text)
-        except (UnicodeDecodeError, ValueError) as exc:
-            raise ChunkError(400, "body", f"not JSON ({exc})") from None
+        data = payloads.json_parse(text, max_depth=replay_chunks.MAX_JSON_DEPTH)
+    except payloads.PayloadError as exc:
+        raise ChunkError(exc.status, "body", exc.message) from None
     if not isinstance(data, dict):
         raise ChunkError(400, "body", "expected a JSON object")
     return data
@@ -164,6 +171,9 @@ def chunk_parse(data: dict[str, Any], compressed: bytes, *, received_at: datetim
     page, start, end = _ms(data, "page"), _ms(data, "start"), _ms(data, "end")
     if end < start:
         raise ChunkError(400, "end", "before start")
+    if not start - settings.SESSION_MAX_DURATION <= page <= start:
+        reason = "at most the chunk's start, and within a session's longest duration before it"
+        raise ChunkError(400, "page", reason)
     longest = settings.REPLAY_MAX_CHUNK_SECONDS
     if (end - start).total_seconds() > longest:
         raise ChunkError(400, "end", f"a chunk spans at most {longest} s")
@@ -182,7 +192,9 @@ def chunk_parse(data: dict[str, Any], compressed: bytes, *, received_at: datetim
         last_event=_uuid(data, "last_event", required=False),
         events=len(_events(data)),
         data=compressed,
-        dropped=0 if data.get("dropped") is None else _int(data, "dropped", 0, MAX_DROPPED),
+        dropped=min(MAX_DROPPED, _int(data, "dropped", 0, 2**31 - 1))
+        if data.get("dropped") is not None
+        else 0,
     )
 
 
@@ -205,44 +217,100 @@ def session_of(site: Site, chunk: Chunk) -> SessionState:
     raise ChunkError(409, "session", "no session of this visitor covers the chunk yet; retry")
 
 
-# KEYS: the chunk's claim, the session's byte count. ARGV: size, byte cap, TTL seconds.
-# A chunk counts once (its claim); a chunk over the session's cap is not counted.
-# {1 new, 0 counted before, -1 over the cap; whether the session's replay mark is set}
+# KEYS: the chunk's claim, the session's bytes, the session's replay mark, the site's bytes
+# of the day. ARGV: bytes, the session's cap, its TTL, the site's daily cap, its TTL.
+# A chunk id is claimed once a session, and counted against both budgets once; a chunk
+# over either cap is neither claimed nor counted. Returns {1 new, 0 claimed before (a
+# resend: nothing is written), -1 over the session's cap, -2 over the site's daily cap;
+# whether the session's replay mark is set}.
 _BUDGET = """
 local marked = redis.call('EXISTS', KEYS[3])
 if redis.call('EXISTS', KEYS[1]) == 1 then return {0, marked} end
-local used = tonumber(redis.call('GET', KEYS[2]) or '0')
-if used + tonumber(ARGV[1]) > tonumber(ARGV[2]) then return {-1, marked} end
-redis.call('INCRBY', KEYS[2], ARGV[1])
+local size = tonumber(ARGV[1])
+if tonumber(redis.call('GET', KEYS[2]) or '0') + size > tonumber(ARGV[2]) then
+  return {-1, marked}
+end
+if tonumber(redis.call('GET', KEYS[4]) or '0') + size > tonumber(ARGV[4]) then
+  return {-2, marked}
+end
+redis.call('INCRBY', KEYS[2], size)
 redis.call('EXPIRE', KEYS[2], ARGV[3])
-redis.call('SET', KEYS[1], '1', 'EX', ARGV[3])
+redis.call('INCRBY', KEYS[4], size)
+redis.call('EXPIRE', KEYS[4], ARGV[5])
+redis.call('SET', KEYS[1], size, 'EX', ARGV[3])
 return {1, marked}
 """
 
+# A claimed chunk whose write failed: the claim and its bytes given back (the recorder
+# sends it again). KEYS as _BUDGET's, without the mark.
+_RELEASE = """
+local size = redis.call('GET', KEYS[1])
+if not size then return 0 end
+redis.call('DEL', KEYS[1])
+redis.call('DECRBY', KEYS[2], size)
+redis.call('DECRBY', KEYS[3], size)
+return 1
+"""
 
-def session_budget(site: Site, session: SessionState, chunk: Chunk) -> tuple[bool, bool | None]:
-    """Count the chunk against its session's caps: (False if it was counted before, a
-    retry; whether the session's replay mark is set, None without Redis).
 
-    Bytes are counted in Redis (fail open without it); the duration is the chunk's end
-    since the session's start. The mark is read in the same round trip.
+@dataclass(frozen=True)
+class Claim:
+    """A chunk's Redis keys: its claim, its session's bytes, the site's bytes of the day."""
+
+    chunk: str
+    session_bytes: str
+    site_bytes: str
+
+    @classmethod
+    def of(cls, site: Site, session_id: uuid.UUID, chunk: Chunk, day: datetime) -> Claim:
+        return cls(
+            chunk=f"cs:replay:chunk:{site.id}:{session_id}:{chunk.chunk_id}",
+            session_bytes=f"cs:replay:bytes:{site.id}:{session_id}",
+            site_bytes=f"cs:replay:site-bytes:{site.id}:{day:%Y-%m-%d}",
+        )
+
+
+def session_budget(
+    site: Site, session: SessionState, chunk: Chunk, *, claim: Claim, stored: int
+) -> tuple[bool, bool]:
+    """Count the `stored` bytes of the chunk (its row and the stylesheets it brings)
+    against its session's and its site's budgets: (False if the chunk id was claimed in
+    this session before, a resend; whether the session's replay mark is set).
+
+    Every stored byte is counted: without Redis nothing can be, and the chunk is a 503
+    the recorder sends again. The session's duration is the chunk's end since its start.
     """
     minutes = settings.REPLAY_MAX_SESSION_MINUTES
     if chunk.end - session.started_at > timedelta(minutes=minutes):
         raise ChunkError(413, "session", f"a replay covers at most {minutes} minutes a session")
     cap, ttl = settings.REPLAY_MAX_SESSION_BYTES, int(settings.SESSION_MAX_DURATION.total_seconds())
-    keys = (
-        f"cs:replay:chunk:{chunk.chunk_id}",
-        f"cs:replay:bytes:{site.id}:{session.session_id}",
-        marked_key(site.id, session.session_id),
-    )
+    site_cap = settings.REPLAY_MAX_SITE_BYTES_PER_DAY
+    keys = (claim.chunk, claim.session_bytes, marked_key(site.id, session.session_id))
     try:
-        found, marked = redis_client().eval(_BUDGET, 3, *keys, len(chunk.data), cap, ttl)
+        found, marked = redis_client().eval(
+            _BUDGET, 4, *keys, claim.site_bytes, stored, cap, ttl, site_cap, 2 * 86_400
+        )
     except RedisError:
-        return True, None
+        raise ChunkError(503, "budget", "the chunk cannot be counted now; send it again") from None
     if found == -1:
         raise ChunkError(413, "session", f"the session's replay is over {cap} bytes")
+    if found == -2:
+        raise ChunkError(413, "site", f"the site's replays are over {site_cap} bytes today")
     return bool(found), bool(marked)
+
+
+@contextmanager
+def released_on_failure(claim: Claim) -> Iterator[None]:
+    """Give the claim and its bytes back if the write inside fails (it is sent again)."""
+    try:
+        yield
+    except BaseException:
+        try:
+            keys = (claim.chunk, claim.session_bytes, claim.site_bytes)
+            redis_client().eval(_RELEASE, 3, *keys)
+        except RedisError:
+            pass  # the claim lapses with the session's TTL
+        raise
 
 
 def chunk_store(site: Site, session_id: uuid.UUID, chunk: Chunk) -> None:
@@ -266,25 +334,27 @@ def chunk_store(site: Site, session_id: uuid.UUID, chunk: Chunk) -> None:
     )
 
 
-def chunk_slim(site: Site, chunk: Chunk, data: dict[str, Any], text: bytes) -> Chunk:
-    """The chunk with its stylesheets stored once per site and referenced (replays/
-    assets.py), re-compressed; as it came when it has none (the stylesheets first: a
-    stored chunk never names a stylesheet not stored yet)."""
+def chunk_slim(chunk: Chunk, data: dict[str, Any], text: bytes) -> tuple[Chunk, assets.Packed]:
+    """The chunk with its stylesheets taken out to be stored once per site and referenced
+    (replays/assets.py), re-compressed, and those stylesheets compressed; as it came, and
+    none, when it holds none."""
     if not assets.may_hold_stylesheets(text):  # most chunks: changes and input only
-        return chunk
+        return chunk, {}
     found = assets.assets_split(data["events"])
     if not found:
-        return chunk
-    assets.assets_store(site, found)
+        return chunk, {}
     try:
         text = orjson.dumps(data)
     except TypeError:  # a lone surrogate: the stdlib writes its escape
         text = json.dumps(data, separators=(",", ":")).encode()
-    return replace(chunk, data=gzip.compress(text, compresslevel=6))
+    return replace(chunk, data=gzip.compress(text, compresslevel=6)), assets.assets_pack(found)
 
 
 def chunk_accept(site: Site, body: bytes, *, received_at: datetime) -> dict[str, Any]:
-    """Check and store one chunk of a site with replay on; ChunkError says why not."""
+    """Check and store one chunk of a site with replay on; ChunkError says why not.
+
+    A chunk id already claimed in its session (a resend whose answer was lost, or an id
+    reused) writes nothing: the first one was stored and counted."""
     if not site.replay:
         raise ChunkError(403, "replay", "session replay is off for this site")
     compressed, text = inflate(body)
@@ -293,14 +363,21 @@ def chunk_accept(site: Site, body: bytes, *, received_at: datetime) -> dict[str,
         raise ChunkError(400, "site", "the chunk names another site key than the request")
     chunk = chunk_parse(data, compressed, received_at=received_at)
     session = session_of(site, chunk)
-    new, marked = session_budget(site, session, chunk)
-    chunk = chunk_slim(site, chunk, data, text)
-    chunk_store(site, session.session_id, chunk)  # a retry rewrites the same row
-    if not marked:  # the explorer's "has replay" (marked None: Redis down, marked again)
+    chunk, sheets = chunk_slim(chunk, data, text)
+    stored = len(chunk.data) + sum(len(gz) for _, gz in sheets.values())
+    claim = Claim.of(site, session.session_id, chunk, received_at)
+    new, marked = session_budget(site, session, chunk, claim=claim, stored=stored)
+    answer = {"stored": new, "duplicate": not new, "session_id": str(session.session_id)}
+    if not new:
+        return answer
+    with released_on_failure(claim):
+        assets.assets_store(site, sheets)  # first: a stored chunk never names a missing one
+        chunk_store(site, session.session_id, chunk)
+    if not marked:  # the explorer's "has replay"
         replay_mark(site, session.session_id, now=received_at)
-    if new and chunk.dropped:  # a resend carries the same count: counted with the first
+    if chunk.dropped:
         stats_record(site, {"replay.dropped": chunk.dropped}, received_at=received_at)
-    return {"stored": True, "duplicate": not new, "session_id": str(session.session_id)}
+    return answer
 
 
 def rejection_record(site: Site, field: str, *, received_at: datetime) -> None:

@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-import gzip
-import json
 import uuid
 from datetime import UTC, datetime
 from typing import Any
 
 from sessions_app.core.bounds import RangeError
-from sessions_app.replays import assets
+from sessions_app.replays import assets, chunks
 from sessions_app.tables import replay_chunks
 
 FIRST_PAGE = 4  # chunks in the first answer: the first frame shows before the rest arrives
 PAGE = 40  # chunks an answer after that
-MAX_SEQ = 100_000
 
 
 def cursor_parse(value: str | None) -> tuple[datetime, int] | None:
@@ -22,7 +19,7 @@ def cursor_parse(value: str | None) -> tuple[datetime, int] | None:
     if not value:
         return None
     page, _, seq = value.partition(":")
-    if not (page.isdigit() and seq.isdigit() and int(seq) <= MAX_SEQ and len(page) <= 15):
+    if not (page.isdigit() and seq.isdigit() and int(seq) <= chunks.MAX_SEQ and len(page) <= 15):
         raise RangeError("after", "expected <page start ms>:<seq> from the previous answer's next")
     return datetime.fromtimestamp(int(page) / 1000, UTC), int(seq)
 
@@ -36,22 +33,33 @@ def _ms(value: datetime) -> int:
 def replay_page(
     *, site_id: uuid.UUID, session_id: uuid.UUID, after: tuple[datetime, int] | None
 ) -> dict[str, Any]:
-    """The recorder events of the session's next chunks, and the cursor of the rest."""
+    """The recorder events of the session's next chunks, and the cursor of the rest.
+
+    A chunk that cannot be read (stored by an older version, or damaged) is left out and
+    named in `unreadable`; the rest of the recording plays."""
     limit = PAGE if after else FIRST_PAGE
     rows = replay_chunks.chunks_read(
         site_id=site_id, session_id=session_id, after=after, limit=limit
     )
+    readable, unreadable = [], []
+    for row in rows:
+        body = _body(row["data"])
+        if body is None or row["start_at"] is None or row["end_at"] is None:
+            unreadable.append({"page": _ms(row["page_start"]), "seq": row["seq"]})
+        else:
+            readable.append((row, body))
+    missing = assets.assets_restore(site_id, [body for _, body in readable])
     events: list[Any] = []
     chunks = []
-    bodies = [json.loads(gzip.decompress(row["data"])) for row in rows]
-    missing = assets.assets_restore(site_id, bodies)
-    for row, body in zip(rows, bodies, strict=True):
+    for row, body in readable:
         # The events carry the visitor's clock; the stored times are moved by its skew
         # (as the tracker's events are), so the replay and the click path line up.
-        skew = _ms(row["start_at"]) - int(body.get("start") or _ms(row["start_at"]))
+        start = body.get("start")
+        skew = _ms(row["start_at"]) - start if type(start) is int else 0
         for event in body.get("events") or []:
-            event["timestamp"] += skew
-            events.append(event)
+            if isinstance(event, dict) and type(event.get("timestamp")) is int:
+                event["timestamp"] += skew
+                events.append(event)
         chunks.append(
             {
                 "page": _ms(row["page_start"]),
@@ -61,11 +69,22 @@ def replay_page(
                 "last_event": str(row["last_event_id"]) if row["last_event_id"] else None,
             }
         )
-    last = chunks[-1] if len(rows) == limit else None
+    last = rows[-1] if len(rows) == limit else None
     return {
         "chunks": chunks,
         "events": events,
-        "next": f"{last['page']}:{last['seq']}" if last else None,
+        "next": f"{_ms(last['page_start'])}:{last['seq']}" if last else None,
         # stylesheets no longer stored (the replay shows the page without them)
         "missing_assets": missing,
+        # chunks that could not be read (left out: the replay skips their moments)
+        "unreadable": unreadable,
     }
+
+
+def _body(data: bytes | None) -> dict[str, Any] | None:
+    """A stored chunk's JSON object, read as the collector checked it; None if it cannot be."""
+    try:
+        body = chunks.parse_json_object(chunks.stored_text(data or b""))
+    except chunks.ChunkError:
+        return None
+    return body if isinstance(body.get("events"), list) else None

@@ -33,6 +33,9 @@ USING TTL ?
 
 SELECT_MANY = "SELECT hash, data FROM {ks}.replay_assets WHERE site_id = ? AND hash IN ?"
 
+# Erasure (erasure/scan.py): a stylesheet that shows an erased user, or cannot be read.
+DELETE = "DELETE FROM {ks}.replay_assets WHERE site_id = ? AND hash = ?"
+
 
 class Row(NamedTuple):
     """The parameters of INSERT, in its order."""
@@ -48,9 +51,9 @@ class Row(NamedTuple):
 class ReplayAsset(Model):
     """One stylesheet of a site's recordings: gzip of its text, keyed by its SHA-256.
 
-    Site content, not visitor data (the page's own CSS, the same for every visitor):
-    erasure has nothing per user here; a user's recordings, which name it, are erased
-    from replay_chunks.
+    Mostly site content (the page's own CSS, the same for every visitor), but a page can
+    put a visitor's data in a stylesheet (`content: "ann@example.com"`): an erasure reads
+    every stylesheet the site's recordings name and deletes those that show the user.
     """
 
     __table_name__ = "replay_assets"
@@ -69,7 +72,7 @@ SPEC = TableSpec(
     policies=(),
     model=ReplayAsset,
     purge=None,  # by TTL: the site's replay retention (+1 day) on every write
-    erasure=None,  # the site's stylesheets, no visitor data (see ReplayAsset)
+    erasure="_delete_replays",  # those that show the user (erasure/scan.py)
     # A partition is one stylesheet (one row, at most the inflated chunk cap): nothing
     # for the partition report to size.
     sizing=None,
@@ -88,3 +91,9 @@ def assets_read(*, site_id: uuid.UUID, hashes: list[str]) -> dict[str, bytes]:
         return {}
     rows = cassandra_session().execute(prepare(SELECT_MANY), (site_id, wanted))
     return {row["hash"]: row["data"] for row in rows}
+
+
+def marker_key(site_id: uuid.UUID, retention_days: int, digest: str) -> str:
+    """The Redis key that says a stylesheet was written for the site (and retention) in
+    the last REWRITE_DAYS (replays/assets.py), so it is not written again meanwhile."""
+    return f"cs:replay:asset:{site_id}:{retention_days}:{digest}"

@@ -19,6 +19,13 @@ from sessions_app.core.cql import cassandra_session, prepare, read_windowed
 from sessions_app.tables.retention_specs import table_options
 from sessions_app.tables.spec import TableSpec
 
+# The deepest nesting of a chunk's JSON (arrays and objects): the collector refuses a
+# deeper chunk, its readers (the player, the erasure's scan) take one as unreadable. An
+# rrweb snapshot nests two levels a DOM level, so this is a DOM about 250 elements deep;
+# every JSON parser here reads it (orjson: 1,024 levels, the standard library's: about
+# 1,000 minus its caller's stack).
+MAX_JSON_DEPTH = 512
+
 # The longest replay retention a site may choose (Site.replay_retention_days): the
 # table's backstop TTL. Every write carries its site's own TTL.
 MAX_RETENTION_DAYS = 365

@@ -181,6 +181,9 @@ def replay(request: HttpRequest) -> HttpResponse:
     site = _site_by_key(request.GET.get("site", ""))
     if site is None or not site.enabled:
         return _cors(_error(401, "site", "unknown or disabled site key (?site=)"), origin, True)
+    if not origin:  # the recorder runs in a page: a browser's POST always names its origin
+        response = _error(403, "origin", "required: chunks come from the recorder on a page")
+        return _cors(response, origin, True)
     if not origin_allowed(site, origin):
         response = _error(403, "origin", f"{origin} is not an allowed origin of this site")
         return _cors(response, origin, True)

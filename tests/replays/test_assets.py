@@ -146,8 +146,9 @@ def test_a_stylesheet_no_longer_stored_degrades_visibly(client, replay_site, vis
     assert read["events"][0] == body["events"][0]  # the rest plays
 
 
-def test_the_assets_table_is_registered_without_visitor_data():
+def test_the_assets_table_is_registered_and_erased():
+    """A page can put a visitor's data in a stylesheet: erasure reads the stylesheets."""
     spec = registry.BY_NAME["replay_assets"]
-    assert spec.erasure is None and spec.purge is None and spec.policies == ()
-    assert "replay_assets" not in registry.erased_tables()
+    assert spec.erasure == "_delete_replays" and spec.purge is None and spec.policies == ()
+    assert "replay_assets" in registry.erased_tables()
     assert spec.partition_key == ("site_id", "hash")

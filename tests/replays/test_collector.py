@@ -134,15 +134,17 @@ def test_chunks_the_browser_dropped_are_counted_once(client, replay_site, visit,
     assert counted == {"replay.dropped": 5}
 
 
-def test_a_chunk_resent_later_is_stored_once_at_its_new_time(client, replay_site, visit, live_now):
-    """The recorder's retry queue resends a chunk with a new sent_at: the skew measured
-    differs from the first attempt's, the row (keyed on the page's own clock) is the same,
-    its times those of the resend (sent_at one minute later: no skew)."""
+def test_a_chunk_resent_later_writes_nothing(client, replay_site, visit, live_now):
+    """The recorder's retry queue resends a chunk with a new sent_at (the skew measured
+    differs from the first attempt's): the resend is answered a duplicate and writes
+    nothing, so the row keeps the first attempt's times."""
     start = visit + timedelta(seconds=2)
-    body = chunk(replay_site, start, page=visit, sent_at=_ms(live_now) - 60_000)
+    body = chunk(replay_site, start, page=visit, sent_at=_ms(live_now))
     assert send(client, replay_site, body).json()["duplicate"] is False
-    again = send(client, replay_site, {**body, "sent_at": _ms(live_now)})
-    assert again.status_code == 200 and again.json()["duplicate"] is True
+    again = send(client, replay_site, {**body, "sent_at": _ms(live_now) + 60_000})
+    answer = again.json()
+    assert again.status_code == 200 and answer["duplicate"] is True
+    assert answer["stored"] is False
     [session] = user_sessions.session_list(site_id=replay_site.id, user_key="anon-1")
     rows = list(cassandra_session().execute(
         prepare("SELECT start_at FROM {ks}.replay_chunks WHERE site_id = ? AND session_id = ?"),
