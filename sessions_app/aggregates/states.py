@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -20,6 +21,8 @@ from sessions_app.models import (
 )
 
 _known_open: dict[tuple[object, datetime], int] = {}  # (site, hour) -> shards recorded
+
+log = logging.getLogger(__name__)
 
 
 def bucket_states_touch(
@@ -133,7 +136,8 @@ def buckets_reseal(
     (from the resealed children). Reopening bumps each bucket's version, like a
     late event: a seal already running cannot mark its stale result sealed. A
     bucket that cannot be resealed now (a child still open) stays reopened for the
-    sweep. Return how many of each granularity were resealed.
+    sweep, as does one whose seal fails (a row no reader expects, the node busy). Return
+    how many of each granularity were resealed, and deferred by a failed seal.
     """
     resealed: Counter[str] = Counter()
     starts = {g: sorted({timebuckets.floor(h, g) for h in hours}) for g in ROLLUP_CHAIN}
@@ -149,15 +153,21 @@ def buckets_reseal(
             ).first()
             if state is None or state.state != BucketState.REOPENED:
                 continue  # never sealed: its seal will read the remaining rows
-            if granularity == "hour":
-                done = seal.bucket_seal(site_id=site.id, hour=start, now=now)
-            else:
-                if _unsealed_inside(
-                    site.id, granularity, start, timebuckets.next_start(start, granularity)
-                ):
-                    continue
-                done = seal.bucket_rollup(
-                    site_id=site.id, granularity=granularity, bucket=start, now=now
-                )
+            if granularity != "hour" and _unsealed_inside(
+                site.id, granularity, start, timebuckets.next_start(start, granularity)
+            ):
+                continue
+            try:
+                done = _seal_again(site, granularity, start, now)
+            except Exception:  # the bucket stays reopened: the sweep seals it later
+                log.exception("reseal of %s %s failed; left to the sweep", granularity, start)
+                resealed[f"{granularity}s_deferred"] += 1
+                continue
             resealed[f"{granularity}s_resealed"] += int(done)
     return resealed
+
+
+def _seal_again(site: Site, granularity: str, start: datetime, now: datetime) -> bool:
+    if granularity == "hour":
+        return seal.bucket_seal(site_id=site.id, hour=start, now=now)
+    return seal.bucket_rollup(site_id=site.id, granularity=granularity, bucket=start, now=now)

@@ -312,22 +312,59 @@ def sets_read_many(
     return found
 
 
-def user_remove(*, site_id: uuid.UUID, number: int, buckets: list[tuple[str, datetime]]) -> int:
+def user_remove(
+    *, site_id: uuid.UUID, number: int, buckets: list[tuple[str, datetime]]
+) -> tuple[int, int]:
     """Remove one user number from every stored set of these buckets (erasure), each row
-    keeping the time it had left; return how many rows changed."""
+    keeping the time it had left; a set that cannot be read (damaged, or of a format no
+    longer known) is deleted, as it may hold the user. Return how many rows changed, and
+    how many of them were deleted unread."""
     session = cassandra_session()
     update = prepare(user_sets.UPDATE_USERS, idempotent=True, write=True)
+    delete = prepare(user_sets.DELETE_ROW, idempotent=True, write=True)
     select = prepare(user_sets.SELECT_ERASED)
-    work = []
+    work: list[tuple[Any, tuple[Any, ...]]] = []
+    unreadable = 0
     for granularity, bucket in buckets:
         for row in session.execute(select, (site_id, granularity, bucket)):
-            users = BitMap.deserialize(row["users"])
+            key = (site_id, granularity, bucket, row["name"])
+            try:
+                users = BitMap.deserialize(row["users"] or b"")
+            except (ValueError, IndexError, OverflowError):
+                work.append((delete, key))
+                unreadable += 1
+                continue
             if number in users and row["ttl"]:
                 users.discard(number)
-                params = (row["ttl"], _blob(users), site_id, granularity, bucket, row["name"])
-                work.append((update, params))
+                work.append((update, (row["ttl"], _blob(users), *key)))
     execute_windowed(work)
-    return len(work)
+    return len(work), unreadable
+
+
+def numbers_scanned(site_id: uuid.UUID, keys: Iterable[str]) -> dict[str, int]:
+    """The numbers of these keys found in the reverse rows, every block of the site read
+    (erasure of a user whose number row lost its number: slow, and rare)."""
+    wanted, found = set(keys), {}
+    row = (
+        cassandra_session()
+        .execute(prepare(user_numbers.SELECT_NUMBER), (site_id, user_numbers.NEXT))
+        .one()
+    )
+    last_block = int(row["number"] or 0) >> user_number_keys.BLOCK_BITS if row else 0
+    select = prepare(user_number_keys.SELECT_BLOCK)
+    for block in range(last_block + 1):
+        statement = select.bind((site_id, block))
+        statement.fetch_size = 5000
+        for entry in cassandra_session().execute(statement):
+            if entry["user_key"] in wanted:
+                found[entry["user_key"]] = entry["number"]
+    return found
+
+
+def key_forget(site_id: uuid.UUID, key: str) -> None:
+    """Delete a user's number row by its key alone (one whose number cannot be read)."""
+    statement = prepare(user_numbers.DELETE_KEY, idempotent=True, write=True)
+    cassandra_session().execute(statement, (site_id, key))
 
 
 def number_forget(site_id: uuid.UUID, key: str, number: int) -> None:

@@ -87,12 +87,23 @@ def erasure_request(*, site: Site, key: str, kind: str, requested_by: Any) -> Er
     return request
 
 
+# Runs of one request: a request whose task dies this often (the worker killed each
+# time) is marked failed for an admin to look at, not started again forever.
+MAX_ATTEMPTS = 5
+
+
 def erasures_stalled(*, now: datetime, after: timedelta) -> list[ErasureRequest]:
-    """Return requests still queued, or running, longer than `after` (a lost task)."""
+    """Return requests still queued, or running, longer than `after` (a lost task); mark
+    failed those that ran MAX_ATTEMPTS times already."""
     cutoff = timebuckets.as_utc(now) - after
     queued = ErasureRequest.objects.filter(state=ErasureRequest.QUEUED, created_at__lt=cutoff)
     running = ErasureRequest.objects.filter(state=ErasureRequest.RUNNING, started_at__lt=cutoff)
-    return list(queued) + list(running)
+    running.filter(attempts__gte=MAX_ATTEMPTS).update(
+        state=ErasureRequest.FAILED,
+        error=f"stopped after {MAX_ATTEMPTS} runs that did not finish",
+        finished_at=timezone.now(),
+    )
+    return list(queued) + list(running.filter(attempts__lt=MAX_ATTEMPTS))
 
 
 def user_erase(*, request_id: uuid.UUID | str, now: datetime) -> ErasureRequest:

@@ -8,6 +8,7 @@ import time
 import zlib
 from collections import Counter
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db.models import Max
@@ -16,7 +17,7 @@ from redis.exceptions import RedisError
 
 from sessions_app.aggregates import states
 from sessions_app.core import stamps, timebuckets
-from sessions_app.core.ids import time_uuid_bound
+from sessions_app.core.ids import time_uuid_bound, uuid_time
 from sessions_app.core.redis_client import redis_client
 from sessions_app.erasure.scan import (
     Found,
@@ -30,10 +31,10 @@ from sessions_app.erasure.scan import (
     user_sets_erase,
     write_all,
 )
-from sessions_app.ingest.plan import plan_decode, plan_encode, plan_without
+from sessions_app.ingest.plan import Plan, plan_decode, plan_encode, plan_without
 from sessions_app.ingest.state import state_key
 from sessions_app.ingest.txlog import LOG_WIDTH
-from sessions_app.ledger import shards, suppression, widths
+from sessions_app.ledger import policies, shards, suppression, widths
 from sessions_app.models import (
     BucketState,
     ErasureRequest,
@@ -50,6 +51,7 @@ from sessions_app.tables import (
     identity_links,
     latest_sessions,
     registry,
+    retention_specs,
     rolling_counts,
     session_events,
     site_events_by_bucket,
@@ -183,14 +185,17 @@ class _Job:
         site_id = self.site.id
         for key in keys:
             for row in pages(user_sessions.SELECT_SPANS, (site_id, key)):
+                # A row without its times (damaged, or written by an older version)
+                # spans everything its events can still be in.
+                started, last = row["started_at"], row["last_seen_at"]
                 found.sessions[row["session_id"]] = (
                     key,
-                    timebuckets.from_driver(row["started_at"]),
-                    timebuckets.from_driver(row["last_seen_at"]),
+                    timebuckets.from_driver(started) if started else self._oldest(),
+                    timebuckets.from_driver(last) if last else self.now,
                 )
         for session_id in found.sessions:
             for row in pages(session_events.SELECT_IDS, (session_id,)):
-                found.events[row["event_id"]] = timebuckets.from_driver(row["ts"])
+                found.events[row["event_id"]] = _event_time(row)
                 found.session_rows += 1
         # Bucket partitions from the sessions' spans: they hold the same events, and
         # are read too, so an event whose session_events row is missing still goes.
@@ -204,9 +209,13 @@ class _Job:
             )
         for key, bucket in sorted(spans):
             for row in pages(user_events_by_bucket.SELECT_IDS, (site_id, key, bucket)):
-                found.events.setdefault(row["event_id"], timebuckets.from_driver(row["ts"]))
+                found.events.setdefault(row["event_id"], _event_time(row))
                 found.user_buckets[key, bucket] += 1
         return found
+
+    def _oldest(self) -> datetime:
+        """The earliest time a user's raw rows can still hold."""
+        return self.now - timedelta(seconds=policies.ttl_seconds(retention_specs.RAW_EVENTS))
 
     def _delete_events(self, found: Found) -> None:
         site_id, now_shards = self.site.id, max(1, self.site.event_shards)
@@ -316,9 +325,9 @@ class _Job:
 
     def _delete_properties(self, keys: list[str]) -> None:
         """Delete the user properties (identify traits) of every key."""
-        for key in keys:
-            found = lists.user_properties(site_id=self.site.id, user_key=key)
-            self.counts["user_properties"] += len(found)
+        for key in keys:  # counted, not decoded: a value no reader expects is deleted too
+            params = (self.site.id, key, lists.MAX_PROPERTIES)
+            self.counts["user_properties"] += sum(1 for _ in pages(user_properties.SELECT, params))
         stamp = stamps.erasure_us()  # above a value stamped by an event dated ahead
         write_all(user_properties.DELETE_PARTITION, [(stamp, self.site.id, k) for k in keys])
 
@@ -352,16 +361,21 @@ class _Job:
                 self._progress(f"transaction log: {index} of {len(minutes)} buckets")
             for shard in range(settings.TXLOG_SHARDS):
                 for row in pages(transaction_log.SELECT_PARTITION, (site_id, minute, shard)):
-                    text = zlib.decompress(row["payload"])
-                    if not any(n in text for n in needles):
-                        continue
-                    plan = plan_decode(row["payload"])
-                    kept = plan_without(plan, keys)
                     key = (site_id, minute, shard, row["batch_id"])
+                    try:
+                        kept = _plan_kept(row["payload"], needles, keys)
+                    except UnreadableError:  # no reader could apply it: when in doubt, delete
+                        self.counts["transaction_log_unreadable"] += 1
+                        deleted.append(key)
+                        continue
+                    if kept is None:
+                        continue
                     if not kept.events and not kept.sessions and not kept.links:
                         deleted.append(key)
                         continue
-                    left = timebuckets.from_driver(row["received_at"]) + ttl - self.now
+                    received = row["received_at"]
+                    expires = (timebuckets.from_driver(received) if received else minute) + ttl
+                    left = expires - self.now
                     rewritten.append(
                         (
                             max(1, int(left.total_seconds())),
@@ -407,12 +421,42 @@ class _Job:
         write_all(rolling_counts.DELETE_PARTITION, rolling)
 
     def _reseal(self, hours: set[datetime]) -> None:
-        """Reopen the sealed buckets the user's events were in, then seal them again."""
+        """Reopen the sealed buckets the user's events were in, then seal them again.
+
+        The user's rows are gone by now: a bucket that cannot be sealed (another
+        visitor's rows no reader expects, the node busy) stays reopened, and the sweep
+        seals it later (the receipt counts it); the erasure does not fail for it."""
         self.counts.update(
             states.buckets_reseal(
                 site=self.site, hours=hours, now=self.now, progress=self._progress
             )
         )
+
+
+def _event_time(row: Any) -> datetime:
+    """An event row's time; from its id (a TimeUUID of it) when the row has lost it."""
+    if row["ts"] is not None:
+        return timebuckets.from_driver(row["ts"])
+    return uuid_time(row["event_id"])
+
+
+class UnreadableError(ValueError):
+    """A stored row no reader can read (damaged, or of a format no longer known)."""
+
+
+def _plan_kept(payload: bytes | None, needles: list[bytes], keys: set[str]) -> Plan | None:
+    """A log entry's plan without the keys, None if it holds none of them; UnreadableError
+    if it is not zlib, or not a plan."""
+    try:
+        text = zlib.decompress(payload or b"")
+    except zlib.error:
+        raise UnreadableError("not zlib") from None
+    if not any(n in text for n in needles):
+        return None
+    try:
+        return plan_without(plan_decode(payload or b""), keys)
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError) as exc:
+        raise UnreadableError(f"not a plan ({type(exc).__name__})") from None
 
 
 def _pause(seconds: float) -> None:

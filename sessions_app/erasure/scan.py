@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import gzip
+import contextlib
 import json
 import re
 import uuid
@@ -13,13 +13,16 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
+from redis.exceptions import RedisError
 
 from sessions_app.aggregates import usersets
-from sessions_app.core import timebuckets
+from sessions_app.core import payloads, timebuckets
 from sessions_app.core.cql import cassandra_session, execute_windowed, prepare, read_windowed
+from sessions_app.core.redis_client import redis_client
 from sessions_app.models import FailedEvent, LatestSession, Site
 from sessions_app.tables import (
     failed_events,
+    replay_assets,
     replay_chunks,
     retention_specs,
     rolling_counts,
@@ -85,7 +88,7 @@ def payload_mentions(payload: str | None, keys: set[str]) -> bool:
         return False
     try:
         data = json.loads(payload)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past the parser's limit
         data = None
     if isinstance(data, dict):
         names = ("anonymous_id", "user_id", "anonymousId", "userId")
@@ -154,14 +157,22 @@ def user_sets_erase(
     of their days, then forget the numbers; how many set rows were rewritten and numbers
     forgotten."""
     numbers = usersets.numbers_of(site_id, keys, assign=False)
+    lost = [key for key, number in numbers.items() if number is None]
+    if lost:  # a number row without its number: found from the reverse rows
+        for key in lost:
+            usersets.key_forget(site_id, key)
+        numbers.update(usersets.numbers_scanned(site_id, lost))
     named = [(g, b) for g, found in buckets.items() for b in sorted(found)]
     weeks = {timebuckets.floor(d, "week") for d in buckets.get("day", ())}
     named += [("week", w) for w in sorted(weeks)]
-    rows = 0
+    rows = unreadable = 0
     for key, number in numbers.items():
-        rows += usersets.user_remove(site_id=site_id, number=number, buckets=named)
+        if number is None:  # not in the reverse rows either: in no set
+            continue
+        changed, bad = usersets.user_remove(site_id=site_id, number=number, buckets=named)
+        rows, unreadable = rows + changed, unreadable + bad
         usersets.number_forget(site_id, key, number)
-    return {"user_sets": rows, "user_numbers": len(numbers)}
+    return {"user_sets": rows, "user_sets_unreadable": unreadable, "user_numbers": len(numbers)}
 
 
 def directory_deletes(
@@ -193,10 +204,27 @@ def _strings(body: Any) -> Iterator[str]:
             stack.extend(item.values())
 
 
+# A stylesheet a chunk names instead of holding it (replays/assets.py: written by orjson
+# or the standard library with compact separators).
+_ASSET_REFERENCE = re.compile(rb'\{"_cs_asset":"([0-9a-f]{64})"\}')
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the scan makes of one stored chunk or stylesheet."""
+
+    doomed: bool  # it shows one of the keys, or cannot be read: deleted
+    unreadable: bool = False
+    assets: frozenset[str] = frozenset()  # the stylesheets a readable chunk names
+
+
 @dataclass(frozen=True)
 class KeyMatcher:
     """Whether an inflated chunk holds one of the keys: a cheap byte search of the JSON
-    first, then the keys as whole words of its strings."""
+    first, then the keys as whole words of its strings. What cannot be read (not one
+    gzip member within the inflated cap, not JSON within the depth the collector accepts)
+    is doomed: a chunk belongs to the session it is stored under, and when in doubt the
+    erasure deletes."""
 
     quick: tuple[bytes, ...]
     pattern: re.Pattern[str]
@@ -214,58 +242,133 @@ class KeyMatcher:
         words = "|".join(rf"(?<!\w){re.escape(k)}(?!\w)" for k in wanted)
         return cls(quick=tuple(sorted(quick)), pattern=re.compile(words))
 
-    def mentioned(self, data: bytes) -> bool:
-        # Stored chunks were inflated within REPLAY_MAX_INFLATED_BYTES at ingest.
-        text = gzip.decompress(data)
+    def chunk(self, data: bytes | None) -> Verdict:
+        try:
+            text = payloads.gzip_inflate(data or b"", settings.REPLAY_MAX_INFLATED_BYTES)
+        except payloads.PayloadError:
+            return Verdict(doomed=True, unreadable=True)
+        try:  # kept only if it reads as the collector accepts a chunk
+            body = payloads.json_parse(text, max_depth=replay_chunks.MAX_JSON_DEPTH)
+        except payloads.PayloadError:
+            return Verdict(doomed=True, unreadable=True)
+        named = frozenset(h.decode() for h in _ASSET_REFERENCE.findall(text))
         if not any(q in text for q in self.quick):
-            return False
-        return any(self.pattern.search(s) for s in _strings(json.loads(text)))
+            return Verdict(doomed=False, assets=named)
+        return Verdict(doomed=any(self.pattern.search(s) for s in _strings(body)), assets=named)
+
+    def stylesheet(self, data: bytes | None) -> Verdict:
+        try:
+            raw = payloads.gzip_inflate(data or b"", settings.REPLAY_MAX_INFLATED_BYTES)
+            text = raw.decode("utf-8", "surrogatepass")
+        except (payloads.PayloadError, UnicodeDecodeError):
+            return Verdict(doomed=True, unreadable=True)
+        return Verdict(doomed=self.pattern.search(text) is not None)
+
+
+@dataclass
+class ReplayScan:
+    """The chunks and stylesheets an erasure deletes, beside the sessions deleted whole."""
+
+    rows: list[tuple[Any, ...]] = field(default_factory=list)  # DELETE_ROW parameters
+    unreadable: int = 0
+    assets: set[str] = field(default_factory=set)  # named by a chunk read
+
+    def inspect(
+        self, matcher: KeyMatcher, site_id: uuid.UUID, session_id: uuid.UUID, *, whole: bool
+    ) -> None:
+        """Read a session's chunks: keep the stylesheets they name; a chunk that shows a
+        key or cannot be read is doomed (all of them when the session goes `whole`)."""
+        for row in pages(replay_chunks.SELECT_DATA, (site_id, session_id)):
+            verdict = matcher.chunk(row["data"])
+            self.assets |= verdict.assets
+            self.unreadable += verdict.unreadable
+            if verdict.doomed and not whole:
+                self.rows.append((site_id, session_id, row["page_start"], row["seq"]))
 
 
 def replay_rows_mentioning(
-    site_id: uuid.UUID, keys: Iterable[str], *, skip: Collection[uuid.UUID], days: int,
+    site_id: uuid.UUID,
+    keys: Iterable[str],
+    *,
+    own: Collection[uuid.UUID],
+    days: int,
     now: datetime,
-) -> list[tuple[Any, ...]]:  # fmt: skip
-    """The keys (DELETE_ROW parameters) of the replay chunks, of any session of the site,
-    whose recording holds one of the keys (typed into the page, shown in its text).
+) -> ReplayScan:
+    """The replay chunks, of any session of the site, whose recording holds one of the
+    keys (typed into the page, shown in its text) or cannot be read, and the stylesheets
+    every chunk read names (the user's `own` sessions, deleted whole, are read for those).
 
     Bounded by the site's sessions: those that started in the last `days` days (the
     site's replay retention) and a day more, read from their site_sessions day
     partitions (every shard), probed for a recording PROBE_WINDOW at a time; only the
-    recorded ones' chunks are read and inflated. `skip`: sessions deleted whole.
+    recorded ones' chunks are read and inflated.
     """
+    scan = ReplayScan()
     matcher = KeyMatcher.of(keys)
     if matcher is None:
-        return []
+        return scan
+    for session_id in own:
+        scan.inspect(matcher, site_id, session_id, whole=True)
     probe, width = prepare(replay_chunks.PROBE), timebuckets.Width.DAY
     first = timebuckets.floor(now - timedelta(days=days + 1), width)
-    doomed: list[tuple[Any, ...]] = []
     for day in timebuckets.buckets_between(first, timebuckets.next_start(now, width), width):
         for shard in range(max(1, settings.SESSION_SHARDS)):
             rows = pages(site_sessions.SELECT_IDS, (site_id, day, shard))
-            ids = [r["session_id"] for r in rows if r["session_id"] not in skip]
+            ids = [r["session_id"] for r in rows if r["session_id"] not in own]
             for start in range(0, len(ids), PROBE_WINDOW):
                 window = ids[start : start + PROBE_WINDOW]
                 found = read_windowed(probe, [(site_id, s) for s in window])
                 for session_id in (s for s, hit in zip(window, found, strict=True) if hit):
-                    doomed += [
-                        (site_id, session_id, row["page_start"], row["seq"])
-                        for row in pages(replay_chunks.SELECT_DATA, (site_id, session_id))
-                        if matcher.mentioned(row["data"])
-                    ]
-    return doomed
+                    scan.inspect(matcher, site_id, session_id, whole=False)
+    return scan
+
+
+def stylesheets_mentioning(
+    site_id: uuid.UUID, matcher: KeyMatcher, hashes: Iterable[str]
+) -> tuple[list[str], int]:
+    """The stylesheets among these (stored once per site, named by chunks) that show one
+    of the keys or cannot be read, and how many could not be read."""
+    wanted, doomed, unreadable = sorted(hashes), [], 0
+    for at in range(0, len(wanted), replay_assets.MAX_READ):
+        stored = replay_assets.assets_read(
+            site_id=site_id, hashes=wanted[at : at + replay_assets.MAX_READ]
+        )
+        for digest, data in stored.items():
+            verdict = matcher.stylesheet(data)
+            unreadable += verdict.unreadable
+            if verdict.doomed:
+                doomed.append(digest)
+    return doomed, unreadable
 
 
 def replays_erase(
     site: Site, keys: list[str], sessions: Collection[uuid.UUID], now: datetime
 ) -> dict[str, int]:
-    """Delete the recordings of the sessions (a partition each) and the chunks of the
-    site's other sessions that show one of the keys; how many of each."""
-    write_all(replay_chunks.DELETE_PARTITION, [(site.id, s) for s in sessions])
-    doomed = replay_rows_mentioning(
-        site.id, keys, skip=sessions, days=site.replay_retention_days, now=now
+    """Delete the recordings of the sessions (a partition each), the chunks of the site's
+    other sessions that show one of the keys or cannot be read, and the stylesheets any
+    chunk read names that show one of them or cannot be read; how many of each."""
+    scan = replay_rows_mentioning(
+        site.id, keys, own=sessions, days=site.replay_retention_days, now=now
     )
+    matcher = KeyMatcher.of(keys)
+    sheets: list[str] = []
+    bad_sheets = 0
+    if matcher is not None:
+        sheets, bad_sheets = stylesheets_mentioning(site.id, matcher, scan.assets)
+    write_all(replay_chunks.DELETE_PARTITION, [(site.id, s) for s in sessions])
+    write_all(replay_assets.DELETE, [(site.id, h) for h in sheets])
+    _markers_forget(site, sheets)
     return {
         "replay_chunks": len(sessions),  # partitions: one a session
-        "replay_chunks_mentioning": write_all(replay_chunks.DELETE_ROW, doomed),
+        "replay_chunks_mentioning": write_all(replay_chunks.DELETE_ROW, scan.rows),
+        "replay_assets": len(sheets),
+        "replay_unreadable": scan.unreadable + bad_sheets,
     }
+
+
+def _markers_forget(site: Site, digests: list[str]) -> None:
+    """Forget that the stylesheets were written (the next chunk naming one writes it)."""
+    names = [replay_assets.marker_key(site.id, site.replay_retention_days, d) for d in digests]
+    if names:
+        with contextlib.suppress(RedisError):  # else they lapse within REWRITE_DAYS
+            redis_client().delete(*names)

@@ -24,6 +24,9 @@ SELECT number, user_key FROM {ks}.user_number_keys
 WHERE site_id = ? AND block = ? AND number IN ?
 """
 
+# Erasure of a user whose number row lost its number: the site's blocks read whole.
+SELECT_BLOCK = "SELECT number, user_key FROM {ks}.user_number_keys WHERE site_id = ? AND block = ?"
+
 DELETE_NUMBER = """
 DELETE FROM {ks}.user_number_keys WHERE site_id = ? AND block = ? AND number = ?
 """

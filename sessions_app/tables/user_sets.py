@@ -54,6 +54,11 @@ UPDATE {ks}.user_sets USING TTL ? SET users = ?
 WHERE site_id = ? AND granularity = ? AND bucket = ? AND name = ?
 """
 
+# Erasure: a set that cannot be read (aggregates/usersets.user_remove).
+DELETE_ROW = """
+DELETE FROM {ks}.user_sets WHERE site_id = ? AND granularity = ? AND bucket = ? AND name = ?
+"""
+
 POLICIES = _AGGREGATES
 
 

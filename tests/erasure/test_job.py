@@ -6,7 +6,6 @@ import json
 import time
 import uuid
 import zlib
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -20,7 +19,6 @@ from sessions_app.aggregates import (
     breakdowns,
     heatmap_rows,
     paths,
-    seal,
     sources,
     stored,
 )
@@ -29,7 +27,6 @@ from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.core.redis_client import redis_client
 from sessions_app.erasure import erasures, job, scan
 from sessions_app.ingest import replay
-from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.ingest.plan import EventRow, Plan, SessionSummary, plan_without
 from sessions_app.ingest.state import SessionState, state_key
 from sessions_app.ingest.steps import apply as apply_step
@@ -38,99 +35,12 @@ from sessions_app.models import AdminAction, BucketState, ErasureRequest, Suppre
 from sessions_app.sessions import lists
 from sessions_app.tables import session_events as session_events_table
 from sessions_app.tables import user_sessions
+from tests.erasure.conftest import ALICE, ALICE_ANON, BOB, Traffic, record_batch
 from tests.ingest.conftest import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 
-ALICE = "alice@example.com"
-ALICE_ANON = "alice-anon"
-BOB = "bob-anon"
 ERASED = "erased on request; not accepted"
-
-
-@pytest.fixture(autouse=True)
-def _no_waiting(settings):
-    """Tests run the job in-process: no other collector caches the suppression list."""
-    settings.SUPPRESSION_CACHE_SECONDS = 0
-    settings.ERASURE_SETTLE_SECONDS = 0
-
-
-@dataclass
-class Traffic:
-    hours: list[datetime]
-    now: datetime
-    batches: list[list[dict[str, Any]]] = field(default_factory=list)
-    sessions: dict[str, list[Any]] = field(default_factory=dict)
-
-
-def _record(site, received_at: datetime, events: list[dict[str, Any]]):
-    return events_record(source=Source(site=site, received_at=received_at), raw_events=events)
-
-
-@pytest.fixture
-def traffic(site, monkeypatch) -> Traffic:
-    """Two hours of alice (anonymous, then identified) and bob, sealed up to the month.
-
-    The first batch mixes alice and bob and carries an invalid event of each; one
-    more batch of alice's is logged but never applied (a crash after the log write).
-    """
-    now = timezone.now().replace(microsecond=0)
-    h1 = timebuckets.floor(now - timedelta(hours=4), "hour")
-    if h1.hour == 23:  # keep both hours in one day (and month): one parent of each
-        h1 -= timedelta(hours=1)
-    h2 = h1 + timedelta(hours=1)
-    t = Traffic(hours=[h1, h2], now=now)
-    first = [
-        event(h1 + timedelta(minutes=5), anon=ALICE_ANON, url="https://shop.example/a"),
-        event(
-            h1 + timedelta(minutes=6),
-            kind="click",
-            anon=ALICE_ANON,
-            element={"tag": "button", "text": "Alice's button"},
-        ),
-        event(h1 + timedelta(minutes=7), anon=BOB, url="https://shop.example/b"),
-        {"id": "bad-alice", "type": "bogus", "anonymous_id": ALICE_ANON},
-        {"id": "bad-bob", "type": "bogus", "anonymous_id": BOB},
-    ]
-    identified = [
-        event(
-            h2 + timedelta(minutes=5), anon=ALICE_ANON, user_id=ALICE, url="https://shop.example/"
-        ),
-        event(
-            h2 + timedelta(minutes=8),
-            kind="custom",
-            name="purchase",
-            anon=ALICE_ANON,
-            user_id=ALICE,
-        ),
-    ]
-    bob_later = [event(h2 + timedelta(minutes=9), anon=BOB, url="https://shop.example/b")]
-    t.batches = [first, identified, bob_later]
-    outcome = _record(site, h1 + timedelta(minutes=10), first)
-    assert outcome.accepted == 3 and len(outcome.rejected) == 2
-    assert _record(site, h2 + timedelta(minutes=10), identified).accepted == 2
-    assert _record(site, h2 + timedelta(minutes=12), bob_later).accepted == 1
-
-    def crash(plan, **kwargs):
-        raise RuntimeError("worker died between log write and apply")
-
-    monkeypatch.setattr(apply_step, "plan_apply", crash)
-    unapplied = [event(h2 + timedelta(minutes=20), anon=ALICE_ANON, user_id=ALICE)]
-    assert _record(site, h2 + timedelta(minutes=25), unapplied).accepted == 1
-    monkeypatch.undo()
-
-    for hour in t.hours:
-        assert seal.bucket_seal(site_id=site.id, hour=hour, now=now)
-    for day in sorted({timebuckets.floor(h, "day") for h in t.hours}):
-        assert seal.bucket_rollup(site_id=site.id, granularity="day", bucket=day, now=now)
-    month = timebuckets.floor(h1, "month")
-    assert seal.bucket_rollup(site_id=site.id, granularity="month", bucket=month, now=now)
-    for key in (ALICE, ALICE_ANON, BOB):
-        t.sessions[key] = [
-            s["session_id"] for s in user_sessions.session_list(site_id=site.id, user_key=key)
-        ]
-    assert len(t.sessions[ALICE]) == 1 and len(t.sessions[ALICE_ANON]) == 1
-    return t
 
 
 # --- reading every table by its keys ---------------------------------------------
@@ -281,11 +191,6 @@ def _erase(site, key: str, kind: str, by: User) -> ErasureRequest:
     return request
 
 
-@pytest.fixture
-def root(db) -> User:
-    return User.objects.create_superuser("root", password="pw-root-123")
-
-
 # --- the whole story ---------------------------------------------------------------
 
 
@@ -368,7 +273,7 @@ def test_ingest_erase_replay_leaves_nothing_of_the_user(site, traffic, root, set
     # Replay every beacon, plus one from a new device of the same user id.
     received = timezone.now()
     new_bob = event(received - timedelta(minutes=1), anon=BOB)
-    replayed = _record(site, received, [*t.batches[0], new_bob])
+    replayed = record_batch(site, received, [*t.batches[0], new_bob])
     assert replayed.accepted == 1 and replayed.duplicates == 1  # bob's old event, his new one
     # Her invalid event too: rejected as erased, so its payload is not kept either.
     assert [r["reason"] for r in replayed.rejected] == [
@@ -377,13 +282,13 @@ def test_ingest_erase_replay_leaves_nothing_of_the_user(site, traffic, root, set
         f"events[3].anonymous_id: {ERASED}",
         "events[4].type: expected one of pageview, click, custom",
     ]
-    again = _record(site, received, t.batches[1])
+    again = record_batch(site, received, t.batches[1])
     assert again.accepted == 0
     assert [r["reason"] for r in again.rejected] == [
         f"events[0].anonymous_id: {ERASED}",
         f"events[1].anonymous_id: {ERASED}",
     ]
-    other_device = _record(
+    other_device = record_batch(
         site, received, [event(received - timedelta(minutes=2), anon="new-device", user_id=ALICE)]
     )
     assert [r["reason"] for r in other_device.rejected] == [f"events[0].user_id: {ERASED}"]
@@ -402,7 +307,7 @@ def test_ingest_erase_replay_leaves_nothing_of_the_user(site, traffic, root, set
     monkeypatch = pytest.MonkeyPatch()
     monkeypatch.setattr(suppression, "suppressed_keys", lambda site_id: frozenset())
     monkeypatch.setattr(apply_step, "plan_apply", lambda plan, **kwargs: None)
-    straggler = _record(
+    straggler = record_batch(
         site,
         received,
         [event(received - timedelta(seconds=30), anon=ALICE_ANON), event(received, anon=BOB)],
