@@ -210,6 +210,12 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": timedelta(minutes=5),
         "options": {"expires": 290},
     },
+    # Goal backfills that found no place on the analysis queue, or whose task was lost.
+    "resume-goal-backfills": {
+        "task": "sessions_app.tasks.resume_goal_backfills",
+        "schedule": timedelta(minutes=1),
+        "options": {"expires": 55},
+    },
 }
 
 # Health: a worker heartbeat older than this makes /healthz report the beat
