@@ -89,11 +89,22 @@ def purge_expired_partitions(requested_by: int | None = None) -> dict[str, Any]:
     return {"run": run.pk, "probed": run.probed, "deleted": run.deleted, "more": run.more_left}
 
 
+# On the `analysis` queue, in one of its site's places there (jobs/analysis_queue.py).
 @shared_task(acks_late=True, soft_time_limit=3000, time_limit=3300, max_retries=0)
-def backfill_goal(goal_id: int) -> dict[str, int]:
+def backfill_goal(
+    goal_id: int, site_id: str | None = None, claim: str | None = None
+) -> dict[str, int]:
     """Count a new or changed goal in the sealed hours whose raw rows are kept (progress
-    on the goal); the goal says failed if it stops."""
-    return goals.goal_backfill(goal_id=goal_id, now=timezone.now())
+    on the goal); the goal says failed if it stops. Sent by `goals.backfill_queue` with
+    the place it holds (`claim`): one at a time a goal, a lapsed claim's task does nothing."""
+    return goals.goal_backfill(goal_id=goal_id, now=timezone.now(), site_id=site_id, claim=claim)
+
+
+@shared_task(acks_late=True, soft_time_limit=30, time_limit=60, max_retries=3)
+def resume_goal_backfills() -> int:
+    """Send the goal backfills that wait for a place on the analysis queue, and those whose
+    task was lost (its claim lapsed)."""
+    return goals.backfills_resume()
 
 
 # Below the broker's visibility timeout (3,600 s), or Redis would hand a running
@@ -156,4 +167,5 @@ def funnel_day(site_id: str, version_id: int, day: str, digest: str) -> int:
         )
     finally:
         queue.day_done(site_id=site_id, digest=digest, day=when)
+        goals.backfills_resume(site_id=site_id)  # a place is free: a waiting backfill first
     return part.scanned

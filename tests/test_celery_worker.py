@@ -66,7 +66,7 @@ def test_queued_analysis_scans_do_not_delay_sealing_or_erasure(
     events_record(source=Source(site=site, received_at=now), raw_events=visits + gone)
     definition = {"steps": [{"kind": "pageview", "path": "/"}, {"kind": "click", "selector": "a"}]}
     funnel = defs.funnel_create(site=site, name="backlog", definition=definition)
-    settings.FUNNEL_SCANS_PER_SITE = 50
+    settings.ANALYSIS_TASKS_PER_SITE = 50
     days = [timebuckets.floor(now, "day") - timedelta(days=n) for n in range(1, 51)]
     broker = redis.Redis.from_url(settings.CELERY_BROKER_URL)
     try:

@@ -210,6 +210,12 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": timedelta(minutes=5),
         "options": {"expires": 290},
     },
+    # Goal backfills that found no place on the analysis queue, or whose task was lost.
+    "resume-goal-backfills": {
+        "task": "sessions_app.tasks.resume_goal_backfills",
+        "schedule": timedelta(minutes=1),
+        "options": {"expires": 55},
+    },
 }
 
 # Health: a worker heartbeat older than this makes /healthz report the beat
@@ -437,9 +443,12 @@ CONTENT_SECURITY_POLICY = (
 )
 
 # Funnels (funnels/results.py): a result needing more uncached sealed days than
-# FUNNEL_INLINE_DAYS queues one Celery task a day (progress on the page), at most
-# FUNNEL_SCANS_PER_SITE of a site queued or running at once (funnels/queue.py: the
-# rest wait for the page's next refresh); a lost task's place lapses after FUNNEL_TASK_TTL s.
+# FUNNEL_INLINE_DAYS queues one Celery task a day (progress on the page).
 FUNNEL_INLINE_DAYS = env.int("FUNNEL_INLINE_DAYS", default=2)
-FUNNEL_TASK_TTL = env.int("FUNNEL_TASK_TTL", default=600)
-FUNNEL_SCANS_PER_SITE = env.int("FUNNEL_SCANS_PER_SITE", default=8)
+# The analysis queue (jobs/analysis_queue.py): a site's funnel day scans and goal
+# backfills together, at most ANALYSIS_TASKS_PER_SITE queued or running at once (the rest
+# wait: a funnel's days for the page's next refresh, a goal's backfill for a free place or
+# the next beat); a lost task's place lapses ANALYSIS_TASK_TTL s after it was taken or
+# last renewed (a backfill renews its place at every bucket).
+ANALYSIS_TASK_TTL = env.int("ANALYSIS_TASK_TTL", default=600)
+ANALYSIS_TASKS_PER_SITE = env.int("ANALYSIS_TASKS_PER_SITE", default=8)

@@ -30,7 +30,6 @@ from sessions_app.models import Goal
 from sessions_app.params import BadRequest
 from sessions_app.periods import API_PARAMETERS
 from sessions_app.permissions import ADMIN, SiteView
-from sessions_app.tasks import backfill_goal
 
 TABLE_FIELDS = ["goal", "conversions", "visits", "visitors", "conversion_rate", "change",
                 "exact_from"]  # fmt: skip
@@ -71,7 +70,7 @@ def _saved(view: SiteView, request: Request, goal: Goal | None) -> Goal:
             goal=goal,
         )
         if goal_jobs.backfill_due(saved):
-            transaction.on_commit(lambda: backfill_goal.delay(saved.pk))
+            transaction.on_commit(lambda: goal_jobs.backfill_queue(saved))
     return saved
 
 

@@ -7,6 +7,14 @@ site's goals (the goals product, and the user sets that hold each goal's users f
 cohorts: `BACKFILLED`), then the days and months above them are merged again.
 Progress is kept on the goal; when done, `exact_from` is the first hour whose raw rows
 were all still there.
+
+A goal has at most one backfill queued or running, and it holds one of its site's places
+on the analysis queue (jobs/analysis_queue.py, shared with funnel day scans): saving the
+goal again while one is queued sends nothing (the queued one counts the goal as it is
+when it starts); a running one whose goal changes stops at its next progress write, and
+the goal, queued again, is sent once its place is free. A backfill that finds no place
+stays queued; it is sent when one of the site's analysis tasks ends, or by the beat
+(`backfills_resume`), which also sends again a backfill whose claim lapsed (a lost task).
 """
 
 from __future__ import annotations
@@ -15,6 +23,8 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
+from celery import current_app
+from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from sessions_app.aggregates.products import GOALS, USER_SETS, Product
@@ -23,11 +33,13 @@ from sessions_app.aggregates.sources import Hour
 from sessions_app.core import timebuckets
 from sessions_app.core.bounds import RangeError
 from sessions_app.goals.defs import MAX_GOALS, definition_clean, definition_digest
+from sessions_app.jobs import analysis_queue
 from sessions_app.ledger import policies
 from sessions_app.models import BucketState, Goal, Site
 from sessions_app.tables import retention_specs
 
 PROGRESS_EVERY = 24  # buckets between two progress writes
+TASK = "sessions_app.tasks.backfill_goal"  # by name: the tasks module imports the jobs
 
 
 def goal_save(
@@ -36,7 +48,7 @@ def goal_save(
     """Create a goal of the site (or change `goal`); RangeError naming the bad field.
 
     A new definition is exact from this hour on and its backfill is queued (the caller
-    enqueues the job once the transaction commits, `backfill_due`)."""
+    sends it once the transaction commits: `backfill_due`, `backfill_queue`)."""
     name = name.strip() if isinstance(name, str) else ""
     if not name:
         raise RangeError("name", "give the goal a name")
@@ -69,6 +81,32 @@ def backfill_due(goal: Goal) -> bool:
     return goal.backfill_state == Goal.QUEUED
 
 
+def _owner(goal_id: int) -> str:
+    return f"goal:{goal_id}"
+
+
+def backfill_queue(goal: Goal) -> bool:
+    """Send the goal's backfill to the analysis queue, unless one is queued or running for
+    it already or its site has no place left there (the goal stays queued: a freed place
+    or the beat sends it); True if sent."""
+    claim = analysis_queue.claim_one(
+        site_id=goal.site_id, owner=_owner(goal.pk), ttl=settings.ANALYSIS_TASK_TTL
+    )
+    if claim is None:
+        return False
+    current_app.send_task(TASK, args=[goal.pk, str(goal.site_id), claim])
+    return True
+
+
+def backfills_resume(*, site_id: Any = None) -> int:
+    """Send the backfills of one site (or every site) that wait, while places are left:
+    queued ones, and running ones whose task was lost (its claim lapsed); how many sent."""
+    waiting = Goal.objects.filter(backfill_state__in=(Goal.QUEUED, Goal.RUNNING))
+    if site_id is not None:
+        waiting = waiting.filter(site_id=site_id)
+    return sum(backfill_queue(goal) for goal in waiting.order_by("updated_at", "pk"))
+
+
 def goal_delete(goal: Goal) -> None:
     """Delete a goal (its stored counts are no longer read; the next seals drop them)."""
     goal.delete()
@@ -80,21 +118,49 @@ def kept_since(now: datetime) -> datetime:
     return timebuckets.ceil(now - timedelta(seconds=ttl), "hour")
 
 
-def goal_backfill(*, goal_id: int, now: datetime) -> dict[str, int]:
+class _Superseded(Exception):
+    """The goal changed or was deleted under its backfill, or the backfill's claim lapsed."""
+
+
+def goal_backfill(
+    *, goal_id: int, now: datetime, site_id: str | None = None, claim: str | None = None
+) -> dict[str, int]:
     """Count the site's goals again in every sealed hour whose raw rows are kept, then
     merge the days and months above them again; progress on the goal as it goes (a
-    failure marks it failed and is raised). Nothing for a goal deleted meanwhile."""
+    failure marks it failed and is raised). Nothing for a goal deleted meanwhile.
+
+    A backfill sent by `backfill_queue` holds `claim` among its site's places: it renews
+    it at every bucket and stops if it lapsed, stops if the goal changes, and gives its
+    place back when it ends (then the site's waiting backfills are sent)."""
     goal = Goal.objects.select_related("site").filter(pk=goal_id).first()
-    if goal is None:
-        return {}
+    keep = _keeper(site_id, claim)
     try:
-        return _backfill(goal, now)
+        if goal is None or not keep():
+            return {}
+        return _backfill(goal, now, keep)
+    except _Superseded:
+        return {}
     except Exception:
-        Goal.objects.filter(pk=goal_id).update(backfill_state=Goal.FAILED)
+        Goal.objects.filter(pk=goal_id, digest=goal.digest if goal else "").update(
+            backfill_state=Goal.FAILED
+        )
         raise
+    finally:
+        if site_id is not None and claim is not None:
+            analysis_queue.release(site_id=site_id, member=claim)
+            backfills_resume(site_id=site_id)
 
 
-def _backfill(goal: Goal, now: datetime) -> dict[str, int]:
+def _keeper(site_id: str | None, claim: str | None) -> Callable[[], bool]:
+    """Renew the claim for ANALYSIS_TASK_TTL more seconds; False once it has lapsed."""
+    if site_id is None or claim is None:  # run by hand (a test, a shell): no place held
+        return lambda: True
+    return lambda: analysis_queue.renew(
+        site_id=site_id, member=claim, ttl=settings.ANALYSIS_TASK_TTL
+    )
+
+
+def _backfill(goal: Goal, now: datetime, keep: Callable[[], bool]) -> dict[str, int]:
     site, since = goal.site, kept_since(now)
     sealed = BucketState.objects.filter(site=site, state=BucketState.SEALED)
     hours = sorted(
@@ -113,10 +179,10 @@ def _backfill(goal: Goal, now: datetime) -> dict[str, int]:
         for g in ("day", "month")
     }
     total = len(hours) + len(above["day"]) + len(above["month"])
-    Goal.objects.filter(pk=goal.pk).update(
-        backfill_state=Goal.RUNNING, backfill_done=0, backfill_total=total
-    )
-    step = _progress(goal.pk)
+    mine = Goal.objects.filter(pk=goal.pk, digest=goal.digest)
+    if not mine.update(backfill_state=Goal.RUNNING, backfill_done=0, backfill_total=total):
+        raise _Superseded
+    step = _progress(goal.pk, goal.digest, keep)
     for hour, shards in hours:
         source = Hour(site_id=site.id, start=hour, shards=shards)
         for product in BACKFILLED:  # the user sets' "goal:<id>" sets from the goals' count
@@ -145,13 +211,21 @@ def _rollup(site: Site, granularity: str, bucket: datetime, now: datetime) -> No
                       now=now)  # fmt: skip
 
 
-def _progress(goal_id: int) -> Callable[[], None]:
+def _progress(goal_id: int, digest: str, keep: Callable[[], bool]) -> Callable[[], None]:
+    """A bucket done: renew the claim, the progress on the goal every PROGRESS_EVERY.
+    _Superseded if the claim lapsed or the goal's definition changed (or it was deleted):
+    a newer backfill counts it, this one's work is of no use."""
     done = 0
 
     def step() -> None:
         nonlocal done
         done += 1
+        mine = Goal.objects.filter(pk=goal_id, digest=digest)
         if done % PROGRESS_EVERY == 0:
-            Goal.objects.filter(pk=goal_id).update(backfill_done=done)
+            current = bool(mine.update(backfill_done=done))
+        else:
+            current = mine.exists()
+        if not (current and keep()):
+            raise _Superseded
 
     return step

@@ -17,7 +17,6 @@ from sessions_app.goals.steps import OPS
 from sessions_app.jobs import goals as goal_jobs
 from sessions_app.models import Goal, Site
 from sessions_app.permissions import ADMIN, site_page, site_role
-from sessions_app.tasks import backfill_goal
 
 # A field an error names, as the form calls it.
 FIELDS = {
@@ -77,7 +76,7 @@ def _saved(request: HttpRequest, site: Site, goal: Goal | None) -> Goal:
             site=site, name=name, definition=definition, now=timezone.now(), goal=goal
         )
         if goal_jobs.backfill_due(saved):
-            transaction.on_commit(lambda: backfill_goal.delay(saved.pk))
+            transaction.on_commit(lambda: goal_jobs.backfill_queue(saved))
     return saved
 
 

@@ -100,7 +100,7 @@ def test_results_fill_in_by_themselves_while_days_are_computed(
     live_server, context, settings, celery_analysis_worker
 ):
     settings.FUNNEL_INLINE_DAYS = 0  # every sealed day goes to the analysis worker
-    settings.FUNNEL_SCANS_PER_SITE = 1  # one at a time: the progress is seen
+    settings.ANALYSIS_TASKS_PER_SITE = 1  # one at a time: the progress is seen
     site = sites.site_create(name="Demo shop", origins=[live_server.url])
     now = timezone.now()
     demo.clicks_generate(site=site, users=30, days=4, now=now, seed=9)

@@ -1,4 +1,4 @@
-"""Funnel day scans go to the analysis queue, at most FUNNEL_SCANS_PER_SITE of a site at
+"""Funnel day scans go to the analysis queue, at most ANALYSIS_TASKS_PER_SITE of a site at
 once; only a funnel's current version is scanned, and a funnel keeps 20 versions."""
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ def _sealed_days(site, count: int) -> tuple:
 
 
 def test_a_site_has_at_most_its_cap_of_scans_queued(site, settings, broker):
-    settings.FUNNEL_INLINE_DAYS, settings.FUNNEL_SCANS_PER_SITE = 0, 3
+    settings.FUNNEL_INLINE_DAYS, settings.ANALYSIS_TASKS_PER_SITE = 0, 3
     start, end = _sealed_days(site, 10)
     funnel = defs.funnel_create(site=site, name="capped", definition=DEFINITION)
     try:
@@ -91,7 +91,7 @@ def test_a_site_has_at_most_its_cap_of_scans_queued(site, settings, broker):
 
 
 def test_a_lost_scan_gives_its_place_back_after_the_ttl(site, settings, broker):
-    settings.FUNNEL_SCANS_PER_SITE, settings.FUNNEL_TASK_TTL = 1, 1
+    settings.ANALYSIS_TASKS_PER_SITE, settings.ANALYSIS_TASK_TTL = 1, 1
     funnel = defs.funnel_create(site=site, name="lost", definition=DEFINITION)
     today = timebuckets.floor(timezone.now(), "day")
     days = [today - timedelta(days=2), today - timedelta(days=1)]
@@ -109,7 +109,7 @@ def test_a_lost_scan_gives_its_place_back_after_the_ttl(site, settings, broker):
 
 
 def test_a_scan_of_an_edited_away_version_is_dropped(site, settings, broker):
-    settings.FUNNEL_SCANS_PER_SITE = 5
+    settings.ANALYSIS_TASKS_PER_SITE = 5
     funnel = defs.funnel_create(site=site, name="edited", definition=DEFINITION)
     old = funnel.current
     day = timebuckets.floor(timezone.now(), "day") - timedelta(days=1)

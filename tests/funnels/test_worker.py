@@ -22,7 +22,7 @@ from tests.funnels.test_results import STEP_POOL, brute, raw_rows
 @pytest.mark.django_db(transaction=True, databases=["default", "cassandra"])
 def test_cold_days_are_scanned_by_the_workers_and_fill_in(site, settings, celery_analysis_worker):
     settings.FUNNEL_INLINE_DAYS = 0
-    settings.FUNNEL_SCANS_PER_SITE = 2
+    settings.ANALYSIS_TASKS_PER_SITE = 2
     rng = random.Random(3)
     now = timezone.now().replace(microsecond=0)
     for i in range(20):

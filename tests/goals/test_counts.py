@@ -163,6 +163,11 @@ def test_drawn_visits_late_events_and_an_erasure_equal_the_brute_force(
 
 @pytest.fixture
 def converted(client, site):
+    return buyers(client, site)
+
+
+def buyers(client: Any, site: Any) -> Any:
+    """Six visitors clicked buy over three hours of yesterday, sent and sealed."""
     start = recent_fixed(days_ago=1, at=timedelta(hours=5, minutes=7))
     for n in range(6):
         ts = start + timedelta(hours=n % 3, minutes=n)
