@@ -70,12 +70,15 @@ MINUTES = 10
 GOAL_MS = 1000.0
 LOADS = 3  # page loads a run
 # In every top-level page: the first animation frame in which the player's frame holds
-# the recorded page's body (what that frame paints), in ms since navigation start.
+# the recorded page's body (what that frame paints), in ms since navigation start (the
+# player is in the timeline page's frame: its document, same origin, holds rrweb's).
 FIRST_FRAME = """
 (() => {
   if (window !== window.top) return;
   const tick = () => {
-    const frame = document.querySelector("#replay .replayer-wrapper iframe");
+    const outer = document.querySelector("#replay iframe.replay-frame");
+    const player = outer && outer.contentDocument;
+    const frame = player && player.querySelector(".replayer-wrapper iframe");
     const body = frame && frame.contentDocument && frame.contentDocument.body;
     if (body && body.childElementCount) window.__csFirstFrame = performance.now();
     else requestAnimationFrame(tick);
@@ -203,11 +206,14 @@ def first_frame(browser: Any, url: str, state: dict[str, Any]) -> dict[str, floa
     except Exception:
         page.screenshot(path="artifacts/bench-replay-player-timeout.png")  # what it showed
         raise
+    # The API's first answer, as the player's frame saw it, on the page's clock.
     figures = page.evaluate(
         """() => ({
           frame_ms: window.__csFirstFrame,
-          api_ms: performance.getEntriesByType("resource")
-            .filter((r) => r.name.includes("/api/") && r.name.includes("/replay"))[0].responseEnd,
+          api_ms: ((w) => w.performance.getEntriesByType("resource")
+            .filter((r) => r.name.includes("/api/") && r.name.includes("/replay"))[0].responseEnd
+            + w.performance.timeOrigin - performance.timeOrigin
+          )(document.querySelector("#replay iframe.replay-frame").contentWindow),
           dom_ms: performance.getEntriesByType("navigation")[0].domContentLoadedEventEnd,
         })"""
     )

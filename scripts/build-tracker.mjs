@@ -34,15 +34,28 @@ const REPLAY_BANNER =
   `/*! clickstream session replay: docs/replay.md; @rrweb/record ${version("@rrweb/record")} ` +
   `(c) rrweb authors, MIT; fflate ${version("fflate")} (c) Arjun Barrett, MIT */`;
 
+// rrweb's recorder diffs a changed style attribute against its old value parsed by
+// setAttribute("style") on a detached element: the customer's CSP without
+// 'unsafe-inline' refuses that (a console error each change) and the diff then misses the
+// properties removed. Parsed through the CSSOM instead (style.cssText: no CSP applies).
+// The build fails when rrweb's code no longer has it once (a new version: look again).
+const STYLE_PARSE = /\b(\w+)\.setAttribute\("style",(\w+)\.oldValue\)/g;
+export function patchRecord(source) {
+  const found = source.match(STYLE_PARSE) || [];
+  if (found.length !== 1) throw new Error(`rrweb: ${found.length} style parses, expected 1`);
+  return source.replace(STYLE_PARSE, "($1.style.cssText=$2.oldValue)");
+}
+
 // The recorder: rrweb's and fflate's UMD builds, each given its own module object (so
 // neither defines a global nor an AMD module on the customer's page), then replay.js.
 export async function buildReplay() {
-  const umd = (path) =>
-    "load(function (module, exports) { var define;\n" + readFileSync(path, "utf8") + "\n})";
+  const umd = (text) => "load(function (module, exports) { var define;\n" + text + "\n})";
+  const record = patchRecord(readFileSync(RRWEB_RECORD, "utf8"));
   const source =
     "(function () {\nfunction load(f) { var module = { exports: {} }; f(module, module.exports); " +
     "return module.exports; }\n" +
-    `var CS_RECORD = ${umd(RRWEB_RECORD)}.record;\nvar CS_FFLATE = ${umd(FFLATE)};\n` +
+    `var CS_RECORD = ${umd(record)}.record;\n` +
+    `var CS_FFLATE = ${umd(readFileSync(FFLATE, "utf8"))};\n` +
     readFileSync(REPLAY_SOURCE, "utf8") +
     "\n})();";
   const result = await minify(source, {

@@ -75,4 +75,9 @@ urlpatterns = [
     path(
         "sites/<uuid:site_id>/sessions/<uuid:session_id>/", analyst.session_timeline, name="session"
     ),
+    path(
+        "sites/<uuid:site_id>/sessions/<uuid:session_id>/player",
+        analyst.session_player,
+        name="session-player",
+    ),
 ]

@@ -1,4 +1,8 @@
-"""The player on the session timeline page: its data island and the page's policy."""
+"""The player of the session timeline page: its data island, its frame's URL and policy.
+
+The player runs in a frame of its own (GET .../sessions/<session>/player, site-scoped as
+the timeline): the recorded page's CSS needs inline styles, which only that document's
+policy allows; the timeline page keeps the analyst pages' policy (style-src 'self')."""
 
 from __future__ import annotations
 
@@ -37,14 +41,24 @@ def player_data(
     Each event gets `ms` (its epoch milliseconds: the row's seek button)."""
     if not replay_chunks.replay_exists(site_id=site.id, session_id=session_id):
         return None
+    return player_island(site, session_id, events, seek=seek)
+
+
+def player_island(
+    site: Site, session_id: uuid.UUID, events: list[dict[str, Any]], *, seek: int | None = None
+) -> dict[str, Any]:
+    """The data island: the replay API, the events as marks, the moment to open at and
+    the player frame's URL (the timeline page frames it)."""
     marks = []
     for event in events:
         event["ms"] = timebuckets.epoch_ms(event["ts"])
         rage = (event.get("layout") or {}).get("rage")
         tag = "rage" if rage else event["type"]
         marks.append({"t": event["ms"], "tag": tag, "id": str(event["event_id"])})
-    api = reverse("api-session-replay", kwargs={"site_id": site.id, "session_id": session_id})
-    return {"api": api, "marks": marks, "tags": TAGS, "seek": seek}
+    ids = {"site_id": site.id, "session_id": session_id}
+    api = reverse("api-session-replay", kwargs=ids)
+    frame = reverse("sessions_app:session-player", kwargs=ids) + (f"?t={seek}" if seek else "")
+    return {"api": api, "marks": marks, "tags": TAGS, "seek": seek, "frame": frame}
 
 
 def replays_mark(site: Site, sessions: list[dict[str, Any]]) -> None:
@@ -57,14 +71,16 @@ def replays_mark(site: Site, sessions: list[dict[str, Any]]) -> None:
 
 
 def player_policy(site: Site) -> str:
-    """The page's Content-Security-Policy with the player: scripts stay 'self'; styles
-    need 'unsafe-inline' (the replayed page's CSS goes into the player's sandboxed frame
-    as <style> elements, the player sets style attributes), and images, fonts and media
-    of the recorded page load from the site's own origins."""
+    """The player frame's Content-Security-Policy (the document at `frame`, not the
+    timeline page): scripts stay 'self'; styles need 'unsafe-inline' (the replayed page's
+    CSS goes into rrweb's sandboxed frame inside it as <style> elements, the player sets
+    style attributes), and images, fonts and media of the recorded page load from the
+    site's own origins; only a page of this origin may frame it."""
     origins = " ".join(site.allowed_origins)
     policy = settings.CONTENT_SECURITY_POLICY
     policy = policy.replace("style-src 'self'", f"style-src 'self' 'unsafe-inline' {origins}")
     policy = policy.replace("img-src 'self' data:", f"img-src 'self' data: blob: {origins}")
+    policy = policy.replace("frame-ancestors 'none'", "frame-ancestors 'self'")
     return f"{policy}; font-src 'self' data: {origins}; media-src 'self' {origins}".replace(
         "  ", " "
     )

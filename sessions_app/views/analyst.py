@@ -10,6 +10,7 @@ from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.views.decorators.clickjacking import xframe_options_sameorigin
 
 from sessions_app import periods
 from sessions_app.aggregates import breakdowns, rolling
@@ -27,7 +28,13 @@ from sessions_app.ingest import realtime
 from sessions_app.models import Site
 from sessions_app.params import iso, page_cursor, page_range, query_params
 from sessions_app.permissions import site_page
-from sessions_app.replays.player import player_data, player_policy, replays_mark, seek_param
+from sessions_app.replays.player import (
+    player_data,
+    player_island,
+    player_policy,
+    replays_mark,
+    seek_param,
+)
 from sessions_app.sessions import directory, lists, timeline
 from sessions_app.sessions.activity import user_activity
 from sessions_app.sessions.directory import MAX_QUERY
@@ -247,8 +254,26 @@ def session_timeline(request: HttpRequest, site: Site, session_id: uuid.UUID) ->
             "error": error,
         },
     )
-    if replay is not None:
-        response["Content-Security-Policy"] = player_policy(site)
+    return response  # the analyst pages' policy: the player is in a frame of its own
+
+
+@site_page()
+@xframe_options_sameorigin
+def session_player(request: HttpRequest, site: Site, session_id: uuid.UUID) -> HttpResponse:
+    """The replay player alone, framed by the session's timeline page (player.py): its
+    own policy allows the inline styles the recorded page needs, in this document only."""
+    found = timeline.session_timeline(site_id=site.id, session_id=session_id)
+    events = found.decoded()[1] if found is not None else []
+    try:
+        seek = seek_param(request.GET.get("t"))
+    except RangeError:
+        seek = None  # the timeline page says so
+    if not events:
+        raise Http404("no such session")
+    # No recording (yet): the player says so (the replay API answers no events).
+    replay = player_island(site, session_id, events, seek=seek)
+    response = render(request, "sessions_app/session_player.html", {"replay": replay})
+    response["Content-Security-Policy"] = player_policy(site)
     return response
 
 

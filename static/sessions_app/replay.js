@@ -3,10 +3,13 @@
  * its sample; built after rrweb's recorder (@rrweb/record) and fflate into replay.min.js
  * (scripts/build-tracker.mjs), which hands them in as `record` and `fflate`.
  *
- * Private by default: every input value is masked in the page (maskAllInputs: values
- * never leave it), the text of [data-cs-mask] elements (of every element with
- * data-replay-mask="text"), [data-cs-block] elements are not recorded at all (a box of
- * their size instead), no canvas, no fonts; pages whose path matches a pattern of
+ * Private by default, masked in the page before anything is sent (scrub): the value of
+ * every <input> (hidden ones too), <textarea> and <select>, a select's and a hidden
+ * input's as a constant "********" (its length or option not to be told); the text of
+ * [data-cs-mask] elements (of every element with data-replay-mask="text") and of what is
+ * editable (contenteditable); inside either, every attribute but the layout ones (KEEP:
+ * no title, alt, href, src, data-*), set later or not; [data-cs-block] elements are not
+ * recorded at all (a box of their size instead), no canvas, no fonts; pages whose path matches a pattern of
  * data-replay-exclude ("/account/*") are not recorded. Do-Not-Track and GPC: the tracker
  * never loads this; clickstream.optOut() (or cs_optout stored) stops it and drops what
  * was not sent.
@@ -42,6 +45,9 @@
   var INTERVAL = 5000, MAX_BYTES = 500000, KEEPALIVE = 60000;
   var STORE = "cs_replay_retry", STORE_CHUNKS = 30, STORE_CHARS = 1500000; // base64 of gzip
   var buffer = [], page = Date.now(), seq = 0, stop = null, dead = 0;
+  var MASK = "[data-cs-mask],[contenteditable]:not([contenteditable=false])";
+  var FIELD = /^(input|textarea|select)$/, BUTTON = /^(submit|button|reset|image|radio|checkbox)$/i;
+  var KEEP = /^(class|id|style|type|role|width|height|hidden|disabled|dir|lang|colspan|rowspan|contenteditable|data-cs-mask|data-cs-block|rr_width|rr_height|_cssText)$/;
   var failures = 0, timer = 0, retrying = 0;
 
   function off() {
@@ -70,15 +76,59 @@
     });
   }
 
+  // Inside a masked or editable element only the layout attributes are kept (rrweb masks
+  // text, not attributes): a recorded element's (snapshot, added node) by its recorded
+  // ancestors, an attribute change's by where the element is in the page now.
+  function strip(attributes) {
+    for (var name in attributes) KEEP.test(name) || delete attributes[name];
+  }
+
+  function masked(id) {
+    var n = record.mirror.getNode(id);
+    if (!n) return true; // no longer in the page: nothing of it is needed
+    if (n.nodeType != 1) n = n.parentElement || n.host; // a text node, a shadow root
+    return !!(n && n.closest(MASK));
+  }
+
+  function tree(node, inside) {
+    var a = node.attributes;
+    if (node.type == 2) { // an element
+      inside = inside || "data-cs-mask" in a || (a.contenteditable != null && a.contenteditable != "false");
+      inside && strip(a);
+      // rrweb masks a field's current value; an emptied one kept its HTML value attribute
+      if (FIELD.test(node.tagName) && !BUTTON.test(a.type) && /[^*]/.test(a.value || "*")) a.value = "********";
+    }
+    (node.childNodes || []).forEach(function (child) {
+      tree(child, inside);
+    });
+  }
+
+  function scrub(event) {
+    var data = event.data;
+    if (event.type == 2) tree(data.node, false); // a full snapshot
+    if (event.type == 3 && data.source == 0) { // a mutation
+      data.adds.forEach(function (add) {
+        tree(add.node, masked(add.parentId));
+      });
+      data.attributes.forEach(function (change) {
+        masked(change.id) && strip(change.attributes);
+      });
+    }
+    return event;
+  }
+
   function start() {
     if (stop || off() || isExcluded()) return;
     stop = record({
       emit: function (event) {
-        if (!off()) buffer.push(event);
+        if (!off()) buffer.push(scrub(event));
       },
-      maskAllInputs: true,
-      maskInputOptions: { password: true },
-      maskTextSelector: attr("replay-mask") == "text" ? "*" : "[data-cs-mask]",
+      // every element of these tags, whatever its type (maskAllInputs misses hidden ones)
+      maskInputOptions: { input: true, textarea: true, select: true },
+      maskInputFn: function (text, el) {
+        return el.type == "hidden" || el.tagName == "SELECT" ? text && "********" : "*".repeat(text.length);
+      },
+      maskTextSelector: attr("replay-mask") == "text" ? "*" : MASK,
       blockSelector: "[data-cs-block]",
       recordCanvas: false,
       collectFonts: false,

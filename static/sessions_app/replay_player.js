@@ -1,9 +1,11 @@
-// The session replay player on the session timeline page (docs/replay.md): rrweb-player
+// The session replay player, in its own document framed by the session timeline page
+// (docs/replay.md; session_player.html, its own CSP): rrweb-player
 // (npm, served from static/vendor/rrweb-player/) fed from the replay API named in the
 // data island {{ replay|json_script:"replay-data" }} ({api, marks: [{t, tag, id}], tags}).
 // The first chunks come first and the player starts on them; the rest are streamed in
 // after. The click path's events are marks on the progress bar (custom events, colored
-// by kind); the ▶ button of a timeline row seeks the player to that event. A link with
+// by kind); the ▶ button of a timeline row seeks the player to that event (the timeline
+// page's replay_frame.js posts {seek: ms}; this document posts it {height, ready}). A link with
 // ?t=<epoch ms> (a rage/dead click sample, a funnel drop-off: the island's `seek`) opens
 // the player paused SEEK_LEAD before that moment, once the chunks up to it are loaded.
 (function () {
@@ -120,6 +122,7 @@
     status.textContent = "";
     unstyled(page);
     root.classList.add("ready");
+    tell({ ready: true });
     newest(page.events);
     seekLinked(!page.next);
     more(page.next);
@@ -129,10 +132,17 @@
     status.textContent = "The recording could not be loaded (" + e.message + ").";
   });
 
-  document.addEventListener("click", function (ev) {
-    var button = ev.target.closest && ev.target.closest("button.seek");
-    if (!button || !player) return;
-    player.goto(Math.max(0, +button.getAttribute("data-ms") - first), false);
-    root.scrollIntoView({ block: "nearest" });
+  // The timeline page (this origin only) asks for a moment; it is told this document's
+  // height (it sizes the frame) and when the player is ready.
+  function tell(message) {
+    message.height = document.documentElement.scrollHeight;
+    if (parent !== window) parent.postMessage(message, location.origin);
+  }
+  window.addEventListener("message", function (ev) {
+    if (ev.origin !== location.origin || ev.source !== parent || !ev.data) return;
+    if (player && typeof ev.data.seek === "number") player.goto(Math.max(0, ev.data.seek - first), false);
   });
+  new ResizeObserver(function () {
+    tell({});
+  }).observe(document.body);
 })();

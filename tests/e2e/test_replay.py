@@ -114,10 +114,14 @@ def test_a_recorded_session_is_masked_and_plays_on_the_timeline(live_server, con
     viewer.on("pageerror", lambda exc: errors.append(str(exc)))
     for width, height in ((1366, 900), (390, 844)):
         viewer.set_viewport_size({"width": width, "height": height})
-        viewer.goto(f"{live_server.url}/sites/{site.id}/sessions/{session_id}/")
-        viewer.wait_for_selector("#replay.ready .rr-player", timeout=15_000)
+        timeline = viewer.goto(f"{live_server.url}/sites/{site.id}/sessions/{session_id}/")
+        # the page keeps style-src 'self': only the player's own frame allows inline styles
+        assert timeline and "'unsafe-inline'" not in timeline.headers["content-security-policy"]
+        viewer.wait_for_selector("#replay.ready", timeout=15_000)
+        player = viewer.frame_locator("#replay iframe.replay-frame")
+        assert player.locator(".rr-player").count() == 1
         viewer.locator("tr.event button.seek").last.click()  # the last event: the checkout
-        frame = viewer.frame_locator("#replay .replayer-wrapper iframe")
+        frame = player.frame_locator(".replayer-wrapper iframe")
         count = frame.locator("#cart-count")
         wait_for(lambda count=count: count.inner_text() == cart, timeout=10)
         masked = frame.locator("#ship-to").inner_text()
@@ -226,8 +230,9 @@ def test_a_blocked_element_is_never_stored_and_plays_as_a_placeholder(live_serve
     viewer = context.new_page()
     _login(viewer, live_server, site)
     viewer.goto(f"{live_server.url}/sites/{site.id}/sessions/{session_id}/")
-    viewer.wait_for_selector("#replay.ready .rr-player", timeout=15_000)
-    frame = viewer.frame_locator("#replay .replayer-wrapper iframe")
+    viewer.wait_for_selector("#replay.ready", timeout=15_000)
+    player = viewer.frame_locator("#replay iframe.replay-frame")
+    frame = player.frame_locator(".replayer-wrapper iframe")
     placeholder = frame.locator(".saved-card")
     assert placeholder.evaluate("e => e.classList.contains('cs-blocked') && !e.children.length")
     size = placeholder.evaluate("e => [parseFloat(e.style.width), parseFloat(e.style.height)]")

@@ -98,7 +98,7 @@ def _viewer(context, live_server, site) -> tuple[Any, list[str]]:
 
 def _player_seconds(page) -> int | None:
     """The player's current time (its own clock, mm:ss) once it shows the recording."""
-    clock = page.locator("#replay .rr-timeline__time").first
+    clock = page.frame_locator("#replay iframe.replay-frame").locator(".rr-timeline__time").first
     if not clock.count():
         return None
     minutes, _, seconds = clock.inner_text().strip().partition(":")
@@ -106,10 +106,11 @@ def _player_seconds(page) -> int | None:
 
 
 def _paused_before_the_click(page) -> int:
-    page.wait_for_selector("#replay.ready .rr-player", timeout=15_000)
+    page.wait_for_selector("#replay.ready", timeout=15_000)  # the player's frame says so
     at = wait_for(lambda: (_player_seconds(page) or 0) >= CLICK_AT - 3 and _player_seconds(page))
     assert CLICK_AT - 3 <= at <= CLICK_AT, at  # 2 s before the click: what led to it
-    status = page.locator("#replay .replay-status").inner_text()
+    status = page.frame_locator("#replay iframe.replay-frame").locator(".replay-status")
+    status = status.inner_text()
     assert "Paused 2 s before the moment you followed" in status
     return at
 

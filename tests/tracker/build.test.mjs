@@ -3,7 +3,14 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { buildTracker, GZIP_BUDGET, sizes } from "../../scripts/build-tracker.mjs";
+import {
+  buildReplay,
+  buildTracker,
+  GZIP_BUDGET,
+  patchRecord,
+  REPLAY_OUTPUT,
+  sizes,
+} from "../../scripts/build-tracker.mjs";
 import { MIN_PATH, SOURCE_PATH } from "./harness.mjs";
 
 test("tracker.min.js is up to date (run `npm run build`)", async () => {
@@ -55,4 +62,12 @@ test("the README states the tracker's gzip size as `npm run size` measures it", 
   const stated = /([\d,]+) bytes gzipped/.exec(readme);
   assert.ok(stated, "the README names the gzipped size");
   assert.equal(Number(stated[1].replace(/,/g, "")), s.gzip);
+});
+
+test("the recorder sets no style attribute: the customer's CSP would refuse it", async () => {
+  const replay = readFileSync(REPLAY_OUTPUT, "utf8");
+  assert.equal(await buildReplay(), replay, "replay.min.js is up to date (run `npm run build`)");
+  assert.ok(!replay.includes('setAttribute("style"'));
+  assert.ok(replay.includes("style.cssText=")); // rrweb's parse of a style's old value
+  assert.throws(() => patchRecord("var a = 1;"), /0 style parses, expected 1/);
 });
