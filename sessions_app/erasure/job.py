@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 import zlib
@@ -19,6 +18,7 @@ from sessions_app.aggregates import states
 from sessions_app.core import stamps, timebuckets
 from sessions_app.core.ids import time_uuid_bound, uuid_time
 from sessions_app.core.redis_client import redis_client
+from sessions_app.erasure import log_entries
 from sessions_app.erasure.scan import (
     Found,
     counted_buckets,
@@ -27,19 +27,15 @@ from sessions_app.erasure.scan import (
     feed_ttl,
     pages,
     replays_erase,
-    table_ttl,
     user_sets_erase,
     write_all,
 )
-from sessions_app.ingest.plan import Plan, plan_decode, plan_encode, plan_without
 from sessions_app.ingest.state import state_key
-from sessions_app.ingest.txlog import LOG_WIDTH
 from sessions_app.ledger import policies, shards, suppression, widths
 from sessions_app.models import (
     BucketState,
     ErasureRequest,
     Suppression,
-    TransactionLog,
     UserBucketWidth,
 )
 from sessions_app.sessions import lists
@@ -56,7 +52,6 @@ from sessions_app.tables import (
     session_events,
     site_events_by_bucket,
     site_sessions,
-    transaction_log,
     user_directory,
     user_events_by_bucket,
     user_properties,
@@ -69,9 +64,6 @@ MAX_LINKED_IDS = 1000
 # The tables of the receipt, in the order the job clears them.
 TABLES = registry.erased_tables()
 RESEALED = ("hour", "day", "month")
-
-# An event's receipt is at most MAX_AHEAD before its ts: where the log scan starts.
-RECEIPT_BEFORE_TS = stamps.MAX_AHEAD
 
 
 class _Job:
@@ -343,51 +335,16 @@ class _Job:
         self.counts["failed_events"] += write_all(failed_events.DELETE_ROW, doomed)
 
     def _rewrite_log(self, keys: set[str], earliest: datetime | None) -> None:
-        """Strip the keys from transaction-log plans: delete entries left empty, rewrite others.
-
-        Scans the log from a day before the user's earliest event (or the whole
-        TTL when nothing was found) up to now, every shard, decompressing each
-        entry and decoding only those whose text holds a key.
-        """
-        site_id, ttl = self.site.id, table_ttl(TransactionLog)
-        start = self.now - ttl
-        if earliest is not None:
-            start = max(start, earliest - RECEIPT_BEFORE_TS)
-        minutes = timebuckets.buckets_between(start, self.now + timedelta(minutes=10), LOG_WIDTH)
-        needles = [json.dumps(k).encode() for k in keys]
-        deleted, rewritten = [], []
-        for index, minute in enumerate(minutes):
-            if index % 36 == 0:
-                self._progress(f"transaction log: {index} of {len(minutes)} buckets")
-            for shard in range(settings.TXLOG_SHARDS):
-                for row in pages(transaction_log.SELECT_PARTITION, (site_id, minute, shard)):
-                    key = (site_id, minute, shard, row["batch_id"])
-                    try:
-                        kept = _plan_kept(row["payload"], needles, keys)
-                    except UnreadableError:  # no reader could apply it: when in doubt, delete
-                        self.counts["transaction_log_unreadable"] += 1
-                        deleted.append(key)
-                        continue
-                    if kept is None:
-                        continue
-                    if not kept.events and not kept.sessions and not kept.links:
-                        deleted.append(key)
-                        continue
-                    received = row["received_at"]
-                    expires = (timebuckets.from_driver(received) if received else minute) + ttl
-                    left = expires - self.now
-                    rewritten.append(
-                        (
-                            max(1, int(left.total_seconds())),
-                            plan_encode(kept),
-                            len(kept.events),
-                            *key,
-                        )
-                    )
-        self.counts["transaction_log"] += write_all(
-            transaction_log.DELETE_ENTRY, deleted
-        ) + write_all(transaction_log.REWRITE_ENTRY, rewritten)
-        self.counts["transaction_log_rewritten"] += len(rewritten)
+        """Strip the keys from transaction-log plans (erasure/log_entries.py)."""
+        self.counts.update(
+            log_entries.log_entries_strip(
+                site_id=self.site.id,
+                keys=keys,
+                earliest=earliest,
+                now=self.now,
+                progress=self._progress,
+            )
+        )
 
     def _delete_widths(self, keys: list[str]) -> None:
         """Forget the keys' user-partition width history (after their events are gone)."""
@@ -438,25 +395,6 @@ def _event_time(row: Any) -> datetime:
     if row["ts"] is not None:
         return timebuckets.from_driver(row["ts"])
     return uuid_time(row["event_id"])
-
-
-class UnreadableError(ValueError):
-    """A stored row no reader can read (damaged, or of a format no longer known)."""
-
-
-def _plan_kept(payload: bytes | None, needles: list[bytes], keys: set[str]) -> Plan | None:
-    """A log entry's plan without the keys, None if it holds none of them; UnreadableError
-    if it is not zlib, or not a plan."""
-    try:
-        text = zlib.decompress(payload or b"")
-    except zlib.error:
-        raise UnreadableError("not zlib") from None
-    if not any(n in text for n in needles):
-        return None
-    try:
-        return plan_without(plan_decode(payload or b""), keys)
-    except (ValueError, TypeError, KeyError, IndexError, AttributeError) as exc:
-        raise UnreadableError(f"not a plan ({type(exc).__name__})") from None
 
 
 def _pause(seconds: float) -> None:
