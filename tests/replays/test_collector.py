@@ -304,7 +304,9 @@ def test_the_timeline_plays_and_the_lists_mark_a_recorded_session(client, replay
     assert send(client, replay_site, chunk(replay_site, visit)).status_code == 200
     page = client.get(timeline)
     assert 'id="replay"' in page.text and page.text.count('class="seek"') == 2
-    policy = page["Content-Security-Policy"]
+    assert "'unsafe-inline'" not in page["Content-Security-Policy"]  # only the player's frame
+    player = client.get(f"{timeline}player")
+    policy = player["Content-Security-Policy"]
     assert "script-src 'self';" in policy and f"img-src 'self' data: blob: {ORIGIN}" in policy
     assert "style-src 'self' 'unsafe-inline'" in policy
     assert "▶ replay" in client.get(profile).text

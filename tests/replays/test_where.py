@@ -11,6 +11,7 @@ import random
 import re
 import uuid
 from datetime import datetime, timedelta
+from html import unescape
 from typing import Any
 
 import pytest
@@ -172,9 +173,13 @@ def test_erasing_a_visitor_takes_their_session_off_the_filter(
 # ---- links to the replay at a moment ---------------------------------------------------
 
 
-def _island(html: str) -> dict[str, Any]:
-    found = re.search(r'<script id="replay-data" type="application/json">(.*?)</script>', html)
-    assert found, "no player on the page"
+def _island(client, html: str) -> dict[str, Any]:
+    """The player's data, read from the frame the timeline page embeds."""
+    frame = re.search(r'<iframe class="replay-frame" src="([^"]+)"', html)
+    assert frame, "no player on the page"
+    player = client.get(unescape(frame.group(1))).text
+    found = re.search(r'<script id="replay-data" type="application/json">(.*?)</script>', player)
+    assert found, "no player in the frame"
     return json.loads(found.group(1))
 
 
@@ -204,9 +209,11 @@ def test_rage_and_dead_click_samples_link_to_the_replay_at_their_moment(
     )
     assert [(s, int(t)) for _, s, t in links] == [(str(watched), clicks["watched"])]
     timeline = client.get(links[0][0].split("#")[0])
-    assert timeline.status_code == 200 and _island(timeline.text)["seek"] == clicks["watched"]
+    assert (
+        timeline.status_code == 200 and _island(client, timeline.text)["seek"] == clicks["watched"]
+    )
     plain = client.get(f"/sites/{replay_site.id}/sessions/{watched}/")
-    assert _island(plain.text)["seek"] is None
+    assert _island(client, plain.text)["seek"] is None
 
 
 def test_funnel_drop_offs_link_to_the_replay_at_their_last_step(
@@ -235,7 +242,7 @@ def test_funnel_drop_offs_link_to_the_replay_at_their_last_step(
         f"&t={_ms(t0)}#replay"
     ]
     timeline = client.get(links[0].split("#")[0])
-    assert _island(timeline.text)["seek"] == _ms(t0)
+    assert _island(client, timeline.text)["seek"] == _ms(t0)
     assert timeline.text.count("funnel-chain") == 1  # the steps still marked
     reached = client.get(url, {"period": "24h", "step": 2, "outcome": "reached"}).text
     bought, last = _session(replay_site, "bought"), _ms(t0 + minutes(1))
@@ -261,4 +268,4 @@ def test_a_bad_moment_is_named_and_the_replay_opens_at_its_start(
                       {"t": value})  # fmt: skip
     assert page.status_code == 200
     assert "t: the moment to play from, in milliseconds since 1970" in page.text
-    assert 'role="alert"' in page.text and _island(page.text)["seek"] is None
+    assert 'role="alert"' in page.text and _island(client, page.text)["seek"] is None
