@@ -140,7 +140,10 @@ def record(browser: Any, base: str, site: Any) -> list[dict[str, Any]]:
 def _post(base: str, site: Any, body: dict[str, Any]) -> dict[str, Any]:
     data = gzip.compress(json.dumps(body).encode(), compresslevel=6)
     request = urllib.request.Request(  # noqa: S310 - the bench's own loopback server
-        f"{base}/replay?site={site.key}", data=data, headers={"Content-Type": "text/plain"}
+        f"{base}/replay?site={site.key}",
+        data=data,
+        # as the recorder's POST from the site's page (a chunk without an Origin is refused)
+        headers={"Content-Type": "text/plain", "Origin": site.allowed_origins[0]},
     )
     for _ in range(40):  # 409 until the tracker's events have opened the session
         try:
