@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import json
 import re
 import uuid
 from collections.abc import Iterator
 from typing import Any
 
+import orjson
 from django.conf import settings
 from redis.exceptions import RedisError
 
@@ -70,6 +72,41 @@ def may_hold_stylesheets(text: bytes) -> bool:
     return b"_cssText" in text or b'"isStyle"' in text
 
 
+# `"_cssText": "<a JSON string>"`: in valid JSON an unescaped quote never falls inside a
+# string, so every match is the key and its whole value (possessive: no backtracking).
+_CSS_TEXT = re.compile(rb'"_cssText"\s*:\s*"((?:[^"\\]++|\\.)*+)"')
+
+
+def assets_split_text(text: bytes) -> tuple[bytes, dict[str, str]]:
+    """Replace each `_cssText` stylesheet of at least MIN_BYTES in a chunk's JSON text by
+    its reference (a byte search: the DOM is not walked); return the text and {hash:
+    text} of those replaced. rrweb 2 records every stylesheet so; `assets_split` walks
+    the parsed events for the text nodes older recorders marked `isStyle`."""
+    found: dict[str, str] = {}
+
+    def slim(match: re.Match[bytes]) -> bytes:
+        literal = match.group(1)
+        if len(literal) < MIN_BYTES:  # the text is never longer than its JSON literal
+            return match.group(0)
+        css = _json_string(literal)
+        raw = css.encode("utf-8", "surrogatepass")
+        if len(raw) < MIN_BYTES:
+            return match.group(0)
+        digest = hashlib.sha256(raw).hexdigest()
+        found[digest] = css
+        return b'"_cssText":{"' + MARK.encode() + b'":"' + digest.encode() + b'"}'
+
+    return _CSS_TEXT.sub(slim, text), found
+
+
+def _json_string(literal: bytes) -> str:
+    quoted = b'"' + literal + b'"'
+    try:
+        return orjson.loads(quoted)
+    except orjson.JSONDecodeError:  # a lone surrogate's escape: the stdlib reads it
+        return json.loads(quoted)
+
+
 def assets_split(events: list[Any]) -> dict[str, str]:
     """Replace each stylesheet of at least MIN_BYTES by its reference, in place; return
     {hash: text} of those replaced."""
@@ -93,13 +130,23 @@ def _marker(site: Site, digest: str) -> str:
 Packed = dict[str, tuple[int, bytes]]
 
 
+# The compressed stylesheets of this process, by hash: a site's CSS comes with every
+# page load of every visitor, and is compressed once (emptied when full).
+_PACKED: Packed = {}
+PACKED_KEPT = 256
+
+
 def assets_pack(found: dict[str, str]) -> Packed:
-    """Compress the stylesheets `assets_split` took out (their size is counted against the
+    """Compress the stylesheets taken out of a chunk (their size is counted against the
     chunk's budgets before anything is written)."""
     packed = {}
     for digest, text in found.items():
-        raw = text.encode("utf-8", "surrogatepass")
-        packed[digest] = (len(raw), gzip.compress(raw, compresslevel=6))
+        if digest not in _PACKED:
+            if len(_PACKED) >= PACKED_KEPT:
+                _PACKED.clear()
+            raw = text.encode("utf-8", "surrogatepass")
+            _PACKED[digest] = (len(raw), gzip.compress(raw, compresslevel=6))
+        packed[digest] = _PACKED[digest]
     return packed
 
 
