@@ -11,6 +11,7 @@ replay_assets under its SHA-256 and replaced in the chunk by `{"_cs_asset": "<ha
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import hashlib
 import json
@@ -164,11 +165,15 @@ def assets_store(site: Site, packed: Packed) -> int:
             fresh = True
         if not fresh:
             continue
-        replay_assets.asset_insert(
-            replay_assets.Row(
-                site_id=site.id, hash=digest, kind=KIND, size=size, data=data, ttl=ttl
-            )
+        row = replay_assets.Row(
+            site_id=site.id, hash=digest, kind=KIND, size=size, data=data, ttl=ttl
         )
+        try:
+            replay_assets.asset_insert(row)
+        except BaseException:  # not written: the next chunk naming it writes it
+            with contextlib.suppress(RedisError):
+                redis_client().delete(_marker(site, digest))
+            raise
         written += 1
     return written
 
