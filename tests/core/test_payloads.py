@@ -14,8 +14,10 @@ from sessions_app.core import payloads
 
 LIMIT = 8
 
+# Strings full of what could confuse a byte scan: brackets, quotes, backslashes.
+tricky = st.text(alphabet="[]{}\"\\'a:,", max_size=6) | st.text(max_size=5)
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.text(max_size=5),
+    st.none() | st.booleans() | st.integers(-(2**53), 2**53) | tricky,
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner),
     max_leaves=30,
 )
@@ -40,6 +42,20 @@ def test_json_is_parsed_as_the_standard_library_does_within_the_depth(value, wra
     else:
         assert payloads.json_parse(text, max_depth=LIMIT) == expected
     assert payloads.depth_exceeds(expected, LIMIT) == (_depth(expected) > LIMIT)
+
+
+@settings(max_examples=500, deadline=None)
+@given(value=json_values, limit=st.integers(0, 6), ascii_only=st.booleans())
+def test_the_byte_scan_of_the_depth_agrees_with_the_parsed_value(value, limit, ascii_only):
+    text = json.dumps(value, ensure_ascii=ascii_only).encode()
+    assert payloads.depth_within(text, limit) == (_depth(value) <= limit)
+
+
+def test_a_text_too_big_for_the_byte_passes_is_measured_by_orjson():
+    wide = b"[" + b",".join([b"[[1]]"] * 200_000) + b"]"  # 400,000 bracket pairs, depth 3
+    assert len(wide) * 512 > 2_000_000
+    assert payloads.depth_within(wide, 512) and payloads.depth_within(wide, 3)
+    assert not payloads.depth_within(wide, 2)
 
 
 @pytest.mark.parametrize(
