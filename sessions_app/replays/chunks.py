@@ -11,9 +11,12 @@ page (a plain JSON body is compressed here):
 0); `last_event` the tracker's newest event id when the chunk was cut, so the click path
 and the replay line up. The session is the visitor's session covering the chunk's
 start (the tracker's events name it: the Redis state, else user_sessions); none yet is
-a 409 the recorder retries. The stored row is the compressed body as it came, or,
-when it inlines stylesheets of at least assets.MIN_BYTES, the body with references to
-them (stored once per site in replay_assets), compressed again.
+a 409 the recorder retries. The stored row is the compressed body as it came (one
+gzip member, the one checked: nothing after it is accepted), or, when it inlines
+stylesheets of at least assets.MIN_BYTES, the body with references to them (stored once
+per site in replay_assets), compressed again. A chunk id is claimed once per session; a
+claimed one writes nothing; every stored byte is counted against the session's and the
+site's day's budgets first (docs/replay.md › Wire format and limits).
 """
 
 from __future__ import annotations
