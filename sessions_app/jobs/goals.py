@@ -64,6 +64,7 @@ def goal_save(
     goal.name, goal.definition, goal.digest = name, clean, digest
     if changed:
         goal.exact_from = timebuckets.floor(now, "hour")
+    if changed or goal.backfill_state == Goal.FAILED:  # saving a failed goal again retries
         goal.backfill_state, goal.backfill_done, goal.backfill_total = Goal.QUEUED, 0, 0
     try:
         with transaction.atomic():

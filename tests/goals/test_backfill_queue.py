@@ -234,3 +234,17 @@ def test_a_lost_backfill_is_sent_again_once_its_claim_lapses_and_the_lost_one_do
     assert queue.scans_in_flight(site_id=site.id) == 1  # the new one's place kept
     _work(broker, site)
     assert Goal.objects.get(pk=goal_id).backfill_state == Goal.DONE
+
+
+def test_saving_a_failed_goal_again_retries_its_backfill(site, broker, save):
+    """docs/goals.md: a failed backfill says so; saving the goal again retries. A done
+    one saved with the same definition queues nothing."""
+    goal_id = save({"name": "buy", "definition": brute.GOALS["buy"]})
+    _work(broker, site)
+    save({"definition": brute.GOALS["buy"]}, goal_id)
+    assert _messages(broker) == []
+    Goal.objects.filter(pk=goal_id).update(backfill_state=Goal.FAILED)
+    save({"definition": brute.GOALS["buy"]}, goal_id)
+    assert [name for name, _ in _messages(broker)] == [BACKFILL]
+    _work(broker, site)
+    assert Goal.objects.get(pk=goal_id).backfill_state == Goal.DONE
