@@ -264,3 +264,15 @@ def token(site) -> str:
     out = StringIO()
     call_command("create_api_token", "api-user", stdout=out)
     return out.getvalue().strip().splitlines()[-1]
+
+
+@pytest.fixture
+def broker(settings) -> Iterator[Any]:
+    """The Celery broker's Redis, its `analysis` and `celery` queues emptied before and
+    after the test (no worker takes them: the test reads or runs the messages)."""
+    import redis
+
+    client = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+    client.delete("analysis", "celery")
+    yield client
+    client.delete("analysis", "celery")

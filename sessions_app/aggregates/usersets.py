@@ -369,9 +369,8 @@ def key_forget(site_id: uuid.UUID, key: str) -> None:
 
 def number_forget(site_id: uuid.UUID, key: str, number: int) -> None:
     """Delete a user's number both ways (erasure)."""
-    session = cassandra_session()
-    session.execute(prepare(user_numbers.DELETE_KEY, idempotent=True, write=True), (site_id, key))
-    session.execute(
+    key_forget(site_id, key)
+    cassandra_session().execute(
         prepare(user_number_keys.DELETE_NUMBER, idempotent=True, write=True),
         (site_id, number >> user_number_keys.BLOCK_BITS, number),
     )

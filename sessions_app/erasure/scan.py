@@ -251,7 +251,7 @@ class KeyMatcher:
             body = payloads.json_parse(text, max_depth=replay_chunks.MAX_JSON_DEPTH)
         except payloads.PayloadError:
             return Verdict(doomed=True, unreadable=True)
-        named = frozenset(h.decode() for h in _ASSET_REFERENCE.findall(text))
+        named = _stylesheets_named(text)
         if not any(q in text for q in self.quick):
             return Verdict(doomed=False, assets=named)
         return Verdict(doomed=any(self.pattern.search(s) for s in _strings(body)), assets=named)
@@ -273,22 +273,33 @@ class ReplayScan:
     unreadable: int = 0
     assets: set[str] = field(default_factory=set)  # named by a chunk read
 
-    def inspect(
-        self, matcher: KeyMatcher, site_id: uuid.UUID, session_id: uuid.UUID, *, whole: bool
-    ) -> None:
-        """Read a session's chunks: keep the stylesheets they name; a chunk that shows a
-        key or cannot be read is doomed (all of them when the session goes `whole`)."""
+    def inspect(self, matcher: KeyMatcher, site_id: uuid.UUID, session_id: uuid.UUID) -> None:
+        """Read another session's chunks: keep the stylesheets they name; a chunk that
+        shows a key or cannot be read is doomed."""
         for row in pages(replay_chunks.SELECT_DATA, (site_id, session_id)):
             verdict = matcher.chunk(row["data"])
             self.assets |= verdict.assets
             self.unreadable += verdict.unreadable
-            if verdict.doomed and not whole:
+            if verdict.doomed:
                 self.rows.append((site_id, session_id, row["page_start"], row["seq"]))
+
+    def names_of(self, site_id: uuid.UUID, session_id: uuid.UUID) -> None:
+        """Keep the stylesheets a session deleted whole names (its chunks are not judged)."""
+        for row in pages(replay_chunks.SELECT_DATA, (site_id, session_id)):
+            try:
+                text = payloads.gzip_inflate(row["data"] or b"", settings.REPLAY_MAX_INFLATED_BYTES)
+            except payloads.PayloadError:
+                continue  # it goes with its session
+            self.assets |= _stylesheets_named(text)
+
+
+def _stylesheets_named(text: bytes) -> frozenset[str]:
+    return frozenset(h.decode() for h in _ASSET_REFERENCE.findall(text))
 
 
 def replay_rows_mentioning(
     site_id: uuid.UUID,
-    keys: Iterable[str],
+    matcher: KeyMatcher,
     *,
     own: Collection[uuid.UUID],
     days: int,
@@ -304,11 +315,8 @@ def replay_rows_mentioning(
     recorded ones' chunks are read and inflated.
     """
     scan = ReplayScan()
-    matcher = KeyMatcher.of(keys)
-    if matcher is None:
-        return scan
     for session_id in own:
-        scan.inspect(matcher, site_id, session_id, whole=True)
+        scan.names_of(site_id, session_id)
     probe, width = prepare(replay_chunks.PROBE), timebuckets.Width.DAY
     first = timebuckets.floor(now - timedelta(days=days + 1), width)
     for day in timebuckets.buckets_between(first, timebuckets.next_start(now, width), width):
@@ -319,7 +327,7 @@ def replay_rows_mentioning(
                 window = ids[start : start + PROBE_WINDOW]
                 found = read_windowed(probe, [(site_id, s) for s in window])
                 for session_id in (s for s, hit in zip(window, found, strict=True) if hit):
-                    scan.inspect(matcher, site_id, session_id, whole=False)
+                    scan.inspect(matcher, site_id, session_id)
     return scan
 
 
@@ -347,13 +355,12 @@ def replays_erase(
     """Delete the recordings of the sessions (a partition each), the chunks of the site's
     other sessions that show one of the keys or cannot be read, and the stylesheets any
     chunk read names that show one of them or cannot be read; how many of each."""
-    scan = replay_rows_mentioning(
-        site.id, keys, own=sessions, days=site.replay_retention_days, now=now
-    )
-    matcher = KeyMatcher.of(keys)
+    scan, bad_sheets = ReplayScan(), 0
     sheets: list[str] = []
-    bad_sheets = 0
+    matcher = KeyMatcher.of(keys)  # None: no key long enough to look for inside recordings
     if matcher is not None:
+        days = site.replay_retention_days
+        scan = replay_rows_mentioning(site.id, matcher, own=sessions, days=days, now=now)
         sheets, bad_sheets = stylesheets_mentioning(site.id, matcher, scan.assets)
     write_all(replay_chunks.DELETE_PARTITION, [(site.id, s) for s in sessions])
     write_all(replay_assets.DELETE, [(site.id, h) for h in sheets])

@@ -16,7 +16,7 @@ gzip member, the one checked: nothing after it is accepted), or, when it inlines
 stylesheets of at least assets.MIN_BYTES, the body with references to them (stored once
 per site in replay_assets), compressed again. A chunk id is claimed once per session; a
 claimed one writes nothing; every stored byte is counted against the session's and the
-site's day's budgets first (docs/replay.md › Wire format and limits).
+site's day's budgets first (docs/replay.md, Wire format and limits).
 """
 
 from __future__ import annotations
@@ -195,10 +195,16 @@ def chunk_parse(data: dict[str, Any], compressed: bytes, *, received_at: datetim
         last_event=_uuid(data, "last_event", required=False),
         events=len(_events(data)),
         data=compressed,
-        dropped=min(MAX_DROPPED, _int(data, "dropped", 0, 2**31 - 1))
-        if data.get("dropped") is not None
-        else 0,
+        dropped=_dropped(data),
     )
+
+
+def _dropped(data: dict[str, Any]) -> int:
+    """The chunks the tab's queue dropped, as this chunk reports them: counted up to
+    MAX_DROPPED."""
+    if data.get("dropped") is None:
+        return 0
+    return min(MAX_DROPPED, _int(data, "dropped", 0, 2**31 - 1))
 
 
 def session_of(site: Site, chunk: Chunk) -> SessionState:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import base64
 import json
 import time
-from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
@@ -24,15 +23,6 @@ pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 
 DEFINITION = {"steps": [{"kind": "pageview", "path": "/"}, {"kind": "click", "selector": "a"}]}
 ANALYSIS, DEFAULT = "analysis", "celery"
-
-
-@pytest.fixture
-def broker(settings) -> Iterator[redis.Redis]:
-    """The broker's Redis, its queues emptied after the test (no worker takes them here)."""
-    client = redis.Redis.from_url(settings.CELERY_BROKER_URL)
-    client.delete(ANALYSIS, DEFAULT)
-    yield client
-    client.delete(ANALYSIS, DEFAULT)
 
 
 def _queued(broker: redis.Redis, name: str = ANALYSIS) -> list[list]:

@@ -37,15 +37,6 @@ FUNNEL = {"steps": [{"kind": "pageview", "path": "/"}, {"kind": "click", "select
 
 
 @pytest.fixture
-def broker(settings) -> Iterator[redis.Redis]:
-    """The broker's Redis, its queues emptied before and after the test."""
-    client = redis.Redis.from_url(settings.CELERY_BROKER_URL)
-    client.delete(ANALYSIS, DEFAULT)
-    yield client
-    client.delete(ANALYSIS, DEFAULT)
-
-
-@pytest.fixture
 def places(site) -> Iterator[list[Any]]:
     """The sites whose claims are dropped after the test (the `site` fixture's, and any
     the test appends)."""
