@@ -7,6 +7,7 @@ from datetime import timedelta
 from urllib.parse import parse_qs, urlparse
 
 import pytest
+from playwright.sync_api import expect
 from django.contrib.auth.models import User
 from django.utils import timezone
 
@@ -49,13 +50,16 @@ def test_filter_share_and_open_a_session(live_server, context):
     page.click("button[type=submit]")
     page.goto(f"{live_server.url}/sites/{site.id}/")
     page.click("nav.main-nav >> text=Sessions")
-    assert page.locator("table.explorer tbody tr").count() == 3
+    # The click returns once the navigation starts: wait for the page's rows, not the clock.
+    expect(page.locator("table.explorer tbody tr")).to_have_count(3)
     page.fill("input[name=campaign]", "spring")
     page.select_option("select[name=medium]", "email")
     page.fill("input[name=page]", "/pricing")
     page.click("#explorer-filter button[type=submit]")
+    page.wait_for_url("**campaign=spring**")
     rows = page.locator("table.explorer tbody tr")
-    assert rows.count() == 2 and "mail-2" in rows.nth(0).inner_text()
+    expect(rows).to_have_count(2)
+    assert "mail-2" in rows.nth(0).inner_text()
     shared = page.locator("a.share").get_attribute("href")
     query = parse_qs(urlparse(shared).query)
     assert query["campaign"] == ["spring"] and query["medium"] == ["email"]
