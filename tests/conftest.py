@@ -103,26 +103,45 @@ def django_db_setup(django_test_environment, django_db_blocker, django_db_modify
             verbosity=0, interactive=False, aliases=set(CASSANDRA_DBS), serialized_aliases=set()
         )
         registry.indexes_ensure()
-        CassandraDatabaseOperations.execute_sql_flush = _truncate_the_written
+        CassandraDatabaseOperations.execute_sql_flush = _flush_nothing
         cassandra_session().add_request_init_listener(lambda future: guard_statement(future.query))
     yield
     with django_db_blocker.unblock():
         teardown_databases(config, verbosity=0)
 
 
-def _truncate_the_written(self: Any, sql_list: list[str]) -> None:
-    """The Cassandra backend's flush after each test, truncating only the tables that hold a
-    row: django_cassandra_engine truncates every table (~50, each a memtable flush on the
-    node, most tests write a few); a one-row read of each, all at once, is far cheaper."""
+def _flush_nothing(self: Any, sql_list: list[str]) -> None:
+    """The Cassandra backend's flush after each test, made a no-op: tests isolate by what
+    they write (a fresh site, user and session per test; every table is partitioned by
+    site or by an id), so emptying ~50 tables after each one (a memtable flush each on the
+    node) bought nothing but time. A test that needs empty tables asks for them with
+    `@pytest.mark.empty_tables` (see `_empty_tables`)."""
+
+
+def truncate_written() -> None:
+    """Truncate every table of the test keyspace that holds a row: a one-row read of each,
+    all at once, then TRUNCATE only those (each one a memtable flush on the node)."""
     from sessions_app.core.cql import cassandra_session, keyspace
 
     db, name = cassandra_session(), keyspace()
-    tables = [cql.split()[-1] for cql in sql_list]
+    listed = db.execute(
+        "SELECT table_name FROM system_schema.tables WHERE keyspace_name = %s", (name,)
+    )
+    tables = sorted(row["table_name"] for row in listed)
     probes = [db.execute_async(f"SELECT * FROM {name}.{table} LIMIT 1") for table in tables]
     written = [t for t, probe in zip(tables, probes, strict=True) if probe.result().one()]
     truncates = [db.execute_async(f"TRUNCATE {name}.{table}", timeout=120) for table in written]
     for truncate in truncates:
         truncate.result()
+
+
+@pytest.fixture(autouse=True)
+def _empty_tables(request: pytest.FixtureRequest) -> None:
+    """A test marked `empty_tables` (an installation-wide scan, the partition report)
+    starts with every Cassandra table empty, and pays for the truncation itself."""
+    if request.node.get_closest_marker("empty_tables"):
+        request.getfixturevalue("django_db_setup")
+        truncate_written()
 
 
 @pytest.fixture(autouse=True)

@@ -7,9 +7,9 @@ from datetime import timedelta
 from urllib.parse import parse_qs, urlparse
 
 import pytest
-from playwright.sync_api import expect
 from django.contrib.auth.models import User
 from django.utils import timezone
+from playwright.sync_api import expect
 
 from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.ledger import sites
