@@ -1,6 +1,24 @@
 """Test settings: real Cassandra and Redis, a `test_` keyspace, fast hashing."""
 
+import os
+from urllib.parse import urlsplit
+
 from .base import *
+
+# pytest-xdist runs a worker per core (PYTEST_XDIST_WORKER=gw0, gw1, ...): each worker has a
+# keyspace, a Redis database and a SQLite file of its own. The processes a test starts
+# inherit the variable and are handed the suffixed names, so adding a suffix is idempotent.
+XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+if XDIST_WORKER:
+    _suffix = f"_{XDIST_WORKER}"
+    if not CASSANDRA_KEYSPACE.endswith(_suffix):
+        CASSANDRA_KEYSPACE += _suffix
+    DATABASES["cassandra"]["NAME"] = CASSANDRA_KEYSPACE
+    DATABASES["cassandra"]["TEST"] = {"NAME": f"test_{CASSANDRA_KEYSPACE}"}
+    _database = f"/{1 + int(XDIST_WORKER.removeprefix('gw'))}"
+    REDIS_URL = urlsplit(REDIS_URL)._replace(path=_database).geturl()
+    CELERY_BROKER_URL = urlsplit(CELERY_BROKER_URL)._replace(path=_database).geturl()
+    CELERY_RESULT_BACKEND = urlsplit(CELERY_RESULT_BACKEND)._replace(path=_database).geturl()
 
 SECRET_KEY = "test-only-key"  # noqa: S105
 DEBUG = False
@@ -8,7 +26,7 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 # A file, not :memory:, so the real Celery worker the tests start reads the same SQL
 # rows (sites, bucket states) as the test process; the test runner recreates it.
 STATE_DIR.mkdir(parents=True, exist_ok=True)  # a clean clone has none until a service starts
-TEST_SQLITE = STATE_DIR / "test-default.sqlite3"
+TEST_SQLITE = STATE_DIR / f"test-default{'-' + XDIST_WORKER if XDIST_WORKER else ''}.sqlite3"
 DATABASES["default"] = {
     "ENGINE": "django.db.backends.sqlite3",
     "NAME": TEST_SQLITE,

@@ -14,7 +14,7 @@ from typing import Any
 from django.conf import settings
 
 from sessions_app.core import stamps, timebuckets
-from sessions_app.erasure.scan import pages, table_ttl, write_all
+from sessions_app.erasure.scan import pages_many, table_ttl, write_all
 from sessions_app.ingest.plan import Plan, plan_decode, plan_encode, plan_without
 from sessions_app.ingest.txlog import LOG_WIDTH
 from sessions_app.models import TransactionLog
@@ -47,34 +47,35 @@ def log_entries_strip(
     counts: Counter[str] = Counter()
     deleted: list[tuple[Any, ...]] = []
     rewritten: list[tuple[Any, ...]] = []
-    for index, minute in enumerate(minutes):
-        if index % 36 == 0:
-            progress(f"transaction log: {index} of {len(minutes)} buckets")
-        for shard in range(settings.TXLOG_SHARDS):
-            for row in pages(transaction_log.SELECT_PARTITION, (site_id, minute, shard)):
-                key = (site_id, minute, shard, row["batch_id"])
-                try:
-                    kept = _plan_kept(row["payload"], needles, keys)
-                except UnreadableError:  # no reader could apply it: when in doubt, delete
-                    counts["transaction_log_unreadable"] += 1
-                    deleted.append(key)
-                    continue
-                if kept is None:
-                    continue
-                if not kept.events and not kept.sessions and not kept.links:
-                    deleted.append(key)
-                    continue
-                received = row["received_at"]
-                expires = (timebuckets.from_driver(received) if received else minute) + ttl
-                left = expires - now
-                rewritten.append(
-                    (
-                        max(1, int(left.total_seconds())),
-                        plan_encode(kept),
-                        len(kept.events),
-                        *key,
-                    )
-                )
+    shards = list(range(settings.TXLOG_SHARDS))
+    step = transaction_log.MINUTES_PER_READ
+    reads = [(site_id, minutes[i : i + step], shards) for i in range(0, len(minutes), step)]
+    progress(f"transaction log: {len(minutes)} buckets")
+    for _, row in pages_many(transaction_log.SELECT_MINUTES, reads, window=4):
+        minute = timebuckets.from_driver(row["minute"])
+        key = (site_id, minute, row["shard"], row["batch_id"])
+        try:
+            kept = _plan_kept(row["payload"], needles, keys)
+        except UnreadableError:  # no reader could apply it: when in doubt, delete
+            counts["transaction_log_unreadable"] += 1
+            deleted.append(key)
+            continue
+        if kept is None:
+            continue
+        if not kept.events and not kept.sessions and not kept.links:
+            deleted.append(key)
+            continue
+        received = row["received_at"]
+        expires = (timebuckets.from_driver(received) if received else minute) + ttl
+        left = expires - now
+        rewritten.append(
+            (
+                max(1, int(left.total_seconds())),
+                plan_encode(kept),
+                len(kept.events),
+                *key,
+            )
+        )
     counts["transaction_log"] += write_all(transaction_log.DELETE_ENTRY, deleted) + write_all(
         transaction_log.REWRITE_ENTRY, rewritten
     )

@@ -144,7 +144,8 @@ def test_generated_secret_parameters_go_and_the_others_stay(
     got = site.url(url)
     assert hidden not in got
     for n, v in kept:
-        assert f"{n}={v}" in got
+        # A value ending the URL loses its trailing "?" to the tidying, as in tracker.js.
+        assert f"{n}={v}".rstrip("?") in got
     assert site.url("https://a.example/p?keepme=1&token=2") == "https://a.example/p?keepme=1"
 
 
