@@ -43,6 +43,10 @@ run: $(STAMP) $(NODE_STAMP)
 manage: $(STAMP) $(NODE_STAMP)
 	DJANGO_SETTINGS_MODULE=$${DJANGO_SETTINGS_MODULE:-clickstream.settings.local} $(PY) manage.py $(ARGS)
 
+# pytest-xdist workers (docs/testing.md); TEST_WORKERS=0 runs the tests in one process.
+TEST_WORKERS ?= 2
+XDIST := -n $(TEST_WORKERS) --dist loadgroup
+
 test: $(STAMP) $(NODE_STAMP)
 	npm test --silent
 	npm run --silent size
@@ -50,7 +54,7 @@ test: $(STAMP) $(NODE_STAMP)
 	$(VENV)/bin/mypy clickstream sessions_app ops
 	$(VENV)/bin/lint-imports --no-cache
 	$(VENV)/bin/vulture
-	$(PY) -m ops.stack test -- $(PYTEST_ARGS)
+	$(PY) -m ops.stack test -- $(XDIST) $(PYTEST_ARGS)
 
 # The inner loop: lint, types and every test not marked slow (no fuzzing at 10,000
 # cases, no fault injection).
@@ -61,12 +65,12 @@ test-quick: $(STAMP) $(NODE_STAMP)
 	$(VENV)/bin/mypy clickstream sessions_app ops
 	$(VENV)/bin/lint-imports --no-cache
 	$(VENV)/bin/vulture
-	$(PY) -m ops.stack test -- -m "not slow" $(PYTEST_ARGS)
+	$(PY) -m ops.stack test -- $(XDIST) -m "not slow" $(PYTEST_ARGS)
 
 # The slow suite alone (fuzzing at 10,000 cases; fault injection; tests over a minute):
 # `make test` runs it too.
 test-faults: $(STAMP) $(NODE_STAMP)
-	$(PY) -m ops.stack test -- -m slow $(PYTEST_ARGS)
+	$(PY) -m ops.stack test -- $(XDIST) -m slow $(PYTEST_ARGS)
 
 # A three-node loopback cluster (127.0.0.1-3, CQL port 9142) beside the single node;
 # point the app at it with the variables README › Production topology lists.

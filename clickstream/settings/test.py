@@ -5,20 +5,23 @@ from urllib.parse import urlsplit
 
 from .base import *
 
-# pytest-xdist runs a worker per core (PYTEST_XDIST_WORKER=gw0, gw1, ...): each worker has a
-# keyspace, a Redis database and a SQLite file of its own. The processes a test starts
-# inherit the variable and are handed the suffixed names, so adding a suffix is idempotent.
+# pytest-xdist runs a worker per core (PYTEST_XDIST_WORKER=gw0, gw1, ...). pytest-django
+# gives each worker's test databases a suffix (keyspace test_clickstream_gw0, SQLite file
+# test-default.sqlite3_gw0); here each also gets a Redis database of its own. The processes
+# a test starts inherit the variable: they read the same SQLite file and Redis database,
+# and are handed the keyspace.
 XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
 if XDIST_WORKER:
-    _suffix = f"_{XDIST_WORKER}"
-    if not CASSANDRA_KEYSPACE.endswith(_suffix):
-        CASSANDRA_KEYSPACE += _suffix
-    DATABASES["cassandra"]["NAME"] = CASSANDRA_KEYSPACE
-    DATABASES["cassandra"]["TEST"] = {"NAME": f"test_{CASSANDRA_KEYSPACE}"}
     _database = f"/{1 + int(XDIST_WORKER.removeprefix('gw'))}"
     REDIS_URL = urlsplit(REDIS_URL)._replace(path=_database).geturl()
     CELERY_BROKER_URL = urlsplit(CELERY_BROKER_URL)._replace(path=_database).geturl()
     CELERY_RESULT_BACKEND = urlsplit(CELERY_RESULT_BACKEND)._replace(path=_database).geturl()
+    # Celery reads CELERY_BROKER_URL from the environment before the settings: both agree.
+    os.environ.update(
+        REDIS_URL=REDIS_URL,
+        CELERY_BROKER_URL=CELERY_BROKER_URL,
+        CELERY_RESULT_BACKEND=CELERY_RESULT_BACKEND,
+    )
 
 SECRET_KEY = "test-only-key"  # noqa: S105
 DEBUG = False
@@ -26,10 +29,12 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 # A file, not :memory:, so the real Celery worker the tests start reads the same SQL
 # rows (sites, bucket states) as the test process; the test runner recreates it.
 STATE_DIR.mkdir(parents=True, exist_ok=True)  # a clean clone has none until a service starts
-TEST_SQLITE = STATE_DIR / f"test-default{'-' + XDIST_WORKER if XDIST_WORKER else ''}.sqlite3"
+TEST_SQLITE = STATE_DIR / "test-default.sqlite3"
 DATABASES["default"] = {
     "ENGINE": "django.db.backends.sqlite3",
-    "NAME": TEST_SQLITE,
+    # What a process a test started opens: the test runner's file, suffixed as pytest-django
+    # suffixes it under xdist.
+    "NAME": f"{TEST_SQLITE}_{XDIST_WORKER}" if XDIST_WORKER else TEST_SQLITE,
     "TEST": {"NAME": TEST_SQLITE},
     "OPTIONS": {"timeout": 20},
 }

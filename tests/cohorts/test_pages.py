@@ -109,6 +109,7 @@ def _stored_numbers(site) -> set[int]:
     return found
 
 
+@pytest.mark.empty_tables  # brute force over every table of the keyspace
 def test_an_erased_user_leaves_every_stored_set(client, shop, settings):
     settings.SUPPRESSION_CACHE_SECONDS = 0
     settings.ERASURE_SETTLE_SECONDS = 0

@@ -195,6 +195,7 @@ def test_a_request_held_past_an_erasure_does_not_write_the_user_back(site, setti
     assert len(user_sessions.session_list(site_id=site.id, user_key="bystander")) == 1
 
 
+@pytest.mark.empty_tables  # brute force over every table of the keyspace
 def test_nothing_of_a_user_whose_sessions_expired_is_left_in_any_table(site, monkeypatch, settings):
     """Brute force over every table of the keyspace (tests/erasure/anywhere.py): after the
     raw events and sessions expired (a short retention), erasing the user id leaves no row
@@ -277,6 +278,7 @@ def test_nothing_of_a_user_whose_sessions_expired_is_left_in_any_table(site, mon
     assert {"bucket_users", "rolling_counts"} <= set(kept), kept  # the brute force sees rows
 
 
+@pytest.mark.empty_tables  # brute force over every table of the keyspace
 def test_an_identify_dated_hours_ahead_is_erased_too(site, client, token, settings):
     """An identify dated 20 h after its receipt (no sent_at: accepted as is) sets traits;
     no cell is stamped later than the receipt plus the skew, and once the erasure's

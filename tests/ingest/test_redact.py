@@ -192,6 +192,7 @@ def _segment(client, site: Site, body: dict):
     )  # fmt: skip
 
 
+@pytest.mark.empty_tables  # brute force over every table of the keyspace
 @pytestmark_db
 def test_collect_stores_no_secret_of_any_url_field_in_any_table(client, site, live_now):
     site.redact_params = ["email", "-code"]
@@ -228,6 +229,7 @@ def test_collect_stores_no_secret_of_any_url_field_in_any_table(client, site, li
     assert failed["failed_events"] == 2, failed
 
 
+@pytest.mark.empty_tables  # brute force over every table of the keyspace
 @pytestmark_db
 def test_segment_stores_no_secret_of_any_url_field_in_any_table(client, site, live_now):
     s = {k: _secret(k) for k in ("url", "ref", "search", "path", "purl", "pref", "trait", "frag")}
@@ -266,6 +268,7 @@ def test_segment_stores_no_secret_of_any_url_field_in_any_table(client, site, li
 
 
 @pytestmark_db
+@pytest.mark.empty_tables  # brute force over every table of the keyspace
 @given(
     ending=st.sampled_from([*SECRET_ENDINGS, "own"]),
     prefix=st.text(string.ascii_letters + "_", max_size=6),
