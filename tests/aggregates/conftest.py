@@ -12,7 +12,7 @@ from sessions_app.aggregates.stored import bucket_aggregate, bucket_user_counts
 from sessions_app.core import timebuckets
 from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.models import BucketState, Site
-from tests.ingest.conftest import event
+from tests.support.events import event
 
 
 def sealed(site: Site, hour: datetime, *, from_tallies: bool) -> tuple[dict, dict]:

@@ -40,9 +40,9 @@ from sessions_app.models import BucketState
 from sessions_app.tables import retention_specs
 from tests.aggregates.test_breakdowns import seal_everything
 from tests.analysis.dataset import AGENTS, SHOP
-from tests.conftest import recent_fixed
-from tests.ingest.conftest import event, post
 from tests.paths.test_reads import send
+from tests.support.clock import recent_fixed
+from tests.support.events import event, post
 
 PAGES = ["/", "/pricing", "/docs"]
 WIDTHS = [390, 800, 1440, None]  # <640, 640-1024, >1024, not sent

@@ -27,7 +27,7 @@ from sessions_app.core.ids import uuid_time
 from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.models import BucketState
 from sessions_app.periods import period_param
-from tests.ingest.conftest import event
+from tests.support.events import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

@@ -29,10 +29,10 @@ from sessions_app.tables import user_sessions
 from tests.aggregates import recount, test_breakdowns, test_heatmaps, test_vitals
 from tests.aggregates.test_breakdowns import seal_everything
 from tests.analysis.dataset import AGENTS
-from tests.conftest import recent_fixed
 from tests.goals import brute as goal_brute
 from tests.paths import test_reads as test_paths
 from tests.paths.test_reads import send
+from tests.support.clock import recent_fixed
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

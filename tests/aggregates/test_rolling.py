@@ -20,7 +20,7 @@ from sessions_app.core.timebuckets import Width
 from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.ledger import sites
 from sessions_app.models import BucketState, Site
-from tests.ingest.conftest import event
+from tests.support.events import event
 
 WIDTHS = (Width.MONTH, Width.DAY, Width.HOUR)
 

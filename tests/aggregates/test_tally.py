@@ -29,7 +29,7 @@ from sessions_app.ingest.plan import Plan, plan_decode, plan_encode
 from sessions_app.ingest.steps import apply as apply_step
 from sessions_app.models import BucketState, ErasureRequest, Site
 from tests.aggregates.conftest import sealed
-from tests.ingest.conftest import event
+from tests.support.events import event
 
 # --- pure: tallies add up ------------------------------------------------------------
 

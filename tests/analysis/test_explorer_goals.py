@@ -23,8 +23,9 @@ from sessions_app.ledger import sites
 from sessions_app.models import Site
 from tests.api.test_api import auth
 from tests.cohorts.test_exact import seal_due
-from tests.conftest import member, recent_fixed
-from tests.ingest.conftest import event
+from tests.support.accounts import member
+from tests.support.clock import recent_fixed
+from tests.support.events import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

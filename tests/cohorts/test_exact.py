@@ -19,8 +19,8 @@ from sessions_app.core import timebuckets
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.ledger import sites
-from tests.conftest import recent_fixed
-from tests.ingest.conftest import event
+from tests.support.clock import recent_fixed
+from tests.support.events import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

@@ -21,8 +21,8 @@ from sessions_app.ledger import sites
 from sessions_app.models import BucketState, ErasureRequest
 from sessions_app.tables import user_sets
 from tests.cohorts.test_exact import assert_exact, origin, query_of, seal_due, send
-from tests.conftest import member
 from tests.erasure.anywhere import rows_mentioning
+from tests.support.accounts import member
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

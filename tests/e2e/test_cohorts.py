@@ -9,8 +9,8 @@ from django.contrib.auth.models import User
 
 from sessions_app.ledger import sites
 from tests.cohorts.test_exact import query_of, seal_due, send
-from tests.conftest import member
-from tests.e2e.conftest import screenshot
+from tests.support.accounts import member
+from tests.support.browser import screenshot
 
 pytestmark = [
     pytest.mark.e2e,

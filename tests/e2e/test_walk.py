@@ -21,7 +21,7 @@ from sessions_app.ledger import sites
 from sessions_app.system import demo
 from sessions_app.views.demo import PRODUCTS
 from tests.aggregates.test_breakdowns import seal_everything
-from tests.e2e.conftest import HUMAN_AGENT, screenshot
+from tests.support.browser import HUMAN_AGENT, screenshot
 
 pytestmark = [
     pytest.mark.e2e,

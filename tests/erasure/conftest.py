@@ -16,7 +16,7 @@ from sessions_app.core import timebuckets
 from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.ingest.steps import apply as apply_step
 from sessions_app.tables import user_sessions
-from tests.ingest.conftest import event
+from tests.support.events import event
 
 ALICE = "alice@example.com"
 ALICE_ANON = "alice-anon"

@@ -29,7 +29,7 @@ from sessions_app.sessions import feed, lists
 from sessions_app.tables import retention_specs, user_sessions
 from tests.api.test_api import auth
 from tests.erasure.anywhere import rows_mentioning, stamped_after
-from tests.ingest.conftest import event
+from tests.support.events import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

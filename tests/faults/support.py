@@ -16,7 +16,7 @@ from sessions_app.core import timebuckets
 from sessions_app.core.ids import event_uuid
 from sessions_app.core.timebuckets import as_utc
 from sessions_app.ingest.order import ranked_times
-from tests.conftest import ROOT
+from tests.support.repo import ROOT
 
 
 def log_path(name: str) -> Any:

@@ -34,8 +34,8 @@ from sessions_app.ingest.replay import txlog_replay
 from sessions_app.models import BucketState, Site
 from sessions_app.tables import user_sessions
 from tests.aggregates.recount import assert_exact, hours_of, seal_and_compare
-from tests.conftest import ROOT
 from tests.faults.support import children, collector_start, event_id_of, log_path, process_stop
+from tests.support.repo import ROOT
 
 pytestmark = [
     pytest.mark.slow,

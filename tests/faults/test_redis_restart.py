@@ -41,7 +41,6 @@ from sessions_app.core.ids import time_uuid
 from sessions_app.models import BucketState
 from sessions_app.tables import user_sessions
 from tests.aggregates.recount import assert_exact, hours_of, seal_and_compare
-from tests.conftest import ROOT
 from tests.faults.support import (
     collector_start,
     event_id_of,
@@ -50,6 +49,7 @@ from tests.faults.support import (
     process_stop,
 )
 from tests.faults.test_kill import BROWSER, INSERT_SITE_EVENT, _env
+from tests.support.repo import ROOT
 
 pytestmark = [
     pytest.mark.slow,

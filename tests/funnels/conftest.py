@@ -14,7 +14,7 @@ from sessions_app.core import timebuckets
 from sessions_app.models import BucketState
 from tests.aggregates.test_breakdowns import seal_everything
 from tests.analysis.dataset import AGENTS, SHOP
-from tests.ingest.conftest import event, post
+from tests.support.events import event, post
 
 PRODUCTS = [f"/product/{i}" for i in range(1, 6)]
 

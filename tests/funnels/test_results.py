@@ -33,9 +33,9 @@ from sessions_app.ledger import policies, sites
 from sessions_app.tables import retention_specs, user_sessions
 from tests.aggregates.test_breakdowns import seal_everything
 from tests.analysis.dataset import AGENTS, SHOP
-from tests.conftest import member
 from tests.funnels.conftest import send
-from tests.ingest.conftest import event
+from tests.support.accounts import member
+from tests.support.events import event
 
 STEP_POOL = [
     {"kind": "pageview", "path": "/", "match": "exact"},

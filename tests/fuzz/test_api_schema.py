@@ -19,7 +19,7 @@ from django.utils import timezone
 from hypothesis import HealthCheck, given, settings
 
 from sessions_app.ingest.pipeline import Source, events_record
-from tests.ingest.conftest import event
+from tests.support.events import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 EXAMPLES = int(os.environ.get("FUZZ_API_EXAMPLES", "20"))

@@ -27,10 +27,10 @@ from sessions_app.models import BucketState, ErasureRequest, Goal
 from sessions_app.tables import user_sessions
 from tests.aggregates.test_breakdowns import seal_everything
 from tests.analysis.dataset import AGENTS
-from tests.conftest import recent_fixed
 from tests.goals import brute
-from tests.ingest.conftest import event
 from tests.paths.test_reads import send
+from tests.support.clock import recent_fixed
+from tests.support.events import event
 
 pytestmark = pytest.mark.django_db(transaction=True, databases=["default", "cassandra"])
 

@@ -16,9 +16,10 @@ from sessions_app.jobs.goals import goal_backfill, goal_save
 from sessions_app.models import Goal
 from tests.aggregates.test_breakdowns import seal_everything
 from tests.analysis.dataset import AGENTS
-from tests.conftest import member, recent_fixed
-from tests.ingest.conftest import event
 from tests.paths.test_reads import send
+from tests.support.accounts import member
+from tests.support.clock import recent_fixed
+from tests.support.events import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

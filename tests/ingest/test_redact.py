@@ -29,7 +29,7 @@ from sessions_app.models import Site
 from sessions_app.tables import user_sessions
 from sessions_app.tables.session_events import stored_events
 from tests.erasure.anywhere import rows_mentioning
-from tests.ingest.conftest import event, minutes, post
+from tests.support.events import event, minutes, post
 
 ROOT = Path(__file__).resolve().parents[2]
 NODE_SCRIPT = Path(__file__).with_name("redact_node.mjs")

@@ -32,7 +32,7 @@ from sessions_app.paths import reads
 from sessions_app.tables import user_sessions
 from tests.aggregates.test_breakdowns import seal_everything
 from tests.analysis.dataset import AGENTS, SHOP
-from tests.ingest.conftest import event, post
+from tests.support.events import event, post
 
 PAGES = ["/", "/pricing", "/cart", "/checkout", "/docs", "/blog"]
 LANDINGS = [(None, None), ("https://www.google.com/", None), (None, "newsletter")]

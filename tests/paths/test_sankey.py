@@ -28,8 +28,8 @@ from sessions_app.ledger import sites
 from sessions_app.paths import reads
 from tests.aggregates.test_breakdowns import seal_everything
 from tests.analysis.dataset import AGENTS, SHOP
-from tests.ingest.conftest import event
 from tests.paths.test_reads import anchored, brute, raw_rows, send
+from tests.support.events import event
 
 PAGES = [f"/p{i}" for i in range(12)]  # more than a step's MAX_NODES
 SPAN_HOURS = 30  # visits begin in the 30 hours from BASE, across a day's edge

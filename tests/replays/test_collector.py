@@ -19,8 +19,8 @@ from sessions_app.ledger import quality
 from sessions_app.models import ErasureRequest
 from sessions_app.partitions import partition_report
 from sessions_app.tables import registry, user_sessions
-from tests.conftest import member
-from tests.ingest.conftest import ORIGIN, event, minutes, post
+from tests.support.accounts import member
+from tests.support.events import ORIGIN, event, minutes, post
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from sessions_app.core import timebuckets
 from sessions_app.ingest.pipeline import Source, events_record
-from tests.ingest.conftest import event
+from tests.support.events import event
 
 
 @pytest.fixture

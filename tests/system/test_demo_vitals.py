@@ -21,7 +21,7 @@ from sessions_app.system import demo
 from sessions_app.vitals import reads
 from tests.aggregates.test_breakdowns import seal_everything
 from tests.aggregates.test_vitals import raw_values
-from tests.conftest import recent_fixed
+from tests.support.clock import recent_fixed
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

@@ -23,8 +23,8 @@ from sessions_app.tables.user_sessions import UserSession
 from tests.aggregates.test_breakdowns import seal_everything
 from tests.analysis.dataset import AGENTS, SHOP
 from tests.api.test_api import auth
-from tests.conftest import recent_fixed
-from tests.ingest.conftest import event, post
+from tests.support.clock import recent_fixed
+from tests.support.events import event, post
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

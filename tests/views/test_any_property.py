@@ -30,7 +30,7 @@ from hypothesis import strategies as st
 from sessions_app.ledger import sites
 from sessions_app.sessions import lists
 from sessions_app.tables import user_sessions
-from tests.ingest.conftest import ORIGIN, event, post
+from tests.support.events import ORIGIN, event, post
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

@@ -20,8 +20,8 @@ from sessions_app.analysis import filtered
 from sessions_app.ledger import sites
 from sessions_app.tables import user_sessions
 from sessions_app.templatetags.clickstream import without_utm
-from tests.conftest import member
-from tests.ingest.conftest import event, post
+from tests.support.accounts import member
+from tests.support.events import event, post
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

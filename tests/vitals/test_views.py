@@ -16,7 +16,7 @@ from django.utils import timezone
 from sessions_app.aggregates import vitals
 from tests.aggregates.test_breakdowns import seal_everything
 from tests.aggregates.test_vitals import measured  # noqa: F401 (a fixture)
-from tests.ingest.conftest import event, live_now, post  # noqa: F401 (live_now: a fixture)
+from tests.support.events import event, post
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 
@@ -45,7 +45,7 @@ def test_the_page_shows_cards_trend_and_pages_worst_first(client, site, analyst,
     assert [r["page"] for r in rows] == [p["page"] for p in api["pages"]]
 
 
-def test_any_page_path_renders_with_its_elements(client, site, analyst, live_now):  # noqa: F811
+def test_any_page_path_renders_with_its_elements(client, site, analyst, live_now):
     view = event(live_now, url="https://shop.example" + ODD)
     weird = '<img src=x onerror="alert(1)"> “§” 🛒'
     props = {"pageview": view["id"], "lcp": 5200, "lcp_el": weird, "cls": 0.3, "cls_el": weird}
