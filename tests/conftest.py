@@ -156,6 +156,15 @@ def visit(client, replay_site, live_now) -> datetime:
 
 
 @pytest.fixture
+def measured(client, site) -> datetime:
+    """Page views of the `site` fixture's site with their $vitals, sealed (see
+    tests/support/vitals.py); the instant they were sent around."""
+    from tests.support.vitals import vitals_measured
+
+    return vitals_measured(client, site)
+
+
+@pytest.fixture
 def site_id() -> uuid.UUID:
     """Return a fresh site id, so every test writes to partitions of its own."""
     return uuid.uuid4()

@@ -28,8 +28,8 @@ from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.ingest.plan import Plan, plan_decode, plan_encode
 from sessions_app.ingest.steps import apply as apply_step
 from sessions_app.models import BucketState, ErasureRequest, Site
-from tests.aggregates.conftest import sealed
 from tests.support.events import event
+from tests.support.sealing import sealed
 
 # --- pure: tallies add up ------------------------------------------------------------
 

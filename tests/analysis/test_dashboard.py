@@ -18,8 +18,8 @@ from sessions_app.analysis import dashboard, explorer, filtered
 from sessions_app.core.bounds import RangeError
 from sessions_app.core.ids import cassandra_order, uuid_time
 from sessions_app.periods import Period, period_param, site_zone
-from tests.analysis.dataset import sessions_send, sessions_truth
-from tests.analysis.test_explorer import TEXT, candidates, matches
+from tests.support.dataset import sessions_send, sessions_truth
+from tests.support.explorer import TEXT, candidates, matches
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

@@ -21,11 +21,10 @@ from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.jobs.goals import goal_backfill, goal_save
 from sessions_app.ledger import sites
 from sessions_app.models import Site
-from tests.api.test_api import auth
-from tests.cohorts.test_exact import seal_due
-from tests.support.accounts import member
+from tests.support.accounts import auth, member
 from tests.support.clock import recent_fixed
 from tests.support.events import event
+from tests.support.sealing import seal_due
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

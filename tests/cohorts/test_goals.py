@@ -23,9 +23,10 @@ from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.jobs.goals import goal_backfill, goal_save
 from sessions_app.ledger import sites
 from sessions_app.models import Site
-from tests.cohorts.test_exact import SPAN_DAYS, origin, query_of, seal_due
 from tests.support.accounts import member
+from tests.support.cohorts import SPAN_DAYS, origin, query_of
 from tests.support.events import event
+from tests.support.sealing import seal_due
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

@@ -35,7 +35,7 @@ from sessions_app.models import AdminAction, BucketState, ErasureRequest, Suppre
 from sessions_app.sessions import lists
 from sessions_app.tables import session_events as session_events_table
 from sessions_app.tables import user_sessions
-from tests.erasure.conftest import ALICE, ALICE_ANON, BOB, Traffic, record_batch
+from tests.support.erasure import ALICE, ALICE_ANON, BOB, Traffic, record_batch
 from tests.support.events import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])

@@ -26,8 +26,8 @@ from sessions_app.jobs import goals as goal_jobs
 from sessions_app.ledger import sites
 from sessions_app.models import BucketState, Goal
 from tests.goals import brute
-from tests.goals.test_counts import assert_exact_buy, buyers
 from tests.support.accounts import member
+from tests.support.goals import assert_exact_buy, buyers
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

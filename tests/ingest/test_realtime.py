@@ -11,7 +11,7 @@ import pytest
 from django.utils import timezone
 
 from sessions_app.ingest import realtime
-from tests.api.test_api import auth
+from tests.support.accounts import auth
 from tests.support.events import event, post
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])

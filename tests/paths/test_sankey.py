@@ -26,10 +26,10 @@ from sessions_app.core import timebuckets
 from sessions_app.core.ids import cassandra_order
 from sessions_app.ledger import sites
 from sessions_app.paths import reads
-from tests.aggregates.test_breakdowns import seal_everything
-from tests.analysis.dataset import AGENTS, SHOP
-from tests.paths.test_reads import anchored, brute, raw_rows, send
+from tests.support.dataset import AGENTS, SHOP
 from tests.support.events import event
+from tests.support.paths import anchored, brute, raw_rows, send
+from tests.support.sealing import seal_everything
 
 PAGES = [f"/p{i}" for i in range(12)]  # more than a step's MAX_NODES
 SPAN_HOURS = 30  # visits begin in the 30 hours from BASE, across a day's edge

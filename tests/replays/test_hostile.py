@@ -18,8 +18,8 @@ from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.ledger import quality
 from sessions_app.replays import chunks
 from sessions_app.tables import replay_chunks, user_sessions
-from tests.replays.test_collector import chunk, send
 from tests.support.events import ORIGIN
+from tests.support.replays import chunk, send
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

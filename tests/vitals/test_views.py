@@ -14,9 +14,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from sessions_app.aggregates import vitals
-from tests.aggregates.test_breakdowns import seal_everything
-from tests.aggregates.test_vitals import measured  # noqa: F401 (a fixture)
 from tests.support.events import event, post
+from tests.support.sealing import seal_everything
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 
@@ -24,7 +23,7 @@ ODD = "/produits/été/<script>alert(1)</script>/🛒?"  # the query string is c
 RANGE = {"period": "7d"}
 
 
-def test_the_page_shows_cards_trend_and_pages_worst_first(client, site, analyst, measured):  # noqa: F811
+def test_the_page_shows_cards_trend_and_pages_worst_first(client, site, analyst, measured):
     url = reverse("sessions_app:performance", args=[site.id])
     response = client.get(url, RANGE)
     assert response.status_code == 200
