@@ -19,10 +19,13 @@ from sessions_app.ledger import sites
 from tests.support.accounts import member
 from tests.support.clock import FIXED_NOW
 from tests.support.events import event, minutes, post
+from tests.support.hypothesis import profile_load
 from tests.support.keyspace import guard_statement
 from tests.support.repo import ROOT
 
 CASSANDRA_DBS = ["default", "cassandra"]
+# Before any test module is imported: its @settings(max_examples=examples(n)) reads it.
+HYPOTHESIS_PROFILE = profile_load()
 
 
 def pytest_configure(config: pytest.Config) -> None:
