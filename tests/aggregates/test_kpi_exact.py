@@ -28,6 +28,7 @@ from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.models import BucketState
 from sessions_app.periods import period_param
 from tests.support.events import event
+from tests.support.hypothesis import examples
 from tests.support.sealing import seal_due
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
@@ -154,7 +155,7 @@ def traffic(site):
 def test_every_kpi_of_drawn_ranges_zones_and_comparisons_equals_a_recount(site, traffic):
     now, rows = traffic
 
-    @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+    @settings(max_examples=examples(25), deadline=None, suppress_health_check=list(HealthCheck))
     @given(
         offset=st.integers(0, SPAN_HOURS + 2),
         hours=st.integers(1, 100),

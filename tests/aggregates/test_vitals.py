@@ -19,6 +19,7 @@ from sessions_app.aggregates.vitals import ALPHA, METRICS, SMALLEST
 from sessions_app.aggregates.vitals_packed import packed_merge, packed_quantile, packed_unpack
 from sessions_app.core import timebuckets
 from sessions_app.vitals import reads
+from tests.support.hypothesis import examples
 from tests.support.vitals import raw_values
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
@@ -34,7 +35,7 @@ def close(estimate: float | None, exact: float | None) -> bool:
 
 
 # --- the sketch alone --------------------------------------------------------------------------
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     values=st.lists(  # zeros too: CLS is often 0, a slot of its own
         st.one_of(st.just(0.0), st.floats(0, 600_000, allow_nan=False)), min_size=1, max_size=400
@@ -63,7 +64,7 @@ def test_p75_of_drawn_ranges_and_filters_is_within_one_percent_of_the_raw_values
     browsers = sorted({r["browser"] for r in every})
     assert len(devices) > 1 and len(browsers) > 1
 
-    @settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
+    @settings(max_examples=examples(20), deadline=None, suppress_health_check=list(HealthCheck))
     @given(
         offset=st.integers(0, 33),
         hours=st.integers(1, 40),

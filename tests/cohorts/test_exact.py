@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from sessions_app.ledger import sites
 from tests.support.cohorts import SPAN_DAYS, assert_exact, send
+from tests.support.hypothesis import examples
 from tests.support.sealing import seal_due
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
@@ -30,7 +31,7 @@ activity = st.lists(
 
 # No shrinking: every example seals a month of hours; a failing one is reported as drawn.
 @settings(
-    max_examples=3,
+    max_examples=examples(3),
     deadline=None,
     suppress_health_check=list(HealthCheck),
     phases=[Phase.explicit, Phase.reuse, Phase.generate],

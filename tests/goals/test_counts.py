@@ -30,6 +30,7 @@ from tests.support.clock import recent_fixed
 from tests.support.dataset import AGENTS
 from tests.support.events import event
 from tests.support.goals import assert_exact_buy, buyers
+from tests.support.hypothesis import examples
 from tests.support.paths import send
 from tests.support.sealing import seal_everything
 
@@ -134,7 +135,7 @@ def assert_exact(site: Any, digests: dict[str, str]) -> int:
 
 # No shrinking: an example seals a site several times (a failure is reported as drawn).
 @settings(
-    max_examples=4,
+    max_examples=examples(4),
     deadline=None,
     suppress_health_check=list(HealthCheck),
     phases=[Phase.explicit, Phase.reuse, Phase.generate],

@@ -19,6 +19,7 @@ from sessions_app.ledger import quality
 from sessions_app.replays import chunks
 from sessions_app.tables import replay_chunks, user_sessions
 from tests.support.events import ORIGIN
+from tests.support.hypothesis import examples
 from tests.support.replays import chunk, send
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
@@ -76,7 +77,7 @@ def test_hostile_bodies_are_refused_with_a_reason_or_stored_and_readable(
     base = chunk(replay_site, visit + timedelta(seconds=2))
 
     @settings(
-        max_examples=60,
+        max_examples=examples(60),
         deadline=None,
         suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
     )
