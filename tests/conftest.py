@@ -3,25 +3,29 @@
 from __future__ import annotations
 
 import os
-import re
 import socket
 import subprocess
 import sys
 import time
 import uuid
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
-from pathlib import Path
+from datetime import datetime
 from typing import Any
 
 import pytest
+from django.utils import timezone
 
 from sessions_app.ledger import sites
+from tests.support.accounts import member
+from tests.support.clock import FIXED_NOW
+from tests.support.events import event, minutes, post
+from tests.support.hypothesis import profile_load
+from tests.support.keyspace import guard_statement
+from tests.support.repo import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 CASSANDRA_DBS = ["default", "cassandra"]
-# Millisecond precision: Cassandra timestamps keep milliseconds.
-FIXED_NOW = datetime(2026, 3, 14, 15, 9, 26, 535_000, tzinfo=UTC)
+# Before any test module is imported: its @settings(max_examples=examples(n)) reads it.
+HYPOTHESIS_PROFILE = profile_load()
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -50,46 +54,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         return 0 if item.get_closest_marker("slow") else 1 if item.get_closest_marker("e2e") else 2
 
     items.sort(key=weight)
-
-
-def recent_fixed(*, days_ago: int, at: timedelta) -> datetime:
-    """Return `at` past midnight UTC, `days_ago` days before today.
-
-    For data that goes through the collector, which stamps receipt with the real clock
-    (so FIXED_NOW itself is too old for it): the data sits at the same time of a recent
-    day, so which hours and days are whole, ended or due for sealing never depends on
-    when the suite runs.
-    """
-    today = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
-    return today - timedelta(days=days_ago) + at
-
-
-_KEYSPACE_IN_CQL = re.compile(
-    r"\b(?:FROM|INTO|UPDATE|TABLE|KEYSPACE|INDEX\s+ON|TRUNCATE)\s+(?:IF\s+(?:NOT\s+)?EXISTS\s+)?"
-    r'"?([A-Za-z_][A-Za-z0-9_]*)"?\.',
-    re.IGNORECASE,
-)
-
-
-class KeyspaceGuardViolation(AssertionError):
-    """A test issued CQL against a keyspace that is neither test_ nor system."""
-
-
-def guard_statement(query: object) -> None:
-    """Raise if a statement names or routes to a keyspace outside test_*/system*."""
-    names = set()
-    keyspace = getattr(query, "keyspace", None)
-    if keyspace:
-        names.add(keyspace)
-    text = getattr(query, "query_string", None) or getattr(
-        getattr(query, "prepared_statement", None), "query_string", ""
-    )
-    names.update(_KEYSPACE_IN_CQL.findall(text or ""))
-    for name in names:
-        if not (name.startswith("test_") or name.startswith("system")):
-            raise KeyspaceGuardViolation(
-                f"test touched keyspace {name!r}; only test_* keyspaces are allowed"
-            )
 
 
 @pytest.fixture(scope="session")
@@ -193,10 +157,43 @@ def now() -> datetime:
 
 
 @pytest.fixture
+def live_now() -> datetime:
+    """Return the real present, millisecond precision (the collector stamps receipt with it)."""
+    now = timezone.now()
+    return now.replace(microsecond=now.microsecond // 1000 * 1000)
+
+
+@pytest.fixture
 def site(db):
     """Return a fresh site whose allowed origin is https://shop.example."""
 
     return sites.site_create(name="Shop", origins=["https://shop.example"])
+
+
+@pytest.fixture
+def replay_site(site):
+    """The `site` fixture's site with session replay on."""
+    site.replay = True
+    site.save()
+    return site
+
+
+@pytest.fixture
+def visit(client, replay_site, live_now) -> datetime:
+    """A visitor's session of anon-1 whose tracker events started 5 minutes ago."""
+    start = live_now - minutes(5)
+    response = post(client, replay_site, [event(start), event(start + minutes(1), kind="click")])
+    assert response.status_code == 200, response.content
+    return start
+
+
+@pytest.fixture
+def measured(client, site) -> datetime:
+    """Page views of the `site` fixture's site with their $vitals, sealed (see
+    tests/support/vitals.py); the instant they were sent around."""
+    from tests.support.vitals import vitals_measured
+
+    return vitals_measured(client, site)
 
 
 @pytest.fixture
@@ -279,14 +276,6 @@ def celery_analysis_worker(django_db_setup) -> Iterator[subprocess.Popen[bytes]]
     """A worker on the analysis queue (funnel day scans), as `make run` starts; only for
     the test asking for it (others check that nothing takes that queue)."""
     yield from _worker("analysis", "analysis-worker")
-
-
-def member(user, site, role: str = "analyst"):
-    """Give the user access to the site in that role (the only way a non-superuser sees it)."""
-    from sessions_app.models import SiteMembership
-
-    SiteMembership.objects.update_or_create(user=user, site=site, defaults={"role": role})
-    return user
 
 
 @pytest.fixture

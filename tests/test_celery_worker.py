@@ -56,7 +56,7 @@ def test_queued_analysis_scans_do_not_delay_sealing_or_erasure(
     from sessions_app.funnels import defs, queue
     from sessions_app.ingest.pipeline import Source, events_record
     from sessions_app.models import BucketState, ErasureRequest, Suppression
-    from tests.ingest.conftest import event
+    from tests.support.events import event
 
     now = timezone.now().replace(microsecond=0)
     hour = timebuckets.floor(now - timedelta(hours=3), "hour")

@@ -10,7 +10,7 @@ import tomllib
 from packaging.requirements import Requirement
 from packaging.version import Version
 
-from tests.conftest import ROOT
+from tests.support.repo import ROOT
 
 LOCKS = ("requirements.lock", "requirements-dev.lock")
 

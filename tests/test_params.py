@@ -13,7 +13,7 @@ import pytest
 from django.contrib.auth.models import User
 
 from sessions_app.funnels import defs
-from tests.api.test_api import auth
+from tests.support.accounts import auth
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from sessions_app.core.bounds import RangeError
 from sessions_app.periods import MAX_DAYS, PRESETS, period_param, site_zone
+from tests.support.hypothesis import examples
 
 NOW = datetime(2026, 3, 31, 22, 30, tzinfo=UTC)  # 1 April 00:30 in Berlin (summer time)
 BERLIN = ZoneInfo("Europe/Berlin")
@@ -84,7 +85,7 @@ def test_an_unknown_zone_is_utc() -> None:
     assert site_zone("Mars/Olympus") == ZoneInfo("UTC") and site_zone("") == ZoneInfo("UTC")
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     key=st.sampled_from(sorted(PRESETS.keys() - {"custom"})),
     compare=st.sampled_from(["off", "previous", "year"]),

@@ -1,4 +1,5 @@
-"""The package's shape: no import cycles, no oversized modules, the write path apart from reads."""
+"""The package's shape: no import cycles, no oversized modules, the write path apart from reads;
+the tests' helpers in tests/support/, never borrowed from another test module or a conftest."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "sessions_app"
+TESTS = ROOT / "tests"
 MAX_LINES = 420  # "no module over ~400 lines"
 # The analyst read modules; nothing the collector runs may import them.
 READ_MODULES = (
@@ -189,3 +191,58 @@ def test_the_core_imports_nothing_of_the_domains():
         if not target.startswith("sessions_app.core")
     }
     assert outside == set()
+
+
+def _borrowed(source: str, name: str) -> list[str]:
+    """The test modules (test_*) and conftest files a module of the tests imports, at any
+    depth of its code: helpers shared between tests belong in tests/support/."""
+    package = name.rpartition(".")[0]
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[: len(parts) - node.level + 1] + ([base] if base else []))
+            targets = [base] + [f"{base}.{a.name}" for a in node.names]
+        else:
+            continue
+        for target in targets:
+            parts = target.split(".")
+            if parts[0] == "tests" and any(
+                p == "conftest" or p.startswith("test_") for p in parts[1:]
+            ):
+                found.append(target)
+    return sorted(set(found))
+
+
+def test_no_test_module_or_conftest_imports_another_test_module_or_a_conftest():
+    borrowed = {}
+    for path in TESTS.rglob("*.py"):
+        name = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+        found = _borrowed(path.read_text(), name)
+        if found:
+            borrowed[name] = found
+    assert borrowed == {}
+
+
+def test_the_borrow_check_finds_a_borrowed_helper():
+    source = (
+        "from tests.api.test_api import auth\n"
+        "from tests.ingest.conftest import event\n"
+        "from tests.support.events import post\n"
+        "from tests.paths import test_reads\n"
+        "from . import conftest\n"
+        "def f():\n    import tests.e2e.conftest\n"
+    )
+    assert _borrowed(source, "tests.goals.test_counts") == [
+        "tests.api.test_api",
+        "tests.api.test_api.auth",
+        "tests.e2e.conftest",
+        "tests.goals.conftest",
+        "tests.ingest.conftest",
+        "tests.ingest.conftest.event",
+        "tests.paths.test_reads",
+    ]

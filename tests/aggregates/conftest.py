@@ -2,29 +2,15 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 import pytest
 from django.utils import timezone
 
-from sessions_app.aggregates import seal
-from sessions_app.aggregates.stored import bucket_aggregate, bucket_user_counts
 from sessions_app.core import timebuckets
 from sessions_app.ingest.pipeline import Source, events_record
-from sessions_app.models import BucketState, Site
-from tests.ingest.conftest import event
-
-
-def sealed(site: Site, hour: datetime, *, from_tallies: bool) -> tuple[dict, dict]:
-    BucketState.objects.filter(site=site, granularity="hour", bucket=hour).update(
-        partials=from_tallies
-    )
-    assert seal.bucket_seal(site_id=site.id, hour=hour, now=timezone.now())
-    agg = bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
-    assert agg is not None
-    del agg["sealed_at"]
-    counts = bucket_user_counts(site_id=site.id, granularity="hour", bucket_starts=[hour])
-    return agg, counts
+from sessions_app.models import Site
+from tests.support.events import event
 
 
 @pytest.fixture

@@ -10,39 +10,15 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from sessions_app.aggregates import breakdowns, seal, states
+from sessions_app.aggregates import breakdowns
 from sessions_app.core import timebuckets
 from sessions_app.core.ids import uuid_time
 from sessions_app.models import BucketState
-from tests.analysis.dataset import sessions_send, sessions_truth
+from tests.support.breakdowns import brute, stored
+from tests.support.dataset import sessions_send, sessions_truth
+from tests.support.sealing import seal_everything
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
-
-
-def brute(sessions: list[dict[str, Any]]) -> dict[str, dict[str, tuple[int, int, int]]]:
-    """dimension -> value -> (sessions, users, conversions) of the human sessions given."""
-    counted: dict[str, dict[str, list[Any]]] = {
-        name: defaultdict(lambda: [0, set(), 0]) for name in breakdowns.names()
-    }
-    for s in sessions:
-        if s["is_bot"]:
-            continue
-        for name, column in breakdowns.names().items():
-            entry = counted[name][s[column] or breakdowns.NONE]
-            entry[0] += 1
-            entry[1].add(s["user_key"])
-            entry[2] += bool(s["converted"])
-    return {
-        name: {v: (n, len(users), c) for v, (n, users, c) in values.items()}
-        for name, values in counted.items()
-    }
-
-
-def stored(found: breakdowns.Breakdown) -> dict[str, dict[str, tuple[int, int, int]]]:
-    return {
-        name: {v: (e.sessions, e.users, e.conversions) for v, e in values.items()}
-        for name, values in found.items()
-    }
 
 
 def close(got: dict, want: dict, *, exact_users: bool) -> None:
@@ -55,17 +31,6 @@ def close(got: dict, want: dict, *, exact_users: bool) -> None:
                 assert g[1] == users, (name, value)
             else:  # a HyperLogLog estimate once buckets merge
                 assert abs(g[1] - users) <= max(1, users * 0.05), (name, value, g[1], users)
-
-
-def seal_everything(site, now) -> None:
-    for _ in range(3):  # hours, then their days, then months
-        for site_id, granularity, start in states.buckets_due(now=now, limit=100_000):
-            if site_id != site.id:
-                continue
-            if granularity == "hour":
-                seal.bucket_seal(site_id=site.id, hour=start, now=now)
-            else:
-                seal.bucket_rollup(site_id=site.id, granularity=granularity, bucket=start, now=now)
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ from django.utils import timezone
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sessions_app.aggregates import seal, states, totals
+from sessions_app.aggregates import seal, totals
 from sessions_app.aggregates.kpis import METRICS, Kpis, kpi_value
 from sessions_app.analysis.kpi_report import breakdown_kpis, period_report
 from sessions_app.core import timebuckets
@@ -27,7 +27,9 @@ from sessions_app.core.ids import uuid_time
 from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.models import BucketState
 from sessions_app.periods import period_param
-from tests.ingest.conftest import event
+from tests.support.events import event
+from tests.support.hypothesis import examples
+from tests.support.sealing import seal_due
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 
@@ -61,20 +63,6 @@ def _ingest(site, now: datetime, seed: int = 37) -> None:
     for at, body in sorted(beacons, key=lambda b: b[0]):
         events_record(source=Source(site=site, received_at=at + timedelta(seconds=2)),
                       raw_events=[body])  # fmt: skip
-
-
-def _seal_due(site) -> None:
-    """Seal every due hour, then day and month, as the sweep would."""
-    for _ in range(6):
-        due = [d for d in states.buckets_due(now=timezone.now()) if d[0] == site.id]
-        if not due:
-            return
-        for site_id, granularity, bucket in due:
-            if granularity == "hour":
-                seal.bucket_seal(site_id=site_id, hour=bucket, now=timezone.now())
-            else:
-                seal.bucket_rollup(site_id=site_id, granularity=granularity, bucket=bucket,
-                                   now=timezone.now())  # fmt: skip
 
 
 def _raw(site, now: datetime) -> list[dict]:
@@ -157,7 +145,7 @@ def assert_kpis(found: Kpis, expected: dict, *, exact_visitors: bool) -> None:
 def traffic(site):
     now = timezone.now()
     _ingest(site, now)
-    _seal_due(site)
+    seal_due(site)
     sealed = BucketState.objects.filter(site=site, state=BucketState.SEALED)
     assert sealed.filter(granularity="hour").count() > 20  # sealed and live hours both
     assert sealed.filter(granularity="day").exists()  # UTC days come from day rollups
@@ -167,7 +155,7 @@ def traffic(site):
 def test_every_kpi_of_drawn_ranges_zones_and_comparisons_equals_a_recount(site, traffic):
     now, rows = traffic
 
-    @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+    @settings(max_examples=examples(25), deadline=None, suppress_health_check=list(HealthCheck))
     @given(
         offset=st.integers(0, SPAN_HOURS + 2),
         hours=st.integers(1, 100),
@@ -242,7 +230,7 @@ def test_a_visit_that_goes_on_after_its_start_hour_sealed_reopens_it(site):
                   raw_events=[event(later, anon="late", url="https://shop.example/b")])  # fmt: skip
     state = BucketState.objects.get(site=site, granularity="hour", bucket=hour)
     assert state.state == BucketState.REOPENED
-    _seal_due(site)
+    seal_due(site)
     stored = seal.PRODUCTS[-1].read(site_id=site.id, granularity="hour", buckets=[hour])
     kpis = totals.kpis_of(stored[0])
     assert (kpis.visits, kpis.bounces, kpis.duration_seconds_sum) == (1, 0, 1500.0)

@@ -26,13 +26,16 @@ from sessions_app.core import timebuckets
 from sessions_app.core.ids import uuid_time
 from sessions_app.models import BucketState, Goal
 from sessions_app.tables import user_sessions
-from tests.aggregates import recount, test_breakdowns, test_heatmaps, test_vitals
-from tests.aggregates.test_breakdowns import seal_everything
-from tests.analysis.dataset import AGENTS
-from tests.conftest import recent_fixed
+from tests.aggregates import recount
 from tests.goals import brute as goal_brute
-from tests.paths import test_reads as test_paths
-from tests.paths.test_reads import send
+from tests.support import breakdowns as support_breakdowns
+from tests.support import heatmaps as support_heatmaps
+from tests.support import paths as support_paths
+from tests.support import vitals as support_vitals
+from tests.support.clock import recent_fixed
+from tests.support.dataset import AGENTS
+from tests.support.paths import send
+from tests.support.sealing import seal_everything
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 
@@ -70,13 +73,18 @@ def traffic(client, site) -> Traffic:
     goals = goal_brute.goals_add(site, now - timedelta(days=2))
     for i in range(30):
         start = now - timedelta(minutes=rng.randrange(90, 30 * 60))
-        events = test_heatmaps.visit(rng, f"v{i}", start)
-        events += test_vitals.vitals_events(random.Random(i), events)  # web vitals
+        events = support_heatmaps.visit(rng, f"v{i}", start)
+        events += support_vitals.vitals_events(random.Random(i), events)  # web vitals
         cut = rng.randrange(1, len(events) + 1)  # one or two requests
         for part in (events[:cut], events[cut:]):
             if part:
                 send(client, site, part, AGENTS[i % 5])
-    send(client, site, test_heatmaps.visit(rng, "bot", now - timedelta(hours=3)), test_paths.BOT)
+    send(
+        client,
+        site,
+        support_heatmaps.visit(rng, "bot", now - timedelta(hours=3)),
+        support_paths.BOT,
+    )
     seal_everything(site, timezone.now())
     found = Traffic(site, goals)
     assert len(found.shards) >= 10 and found.days
@@ -117,17 +125,17 @@ def _breakdowns_brute(traffic: Traffic, hour: datetime) -> dict[str, Any]:
         for s in user_sessions.session_list(site_id=traffic.site.id, user_key=key)
         if timebuckets.floor(uuid_time(s["session_id"]), "hour") == hour
     ]  # fmt: skip
-    counted = test_breakdowns.brute(started)
+    counted = support_breakdowns.brute(started)
     return {name: values for name, values in counted.items() if values}
 
 
 def _breakdowns_plain(value: breakdowns.Breakdown) -> dict[str, Any]:
-    return {name: values for name, values in test_breakdowns.stored(value).items() if values}
+    return {name: values for name, values in support_breakdowns.stored(value).items() if values}
 
 
 def _paths_brute(traffic: Traffic, hour: datetime) -> tuple[Counter[Any], Counter[Any]]:
     end = timebuckets.next_start(hour, "hour")
-    grams, entrances, _ = test_paths.brute(traffic.all_rows(), traffic.site, hour, end)
+    grams, entrances, _ = support_paths.brute(traffic.all_rows(), traffic.site, hour, end)
     return grams, entrances
 
 
@@ -143,11 +151,11 @@ def _paths_plain(value: paths.Stored) -> tuple[Counter[Any], Counter[Any]]:
 
 
 def _heatmaps_brute(traffic: Traffic, hour: datetime) -> dict[Any, Any]:
-    return test_heatmaps.recount(traffic.rows[hour])
+    return support_heatmaps.recount(traffic.rows[hour])
 
 
 def _heatmaps_plain(value: dict[Any, Any]) -> dict[Any, Any]:
-    return {key: test_heatmaps.plain(heat) for key, heat in value.items()}
+    return {key: support_heatmaps.plain(heat) for key, heat in value.items()}
 
 
 def _user_sets_brute(traffic: Traffic, hour: datetime) -> dict[str, int]:
@@ -174,7 +182,7 @@ def _user_sets_plain(value: usersets.KeySets | usersets.Sets) -> dict[str, int]:
 
 
 def _vitals_brute(traffic: Traffic, hour: datetime) -> dict[Any, Any]:
-    return test_vitals.brute(traffic.rows[hour])
+    return support_vitals.brute(traffic.rows[hour])
 
 
 def _goals_brute(traffic: Traffic, hour: datetime) -> dict[Any, Any]:
@@ -202,7 +210,7 @@ CASES: dict[str, tuple[Brute, Callable[[Any], Any]]] = {
     "paths": (_paths_brute, _paths_plain),
     "heatmaps": (_heatmaps_brute, _heatmaps_plain),
     "user_sets": (_user_sets_brute, _user_sets_plain),
-    "vitals": (_vitals_brute, test_vitals.plain),
+    "vitals": (_vitals_brute, support_vitals.plain),
     "goals": (_goals_brute, goal_brute.plain),
 }
 

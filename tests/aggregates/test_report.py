@@ -16,7 +16,7 @@ from sessions_app.aggregates import report, seal
 from sessions_app.core import timebuckets
 from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.models import BucketState, SiteEventByBucket
-from tests.ingest.conftest import event
+from tests.support.events import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

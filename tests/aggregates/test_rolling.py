@@ -20,7 +20,8 @@ from sessions_app.core.timebuckets import Width
 from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.ledger import sites
 from sessions_app.models import BucketState, Site
-from tests.ingest.conftest import event
+from tests.support.events import event
+from tests.support.hypothesis import examples
 
 WIDTHS = (Width.MONTH, Width.DAY, Width.HOUR)
 
@@ -69,7 +70,7 @@ def test_a_year_uses_months():
     length=st.timedeltas(min_value=timedelta(seconds=1), max_value=timedelta(days=366)),
     seed=st.integers(0, 2**32),
 )
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 def test_covers_tile_the_range_exactly(start, length, seed):
     start = start.replace(tzinfo=UTC)
     end = start + length
@@ -108,7 +109,7 @@ def test_merged_sketches_count_the_union():
     assert abs(union - 5000) / 5000 < 0.05  # not 6000: the overlap counts once
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(st.text(max_size=12), max_size=3000))
 def test_a_sketch_is_stored_sparse_or_dense_and_reads_as_the_registers_it_holds(keys):
     """Each stored sketch is the smaller of its set registers (3 bytes each) or all
@@ -166,7 +167,7 @@ def _record(site: Site, ts: datetime, received_at: datetime, user: str, key: str
 @pytest.mark.django_db(databases=["default", "cassandra"])
 @given(data=st.data())
 @settings(
-    max_examples=8,
+    max_examples=examples(8),
     deadline=None,
     # Each example writes and seals on the real node: shrinking would take minutes.
     phases=[Phase.explicit, Phase.reuse, Phase.generate],
@@ -280,7 +281,7 @@ def test_a_month_is_not_sealed_while_a_day_with_events_has_only_open_hours(site)
     assert year.count == 7 and any(kind == "month" for kind, _, _ in year.pieces)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @example(
     [
         ([f"u{i}" for i in range(900)], "stored"),

@@ -22,7 +22,7 @@ from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.ledger import policies
 from sessions_app.models import BucketState
 from sessions_app.tables import bucket_users, rolling_counts, user_sessions
-from tests.ingest.conftest import event
+from tests.support.events import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

@@ -10,7 +10,7 @@ import pytest
 
 from sessions_app.aggregates import sources
 from tests.aggregates import recount
-from tests.aggregates.conftest import sealed
+from tests.support.sealing import sealed
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

@@ -12,7 +12,7 @@ from sessions_app.aggregates.states import buckets_due
 from sessions_app.core import timebuckets
 from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.models import BucketState
-from tests.ingest.conftest import event
+from tests.support.events import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

@@ -28,8 +28,9 @@ from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.ingest.plan import Plan, plan_decode, plan_encode
 from sessions_app.ingest.steps import apply as apply_step
 from sessions_app.models import BucketState, ErasureRequest, Site
-from tests.aggregates.conftest import sealed
-from tests.ingest.conftest import event
+from tests.support.events import event
+from tests.support.hypothesis import examples
+from tests.support.sealing import sealed
 
 # --- pure: tallies add up ------------------------------------------------------------
 
@@ -55,7 +56,7 @@ raw_events = st.lists(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(events=raw_events, cuts=st.lists(st.integers(0, 40), max_size=4))
 def test_stored_tallies_of_the_parts_finish_like_the_whole(events, cuts):
     # One session belongs to one user, as the collector makes it.

@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sessions_app.aggregates import tally, usersets
+from tests.support.hypothesis import examples
 
 USERS = st.sampled_from(["u1", "u2", "ü 页", "", "goal:1", "u'\"<x>"])
 NAMES = st.one_of(
@@ -39,7 +40,7 @@ def brute(rows, reached):
     return usersets.KeySets(members, True)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(rows=ROWS, reached=st.dictionaries(st.integers(1, 4), st.sets(USERS, max_size=3)))
 def test_rows_sets_equal_the_brute_force_and_the_sets_of_the_whole_tally(rows, reached):
     light = usersets.rows_sets(rows, reached)

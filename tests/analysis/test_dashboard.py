@@ -18,8 +18,9 @@ from sessions_app.analysis import dashboard, explorer, filtered
 from sessions_app.core.bounds import RangeError
 from sessions_app.core.ids import cassandra_order, uuid_time
 from sessions_app.periods import Period, period_param, site_zone
-from tests.analysis.dataset import sessions_send, sessions_truth
-from tests.analysis.test_explorer import TEXT, candidates, matches
+from tests.support.dataset import sessions_send, sessions_truth
+from tests.support.explorer import TEXT, candidates, matches
+from tests.support.hypothesis import examples
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 
@@ -119,7 +120,7 @@ def check_answer(site, truth, period: Period, filters: dict[str, Any]) -> int:
 
 
 @settings(
-    max_examples=25,
+    max_examples=examples(25),
     print_blob=False,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],

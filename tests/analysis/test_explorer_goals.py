@@ -21,10 +21,11 @@ from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.jobs.goals import goal_backfill, goal_save
 from sessions_app.ledger import sites
 from sessions_app.models import Site
-from tests.api.test_api import auth
-from tests.cohorts.test_exact import seal_due
-from tests.conftest import member, recent_fixed
-from tests.ingest.conftest import event
+from tests.support.accounts import auth, member
+from tests.support.clock import recent_fixed
+from tests.support.events import event
+from tests.support.hypothesis import examples
+from tests.support.sealing import seal_due
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 
@@ -102,7 +103,7 @@ visits = st.lists(
 
 
 @settings(
-    max_examples=3,
+    max_examples=examples(3),
     deadline=None,
     suppress_health_check=list(HealthCheck),
     phases=[Phase.explicit, Phase.reuse, Phase.generate],

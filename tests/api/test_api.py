@@ -13,7 +13,8 @@ from django.utils import timezone
 
 from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.tables import user_sessions
-from tests.ingest.conftest import event
+from tests.support.accounts import auth
+from tests.support.events import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 
@@ -39,10 +40,6 @@ def data(site):
     )
     [summary] = user_sessions.session_list(site_id=site.id, user_key="api-anon")
     return summary, now
-
-
-def auth(key: str) -> dict:
-    return {"HTTP_AUTHORIZATION": f"Token {key}"}
 
 
 def test_token_auth_reads_sessions_events_and_activity(client, site, data, token):

@@ -15,8 +15,8 @@ from sessions_app.api import exports
 from sessions_app.core import bounds
 from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.tables import user_sessions
-from tests.api.test_api import auth
-from tests.ingest.conftest import event
+from tests.support.accounts import auth
+from tests.support.events import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

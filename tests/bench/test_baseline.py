@@ -20,7 +20,7 @@ from django.db import connections
 
 from bench import raw_ingest
 from sessions_app.core.cql import cassandra_session
-from tests.conftest import ROOT
+from tests.support.repo import ROOT
 
 pytestmark = pytest.mark.django_db(transaction=True, databases=["default", "cassandra"])
 

@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from sessions_app.core import timebuckets
 from sessions_app.ingest.pipeline import Source, events_record
-from tests.ingest.conftest import event
+from tests.support.events import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

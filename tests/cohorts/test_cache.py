@@ -14,7 +14,8 @@ from sessions_app.cohorts import reads
 from sessions_app.erasure import erasures
 from sessions_app.ledger import sites
 from sessions_app.models import ErasureRequest
-from tests.cohorts.test_exact import brute_cohorts, query_of, raw_rows, seal_due, send
+from tests.support.cohorts import brute_cohorts, query_of, raw_rows, send
+from tests.support.sealing import seal_due
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

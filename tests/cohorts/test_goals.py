@@ -23,9 +23,11 @@ from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.jobs.goals import goal_backfill, goal_save
 from sessions_app.ledger import sites
 from sessions_app.models import Site
-from tests.cohorts.test_exact import SPAN_DAYS, origin, query_of, seal_due
-from tests.conftest import member
-from tests.ingest.conftest import event
+from tests.support.accounts import member
+from tests.support.cohorts import SPAN_DAYS, origin, query_of
+from tests.support.events import event
+from tests.support.hypothesis import examples
+from tests.support.sealing import seal_due
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 
@@ -114,7 +116,7 @@ activity = st.lists(
 
 # No shrinking: every example seals a month of hours; a failing one is reported as drawn.
 @settings(
-    max_examples=2,
+    max_examples=examples(2),
     deadline=None,
     suppress_health_check=list(HealthCheck),
     phases=[Phase.explicit, Phase.reuse, Phase.generate],

@@ -20,13 +20,14 @@ from sessions_app.erasure import erasures
 from sessions_app.ledger import sites
 from sessions_app.models import BucketState, ErasureRequest
 from sessions_app.tables import user_sets
-from tests.cohorts.test_exact import assert_exact, origin, query_of, seal_due, send
-from tests.conftest import member
 from tests.erasure.anywhere import rows_mentioning
+from tests.support.accounts import member
+from tests.support.cohorts import assert_exact, origin, query_of, send
+from tests.support.sealing import seal_due
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 
-# Who is active on which day of the activity (tests/cohorts/test_exact.py's days).
+# Who is active on which day of the activity (tests/support/cohorts.py's days).
 GONE = f"gone-{uuid.uuid4().hex[:8]}"  # a key no other run left in the keyspace
 ACTIVE = {"ana-ü": [8, 9, 16, 23], "bo": [8, 17], GONE: [9, 16, 24], "old": [1, 20]}
 

@@ -19,19 +19,12 @@ from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.erasure.scan import user_sets_erase
 from sessions_app.ledger import sites
 from sessions_app.tables import user_sets
-from tests.cohorts.test_exact import (
-    brute_cohorts,
-    origin,
-    period_users,
-    query_of,
-    raw_rows,
-    seal_due,
-    send,
-)
+from tests.support.cohorts import brute_cohorts, origin, period_users, query_of, raw_rows, send
+from tests.support.sealing import seal_due
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 
-# Who is active on which day of the activity (tests/cohorts/test_exact.py's days: the
+# Who is active on which day of the activity (tests/support/cohorts.py's days: the
 # range is days 7-29, its settled weeks those that ended LIVE_DAYS before now).
 ACTIVE = {"wa-ü": [8, 9, 16, 23], "wb": [10, 17, 18], "wc": [2, 15, 22, 27], "wd": [14]}
 

@@ -27,7 +27,7 @@ from sessions_app.core.cql import bind, cassandra_session, keyspace, prepare
 from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.tables import dimensions, session_events, site_sessions, user_sessions
 from sessions_app.tables.session_events import stored_events
-from tests.ingest.conftest import event
+from tests.support.events import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

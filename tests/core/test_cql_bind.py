@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from sessions_app.core.cql import bind, prepare
 from sessions_app.tables import identity_links
 from sessions_app.tables.registry import statement_text
+from tests.support.hypothesis import examples
 
 pytestmark = pytest.mark.django_db(databases=["cassandra"])
 
@@ -65,7 +66,7 @@ def _value(column, draw):
 
 
 @pytest.mark.parametrize("name", STATEMENTS)
-@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_bind_writes_the_bytes_the_driver_writes(name, data):
     statement = prepare(statement_text(name), idempotent=True, write=True)

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.support.repo import ROOT
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

@@ -6,7 +6,7 @@ import pytest
 from django.db import connections
 
 from sessions_app.core.cql import KeyspaceGuardError, cassandra_session, keyspace
-from tests.conftest import KeyspaceGuardViolation, guard_statement
+from tests.support.keyspace import KeyspaceGuardViolation, guard_statement
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

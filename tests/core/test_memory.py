@@ -24,7 +24,7 @@ from django.utils import timezone
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.tables import user_sessions
-from tests.ingest.conftest import event
+from tests.support.events import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

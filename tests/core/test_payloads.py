@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sessions_app.core import payloads
+from tests.support.hypothesis import examples
 
 LIMIT = 8
 
@@ -31,7 +32,7 @@ def _depth(value) -> int:
     return 0
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(value=json_values, wrap=st.integers(0, 4))
 def test_json_is_parsed_as_the_standard_library_does_within_the_depth(value, wrap):
     text = ("[" * wrap + json.dumps(value) + "]" * wrap).encode()
@@ -44,7 +45,7 @@ def test_json_is_parsed_as_the_standard_library_does_within_the_depth(value, wra
     assert payloads.depth_exceeds(expected, LIMIT) == (_depth(expected) > LIMIT)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(value=json_values, limit=st.integers(0, 6), ascii_only=st.booleans())
 def test_the_byte_scan_of_the_depth_agrees_with_the_parsed_value(value, limit, ascii_only):
     text = json.dumps(value, ensure_ascii=ascii_only).encode()

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sessions_app.core.userkeys import UserKeyConverter
+from tests.support.hypothesis import examples
 
 SITE = uuid.UUID("00000000-0000-4000-8000-000000000001")
 CONVERTER = UserKeyConverter()
@@ -19,7 +20,7 @@ CONVERTER = UserKeyConverter()
 SEGMENT = re.compile(r"[A-Za-z0-9._@+-]+|~[A-Za-z0-9_-]*")
 
 
-@settings(max_examples=2000, deadline=None)
+@settings(max_examples=examples(2000), deadline=None)
 @given(st.text(min_size=1, max_size=256))
 def test_any_key_round_trips_through_a_segment_without_a_slash(key: str) -> None:
     segment = CONVERTER.to_url(key)
@@ -28,7 +29,7 @@ def test_any_key_round_trips_through_a_segment_without_a_slash(key: str) -> None
     assert CONVERTER.to_python(segment) == key
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.text(min_size=1, max_size=256))
 def test_reverse_then_resolve_gives_the_same_key(key: str) -> None:
     for name in ("sessions_app:user-profile", "sessions_app:activity", "api-activity-export"):

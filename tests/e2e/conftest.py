@@ -3,19 +3,15 @@
 from __future__ import annotations
 
 import os
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.support.browser import HUMAN_AGENT
+
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
-ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"
-HUMAN_AGENT = (
-    "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) "
-    "Chrome/156.0 Safari/537.36"
-)
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -60,21 +56,3 @@ def context(browser) -> Iterator[Any]:
 def demo_any_site(settings) -> None:
     """Let /demo/?site=KEY show a test's own site: it does so in development (DEBUG) only."""
     settings.DEBUG = True
-
-
-def wait_for(check: Callable[[], Any], *, timeout: float = 20.0, every: float = 0.25) -> Any:
-    """Poll check() until it returns something truthy; fail with its last value."""
-    deadline = time.monotonic() + timeout
-    value = check()
-    while not value and time.monotonic() < deadline:
-        time.sleep(every)
-        value = check()
-    assert value, f"condition not met within {timeout}s (last value: {value!r})"
-    return value
-
-
-def screenshot(page: Any, name: str) -> Path:
-    ARTIFACTS.mkdir(exist_ok=True)
-    path = ARTIFACTS / f"{name}.png"
-    page.screenshot(path=str(path), full_page=True)
-    return path

@@ -8,9 +8,10 @@ import pytest
 from django.contrib.auth.models import User
 
 from sessions_app.ledger import sites
-from tests.cohorts.test_exact import query_of, seal_due, send
-from tests.conftest import member
-from tests.e2e.conftest import screenshot
+from tests.support.accounts import member
+from tests.support.browser import screenshot
+from tests.support.cohorts import query_of, send
+from tests.support.sealing import seal_due
 
 pytestmark = [
     pytest.mark.e2e,

@@ -6,7 +6,7 @@ import pytest
 from django.contrib.auth.models import User
 
 from sessions_app.ledger import sites
-from tests.conftest import member
+from tests.support.accounts import member
 
 pytestmark = [
     pytest.mark.e2e,

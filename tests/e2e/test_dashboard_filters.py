@@ -11,9 +11,9 @@ from django.utils import timezone
 
 from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.ledger import sites
-from tests.conftest import member
-from tests.e2e.conftest import ARTIFACTS, screenshot
-from tests.ingest.conftest import event
+from tests.support.accounts import member
+from tests.support.browser import ARTIFACTS, screenshot
+from tests.support.events import event
 
 pytestmark = [
     pytest.mark.e2e,

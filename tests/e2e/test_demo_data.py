@@ -12,7 +12,7 @@ import pytest
 
 from sessions_app.ledger import sites
 from sessions_app.system import demo
-from tests.e2e.conftest import ARTIFACTS
+from tests.support.browser import ARTIFACTS
 
 pytestmark = [
     pytest.mark.e2e,

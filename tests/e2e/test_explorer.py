@@ -13,8 +13,8 @@ from playwright.sync_api import expect
 
 from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.ledger import sites
-from tests.conftest import member
-from tests.ingest.conftest import event
+from tests.support.accounts import member
+from tests.support.events import event
 
 pytestmark = [
     pytest.mark.e2e,

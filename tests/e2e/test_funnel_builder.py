@@ -18,9 +18,9 @@ from sessions_app.funnels import defs
 from sessions_app.jobs.goals import goal_save
 from sessions_app.ledger import sites
 from sessions_app.system import demo
-from tests.aggregates.test_breakdowns import seal_everything
-from tests.conftest import member
-from tests.e2e.conftest import screenshot, wait_for
+from tests.support.accounts import member
+from tests.support.browser import screenshot, wait_for
+from tests.support.sealing import seal_everything
 
 pytestmark = [
     pytest.mark.e2e,

@@ -10,8 +10,8 @@ from django.utils import timezone
 from sessions_app.ledger import sites
 from sessions_app.models import Goal
 from sessions_app.system import demo
-from tests.conftest import member
-from tests.e2e.conftest import ARTIFACTS, screenshot
+from tests.support.accounts import member
+from tests.support.browser import ARTIFACTS, screenshot
 
 pytestmark = [
     pytest.mark.e2e,

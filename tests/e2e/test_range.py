@@ -14,8 +14,8 @@ import pytest
 from django.contrib.auth.models import User
 
 from sessions_app.ledger import sites
-from tests.conftest import member
-from tests.e2e.conftest import screenshot
+from tests.support.accounts import member
+from tests.support.browser import screenshot
 
 pytestmark = [
     pytest.mark.e2e,

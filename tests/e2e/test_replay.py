@@ -16,8 +16,8 @@ from django.contrib.auth.models import User
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.ledger import sites
 from sessions_app.sessions import feed
-from tests.conftest import member
-from tests.e2e.conftest import ARTIFACTS, screenshot, wait_for
+from tests.support.accounts import member
+from tests.support.browser import ARTIFACTS, screenshot, wait_for
 
 pytestmark = [
     pytest.mark.e2e,

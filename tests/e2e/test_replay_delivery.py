@@ -20,7 +20,7 @@ from sessions_app.core import timebuckets
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.ledger import quality, sites
 from sessions_app.sessions import feed
-from tests.e2e.conftest import wait_for
+from tests.support.browser import wait_for
 
 pytestmark = [
     pytest.mark.e2e,

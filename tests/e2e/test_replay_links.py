@@ -16,10 +16,10 @@ from django.utils import timezone
 
 from sessions_app.funnels import defs
 from sessions_app.ledger import sites
-from tests.conftest import member
-from tests.e2e.conftest import screenshot, wait_for
-from tests.ingest.conftest import ORIGIN, event, post
-from tests.replays.test_collector import send
+from tests.support.accounts import member
+from tests.support.browser import screenshot, wait_for
+from tests.support.events import ORIGIN, event, post
+from tests.support.replays import send
 
 pytestmark = [
     pytest.mark.e2e,

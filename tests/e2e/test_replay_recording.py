@@ -17,7 +17,7 @@ import pytest
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.ledger import sites
 from sessions_app.sessions import feed
-from tests.e2e.conftest import ARTIFACTS, wait_for
+from tests.support.browser import ARTIFACTS, wait_for
 
 pytestmark = [
     pytest.mark.e2e,

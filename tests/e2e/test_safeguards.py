@@ -9,7 +9,7 @@ from django.contrib.auth.models import User
 from sessions_app.accounts import tokens
 from sessions_app.ledger import sites
 from sessions_app.models import ApiToken, ErasureRequest
-from tests.e2e.conftest import HUMAN_AGENT, screenshot
+from tests.support.browser import HUMAN_AGENT, screenshot
 
 pytestmark = [
     pytest.mark.e2e,

@@ -12,9 +12,9 @@ from django.utils import timezone
 from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.ledger import sites
 from sessions_app.tables import user_sessions
-from tests.conftest import member
-from tests.e2e.conftest import screenshot
-from tests.ingest.conftest import event
+from tests.support.accounts import member
+from tests.support.browser import screenshot
+from tests.support.events import event
 
 pytestmark = [
     pytest.mark.e2e,

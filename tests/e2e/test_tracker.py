@@ -16,8 +16,8 @@ from sessions_app.ledger import sites
 from sessions_app.sessions import feed, lists
 from sessions_app.tables import session_events as session_events_table
 from sessions_app.tables import user_sessions
-from tests.conftest import member
-from tests.e2e.conftest import screenshot, wait_for
+from tests.support.accounts import member
+from tests.support.browser import screenshot, wait_for
 
 pytestmark = [
     pytest.mark.e2e,

@@ -14,8 +14,8 @@ from django.contrib.auth.models import User
 from sessions_app.ledger import sites
 from sessions_app.sessions import feed
 from sessions_app.tables import session_events as session_events_table
-from tests.conftest import member
-from tests.e2e.conftest import HUMAN_AGENT, screenshot, wait_for
+from tests.support.accounts import member
+from tests.support.browser import HUMAN_AGENT, screenshot, wait_for
 
 pytestmark = [
     pytest.mark.e2e,

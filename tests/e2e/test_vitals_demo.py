@@ -13,9 +13,9 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 
 from sessions_app.system import demo
-from tests.aggregates.test_breakdowns import seal_everything
-from tests.conftest import member
-from tests.e2e.conftest import screenshot
+from tests.support.accounts import member
+from tests.support.browser import screenshot
+from tests.support.sealing import seal_everything
 
 pytestmark = [
     pytest.mark.e2e,

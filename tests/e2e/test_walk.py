@@ -20,8 +20,8 @@ from sessions_app.jobs import goals
 from sessions_app.ledger import sites
 from sessions_app.system import demo
 from sessions_app.views.demo import PRODUCTS
-from tests.aggregates.test_breakdowns import seal_everything
-from tests.e2e.conftest import HUMAN_AGENT, screenshot
+from tests.support.browser import HUMAN_AGENT, screenshot
+from tests.support.sealing import seal_everything
 
 pytestmark = [
     pytest.mark.e2e,

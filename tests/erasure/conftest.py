@@ -3,9 +3,7 @@ identified, and bob), an admin who erases, and no waiting for other collectors."
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta
-from typing import Any
+from datetime import timedelta
 
 import pytest
 from django.contrib.auth.models import User
@@ -13,14 +11,10 @@ from django.utils import timezone
 
 from sessions_app.aggregates import seal
 from sessions_app.core import timebuckets
-from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.ingest.steps import apply as apply_step
 from sessions_app.tables import user_sessions
-from tests.ingest.conftest import event
-
-ALICE = "alice@example.com"
-ALICE_ANON = "alice-anon"
-BOB = "bob-anon"
+from tests.support.erasure import ALICE, ALICE_ANON, BOB, Traffic, record_batch
+from tests.support.events import event
 
 
 @pytest.fixture(autouse=True)
@@ -28,18 +22,6 @@ def _no_waiting(settings):
     """Tests run the job in-process: no other collector caches the suppression list."""
     settings.SUPPRESSION_CACHE_SECONDS = 0
     settings.ERASURE_SETTLE_SECONDS = 0
-
-
-@dataclass
-class Traffic:
-    hours: list[datetime]
-    now: datetime
-    batches: list[list[dict[str, Any]]] = field(default_factory=list)
-    sessions: dict[str, list[Any]] = field(default_factory=dict)
-
-
-def record_batch(site, received_at: datetime, events: list[dict[str, Any]]):
-    return events_record(source=Source(site=site, received_at=received_at), raw_events=events)
 
 
 @pytest.fixture

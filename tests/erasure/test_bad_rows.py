@@ -31,7 +31,7 @@ from sessions_app.tables import (
     user_sets,
 )
 from tests.erasure import anywhere
-from tests.erasure.conftest import ALICE, ALICE_ANON, BOB, Traffic
+from tests.support.erasure import ALICE, ALICE_ANON, BOB, Traffic
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

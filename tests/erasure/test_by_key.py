@@ -27,9 +27,9 @@ from sessions_app.ledger import policies
 from sessions_app.models import ErasureRequest, UserBucketWidth
 from sessions_app.sessions import feed, lists
 from sessions_app.tables import retention_specs, user_sessions
-from tests.api.test_api import auth
 from tests.erasure.anywhere import rows_mentioning, stamped_after
-from tests.ingest.conftest import event
+from tests.support.accounts import auth
+from tests.support.events import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

@@ -35,8 +35,8 @@ from sessions_app.models import AdminAction, BucketState, ErasureRequest, Suppre
 from sessions_app.sessions import lists
 from sessions_app.tables import session_events as session_events_table
 from sessions_app.tables import user_sessions
-from tests.erasure.conftest import ALICE, ALICE_ANON, BOB, Traffic, record_batch
-from tests.ingest.conftest import event
+from tests.support.erasure import ALICE, ALICE_ANON, BOB, Traffic, record_batch
+from tests.support.events import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 
@@ -537,7 +537,7 @@ def test_the_suppression_list_is_cached_per_process(site, settings):
 
 def test_collect_answers_200_with_the_reason_and_keeps_the_good_events(client, site):
     live_now = timezone.now().replace(microsecond=0)
-    from tests.ingest.conftest import post
+    from tests.support.events import post
 
     Suppression.objects.create(site=site, key="gone")
     response = post(

@@ -1,5 +1,6 @@
 """Shared by the fault tests: ports, processes, a fresh keyspace, a gunicorn collector,
-the replay task in its own process, an event's stored id."""
+the replay task in its own process, an event's stored id, the environment and user agent
+of what a test starts and sends."""
 
 from __future__ import annotations
 
@@ -12,11 +13,14 @@ import time
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
+from django.db import connections
+
 from sessions_app.core import timebuckets
 from sessions_app.core.ids import event_uuid
 from sessions_app.core.timebuckets import as_utc
 from sessions_app.ingest.order import ranked_times
-from tests.conftest import ROOT
+from tests.support.repo import ROOT
 
 
 def log_path(name: str) -> Any:
@@ -123,3 +127,26 @@ def event_ids_of(site: Any, events: list[dict[str, Any]]) -> list[Any]:
         event_uuid(site_id=site.id, client_event_id=e["id"], ts=at)
         for e, at in zip(events, times, strict=True)
     ]
+
+
+# Beacons come from browsers: urllib's own agent is on the crawler list (a bot).
+BROWSER = {"User-Agent": "Mozilla/5.0 (X11; Linux x86_64) Chrome/131.0.0.0 Safari/537.36"}
+
+
+def suite_env() -> dict[str, str]:
+    """The environment of a process the test starts: the suite's settings, keyspace and Redis."""
+    return {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "clickstream.settings.test",
+        "CASSANDRA_KEYSPACE": connections["cassandra"].settings_dict["NAME"],
+        "REDIS_URL": settings.REDIS_URL,
+        "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
+        "CELERY_RESULT_BACKEND": settings.CELERY_RESULT_BACKEND,
+    }
+
+
+INSERT_SITE_EVENT = """
+INSERT INTO {ks}.site_events_by_bucket
+  (site_id, bucket, shard, event_id, session_id, user_key, type, name, ts, url, element, is_bot)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+"""

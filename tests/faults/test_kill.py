@@ -21,7 +21,6 @@ import pytest
 from cassandra.concurrent import execute_concurrent
 from cassandra.query import UNSET_VALUE
 from django.conf import settings
-from django.db import connections
 from django.utils import timezone
 
 from sessions_app import tasks
@@ -34,27 +33,23 @@ from sessions_app.ingest.replay import txlog_replay
 from sessions_app.models import BucketState, Site
 from sessions_app.tables import user_sessions
 from tests.aggregates.recount import assert_exact, hours_of, seal_and_compare
-from tests.conftest import ROOT
-from tests.faults.support import children, collector_start, event_id_of, log_path, process_stop
+from tests.faults.support import (
+    BROWSER,
+    INSERT_SITE_EVENT,
+    children,
+    collector_start,
+    event_id_of,
+    log_path,
+    process_stop,
+    suite_env,
+)
+from tests.support.repo import ROOT
 
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.django_db(transaction=True, databases=["default", "cassandra"]),
 ]
 ORIGIN = "https://shop.example"
-# Beacons come from browsers: urllib's own agent is on the crawler list (a bot).
-BROWSER = {"User-Agent": "Mozilla/5.0 (X11; Linux x86_64) Chrome/131.0.0.0 Safari/537.36"}
-
-
-def _env() -> dict[str, str]:
-    return {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "clickstream.settings.test",
-        "CASSANDRA_KEYSPACE": connections["cassandra"].settings_dict["NAME"],
-        "REDIS_URL": settings.REDIS_URL,
-        "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
-        "CELERY_RESULT_BACKEND": settings.CELERY_RESULT_BACKEND,
-    }
 
 
 def _post(url: str, body: bytes) -> dict[str, Any] | None:
@@ -145,7 +140,7 @@ def _assert_stored_exactly_once(site: Site, now: Any, sent: dict[str, Any]) -> N
 
 
 def test_kill_9_a_web_worker_under_load_loses_no_acknowledged_event(site):
-    master, base = collector_start(_env(), log_name="fault-gunicorn.log")
+    master, base = collector_start(suite_env(), log_name="fault-gunicorn.log")
     now = timezone.now().replace(microsecond=0)
     try:
         sent = _beacon_load(
@@ -164,7 +159,7 @@ def test_kill_9_the_applier_under_load_loses_no_acknowledged_event(site):
     Once its alive key expires, the web workers write their plans themselves."""
     from sessions_app.ingest.applier import backlog
 
-    env = _env()
+    env = suite_env()
     with open(log_path("fault-applier.log"), "ab") as out:
         applier = subprocess.Popen(
             [sys.executable, "manage.py", "run_applier"],
@@ -204,13 +199,6 @@ def _post_probe(url: str) -> bool:
     return True
 
 
-INSERT_SITE_EVENT = """
-INSERT INTO {ks}.site_events_by_bucket
-  (site_id, bucket, shard, event_id, session_id, user_key, type, name, ts, url, element, is_bot)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-"""
-
-
 def _worker_log_tail(lines: int = 20) -> str:
     """Return the end of the fault workers' log, for a failure message."""
     log = log_path("fault-worker.log")
@@ -227,7 +215,7 @@ def _start_worker(queue: str) -> tuple[subprocess.Popen[bytes], str]:
             [sys.executable, "-m", "celery", "-A", "clickstream", "worker", "-l", "INFO",
              "--pool", "prefork", "--concurrency", "1", "-n", name,
              "-Q", queue, "--without-mingle", "--without-gossip"],
-            cwd=ROOT, env=_env(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            cwd=ROOT, env=suite_env(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip
     deadline = time.monotonic() + 60
     # Ask this worker alone: another one (the suite's) answering says nothing about it.

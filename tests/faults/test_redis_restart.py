@@ -41,15 +41,17 @@ from sessions_app.core.ids import time_uuid
 from sessions_app.models import BucketState
 from sessions_app.tables import user_sessions
 from tests.aggregates.recount import assert_exact, hours_of, seal_and_compare
-from tests.conftest import ROOT
 from tests.faults.support import (
+    BROWSER,
+    INSERT_SITE_EVENT,
     collector_start,
     event_id_of,
     free_port,
     log_path,
     process_stop,
+    suite_env,
 )
-from tests.faults.test_kill import BROWSER, INSERT_SITE_EVENT, _env
+from tests.support.repo import ROOT
 
 pytestmark = [
     pytest.mark.slow,
@@ -160,7 +162,7 @@ def test_redis_restarted_sessions_stay_right_and_no_work_is_lost(site):
     port = free_port()
     url_of_redis = f"redis://127.0.0.1:{port}/0"
     env = {
-        **_env(),
+        **suite_env(),
         "REDIS_URL": url_of_redis,
         "CELERY_BROKER_URL": url_of_redis,
         "CELERY_RESULT_BACKEND": url_of_redis,

@@ -15,8 +15,8 @@ from sessions_app.funnels import builder, defs
 from sessions_app.goals.kinds import STEP_KINDS
 from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.ledger import sites
-from tests.conftest import member
-from tests.ingest.conftest import event
+from tests.support.accounts import member
+from tests.support.events import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

@@ -14,8 +14,8 @@ from sessions_app.core.bounds import RangeError
 from sessions_app.funnels import defs, results, spec
 from sessions_app.jobs.goals import goal_save
 from sessions_app.models import Site
-from tests.conftest import member
-from tests.funnels.test_results import brute, ms, raw_rows
+from tests.support.accounts import member
+from tests.support.funnels import brute, ms, raw_rows
 
 PRO_CHECKOUT = {
     "kind": "event",

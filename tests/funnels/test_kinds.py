@@ -15,8 +15,8 @@ from rest_framework import serializers
 from sessions_app.core.bounds import RangeError
 from sessions_app.funnels import defs, results, spec
 from sessions_app.goals.kinds import STEP_KINDS, Matcher, StepKind, element_of
-from tests.conftest import member
-from tests.funnels.test_results import brute, matches, ms, raw_rows
+from tests.support.accounts import member
+from tests.support.funnels import brute, matches, ms, raw_rows
 
 
 class ClickContaining(StepKind):

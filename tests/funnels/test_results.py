@@ -12,18 +12,14 @@ as the start, taking the earliest events after it (the definition in funnels/res
 
 from __future__ import annotations
 
-import fnmatch
-import json
 import random
 from collections import defaultdict
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 import pytest
 from django.utils import timezone
 
-from sessions_app.aggregates import sources
-from sessions_app.aggregates.tally import page_path
 from sessions_app.core import stamps, timebuckets
 from sessions_app.core.bounds import RangeError
 from sessions_app.core.cql import cassandra_session, prepare
@@ -31,100 +27,16 @@ from sessions_app.core.ids import cassandra_order
 from sessions_app.funnels import defs, results
 from sessions_app.ledger import policies, sites
 from sessions_app.tables import retention_specs, user_sessions
-from tests.aggregates.test_breakdowns import seal_everything
-from tests.analysis.dataset import AGENTS, SHOP
-from tests.conftest import member
-from tests.funnels.conftest import send
-from tests.ingest.conftest import event
+from tests.support.accounts import member
+from tests.support.dataset import AGENTS, SHOP
+from tests.support.events import event
+from tests.support.funnels import STEP_POOL, brute, ms, raw_rows, send
+from tests.support.sealing import seal_everything
 
-STEP_POOL = [
-    {"kind": "pageview", "path": "/", "match": "exact"},
-    {"kind": "pageview", "path": "/product/", "match": "prefix"},
-    {"kind": "pageview", "path": "/product/[12]", "match": "pattern"},
-    {"kind": "pageview", "path": "/cart", "match": "exact"},
-    {"kind": "click", "selector": "button.add"},
-    {"kind": "click", "text": "Add to cart"},
-    {"kind": "event", "name": "checkout"},
-    {"kind": "event", "name": "checkout", "properties": [{"key": "plan", "value": "pro"}]},
-    {"kind": "pageview", "path": "/checkout", "match": "exact"},
-]  # fmt: skip
 WINDOWS = [{"unit": "session"}, {"unit": "hours", "value": 2}, {"unit": "days", "value": 1}]
 
 
 # ---- the brute force ----------------------------------------------------------------
-
-
-def matches(step: dict[str, Any], row: dict[str, Any]) -> bool:
-    element = json.loads(row["element"]) if row["element"] else {}
-    props = json.loads(row["props"]) if row["props"] else {}
-    if step["kind"] == "pageview":
-        path = page_path(row["url"]) or ""
-        ok = (
-            row["type"] == "pageview"
-            and {
-                "exact": path == step["path"],
-                "prefix": path.startswith(step["path"]),
-                "pattern": fnmatch.fnmatchcase(path, step["path"]),
-            }[step["match"]]
-        )
-    elif step["kind"] == "click":
-        ok = row["type"] == "click" and (
-            element.get("selector") == step["selector"] if step.get("selector")
-            else (element.get("text") or "").strip() == step["text"]
-        )  # fmt: skip
-    else:
-        ok = row["type"] == "custom" and row["name"] == step["name"]
-    for c in step.get("properties") or []:
-        ok = ok and str(props.get(c["key"])) == c["value"]
-    return ok
-
-
-def greedy(
-    events: list[dict], steps: list[dict], first: int, window: timedelta | None, match=matches
-) -> list:
-    chain = [events[first]]
-    for e in events[first + 1 :]:
-        if len(chain) == len(steps):
-            break
-        if window is not None and e["ts"] - chain[0]["ts"] > window:
-            break
-        if match(steps[len(chain)], e):
-            chain.append(e)
-    return chain
-
-
-def brute(
-    rows: list[dict], definition: dict, start: datetime, end: datetime, match=matches
-) -> dict[str, list]:
-    """Each unit's best chain; `match(step, row)` the brute force's own matcher."""
-    steps, window = definition["steps"], definition["window"]
-    length = None if window["unit"] == "session" else timedelta(**{window["unit"]: window["value"]})
-    units: dict[tuple[str, str], list[dict]] = defaultdict(list)
-    for row in rows:
-        row = {**row, "ts": timebuckets.from_driver(row["ts"])}
-        if row["is_bot"] or not start <= row["ts"] < end:
-            continue
-        key = str(row["session_id"]) if definition["count_by"] == "session" else row["user_key"]
-        units[key, str(row["session_id"]) if window["unit"] == "session" else ""].append(row)
-    best: dict[str, list] = {}
-    for (key, _), events in units.items():
-        events.sort(key=lambda r: (r["ts"], cassandra_order(r["event_id"])))
-        for i, e in enumerate(events):
-            if match(steps[0], e):
-                chain = greedy(events, steps, i, length, match)
-                rank = (len(chain), chain[0]["ts"], cassandra_order(chain[0]["event_id"]))
-                held = best.get(key)
-                if held is None or rank > (
-                    len(held),
-                    held[0]["ts"],
-                    cassandra_order(held[0]["event_id"]),
-                ):
-                    best[key] = chain
-    return best
-
-
-def ms(value: datetime) -> int:
-    return timebuckets.epoch_ms(value)
 
 
 def nearest_rank(values: list[float], q: float) -> float | None:
@@ -133,13 +45,6 @@ def nearest_rank(values: list[float], q: float) -> float | None:
     ordered = sorted(values)
     rank = -(-len(ordered) * q // 1)
     return ordered[max(1, int(rank)) - 1]
-
-
-def raw_rows(site, start: datetime, end: datetime) -> list[dict]:
-    rows = []
-    for hour in timebuckets.buckets_between(start, end, "hour"):
-        rows.extend(sources.site_bucket_funnel_rows(site_id=site.id, hour=hour, shards=4))
-    return rows
 
 
 def random_definition(rng: random.Random) -> dict[str, Any]:

@@ -14,9 +14,8 @@ from sessions_app.core import timebuckets
 from sessions_app.funnels import defs, queue, results
 from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.models import BucketState
-from tests.aggregates.test_breakdowns import seal_everything
-from tests.funnels.conftest import visitor
-from tests.funnels.test_results import STEP_POOL, brute, raw_rows
+from tests.support.funnels import STEP_POOL, brute, raw_rows, visitor
+from tests.support.sealing import seal_everything
 
 
 @pytest.mark.django_db(transaction=True, databases=["default", "cassandra"])

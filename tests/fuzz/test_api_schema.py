@@ -19,7 +19,8 @@ from django.utils import timezone
 from hypothesis import HealthCheck, given, settings
 
 from sessions_app.ingest.pipeline import Source, events_record
-from tests.ingest.conftest import event
+from tests.support.events import event
+from tests.support.hypothesis import examples
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 EXAMPLES = int(os.environ.get("FUZZ_API_EXAMPLES", "20"))
@@ -50,7 +51,7 @@ def test_no_operation_answers_5xx(api_schema, token, visited):
     for operation in operations:
 
         @settings(
-            max_examples=EXAMPLES,
+            max_examples=examples(EXAMPLES),
             deadline=None,
             suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
         )

@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 from sessions_app.core import timebuckets
 from sessions_app.ledger import quality
+from tests.support import hypothesis as profiles
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 
@@ -32,7 +33,7 @@ EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "150"))
 
 def fuzz_settings(examples: int) -> settings:
     return settings(
-        max_examples=examples,
+        max_examples=profiles.examples(examples),
         deadline=None,
         suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
     )

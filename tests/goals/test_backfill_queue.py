@@ -25,9 +25,9 @@ from sessions_app.goals.defs import definition_clean, definition_digest
 from sessions_app.jobs import goals as goal_jobs
 from sessions_app.ledger import sites
 from sessions_app.models import BucketState, Goal
-from tests.conftest import member
 from tests.goals import brute
-from tests.goals.test_counts import assert_exact_buy, buyers
+from tests.support.accounts import member
+from tests.support.goals import assert_exact_buy, buyers
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

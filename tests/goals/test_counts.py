@@ -25,12 +25,14 @@ from sessions_app.jobs.goals import goal_backfill, goal_save
 from sessions_app.ledger import sites
 from sessions_app.models import BucketState, ErasureRequest, Goal
 from sessions_app.tables import user_sessions
-from tests.aggregates.test_breakdowns import seal_everything
-from tests.analysis.dataset import AGENTS
-from tests.conftest import recent_fixed
 from tests.goals import brute
-from tests.ingest.conftest import event
-from tests.paths.test_reads import send
+from tests.support.clock import recent_fixed
+from tests.support.dataset import AGENTS
+from tests.support.events import event
+from tests.support.goals import assert_exact_buy, buyers
+from tests.support.hypothesis import examples
+from tests.support.paths import send
+from tests.support.sealing import seal_everything
 
 pytestmark = pytest.mark.django_db(transaction=True, databases=["default", "cassandra"])
 
@@ -133,7 +135,7 @@ def assert_exact(site: Any, digests: dict[str, str]) -> int:
 
 # No shrinking: an example seals a site several times (a failure is reported as drawn).
 @settings(
-    max_examples=4,
+    max_examples=examples(4),
     deadline=None,
     suppress_health_check=list(HealthCheck),
     phases=[Phase.explicit, Phase.reuse, Phase.generate],
@@ -166,20 +168,6 @@ def converted(client, site):
     return buyers(client, site)
 
 
-def buyers(client: Any, site: Any) -> Any:
-    """Six visitors clicked buy over three hours of yesterday, sent and sealed."""
-    start = recent_fixed(days_ago=1, at=timedelta(hours=5, minutes=7))
-    for n in range(6):
-        ts = start + timedelta(hours=n % 3, minutes=n)
-        send(client, site, [
-            event(ts, anon=f"u{n}", url=SHOP + "/pricing"),
-            event(ts + timedelta(seconds=5), kind="click", anon=f"u{n}", url=SHOP + "/pricing",
-                  element={"tag": "button", "selector": "button#buy", "text": "Buy now"}),
-        ], AGENTS[n % 5])  # fmt: skip
-    seal_everything(site, timezone.now())
-    return site
-
-
 def test_a_goal_defined_after_its_hours_sealed_is_backfilled_and_exact_from_the_kept_rows(
     converted,
 ):
@@ -196,23 +184,6 @@ def test_a_goal_defined_after_its_hours_sealed_is_backfilled_and_exact_from_the_
     assert goal.backfill_state == Goal.DONE and goal.backfill_done == goal.backfill_total
     assert goal.exact_from < min(hours)  # every kept raw row counted
     assert assert_exact_buy(site, goal) == 6
-
-
-def assert_exact_buy(site: Any, goal: Goal) -> int:
-    found = 0
-    for state in BucketState.objects.filter(site=site, granularity="hour"):
-        hour = timebuckets.as_utc(state.bucket)
-        rows = list(
-            sources.site_bucket_funnel_rows(site_id=site.id, hour=hour, shards=state.shards)
-        )
-        want = sum(1 for r in rows if brute.matches(brute.GOALS["buy"], r) and not r["is_bot"])
-        [stored] = GOALS.read(site_id=site.id, granularity="hour", buckets=[hour])
-        assert stored[(goal.digest, *TOTAL)].conversions == want
-        found += want
-    day = timebuckets.floor(timebuckets.as_utc(state.bucket), "day")
-    [whole] = GOALS.read(site_id=site.id, granularity="day", buckets=[day])
-    assert whole[(goal.digest, *TOTAL)].users == 6
-    return found
 
 
 def test_the_tallies_carry_every_goal_and_a_goal_added_after_them_is_counted_from_raw_rows(

@@ -14,11 +14,12 @@ from django.utils import timezone
 
 from sessions_app.jobs.goals import goal_backfill, goal_save
 from sessions_app.models import Goal
-from tests.aggregates.test_breakdowns import seal_everything
-from tests.analysis.dataset import AGENTS
-from tests.conftest import member, recent_fixed
-from tests.ingest.conftest import event
-from tests.paths.test_reads import send
+from tests.support.accounts import member
+from tests.support.clock import recent_fixed
+from tests.support.dataset import AGENTS
+from tests.support.events import event
+from tests.support.paths import send
+from tests.support.sealing import seal_everything
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

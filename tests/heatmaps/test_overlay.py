@@ -12,7 +12,7 @@ from django.contrib.auth.models import User
 from sessions_app.heatmaps import reads
 from sessions_app.ledger import sites
 from sessions_app.models import AdminAction
-from tests.conftest import member
+from tests.support.accounts import member
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 OVERLAY = "/api/heatmap"

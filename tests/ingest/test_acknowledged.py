@@ -29,7 +29,7 @@ from sessions_app.ingest.plan import plan_decode
 from sessions_app.ingest.replay import txlog_replay
 from sessions_app.models import Site
 from sessions_app.system import demo
-from tests.ingest.conftest import event, minutes, post
+from tests.support.events import event, minutes, post
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 DAYS = 2  # generated and demo data: events up to two days old

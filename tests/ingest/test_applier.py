@@ -31,7 +31,7 @@ from sessions_app.sessions import feed, lists
 from sessions_app.sessions.activity import user_activity
 from sessions_app.tables import session_events as session_events_table
 from sessions_app.tables import user_sessions
-from tests.ingest.conftest import event, minutes
+from tests.support.events import event, minutes
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 ROOT = Path(__file__).resolve().parents[2]

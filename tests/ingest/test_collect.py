@@ -23,7 +23,7 @@ from sessions_app.sessions.activity import user_activity
 from sessions_app.tables import user_sessions
 from sessions_app.tables.session_events import stored_events
 from sessions_app.views.collector import collect
-from tests.ingest.conftest import ORIGIN, event, minutes, post
+from tests.support.events import ORIGIN, event, minutes, post
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

@@ -15,8 +15,8 @@ from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.ingest import enrich
 from sessions_app.ingest.enrich import is_bot_agent
 from sessions_app.tables import user_sessions
-from tests.api.test_api import auth
-from tests.ingest.conftest import event, post
+from tests.support.accounts import auth
+from tests.support.events import event, post
 
 # (user agent, browser, major, os, os version, device type)
 AGENTS = [

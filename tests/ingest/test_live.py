@@ -16,7 +16,7 @@ from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.sessions import activity, feed, lists
 from sessions_app.tables import user_sessions
 from sessions_app.tables.session_events import stored_events
-from tests.ingest.conftest import ORIGIN, event, minutes
+from tests.support.events import ORIGIN, event, minutes
 
 pytestmark = pytest.mark.django_db(transaction=True, databases=["default", "cassandra"])
 

@@ -16,7 +16,7 @@ import pytest
 
 from sessions_app.core.redis_client import redis_client
 from sessions_app.tables.user_sessions import session_list
-from tests.ingest.conftest import event, post
+from tests.support.events import event, post
 
 pytestmark = pytest.mark.django_db
 

@@ -14,7 +14,7 @@ from sessions_app.ingest import pipeline
 from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.ingest.state import state_key
 from sessions_app.tables import user_sessions
-from tests.ingest.conftest import event, minutes
+from tests.support.events import event, minutes
 
 STEPS = ["validate", "dedupe", "enrich", "sessionize", "plan", "log", "queue", "buckets", "apply"]
 

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from sessions_app.core.timebuckets import EPOCH
 from sessions_app.ingest.plan import EventRow, Plan, SessionSummary, plan_decode, plan_encode
 from sessions_app.ingest.state import SessionState
+from tests.support.hypothesis import examples
 
 SITE = uuid.UUID("0f6b2a4e-3c1d-4e5f-8a9b-0c1d2e3f4a5b")
 SESSION = uuid.UUID("7c9e6679-e605-11f1-9d62-99cbae29d7a6")
@@ -171,7 +172,7 @@ def plans(draw) -> Plan:
     )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(plan=plans())
 def test_any_plan_survives_the_round_trip(plan: Plan) -> None:
     assert plan_decode(plan_encode(plan)) == plan

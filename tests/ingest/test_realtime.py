@@ -11,8 +11,8 @@ import pytest
 from django.utils import timezone
 
 from sessions_app.ingest import realtime
-from tests.api.test_api import auth
-from tests.ingest.conftest import event, post
+from tests.support.accounts import auth
+from tests.support.events import event, post
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 BOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"

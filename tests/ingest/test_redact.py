@@ -29,7 +29,8 @@ from sessions_app.models import Site
 from sessions_app.tables import user_sessions
 from sessions_app.tables.session_events import stored_events
 from tests.erasure.anywhere import rows_mentioning
-from tests.ingest.conftest import event, minutes, post
+from tests.support.events import event, minutes, post
+from tests.support.hypothesis import examples
 
 ROOT = Path(__file__).resolve().parents[2]
 NODE_SCRIPT = Path(__file__).with_name("redact_node.mjs")
@@ -130,7 +131,7 @@ SECRET_ENDINGS += ["SESSIONID", "sid", "sig", "signature", "jwt", "otp"]
     secret=values,
     where=st.sampled_from("?#"),
 )
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 def test_generated_secret_parameters_go_and_the_others_stay(
     prefix, ending, own, kept, secret, where
 ):
@@ -276,7 +277,7 @@ def test_segment_stores_no_secret_of_any_url_field_in_any_table(client, site, li
     where=st.sampled_from(["url", "referrer", "href", "props"]),
 )
 @settings(
-    max_examples=12,
+    max_examples=examples(12),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

@@ -11,7 +11,7 @@ from django.utils import timezone
 from sessions_app.core.redis_client import redis_client
 from sessions_app.ingest.coordination import DEDUP_PREFIX
 from sessions_app.ingest.pipeline import Source, events_record
-from tests.ingest.conftest import event
+from tests.support.events import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

@@ -18,7 +18,7 @@ from sessions_app.sessions import activity, feed
 from sessions_app.system import health
 from sessions_app.tables import session_events as session_events_table
 from sessions_app.tables import user_sessions
-from tests.ingest.conftest import event, minutes, post
+from tests.support.events import event, minutes, post
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from sessions_app.core.userkeys import to_path as to_url
-from tests.api.test_api import auth
+from tests.support.accounts import auth
 
 pytestmark = pytest.mark.django_db(transaction=True, databases=["default", "cassandra"])
 

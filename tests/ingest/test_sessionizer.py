@@ -13,7 +13,7 @@ from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.sessions import lists
 from sessions_app.tables import user_sessions
 from sessions_app.tables.session_events import stored_events
-from tests.ingest.conftest import event, minutes
+from tests.support.events import event, minutes
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from sessions_app.ledger import quality
 from sessions_app.tables import user_sessions
-from tests.ingest.conftest import ORIGIN, event, post
+from tests.support.events import ORIGIN, event, post
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

@@ -14,7 +14,7 @@ from sessions_app.ingest.plan import version_of
 from sessions_app.ingest.state import SessionState, state_key
 from sessions_app.ingest.versions import plan_version, write_deadline_seconds
 from sessions_app.tables import site_sessions, user_sessions
-from tests.ingest.conftest import event, minutes
+from tests.support.events import event, minutes
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 SECOND = timedelta(seconds=1)

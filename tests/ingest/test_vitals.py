@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from sessions_app.ledger import quality
-from tests.ingest.conftest import event, post
+from tests.support.events import event, post
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

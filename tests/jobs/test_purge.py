@@ -29,7 +29,7 @@ from sessions_app.models import (
     Site,
 )
 from sessions_app.tables import registry, retention_specs
-from tests.ingest.conftest import event
+from tests.support.events import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 DAY = 86_400

@@ -14,7 +14,7 @@ from sessions_app.core import timebuckets
 from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.ledger.shards import event_shards_adjust
 from sessions_app.models import AdminAction, BucketState, Site
-from tests.ingest.conftest import event
+from tests.support.events import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

@@ -15,7 +15,7 @@ from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.ledger import widths
 from sessions_app.models import UserBucketWidth
 from sessions_app.sessions import activity
-from tests.ingest.conftest import event
+from tests.support.events import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 COUNT_PARTITION = """

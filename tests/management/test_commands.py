@@ -96,7 +96,7 @@ def test_create_api_token_prints_a_key_that_works_once_shown(site) -> None:
     from django.contrib.auth.models import User
     from django.test import Client
 
-    from tests.conftest import member
+    from tests.support.accounts import member
 
     member(User.objects.create_user("cli", password="pw-cli-123"), site)
     note, key = _token("cli", "--name", "ci", "--expires-days", "7")

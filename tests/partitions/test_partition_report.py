@@ -28,8 +28,8 @@ from sessions_app.partitions.estimates import (
     size_estimates,
     value_bytes,
 )
-from tests.conftest import FIXED_NOW
-from tests.ingest.conftest import event
+from tests.support.clock import FIXED_NOW
+from tests.support.events import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

@@ -26,10 +26,11 @@ from sessions_app.core import timebuckets
 from sessions_app.core.ids import cassandra_order
 from sessions_app.ledger import sites
 from sessions_app.paths import reads
-from tests.aggregates.test_breakdowns import seal_everything
-from tests.analysis.dataset import AGENTS, SHOP
-from tests.ingest.conftest import event
-from tests.paths.test_reads import anchored, brute, raw_rows, send
+from tests.support.dataset import AGENTS, SHOP
+from tests.support.events import event
+from tests.support.hypothesis import examples
+from tests.support.paths import anchored, brute, raw_rows, send
+from tests.support.sealing import seal_everything
 
 PAGES = [f"/p{i}" for i in range(12)]  # more than a step's MAX_NODES
 SPAN_HOURS = 30  # visits begin in the 30 hours from BASE, across a day's edge
@@ -44,6 +45,7 @@ visit_st = st.tuples(
     st.lists(st.tuples(st.sampled_from(PAGES), st.integers(1, 29)), min_size=1, max_size=8),
     st.integers(0, 8),
 )
+
 range_st = st.tuples(st.integers(0, SPAN_HOURS + 2), st.integers(1, SPAN_HOURS + 4))
 CROWD = [  # every page, sessions crossing the day's edge and the 23:00 hour's
     (24 * 60 - 20 - i * 3, [(PAGES[(i * 5 + k) % 12], 7 + i % 5) for k in range(7)], 5 - i % 3)
@@ -165,7 +167,7 @@ def check_sankey(site, rows, *, side: str, anchor: str, start: datetime, end: da
 
 
 @settings(
-    max_examples=6,
+    max_examples=examples(6),
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],

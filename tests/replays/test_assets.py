@@ -16,9 +16,9 @@ from django.contrib.auth.models import User
 
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.tables import registry, user_sessions
-from tests.conftest import member
-from tests.ingest.conftest import event, post
-from tests.replays.test_collector import chunk, send
+from tests.support.accounts import member
+from tests.support.events import event, post
+from tests.support.replays import chunk, send
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from bench.replay import RECORDING
 from sessions_app.replays import assets
+from tests.support.hypothesis import examples
 
 css = st.text(min_size=0, max_size=1_500).map(lambda t: "a{b:c}" + t)
 
@@ -37,7 +38,7 @@ def test_the_demo_recording_is_split_as_the_walk_splits_it():
     assert shared >= 3  # the shop's stylesheet, once a page load
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(sheets=st.lists(css, min_size=1, max_size=3), quote=st.booleans())
 def test_any_stylesheet_text_is_split_as_the_walk_splits_it(sheets, quote):
     """Escapes, quotes, non-ASCII and lone surrogates in the stylesheet; short ones stay."""

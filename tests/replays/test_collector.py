@@ -6,7 +6,7 @@ from __future__ import annotations
 import gzip
 import json
 import uuid
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, timedelta
 from typing import Any
 
 import pytest
@@ -19,46 +19,13 @@ from sessions_app.ledger import quality
 from sessions_app.models import ErasureRequest
 from sessions_app.partitions import partition_report
 from sessions_app.tables import registry, user_sessions
-from tests.conftest import member
-from tests.ingest.conftest import ORIGIN, event, minutes, post
+from tests.support.accounts import member
+from tests.support.events import ORIGIN, event, minutes, post
+from tests.support.replays import _ms, chunk, send
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 
 SECRET = "hunter2-do-not-store"
-
-
-def _ms(ts: datetime) -> int:
-    return round(ts.timestamp() * 1000)
-
-
-def chunk(site, start: datetime, *, seq: int = 0, page: datetime | None = None,
-          anon: str = "anon-1", n: int = 3, **extra: Any) -> dict[str, Any]:  # fmt: skip
-    """A recorder chunk of n rrweb events from start, one a second."""
-    events = [
-        {"type": 3, "timestamp": _ms(start + timedelta(seconds=i)), "data": {"source": 1, "i": i}}
-        for i in range(n)
-    ]
-    body = {
-        "site": site.key,
-        "chunk": str(uuid.uuid4()),
-        "seq": seq,
-        "page": _ms(page or start),
-        "start": events[0]["timestamp"],
-        "end": events[-1]["timestamp"],
-        "anonymous_id": anon,
-        "events": events,
-    }
-    body.update(extra)
-    return body
-
-
-def send(client, site, body: Any, *, compress: bool = True, origin: str | None = ORIGIN,
-         key: str | None = None):  # fmt: skip
-    raw = body if isinstance(body, bytes) else json.dumps(body).encode()
-    data = gzip.compress(raw) if compress and not isinstance(body, bytes) else raw
-    headers = {"HTTP_ORIGIN": origin} if origin else {}
-    return client.post(f"/replay?site={key or site.key}", data, content_type="text/plain",
-                       **headers)  # fmt: skip
 
 
 def _rows(site) -> list[dict[str, Any]]:

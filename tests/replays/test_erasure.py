@@ -15,8 +15,8 @@ from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.erasure import erasures
 from sessions_app.models import ErasureRequest
 from sessions_app.tables import user_sessions
-from tests.ingest.conftest import event, post
-from tests.replays.test_collector import chunk, send
+from tests.support.events import event, post
+from tests.support.replays import chunk, send
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

@@ -18,8 +18,9 @@ from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.ledger import quality
 from sessions_app.replays import chunks
 from sessions_app.tables import replay_chunks, user_sessions
-from tests.ingest.conftest import ORIGIN
-from tests.replays.test_collector import chunk, send
+from tests.support.events import ORIGIN
+from tests.support.hypothesis import examples
+from tests.support.replays import chunk, send
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 
@@ -76,7 +77,7 @@ def test_hostile_bodies_are_refused_with_a_reason_or_stored_and_readable(
     base = chunk(replay_site, visit + timedelta(seconds=2))
 
     @settings(
-        max_examples=60,
+        max_examples=examples(60),
         deadline=None,
         suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
     )
@@ -150,7 +151,7 @@ def test_a_reused_chunk_id_stores_nothing_new(client, replay_site, visit, settin
 
 def test_a_chunk_id_is_claimed_per_session(client, replay_site, visit, live_now):
     """The same chunk id in another visitor's session is that session's own chunk."""
-    from tests.ingest.conftest import event, post
+    from tests.support.events import event, post
 
     assert post(client, replay_site, [event(visit, anon="anon-2")]).status_code == 200
     mine = chunk(replay_site, visit + timedelta(seconds=2))

@@ -29,10 +29,9 @@ from sessions_app.ledger import policies
 from sessions_app.models import ErasureRequest
 from sessions_app.replays import marks
 from sessions_app.tables import retention_specs, site_sessions, user_sessions
-from tests.api.test_api import auth
-from tests.conftest import member
-from tests.ingest.conftest import ORIGIN, event, minutes, post
-from tests.replays.test_collector import chunk, send
+from tests.support.accounts import auth, member
+from tests.support.events import ORIGIN, event, minutes, post
+from tests.support.replays import chunk, send
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

@@ -18,8 +18,8 @@ from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.models import ErasureRequest
 from sessions_app.sessions import directory
 from sessions_app.tables import user_directory
-from tests.conftest import member
-from tests.ingest.conftest import event
+from tests.support.accounts import member
+from tests.support.events import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

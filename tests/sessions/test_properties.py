@@ -19,8 +19,8 @@ from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.ingest.steps import apply as apply_step
 from sessions_app.models import ErasureRequest
 from sessions_app.sessions import lists
-from tests.api.test_api import auth
-from tests.ingest.conftest import event
+from tests.support.accounts import auth
+from tests.support.events import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

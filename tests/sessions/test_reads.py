@@ -11,7 +11,7 @@ from sessions_app.core import timebuckets
 from sessions_app.core.bounds import RangeError
 from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.sessions import activity, lists
-from tests.ingest.conftest import event
+from tests.support.events import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

@@ -23,9 +23,9 @@ from sessions_app.ledger import policies, sites
 from sessions_app.sessions import timeline
 from sessions_app.tables import retention_specs, user_sessions
 from sessions_app.tables import session_events as session_events_table
-from tests.conftest import member
-from tests.ingest.conftest import event
-from tests.sessions.conftest import record_session, timeline_get
+from tests.support.accounts import member
+from tests.support.events import event
+from tests.support.sessions import record_session, timeline_get
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

@@ -14,7 +14,7 @@ from sessions_app.ledger import sites
 from sessions_app.sessions import timeline
 from sessions_app.tables import user_sessions
 from sessions_app.tables.session_events import stored_events
-from tests.sessions.conftest import record_session, timeline_get
+from tests.support.sessions import record_session, timeline_get
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

@@ -19,9 +19,9 @@ from sessions_app.models import BucketState
 from sessions_app.periods import period_param
 from sessions_app.system import demo
 from sessions_app.vitals import reads
-from tests.aggregates.test_breakdowns import seal_everything
-from tests.aggregates.test_vitals import raw_values
-from tests.conftest import recent_fixed
+from tests.support.clock import recent_fixed
+from tests.support.sealing import seal_everything
+from tests.support.vitals import raw_values
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

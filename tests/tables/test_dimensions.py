@@ -20,11 +20,11 @@ from sessions_app.tables import dimensions, site_sessions, user_sessions
 from sessions_app.tables.dimensions import AGENT, Dimension
 from sessions_app.tables.site_sessions import SiteSession
 from sessions_app.tables.user_sessions import UserSession
-from tests.aggregates.test_breakdowns import seal_everything
-from tests.analysis.dataset import AGENTS, SHOP
-from tests.api.test_api import auth
-from tests.conftest import recent_fixed
-from tests.ingest.conftest import event, post
+from tests.support.accounts import auth
+from tests.support.clock import recent_fixed
+from tests.support.dataset import AGENTS, SHOP
+from tests.support.events import event, post
+from tests.support.sealing import seal_everything
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

@@ -11,8 +11,8 @@ from django.utils import timezone
 
 from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.tables import user_sessions
-from tests.conftest import member
-from tests.ingest.conftest import event
+from tests.support.accounts import member
+from tests.support.events import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

@@ -30,7 +30,8 @@ from hypothesis import strategies as st
 from sessions_app.ledger import sites
 from sessions_app.sessions import lists
 from sessions_app.tables import user_sessions
-from tests.ingest.conftest import ORIGIN, event, post
+from tests.support import hypothesis as profiles
+from tests.support.events import ORIGIN, event, post
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 
@@ -83,7 +84,7 @@ paths = st.text(printable.filter(lambda c: c not in "#?"), max_size=60)
 
 def examples(n: int = EXAMPLES) -> settings:
     return settings(
-        max_examples=n,
+        max_examples=profiles.examples(n),
         deadline=None,
         # Each example writes and reads the real stack: shrinking a failure could take
         # many minutes, so the first failing example is reported as found.

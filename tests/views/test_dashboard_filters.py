@@ -20,8 +20,9 @@ from sessions_app.analysis import filtered
 from sessions_app.ledger import sites
 from sessions_app.tables import user_sessions
 from sessions_app.templatetags.clickstream import without_utm
-from tests.conftest import member
-from tests.ingest.conftest import event, post
+from tests.support.accounts import member
+from tests.support.events import event, post
+from tests.support.hypothesis import examples
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 
@@ -79,7 +80,7 @@ def test_a_row_adds_its_filter_and_chips_remove_it(client, site, analyst):
 
 
 @settings(
-    max_examples=12,
+    max_examples=examples(12),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

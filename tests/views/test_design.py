@@ -10,7 +10,7 @@ from django.contrib.auth.models import User
 
 from sessions_app.ledger import sites
 from sessions_app.templatetags.clickstream import duration, local, number
-from tests.conftest import member
+from tests.support.accounts import member
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 
@@ -98,7 +98,7 @@ def test_the_explorer_links_users_and_counts_its_rows(client, analyst, site):
     from django.utils import timezone
 
     from sessions_app.ingest.pipeline import Source, events_record
-    from tests.ingest.conftest import event
+    from tests.support.events import event
 
     at = timezone.now() - timedelta(hours=2)
     events_record(

@@ -11,7 +11,7 @@ from django.test import Client
 from django.urls import path
 
 from clickstream.urls import urlpatterns as app_urlpatterns
-from tests.conftest import member
+from tests.support.accounts import member
 
 pytestmark = pytest.mark.django_db
 INTERNAL = "internal-detail-7f3a /srv/clickstream/secret.py"

@@ -13,7 +13,7 @@ from django.core.handlers.wsgi import WSGIHandler
 from django.utils import timezone
 
 from clickstream.fastpath import CollectorFastPath
-from tests.ingest.conftest import ORIGIN, event
+from tests.support.events import ORIGIN, event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

@@ -87,7 +87,7 @@ def test_a_period_longer_than_the_page_reads_is_cut_with_a_note(client, analyst,
 
 
 def test_the_api_takes_the_same_period_names(client, site, token):
-    from tests.analysis.test_explorer import auth
+    from tests.support.accounts import auth
 
     url = f"/api/sites/{site.id}/sessions"
     body = client.get(url, {"period": "12mo", "country": "DE"}, **auth(token)).json()

@@ -18,9 +18,8 @@ from django.contrib.auth.models import User
 
 from sessions_app.ledger import sites
 from sessions_app.tables import user_sessions
-from tests.conftest import member
-from tests.ingest.conftest import ORIGIN, live_now  # noqa: F401 (a fixture)
-from tests.replays.conftest import replay_site, visit  # noqa: F401 (fixtures)
+from tests.support.accounts import member
+from tests.support.events import ORIGIN
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 
@@ -50,7 +49,7 @@ def _record(client, site, start) -> uuid.UUID:
     return session["session_id"]
 
 
-def test_the_timeline_keeps_style_src_self_and_frames_the_player(client, replay_site, visit):  # noqa: F811
+def test_the_timeline_keeps_style_src_self_and_frames_the_player(client, replay_site, visit):
     session_id = _record(client, replay_site, visit)
     client.force_login(member(User.objects.create_user("ana", password="pw-ana-1"), replay_site))
     moment = round((visit + timedelta(seconds=30)).timestamp() * 1000)
@@ -78,7 +77,7 @@ def test_the_timeline_keeps_style_src_self_and_frames_the_player(client, replay_
     assert island["seek"] == moment and len(island["marks"]) == 2
 
 
-def test_the_player_frame_is_the_sites_only(client, replay_site, visit):  # noqa: F811
+def test_the_player_frame_is_the_sites_only(client, replay_site, visit):
     session_id = _record(client, replay_site, visit)
     url = f"/sites/{replay_site.id}/sessions/{session_id}/player"
     assert client.get(url)["Location"].startswith("/accounts/login/")  # signed out

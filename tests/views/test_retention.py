@@ -14,7 +14,7 @@ from django.test import Client
 from sessions_app.ledger import policies, sites
 from sessions_app.models import AdminAction, PurgeRun, RetentionPolicy, Site
 from sessions_app.tables import retention_specs
-from tests.ingest.conftest import event, post
+from tests.support.events import event, post
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

@@ -32,8 +32,8 @@ from sessions_app.jobs.goals import goal_save
 from sessions_app.ledger import sites
 from sessions_app.models import AdminAction, Funnel, Goal
 from sessions_app.tables import user_sessions
-from tests.conftest import member
-from tests.ingest.conftest import event
+from tests.support.accounts import member
+from tests.support.events import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

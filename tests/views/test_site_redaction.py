@@ -11,7 +11,7 @@ from django.contrib.auth.models import Group, User
 from django.test import Client
 
 from sessions_app.models import AdminAction, Site
-from tests.conftest import member
+from tests.support.accounts import member
 
 pytestmark = pytest.mark.django_db
 
@@ -85,7 +85,7 @@ def _save(client, site, origins: str, redact: str):
 def test_a_site_admin_changes_origins_and_redaction_and_the_collector_follows(
     client, analyst, site
 ):
-    from tests.ingest.conftest import event, post
+    from tests.support.events import event, post
 
     member(analyst, site, "admin")  # a site admin, not an installation admin or staff
     assert not analyst.is_staff

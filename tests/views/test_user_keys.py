@@ -21,7 +21,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from sessions_app.models import Site
-from tests.ingest.conftest import event, post
+from tests.support.events import event, post
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

@@ -18,7 +18,7 @@ from sessions_app.core import timebuckets
 from sessions_app.erasure import erasures
 from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.models import ErasureRequest
-from tests.ingest.conftest import event
+from tests.support.events import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

@@ -14,9 +14,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from sessions_app.aggregates import vitals
-from tests.aggregates.test_breakdowns import seal_everything
-from tests.aggregates.test_vitals import measured  # noqa: F401 (a fixture)
-from tests.ingest.conftest import event, live_now, post  # noqa: F401 (live_now: a fixture)
+from tests.support.events import event, post
+from tests.support.sealing import seal_everything
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 
@@ -24,7 +23,7 @@ ODD = "/produits/été/<script>alert(1)</script>/🛒?"  # the query string is c
 RANGE = {"period": "7d"}
 
 
-def test_the_page_shows_cards_trend_and_pages_worst_first(client, site, analyst, measured):  # noqa: F811
+def test_the_page_shows_cards_trend_and_pages_worst_first(client, site, analyst, measured):
     url = reverse("sessions_app:performance", args=[site.id])
     response = client.get(url, RANGE)
     assert response.status_code == 200
@@ -45,7 +44,7 @@ def test_the_page_shows_cards_trend_and_pages_worst_first(client, site, analyst,
     assert [r["page"] for r in rows] == [p["page"] for p in api["pages"]]
 
 
-def test_any_page_path_renders_with_its_elements(client, site, analyst, live_now):  # noqa: F811
+def test_any_page_path_renders_with_its_elements(client, site, analyst, live_now):
     view = event(live_now, url="https://shop.example" + ODD)
     weird = '<img src=x onerror="alert(1)"> “§” 🛒'
     props = {"pageview": view["id"], "lcp": 5200, "lcp_el": weird, "cls": 0.3, "cls_el": weird}

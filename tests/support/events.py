@@ -1,4 +1,4 @@
-"""Collector fixtures: a site with an allowed origin and helpers to build events."""
+"""Tracker events for /collect: one event's body, a beacon posted by the test client."""
 
 from __future__ import annotations
 
@@ -7,20 +7,10 @@ import json
 from datetime import datetime, timedelta
 from typing import Any
 
-import pytest
-from django.utils import timezone
-
 from sessions_app.models import Site
 
 ORIGIN = "https://shop.example"
 _ids = itertools.count()
-
-
-@pytest.fixture
-def live_now() -> datetime:
-    """Return the real present, millisecond precision (the collector stamps receipt with it)."""
-    now = timezone.now()
-    return now.replace(microsecond=now.microsecond // 1000 * 1000)
 
 
 def event(ts: datetime, *, kind: str = "pageview", anon: str = "anon-1", **extra: Any) -> dict:

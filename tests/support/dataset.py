@@ -17,7 +17,7 @@ from django.conf import settings
 
 from sessions_app.aggregates.tally import page_path
 from sessions_app.tables import user_sessions
-from tests.ingest.conftest import event, post
+from tests.support.events import event, post
 
 SHOP = "https://shop.example"
 AGENTS = [
