@@ -9,7 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.contrib.auth.models import User
+from django.apps import apps
+from django.contrib.auth.models import Permission, User
+from django.contrib.contenttypes.models import ContentType
+from django.core import serializers
+from django.db import connections, router
 from django.test import override_settings
 from django.utils import timezone
 
@@ -66,6 +70,36 @@ def walker(browser, live_server, request) -> Iterator[Any]:
     context.close()
 
 
+@pytest.fixture(scope="module")
+def built(live_server, django_db_setup, django_db_blocker) -> tuple[Any, dict[str, str], str]:
+    """The shop's data, built once for the three walks: its Cassandra rows (events, sealed
+    aggregates, goal counts) stay for the module (a site of its own); its SQL rows are
+    kept as a snapshot, since each walk's transactional test flushes them."""
+    with django_db_blocker.unblock():
+        site, paths = _shop(live_server)
+        return site, paths, _sql_snapshot()
+
+
+@pytest.fixture
+def shop(built, live_server, transactional_db) -> tuple[Any, dict[str, str]]:
+    """The built shop with its SQL rows as they were built, and a "Demo Shop" site of the
+    walk's own (the demo pages' tracker writes to it)."""
+    site, paths, snapshot = built
+    connections["default"].creation.deserialize_db_from_string(snapshot)
+    sites.site_create(name="Demo Shop", origins=[live_server.url])
+    return site, paths
+
+
+def _sql_snapshot() -> str:
+    """Every SQL row but those a flush makes again (content types, permissions)."""
+    remade = {ContentType, Permission}
+    models = [
+        m for m in apps.get_models() if m not in remade and router.allow_migrate_model("default", m)
+    ]
+    rows = (row for m in models for row in m._base_manager.using("default").order_by("pk"))
+    return serializers.serialize("json", rows)
+
+
 def _shop(live_server) -> tuple[Any, dict[str, str]]:
     """A site with three days of the demo shop's traffic, a funnel, a token, an erasure
     receipt; return it with the paths of its pages (and the installation's)."""
@@ -81,7 +115,6 @@ def _shop(live_server) -> tuple[Any, dict[str, str]]:
     )
     goal = goals.goal_save(site=site, name="Reached checkout", definition=GOAL, now=now)
     goals.goal_backfill(goal_id=goal.pk, now=now)
-    sites.site_create(name="Demo Shop", origins=[live_server.url])
     s = f"/sites/{site.id}"
     paths = {
         "home": "/",
@@ -139,9 +172,9 @@ def _visit(page: Any, url: str, name: str, problems: list[str], viewport: str) -
 
 
 @pytest.mark.parametrize("walker", WALKS, indirect=True)
-def test_every_page_answers_fits_and_passes_axe(live_server, walker):
+def test_every_page_answers_fits_and_passes_axe(live_server, walker, shop):
     context, viewport = walker
-    site, paths = _shop(live_server)
+    site, paths = shop
     page = context.new_page()
     problems: list[str] = []
     page.on(
