@@ -8,6 +8,7 @@ from datetime import timedelta
 import pytest
 from django.contrib.auth.models import User
 from django.utils import timezone
+from playwright.sync_api import expect
 
 from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.ledger import sites
@@ -75,11 +76,11 @@ def test_a_row_filters_the_dashboard_and_travels_to_the_explorer(live_server, br
         page.click("a.open-sessions:has-text('Open 2 sessions')")
         page.wait_for_selector("h1:has-text('Sessions')")
         assert page.locator("select[name=device]").input_value() == "mobile"
-        assert page.locator("table.explorer tbody tr").count() == 2
+        expect(page.locator("table.explorer tbody tr")).to_have_count(2)
         page.go_back()
         page.click(".chip a.chip-remove")
-        page.wait_for_load_state()
-        assert page.locator(".chip").count() == 0 and "device=" not in page.url
-        assert page.locator("figure[data-dimension=source] table tbody tr").count() == 2
+        page.wait_for_url(lambda url: "device=" not in url)  # and the new page loaded
+        assert page.locator(".chip").count() == 0
+        expect(page.locator("figure[data-dimension=source] table tbody tr")).to_have_count(2)
         screenshot(page, f"dashboard-unfiltered-{name}")
         context.close()

@@ -33,8 +33,10 @@ ASSET = (
 PAGE_LOADS = 3
 
 
-def _browse(page, url: str) -> None:
-    """About 20 s of a visitor on the shop: SPA navigations, the cart, scrolling."""
+def _browse(page, url: str, chunks: list[Any]) -> None:
+    """About 20 s of a visitor on the shop: SPA navigations, the cart, scrolling. The
+    page's clock (Playwright's) runs those seconds at once: its timers fire (the recorder's
+    5 s chunks, the tracker's flushes) and its events are stamped as they would be."""
     page.goto(url)
     page.wait_for_function("() => !!(window.clickstream && window.clickstream.last)")
     page.click("#shop-now")
@@ -42,30 +44,38 @@ def _browse(page, url: str) -> None:
         page.locator("[data-view='/demo/products'] .add-to-cart").nth(n).click()
         page.mouse.move(200 + 40 * n, 300 + 25 * n, steps=8)
         page.mouse.wheel(0, 400)
-        page.wait_for_timeout(2_500)
+        page.clock.run_for(2_500)
     page.click("#nav-about")
     page.mouse.wheel(0, 600)
-    page.wait_for_timeout(3_000)
+    page.clock.run_for(3_000)
     page.click("#nav-cart")
-    page.wait_for_timeout(3_000)
+    page.clock.run_for(3_000)
     page.click("#nav-products")
-    page.wait_for_timeout(5_500)  # the recorder's 5 s chunk
+    page.clock.run_for(5_500)  # the recorder's 5 s chunk
+    for chunk in chunks:  # each one answered before the page is left
+        chunk.response()
 
 
 def test_a_minute_of_the_shop_stores_its_stylesheet_once(live_server, context):
     site = sites.site_create(name="E2E replay minute", origins=[live_server.url])
     site.replay, site.replay_sample = True, 100
     site.save(update_fields=["replay", "replay_sample"])
+    context.clock.install()  # for every page of the context, across its page loads
+    # A browser's Date.now() is a whole number of ms; the fake clock's is not after a timer
+    # set with a fractional delay (the recorder's jittered retry), which sent_at refuses.
+    context.add_init_script("Date.now = (now => () => Math.floor(now()))(Date.now)")
     page = context.new_page()
     sent: list[bytes] = []
+    chunks: list[Any] = []
 
     def chunk_sent(request: Any) -> None:
         if request.method == "POST" and "/replay?" in request.url:
             sent.append(request.post_data_buffer)
+            chunks.append(request)
 
     page.on("request", chunk_sent)
     for _ in range(PAGE_LOADS):  # a new page load: a new snapshot with the stylesheet
-        _browse(page, f"{live_server.url}/demo/?site={site.key}&flush=1000")
+        _browse(page, f"{live_server.url}/demo/?site={site.key}&flush=1000", chunks)
     page.goto("about:blank")  # hidden: the rest goes out
     page.close()
 
