@@ -31,6 +31,8 @@ from tests.support.sealing import seal_everything
 pytestmark = [
     pytest.mark.e2e,
     pytest.mark.django_db(transaction=True, databases=["default", "cassandra"]),
+    # One worker walks the three viewports: the shop's data is built once a module.
+    pytest.mark.xdist_group("walk"),
 ]
 
 FRAME = "() => new Promise(done => requestAnimationFrame(() => setTimeout(done)))"
