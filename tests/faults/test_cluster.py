@@ -60,8 +60,7 @@ VISITORS = 4
 def ring() -> Any:
     started = launcher.cluster_start(NODES, timeout=300)
     yield NODES
-    for node in reversed(started):  # a cluster that was already running stays up
-        launcher.stop(node)
+    launcher.stop_all(started)  # a cluster that was already running stays up
 
 
 def _driver(level: int = ConsistencyLevel.QUORUM) -> Cluster:
