@@ -176,7 +176,6 @@ def test_kill_one_of_three_nodes_under_ingest_no_client_error_no_lost_event(site
     now = timezone.now().replace(microsecond=0)
     api = {"Authorization": f"Token {token}"}
     try:
-        time.sleep(2)
         with Load(f"{base}/collect", site.key, now) as load:
             load.wait_for(20)
             os.killpg(launcher.node_pid(VICTIM), signal.SIGKILL)  # type: ignore[arg-type]
