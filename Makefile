@@ -56,7 +56,7 @@ test: $(STAMP) $(NODE_STAMP)
 	$(VENV)/bin/vulture
 	$(PY) -m ops.stack test -- $(XDIST) $(PYTEST_ARGS)
 
-# The inner loop: lint, types and every test not marked slow (no fuzzing at 10,000
+# The inner loop: lint, types and every test not marked slow (no fuzzing at 3,000
 # cases, no fault injection).
 test-quick: $(STAMP) $(NODE_STAMP)
 	npm test --silent
@@ -67,7 +67,7 @@ test-quick: $(STAMP) $(NODE_STAMP)
 	$(VENV)/bin/vulture
 	$(PY) -m ops.stack test -- $(XDIST) -m "not slow" $(PYTEST_ARGS)
 
-# The slow suite alone (fuzzing at 10,000 cases; fault injection; tests over a minute):
+# The slow suite alone (fuzzing at 3,000 cases; fault injection; tests over a minute):
 # `make test` runs it too.
 test-faults: $(STAMP) $(NODE_STAMP)
 	$(PY) -m ops.stack test -- $(XDIST) -m slow $(PYTEST_ARGS)

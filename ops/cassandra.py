@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -21,8 +22,11 @@ from ops.common import STATE, StackError, is_alive, log, port_open, tail
 HERE = Path(__file__).resolve().parent / "cassandra"
 LIB = STATE / "cassandra" / "lib"
 POM = HERE / "pom.xml"
-JOIN_RING_DELAY_MS = 5000  # a joining node's ring delay (see cluster_nodes)
+# A joining node's ring delay: how long its shadow gossip round may wait for the seed,
+# which starts at the same moment (see cluster_start); it ends as soon as the seed answers.
+JOIN_RING_DELAY_MS = 30_000
 JOIN_ATTEMPTS = 3  # starts of a joining node that did not hear a seed in time
+NO_SEED = (b"Unable to contact any seeds", b"Unable to gossip with any peers")
 
 
 @dataclass(frozen=True)
@@ -42,6 +46,9 @@ class Node:
     # How long gossip gets to settle (Cassandra's default is 30 s): short for a lone node;
     # a joining node must have heard from a seed by its end, or it exits.
     ring_delay_ms: int = 1000
+    # A loopback cluster node's own tokens (initial_token, comma-separated): it then
+    # neither allocates them from the ring nor bootstraps, so it need not wait for others.
+    initial_tokens: str = ""
 
     @property
     def home(self) -> Path:
@@ -93,6 +100,7 @@ def cluster_nodes(
     """
     if not 1 <= count <= 9:
         raise StackError(f"a loopback cluster has 1 to 9 nodes, not {count}")
+    tokens = ring_tokens(count)
     return [
         Node(
             index=first_index + i,
@@ -103,12 +111,23 @@ def cluster_nodes(
             seeds=f"127.0.0.1:{storage_port}",
             cluster_name=cluster_name,
             heap=heap,
-            # On two loaded cores one second was sometimes too little for a joining
-            # node to hear the seed's gossip ("Unable to contact any seeds").
             ring_delay_ms=1000 if i == 0 else JOIN_RING_DELAY_MS,
+            initial_tokens=",".join(str(t) for t in tokens[i]),
         )
         for i in range(count)
     ]
+
+
+def ring_tokens(count: int) -> list[list[int]]:
+    """Murmur3 tokens for `count` nodes, num_tokens each, evenly spaced and dealt in turn
+    (node i takes every count-th one from the i-th): no two nodes share a token, as two
+    that allocated theirs at the same moment would ("Bootstrap Token collision")."""
+    found = re.search(r"^num_tokens: (\d+)$", (HERE / "cassandra.yaml").read_text(), re.M)
+    if found is None:
+        raise StackError(f"no num_tokens in {HERE / 'cassandra.yaml'}")
+    total = count * int(found[1])
+    ring = [-(2**63) + j * 2**64 // total for j in range(total)]
+    return [ring[i::count] for i in range(count)]
 
 
 def cluster_from_env() -> list[Node]:
@@ -120,45 +139,49 @@ def cluster_from_env() -> list[Node]:
 
 
 def cluster_start(nodes: list[Node], *, timeout: float = 300.0) -> list[Node]:
-    """Start the nodes one after another (joins must not overlap); return those started.
+    """Start the nodes at once; return those this call started.
 
-    Returns once every node answers CQL and the first one sees all the others up. If one
+    No node waits for another to join: each has its own tokens (initial_token) and none
+    bootstraps (auto_bootstrap false: a brand-new cluster has no data to stream, and a
+    node that joined once starts from its saved tokens). A joining node's shadow gossip
+    round waits for the seed, up to its ring delay.
+
+    Returns once every node answers CQL and the driver sees all of them up. If one
     fails, the nodes this call started are stopped before the error goes on.
     """
     started: list[Node] = []
     try:
-        for count, node in enumerate(nodes, start=1):
-            if _start_joining(node, timeout=timeout):
+        for node in nodes:
+            if _launch_needed(node):
+                if node_pid(node) is None:
+                    _launch(node)
                 started.append(node)
-            # The next node may join only once the ring knows this one's tokens: the
-            # allocator (allocate_tokens_for_local_replication_factor) is deterministic,
-            # so a node that joins before would pick the same ones and exit with
-            # "Bootstrap Token collision" (seen on a loaded 2-core VM).
-            wait_peers_up(nodes[:count], timeout=timeout)
+        for node in started:
+            _wait_joined(node, timeout=timeout)
+        wait_peers_up(nodes, timeout=timeout)
     except BaseException:
-        for node in reversed(started):
-            stop(node)
+        stop_all(started)
         raise
     return started
 
 
-def _start_joining(node: Node, *, timeout: float) -> bool:
-    """Start a node that joins through a seed, again if it did not hear the seed in time.
+def _wait_joined(node: Node, *, timeout: float) -> None:
+    """Wait for a launched node; start it again if it exited without hearing the seed.
 
     On two loaded cores a joining node can miss the seed's gossip within its ring
-    delay: Cassandra then exits with "Unable to contact any seeds".
+    delay: Cassandra then exits ("Unable to gossip with any peers").
     """
-    for _ in range(JOIN_ATTEMPTS - 1):
+    for attempt in range(1, JOIN_ATTEMPTS + 1):
         seen = node.system_log.stat().st_size if node.system_log.exists() else 0
         try:
-            return start(node, timeout=timeout)
+            wait_ready(node, timeout=timeout)
+            return
         except StackError:
             text = node.system_log.read_bytes()[seen:] if node.system_log.exists() else b""
-            if b"Unable to contact any seeds" not in text:  # in this attempt's lines
+            if attempt == JOIN_ATTEMPTS or node_pid(node) or not any(m in text for m in NO_SEED):
                 raise
             log(f"cassandra node{node.index}: it did not hear the seed in time; starting it again")
-            time.sleep(5)
-    return start(node, timeout=timeout)
+            _launch(node)
 
 
 def wait_peers_up(nodes: list[Node], *, timeout: float) -> None:
@@ -248,6 +271,11 @@ def _render_conf(node: Node) -> Path:
         "ADDRESS": node.address,
         "STORAGE_PORT": str(node.storage_port),
         "CQL_PORT": str(node.cql_port),
+        "JOIN_LINES": (
+            f"auto_bootstrap: false\ninitial_token: {node.initial_tokens}"
+            if node.initial_tokens
+            else ""
+        ),
         "COMMITLOG_SYNC_LINES": (
             "commitlog_sync: group\ncommitlog_sync_group_window: 15ms"
             if node.commitlog_sync == "group"
@@ -304,6 +332,16 @@ def cql_ready(address: str, port: int, timeout: float = 5.0) -> str | None:
 
 def start(node: Node, *, timeout: float = 240.0) -> bool:
     """Start the node unless it already answers; return True if this call started it."""
+    if not _launch_needed(node):
+        return False
+    if node_pid(node) is None:
+        _launch(node)
+    wait_ready(node, timeout=timeout)
+    return True
+
+
+def _launch_needed(node: Node) -> bool:
+    """False if the node (or another Cassandra on its address and port) already answers."""
     if node_pid(node) and cql_ready(node.address, node.cql_port):
         log(f"cassandra node{node.index} already running on {node.address}:{node.cql_port}")
         return False
@@ -319,9 +357,6 @@ def start(node: Node, *, timeout: float = 240.0) -> bool:
             f"port {node.address}:{node.cql_port} is taken by something that is "
             "not a Cassandra node; free it or set CASSANDRA_PORT"
         )
-    if node_pid(node) is None:
-        _launch(node)
-    wait_ready(node, timeout=timeout)
     return True
 
 
@@ -397,21 +432,30 @@ def _failure(node: Node, what: str) -> str:
 
 def stop(node: Node, *, grace: float = 45.0) -> None:
     """Stop the node: SIGTERM (Cassandra's shutdown hook drains), then SIGKILL."""
-    pid = node_pid(node)
-    if pid is None:
-        node.pidfile.unlink(missing_ok=True)
-        return
-    log(f"stopping cassandra node{node.index} (pid {pid})")
-    os.killpg(pid, signal.SIGTERM)
+    stop_all([node], grace=grace)
+
+
+def stop_all(nodes: list[Node], *, grace: float = 45.0) -> None:
+    """Stop the nodes together: SIGTERM to each, then wait; SIGKILL what outlives grace."""
+    running: dict[Node, int] = {}
+    for node in nodes:
+        pid = node_pid(node)
+        if pid is None:
+            node.pidfile.unlink(missing_ok=True)
+            continue
+        log(f"stopping cassandra node{node.index} (pid {pid})")
+        os.killpg(pid, signal.SIGTERM)
+        running[node] = pid
     deadline = time.monotonic() + grace
-    while time.monotonic() < deadline and is_alive(pid):
-        time.sleep(0.5)
-    if is_alive(pid):
-        log(f"cassandra node{node.index} ignored SIGTERM for {grace:.0f}s; killing it")
-        os.killpg(pid, signal.SIGKILL)
-        while is_alive(pid):
-            time.sleep(0.2)
-    node.pidfile.unlink(missing_ok=True)
+    while time.monotonic() < deadline and any(is_alive(pid) for pid in running.values()):
+        time.sleep(0.2)
+    for node, pid in running.items():
+        if is_alive(pid):
+            log(f"cassandra node{node.index} ignored SIGTERM for {grace:.0f}s; killing it")
+            os.killpg(pid, signal.SIGKILL)
+            while is_alive(pid):
+                time.sleep(0.2)
+        node.pidfile.unlink(missing_ok=True)
 
 
 def status_line(node: Node) -> str:
@@ -444,8 +488,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.action == "cluster-start":
                 cluster_start(nodes, timeout=args.timeout)
             elif args.action == "cluster-stop":
-                for member in reversed(nodes):
-                    stop(member)
+                stop_all(nodes)
             for member in nodes:
                 print(status_line(member))
         elif args.action == "jars":

@@ -10,6 +10,8 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -74,7 +76,8 @@ def replay_run(env: dict[str, str], *, ahead: timedelta, max_buckets: int = 24) 
 def collector_start(
     env: dict[str, str], *, log_name: str, workers: int = 2
 ) -> tuple[subprocess.Popen[bytes], str]:
-    """Start gunicorn (sync workers) on a free port; return it and its base URL once forked.
+    """Start gunicorn (sync workers) on a free port; return it and its base URL once its
+    workers are forked and one of them answers.
 
     Its output goes to .state/logs/<log_name>; it runs in a session of its own so a
     test can kill the master and its workers together.
@@ -86,13 +89,28 @@ def collector_start(
              "-w", str(workers), "-k", "sync", "--timeout", "60", "--log-level", "warning"],
             cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip
+    base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
-    while len(children(web.pid)) < workers:
+    while len(children(web.pid)) < workers or not answers(base):
         if time.monotonic() > deadline or web.poll() is not None:
             process_stop(web)
             raise AssertionError(f"gunicorn did not start (log: .state/logs/{log_name})")
         time.sleep(0.2)
-    return web, f"http://127.0.0.1:{port}"
+    return web, base
+
+
+def answers(base: str) -> bool:
+    """True once the collector at `base` answers a request (400 for a body without a site)."""
+    request = urllib.request.Request(
+        f"{base}/collect", data=b"{}", headers={"Content-Type": "text/plain"}
+    )
+    try:
+        urllib.request.urlopen(request, timeout=2).close()
+    except urllib.error.HTTPError:
+        return True
+    except OSError:
+        return False
+    return True
 
 
 def process_stop(process: subprocess.Popen[bytes]) -> None:

@@ -35,6 +35,8 @@ from tests.faults.support import (
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.django_db(transaction=True, databases=["default", "cassandra"]),
+    # The tests that start Cassandra nodes of their own run on one xdist worker, one at a time.
+    pytest.mark.xdist_group("cassandra_nodes"),
 ]
 NODE = launcher.Node(
     index=9,
@@ -109,7 +111,6 @@ def test_kill_9_cassandra_gives_503_then_recovers_without_losing_acknowledged_ev
     now = timezone.now().replace(microsecond=0)
     acknowledged: list[dict[str, Any]] = []
     try:
-        time.sleep(2)
         for n in range(6):  # healthy
             body, events = _beacon(site, n, now)
             status, answer, _ = _send(url, body)

@@ -48,6 +48,8 @@ pytestmark = [
     pytest.mark.django_db(transaction=True, databases=["default"]),
     # Three node starts and a restart under load: ~3 minutes here, 5 on a slow VM.
     pytest.mark.timeout(600),
+    # The tests that start Cassandra nodes of their own run on one xdist worker, one at a time.
+    pytest.mark.xdist_group("cassandra_nodes"),
 ]
 NODES = launcher.cluster_nodes(3)
 VICTIM = NODES[1]  # 127.0.0.2: not the seed, a replica of every row (RF=3)
@@ -60,8 +62,7 @@ VISITORS = 4
 def ring() -> Any:
     started = launcher.cluster_start(NODES, timeout=300)
     yield NODES
-    for node in reversed(started):  # a cluster that was already running stays up
-        launcher.stop(node)
+    launcher.stop_all(started)  # a cluster that was already running stays up
 
 
 def _driver(level: int = ConsistencyLevel.QUORUM) -> Cluster:
@@ -177,7 +178,6 @@ def test_kill_one_of_three_nodes_under_ingest_no_client_error_no_lost_event(site
     now = timezone.now().replace(microsecond=0)
     api = {"Authorization": f"Token {token}"}
     try:
-        time.sleep(2)
         with Load(f"{base}/collect", site.key, now) as load:
             load.wait_for(20)
             os.killpg(launcher.node_pid(VICTIM), signal.SIGKILL)  # type: ignore[arg-type]

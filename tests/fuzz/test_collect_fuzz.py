@@ -5,7 +5,14 @@ never a 5xx, and every 200 accounts for each event exactly once:
 accepted + duplicates + rejected = received, in the response and in ingest_stats.
 
 FUZZ_EXAMPLES sets the examples per test (default 150); the slow suite
-(`make test-faults`) runs 10,000.
+(`make test-faults`) runs 3,000 (FUZZ_EXAMPLES=10000 for a deeper run).
+
+3,000 bodies find what 10,000 found. Measured with each bug the fuzz found brought
+back in turn (a year-1 time with an offset overflowing astimezone, and a ts corrected
+by a far sent_at overflowing: 6646bf7; an unclosed IPv6 host in a URL: 6e1fd07) and
+with ingest_stats not counting duplicates: over 15, 5, 5 and 3 seeds the first failing
+body came at most at 867, 159, 183 and 25. The rarest, the year-1 time, came at 253 on
+average: 3,000 bodies miss it about once in 100,000 runs.
 """
 
 from __future__ import annotations
@@ -173,8 +180,8 @@ def test_fuzzed_bodies_never_fail_the_server_and_always_balance(client, site):
 
 
 @pytest.mark.slow
-def test_ten_thousand_fuzzed_bodies(client, site):
-    _fuzz(client, site, max(EXAMPLES, 10_000))
+def test_three_thousand_fuzzed_bodies(client, site):
+    _fuzz(client, site, max(EXAMPLES, 3_000))
 
 
 @fuzz_settings(EXAMPLES)
