@@ -21,7 +21,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
-from cassandra import ConsistencyLevel
+from cassandra import ConsistencyLevel, OperationTimedOut, ReadTimeout
 from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
 from cassandra.policies import DCAwareRoundRobinPolicy
 from cassandra.query import SimpleStatement
@@ -228,7 +228,7 @@ def test_kill_one_of_three_nodes_under_ingest_no_client_error_no_lost_event(site
                 timebuckets.floor(now - timedelta(minutes=10), "day"),
                 timebuckets.floor(now, "day"),
             }:
-                rows = check.execute(query, (site.id, f"ring-visitor-{visitor}", day))
+                rows = _read(check, query, (site.id, f"ring-visitor-{visitor}", day))
                 stored += [r.event_id for r in rows]
         entries, unapplied = _log_entries(check)
         # The collector does not wait for an entry's applied mark (ingest/apply.py): one
@@ -254,12 +254,25 @@ def test_kill_one_of_three_nodes_under_ingest_no_client_error_no_lost_event(site
 
 def _log_entries(check: Any) -> tuple[int, list[Any]]:
     """The transaction log's entries (QUORUM) and the unapplied ones (when, how many events)."""
-    rows = list(
-        check.execute(
-            SimpleStatement(
-                f"SELECT applied, received_at, event_count FROM {KEYSPACE}.transaction_log",
-                fetch_size=5000,
-            )
-        )
+    rows = _read(
+        check,
+        SimpleStatement(
+            f"SELECT applied, received_at, event_count FROM {KEYSPACE}.transaction_log",
+            fetch_size=5000,
+        ),
     )
     return len(rows), [(r.received_at, r.event_count) for r in rows if not r.applied]
+
+
+def _read(check: Any, statement: Any, params: Any = None, *, timeout: float = 120) -> list[Any]:
+    """Every row of a read at QUORUM, asked again while a replica times out: the node just
+    restarted answers slowly at first (cold JIT, hints replaying), and a timed-out read is
+    an unanswered question, not a wrong answer."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return list(check.execute(statement, params))
+        except (ReadTimeout, OperationTimedOut):
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(1)

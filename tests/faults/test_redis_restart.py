@@ -22,12 +22,14 @@ import urllib.request
 from collections import Counter
 from datetime import datetime, timedelta
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 import redis as redis_py
 from cassandra.concurrent import execute_concurrent
 from cassandra.query import UNSET_VALUE
 from celery import Celery
+from django.conf import settings
 from django.utils import timezone
 from kombu.exceptions import OperationalError
 from redis.exceptions import RedisError
@@ -160,7 +162,9 @@ def _start_worker(env: dict[str, str], client: Celery) -> subprocess.Popen[bytes
 
 def test_redis_restarted_sessions_stay_right_and_no_work_is_lost(site):
     port = free_port()
-    url_of_redis = f"redis://127.0.0.1:{port}/0"
+    # The suite's Redis database number (one per xdist worker): the processes it starts
+    # inherit PYTEST_XDIST_WORKER, and their settings pick that database on any Redis.
+    url_of_redis = f"redis://127.0.0.1:{port}{urlsplit(settings.REDIS_URL).path}"
     env = {
         **suite_env(),
         "REDIS_URL": url_of_redis,
