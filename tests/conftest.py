@@ -21,6 +21,7 @@ from tests.support.clock import FIXED_NOW
 from tests.support.events import event, minutes, post
 from tests.support.hypothesis import profile_load
 from tests.support.keyspace import guard_statement
+from tests.support.keyspace import tables as keyspace_tables
 from tests.support.repo import ROOT
 
 CASSANDRA_DBS = ["default", "cassandra"]
@@ -103,11 +104,7 @@ def truncate_written() -> None:
     all at once, then TRUNCATE only those (each one a memtable flush on the node)."""
     from sessions_app.core.cql import cassandra_session, keyspace
 
-    db, name = cassandra_session(), keyspace()
-    listed = db.execute(
-        "SELECT table_name FROM system_schema.tables WHERE keyspace_name = %s", (name,)
-    )
-    tables = sorted(row["table_name"] for row in listed)
+    db, name, tables = cassandra_session(), keyspace(), keyspace_tables()
     probes = [db.execute_async(f"SELECT * FROM {name}.{table} LIMIT 1") for table in tables]
     written = [t for t, probe in zip(tables, probes, strict=True) if probe.result().one()]
     truncates = [db.execute_async(f"TRUNCATE {name}.{table}", timeout=120) for table in written]

@@ -39,26 +39,29 @@ def _modules() -> dict[str, Path]:
     return found
 
 
-def _imports(path: Path, name: str, known: set[str]) -> Iterator[str]:
-    """Yield the sessions_app modules a module imports, at any depth of its code."""
-    tree = ast.parse(path.read_text())
-    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+def _import_targets(tree: ast.AST, package: str) -> Iterator[str]:
+    """Yield every name an import of the tree targets (a module, or a module's member),
+    relative imports resolved against `package`, at any depth of its code."""
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            targets = [a.name for a in node.names]
+            yield from (a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
                 parts = package.split(".")
                 base = ".".join(parts[: len(parts) - node.level + 1] + ([base] if base else []))
-            targets = [f"{base}.{a.name}" for a in node.names] + [base]
-        else:
-            continue
-        for target in targets:
-            while target and target not in known:
-                target = target.rpartition(".")[0]
-            if target and target != name:
-                yield target
+            yield base
+            yield from (f"{base}.{a.name}" for a in node.names)
+
+
+def _imports(path: Path, name: str, known: set[str]) -> Iterator[str]:
+    """Yield the sessions_app modules a module imports, at any depth of its code."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for target in _import_targets(ast.parse(path.read_text()), package):
+        while target and target not in known:
+            target = target.rpartition(".")[0]
+        if target and target != name:
+            yield target
 
 
 def _graph() -> dict[str, set[str]]:
@@ -196,26 +199,13 @@ def test_the_core_imports_nothing_of_the_domains():
 def _borrowed(source: str, name: str) -> list[str]:
     """The test modules (test_*) and conftest files a module of the tests imports, at any
     depth of its code: helpers shared between tests belong in tests/support/."""
-    package = name.rpartition(".")[0]
-    found = []
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Import):
-            targets = [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = package.split(".")
-                base = ".".join(parts[: len(parts) - node.level + 1] + ([base] if base else []))
-            targets = [base] + [f"{base}.{a.name}" for a in node.names]
-        else:
-            continue
-        for target in targets:
-            parts = target.split(".")
-            if parts[0] == "tests" and any(
-                p == "conftest" or p.startswith("test_") for p in parts[1:]
-            ):
-                found.append(target)
-    return sorted(set(found))
+    found = {
+        target
+        for target in _import_targets(ast.parse(source), name.rpartition(".")[0])
+        if target.split(".")[0] == "tests"
+        and any(p == "conftest" or p.startswith("test_") for p in target.split(".")[1:])
+    }
+    return sorted(found)
 
 
 def test_no_test_module_or_conftest_imports_another_test_module_or_a_conftest():

@@ -51,7 +51,7 @@ def log_entries_strip(
     step = transaction_log.MINUTES_PER_READ
     reads = [(site_id, minutes[i : i + step], shards) for i in range(0, len(minutes), step)]
     progress(f"transaction log: {len(minutes)} buckets")
-    for _, row in pages_many(transaction_log.SELECT_MINUTES, reads, window=4):
+    for row in pages_many(transaction_log.SELECT_MINUTES, reads, window=4):
         minute = timebuckets.from_driver(row["minute"])
         key = (site_id, minute, row["shard"], row["batch_id"])
         try:

@@ -31,7 +31,6 @@ from sessions_app.tables import (
 )
 
 PAGE = 1000
-WINDOW = 64  # partitions whose first page is asked for at once (pages_many)
 MAX_TERMS = 10_000  # search terms one user key may have in user_directory
 # Keys looked for inside recordings: at least this long (a shorter one, "42", would
 # match the text of most recordings), as a whole word of a text or attribute.
@@ -68,27 +67,21 @@ def pages(cql: str, params: tuple[Any, ...]) -> Iterator[dict[str, Any]]:
 
 
 def pages_many(
-    cql: str, params: Iterable[tuple[Any, ...]], *, window: int = WINDOW
-) -> Iterator[tuple[tuple[Any, ...], dict[str, Any]]]:
-    """Yield (params, row) for every row of many partitions, in the order given.
-
-    The first page of `window` partitions is asked for at once, then each partition is
-    read to its end (later pages one round trip each): one partition at a time costs a
-    round trip per partition, which for the transaction log's minute partitions over
-    its TTL (~50,000) was most of an erasure. At most `window` x PAGE rows are held.
-    """
+    cql: str, params: Iterable[tuple[Any, ...]], *, window: int
+) -> Iterator[dict[str, Any]]:
+    """Yield every row of many reads, in the order given: the first page of `window`
+    reads is asked for at once, then each is read to its end (later pages one round trip
+    each). At most `window` x PAGE rows are held."""
     session, statement = cassandra_session(), prepare(cql)
     pending = list(params)
     for first in range(0, len(pending), window):
-        block = pending[first : first + window]
         futures = []
-        for values in block:
+        for values in pending[first : first + window]:
             bound = statement.bind(values)
             bound.fetch_size = PAGE
             futures.append(session.execute_async(bound))
-        for values, future in zip(block, futures, strict=True):
-            for row in future.result():
-                yield values, row
+        for future in futures:
+            yield from future.result()
 
 
 def write_all(cql: str, rows: Iterable[tuple[Any, ...]]) -> int:

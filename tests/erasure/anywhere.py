@@ -17,6 +17,7 @@ from typing import Any
 from cassandra.query import SimpleStatement
 
 from sessions_app.core.cql import cassandra_session, keyspace
+from tests.support.keyspace import tables
 
 
 def _texts(value: Any) -> list[str]:
@@ -26,14 +27,6 @@ def _texts(value: Any) -> list[str]:
             raw += zlib.decompress(raw, 47)  # zlib or gzip, by its header
         return [raw.decode("utf-8", "replace")]
     return [repr(value)]
-
-
-def tables() -> list[str]:
-    session = cassandra_session()
-    rows = session.execute(
-        "SELECT table_name FROM system_schema.tables WHERE keyspace_name = %s", (keyspace(),)
-    )
-    return sorted(r["table_name"] for r in rows)
 
 
 def rows_mentioning(*needles: str) -> Counter[str]:

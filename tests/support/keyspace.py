@@ -1,4 +1,5 @@
-"""The keyspace guard: every CQL statement a test sends must stay in test_* (or system*)."""
+"""The test keyspace: its tables, and the guard that keeps every CQL statement a test sends
+in test_* (or system*)."""
 
 from __future__ import annotations
 
@@ -30,3 +31,13 @@ def guard_statement(query: object) -> None:
             raise KeyspaceGuardViolation(
                 f"test touched keyspace {name!r}; only test_* keyspaces are allowed"
             )
+
+
+def tables() -> list[str]:
+    """Every table of the test keyspace, by name, from the schema."""
+    from sessions_app.core.cql import cassandra_session, keyspace
+
+    rows = cassandra_session().execute(
+        "SELECT table_name FROM system_schema.tables WHERE keyspace_name = %s", (keyspace(),)
+    )
+    return sorted(r["table_name"] for r in rows)
