@@ -50,10 +50,19 @@ def keyspace_recreate(driver: Any, keyspace: str, env: dict[str, str]) -> None:
     with driver.connect() as setup:
         setup.execute(f"DROP KEYSPACE IF EXISTS {keyspace}", timeout=60)
     driver.shutdown()
-    subprocess.run(
-        [sys.executable, "manage.py", "sync_cassandra"], cwd=ROOT, env=env, check=True,
-        capture_output=True,
-    )  # fmt: skip
+    # The schema is made with a patient timeout of its own: `env` may carry the short one
+    # a fault test gives the collector, and a node that has just started answers DDL slowly.
+    sync_env = {**env, "CASSANDRA_REQUEST_TIMEOUT": "60"}
+    attempts = 3
+    for _ in range(attempts):
+        done = subprocess.run(
+            [sys.executable, "manage.py", "sync_cassandra"], cwd=ROOT, env=sync_env,
+            capture_output=True, text=True,
+        )  # fmt: skip
+        if done.returncode == 0:
+            return
+        time.sleep(5)
+    raise AssertionError(f"sync_cassandra failed {attempts} times:\n{done.stderr[-4000:]}")
 
 
 def replay_run(env: dict[str, str], *, ahead: timedelta, max_buckets: int = 24) -> int:
