@@ -13,17 +13,19 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
+from django.test import Client
 from django.utils import timezone
 
 from sessions_app.aggregates import breakdowns, paths, seal, sources, tally, totals, usersets
 from sessions_app.aggregates.products import PRODUCTS, Product
 from sessions_app.core import timebuckets
 from sessions_app.core.ids import uuid_time
+from sessions_app.ledger import sites
 from sessions_app.models import BucketState, Goal
 from sessions_app.tables import user_sessions
 from tests.aggregates import recount
@@ -36,8 +38,12 @@ from tests.support.clock import recent_fixed
 from tests.support.dataset import AGENTS
 from tests.support.paths import send
 from tests.support.sealing import seal_everything
+from tests.support.shared import World, built_once, restored
 
-pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
+pytestmark = [
+    pytest.mark.django_db(databases=["default", "cassandra"]),
+    pytest.mark.xdist_group("products"),  # one worker builds the traffic once
+]
 
 
 class Traffic:
@@ -64,8 +70,20 @@ class Traffic:
         return [row for rows in self.rows.values() for row in rows]
 
 
+@pytest.fixture(scope="module")
+def built(django_db_setup, django_db_blocker) -> Iterator[World[Traffic]]:
+    """The traffic every test here reads, built once (tests/support/shared.py)."""
+    yield from built_once(django_db_blocker, _traffic)
+
+
 @pytest.fixture
-def traffic(client, site) -> Traffic:
+def traffic(built, db) -> Traffic:
+    return restored(built)
+
+
+def _traffic() -> Traffic:
+    client = Client()
+    site = sites.site_create(name="Shop", origins=["https://shop.example"])
     rng = random.Random(36)
     # Yesterday 08:09 whatever the hour of the run: the 30 hours before it hold a whole
     # day, and every hour a visit reaches is due for sealing now.

@@ -10,11 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.apps import apps
-from django.contrib.auth.models import Permission, User
-from django.contrib.contenttypes.models import ContentType
-from django.core import serializers
-from django.db import connections, router
+from django.contrib.auth.models import User
+from django.db import connections
 from django.test import override_settings
 from django.utils import timezone
 
@@ -27,6 +24,7 @@ from sessions_app.system import demo
 from sessions_app.views.demo import PRODUCTS
 from tests.support.browser import HUMAN_AGENT, screenshot
 from tests.support.sealing import seal_everything
+from tests.support.shared import sql_snapshot
 
 pytestmark = [
     pytest.mark.e2e,
@@ -81,7 +79,7 @@ def built(live_server, django_db_setup, django_db_blocker) -> tuple[Any, dict[st
     kept as a snapshot, since each walk's transactional test flushes them."""
     with django_db_blocker.unblock():
         site, paths = _shop(live_server)
-        return site, paths, _sql_snapshot()
+        return site, paths, sql_snapshot()
 
 
 @pytest.fixture
@@ -92,16 +90,6 @@ def shop(built, live_server, transactional_db) -> tuple[Any, dict[str, str]]:
     connections["default"].creation.deserialize_db_from_string(snapshot)
     sites.site_create(name="Demo Shop", origins=[live_server.url])
     return site, paths
-
-
-def _sql_snapshot() -> str:
-    """Every SQL row but those a flush makes again (content types, permissions)."""
-    remade = {ContentType, Permission}
-    models = [
-        m for m in apps.get_models() if m not in remade and router.allow_migrate_model("default", m)
-    ]
-    rows = (row for m in models for row in m._base_manager.using("default").order_by("pk"))
-    return serializers.serialize("json", rows)
 
 
 def _shop(live_server) -> tuple[Any, dict[str, str]]:
