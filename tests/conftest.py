@@ -276,6 +276,15 @@ def celery_analysis_worker(django_db_setup) -> Iterator[subprocess.Popen[bytes]]
 
 
 @pytest.fixture
+def erasure_in_process(settings) -> None:
+    """An erasure run in the test's process deletes at once: it waits ERASURE_SETTLE_SECONDS
+    (20 s) for other collector processes to reload the suppression list, and there are
+    none; this process forgets its own cached list when the erasure suppresses a key."""
+    settings.SUPPRESSION_CACHE_SECONDS = 0
+    settings.ERASURE_SETTLE_SECONDS = 0
+
+
+@pytest.fixture
 def analyst(client, site):
     """Log the test client in as an analyst of the `site` fixture's site."""
     from django.contrib.auth.models import User

@@ -18,10 +18,8 @@ from tests.support.events import event
 
 
 @pytest.fixture(autouse=True)
-def _no_waiting(settings):
+def _no_waiting(erasure_in_process):
     """Tests run the job in-process: no other collector caches the suppression list."""
-    settings.SUPPRESSION_CACHE_SECONDS = 0
-    settings.ERASURE_SETTLE_SECONDS = 0
 
 
 @pytest.fixture

@@ -142,7 +142,7 @@ def assert_exact(site: Any, digests: dict[str, str]) -> int:
 )
 @given(drawn=visits(), late=visits(), erased=st.integers(0, 4))
 def test_drawn_visits_late_events_and_an_erasure_equal_the_brute_force(
-    client, drawn, late, erased, django_db_blocker
+    client, drawn, late, erased, django_db_blocker, erasure_in_process
 ):
     site = sites.site_create(name="Goals", origins=[SHOP])
     digests = brute.goals_add(site, timezone.now() - timedelta(days=3), DRAWN_GOALS)
