@@ -7,7 +7,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml requirements.lock requirements-dev.lock | sha1sum | cut -c1-12)
 
-.PHONY: run manage test test-quick test-faults bench profile lint lock fmt stop status clean install tracker cluster cluster-stop
+.PHONY: screenshots run manage test test-quick test-faults bench profile lint lock fmt stop status clean install tracker cluster cluster-stop
 
 install: $(STAMP)
 
@@ -71,6 +71,11 @@ test-quick: $(STAMP) $(NODE_STAMP)
 # `make test` runs it too.
 test-faults: $(STAMP) $(NODE_STAMP)
 	$(PY) -m ops.stack test -- $(XDIST) -m slow $(PYTEST_ARGS)
+
+# The browser tests with a full-page screenshot of each page they open, in artifacts/
+# (the pages at 1366x900 and 390x844 to look at; `make test` takes none).
+screenshots: $(STAMP) $(NODE_STAMP)
+	SCREENSHOTS=1 $(PY) -m ops.stack test -- $(XDIST) -m e2e $(PYTEST_ARGS)
 
 # A three-node loopback cluster (127.0.0.1-3, CQL port 9142) beside the single node;
 # point the app at it with the variables README › Production topology lists.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -27,7 +28,12 @@ def wait_for(check: Callable[[], Any], *, timeout: float = 20.0, every: float = 
     return value
 
 
-def screenshot(page: Any, name: str) -> Path:
+def screenshot(page: Any, name: str) -> Path | None:
+    """Save a full-page screenshot to artifacts/ for people to look at, when SCREENSHOTS=1
+    (`make screenshots`). No test reads them, and the walks' 200 of them cost a run of
+    `make test` about 20 % of the walks' time."""
+    if os.environ.get("SCREENSHOTS") != "1":
+        return None
     ARTIFACTS.mkdir(exist_ok=True)
     path = ARTIFACTS / f"{name}.png"
     page.screenshot(path=str(path), full_page=True)
