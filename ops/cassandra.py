@@ -49,6 +49,10 @@ class Node:
     # A loopback cluster node's own tokens (initial_token, comma-separated): it then
     # neither allocates them from the ring nor bootstraps, so it need not wait for others.
     initial_tokens: str = ""
+    # The JIT's first tier only: a node that lives minutes (a loopback cluster, a test's
+    # own node) starts in half the time and spends no core on C2 compiles it would not
+    # live to use; measured: three nodes 37 → 21 s, a restart 23 → 11 s.
+    quick_jit: bool = False
 
     @property
     def home(self) -> Path:
@@ -113,6 +117,7 @@ def cluster_nodes(
             heap=heap,
             ring_delay_ms=1000 if i == 0 else JOIN_RING_DELAY_MS,
             initial_tokens=",".join(str(t) for t in tokens[i]),
+            quick_jit=True,
         )
         for i in range(count)
     ]
@@ -375,6 +380,7 @@ def _launch(node: Node) -> None:
         f"-Xms{node.heap}",
         f"-Xmx{node.heap}",
         *_jvm_options(),
+        *(["-XX:TieredStopAtLevel=1"] if node.quick_jit else []),
         f"-Dcassandra.ring_delay_ms={node.ring_delay_ms}",
         f"-javaagent:{jamm[-1]}",
         f"-Dcassandra.config=file://{conf / 'cassandra.yaml'}",

@@ -48,6 +48,7 @@ NODE = launcher.Node(
     # A lone node that must keep what it acknowledged: with the default periodic sync
     # a kill -9 lost the last acknowledged batch (log entry and rows) in this test.
     commitlog_sync="group",
+    quick_jit=True,
 )
 KEYSPACE = "test_fault"
 ORIGIN = "https://shop.example"
