@@ -57,6 +57,33 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=weight)
 
 
+@pytest.hookimpl(specname="pytest_collection_modifyitems", trylast=True)
+def pytest_collection_modifyitems_xdist_groups(
+    config: pytest.Config, items: list[pytest.Item]
+) -> None:
+    """Under `--dist loadgroup`, each test's id ends with `@<its xdist_group>`, which is how
+    xdist's scheduler keeps a group on one worker.
+
+    xdist 3.8 writes that suffix to `item._nodeid`, which pytest 9.2 no longer reads (its
+    ids are structured, `item._id`): every group was silently spread over both workers
+    (pytest-xdist issue 1386). Here the suffix goes where pytest 9.2 reads it, unless it
+    is there already.
+    """
+    if not getattr(config.option, "loadgroup", False):
+        return
+    try:
+        from _pytest.nodeid import NodeId
+    except ImportError:  # an older pytest reads the `_nodeid` xdist writes
+        return
+
+    for item in items:
+        names = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                        for m in item.iter_markers("xdist_group")})  # fmt: skip
+        suffix = "@" + "_".join(names)
+        if names and not item.nodeid.endswith(suffix):
+            item._id = NodeId.parse(item.nodeid + suffix)
+
+
 @pytest.fixture(scope="session")
 def django_db_setup(django_test_environment, django_db_blocker, django_db_modify_db_settings):
     """Always create both test databases and install the keyspace guard.

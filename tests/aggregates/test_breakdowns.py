@@ -4,21 +4,29 @@ against a brute-force recount of the same sessions; the dashboard's charts."""
 from __future__ import annotations
 
 from collections import defaultdict
-from datetime import timedelta
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
+from django.test import Client
 from django.utils import timezone
 
 from sessions_app.aggregates import breakdowns
 from sessions_app.core import timebuckets
 from sessions_app.core.ids import uuid_time
+from sessions_app.ledger import sites
 from sessions_app.models import BucketState
 from tests.support.breakdowns import brute, stored
 from tests.support.dataset import sessions_send, sessions_truth
 from tests.support.sealing import seal_everything
+from tests.support.shared import World, built_once, restored
 
-pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
+pytestmark = [
+    pytest.mark.django_db(databases=["default", "cassandra"]),
+    pytest.mark.xdist_group("breakdowns"),  # one worker builds the dataset once
+]
 
 
 def close(got: dict, want: dict, *, exact_users: bool) -> None:
@@ -33,13 +41,37 @@ def close(got: dict, want: dict, *, exact_users: bool) -> None:
                 assert abs(g[1] - users) <= max(1, users * 0.05), (name, value, g[1], users)
 
 
+@dataclass(frozen=True)
+class Dataset:
+    site: Any
+    now: datetime
+    truth: list[dict[str, Any]]
+
+
+@pytest.fixture(scope="module")
+def built(django_db_setup, django_db_blocker) -> Iterator[World[Dataset]]:
+    """The sessions every test here reads, built once (tests/support/shared.py)."""
+    yield from built_once(django_db_blocker, _dataset)
+
+
 @pytest.fixture
-def dataset(client, site):
+def site(built, db):
+    """The dataset's site (no test here writes to it)."""
+    return restored(built).site
+
+
+@pytest.fixture
+def dataset(built, site) -> tuple[datetime, list[dict[str, Any]]]:
+    return built.value.now, built.value.truth
+
+
+def _dataset() -> Dataset:
+    site = sites.site_create(name="Shop", origins=["https://shop.example"])
     now = timezone.now().replace(microsecond=0)
-    sent = sessions_send(client, site, now=now, count=80, days=3, seed=7)
+    sent = sessions_send(Client(), site, now=now, count=80, days=3, seed=7)
     truth = sessions_truth(site, sent)
     seal_everything(site, timezone.now())
-    return now, truth
+    return Dataset(site, now, truth)
 
 
 def test_sealed_hours_and_days_equal_a_recount_of_their_sessions(site, dataset):

@@ -15,11 +15,14 @@ import random
 import re
 import time
 from collections import Counter, defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
 from django.core import signing
+from django.test import Client
 from django.utils import timezone
 
 from sessions_app.aggregates import heatmap_rows, seal, sources
@@ -39,12 +42,42 @@ from tests.support.events import event, post
 from tests.support.heatmaps import newest, plain, recount, visit
 from tests.support.paths import send
 from tests.support.sealing import seal_everything
+from tests.support.shared import World, built_once, restored
 
 BOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
 
 
+# One worker builds the visits once; the tests that write have a site of their own.
+pytestmark = pytest.mark.xdist_group("heatmaps")
+
+
+@dataclass(frozen=True)
+class Visits:
+    site: Any
+    start: datetime
+    end: datetime
+
+
+@pytest.fixture(scope="module")
+def built(django_db_setup, django_db_blocker) -> Iterator[World[Visits]]:
+    """The visits the tests asking for them read, built once (tests/support/shared.py)."""
+    yield from built_once(django_db_blocker, _visits)
+
+
 @pytest.fixture
-def visits(client, site):
+def site(built, db):
+    """The visits' site (the tests that write make a site of their own)."""
+    return restored(built).site
+
+
+@pytest.fixture
+def visits(built, site) -> tuple[datetime, datetime]:
+    return built.value.start, built.value.end
+
+
+def _visits() -> Visits:
+    client = Client()
+    site = sites.site_create(name="Shop", origins=["https://shop.example"])
     rng = random.Random(28)
     # Yesterday 08:09, whatever the hour of the run: the 32 hours before it hold a whole
     # day, and every hour a visit reaches (up to ~2 h past it) is due for sealing now.
@@ -59,7 +92,8 @@ def visits(client, site):
              AGENTS[0])  # fmt: skip
     assert BucketState.objects.filter(site=site, state="reopened").exists()
     seal_everything(site, timezone.now())
-    return timebuckets.floor(now - timedelta(hours=32), "hour"), timebuckets.floor(now, "hour")
+    start = timebuckets.floor(now - timedelta(hours=32), "hour")
+    return Visits(site, start, timebuckets.floor(now, "hour"))
 
 
 def test_every_sealed_hour_and_day_equals_a_recount_of_its_raw_rows(site, visits):
@@ -106,7 +140,8 @@ def test_every_sealed_hour_and_day_equals_a_recount_of_its_raw_rows(site, visits
         assert {k: plain(v) for k, v in stored.items()} == summed, day
 
 
-def test_a_bad_position_or_flag_is_rejected_naming_its_field(client, site):
+def test_a_bad_position_or_flag_is_rejected_naming_its_field(client, db):
+    site = sites.site_create(name="Shop", origins=["https://shop.example"])  # it writes
     now = timezone.now()
     cases = [
         ({"kind": "click", "pos": {"x": 1.5, "y": 10}}, "pos.x"),
@@ -261,10 +296,11 @@ def test_the_timeline_marks_rage_and_dead_clicks(client, analyst, site, visits):
     assert unmarked and "rage" not in unmarked.group(0) and "dead" not in unmarked.group(0)
 
 
-def test_who_clicked_in_rage_ends_with_the_raw_rows(client, site):
+def test_who_clicked_in_rage_ends_with_the_raw_rows(client, db):
     """A row's latest rage and dead clicks name their event, session and user: their TTL
     ends them no later than the raw rows of the oldest (its time - MAX_AHEAD + the shorter
     of the raw events' and sessions' policies); the counts keep the aggregates' TTL."""
+    site = sites.site_create(name="Shop", origins=["https://shop.example"])  # it writes
     hour = timebuckets.floor(timezone.now() - timedelta(hours=3), "hour")
     at = hour + timedelta(minutes=10)
     element = {"tag": "button", "selector": "button#buy"}

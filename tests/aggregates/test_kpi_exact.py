@@ -8,7 +8,9 @@ from __future__ import annotations
 import random
 import uuid
 from collections import defaultdict
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 from zoneinfo import ZoneInfo
 
@@ -25,13 +27,18 @@ from sessions_app.core import timebuckets
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.core.ids import uuid_time
 from sessions_app.ingest.pipeline import Source, events_record
+from sessions_app.ledger import sites
 from sessions_app.models import BucketState
 from sessions_app.periods import period_param
 from tests.support.events import event
 from tests.support.hypothesis import examples
 from tests.support.sealing import seal_due
+from tests.support.shared import World, built_once, restored
 
-pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
+pytestmark = [
+    pytest.mark.django_db(databases=["default", "cassandra"]),
+    pytest.mark.xdist_group("kpi-exact"),  # one worker builds the traffic once
+]
 
 RAW = (
     "SELECT session_id, user_key, type, name, ts, url, is_bot "
@@ -141,15 +148,33 @@ def assert_kpis(found: Kpis, expected: dict, *, exact_visitors: bool) -> None:
         assert abs(found.visitors - expected["visitors"]) <= max(1, 0.05 * expected["visitors"])
 
 
+@pytest.fixture(scope="module")
+def built(django_db_setup, django_db_blocker) -> Iterator[World[tuple[Any, datetime, list]]]:
+    """The traffic the tests asking for it read, built once (tests/support/shared.py)."""
+    yield from built_once(django_db_blocker, _traffic)
+
+
 @pytest.fixture
-def traffic(site):
+def site(built, db):
+    """The traffic's site (the test that writes makes a site of its own)."""
+    return restored(built)[0]
+
+
+@pytest.fixture
+def traffic(built, site) -> tuple[datetime, list[dict]]:
+    _, now, rows = built.value
+    return now, rows
+
+
+def _traffic() -> tuple[Any, datetime, list[dict]]:
+    site = sites.site_create(name="Shop", origins=["https://shop.example"])
     now = timezone.now()
     _ingest(site, now)
     seal_due(site)
     sealed = BucketState.objects.filter(site=site, state=BucketState.SEALED)
     assert sealed.filter(granularity="hour").count() > 20  # sealed and live hours both
     assert sealed.filter(granularity="day").exists()  # UTC days come from day rollups
-    return now, _raw(site, now)
+    return site, now, _raw(site, now)
 
 
 def test_every_kpi_of_drawn_ranges_zones_and_comparisons_equals_a_recount(site, traffic):
@@ -216,7 +241,8 @@ def test_a_single_source_filter_comes_from_sealed_breakdowns_and_equals_a_recoun
     assert found is not None and found.kpis.visits == 0
 
 
-def test_a_visit_that_goes_on_after_its_start_hour_sealed_reopens_it(site):
+def test_a_visit_that_goes_on_after_its_start_hour_sealed_reopens_it(db):
+    site = sites.site_create(name="Shop", origins=["https://shop.example"])  # it writes
     now = timezone.now()
     hour = timebuckets.floor(now - timedelta(hours=4), "hour")
     first = hour + timedelta(minutes=50)

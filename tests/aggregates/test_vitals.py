@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter, defaultdict
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
+from django.test import Client
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -18,11 +21,38 @@ from sessions_app.aggregates import vitals
 from sessions_app.aggregates.vitals import ALPHA, METRICS, SMALLEST
 from sessions_app.aggregates.vitals_packed import packed_merge, packed_quantile, packed_unpack
 from sessions_app.core import timebuckets
+from sessions_app.ledger import sites
 from sessions_app.vitals import reads
 from tests.support.hypothesis import examples
-from tests.support.vitals import raw_values
+from tests.support.shared import World, built_once, restored
+from tests.support.vitals import raw_values, vitals_measured
 
-pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
+pytestmark = [
+    pytest.mark.django_db(databases=["default", "cassandra"]),
+    pytest.mark.xdist_group("vitals"),  # one worker measures once
+]
+
+
+@pytest.fixture(scope="module")
+def built(django_db_setup, django_db_blocker) -> Iterator[World[tuple[Any, datetime]]]:
+    """The `measured` page views the tests here read, built once (tests/support/shared.py)."""
+    yield from built_once(django_db_blocker, _measured)
+
+
+def _measured() -> tuple[Any, datetime]:
+    site = sites.site_create(name="Shop", origins=["https://shop.example"])
+    return site, vitals_measured(Client(), site)
+
+
+@pytest.fixture
+def site(built, db):
+    """The measured site (no test here writes to it)."""
+    return restored(built)[0]
+
+
+@pytest.fixture
+def measured(built, site) -> datetime:
+    return built.value[1]
 
 
 def close(estimate: float | None, exact: float | None) -> bool:

@@ -5,10 +5,12 @@ periods, comparisons and whole-hour time zones; the partition budget; the latest
 from __future__ import annotations
 
 import statistics
+from collections.abc import Iterator
 from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
+from django.test import Client
 from django.utils import timezone
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -17,24 +19,46 @@ from sessions_app.aggregates import breakdowns
 from sessions_app.analysis import dashboard, explorer, filtered
 from sessions_app.core.bounds import RangeError
 from sessions_app.core.ids import cassandra_order, uuid_time
+from sessions_app.ledger import sites
 from sessions_app.periods import Period, period_param, site_zone
 from tests.support.dataset import sessions_send, sessions_truth
 from tests.support.explorer import TEXT, candidates, matches
 from tests.support.hypothesis import examples
+from tests.support.shared import World, built_once, restored
 
-pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
+pytestmark = [
+    pytest.mark.django_db(databases=["default", "cassandra"]),
+    pytest.mark.xdist_group("dashboard"),  # one worker builds the sessions once
+]
 
 ZONES = ["UTC", "Europe/Berlin", "America/New_York", "Asia/Tokyo"]  # whole-hour offsets
 PRESETS = ["today", "yesterday", "24h", "7d", "30d", "mtd"]
 
 
+@pytest.fixture(scope="module")
+def built(django_db_setup, django_db_blocker) -> Iterator[World[tuple[Any, list]]]:
+    """The sessions the tests asking for them read, built once (tests/support/shared.py)."""
+    yield from built_once(django_db_blocker, _sessions)
+
+
 @pytest.fixture
-def sessions(client, site):
+def site(built, db):
+    """The sessions' site (the empty site's test makes one of its own)."""
+    return restored(built)[0]
+
+
+@pytest.fixture
+def sessions(built, site) -> list:
+    return built.value[1]
+
+
+def _sessions() -> tuple[Any, list]:
+    site = sites.site_create(name="Shop", origins=["https://shop.example"])
     now = timezone.now().replace(microsecond=0)
-    sent = sessions_send(client, site, now=now, count=90, days=4, seed=37)
+    sent = sessions_send(Client(), site, now=now, count=90, days=4, seed=37)
     truth = sessions_truth(site, sent)
     assert len(truth) == 90
-    return truth
+    return site, truth
 
 
 def chosen(truth, start: datetime, end: datetime, filters: dict[str, Any]) -> list[dict]:
@@ -235,7 +259,8 @@ def test_a_fold_a_missing_value_or_a_too_long_one_is_not_a_filter():
     assert dashboard.filterable("page", "/pricing")
 
 
-def test_an_empty_site_answers_zeros_and_no_median(site):
+def test_an_empty_site_answers_zeros_and_no_median(db):
+    site = sites.site_create(name="Empty", origins=["https://shop.example"])
     period = period_param({"period": "today"}, zone=site_zone("Asia/Tokyo"), now=timezone.now())
     answer = dashboard.dashboard_filtered(site=site, period=period, filters={"country": "DE"})
     assert answer.kpis == filtered.Kpis() and answer.kpis.bounce_rate is None

@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import random
 import uuid
+from collections.abc import Iterator
 from datetime import datetime, timedelta
+from typing import Any
 
 import pytest
 from cassandra import InvalidRequest, ReadFailure
+from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
@@ -18,13 +21,18 @@ from sessions_app.core import timebuckets
 from sessions_app.core.bounds import RangeError
 from sessions_app.core.cql import cassandra_session, keyspace
 from sessions_app.core.ids import uuid_time
+from sessions_app.ledger import sites
 from sessions_app.tables import registry, site_sessions
 from tests.support.accounts import auth
 from tests.support.browser import wait_for
 from tests.support.dataset import sessions_send, sessions_truth
 from tests.support.explorer import candidates, matches
+from tests.support.shared import World, built_once, restored
 
-pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
+pytestmark = [
+    pytest.mark.django_db(databases=["default", "cassandra"]),
+    pytest.mark.xdist_group("explorer"),  # one worker builds the sessions once
+]
 
 
 def expected(truth, query: explorer.ExplorerQuery) -> list[uuid.UUID]:
@@ -49,13 +57,31 @@ def every_page(site, query, limit: int) -> tuple[list[uuid.UUID], int]:
         assert pages < 200
 
 
+@pytest.fixture(scope="module")
+def built(django_db_setup, django_db_blocker) -> Iterator[World[tuple[Any, datetime, list]]]:
+    """The sessions the tests asking for them read, built once (tests/support/shared.py)."""
+    yield from built_once(django_db_blocker, _sessions)
+
+
 @pytest.fixture
-def sessions(client, site):
+def site(built, db):
+    """The sessions' site (no test here writes to a site)."""
+    return restored(built)[0]
+
+
+@pytest.fixture
+def sessions(built, site) -> tuple[datetime, list]:
+    _, now, truth = built.value
+    return now, truth
+
+
+def _sessions() -> tuple[Any, datetime, list]:
+    site = sites.site_create(name="Shop", origins=["https://shop.example"])
     now = timezone.now().replace(microsecond=0)
-    sent = sessions_send(client, site, now=now, count=90, days=4, seed=25)
+    sent = sessions_send(Client(), site, now=now, count=90, days=4, seed=25)
     truth = sessions_truth(site, sent)
     assert len(truth) == 90
-    return now, truth
+    return site, now, truth
 
 
 def test_every_filter_alone_and_in_random_combinations_matches_the_brute_force(site, sessions):

@@ -6,7 +6,9 @@ from __future__ import annotations
 import csv
 import io
 import uuid
+from collections.abc import Iterator
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
@@ -24,16 +26,20 @@ from tests.erasure.anywhere import rows_mentioning
 from tests.support.accounts import member
 from tests.support.cohorts import assert_exact, origin, query_of, send
 from tests.support.sealing import seal_due
+from tests.support.shared import World, built_once, restored
 
-pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
+pytestmark = [
+    pytest.mark.django_db(databases=["default", "cassandra"]),
+    pytest.mark.xdist_group("cohort-pages"),  # one worker builds the shop once
+]
 
 # Who is active on which day of the activity (tests/support/cohorts.py's days).
 GONE = f"gone-{uuid.uuid4().hex[:8]}"  # a key no other run left in the keyspace
 ACTIVE = {"ana-ü": [8, 9, 16, 23], "bo": [8, 17], GONE: [9, 16, 24], "old": [1, 20]}
 
 
-@pytest.fixture
-def shop(client):
+def _shop() -> tuple[Any, Any]:
+    """The site and its analyst."""
     site = sites.site_create(name="Cohort shop", origins=["https://shop.example"])
     for user, days in ACTIVE.items():
         for day in days:
@@ -41,6 +47,26 @@ def shop(client):
     seal_due(site)
     analyst = User.objects.create_user("co-ana", password="pw-co-ana-1")
     member(analyst, site)
+    return site, analyst
+
+
+@pytest.fixture(scope="module")
+def built(django_db_setup, django_db_blocker) -> Iterator[World[tuple[Any, Any]]]:
+    """The shop the tests that read it share, built once (tests/support/shared.py)."""
+    yield from built_once(django_db_blocker, _shop)
+
+
+@pytest.fixture
+def shop(client, built, db):
+    site, analyst = restored(built)
+    client.force_login(analyst)
+    return site
+
+
+@pytest.fixture
+def own_shop(client, db):
+    """A shop of the test's own, for a test that changes it."""
+    site, analyst = _shop()
     client.force_login(analyst)
     return site
 
@@ -110,8 +136,30 @@ def _stored_numbers(site) -> set[int]:
     return found
 
 
+def test_the_user_profile_shows_the_cohort_and_active_periods(client, shop):
+    page = client.get(f"/sites/{shop.id}/users/ana-%C3%BC/")
+    assert page.status_code == 200
+    found = page.context["periods_active"]
+    days = [origin() + timedelta(days=d) for d in ACTIVE["ana-ü"]]  # all in the last 35
+    assert found["first_day"] == days[0]
+    assert found["cohort_week"] == timebuckets.floor(days[0], "week")
+    assert found["days"] == days
+    assert found["months"] == sorted({timebuckets.floor(d, "month") for d in days})
+    assert "First visit" in page.content.decode()
+    assert client.get(f"/sites/{shop.id}/users/nobody/").context["periods_active"] == {}
+
+
+def test_the_range_picker_keeps_the_cohort_choices(client, shop):
+    page = client.get(f"/sites/{shop.id}/cohorts/?unit=month&first_event=signup").content.decode()
+    picker = page[page.index('id="range-picker"') : page.index('id="range-period"')]
+    assert '<input type="hidden" name="unit" value="month">' in picker
+    assert '<input type="hidden" name="first_event" value="signup">' in picker
+
+
+# Last: it empties every table first, the shared shop's rows too.
 @pytest.mark.empty_tables  # brute force over every table of the keyspace
-def test_an_erased_user_leaves_every_stored_set(client, shop, settings):
+def test_an_erased_user_leaves_every_stored_set(client, own_shop, settings):
+    shop = own_shop  # it erases a user: a shop of its own
     settings.SUPPRESSION_CACHE_SECONDS = 0
     settings.ERASURE_SETTLE_SECONDS = 0
     number = usersets.numbers_of(shop.id, [GONE], assign=False)[GONE]
@@ -131,23 +179,3 @@ def test_an_erased_user_leaves_every_stored_set(client, shop, settings):
     kept = usersets.numbers_of(shop.id, ["ana-ü"], assign=False)["ana-ü"]
     assert kept in _stored_numbers(shop)
     assert_exact(shop)  # the raw rows are gone too: the brute force agrees
-
-
-def test_the_user_profile_shows_the_cohort_and_active_periods(client, shop):
-    page = client.get(f"/sites/{shop.id}/users/ana-%C3%BC/")
-    assert page.status_code == 200
-    found = page.context["periods_active"]
-    days = [origin() + timedelta(days=d) for d in ACTIVE["ana-ü"]]  # all in the last 35
-    assert found["first_day"] == days[0]
-    assert found["cohort_week"] == timebuckets.floor(days[0], "week")
-    assert found["days"] == days
-    assert found["months"] == sorted({timebuckets.floor(d, "month") for d in days})
-    assert "First visit" in page.content.decode()
-    assert client.get(f"/sites/{shop.id}/users/nobody/").context["periods_active"] == {}
-
-
-def test_the_range_picker_keeps_the_cohort_choices(client, shop):
-    page = client.get(f"/sites/{shop.id}/cohorts/?unit=month&first_event=signup").content.decode()
-    picker = page[page.index('id="range-picker"') : page.index('id="range-period"')]
-    assert '<input type="hidden" name="unit" value="month">' in picker
-    assert '<input type="hidden" name="first_event" value="signup">' in picker

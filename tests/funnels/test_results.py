@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
-from datetime import timedelta
-from typing import Any
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+from typing import Any, NamedTuple
 
 import pytest
+from django.test import Client, override_settings
 from django.utils import timezone
 
 from sessions_app.core import stamps, timebuckets
@@ -26,14 +28,51 @@ from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.core.ids import cassandra_order
 from sessions_app.funnels import defs, results
 from sessions_app.ledger import policies, sites
-from sessions_app.tables import retention_specs, user_sessions
+from sessions_app.tables import funnel_days, retention_specs, user_sessions
 from tests.support.accounts import member
 from tests.support.dataset import AGENTS, SHOP
 from tests.support.events import event
-from tests.support.funnels import STEP_POOL, brute, ms, raw_rows, send
+from tests.support.funnels import STEP_POOL, brute, ms, raw_rows, send, shop_build
 from tests.support.sealing import seal_everything
+from tests.support.shared import World, built_once, restored
 
 WINDOWS = [{"unit": "session"}, {"unit": "hours", "value": 2}, {"unit": "days", "value": 1}]
+
+# One worker builds the shop once for the tests that read it (`world`); the test that
+# sends late events to it has a shop of its own (`shop`, tests/funnels/conftest.py).
+pytestmark = pytest.mark.xdist_group("funnel-results")
+
+
+class Shop(NamedTuple):
+    site: Any
+    start: datetime
+    end: datetime
+
+
+@pytest.fixture(scope="module")
+def built(django_db_setup, django_db_blocker) -> Iterator[World[Shop]]:
+    """The shop built once (tests/support/shared.py)."""
+    yield from built_once(django_db_blocker, _shop)
+
+
+def _shop() -> Shop:
+    site = sites.site_create(name="Shop", origins=["https://shop.example"])
+    with override_settings(FUNNEL_INLINE_DAYS=100):
+        return Shop(site, *shop_build(Client(), site))
+
+
+@pytest.fixture
+def world(built, db, settings) -> Shop:
+    """The shop built once, its days' cached funnel parts forgotten: a test's first read
+    of a funnel scans them, as on a shop of its own."""
+    settings.FUNNEL_INLINE_DAYS = 100  # no worker here: every day is scanned in the request
+    shop = restored(built)
+    forget = prepare(funnel_days.DELETE_DAY, write=True)
+    session = cassandra_session()
+    days = timebuckets.buckets_between(timebuckets.floor(shop.start, "day"), shop.end, "day")
+    for deleted in [session.execute_async(forget, (shop.site.id, day)) for day in days]:
+        deleted.result()
+    return shop
 
 
 # ---- the brute force ----------------------------------------------------------------
@@ -56,8 +95,8 @@ def random_definition(rng: random.Random) -> dict[str, Any]:
     }
 
 
-def test_random_funnels_equal_the_brute_force_cold_and_warm(site, shop):
-    start, end = shop
+def test_random_funnels_equal_the_brute_force_cold_and_warm(world):
+    site, start, end = world
     rows = raw_rows(site, start, end)
     rng = random.Random(9)
     checked_levels = set()
@@ -93,10 +132,10 @@ def test_random_funnels_equal_the_brute_force_cold_and_warm(site, shop):
     assert {1, 2, 3} <= checked_levels  # drop-offs and conversions both happened
 
 
-def test_a_range_starting_within_a_sealed_day_reads_its_stored_events(site, shop):
+def test_a_range_starting_within_a_sealed_day_reads_its_stored_events(world):
     """A day the range holds only part of is answered from its stored matching events
     (funnel_days.matches), cold and warm alike, equal to the brute force."""
-    start, end = shop
+    site, start, end = world
     start = start + timedelta(days=1, hours=7, minutes=13)  # within a sealed day
     rows = raw_rows(site, timebuckets.floor(start, "day"), end)
     rng = random.Random(11)
@@ -114,8 +153,8 @@ def test_a_range_starting_within_a_sealed_day_reads_its_stored_events(site, shop
                 assert got[key].start[3] == str(chain[0]["event_id"]), (n, attempt, key)
 
 
-def test_drill_down_lists_who_reached_and_who_dropped_off(site, shop):
-    start, end = shop
+def test_drill_down_lists_who_reached_and_who_dropped_off(world):
+    site, start, end = world
     definition = {
         "steps": [STEP_POOL[1], STEP_POOL[4], STEP_POOL[6]],
         "count_by": "user",
@@ -210,8 +249,8 @@ def test_a_definition_names_its_bad_field(site):
     assert error.value.field == "name"
 
 
-def test_the_api_saves_edits_and_answers_a_funnel(client, analyst, site, shop):
-    start, end = shop
+def test_the_api_saves_edits_and_answers_a_funnel(client, analyst, world):
+    site, start, end = world
     member(analyst, site, "admin")  # funnels are defined by the site's admins
     base = f"/api/sites/{site.id}/funnels"
     definition = {"steps": [STEP_POOL[1], STEP_POOL[4], STEP_POOL[6]], "count_by": "user",
@@ -251,8 +290,8 @@ def test_the_api_saves_edits_and_answers_a_funnel(client, analyst, site, shop):
     assert client.get(f"{base}/{funnel_id}").status_code == 404
 
 
-def test_the_pages_define_show_and_drill_into_a_funnel(client, analyst, site, shop):
-    start, end = shop
+def test_the_pages_define_show_and_drill_into_a_funnel(client, analyst, world):
+    site, start, end = world
     member(analyst, site, "admin")  # funnels are defined by the site's admins
     form = {"name": "Views to checkout", "step-1-kind": "pageview", "step-1-value": "/product/",
             "step-1-match": "prefix", "step-2-kind": "event", "step-2-value": "checkout",

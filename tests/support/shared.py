@@ -23,6 +23,7 @@ from django.apps import apps
 from django.contrib.auth.models import Permission
 from django.contrib.contenttypes.models import ContentType
 from django.core import serializers
+from django.core.cache import cache
 from django.core.management import call_command
 from django.db import connections, router
 
@@ -51,8 +52,11 @@ def built_once(django_db_blocker: Any, build: Callable[[], T]) -> Iterator[World
 
 def restored(world: World[T]) -> T:
     """The world for one test: its SQL rows loaded again (the last test's flush removed
-    them). Call it from a function-scoped fixture that uses the database."""
+    them) and this process's cache emptied (an answer an earlier test cached under the
+    world's ids would answer this one). Call it from a function-scoped fixture that uses
+    the database."""
     connections["default"].creation.deserialize_db_from_string(world.snapshot)
+    cache.clear()
     return world.value
 
 

@@ -6,7 +6,9 @@ page" show them on the shop)."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
 from datetime import timedelta
+from typing import Any
 from urllib.parse import urlsplit
 
 import orjson
@@ -18,8 +20,10 @@ from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.heatmaps import reads
 from sessions_app.ledger import sites
 from sessions_app.system import demo
+from tests.support.clock import FIXED_NOW
+from tests.support.shared import World, built_once, restored
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.xdist_group("demo-data")]  # built once
 
 SESSIONS = (
     "SELECT source, medium, campaign, country, device, browser, converted, "
@@ -31,10 +35,20 @@ EVENTS = (
 )
 
 
+@pytest.fixture(scope="module")
+def built(django_db_setup, django_db_blocker) -> Iterator[World[Any]]:
+    """The shop every test here reads, built once (tests/support/shared.py)."""
+    yield from built_once(django_db_blocker, _shop)
+
+
 @pytest.fixture
-def shop(db, now):
+def shop(built, db):
+    return restored(built)
+
+
+def _shop():
     site = sites.site_create(name="Demo Shop", origins=["http://127.0.0.1:8000"])
-    accepted = demo.clicks_generate(site=site, users=60, days=1, now=now, seed=3)
+    accepted = demo.clicks_generate(site=site, users=60, days=1, now=FIXED_NOW, seed=3)
     assert accepted > 500
     return site
 

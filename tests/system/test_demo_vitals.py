@@ -7,7 +7,9 @@ are those of the raw events."""
 from __future__ import annotations
 
 from collections import Counter
-from datetime import timedelta
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -21,16 +23,30 @@ from sessions_app.system import demo
 from sessions_app.vitals import reads
 from tests.support.clock import recent_fixed
 from tests.support.sealing import seal_everything
+from tests.support.shared import World, built_once, restored
 from tests.support.vitals import raw_values
 
-pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
+pytestmark = [
+    pytest.mark.django_db(databases=["default", "cassandra"]),
+    pytest.mark.xdist_group("demo-vitals"),  # one worker builds the shop once
+]
 
 NAMES = [m.name for m in METRICS]
 BUSY = ["/demo/", "/demo/products", "/demo/products/espresso-machine", "/demo/about"]
 
 
+@pytest.fixture(scope="module")
+def built(django_db_setup, django_db_blocker) -> Iterator[World[tuple[Any, datetime]]]:
+    """The shop every test here reads, built once (tests/support/shared.py)."""
+    yield from built_once(django_db_blocker, _shop)
+
+
 @pytest.fixture
-def shop(db):
+def shop(built, db) -> tuple[Any, datetime]:
+    return restored(built)
+
+
+def _shop() -> tuple[Any, datetime]:
     """60 demo users' visits over the day before yesterday 20:00 to yesterday 20:00, sealed."""
     site, _ = demo.demo_site_ensure(origins=["http://127.0.0.1:8000"])
     assert site.vitals  # the demo shop measures web vitals
