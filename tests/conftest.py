@@ -105,10 +105,18 @@ def django_db_setup(django_test_environment, django_db_blocker, django_db_modify
         test_name = conn.settings_dict["TEST"]["NAME"]
         assert test_name.startswith("test_"), test_name
         conn.connection.session.execute(f"DROP KEYSPACE IF EXISTS {test_name}", timeout=120)
-        config = setup_databases(
-            verbosity=0, interactive=False, aliases=set(CASSANDRA_DBS), serialized_aliases=set()
-        )
-        registry.indexes_ensure()
+        # The schema is made with a patient timeout: the request timeout the tests run with
+        # (5 s) timed out a CREATE on a node busy with the other worker's tests, and every
+        # test of the worker then erred.
+        default = conn.connection.session.cluster.profile_manager.default
+        tests_timeout, default.request_timeout = default.request_timeout, 120
+        try:
+            config = setup_databases(
+                verbosity=0, interactive=False, aliases=set(CASSANDRA_DBS), serialized_aliases=set()
+            )
+            registry.indexes_ensure()
+        finally:
+            default.request_timeout = tests_timeout
         CassandraDatabaseOperations.execute_sql_flush = _flush_nothing
         cassandra_session().add_request_init_listener(lambda future: guard_statement(future.query))
     yield
