@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from sessions_app.ledger import sites
 from tests.support.accounts import member
 from tests.support.clock import FIXED_NOW
 from tests.support.events import event, minutes, post
@@ -23,6 +22,7 @@ from tests.support.hypothesis import profile_load
 from tests.support.keyspace import guard_statement
 from tests.support.keyspace import tables as keyspace_tables
 from tests.support.repo import ROOT
+from tests.support.shared import shop_site
 
 CASSANDRA_DBS = ["default", "cassandra"]
 # Before any test module is imported: its @settings(max_examples=examples(n)) reads it.
@@ -199,7 +199,7 @@ def live_now() -> datetime:
 def site(db):
     """Return a fresh site whose allowed origin is https://shop.example."""
 
-    return sites.site_create(name="Shop", origins=["https://shop.example"])
+    return shop_site()
 
 
 @pytest.fixture

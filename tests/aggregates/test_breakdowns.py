@@ -16,12 +16,11 @@ from django.utils import timezone
 from sessions_app.aggregates import breakdowns
 from sessions_app.core import timebuckets
 from sessions_app.core.ids import uuid_time
-from sessions_app.ledger import sites
 from sessions_app.models import BucketState
 from tests.support.breakdowns import brute, stored
 from tests.support.dataset import sessions_send, sessions_truth
 from tests.support.sealing import seal_everything
-from tests.support.shared import World, built_once, restored
+from tests.support.shared import World, built_once, restored, shop_site
 
 pytestmark = [
     pytest.mark.django_db(databases=["default", "cassandra"]),
@@ -66,7 +65,7 @@ def dataset(built, site) -> tuple[datetime, list[dict[str, Any]]]:
 
 
 def _dataset() -> Dataset:
-    site = sites.site_create(name="Shop", origins=["https://shop.example"])
+    site = shop_site()
     now = timezone.now().replace(microsecond=0)
     sent = sessions_send(Client(), site, now=now, count=80, days=3, seed=7)
     truth = sessions_truth(site, sent)

@@ -16,7 +16,6 @@ import re
 import time
 from collections import Counter, defaultdict
 from collections.abc import Iterator
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -42,7 +41,7 @@ from tests.support.events import event, post
 from tests.support.heatmaps import newest, plain, recount, visit
 from tests.support.paths import send
 from tests.support.sealing import seal_everything
-from tests.support.shared import World, built_once, restored
+from tests.support.shared import Span, World, built_once, restored, shop_site
 
 BOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
 
@@ -51,15 +50,8 @@ BOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
 pytestmark = pytest.mark.xdist_group("heatmaps")
 
 
-@dataclass(frozen=True)
-class Visits:
-    site: Any
-    start: datetime
-    end: datetime
-
-
 @pytest.fixture(scope="module")
-def built(django_db_setup, django_db_blocker) -> Iterator[World[Visits]]:
+def built(django_db_setup, django_db_blocker) -> Iterator[World[Span]]:
     """The visits the tests asking for them read, built once (tests/support/shared.py)."""
     yield from built_once(django_db_blocker, _visits)
 
@@ -75,9 +67,9 @@ def visits(built, site) -> tuple[datetime, datetime]:
     return built.value.start, built.value.end
 
 
-def _visits() -> Visits:
+def _visits() -> Span:
     client = Client()
-    site = sites.site_create(name="Shop", origins=["https://shop.example"])
+    site = shop_site()
     rng = random.Random(28)
     # Yesterday 08:09, whatever the hour of the run: the 32 hours before it hold a whole
     # day, and every hour a visit reaches (up to ~2 h past it) is due for sealing now.
@@ -93,7 +85,7 @@ def _visits() -> Visits:
     assert BucketState.objects.filter(site=site, state="reopened").exists()
     seal_everything(site, timezone.now())
     start = timebuckets.floor(now - timedelta(hours=32), "hour")
-    return Visits(site, start, timebuckets.floor(now, "hour"))
+    return Span(site, start, timebuckets.floor(now, "hour"))
 
 
 def test_every_sealed_hour_and_day_equals_a_recount_of_its_raw_rows(site, visits):
@@ -141,7 +133,7 @@ def test_every_sealed_hour_and_day_equals_a_recount_of_its_raw_rows(site, visits
 
 
 def test_a_bad_position_or_flag_is_rejected_naming_its_field(client, db):
-    site = sites.site_create(name="Shop", origins=["https://shop.example"])  # it writes
+    site = shop_site()  # it writes
     now = timezone.now()
     cases = [
         ({"kind": "click", "pos": {"x": 1.5, "y": 10}}, "pos.x"),
@@ -300,7 +292,7 @@ def test_who_clicked_in_rage_ends_with_the_raw_rows(client, db):
     """A row's latest rage and dead clicks name their event, session and user: their TTL
     ends them no later than the raw rows of the oldest (its time - MAX_AHEAD + the shorter
     of the raw events' and sessions' policies); the counts keep the aggregates' TTL."""
-    site = sites.site_create(name="Shop", origins=["https://shop.example"])  # it writes
+    site = shop_site()  # it writes
     hour = timebuckets.floor(timezone.now() - timedelta(hours=3), "hour")
     at = hour + timedelta(minutes=10)
     element = {"tag": "button", "selector": "button#buy"}

@@ -27,13 +27,12 @@ from sessions_app.core import timebuckets
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.core.ids import uuid_time
 from sessions_app.ingest.pipeline import Source, events_record
-from sessions_app.ledger import sites
 from sessions_app.models import BucketState
 from sessions_app.periods import period_param
 from tests.support.events import event
 from tests.support.hypothesis import examples
 from tests.support.sealing import seal_due
-from tests.support.shared import World, built_once, restored
+from tests.support.shared import World, built_once, restored, shop_site
 
 pytestmark = [
     pytest.mark.django_db(databases=["default", "cassandra"]),
@@ -167,7 +166,7 @@ def traffic(built, site) -> tuple[datetime, list[dict]]:
 
 
 def _traffic() -> tuple[Any, datetime, list[dict]]:
-    site = sites.site_create(name="Shop", origins=["https://shop.example"])
+    site = shop_site()
     now = timezone.now()
     _ingest(site, now)
     seal_due(site)
@@ -242,7 +241,7 @@ def test_a_single_source_filter_comes_from_sealed_breakdowns_and_equals_a_recoun
 
 
 def test_a_visit_that_goes_on_after_its_start_hour_sealed_reopens_it(db):
-    site = sites.site_create(name="Shop", origins=["https://shop.example"])  # it writes
+    site = shop_site()  # it writes
     now = timezone.now()
     hour = timebuckets.floor(now - timedelta(hours=4), "hour")
     first = hour + timedelta(minutes=50)

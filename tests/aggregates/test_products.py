@@ -25,7 +25,6 @@ from sessions_app.aggregates import breakdowns, paths, seal, sources, tally, tot
 from sessions_app.aggregates.products import PRODUCTS, Product
 from sessions_app.core import timebuckets
 from sessions_app.core.ids import uuid_time
-from sessions_app.ledger import sites
 from sessions_app.models import BucketState, Goal
 from sessions_app.tables import user_sessions
 from tests.aggregates import recount
@@ -38,7 +37,7 @@ from tests.support.clock import recent_fixed
 from tests.support.dataset import AGENTS
 from tests.support.paths import send
 from tests.support.sealing import seal_everything
-from tests.support.shared import World, built_once, restored
+from tests.support.shared import World, built_once, restored, shop_site
 
 pytestmark = [
     pytest.mark.django_db(databases=["default", "cassandra"]),
@@ -83,7 +82,7 @@ def traffic(built, db) -> Traffic:
 
 def _traffic() -> Traffic:
     client = Client()
-    site = sites.site_create(name="Shop", origins=["https://shop.example"])
+    site = shop_site()
     rng = random.Random(36)
     # Yesterday 08:09 whatever the hour of the run: the 30 hours before it hold a whole
     # day, and every hour a visit reaches is due for sealing now.

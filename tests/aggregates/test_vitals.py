@@ -21,10 +21,9 @@ from sessions_app.aggregates import vitals
 from sessions_app.aggregates.vitals import ALPHA, METRICS, SMALLEST
 from sessions_app.aggregates.vitals_packed import packed_merge, packed_quantile, packed_unpack
 from sessions_app.core import timebuckets
-from sessions_app.ledger import sites
 from sessions_app.vitals import reads
 from tests.support.hypothesis import examples
-from tests.support.shared import World, built_once, restored
+from tests.support.shared import World, built_once, restored, shop_site
 from tests.support.vitals import raw_values, vitals_measured
 
 pytestmark = [
@@ -40,7 +39,7 @@ def built(django_db_setup, django_db_blocker) -> Iterator[World[tuple[Any, datet
 
 
 def _measured() -> tuple[Any, datetime]:
-    site = sites.site_create(name="Shop", origins=["https://shop.example"])
+    site = shop_site()
     return site, vitals_measured(Client(), site)
 
 

@@ -24,7 +24,7 @@ from sessions_app.periods import Period, period_param, site_zone
 from tests.support.dataset import sessions_send, sessions_truth
 from tests.support.explorer import TEXT, candidates, matches
 from tests.support.hypothesis import examples
-from tests.support.shared import World, built_once, restored
+from tests.support.shared import World, built_once, restored, shop_site
 
 pytestmark = [
     pytest.mark.django_db(databases=["default", "cassandra"]),
@@ -53,7 +53,7 @@ def sessions(built, site) -> list:
 
 
 def _sessions() -> tuple[Any, list]:
-    site = sites.site_create(name="Shop", origins=["https://shop.example"])
+    site = shop_site()
     now = timezone.now().replace(microsecond=0)
     sent = sessions_send(Client(), site, now=now, count=90, days=4, seed=37)
     truth = sessions_truth(site, sent)

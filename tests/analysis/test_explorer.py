@@ -21,13 +21,12 @@ from sessions_app.core import timebuckets
 from sessions_app.core.bounds import RangeError
 from sessions_app.core.cql import cassandra_session, keyspace
 from sessions_app.core.ids import uuid_time
-from sessions_app.ledger import sites
 from sessions_app.tables import registry, site_sessions
 from tests.support.accounts import auth
 from tests.support.browser import wait_for
 from tests.support.dataset import sessions_send, sessions_truth
 from tests.support.explorer import candidates, matches
-from tests.support.shared import World, built_once, restored
+from tests.support.shared import World, built_once, restored, shop_site
 
 pytestmark = [
     pytest.mark.django_db(databases=["default", "cassandra"]),
@@ -76,7 +75,7 @@ def sessions(built, site) -> tuple[datetime, list]:
 
 
 def _sessions() -> tuple[Any, datetime, list]:
-    site = sites.site_create(name="Shop", origins=["https://shop.example"])
+    site = shop_site()
     now = timezone.now().replace(microsecond=0)
     sent = sessions_send(Client(), site, now=now, count=90, days=4, seed=25)
     truth = sessions_truth(site, sent)

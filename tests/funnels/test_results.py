@@ -34,7 +34,7 @@ from tests.support.dataset import AGENTS, SHOP
 from tests.support.events import event
 from tests.support.funnels import STEP_POOL, brute, ms, raw_rows, send, shop_build
 from tests.support.sealing import seal_everything
-from tests.support.shared import World, built_once, restored
+from tests.support.shared import World, built_once, restored, shop_site
 
 WINDOWS = [{"unit": "session"}, {"unit": "hours", "value": 2}, {"unit": "days", "value": 1}]
 
@@ -56,7 +56,7 @@ def built(django_db_setup, django_db_blocker) -> Iterator[World[Shop]]:
 
 
 def _shop() -> Shop:
-    site = sites.site_create(name="Shop", origins=["https://shop.example"])
+    site = shop_site()
     with override_settings(FUNNEL_INLINE_DAYS=100):
         return Shop(site, *shop_build(Client(), site))
 

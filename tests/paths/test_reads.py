@@ -14,7 +14,6 @@ import random
 import re
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -28,14 +27,13 @@ from sessions_app.aggregates.path_grams import ENTRANCE, MAX_STEPS
 from sessions_app.aggregates.paths import FROM, TO
 from sessions_app.core import timebuckets
 from sessions_app.core.bounds import RangeError
-from sessions_app.ledger import sites
 from sessions_app.models import BucketState
 from sessions_app.paths import reads
 from tests.support.dataset import AGENTS, SHOP
 from tests.support.events import event
 from tests.support.paths import BOT, anchored, brute, raw_rows, send
 from tests.support.sealing import seal_everything
-from tests.support.shared import World, built_once, restored
+from tests.support.shared import Span, World, built_once, restored, shop_site
 
 PAGES = ["/", "/pricing", "/cart", "/checkout", "/docs", "/blog"]
 LANDINGS = [(None, None), ("https://www.google.com/", None), (None, "newsletter")]
@@ -61,15 +59,8 @@ def visit(rng: random.Random, anon: str, start: datetime) -> list[dict[str, Any]
 pytestmark = pytest.mark.xdist_group("paths-reads")  # one worker builds the visits once
 
 
-@dataclass(frozen=True)
-class Visits:
-    site: Any
-    start: datetime
-    end: datetime
-
-
 @pytest.fixture(scope="module")
-def built(django_db_setup, django_db_blocker) -> Iterator[World[Visits]]:
+def built(django_db_setup, django_db_blocker) -> Iterator[World[Span]]:
     """The visits every test here reads, built once (tests/support/shared.py)."""
     yield from built_once(django_db_blocker, _visits)
 
@@ -85,9 +76,9 @@ def visits(built, site) -> tuple[datetime, datetime]:
     return built.value.start, built.value.end
 
 
-def _visits() -> Visits:
+def _visits() -> Span:
     client = Client()
-    site = sites.site_create(name="Shop", origins=["https://shop.example"])
+    site = shop_site()
     rng = random.Random(11)
     now = timezone.now().replace(microsecond=0)
     sent: dict[str, list[dict[str, Any]]] = {}
@@ -122,7 +113,7 @@ def _visits() -> Visits:
     seal_everything(site, timezone.now())
     start = timebuckets.floor(now - timedelta(hours=31), "day")
     end = timebuckets.next_start(timebuckets.floor(timezone.now(), "hour"), "hour")
-    return Visits(site, start, end)
+    return Span(site, start, end)
 
 
 def test_every_sealed_hour_holds_the_paths_of_its_page_views(site, visits):

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Generic, TypeVar
 
 from django.apps import apps
@@ -28,6 +29,22 @@ from django.core.management import call_command
 from django.db import connections, router
 
 T = TypeVar("T")
+
+
+def shop_site() -> Any:
+    """A fresh site whose allowed origin is https://shop.example (the `site` fixture's)."""
+    from sessions_app.ledger import sites
+
+    return sites.site_create(name="Shop", origins=["https://shop.example"])
+
+
+@dataclass(frozen=True)
+class Span:
+    """A built world's site and the time range its traffic covers."""
+
+    site: Any
+    start: datetime
+    end: datetime
 
 
 @dataclass(frozen=True)
