@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 from django.core.cache import cache
-from django.db.models import Count, Max, Q, Sum
+from django.db.models import Count, Max, Min, Q, Sum
 from pyroaring import BitMap
 
 from sessions_app import periods
@@ -96,9 +96,26 @@ class Reader:
         self.incomplete: set[datetime] = set()  # periods whose event sets were cut
         self.seen_names: set[str] = set()
         self.loaded: dict[Piece, Sets | None] = {}
+        self._first: datetime | None = None
+        self._first_read = False
+
+    def first_bucket(self) -> datetime | None:
+        """The site's earliest bucket with a state (None: none yet). Every stored set was
+        sealed or rolled up from a bucket with a state (a week row from its days), and no
+        state is ever deleted but with its site: a row ending at or before this one does
+        not exist, and is not asked for (a young site's 24 months of lookback are not 720
+        empty day reads)."""
+        if not self._first_read:
+            found = BucketState.objects.filter(site_id=self.site_id).aggregate(at=Min("bucket"))
+            self._first, self._first_read = found["at"], True
+        return self._first
 
     def _read(self, buckets: list[Piece]) -> dict[Piece, Sets]:
         wanted = [b for b in dict.fromkeys(buckets) if b not in self.loaded]
+        first = self.first_bucket() if wanted else None
+        for piece in [p for p in wanted if first is None or self._end(p) <= first]:
+            self.loaded[piece] = None
+        wanted = [p for p in wanted if p not in self.loaded]
         if wanted:
             found = usersets.sets_read_many(site_id=self.site_id, buckets=wanted, names=self.names)
             for key in wanted:
@@ -110,6 +127,10 @@ class Reader:
                 if not sets.complete and self.names and key[0] != "week":
                     self.incomplete.add(key[1])
         return {b: sets for b in buckets if (sets := self.loaded.get(b)) is not None}
+
+    @staticmethod
+    def _end(piece: Piece) -> datetime:
+        return timebuckets.next_start(piece[1], piece[0])
 
     def prefetch(self, starts: list[datetime], unit: str, before: datetime | None) -> None:
         """Read in one round every row `periods(starts, unit)` and `seen_before(before)`
