@@ -10,7 +10,7 @@
    beside the naive cover that reads sealed hours only: latency and partitions read.
 
 Arguments: events (200,000), rolling runs (30), days between the user's login days
-(1; the test runs 7: a sparser year whose every month still has logins to seal).
+(1; the test runs 14: a sparser year whose every month still has logins to seal).
 """
 
 from __future__ import annotations
