@@ -47,7 +47,7 @@ from bench.node import settle  # noqa: E402
 from bench.timing import fresh_site, interleaved, sizes  # noqa: E402
 from sessions_app.aggregates import usersets  # noqa: E402
 from sessions_app.aggregates.seal import aggregate_ttl  # noqa: E402
-from sessions_app.cohorts import reads  # noqa: E402
+from sessions_app.cohorts import reader, reads  # noqa: E402
 from sessions_app.core import timebuckets  # noqa: E402
 from sessions_app.core.cql import cassandra_session, prepare  # noqa: E402
 from sessions_app.core.ids import time_uuid  # noqa: E402
@@ -127,7 +127,7 @@ class Numbers(dict):
         return number
 
 
-class ColdReader(reads.Reader):
+class ColdReader(reader.Reader):
     """The cohorts' reader with no sealed sets: every day's sets counted from its raw
     rows with the product's own code for an hour with no tally to share
     (usersets.rows_sets, what a goal's backfill runs; usersets.bitmaps numbering each user
@@ -179,7 +179,7 @@ def write_sets(site, days: dict[datetime, dict[datetime, set[str]]], first: date
                             ttl=aggregate_ttl("day"))  # fmt: skip
         months.setdefault(timebuckets.floor(day, "month"), []).append(sets)
     month = timebuckets.floor(first, "month")
-    for _ in range(reads.LOOKBACK_MONTHS):
+    for _ in range(reader.LOOKBACK_MONTHS):
         month = timebuckets.floor(month - timedelta(days=1), "month")
         months.setdefault(month, [])
     ttl = aggregate_ttl("month")

@@ -1,4 +1,4 @@
-"""The cohorts' lookback (cohorts/reads.py, Reader.first_bucket): a user is new when in
+"""The cohorts' lookback (cohorts/reader.py, Reader.first_bucket): a user is new when in
 no set of the 24 months before, but a site's sets start at its first bucket with a
 state, so the reader asks for no row that ends before it. Pinned here: every stored set
 has a bucket state, or (a week, written by its days' rollups) one of its days has, which
@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from sessions_app.aggregates import usersets
 from sessions_app.cohorts import reads
+from sessions_app.cohorts.reader import LOOKBACK_MONTHS, Reader
 from sessions_app.core import timebuckets
 from sessions_app.ledger import sites
 from sessions_app.models import BucketState
@@ -26,7 +27,7 @@ pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 def every_bucket(now: datetime) -> list[tuple[str, datetime]]:
     """Every bucket a cohort read could name: the months, weeks and days of the lookback
     and the range, and the hours of the activity."""
-    start = origin() - timedelta(days=31 * (reads.LOOKBACK_MONTHS + 2))
+    start = origin() - timedelta(days=31 * (LOOKBACK_MONTHS + 2))
     buckets = [
         (g, b) for g in ("month", "week", "day") for b in timebuckets.buckets_between(start, now, g)
     ]
@@ -54,7 +55,7 @@ def test_every_set_has_a_state_and_the_reader_asks_for_nothing_before_the_first(
             send(site, user, day, 50, signup=day == 9)
     seal_due(site)
     now = timezone.now()
-    first = reads.Reader(site.id, [], now).first_bucket()
+    first = Reader(site.id, [], now).first_bucket()
     states = set(BucketState.objects.filter(site=site).values_list("granularity", "bucket"))
     assert first == min(b for _, b in states)
     assert (
@@ -71,7 +72,7 @@ def test_every_set_has_a_state_and_the_reader_asks_for_nothing_before_the_first(
     seen = asked(monkeypatch)
     for unit in reads.UNITS:
         query = query_of(unit, "signup")
-        answer = reads.triangle(reads.Reader(site.id, [query.first_event], now), query)
+        answer = reads.triangle(Reader(site.id, [query.first_event], now), query)
         got = [(r["size"], r["counts"]) for r in answer["cohorts"]]
         assert got == brute_cohorts(raw_rows(site), query), unit
     assert seen and all(timebuckets.next_start(b, g) > first for g, b in seen)
@@ -81,6 +82,6 @@ def test_a_site_without_states_asks_for_no_set(monkeypatch):
     site = sites.site_create(name="Lookback empty", origins=["https://shop.example"])
     seen = asked(monkeypatch)
     query = query_of("week")
-    answer = reads.triangle(reads.Reader(site.id, [], timezone.now()), query)
+    answer = reads.triangle(Reader(site.id, [], timezone.now()), query)
     assert [r["size"] for r in answer["cohorts"]] == [0] * len(query.starts)
     assert seen == []

@@ -14,6 +14,7 @@ from pyroaring import BitMap
 
 from sessions_app.aggregates import usersets
 from sessions_app.cohorts import reads
+from sessions_app.cohorts.reader import LIVE_DAYS, Reader
 from sessions_app.core import timebuckets
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.erasure.scan import user_sets_erase
@@ -32,7 +33,7 @@ ACTIVE = {"wa-ü": [8, 9, 16, 23], "wb": [10, 17, 18], "wc": [2, 15, 22, 27], "w
 def settled_weeks(now: datetime) -> list[datetime]:
     """The range's weeks a cohort reads from their week rows."""
     query = query_of("week")
-    settled = now - timedelta(days=reads.LIVE_DAYS)
+    settled = now - timedelta(days=LIVE_DAYS)
     return [w for w in query.starts if timebuckets.next_start(w, "week") <= settled]
 
 
@@ -47,9 +48,9 @@ def week_users(site, week: datetime) -> set[str]:
     return set(usersets.keys_of(site.id, week_numbers(site, week)).values())
 
 
-def cohorts_read(site, now: datetime) -> tuple[list[tuple[int, list[int]]], reads.Reader]:
+def cohorts_read(site, now: datetime) -> tuple[list[tuple[int, list[int]]], Reader]:
     """The weekly triangle from the stored sets (no answer cache) and the reader used."""
-    reader = reads.Reader(site.id, [], now)
+    reader = Reader(site.id, [], now)
     answer = reads.triangle(reader, query_of("week"))
     return [(r["size"], r["counts"]) for r in answer["cohorts"]], reader
 
