@@ -14,9 +14,9 @@
  * never loads this; clickstream.optOut() (or cs_optout stored) stops it and drops what
  * was not sent.
  *
- * Every 5 s (and when the page is hidden) the new events go as one chunk, gzip-compressed
- * here, to POST <endpoint origin>/replay?site=<key> (text/plain: no CORS preflight), with
- * keepalive when small enough. A failed or not-yet-placed chunk (network, 408, 409: the
+ * Every 5 s (data-replay-interval: ms, at least 1000) and when the page is hidden, the new
+ * events go as one chunk, gzip-compressed here, to POST <endpoint origin>/replay?site=<key>
+ * (text/plain: no CORS preflight), with keepalive when small enough. A failed or not-yet-placed chunk (network, 408, 409: the
  * tracker's events have not named the session yet, 429, 5xx) goes to the tab's stored
  * retry queue (sessionStorage "cs_replay_retry": the tracker's own localStorage queue
  * holds events only and its 4 KB budget has no room for chunks) and is sent again on the
@@ -42,7 +42,8 @@
   var excluded = attr("replay-exclude").split(",").filter(Boolean).map(function (p) {
     return new RegExp("^" + p.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*") + "$");
   });
-  var INTERVAL = 5000, MAX_BYTES = 500000, KEEPALIVE = 60000;
+  var INTERVAL = Math.max(1000, +attr("replay-interval") || 5000);
+  var MAX_BYTES = 500000, KEEPALIVE = 60000;
   var STORE = "cs_replay_retry", STORE_CHUNKS = 30, STORE_CHARS = 1500000; // base64 of gzip
   var buffer = [], page = Date.now(), seq = 0, stop = null, dead = 0;
   var MASK = "[data-cs-mask],[contenteditable]:not([contenteditable=false])";

@@ -17,7 +17,7 @@ from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.ledger import sites
 from sessions_app.sessions import feed
 from tests.support.accounts import member
-from tests.support.browser import ARTIFACTS, screenshot, wait_for
+from tests.support.browser import ARTIFACTS, CHUNK_MS, Chunks, screenshot, wait_for
 
 pytestmark = [
     pytest.mark.e2e,
@@ -70,8 +70,8 @@ def _watch(page) -> list[str]:
 def test_a_recorded_session_is_masked_and_plays_on_the_timeline(live_server, context):
     site = _site(live_server, "E2E replay")
     page = context.new_page()
-    sent = _watch(page)
-    page.goto(f"{live_server.url}/demo/?site={site.key}&flush=1000")
+    sent, chunks = _watch(page), Chunks(page)
+    page.goto(f"{live_server.url}/demo/?site={site.key}&flush=1000&chunk={CHUNK_MS}")
     page.wait_for_function("() => !!(window.clickstream && window.clickstream.last)")
     page.click("#shop-now")  # an SPA navigation
     page.locator("[data-view='/demo/products'] .add-to-cart").first.click()
@@ -83,7 +83,7 @@ def test_a_recorded_session_is_masked_and_plays_on_the_timeline(live_server, con
     page.wait_for_timeout(500)
     cart = page.locator("#cart-count").inner_text()
     assert [u for u in sent if u.endswith("/static/sessions_app/replay.min.js")]
-    page.wait_for_timeout(5_500)  # the recorder's 5 s chunk
+    chunks.all_stored()  # an interval's chunk: the checkout went out with it
     page.goto("about:blank")  # hidden: the rest goes out
     page.close()
 
@@ -140,15 +140,15 @@ def test_nothing_is_recorded_without_consent_or_outside_the_sample(live_server, 
         context.add_init_script("Object.defineProperty(navigator, 'doNotTrack', {get: () => '1'})")
     page = context.new_page()
     sent = _watch(page)
-    page.goto(f"{live_server.url}/demo/?site={site.key}&flush=1000")
+    page.goto(f"{live_server.url}/demo/?site={site.key}&flush=1000&chunk={CHUNK_MS}")
     if case == "opted out":
         page.wait_for_function("() => !!(window.clickstream && window.clickstream.last)")
         page.evaluate("() => window.clickstream.optOut()")
     page.click("#shop-now")
     page.locator("[data-view='/demo/products'] .add-to-cart").first.click()
-    page.wait_for_timeout(6_000)
+    page.wait_for_timeout(2 * CHUNK_MS)  # two of the recorder's intervals, were it recording
     page.goto("about:blank")
-    page.wait_for_timeout(1_000)
+    page.wait_for_timeout(CHUNK_MS)
     context.close()
     assert not [u for u in sent if "/replay?" in u], case
     if case != "opted out":
@@ -158,10 +158,11 @@ def test_nothing_is_recorded_without_consent_or_outside_the_sample(live_server, 
 def test_the_chunks_name_the_trackers_events(live_server, context):
     site = _site(live_server, "E2E replay ids")
     page = context.new_page()
-    page.goto(f"{live_server.url}/demo/?site={site.key}&flush=1000")
+    chunks = Chunks(page)
+    page.goto(f"{live_server.url}/demo/?site={site.key}&flush=1000&chunk={CHUNK_MS}")
     page.wait_for_function("() => !!(window.clickstream && window.clickstream.last)")
     page.click("#shop-now")
-    page.wait_for_timeout(5_500)
+    chunks.all_stored()
     page.goto("about:blank")
     page.close()
     session_id, _ = wait_for(lambda: _stored(site)[1] and _stored(site), timeout=30)
@@ -175,16 +176,16 @@ def test_an_excluded_page_is_not_recorded_and_leaving_it_starts_a_recording(live
     site.replay_exclude = ["/demo/check*"]
     site.save(update_fields=["replay_exclude"])
     page = context.new_page()
-    sent = _watch(page)
-    page.goto(f"{live_server.url}/demo/checkout?site={site.key}&flush=1000")
+    sent, chunks = _watch(page), Chunks(page)
+    page.goto(f"{live_server.url}/demo/checkout?site={site.key}&flush=1000&chunk={CHUNK_MS}")
     page.wait_for_function("() => !!(window.clickstream && window.clickstream.last)")
     page.locator("#card-number").press_sequentially("1234", delay=10)
-    page.wait_for_timeout(6_000)
+    page.wait_for_timeout(2 * CHUNK_MS)
     assert [u for u in sent if u.endswith("/replay.min.js")]  # loaded, but not recording
     assert not [u for u in sent if "/replay?" in u]
     page.click("#footer-products")  # an SPA navigation off the excluded page
     page.locator("[data-view='/demo/products'] .add-to-cart").first.click()
-    page.wait_for_timeout(5_500)
+    chunks.all_stored()
     page.goto("about:blank")
     page.close()
     session_id, _ = wait_for(lambda: _stored(site)[1] and _stored(site), timeout=30)
@@ -214,12 +215,13 @@ def test_a_blocked_element_is_never_stored_and_plays_as_a_placeholder(live_serve
 
     page = context.new_page()
     page.route(f"{live_server.url}/demo/**", with_blocked_box)
-    page.goto(f"{live_server.url}/demo/?site={site.key}&flush=1000")
+    chunks = Chunks(page)
+    page.goto(f"{live_server.url}/demo/?site={site.key}&flush=1000&chunk={CHUNK_MS}")
     page.wait_for_function("() => !!(window.clickstream && window.clickstream.last)")
     box = page.locator(".saved-card").bounding_box()
     assert box and page.locator(".saved-card img").evaluate("img => img.complete")
     page.click("#shop-now")  # an SPA navigation: the box stays on the page
-    page.wait_for_timeout(5_500)
+    chunks.all_stored()
     page.goto("about:blank")
     page.close()
     session_id, text = wait_for(lambda: "Coffee gear" in _stored(site)[1] and _stored(site))

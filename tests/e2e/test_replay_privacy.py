@@ -18,7 +18,7 @@ import pytest
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.ledger import sites
 from sessions_app.sessions import feed
-from tests.support.browser import wait_for
+from tests.support.browser import CHUNK_MS, Chunks, wait_for
 
 pytestmark = [
     pytest.mark.e2e,
@@ -125,15 +125,15 @@ def test_typed_hidden_and_masked_attributes_never_leave_the_page(live_server, co
     context.add_init_script(EMPTIED)
     page = context.new_page()
     page.route(f"{live_server.url}/demo/**", with_privacy_corner)
-    bodies = _sent(page)
-    page.goto(f"{live_server.url}/demo/?site={site.key}&flush=1000")
+    bodies, chunks = _sent(page), Chunks(page)
+    page.goto(f"{live_server.url}/demo/?site={site.key}&flush=1000&chunk={CHUNK_MS}")
     page.wait_for_function("() => !!(window.clickstream && window.clickstream.last)")
     page.click("#note")
     page.keyboard.press("End")
     page.keyboard.type(TYPED, delay=5)
     page.evaluate(SET_LATER, list(LATER.values()))
     page.select_option("#city", CITY)
-    page.wait_for_timeout(5_500)  # the recorder's 5 s chunk
+    chunks.all_stored()  # an interval's chunk: all of the above went out with it
     page.goto("about:blank")  # hidden: the rest goes out
     page.close()
 
@@ -173,15 +173,15 @@ def test_the_recorder_causes_no_csp_violation_on_the_demo_shop(live_server, cont
     page = context.new_page()
     errors: list[str] = []
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    bodies = _sent(page)
-    response = page.goto(f"{live_server.url}/demo/?site={site.key}&flush=1000")
+    bodies, chunks = _sent(page), Chunks(page)
+    response = page.goto(f"{live_server.url}/demo/?site={site.key}&flush=1000&chunk={CHUNK_MS}")
     assert response and "style-src 'self';" in response.headers["content-security-policy"]
     page.wait_for_function("() => !!(window.clickstream && window.clickstream.last)")
     page.click("#shop-now")
     page.locator("[data-view='/demo/products'] .add-to-cart").first.click()
     page.evaluate(RESTYLE)  # the shop's scripts restyle an element, twice
     page.click("#nav-cart")
-    page.wait_for_timeout(5_500)
+    chunks.all_stored()  # the recorder has serialized the restyled page
     assert page.evaluate("() => window.__violations") == []
     assert errors == []
     page.goto("about:blank")
