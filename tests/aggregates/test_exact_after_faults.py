@@ -18,8 +18,8 @@ from sessions_app.ingest import apply, replay
 from sessions_app.ingest.pipeline import Source, events_record
 from sessions_app.ingest.steps import apply as apply_step
 from sessions_app.models import BucketState, ReplayWatermark, Site
-from tests.aggregates.recount import recount, seal_and_compare, sealed
 from tests.support.events import event
+from tests.support.recount import recount, seal_and_compare, sealed
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

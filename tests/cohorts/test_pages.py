@@ -1,5 +1,5 @@
 """The Cohorts page, a cell's users, the API (JSON and CSV) and the erasure of a user from
-every stored set (aggregates/usersets.py; tests/erasure/anywhere.py scans every table)."""
+every stored set (aggregates/usersets.py; tests/support/anywhere.py scans every table)."""
 
 from __future__ import annotations
 
@@ -22,8 +22,8 @@ from sessions_app.erasure import erasures
 from sessions_app.ledger import sites
 from sessions_app.models import BucketState, ErasureRequest
 from sessions_app.tables import user_sets
-from tests.erasure.anywhere import rows_mentioning
 from tests.support.accounts import member
+from tests.support.anywhere import rows_mentioning
 from tests.support.cohorts import assert_exact, origin, query_of, send
 from tests.support.sealing import seal_due
 from tests.support.shared import World, built_once, restored

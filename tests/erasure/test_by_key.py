@@ -27,8 +27,8 @@ from sessions_app.ledger import policies
 from sessions_app.models import ErasureRequest, UserBucketWidth
 from sessions_app.sessions import feed, lists
 from sessions_app.tables import retention_specs, user_sessions
-from tests.erasure.anywhere import rows_mentioning, stamped_after
 from tests.support.accounts import auth
+from tests.support.anywhere import rows_mentioning, stamped_after
 from tests.support.events import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
@@ -197,7 +197,7 @@ def test_a_request_held_past_an_erasure_does_not_write_the_user_back(site, setti
 
 @pytest.mark.empty_tables  # brute force over every table of the keyspace
 def test_nothing_of_a_user_whose_sessions_expired_is_left_in_any_table(site, monkeypatch, settings):
-    """Brute force over every table of the keyspace (tests/erasure/anywhere.py): after the
+    """Brute force over every table of the keyspace (tests/support/anywhere.py): after the
     raw events and sessions expired (a short retention), erasing the user id leaves no row
     that mentions it, the anonymous id it used before identify() or their sessions (its
     per-user counts outlive the sessions; its rage click's sample in the heatmap and its

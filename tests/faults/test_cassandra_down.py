@@ -24,7 +24,7 @@ from django.utils import timezone
 
 from ops import cassandra as launcher
 from sessions_app.core import timebuckets
-from tests.faults.support import (
+from tests.support.faults import (
     collector_start,
     event_ids_of,
     keyspace_recreate,

@@ -33,7 +33,7 @@ from ops import cassandra as launcher
 from sessions_app.core import timebuckets
 from sessions_app.ingest import txlog
 from sessions_app.ingest.replay import log_ttl
-from tests.faults.support import (
+from tests.support.faults import (
     collector_start,
     event_ids_of,
     keyspace_recreate,

@@ -32,8 +32,7 @@ from sessions_app.core.ids import time_uuid
 from sessions_app.ingest.replay import txlog_replay
 from sessions_app.models import BucketState, Site
 from sessions_app.tables import user_sessions
-from tests.aggregates.recount import assert_exact, hours_of, seal_and_compare
-from tests.faults.support import (
+from tests.support.faults import (
     BROWSER,
     INSERT_SITE_EVENT,
     children,
@@ -43,6 +42,7 @@ from tests.faults.support import (
     process_stop,
     suite_env,
 )
+from tests.support.recount import assert_exact, hours_of, seal_and_compare
 from tests.support.repo import ROOT
 
 pytestmark = [

@@ -42,8 +42,7 @@ from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.core.ids import time_uuid
 from sessions_app.models import BucketState
 from sessions_app.tables import user_sessions
-from tests.aggregates.recount import assert_exact, hours_of, seal_and_compare
-from tests.faults.support import (
+from tests.support.faults import (
     BROWSER,
     INSERT_SITE_EVENT,
     collector_start,
@@ -53,6 +52,7 @@ from tests.faults.support import (
     process_stop,
     suite_env,
 )
+from tests.support.recount import assert_exact, hours_of, seal_and_compare
 from tests.support.repo import ROOT
 
 pytestmark = [

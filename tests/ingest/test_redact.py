@@ -28,7 +28,7 @@ from sessions_app.ingest.validation import validate_event
 from sessions_app.models import Site
 from sessions_app.tables import user_sessions
 from sessions_app.tables.session_events import stored_events
-from tests.erasure.anywhere import rows_mentioning
+from tests.support.anywhere import rows_mentioning
 from tests.support.events import event, minutes, post
 from tests.support.hypothesis import examples
 
