@@ -27,11 +27,11 @@ from sessions_app.core import timebuckets
 from sessions_app.core.ids import uuid_time
 from sessions_app.models import BucketState, Goal
 from sessions_app.tables import user_sessions
-from tests.aggregates import recount
 from tests.goals import brute as goal_brute
 from tests.support import breakdowns as support_breakdowns
 from tests.support import heatmaps as support_heatmaps
 from tests.support import paths as support_paths
+from tests.support import recount
 from tests.support import vitals as support_vitals
 from tests.support.clock import recent_fixed
 from tests.support.dataset import AGENTS

@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from sessions_app.aggregates import sources
-from tests.aggregates import recount
+from tests.support import recount
 from tests.support.sealing import sealed
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])

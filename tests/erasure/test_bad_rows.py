@@ -30,7 +30,7 @@ from sessions_app.tables import (
     transaction_log,
     user_sets,
 )
-from tests.erasure import anywhere
+from tests.support import anywhere
 from tests.support.erasure import ALICE, ALICE_ANON, BOB, Traffic
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
