@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime, timedelta
+from functools import cached_property
 
 from django.db.models import Min
 from pyroaring import BitMap
@@ -36,24 +37,26 @@ class Reader:
         self.incomplete: set[datetime] = set()  # periods whose event sets were cut
         self.seen_names: set[str] = set()
         self.loaded: dict[Piece, Sets | None] = {}
-        self._first: datetime | None = None
-        self._first_read = False
 
+    @cached_property
     def first_bucket(self) -> datetime | None:
         """The site's earliest bucket with a state (None: none yet). Every stored set was
         sealed or rolled up from a bucket with a state (a week row from its days), and no
         state is ever deleted but with its site: a row ending at or before this one does
         not exist, and is not asked for (a young site's 24 months of lookback are not 720
         empty day reads)."""
-        if not self._first_read:
-            found = BucketState.objects.filter(site_id=self.site_id).aggregate(at=Min("bucket"))
-            self._first, self._first_read = found["at"], True
-        return self._first
+        found = BucketState.objects.filter(site_id=self.site_id).aggregate(at=Min("bucket"))
+        first: datetime | None = found["at"]
+        return first
+
+    def _before_first(self, piece: Piece) -> bool:
+        """Whether `piece` ends at or before the site's first bucket: it holds no set."""
+        first = self.first_bucket
+        return first is None or timebuckets.next_start(piece[1], piece[0]) <= first
 
     def _read(self, buckets: list[Piece]) -> dict[Piece, Sets]:
         wanted = [b for b in dict.fromkeys(buckets) if b not in self.loaded]
-        first = self.first_bucket() if wanted else None
-        for piece in [p for p in wanted if first is None or self._end(p) <= first]:
+        for piece in [p for p in wanted if self._before_first(p)]:
             self.loaded[piece] = None
         wanted = [p for p in wanted if p not in self.loaded]
         if wanted:
@@ -67,10 +70,6 @@ class Reader:
                 if not sets.complete and self.names and key[0] != "week":
                     self.incomplete.add(key[1])
         return {b: sets for b in buckets if (sets := self.loaded.get(b)) is not None}
-
-    @staticmethod
-    def _end(piece: Piece) -> datetime:
-        return timebuckets.next_start(piece[1], piece[0])
 
     def prefetch(self, starts: list[datetime], unit: str, before: datetime | None) -> None:
         """Read in one round every row `periods(starts, unit)` and `seen_before(before)`
@@ -133,8 +132,10 @@ class Reader:
         under: dict[Piece, list[datetime]] = {}
         for piece in (p for group in groups for p in group):
             if piece[0] != "day" and not self._usable(piece, found.get(piece)):
+                # A row before the site's first bucket has no days to read instead either.
                 end = timebuckets.next_start(piece[1], piece[0])
-                under[piece] = timebuckets.buckets_between(piece[1], end, "day")
+                before = self._before_first(piece)
+                under[piece] = [] if before else timebuckets.buckets_between(piece[1], end, "day")
         wanted = {p[1] for group in groups for p in group if p[0] == "day"}
         days = self._days(sorted(wanted.union(*under.values())))
 

@@ -55,7 +55,7 @@ def test_every_set_has_a_state_and_the_reader_asks_for_nothing_before_the_first(
             send(site, user, day, 50, signup=day == 9)
     seal_due(site)
     now = timezone.now()
-    first = Reader(site.id, [], now).first_bucket()
+    first = Reader(site.id, [], now).first_bucket
     states = set(BucketState.objects.filter(site=site).values_list("granularity", "bucket"))
     assert first == min(b for _, b in states)
     assert (

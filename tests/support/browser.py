@@ -17,12 +17,20 @@ HUMAN_AGENT = (
 )
 
 
-def wait_for(check: Callable[[], Any], *, timeout: float = 20.0, every: float = 0.25) -> Any:
-    """Poll check() until it returns something truthy; fail with its last value."""
+def wait_for(
+    check: Callable[[], Any],
+    *,
+    timeout: float = 20.0,
+    every: float = 0.25,
+    pause: Callable[[float], Any] = time.sleep,
+) -> Any:
+    """Poll check() until it returns something truthy; fail with its last value. Polling a
+    page's events, `pause` is the page's own wait: the sync API delivers them (requests,
+    console messages) only while it runs."""
     deadline = time.monotonic() + timeout
     value = check()
     while not value and time.monotonic() < deadline:
-        time.sleep(every)
+        pause(every)
         value = check()
     assert value, f"condition not met within {timeout}s (last value: {value!r})"
     return value
@@ -32,16 +40,6 @@ def wait_for(check: Callable[[], Any], *, timeout: float = 20.0, every: float = 
 # snippet's data-replay-interval; 5 s by default): the tests wait for one chunk, or (to
 # see that nothing is sent) for two intervals.
 CHUNK_MS = 1000
-
-
-def page_wait_for(page: Any, check: Callable[[], Any], *, timeout: float = 15.0) -> Any:
-    """Poll check() until it returns something truthy, letting the page's events (requests,
-    console messages) arrive in between: the sync API delivers them only while it runs."""
-    deadline = time.monotonic() + timeout
-    while not (value := check()) and time.monotonic() < deadline:
-        page.wait_for_timeout(50)
-    assert value, f"condition not met within {timeout}s (last value: {value!r})"
-    return value
 
 
 class Chunks:
@@ -70,7 +68,10 @@ class Chunks:
         def settled() -> bool:
             return self.sent > 0 and self.answered >= self.sent and self.last_status == 200
 
-        page_wait_for(self.page, settled, timeout=timeout)
+        wait_for(settled, timeout=timeout, every=0.05, pause=self._pause)
+
+    def _pause(self, seconds: float) -> None:
+        self.page.wait_for_timeout(seconds * 1000)
 
 
 def screenshot(page: Any, name: str) -> Path | None:
