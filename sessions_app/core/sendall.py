@@ -26,6 +26,8 @@ def execute_all(work: list[tuple[Any, Any]]) -> None:
 
 
 def wait_all(futures: list[Any]) -> None:
+    if not futures:  # nothing will count the latch down: waiting would only time out
+        return
     remaining = [len(futures)]
     lock, done = threading.Lock(), threading.Event()
 
