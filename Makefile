@@ -56,8 +56,10 @@ test: $(STAMP) $(NODE_STAMP)
 	$(VENV)/bin/vulture
 	$(PY) -m ops.stack test -- $(XDIST) $(PYTEST_ARGS)
 
-# The inner loop: lint, types and every test not marked slow (no fuzzing at 3,000
-# cases, no fault injection).
+# The inner loop (about 5 minutes): lint, types and every test marked neither slow nor
+# e2e (no fuzzing at 3,000 cases, no fault injection, no Chromium), each property at a
+# fifth of its examples (the `quick` Hypothesis profile; HYPOTHESIS_PROFILE=dev runs
+# them all). `make test` runs everything, at full counts.
 test-quick: $(STAMP) $(NODE_STAMP)
 	npm test --silent
 	npm run --silent size
@@ -65,7 +67,8 @@ test-quick: $(STAMP) $(NODE_STAMP)
 	$(VENV)/bin/mypy clickstream sessions_app ops
 	$(VENV)/bin/lint-imports --no-cache
 	$(VENV)/bin/vulture
-	$(PY) -m ops.stack test -- $(XDIST) -m "not slow" $(PYTEST_ARGS)
+	HYPOTHESIS_PROFILE=$(or $(HYPOTHESIS_PROFILE),quick) \
+	$(PY) -m ops.stack test -- $(XDIST) -m "not slow and not e2e" $(PYTEST_ARGS)
 
 # The slow suite alone (fuzzing at 3,000 cases; fault injection; tests over a minute):
 # `make test` runs it too.

@@ -73,6 +73,9 @@ def health_celery() -> Check:
     """Check that at least one Celery worker answers a broadcast ping."""
     try:
         with app.connection_for_write(settings.CELERY_BROKER_URL) as connection:
+            # One attempt: kombu's default retries a closed broker for seconds, and a
+            # probe should say at once that it is down.
+            connection.ensure_connection(max_retries=0)
             replies = app.control.ping(timeout=1.0, connection=connection)
     except Exception as exc:  # noqa: BLE001
         return Check(False, f"broker unreachable: {type(exc).__name__}: {exc}")

@@ -6,22 +6,28 @@
 - `dev` (the default elsewhere): today's example counts, failing examples kept in the
   example database (`.hypothesis/`, git-ignored) and tried first on the next run.
 - `deep`: ten times the examples, for a longer run (`HYPOTHESIS_PROFILE=deep`).
+- `quick`: a fifth of the examples (at least one), what `make test-quick` loads unless
+  HYPOTHESIS_PROFILE names another: the inner loop while working, with the dev profile's
+  database, so a failure found by a longer run is tried first here too. `make test` and
+  CI never load it.
 
 `HYPOTHESIS_PROFILE` names the profile explicitly. A `max_examples=` written in a test's
 `@settings` overrides any profile, so tests write `max_examples=examples(300)`: 300 under
-ci and dev, 3,000 under deep.
+ci and dev, 3,000 under deep, 60 under quick.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from fractions import Fraction
 
 from hypothesis import settings
 
 BASE_EXAMPLES = 100  # Hypothesis's default, what a test without max_examples= runs
 DEEP_FACTOR = 10
-FACTORS = {"ci": 1, "dev": 1, "deep": DEEP_FACTOR}
+QUICK_FACTOR = Fraction(1, 5)
+FACTORS: dict[str, Fraction | int] = {"ci": 1, "dev": 1, "deep": DEEP_FACTOR, "quick": QUICK_FACTOR}
 
 settings.register_profile(
     "ci",
@@ -33,6 +39,9 @@ settings.register_profile(
 settings.register_profile("dev", settings.get_profile("default"), max_examples=BASE_EXAMPLES)
 settings.register_profile(
     "deep", settings.get_profile("dev"), max_examples=BASE_EXAMPLES * DEEP_FACTOR
+)
+settings.register_profile(
+    "quick", settings.get_profile("dev"), max_examples=int(BASE_EXAMPLES * QUICK_FACTOR)
 )
 
 
@@ -52,5 +61,5 @@ def profile_load(environ: Mapping[str, str] = os.environ) -> str:
 
 
 def examples(n: int) -> int:
-    """A test's example count under the loaded profile: n, or DEEP_FACTOR times n."""
-    return n * FACTORS.get(settings.get_current_profile_name(), 1)
+    """A test's example count under the loaded profile: n times its factor, at least one."""
+    return max(1, round(n * FACTORS.get(settings.get_current_profile_name(), 1)))
