@@ -221,6 +221,9 @@ CELERY_BEAT_SCHEDULE = {
 # Health: a worker heartbeat older than this makes /healthz report the beat
 # or worker as stale.
 HEALTH_HEARTBEAT_MAX_AGE = timedelta(seconds=env.int("HEALTH_HEARTBEAT_MAX_AGE", default=120))
+# How long the deep check's broadcast ping waits for the Celery workers' replies (it
+# always waits this long: it collects every worker's).
+HEALTH_PING_SECONDS = 1.0
 
 # --- Auth, i18n, static ------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [

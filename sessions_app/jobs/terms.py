@@ -38,12 +38,20 @@ def terms_backfill(site_id: uuid.UUID, now: datetime) -> int:
             for row in cassandra_session().execute(select, (site_id, day, shard)):
                 terms = site_sessions.terms_of(site_id, day, shard, _dimensions(row))
                 if terms:
-                    params.append((row["ttl"] or 0, terms, site_id, day, shard, row["session_id"]))
+                    params.append(
+                        (_left(row["ttl"]), terms, site_id, day, shard, row["session_id"])
+                    )
             execute_concurrent_with_args(
                 cassandra_session(), add, params, concurrency=64, raise_on_first_error=True
             )
             written += len(params)
     return written
+
+
+def _left(ttl: int | None) -> int:
+    """The terms' TTL: a second less than the row had left when read (0: it has none), so
+    a write in a later second than the read does not make them outlive the row."""
+    return max(1, ttl - 1) if ttl else 0
 
 
 def _dimensions(row: dict) -> dict[str, str | None]:

@@ -76,11 +76,13 @@ def health_celery() -> Check:
             # One attempt: kombu's default retries a closed broker for seconds, and a
             # probe should say at once that it is down.
             connection.ensure_connection(max_retries=0)
-            replies = app.control.ping(timeout=1.0, connection=connection)
+            replies = app.control.ping(timeout=settings.HEALTH_PING_SECONDS, connection=connection)
     except Exception as exc:  # noqa: BLE001
         return Check(False, f"broker unreachable: {type(exc).__name__}: {exc}")
     if not replies:
-        return Check(False, "no Celery worker answered ping within 1s")
+        return Check(
+            False, f"no Celery worker answered ping within {settings.HEALTH_PING_SECONDS}s"
+        )
     workers = sorted(name for reply in replies for name in reply)
     return Check(True, f"{len(workers)} worker(s): {', '.join(workers)}")
 

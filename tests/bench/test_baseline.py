@@ -105,6 +105,7 @@ def test_the_sealing_benchmark_runs_and_checks_its_own_counts():
     assert figures["rolling"]["cover_rows"] < figures["rolling"]["naive_rows"]
 
 
+@pytest.mark.heavy
 def test_the_cohorts_benchmark_builds_the_sets_the_rollups_wrote_from_the_raw_rows():
     """`bench/cohorts.py` asserts its cold triangle (each day's sets counted from the raw
     rows: usersets.rows_sets, numbered, as bitmaps) equals the warm one read from the

@@ -26,6 +26,7 @@ def triangle(site):
     return [(r["size"], r["counts"]) for r in answer["cohorts"]], query
 
 
+@pytest.mark.heavy
 def test_a_cached_answer_follows_late_events_and_erasures(monkeypatch, erasure_in_process):
     site = sites.site_create(name="Cached", origins=["https://shop.example"])
     for u, days in enumerate([(8, 15, 22), (9, 16), (10, 24), (12,)]):

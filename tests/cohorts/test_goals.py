@@ -114,6 +114,7 @@ activity = st.lists(
 ).filter(lambda users: any(d == "pro" for u in users for _, d in u))
 
 
+@pytest.mark.heavy
 # No shrinking: every example seals a month of hours; a failing one is reported as drawn.
 @settings(
     max_examples=examples(2),

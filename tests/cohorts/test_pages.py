@@ -156,6 +156,7 @@ def test_the_range_picker_keeps_the_cohort_choices(client, shop):
     assert '<input type="hidden" name="first_event" value="signup">' in picker
 
 
+@pytest.mark.heavy
 # Last: it empties every table first, the shared shop's rows too.
 @pytest.mark.empty_tables  # brute force over every table of the keyspace
 def test_an_erased_user_leaves_every_stored_set(client, own_shop, settings):

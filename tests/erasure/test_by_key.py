@@ -68,6 +68,7 @@ def _counts(site, key: str, buckets: dict[str, object]) -> dict[str, int]:
     return found
 
 
+@pytest.mark.heavy
 def test_counts_and_widths_go_after_the_sessions_expired(site, monkeypatch, settings):
     settings.SUPPRESSION_CACHE_SECONDS = 0
     settings.ERASURE_SETTLE_SECONDS = 0

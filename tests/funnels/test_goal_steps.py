@@ -31,6 +31,7 @@ def chains(site, version, start, end) -> dict[str, list[int]]:
     return {u.key: [e[2] for e in u.chain] for u in result.units}
 
 
+@pytest.mark.heavy
 def test_a_goal_step_is_the_goals_own_definition(site, shop):
     start, end = shop
     goal = goal_save(site=site, name="Pro checkout", definition=PRO_CHECKOUT, now=timezone.now())

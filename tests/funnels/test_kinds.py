@@ -67,6 +67,7 @@ FORM = {
 }
 
 
+@pytest.mark.heavy
 def test_a_throwaway_step_kind_is_validated_matched_labelled_and_in_the_form(
     client, analyst, site, shop
 ):

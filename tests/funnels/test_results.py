@@ -95,6 +95,7 @@ def random_definition(rng: random.Random) -> dict[str, Any]:
     }
 
 
+@pytest.mark.heavy
 def test_random_funnels_equal_the_brute_force_cold_and_warm(world):
     site, start, end = world
     rows = raw_rows(site, start, end)
@@ -197,6 +198,7 @@ def test_drill_down_lists_who_reached_and_who_dropped_off(world):
     assert {b["value"]: b["counts"] for b in summary["breakdown"]} == by_source
 
 
+@pytest.mark.heavy
 def test_an_edited_funnel_is_a_new_version_and_a_reopened_day_is_scanned_again(client, site, shop):
     start, end = shop
     definition = {"steps": [STEP_POOL[0], STEP_POOL[3]], "count_by": "user"}

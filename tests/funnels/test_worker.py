@@ -18,6 +18,7 @@ from tests.support.funnels import STEP_POOL, brute, raw_rows, visitor
 from tests.support.sealing import seal_everything
 
 
+@pytest.mark.heavy
 @pytest.mark.django_db(transaction=True, databases=["default", "cassandra"])
 def test_cold_days_are_scanned_by_the_workers_and_fill_in(site, settings, celery_analysis_worker):
     settings.FUNNEL_INLINE_DAYS = 0

@@ -116,6 +116,7 @@ def _visits() -> Span:
     return Span(site, start, end)
 
 
+@pytest.mark.heavy
 def test_every_sealed_hour_holds_the_paths_of_its_page_views(site, visits):
     start, end = visits
     rows = raw_rows(site, start, end)

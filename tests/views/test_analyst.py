@@ -160,6 +160,7 @@ JUNK = {
 }
 
 
+@pytest.mark.heavy
 def test_junk_query_parameters_never_fail_a_page(client, analyst, site, visit):
     member(analyst, site, "admin")
     for url in _pages(site, visit):
