@@ -68,7 +68,10 @@ def test_filter_share_and_open_a_session(live_server, context):
     other.goto(shared)
     assert other.locator("table.explorer tbody tr").all_inner_texts() == rows.all_inner_texts()
     rows.nth(1).locator("a").first.click()
-    assert "/sessions/" in page.url and "mail-1" in page.content()
+    # The click starts a navigation: its page is read once it has loaded (content() in
+    # between read an empty document once).
+    page.wait_for_url("**/sessions/**", wait_until="load")
+    assert "mail-1" in page.content()
     page.goto(f"{live_server.url}/sites/{site.id}/")
     bar = page.locator('figure[data-dimension="campaign"] rect.bar').first
     assert bar.locator("title").text_content().startswith("spring: 2 sessions")
