@@ -81,13 +81,13 @@ test-faults: $(STAMP) $(NODE_STAMP)
 screenshots: $(STAMP) $(NODE_STAMP)
 	SCREENSHOTS=1 $(PY) -m ops.stack test -- $(XDIST) -m e2e $(PYTEST_ARGS)
 
-# A three-node loopback cluster (127.0.0.1-3, CQL port 9142) beside the single node;
-# point the app at it with the variables README › Production topology lists.
 # The local Cassandra node, left running for the test runs that follow (each reuses it
 # instead of starting its own: about a minute less a run); `make stop` stops it.
 node: $(STAMP)
 	$(PY) -m ops.cassandra start --timeout 600
 
+# A three-node loopback cluster (127.0.0.1-3, CQL port 9142) beside the single node;
+# point the app at it with the variables README › Production topology lists.
 cluster: $(STAMP)
 	$(PY) -m ops.cassandra cluster-start --timeout 300
 
