@@ -140,8 +140,11 @@ class ColdReader(reader.Reader):
     def _read(self, buckets):
         scan, found = prepare(SCAN), {}
         days = [b for g, b in buckets if g == "day"]
-        work = [(scan, (self.site_id, h)) for d in days for h in timebuckets.buckets_between(
-            d, timebuckets.next_start(d, "day"), "hour")]  # fmt: skip
+        work = [
+            (scan, (self.site_id, h))
+            for d in days
+            for h in timebuckets.buckets_between(d, timebuckets.next_start(d, "day"), "hour")
+        ]
         by_day: dict[datetime, list] = {}
         # Each hour folded as it arrives, while the next ones are read (in order).
         arriving = execute_concurrent(
@@ -175,8 +178,9 @@ def write_sets(site, days: dict[datetime, dict[datetime, set[str]]], first: date
         for key in sorted(users):
             numbers.setdefault(key, len(numbers))
         sets = usersets.Sets({usersets.ACTIVE: BitMap(numbers[k] for k in users)})
-        usersets.sets_write(site_id=site.id, granularity="day", bucket=day, value=sets,
-                            ttl=aggregate_ttl("day"))  # fmt: skip
+        usersets.sets_write(
+            site_id=site.id, granularity="day", bucket=day, value=sets, ttl=aggregate_ttl("day")
+        )
         months.setdefault(timebuckets.floor(day, "month"), []).append(sets)
     month = timebuckets.floor(first, "month")
     for _ in range(reader.LOOKBACK_MONTHS):
@@ -196,11 +200,12 @@ def _states_sealed(site, first: datetime) -> None:
     the 12 weeks): what a cached answer's key aggregates."""
     end, now = first + timedelta(weeks=WEEKS), datetime.now(UTC)
     states = [
-        BucketState(site=site, granularity=g, bucket=b, state=BucketState.SEALED, seals=1,
-                    sealed_at=now)
+        BucketState(
+            site=site, granularity=g, bucket=b, state=BucketState.SEALED, seals=1, sealed_at=now
+        )
         for g in ("hour", "day", "month")
         for b in timebuckets.buckets_between(first, end, g)
-    ]  # fmt: skip
+    ]
     BucketState.objects.bulk_create(states, batch_size=2_000)
 
 
@@ -248,14 +253,24 @@ def main() -> None:
     ]
     raw_rate = rows / statistics.median(raw_s)
     cold_rate = cold_rows / statistics.median(cold_s)
-    print(json.dumps({
-        "users": users, "raw_rows": rows, "seed_s": round(seeded, 1),
-        "raw_rows_per_s": round(raw_rate), "cold_rows_per_s": round(cold_rate),
-        "cold_ratio": round(cold_rate / raw_rate, 2), "cold_goal": GOAL_RATIO,
-        "raw_s": [round(s, 2) for s in raw_s], "cold_s": [round(s, 2) for s in cold_s],
-        **{k: round(v, 1) for k, v in warm_figures.items()}, "goal_p95_ms": GOAL_MS,
-        "cohort_sizes": [r["size"] for r in cold["cohorts"]],
-    }))  # fmt: skip
+    print(
+        json.dumps(
+            {
+                "users": users,
+                "raw_rows": rows,
+                "seed_s": round(seeded, 1),
+                "raw_rows_per_s": round(raw_rate),
+                "cold_rows_per_s": round(cold_rate),
+                "cold_ratio": round(cold_rate / raw_rate, 2),
+                "cold_goal": GOAL_RATIO,
+                "raw_s": [round(s, 2) for s in raw_s],
+                "cold_s": [round(s, 2) for s in cold_s],
+                **{k: round(v, 1) for k, v in warm_figures.items()},
+                "goal_p95_ms": GOAL_MS,
+                "cohort_sizes": [r["size"] for r in cold["cohorts"]],
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -90,17 +90,31 @@ def _hour(rng: random.Random, visits: int) -> tuple[totals.Aggregates, breakdown
         clicks += rng.randrange(0, 3)
         user = f"u{rng.randrange(200_000)}"
         users.add(user)
-        rows.append({
-            "is_bot": False, "user_key": user, "pageview_count": len(pages),
-            "converted": rng.random() < 0.04, "duration_s": rng.choice([0, 8, 45, 130, 600]),
-            "source": _pick(rng, SOURCES), "medium": None, "campaign": None,
-            "country": _pick(rng, COUNTRIES), "device": _pick(rng, DEVICES), "browser": "Chrome",
-            "os": None, "entry_path": pages[0], "exit_path": pages[-1],
-        })  # fmt: skip
+        rows.append(
+            {
+                "is_bot": False,
+                "user_key": user,
+                "pageview_count": len(pages),
+                "converted": rng.random() < 0.04,
+                "duration_s": rng.choice([0, 8, 45, 130, 600]),
+                "source": _pick(rng, SOURCES),
+                "medium": None,
+                "campaign": None,
+                "country": _pick(rng, COUNTRIES),
+                "device": _pick(rng, DEVICES),
+                "browser": "Chrome",
+                "os": None,
+                "entry_path": pages[0],
+                "exit_path": pages[-1],
+            }
+        )
     result = totals.Aggregates(
-        events=views + clicks, by_type={"pageview": views, "click": clicks},
-        sessions_started=visits, users=len(users), users_sketch=sketch_of(users),
-    )  # fmt: skip
+        events=views + clicks,
+        by_type={"pageview": views, "click": clicks},
+        sessions_started=visits,
+        users=len(users),
+        users_sketch=sketch_of(users),
+    )
     totals.count_visits(result, rows)
     return result, breakdowns.breakdown_count(rows)
 
@@ -114,11 +128,23 @@ def seed(site: Any, per_hour: int, first: datetime, until: datetime) -> dict[str
     for hour in timebuckets.buckets_between(first, until, "hour"):
         result, breakdown = _hour(rng, per_hour)
         events += result.events
-        written.append(pool.submit(TOTALS.write, site_id=site.id, granularity="hour",
-                                   bucket=hour, value=result, ttl=ttl, now=now))  # fmt: skip
+        written.append(
+            pool.submit(
+                TOTALS.write,
+                site_id=site.id,
+                granularity="hour",
+                bucket=hour,
+                value=result,
+                ttl=ttl,
+                now=now,
+            )
+        )
         days.setdefault(timebuckets.floor(hour, "day"), []).append((result, breakdown))
-        states.append(BucketState(site=site, granularity="hour", bucket=hour,
-                                  state=BucketState.SEALED, sealed_at=now))  # fmt: skip
+        states.append(
+            BucketState(
+                site=site, granularity="hour", bucket=hour, state=BucketState.SEALED, sealed_at=now
+            )
+        )
     for future in written:
         future.result()
     pool.shutdown()
@@ -128,32 +154,47 @@ def seed(site: Any, per_hour: int, first: datetime, until: datetime) -> dict[str
             continue  # today: its hours only
         merged = _write(site, "day", day, parts, now)
         months.setdefault(timebuckets.floor(day, "month"), []).append(merged)
-        states.append(BucketState(site=site, granularity="day", bucket=day,
-                                  state=BucketState.SEALED, sealed_at=now))  # fmt: skip
+        states.append(
+            BucketState(
+                site=site, granularity="day", bucket=day, state=BucketState.SEALED, sealed_at=now
+            )
+        )
     for month, parts in months.items():
         if timebuckets.next_start(month, "month") <= until:
             _write(site, "month", month, parts, now)
-            states.append(BucketState(site=site, granularity="month", bucket=month,
-                                      state=BucketState.SEALED, sealed_at=now))  # fmt: skip
+            states.append(
+                BucketState(
+                    site=site,
+                    granularity="month",
+                    bucket=month,
+                    state=BucketState.SEALED,
+                    sealed_at=now,
+                )
+            )
     BucketState.objects.bulk_create(states, batch_size=2_000)
     return {"events": events, "hours": len(states)}
 
 
 def _write(site: Any, granularity: str, bucket: datetime, parts: list[Any], now: datetime) -> Any:
-    merged = (totals.aggregates_merge([p[0] for p in parts]),
-              breakdowns.breakdown_merge([p[1] for p in parts]))  # fmt: skip
+    merged = (
+        totals.aggregates_merge([p[0] for p in parts]),
+        breakdowns.breakdown_merge([p[1] for p in parts]),
+    )
     ttl = aggregate_ttl(granularity)
-    TOTALS.write(site_id=site.id, granularity=granularity, bucket=bucket, value=merged[0],
-                 ttl=ttl, now=now)  # fmt: skip
-    BREAKDOWNS.write(site_id=site.id, granularity=granularity, bucket=bucket, value=merged[1],
-                     ttl=ttl, now=now)  # fmt: skip
+    TOTALS.write(
+        site_id=site.id, granularity=granularity, bucket=bucket, value=merged[0], ttl=ttl, now=now
+    )
+    BREAKDOWNS.write(
+        site_id=site.id, granularity=granularity, bucket=bucket, value=merged[1], ttl=ttl, now=now
+    )
     return merged
 
 
 def _dashboard(site: Any, key: str) -> int:
     """The dashboard view's work for one period (less template, feed and realtime)."""
-    period, _ = site_period({"period": key, "compare": "previous"}, site=site,
-                            now=datetime.now(UTC))  # fmt: skip
+    period, _ = site_period(
+        {"period": key, "compare": "previous"}, site=site, now=datetime.now(UTC)
+    )
     result = period_report(site=site, period=period)
     kpi_cards(result.kpis, result.previous)
     chart_data(result, metric="visitors")
@@ -224,11 +265,21 @@ def main() -> None:
     figures = {name: statistics.median(t[0][name] for t in taken) for name in taken[0][0]}
     last = taken[-1][1]
     assert last["filter30"], "the sealed breakdowns did not keep source=Google"
-    print(json.dumps({
-        **seeded, "visits_per_hour": per_hour, "runs": runs, "goals_ms": GOALS_MS,
-        "buckets_30d": last["days30"], "buckets_12mo": last["months12"],
-        "raw_rows_30d": last["raw30"], "raw_rows_12mo": last["raw12"], **figures,
-    }))  # fmt: skip
+    print(
+        json.dumps(
+            {
+                **seeded,
+                "visits_per_hour": per_hour,
+                "runs": runs,
+                "goals_ms": GOALS_MS,
+                "buckets_30d": last["days30"],
+                "buckets_12mo": last["months12"],
+                "raw_rows_30d": last["raw30"],
+                "raw_rows_12mo": last["raw12"],
+                **figures,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

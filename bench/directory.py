@@ -110,18 +110,38 @@ def _session(site_id: uuid.UUID, n: int, users: int, key: str, user_id: str | No
     started = last - timedelta(minutes=7)
     session_id = time_uuid(started, key)
     upsert = user_sessions.upsert_params(
-        site_id=site_id, user_key=key, session_id=session_id, started_at=started,
-        last_seen_at=last, anonymous_id=None if user_id else key, user_id=user_id,
-        event_count=5, pageview_count=3, click_count=2, entry_url="https://shop.example/",
-        exit_url="https://shop.example/checkout", converted=False, is_bot=False,
-        ip_prefix=None, dimensions={"country": COUNTRIES[n % 8], "device": DEVICES[n % 3]},
-        timestamp=int(last.timestamp() * 1e6), ttl=TTL,
-    )  # fmt: skip
+        site_id=site_id,
+        user_key=key,
+        session_id=session_id,
+        started_at=started,
+        last_seen_at=last,
+        anonymous_id=None if user_id else key,
+        user_id=user_id,
+        event_count=5,
+        pageview_count=3,
+        click_count=2,
+        entry_url="https://shop.example/",
+        exit_url="https://shop.example/checkout",
+        converted=False,
+        is_bot=False,
+        ip_prefix=None,
+        dimensions={"country": COUNTRIES[n % 8], "device": DEVICES[n % 3]},
+        timestamp=int(last.timestamp() * 1e6),
+        ttl=TTL,
+    )
     feed = latest_sessions.Row(
-        site_id, latest_sessions.feed_sentinel(key), time_uuid(last, str(session_id)),
-        session_id, key, started, last, 5, "https://shop.example/",
-        "https://shop.example/checkout", False,
-    )  # fmt: skip
+        site_id,
+        latest_sessions.feed_sentinel(key),
+        time_uuid(last, str(session_id)),
+        session_id,
+        key,
+        started,
+        last,
+        5,
+        "https://shop.example/",
+        "https://shop.example/checkout",
+        False,
+    )
     return upsert, feed
 
 
@@ -185,9 +205,13 @@ def seed(site_id: uuid.UUID, users: int) -> int:
     with multiprocessing.get_context("spawn").Pool(SEEDERS) as pool:
         written = sum(pool.starmap(seed_chunk, spans))
     marker = user_directory.Row(
-        site_id, user_directory.KEY_PARTITION + MARKER, f"{users} {written}", MARKER,
-        user_directory.USER_ID, TTL,
-    )  # fmt: skip
+        site_id,
+        user_directory.KEY_PARTITION + MARKER,
+        f"{users} {written}",
+        MARKER,
+        user_directory.USER_ID,
+        TTL,
+    )
     cassandra_session().execute(prepare(user_directory.INSERT, write=True), marker)
     return written
 
@@ -292,15 +316,19 @@ def main() -> None:
         rows = seed(site_id, users)
     seeded_s = time.monotonic() - began
     settled_s = settle()
-    print(json.dumps({
-        "users": users,
-        "rows": rows,
-        "reused": reused,
-        "seeded_s": round(seeded_s, 1),
-        "settled_s": round(settled_s, 1),
-        **measure(site_id, runs),
-        "goal_p95_ms": GOAL_P95_MS,
-    }))  # fmt: skip
+    print(
+        json.dumps(
+            {
+                "users": users,
+                "rows": rows,
+                "reused": reused,
+                "seeded_s": round(seeded_s, 1),
+                "settled_s": round(settled_s, 1),
+                **measure(site_id, runs),
+                "goal_p95_ms": GOAL_P95_MS,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -89,8 +89,15 @@ GOALS_MS = {"selective": 100.0, "broad": 250.0}
 DASHBOARD_FILTERS = {"country": "DE", "device": "mobile"}
 DASHBOARD_GOAL_MS = 500.0
 # The filter names the seeded sessions answer to (the brute force's columns).
-COLUMNS = {"country": "country", "device": "device", "browser": "browser", "source": "source",
-           "medium": "medium", "campaign": "campaign", "converted": "converted"}  # fmt: skip
+COLUMNS = {
+    "country": "country",
+    "device": "device",
+    "browser": "browser",
+    "source": "source",
+    "medium": "medium",
+    "campaign": "campaign",
+    "converted": "converted",
+}
 
 COUNTRIES = {
     "US": 28, "DE": 12, "GB": 9, "FR": 7, "IN": 6, "BR": 5, "CA": 4.5, "NL": 4, "ES": 3.5,
@@ -98,17 +105,47 @@ COUNTRIES = {
     "BE": 1.5, "IE": 1, "NO": 1,
 }  # fmt: skip
 DEVICES = {"desktop": 50, "mobile": 38, "tablet": 8, "bot": 4}
-OS = {"desktop": ("Windows", "macOS", "Linux"), "mobile": ("Android", "iOS"),
-      "tablet": ("iPadOS", "Android"), "bot": (None,)}  # fmt: skip
-BROWSERS = {"Chrome": 46, "Safari": 20, "Edge": 10, "Firefox": 8, "Samsung Internet": 6,
-            "Opera": 4, "Brave": 3, "Yandex Browser": 3}  # fmt: skip
-ACQUISITION = {("(direct)", "direct"): 30, ("Google", "search"): 32, ("Bing", "search"): 4,
-               ("Facebook", "social"): 8, ("newsletter", "email"): 6, ("google", "cpc"): 10,
-               ("news.ycombinator.com", "referral"): 5, ("(internal)", "internal"): 5}  # fmt: skip
+OS = {
+    "desktop": ("Windows", "macOS", "Linux"),
+    "mobile": ("Android", "iOS"),
+    "tablet": ("iPadOS", "Android"),
+    "bot": (None,),
+}
+BROWSERS = {
+    "Chrome": 46,
+    "Safari": 20,
+    "Edge": 10,
+    "Firefox": 8,
+    "Samsung Internet": 6,
+    "Opera": 4,
+    "Brave": 3,
+    "Yandex Browser": 3,
+}
+ACQUISITION = {
+    ("(direct)", "direct"): 30,
+    ("Google", "search"): 32,
+    ("Bing", "search"): 4,
+    ("Facebook", "social"): 8,
+    ("newsletter", "email"): 6,
+    ("google", "cpc"): 10,
+    ("news.ycombinator.com", "referral"): 5,
+    ("(internal)", "internal"): 5,
+}
 CAMPAIGNS = ("spring-sale", "brand", "retargeting", "launch", "black-friday", "weekly-digest")
-PATHS = ["/", "/pricing", "/cart", "/checkout", "/checkout/done", "/signup", "/login", "/docs",
-         "/about", "/contact", *(f"/products/{n}" for n in range(20)),
-         *(f"/blog/post-{n}" for n in range(20))]  # fmt: skip
+PATHS = [
+    "/",
+    "/pricing",
+    "/cart",
+    "/checkout",
+    "/checkout/done",
+    "/signup",
+    "/login",
+    "/docs",
+    "/about",
+    "/contact",
+    *(f"/products/{n}" for n in range(20)),
+    *(f"/blog/post-{n}" for n in range(20)),
+]
 PATH_WEIGHTS = [1 / (rank + 1) for rank in range(len(PATHS))]  # Zipf: "/" most viewed
 EVENT_NAMES = ("signup", "add_to_cart", "video_play", "newsletter")
 # The columns the collector's UPSERT sets, in its order (its SET clause, read from it).
@@ -197,9 +234,7 @@ def seed(site_id: uuid.UUID, sessions: int, now: datetime, *, rng_seed: int = 25
             termed = {d.name: s[d.column] for d in site_sessions.termed()}
             s["terms"] = site_sessions.terms_of(*key[:3], termed)
             values = [s[c] for c in UPSERT_COLUMNS]
-            params.append(
-                (version, ttl, *(UNSET if v is None else v for v in values), *key)
-            )  # fmt: skip
+            params.append((version, ttl, *(UNSET if v is None else v for v in values), *key))
         execute_concurrent_with_args(
             cassandra_session(), upsert, params, concurrency=64, raise_on_first_error=True
         )
@@ -403,8 +438,10 @@ def main() -> None:
     seeded = seed(site_id, sessions, now)
     seeded["seed_s"] = time.monotonic() - started
     fractions = ", ".join(f"{n} {f:.3%}" for n, f in seeded["fraction"].items())
-    print(f"seeded {sessions:,} sessions in {seeded['seed_s']:.0f}s; matching: {fractions}",
-          file=sys.stderr)  # fmt: skip
+    print(
+        f"seeded {sessions:,} sessions in {seeded['seed_s']:.0f}s; matching: {fractions}",
+        file=sys.stderr,
+    )
     seeded["settled_after_s"] = settle()
     tune_gc(settings.WEB_GC_THRESHOLD)  # as a web worker is, where the views run (wsgi.py)
     figures = measure(site_id, now, runs=runs)

@@ -92,10 +92,16 @@ def seed(site, per_day: int, first_day: datetime) -> int:
             ts = day + timedelta(seconds=rng.randrange(0, 86_000))
             session = time_uuid(ts, f"s{user}{len(rows)}")
             sessions.append(
-                (*site_sessions.row_key(site.id, session)[:3], session, user,
-                 rng.choice(["google", "direct", "newsletter"]), rng.choice(["desktop", "mobile"]),
-                 "Chrome", rng.choice(["DE", "US", "FR"]))
-            )  # fmt: skip
+                (
+                    *site_sessions.row_key(site.id, session)[:3],
+                    session,
+                    user,
+                    rng.choice(["google", "direct", "newsletter"]),
+                    rng.choice(["desktop", "mobile"]),
+                    "Chrome",
+                    rng.choice(["DE", "US", "FR"]),
+                )
+            )
             stage = 0
             for n in range(rng.randrange(1, 13)):
                 pick = rng.random()
@@ -111,25 +117,58 @@ def seed(site, per_day: int, first_day: datetime) -> int:
                 at = ts + timedelta(seconds=40 * n)
                 hour = timebuckets.floor(at, "hour")
                 rows.append(
-                    (site.id, hour, 0, time_uuid(at, f"e{user}{len(rows)}"), session, user, kind,
-                     name, at, url, element, None, None, False, False, ttl)
-                )  # fmt: skip
+                    (
+                        site.id,
+                        hour,
+                        0,
+                        time_uuid(at, f"e{user}{len(rows)}"),
+                        session,
+                        user,
+                        kind,
+                        name,
+                        at,
+                        url,
+                        element,
+                        None,
+                        None,
+                        False,
+                        False,
+                        ttl,
+                    )
+                )
         rows = [tuple(UNSET if v is None else v for v in r) for r in rows]  # no tombstones
-        execute_concurrent_with_args(cassandra_session(), insert, rows, concurrency=128,
-                                     raise_on_first_error=True)  # fmt: skip
-        execute_concurrent_with_args(cassandra_session(), session_insert, sessions,
-                                     concurrency=128, raise_on_first_error=True)  # fmt: skip
+        execute_concurrent_with_args(
+            cassandra_session(), insert, rows, concurrency=128, raise_on_first_error=True
+        )
+        execute_concurrent_with_args(
+            cassandra_session(),
+            session_insert,
+            sessions,
+            concurrency=128,
+            raise_on_first_error=True,
+        )
         written += len(rows)
     now = datetime.now(UTC)
     states = [
-        BucketState(site=site, granularity="hour", bucket=h, state=BucketState.SEALED,
-                    sealed_at=now, shards=1)
+        BucketState(
+            site=site,
+            granularity="hour",
+            bucket=h,
+            state=BucketState.SEALED,
+            sealed_at=now,
+            shards=1,
+        )
         for h in timebuckets.buckets_between(first_day, first_day + timedelta(days=DAYS), "hour")
     ] + [
-        BucketState(site=site, granularity="day", bucket=first_day + timedelta(days=d),
-                    state=BucketState.SEALED, sealed_at=now)
+        BucketState(
+            site=site,
+            granularity="day",
+            bucket=first_day + timedelta(days=d),
+            state=BucketState.SEALED,
+            sealed_at=now,
+        )
         for d in range(DAYS)
-    ]  # fmt: skip
+    ]
     BucketState.objects.bulk_create(states, batch_size=500)
     return written
 
@@ -181,21 +220,25 @@ def main() -> None:
         warm.append((time.perf_counter() - began) * 1000)
     warm = warm[WARMUP:]
     ratios = [c / r for c, r in zip(cold, raw, strict=True)]
-    print(json.dumps({
-        **seeded,
-        "days": DAYS,
-        "units": len(result.outcomes),
-        "steps": [s["count"] for s in summary["steps"]],
-        "days_cached_warm": result.days_cached,
-        "cold_events_per_s": cold,
-        "raw_events_per_s": raw,
-        "cold_ratios": ratios,
-        "cold_ratio_median": statistics.median(ratios),
-        "warm_p50_ms": statistics.median(warm),
-        "warm_p95_ms": _pct(warm, 0.95),
-        "goal_ratio": GOAL_RATIO,
-        "goal_warm_p95_ms": GOAL_WARM_MS,
-    }))  # fmt: skip
+    print(
+        json.dumps(
+            {
+                **seeded,
+                "days": DAYS,
+                "units": len(result.outcomes),
+                "steps": [s["count"] for s in summary["steps"]],
+                "days_cached_warm": result.days_cached,
+                "cold_events_per_s": cold,
+                "raw_events_per_s": raw,
+                "cold_ratios": ratios,
+                "cold_ratio_median": statistics.median(ratios),
+                "warm_p50_ms": statistics.median(warm),
+                "warm_p95_ms": _pct(warm, 0.95),
+                "goal_ratio": GOAL_RATIO,
+                "goal_warm_p95_ms": GOAL_WARM_MS,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -67,15 +67,21 @@ WARMUP = 3
 GOAL_MS = 150.0
 DEFINITIONS = {
     "Purchase": {"kind": "event", "name": "purchase"},
-    "Pro signup": {"kind": "event", "name": "signup",
-                   "properties": [{"key": "plan", "op": "eq", "value": "pro"}]},
+    "Pro signup": {
+        "kind": "event",
+        "name": "signup",
+        "properties": [{"key": "plan", "op": "eq", "value": "pro"}],
+    },
     "Pricing": {"kind": "pageview", "path": "/pricing"},
     "Docs": {"kind": "pageview", "path": "/docs/", "match": "prefix"},
     "Buy button": {"kind": "click", "selector": "button#buy"},
-}  # fmt: skip
-VALUES = {"source": ["Google", "(direct)", "Facebook", "newsletter"],
-          "country": ["US", "DE", "GB", "FR", "IN"], "device": ["desktop", "mobile", "tablet"],
-          "entry": ["/", "/pricing"] + [f"/products/{n}" for n in range(20)]}  # fmt: skip
+}
+VALUES = {
+    "source": ["Google", "(direct)", "Facebook", "newsletter"],
+    "country": ["US", "DE", "GB", "FR", "IN"],
+    "device": ["desktop", "mobile", "tablet"],
+    "entry": ["/", "/pricing"] + [f"/products/{n}" for n in range(20)],
+}
 
 
 def _counts(rng: random.Random, digests: list[str], converting: int) -> dict[Any, GoalCount]:
@@ -109,11 +115,26 @@ def seed(site: Any, first: datetime, until: datetime, converting: int) -> dict[s
         for granularity, bucket in units:
             counts = _counts(rng, digests, converting if granularity == "day" else converting // 24)
             rows += len(counts)
-            futures.append(pool.submit(
-                GOAL_PRODUCT.write, site_id=site.id, granularity=granularity, bucket=bucket,
-                value=counts, ttl=aggregate_ttl(granularity), now=now))  # fmt: skip
-            states.append(BucketState(site=site, granularity=granularity, bucket=bucket,
-                                      state=BucketState.SEALED, sealed_at=now))  # fmt: skip
+            futures.append(
+                pool.submit(
+                    GOAL_PRODUCT.write,
+                    site_id=site.id,
+                    granularity=granularity,
+                    bucket=bucket,
+                    value=counts,
+                    ttl=aggregate_ttl(granularity),
+                    now=now,
+                )
+            )
+            states.append(
+                BucketState(
+                    site=site,
+                    granularity=granularity,
+                    bucket=bucket,
+                    state=BucketState.SEALED,
+                    sealed_at=now,
+                )
+            )
         for future in futures:
             future.result()
     BucketState.objects.bulk_create(states, batch_size=2_000)
@@ -121,11 +142,11 @@ def seed(site: Any, first: datetime, until: datetime, converting: int) -> dict[s
 
 
 def _table(site: Any, params: dict[str, str]) -> int:
-    period, _ = site_period({"period": "30d", "compare": "previous", **params}, site=site,
-                            now=datetime.now(UTC))  # fmt: skip
+    period, _ = site_period(
+        {"period": "30d", "compare": "previous", **params}, site=site, now=datetime.now(UTC)
+    )
     answer: Any = SimpleNamespace(kpis=SimpleNamespace(visitors=100_000))
-    table = goal_table.dashboard_goals(site_id=site.id, period=period, params=params,
-                                       answer=answer)  # fmt: skip
+    table = goal_table.dashboard_goals(site_id=site.id, period=period, params=params, answer=answer)
     return sum(line.numbers.conversions for line in table.lines)
 
 
@@ -140,8 +161,10 @@ def _raw(site: Any, digests: list[str]) -> int:
     current = [("day", d) for d in days[30:]]
     current += [("hour", h) for h in timebuckets.buckets_between(today, hour, "hour")]
     previous = [("day", d) for d in days[:30]]
-    users, conversions = (prepare(bucket_goals.SELECT_VALUE_USERS),
-                          prepare(bucket_goals.SELECT_VALUE_CONVERSIONS))  # fmt: skip
+    users, conversions = (
+        prepare(bucket_goals.SELECT_VALUE_USERS),
+        prepare(bucket_goals.SELECT_VALUE_CONVERSIONS),
+    )
     work = [(users, (site.id, g, b, digests, "", "")) for g, b in current]
     work += [(conversions, (site.id, g, b, digests, "", "")) for g, b in previous]
     results = execute_concurrent(cassandra_session(), work, raise_on_first_error=True)
@@ -176,9 +199,12 @@ def seal_cost(events: int) -> dict[str, float]:
             started = time.perf_counter()
             bucket_seal(site_id=site.id, hour=hour, now=datetime.now(UTC))
             taken[case].append(time.perf_counter() - started)
-    return {"seal_events": events, "seal_s": statistics.median(taken["none"]),
-            "seal_goals_s": statistics.median(taken["before"]),
-            "seal_goals_after_s": statistics.median(taken["after"])}  # fmt: skip
+    return {
+        "seal_events": events,
+        "seal_s": statistics.median(taken["none"]),
+        "seal_goals_s": statistics.median(taken["before"]),
+        "seal_goals_after_s": statistics.median(taken["after"]),
+    }
 
 
 def _goals_define(site: Any) -> None:
@@ -206,9 +232,20 @@ def main() -> None:
     last = taken[-1][1]
     assert last["goals30"] > last["goals30_filter"] > 0, last
     sealed = seal_cost(int(sys.argv[3]) if len(sys.argv) > 3 else 50_000)
-    print(json.dumps({**seeded, **sealed, "goals": len(digests), "converting_per_day": converting,
-                      "runs": runs, "goal_ms": GOAL_MS, "raw_rows": last["raw30"],
-                      **figures}))  # fmt: skip
+    print(
+        json.dumps(
+            {
+                **seeded,
+                **sealed,
+                "goals": len(digests),
+                "converting_per_day": converting,
+                "runs": runs,
+                "goal_ms": GOAL_MS,
+                "raw_rows": last["raw30"],
+                **figures,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

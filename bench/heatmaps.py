@@ -56,9 +56,12 @@ GOAL_MS = 100.0
 def _day_events(rng: random.Random, clicks: int, day: datetime) -> list[dict]:
     events: list[dict] = []
     for n in range(clicks):
-        who = {"ts": day + timedelta(seconds=rng.randrange(86_400)), "user_key": f"u{n % 5000}",
-               "event_id": uuid.UUID(int=rng.getrandbits(128)),
-               "session_id": f"s{n % 7000}"}  # fmt: skip
+        who = {
+            "ts": day + timedelta(seconds=rng.randrange(86_400)),
+            "user_key": f"u{n % 5000}",
+            "event_id": uuid.UUID(int=rng.getrandbits(128)),
+            "session_id": f"s{n % 7000}",
+        }
         page = PAGE if n % 4 else rng.choice(OTHERS)
         layout = {
             "vp": rng.choices(LAYOUTS, [2, 1, 5])[0],
@@ -72,14 +75,30 @@ def _day_events(rng: random.Random, clicks: int, day: datetime) -> list[dict]:
         if rng.random() < 0.05:
             layout["dead"] = True
         element = {"selector": ELEMENTS[min(int(rng.expovariate(1 / 60)), 399)]}
-        events.append({"type": "click", "url": "https://shop.example" + page,
-                       "layout": layout, "element": element, **who})  # fmt: skip
+        events.append(
+            {
+                "type": "click",
+                "url": "https://shop.example" + page,
+                "layout": layout,
+                "element": element,
+                **who,
+            }
+        )
     for n in range(clicks // 4):
-        props = {"pageview": f"pv-{day.date()}-{n}", "scroll": rng.randrange(0, 101),
-                 "fold": rng.choice([640, 800, 900, 1080])}  # fmt: skip
-        events.append({"type": "custom", "name": heatmaps.LEAVE, "props": props,
-                       "url": "https://shop.example" + PAGE,
-                       "layout": {"vp": rng.choices(LAYOUTS, [2, 1, 5])[0]}})  # fmt: skip
+        props = {
+            "pageview": f"pv-{day.date()}-{n}",
+            "scroll": rng.randrange(0, 101),
+            "fold": rng.choice([640, 800, 900, 1080]),
+        }
+        events.append(
+            {
+                "type": "custom",
+                "name": heatmaps.LEAVE,
+                "props": props,
+                "url": "https://shop.example" + PAGE,
+                "layout": {"vp": rng.choices(LAYOUTS, [2, 1, 5])[0]},
+            }
+        )
     return events
 
 
@@ -89,12 +108,20 @@ def seed(site, clicks: int, first_day: datetime) -> int:
     for offset in range(DAYS):
         day = first_day + timedelta(days=offset)
         counted = heatmaps.heat_count(_day_events(rng, clicks, day))
-        heat_write(site_id=site.id, granularity="day", bucket=day,
-                   stored=heatmaps.stored_of(counted), ttl=ttl, now=now)  # fmt: skip
+        heat_write(
+            site_id=site.id,
+            granularity="day",
+            bucket=day,
+            stored=heatmaps.stored_of(counted),
+            ttl=ttl,
+            now=now,
+        )
         BucketState.objects.update_or_create(
-            site=site, granularity="day", bucket=day,
+            site=site,
+            granularity="day",
+            bucket=day,
             defaults={"state": BucketState.SEALED, "sealed_at": now},
-        )  # fmt: skip
+        )
     return clicks * DAYS
 
 
@@ -115,18 +142,22 @@ def main() -> None:
     }
     figures, last = interleaved(calls, runs=runs, warmup=WARMUP)
     answer = last["app"]
-    print(json.dumps({
-        **seeded,
-        "runs": runs,
-        "page_clicks": answer["clicks"],
-        "cells": len(answer["grid"]["cells"]),
-        "elements": len(answer["elements"]),
-        "scroll_views": answer["scroll"]["views"],
-        "live_hours": answer["live_hours"],
-        "raw_rows": last["raw"],
-        **figures,
-        "goal_p95_ms": GOAL_MS,
-    }))  # fmt: skip
+    print(
+        json.dumps(
+            {
+                **seeded,
+                "runs": runs,
+                "page_clicks": answer["clicks"],
+                "cells": len(answer["grid"]["cells"]),
+                "elements": len(answer["elements"]),
+                "scroll_views": answer["scroll"]["views"],
+                "live_hours": answer["live_hours"],
+                "raw_rows": last["raw"],
+                **figures,
+                "goal_p95_ms": GOAL_MS,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

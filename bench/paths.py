@@ -67,13 +67,19 @@ def seed(site, per_day: int, first_day: datetime) -> dict:
                 counts, [ENTRANCE], pages, rng.choice(["google", "direct", "(none)"])
             )
         paths.paths_write(
-            site_id=site.id, granularity="day", bucket=day, stored=paths.stored_of(counts),
-            ttl=ttl, now=now,
-        )  # fmt: skip
+            site_id=site.id,
+            granularity="day",
+            bucket=day,
+            stored=paths.stored_of(counts),
+            ttl=ttl,
+            now=now,
+        )
         BucketState.objects.update_or_create(
-            site=site, granularity="day", bucket=day,
+            site=site,
+            granularity="day",
+            bucket=day,
             defaults={"state": BucketState.SEALED, "sealed_at": now},
-        )  # fmt: skip
+        )
     return {"page_views": views, "sessions": per_day * DAYS}
 
 
@@ -95,16 +101,20 @@ def main() -> None:
         ),
     }
     figures, last = interleaved(calls, runs=runs, warmup=WARMUP)
-    print(json.dumps({
-        **seeded,
-        "runs": runs,
-        "paths_nodes": len(last["paths"]["nodes"]),
-        "paths_top": len(last["paths"]["paths"]),
-        "transitions_views": last["transitions"]["views"],
-        "raw_rows": last["raw"],
-        **figures,
-        "goal_p95_ms": GOAL_MS,
-    }))  # fmt: skip
+    print(
+        json.dumps(
+            {
+                **seeded,
+                "runs": runs,
+                "paths_nodes": len(last["paths"]["nodes"]),
+                "paths_top": len(last["paths"]["paths"]),
+                "transitions_views": last["transitions"]["views"],
+                "raw_rows": last["raw"],
+                **figures,
+                "goal_p95_ms": GOAL_MS,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

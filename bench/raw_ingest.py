@@ -33,10 +33,19 @@ IN_FLIGHT = 8  # batches written concurrently, like concurrent HTTP requests
 RAW_TTL, SESSIONS_TTL, LOG_TTL = 400 * 86400, 400 * 86400, 7 * 86400
 # A session's dimensions as the collector writes them (tables/dimensions.py), by name.
 DIMENSIONS = {
-    "source": "Google", "medium": "search", "country": "GB", "language": "en-GB",
-    "device": "desktop", "browser": "Chrome", "browser_version": "131", "os": "Windows",
-    "os_version": "10", "viewport": ">1024", "entry": "/", "exit": "/",
-}  # fmt: skip
+    "source": "Google",
+    "medium": "search",
+    "country": "GB",
+    "language": "en-GB",
+    "device": "desktop",
+    "browser": "Chrome",
+    "browser_version": "131",
+    "os": "Windows",
+    "os_version": "10",
+    "viewport": ">1024",
+    "entry": "/",
+    "exit": "/",
+}
 
 
 def _floor(ts: datetime, seconds: int) -> datetime:

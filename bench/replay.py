@@ -62,8 +62,9 @@ def _ms(value: datetime) -> int:
     return round(value.timestamp() * 1000)
 
 
-def visitor_bodies(site: Any, recorded: list[dict[str, Any]], visitor: str,
-                   began: datetime) -> list[bytes]:  # fmt: skip
+def visitor_bodies(
+    site: Any, recorded: list[dict[str, Any]], visitor: str, began: datetime
+) -> list[bytes]:
     """The recording as one visitor's chunks from `began` (new ids and times), gzipped;
     without `sent_at`: sent all at once, each chunk's clock-skew correction would differ."""
     first = min(b["start"] for b in recorded)
@@ -82,8 +83,13 @@ def visitor_bodies(site: Any, recorded: list[dict[str, Any]], visitor: str,
 def visitors_start(site: Any, names: list[str], began: datetime) -> None:
     """Each visitor's session: a tracker page view at `began` (what the chunks need)."""
     for name in names:
-        event = {"id": f"pv-{name}", "type": "pageview", "ts": began.isoformat(),
-                 "anonymous_id": name, "url": "https://shop.example/demo/"}  # fmt: skip
+        event = {
+            "id": f"pv-{name}",
+            "type": "pageview",
+            "ts": began.isoformat(),
+            "anonymous_id": name,
+            "url": "https://shop.example/demo/",
+        }
         events_record(source=Source(site=site, received_at=began), raw_events=[event])
 
 
@@ -116,16 +122,29 @@ def raw_rows(bodies: list[bytes], per: int, now: datetime) -> list[replay_chunks
     """The blobs as rows of another site (one session a visitor's `per` chunks)."""
     site_id, rows = uuid.uuid4(), []
     for n, body in enumerate(bodies):
-        rows.append(replay_chunks.Row(
-            site_id=site_id, session_id=time_uuid(now, f"s{n // per}"), page_start=now,
-            seq=n % per, chunk_id=uuid.uuid4(), user_key=f"raw-{n // per}", last_event_id=None,
-            start_at=now, end_at=now, events=1, size=len(body), data=body, ttl=30 * 86_400,
-        ))  # fmt: skip
+        rows.append(
+            replay_chunks.Row(
+                site_id=site_id,
+                session_id=time_uuid(now, f"s{n // per}"),
+                page_start=now,
+                seq=n % per,
+                chunk_id=uuid.uuid4(),
+                user_key=f"raw-{n // per}",
+                last_event_id=None,
+                start_at=now,
+                end_at=now,
+                events=1,
+                size=len(body),
+                data=body,
+                ttl=30 * 86_400,
+            )
+        )
     return rows
 
 
-def per_minute(site: Any, recorded: list[dict[str, Any]], sent: list[bytes],
-               session_id: uuid.UUID) -> dict[str, Any]:  # fmt: skip
+def per_minute(
+    site: Any, recorded: list[dict[str, Any]], sent: list[bytes], session_id: uuid.UUID
+) -> dict[str, Any]:
     """(b): one recorded session's bytes per minute, stored and as sent."""
     minutes = (max(b["end"] for b in recorded) - min(b["start"] for b in recorded)) / 60_000
     rows = list(cassandra_session().execute(prepare(SIZES), (site.id, session_id)))
@@ -161,8 +180,9 @@ def main() -> None:
     began = now - timedelta(minutes=3)
     names = [[f"r{run}-v{v}" for v in range(visitors)] for run in range(runs)]
     visitors_start(site, [n for run in names for n in run], began)
-    bodies = [[b for name in run for b in visitor_bodies(site, recorded, name, began)]
-              for run in names]  # fmt: skip
+    bodies = [
+        [b for name in run for b in visitor_bodies(site, recorded, name, began)] for run in names
+    ]
     raws = [raw_rows(b, len(recorded), now) for b in bodies]
     settled = settle()
     app_rounds, raw_rounds = [], []
@@ -172,20 +192,24 @@ def main() -> None:
     ratios = [a / r for a, r in zip(app_rounds, raw_rounds, strict=True)]
     [first] = user_sessions.session_list(site_id=site.id, user_key=names[0][0])
     sent = bodies[0][: len(recorded)]
-    print(json.dumps({
-        "visitors": visitors,
-        "runs": runs,
-        "threads": THREADS,
-        "chunks_per_round": len(bodies[0]),
-        "mb_per_round": round(sum(map(len, bodies[0])) / 2**20, 2),
-        "settled_after_s": settled,
-        "app_mb_s": [round(x, 2) for x in app_rounds],
-        "raw_mb_s": [round(x, 2) for x in raw_rounds],
-        "ratios": [round(x, 3) for x in ratios],
-        "ratio_median": round(statistics.median(ratios), 3),
-        "goal_ratio": GOAL_RATIO,
-        **per_minute(site, recorded, sent, first["session_id"]),
-    }))  # fmt: skip
+    print(
+        json.dumps(
+            {
+                "visitors": visitors,
+                "runs": runs,
+                "threads": THREADS,
+                "chunks_per_round": len(bodies[0]),
+                "mb_per_round": round(sum(map(len, bodies[0])) / 2**20, 2),
+                "settled_after_s": settled,
+                "app_mb_s": [round(x, 2) for x in app_rounds],
+                "raw_mb_s": [round(x, 2) for x in raw_rounds],
+                "ratios": [round(x, 3) for x in ratios],
+                "ratio_median": round(statistics.median(ratios), 3),
+                "goal_ratio": GOAL_RATIO,
+                **per_minute(site, recorded, sent, first["session_id"]),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

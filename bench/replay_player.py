@@ -64,8 +64,13 @@ AGENT = (
     "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) "
     "Chrome/156.0 Safari/537.36"
 )
-ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-        f"--user-agent={AGENT}"]  # fmt: skip
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    f"--user-agent={AGENT}",
+]
 MINUTES = 10
 GOAL_MS = 1000.0
 LOADS = 3  # page loads a run
@@ -166,8 +171,13 @@ def stretch(base: str, site: Any, chunks: list[dict[str, Any]]) -> dict[str, Any
         shift = n * length
         for chunk in chunks:
             body = copy.deepcopy(chunk)
-            body.update(chunk=str(uuid.uuid4()), page=page + shift, start=chunk["start"] + shift,
-                        end=chunk["end"] + shift, sent_at=int(time.time() * 1000))  # fmt: skip
+            body.update(
+                chunk=str(uuid.uuid4()),
+                page=page + shift,
+                start=chunk["start"] + shift,
+                end=chunk["end"] + shift,
+                sent_at=int(time.time() * 1000),
+            )
             for event in body["events"]:
                 event["timestamp"] += shift
             answers.append(_post(base, site, body))
@@ -241,29 +251,41 @@ def main() -> None:
         browser.close()
     session_id = uuid.UUID(session["session_id"])
     raw, _ = interleaved(
-        {"raw": lambda: list(cassandra_session().execute(
-            prepare(replay_chunks.SELECT_FIRST), (site.id, session_id, FIRST_PAGE)))},
-        runs=30, warmup=3,
-    )  # fmt: skip
+        {
+            "raw": lambda: list(
+                cassandra_session().execute(
+                    prepare(replay_chunks.SELECT_FIRST), (site.id, session_id, FIRST_PAGE)
+                )
+            )
+        },
+        runs=30,
+        warmup=3,
+    )
 
     def median_of_runs(key: str) -> float:
         return statistics.median(statistics.median(load[key] for load in run) for run in loads)
 
     frame_ms = median_of_runs("frame_ms")
-    print(json.dumps({
-        **session,
-        "recorded_chunks": len(chunks),
-        "runs": runs,
-        "loads_per_run": LOADS,
-        "frame_ms": frame_ms,
-        "frame_ms_runs": [statistics.median(load["frame_ms"] for load in run) for run in loads],
-        "api_ms": median_of_runs("api_ms"),
-        "dom_ms": median_of_runs("dom_ms"),
-        "raw_first_p50_ms": raw["raw_p50_ms"],
-        "first_page_chunks": FIRST_PAGE,
-        "goal_ms": GOAL_MS,
-        "met": frame_ms <= GOAL_MS,
-    }))  # fmt: skip
+    print(
+        json.dumps(
+            {
+                **session,
+                "recorded_chunks": len(chunks),
+                "runs": runs,
+                "loads_per_run": LOADS,
+                "frame_ms": frame_ms,
+                "frame_ms_runs": [
+                    statistics.median(load["frame_ms"] for load in run) for run in loads
+                ],
+                "api_ms": median_of_runs("api_ms"),
+                "dom_ms": median_of_runs("dom_ms"),
+                "raw_first_p50_ms": raw["raw_p50_ms"],
+                "first_page_chunks": FIRST_PAGE,
+                "goal_ms": GOAL_MS,
+                "met": frame_ms <= GOAL_MS,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

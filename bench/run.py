@@ -273,12 +273,26 @@ def _http_figure(
     measured run is the steady state of active visitors mid-session), then measure; the
     time the applier needs to empty its queue afterwards is part of the run."""
     visitors = f"{tag}{events}-{int(time.time())}"
-    _wrk(url, env, events=events, seconds=5, connections=16, run=f"warm-{visitors}",
-         visitors=visitors)  # fmt: skip
+    _wrk(
+        url,
+        env,
+        events=events,
+        seconds=5,
+        connections=16,
+        run=f"warm-{visitors}",
+        visitors=visitors,
+    )
     _drained(env)
     before = _queue(env)
-    http = _wrk(url, env, events=events, seconds=seconds, connections=16, run=f"m-{visitors}",
-                visitors=visitors)  # fmt: skip
+    http = _wrk(
+        url,
+        env,
+        events=events,
+        seconds=seconds,
+        connections=16,
+        run=f"m-{visitors}",
+        visitors=visitors,
+    )
     http["queued_at_end"] = _queue(env)["queued"]
     http["drain_s"] = _drained(env)
     http["inline_plans"] = _queue(env)["inline"] - before["inline"]
@@ -300,12 +314,28 @@ def _paced_figure(
     visitors = f"paced{events}-{int(time.time())}"
     target = PACED_SHARE * peak_rps
     pause = 16 * 1000 / target
-    probe = _wrk(url, env, events=events, seconds=5, connections=16, run=f"pw-{visitors}",
-                 visitors=visitors, delay_ms=pause)  # fmt: skip
+    probe = _wrk(
+        url,
+        env,
+        events=events,
+        seconds=5,
+        connections=16,
+        run=f"pw-{visitors}",
+        visitors=visitors,
+        delay_ms=pause,
+    )
     pause = max(1.0, pause - probe["p50_ms"])
     _drained(env)
-    paced = _wrk(url, env, events=events, seconds=seconds, connections=16,
-                 run=f"pm-{visitors}", visitors=visitors, delay_ms=pause)  # fmt: skip
+    paced = _wrk(
+        url,
+        env,
+        events=events,
+        seconds=seconds,
+        connections=16,
+        run=f"pm-{visitors}",
+        visitors=visitors,
+        delay_ms=pause,
+    )
     _drained(env)
     paced["share_of_peak"] = paced["requests_per_second"] / peak_rps
     return paced
@@ -362,8 +392,10 @@ def ingest(
             _ready(env)
             plain = _http_figure(url, env, events=events, seconds=seconds, tag="plain")
             row["http_without_enrichment"] = plain
-            log(f"ingest {events}-event beacons, enrichment off: "
-                f"HTTP {plain['events_per_second']:.0f}/s")  # fmt: skip
+            log(
+                f"ingest {events}-event beacons, enrichment off: "
+                f"HTTP {plain['events_per_second']:.0f}/s"
+            )
             _stop(gunicorn)
             gunicorn = _gunicorn(stack, env, workers=workers, threads=threads)
             _ready(env)
@@ -376,11 +408,18 @@ def ingest(
             f"raw {raw['events_per_second']:.0f}/s"
         )
     for row in rows:
-        row["paced"] = _paced_figure(url, env, events=row["beacon"], seconds=seconds,
-                                     peak_rps=row["http"]["requests_per_second"])  # fmt: skip
+        row["paced"] = _paced_figure(
+            url,
+            env,
+            events=row["beacon"],
+            seconds=seconds,
+            peak_rps=row["http"]["requests_per_second"],
+        )
         paced = row["paced"]
-        log(f"ingest {row['beacon']}-event beacons, paced: {paced['share_of_peak']:.0%} "
-            f"of peak, p99 {paced['p99_ms']:.0f} ms")  # fmt: skip
+        log(
+            f"ingest {row['beacon']}-event beacons, paced: {paced['share_of_peak']:.0%} "
+            f"of peak, p99 {paced['p99_ms']:.0f} ms"
+        )
     if scale_out:
         scaled = {}
         for count in (1, 2):
@@ -388,8 +427,10 @@ def ingest(
             gunicorn = _gunicorn(stack, env, workers=count, threads=threads)
             _ready(env)
             scaled[count] = _http_figure(url, env, events=5, seconds=seconds, tag=f"w{count}")
-            log(f"ingest 5-event beacons, {count} web worker(s): "
-                f"{scaled[count]['events_per_second']:.0f}/s")  # fmt: skip
+            log(
+                f"ingest 5-event beacons, {count} web worker(s): "
+                f"{scaled[count]['events_per_second']:.0f}/s"
+            )
         scaled[workers] = next(r["http"] for r in rows if r["beacon"] == 5)
         rows[0]["scale_out"] = {str(k): v for k, v in sorted(scaled.items())}
         _stop(gunicorn)
@@ -447,8 +488,11 @@ def _replay_lines(r: dict) -> list[str]:
 def _dashboard_lines(d: dict) -> list[str]:
     """The dashboard rows: 30 days, 12 months, a sealed filter, beside the raw driver."""
     lines: list[str] = []
-    rows = (("days30", "30 days by day", "raw30"), ("months12", "12 months by month", "raw12"),
-            ("filter30", "30 days, filter source=Google", "raw30"))  # fmt: skip
+    rows = (
+        ("days30", "30 days by day", "raw30"),
+        ("months12", "12 months by month", "raw12"),
+        ("filter30", "30 days, filter source=Google", "raw30"),
+    )
     for name, what, raw in rows if d else ():
         met = d[f"{name}_p95_ms"] <= d["goals_ms"][name]
         lines.append(
@@ -695,8 +739,14 @@ def render(rows: list[dict], reads: dict, *, workers: int, threads: int, seconds
             f"{u['raw_p95_ms']:.1f} | {u['raw_p95_ms'] / u['app_p95_ms']:.2f} |"
         )
     p: dict = reads.get("paths") or {}
-    for name, what in (("paths", "top paths from the session start (Sankey + whole paths)"),
-                       ("transitions", "transitions of one page")) if p else ():  # fmt: skip
+    for name, what in (
+        (
+            ("paths", "top paths from the session start (Sankey + whole paths)"),
+            ("transitions", "transitions of one page"),
+        )
+        if p
+        else ()
+    ):
         met = p[f"{name}_p95_ms"] <= p["goal_p95_ms"]
         lines.append(
             f"| {what} over 30 sealed days ({p['page_views']:,} page views): p50 / p95 ms "

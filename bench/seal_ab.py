@@ -94,8 +94,11 @@ def main() -> None:
         for tree in trees:
             done = subprocess.run(
                 [sys.executable, "-c", ONE_RUN, *hours[tree]],
-                cwd=tree, capture_output=True, text=True, check=True,
-            )  # fmt: skip
+                cwd=tree,
+                capture_output=True,
+                text=True,
+                check=True,
+            )
             run = json.loads(done.stdout.strip().splitlines()[-1])
             ratios[tree]["tallies"].append(run["scan_s"] / run["seal_s"])
             ratios[tree]["raw"].append(run["scan_s"] / run["seal_raw_s"])

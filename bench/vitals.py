@@ -51,8 +51,28 @@ from sessions_app.vitals.reads import summary_answer  # noqa: E402
 DAYS = 31  # "30d" begins 29 days before today's midnight: the days before are sealed
 PAGES = [f"/shop/item-{i}" for i in range(200)]
 DEVICES = ["desktop", "mobile", "tablet"]
-COUNTRIES = ["DE", "US", "FR", "GB", "NL", "ES", "IT", "PL", "SE", "BR", "IN", "JP", "CA",
-             "AU", "AT", "CH", "BE", "DK", "NO", "FI"]  # fmt: skip
+COUNTRIES = [
+    "DE",
+    "US",
+    "FR",
+    "GB",
+    "NL",
+    "ES",
+    "IT",
+    "PL",
+    "SE",
+    "BR",
+    "IN",
+    "JP",
+    "CA",
+    "AU",
+    "AT",
+    "CH",
+    "BE",
+    "DK",
+    "NO",
+    "FI",
+]
 BROWSERS = ["Chrome", "Safari", "Firefox", "Edge", "Samsung Internet", "Opera"]
 ELEMENTS = [f"main>section:nth-child({i})>img.hero-{i}" for i in range(40)]
 WARMUP = 5
@@ -74,11 +94,21 @@ def _day_events(rng: random.Random, views: int) -> list[dict]:
             "fcp": round(rng.lognormvariate(7, 0.5), 1),
             "ttfb": round(rng.lognormvariate(5.8, 0.6), 1),
         }
-        layout = {"dev": rng.choices(DEVICES, [5, 4, 1])[0], "cc": rng.choice(COUNTRIES),
-                  "br": rng.choices(BROWSERS, [6, 3, 1, 1, 1, 1])[0]}  # fmt: skip
+        layout = {
+            "dev": rng.choices(DEVICES, [5, 4, 1])[0],
+            "cc": rng.choice(COUNTRIES),
+            "br": rng.choices(BROWSERS, [6, 3, 1, 1, 1, 1])[0],
+        }
         page = PAGES[min(int(rng.expovariate(1 / 30)), len(PAGES) - 1)]
-        events.append({"type": "custom", "name": vitals.NAME, "url": "https://shop.example" + page,
-                       "props": props, "layout": layout})  # fmt: skip
+        events.append(
+            {
+                "type": "custom",
+                "name": vitals.NAME,
+                "url": "https://shop.example" + page,
+                "props": props,
+                "layout": layout,
+            }
+        )
     return events
 
 
@@ -92,12 +122,15 @@ def seed(site, views: int, first_day: datetime) -> tuple[int, dict[str, float]]:
         stored = vitals.stored_of(vitals.vitals_count(_day_events(rng, views)))
         for name, sketch in stored[0, vitals.SITE].sketches.items():
             sketch_bytes[name].append(len(vitals.sketch_pack(sketch)))
-        vitals_write(site_id=site.id, granularity="day", bucket=day, stored=stored, ttl=ttl,
-                     now=now)  # fmt: skip
+        vitals_write(
+            site_id=site.id, granularity="day", bucket=day, stored=stored, ttl=ttl, now=now
+        )
         BucketState.objects.update_or_create(
-            site=site, granularity="day", bucket=day,
+            site=site,
+            granularity="day",
+            bucket=day,
             defaults={"state": BucketState.SEALED, "sealed_at": now},
-        )  # fmt: skip
+        )
     return views * DAYS, {n: sum(b) / len(b) for n, b in sketch_bytes.items()}
 
 
@@ -115,8 +148,11 @@ def main() -> None:
         site, _, first_day = fresh_site("vitals", DAYS)
         started = time.monotonic()
         seeded, sketch_bytes = seed(site, views, first_day)
-        figures_seed = {"page_views": seeded, "seed_s": time.monotonic() - started,
-                        "site_sketch_bytes": sketch_bytes}  # fmt: skip
+        figures_seed = {
+            "page_views": seeded,
+            "seed_s": time.monotonic() - started,
+            "site_sketch_bytes": sketch_bytes,
+        }
     figures_seed["settled_after_s"] = settle()
     period = period_param({"period": "30d"}, zone=ZoneInfo("UTC"), now=datetime.now(UTC))
     days = [d for d in (first_day + timedelta(days=i) for i in range(DAYS)) if d >= period.start]
@@ -126,16 +162,20 @@ def main() -> None:
     }
     figures, last = interleaved(calls, runs=runs, warmup=WARMUP)
     answer = last["app"]
-    print(json.dumps({
-        **figures_seed,
-        "runs": runs,
-        "measured": {m["name"]: m["n"] for m in answer["metrics"]},
-        "p75": {m["name"]: m["p75"] for m in answer["metrics"]},
-        "live_hours": answer["live_hours"],
-        "raw_rows": last["raw"],
-        **figures,
-        "goal_p95_ms": GOAL_MS,
-    }))  # fmt: skip
+    print(
+        json.dumps(
+            {
+                **figures_seed,
+                "runs": runs,
+                "measured": {m["name"]: m["n"] for m in answer["metrics"]},
+                "p75": {m["name"]: m["p75"] for m in answer["metrics"]},
+                "live_hours": answer["live_hours"],
+                "raw_rows": last["raw"],
+                **figures,
+                "goal_p95_ms": GOAL_MS,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -117,8 +117,16 @@ class Period:
             span = self.end - self.start
             start, end = self.start - span, self.end - span
         shift = self.start - start
-        return replace(self, key="custom", start=start, end=end, compare="off",
-                       now=self.now - shift, first_day=None, last_day=None)  # fmt: skip
+        return replace(
+            self,
+            key="custom",
+            start=start,
+            end=end,
+            compare="off",
+            now=self.now - shift,
+            first_day=None,
+            last_day=None,
+        )
 
     def params(self) -> dict[str, str]:
         """The URL parameters that ask for this period again."""
@@ -271,11 +279,13 @@ def days_shown(period: Period) -> str:
 # old start/end, params.START / params.END, still work beside them).
 API_PARAMETERS = [
     OpenApiParameter(
-        "period", str, enum=list(PRESETS),
+        "period",
+        str,
+        enum=list(PRESETS),
         description=f"a preset in the site's time zone (default {DEFAULT_PRESET}), or custom "
         "with from/to",
     ),
     OpenApiParameter("from", OpenApiTypes.DATE, description="custom: first day, YYYY-MM-DD"),
     OpenApiParameter("to", OpenApiTypes.DATE, description="custom: last day (inclusive)"),
     OpenApiParameter("compare", str, enum=list(COMPARES), description="comparison period"),
-]  # fmt: skip
+]

@@ -23,6 +23,7 @@ from tests.support.keyspace import guard_statement
 from tests.support.keyspace import tables as keyspace_tables
 from tests.support.repo import ROOT
 from tests.support.shared import shop_site
+from tests.support.signals import report as review_signals
 
 CASSANDRA_DBS = ["default", "cassandra"]
 # Before any test module is imported: its @settings(max_examples=examples(n)) reads it.
@@ -57,6 +58,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=weight)
 
 
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Name the long modules, functions and docs at the end of a run: signals, not failures."""
+    lines = review_signals()
+    if lines:
+        terminalreporter.section("review signals", sep="-")
+        for line in lines:
+            terminalreporter.write_line(line)
+
+
 @pytest.hookimpl(specname="pytest_collection_modifyitems", trylast=True)
 def pytest_collection_modifyitems_xdist_groups(
     config: pytest.Config, items: list[pytest.Item]
@@ -77,8 +87,12 @@ def pytest_collection_modifyitems_xdist_groups(
         return
 
     for item in items:
-        names = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
-                        for m in item.iter_markers("xdist_group")})  # fmt: skip
+        names = sorted(
+            {
+                str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                for m in item.iter_markers("xdist_group")
+            }
+        )
         suffix = "@" + "_".join(names)
         if names and not item.nodeid.endswith(suffix):
             item._id = NodeId.parse(item.nodeid + suffix)

@@ -91,8 +91,10 @@ def test_make_installs_from_both_locks_with_hashes():
     installs = [line for line in install.splitlines() if "pip install" in line]
     assert "--require-hashes -r requirements.lock -r requirements-dev.lock" in installs[-2]
     assert "--no-deps -e ." in installs[-1]
-    assert all("--require-hashes" in line or "--no-deps" in line or "--upgrade pip" in line
-               for line in installs)  # fmt: skip
+    assert all(
+        "--require-hashes" in line or "--no-deps" in line or "--upgrade pip" in line
+        for line in installs
+    )
     audit = _target(makefile, "lint")
     assert "pip-audit" in audit and all(f"-r {lock}" in audit for lock in LOCKS)
     lock = _target(makefile, "lock")

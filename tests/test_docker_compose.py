@@ -26,8 +26,14 @@ def _settings_env_names() -> set[str]:
 def test_services_and_healthchecks() -> None:
     services = _compose()["services"]
     assert set(services) == {
-        "cassandra", "redis", "web", "applier", "worker", "analysis-worker", "beat"
-    }  # fmt: skip
+        "cassandra",
+        "redis",
+        "web",
+        "applier",
+        "worker",
+        "analysis-worker",
+        "beat",
+    }
     assert services["cassandra"]["image"].startswith("cassandra:5.0")
     assert services["redis"]["image"].startswith("redis:7")
     for name, service in services.items():

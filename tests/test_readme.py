@@ -19,7 +19,6 @@ from django.urls import Resolver404, resolve
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
-MAX_BYTES = 15 * 1024
 # Made by `make run` / `make install` / Maven, not kept in the repository.
 RUNTIME_PATHS = (".state/", ".venv/", "~/", "node_modules/")
 MANAGE = re.compile(r"\bmake (?:-s )?manage ARGS=('[^']*'|\"[^\"]*\")")
@@ -76,10 +75,6 @@ def manage_argvs(text: str) -> list[list[str]]:
             if value != "…":  # the form itself, in prose
                 argvs.append(shlex.split(value))
     return argvs
-
-
-def test_the_readme_is_at_most_15_kb() -> None:
-    assert len(README.read_bytes()) <= MAX_BYTES
 
 
 def test_the_command_extraction_sees_the_readmes_commands() -> None:

@@ -106,10 +106,14 @@ def breakdown_count(rows: Iterable[dict[str, Any]]) -> Breakdown:
     and adds up each group's numbers at once (no entry updated per session)."""
     humans = [row for row in rows if not row["is_bot"]]
     visits = [
-        (row["user_key"], bool(row["converted"]), row["pageview_count"] or 0,
-         row["duration_s"] or 0)
+        (
+            row["user_key"],
+            bool(row["converted"]),
+            row["pageview_count"] or 0,
+            row["duration_s"] or 0,
+        )
         for row in humans
-    ]  # fmt: skip
+    ]
     slots = [duration_slot(duration) for *_, duration in visits]
     counted: Breakdown = {}
     whole: Entry | None = None  # every session's: a dimension with one value in the hour
@@ -133,11 +137,16 @@ def _entry(visits: list[tuple[str, bool, int, int]], slots: list[int], places: l
     users, converted, views, durations = zip(*(visits[at] for at in places), strict=True)
     keys = set(users)
     return Entry(
-        sessions=len(places), conversions=sum(converted), users=len(keys),
-        sketch=sketch_of(keys), keys=keys, pageviews=sum(views),
-        bounces=sum(v <= 1 for v in views), duration_sum=sum(durations),
+        sessions=len(places),
+        conversions=sum(converted),
+        users=len(keys),
+        sketch=sketch_of(keys),
+        keys=keys,
+        pageviews=sum(views),
+        bounces=sum(v <= 1 for v in views),
+        duration_sum=sum(durations),
         slots=dict(Counter(slots[at] for at in places)),
-    )  # fmt: skip
+    )
 
 
 def _topped(counted: Breakdown, *, exact_users: bool, top: int = STORED_TOP) -> Breakdown:
@@ -244,8 +253,16 @@ def _stored(value: str, e: Entry) -> list[Any]:
     """A value's stored counts: [value, sessions, users, conversions, page views,
     one-page visits, duration sum, {duration slot: visits}]."""
     slots = {str(slot): n for slot, n in e.slots.items()}
-    return [value, e.sessions, e.users, e.conversions, e.pageviews, e.bounces, e.duration_sum,
-            slots]  # fmt: skip
+    return [
+        value,
+        e.sessions,
+        e.users,
+        e.conversions,
+        e.pageviews,
+        e.bounces,
+        e.duration_sum,
+        slots,
+    ]
 
 
 def stored_entry(counts: list[Any], sketch: bytes) -> Entry:
@@ -262,8 +279,7 @@ def stored_entry(counts: list[Any], sketch: bytes) -> Entry:
 def breakdown_rows(breakdown: Breakdown, *, top: int) -> dict[str, list[dict[str, Any]]]:
     """Each dimension's `top` values by sessions and the rest as "(other)", with the
     conversion rate (converted sessions / sessions)."""
-    shown = _topped({name: breakdown.get(name, {}) for name in names()},
-                    exact_users=False, top=top)  # fmt: skip
+    shown = _topped({name: breakdown.get(name, {}) for name in names()}, exact_users=False, top=top)
     return {
         name: [_shown(value, entry) for value, entry in values.items()]
         for name, values in shown.items()

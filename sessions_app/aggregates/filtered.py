@@ -24,9 +24,17 @@ ValueBuckets = tuple[list[tuple[datetime, Entry]], Entry]  # (bucket start, its 
 
 
 def value_report(
-    *, site_id: uuid.UUID, shards: int, start: datetime, end: datetime, width: str,
-    zone: tzinfo, cut: datetime, dimension: str, value: str,
-) -> ValueBuckets | None:  # fmt: skip
+    *,
+    site_id: uuid.UUID,
+    shards: int,
+    start: datetime,
+    end: datetime,
+    width: str,
+    zone: tzinfo,
+    cut: datetime,
+    dimension: str,
+    value: str,
+) -> ValueBuckets | None:
     """Return one dimension value's entry per `width` bucket of the zone over [start, end)
     and its total before `cut`, added up from the same stored buckets as `site_report`
     (unsealed hours counted live, MAX_LIVE_HOURS at most); None when a stored bucket
@@ -39,13 +47,23 @@ def value_report(
     except RangeError:
         return None
     edges, segments, pieces, states, sealed = (
-        plan.edges, plan.segments, plan.pieces, plan.states, plan.sealed
-    )  # fmt: skip
+        plan.edges,
+        plan.segments,
+        plan.pieces,
+        plan.states,
+        plan.sealed,
+    )
     units = plan.units
     now = datetime.now(UTC)
     settled = now - settings.ALLOWED_LATENESS
-    live = [u for u in units if u not in sealed and u[0] == "hour" and u[1] < now
-            and (u[1] in states or u[1] + HOUR > settled)]  # fmt: skip
+    live = [
+        u
+        for u in units
+        if u not in sealed
+        and u[0] == "hour"
+        and u[1] < now
+        and (u[1] in states or u[1] + HOUR > settled)
+    ]
     if len(live) > MAX_LIVE_HOURS:
         return None
     found = _stored_entries(site_id, [u for u in units if u in sealed], dimension, value)

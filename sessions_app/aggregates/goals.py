@@ -208,9 +208,14 @@ def count_merge(entries: list[GoalCount]) -> GoalCount:
 
 
 def goals_write(
-    *, site_id: uuid.UUID, granularity: str, bucket: datetime, counts: Counts, ttl: int,
+    *,
+    site_id: uuid.UUID,
+    granularity: str,
+    bucket: datetime,
+    counts: Counts,
+    ttl: int,
     now: datetime,
-) -> None:  # fmt: skip
+) -> None:
     """Overwrite a bucket's goal rows (a goal, dimension or value it no longer has goes too)."""
     bucket_overwrite(
         delete=bucket_goals.DELETE_BUCKET,
@@ -223,8 +228,13 @@ def goals_write(
 
 
 def _stored(e: GoalCount) -> tuple[int, int, int, bytes, bytes]:
-    return (e.conversions, e.sessions, e.users, sketch_bytes(e.sessions_sketch),
-            sketch_bytes(e.users_sketch))  # fmt: skip
+    return (
+        e.conversions,
+        e.sessions,
+        e.users,
+        sketch_bytes(e.sessions_sketch),
+        sketch_bytes(e.users_sketch),
+    )
 
 
 def _count_of(row: dict[str, Any]) -> GoalCount:
@@ -261,9 +271,13 @@ SLIM_READS = {
 
 
 def goal_values_read(
-    *, site_id: uuid.UUID, reads: list[tuple[list[tuple[str, datetime]], tuple[str, ...]]],
-    digests: list[str], dimension: str = "", value: str = "",
-) -> list[list[Counts]]:  # fmt: skip
+    *,
+    site_id: uuid.UUID,
+    reads: list[tuple[list[tuple[str, datetime]], tuple[str, ...]]],
+    digests: list[str],
+    dimension: str = "",
+    value: str = "",
+) -> list[list[Counts]]:
     """For each read (buckets, the `distinct` counts whose sketches it merges: a key of
     SLIM_READS), the stored rows of these goals for one dimension value (or their totals)
     in its buckets: one row per goal and bucket. Every read's queries are sent before
@@ -272,10 +286,16 @@ def goal_values_read(
     pending = []
     for buckets, distinct in reads:
         statement = prepare(SLIM_READS[distinct])
-        pending.append([db.execute_async(statement, (site_id, *key, digests, dimension, value))
-                        for key in buckets])  # fmt: skip
+        pending.append(
+            [
+                db.execute_async(statement, (site_id, *key, digests, dimension, value))
+                for key in buckets
+            ]
+        )
     return [
-        [{(r["goal"], r["dimension"], r["value"]): _count_of(r) for r in future.result()}
-         for future in futures]
+        [
+            {(r["goal"], r["dimension"], r["value"]): _count_of(r) for r in future.result()}
+            for future in futures
+        ]
         for futures in pending
-    ]  # fmt: skip
+    ]

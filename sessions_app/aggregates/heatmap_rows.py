@@ -74,9 +74,14 @@ def _heat(row: dict[str, Any]) -> Heat:
 
 
 def heat_write(
-    *, site_id: uuid.UUID, granularity: str, bucket: datetime, stored: dict[Key, Heat],
-    ttl: int, now: datetime,
-) -> None:  # fmt: skip
+    *,
+    site_id: uuid.UUID,
+    granularity: str,
+    bucket: datetime,
+    stored: dict[Key, Heat],
+    ttl: int,
+    now: datetime,
+) -> None:
     """Overwrite a bucket's rows (a reseal's rows replace the earlier ones whole)."""
     bucket_overwrite(
         delete=bucket_heatmaps.DELETE_BUCKET,
@@ -120,9 +125,14 @@ def layout_clicks(
 
 
 def layout_merge(
-    *, site_id: uuid.UUID, buckets: list[tuple[str, datetime]], page: str, vp: str,
-    live: list[Heat], samples: bool,
-) -> Heat:  # fmt: skip
+    *,
+    site_id: uuid.UUID,
+    buckets: list[tuple[str, datetime]],
+    page: str,
+    vp: str,
+    live: list[Heat],
+    samples: bool,
+) -> Heat:
     """One layout of a page over these buckets and the `live` counts, merged: the cells
     with numpy, no box grids; the latest flagged clicks only if `samples`."""
     statement = prepare(
@@ -139,8 +149,14 @@ def layout_merge(
     for future in futures:
         for r in future.result():
             body = orjson.loads(r["counts"])
-            _light_add(total, body["clicks"], body["elements"], dict(body["scroll"]),
-                       dict(body["folds"]), body["dropped"])  # fmt: skip
+            _light_add(
+                total,
+                body["clicks"],
+                body["elements"],
+                dict(body["scroll"]),
+                dict(body["folds"]),
+                body["dropped"],
+            )
             cells.append(_pairs(r["cells"]).astype(np.int64))
             if samples:
                 for label, found in orjson.loads(r["samples"] or "{}").items():
@@ -153,9 +169,13 @@ def layout_merge(
 
 
 def _light_add(
-    total: Heat, clicks: int, elements: dict[str, list[int]], scroll: dict[int, int],
-    folds: dict[int, int], dropped: int,
-) -> None:  # fmt: skip
+    total: Heat,
+    clicks: int,
+    elements: dict[str, list[int]],
+    scroll: dict[int, int],
+    folds: dict[int, int],
+    dropped: int,
+) -> None:
     total.clicks += clicks
     for label, counts in elements.items():
         held = total.elements.setdefault(label, [0, 0, 0])

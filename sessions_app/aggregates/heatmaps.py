@@ -90,8 +90,9 @@ def heat_count(events: Iterable[dict[str, Any]]) -> HeatTally:
         layout = _json(event.get("layout")) or {}
         key = (page, layout.get("vp") or UNKNOWN)
         if event["type"] == "click":
-            _click(counted.pages.setdefault(key, Heat()), layout, _json(event.get("element")),
-                   event)  # fmt: skip
+            _click(
+                counted.pages.setdefault(key, Heat()), layout, _json(event.get("element")), event
+            )
         elif event.get("name") == LEAVE:
             props = _json(event.get("props")) or {}
             view, deepest = props.get("pageview"), _whole(props.get("scroll"), 0, 100)

@@ -56,9 +56,15 @@ class Product(Protocol):
         """Combine the values of a bucket's children (none: the empty value)."""
 
     def write(
-        self, *, site_id: uuid.UUID, granularity: str, bucket: datetime, value: Any, ttl: int,
+        self,
+        *,
+        site_id: uuid.UUID,
+        granularity: str,
+        bucket: datetime,
+        value: Any,
+        ttl: int,
         now: datetime,
-    ) -> None:  # fmt: skip
+    ) -> None:
         """Overwrite a bucket's stored value whole."""
 
     def read(self, *, site_id: uuid.UUID, granularity: str, buckets: list[datetime]) -> list[Any]:
@@ -79,9 +85,15 @@ class Totals:
         return totals.aggregates_merge(parts) if parts else totals.Aggregates()
 
     def write(
-        self, *, site_id: uuid.UUID, granularity: str, bucket: datetime, value: totals.Aggregates,
-        ttl: int, now: datetime,
-    ) -> None:  # fmt: skip
+        self,
+        *,
+        site_id: uuid.UUID,
+        granularity: str,
+        bucket: datetime,
+        value: totals.Aggregates,
+        ttl: int,
+        now: datetime,
+    ) -> None:
         totals.totals_write(site_id, granularity, bucket, value, now=now, ttl=ttl)
 
     def read(
@@ -104,9 +116,15 @@ class UserCounts:
         return stored.user_counts_add(parts)
 
     def write(
-        self, *, site_id: uuid.UUID, granularity: str, bucket: datetime, value: totals.UserCounts,
-        ttl: int, now: datetime,
-    ) -> None:  # fmt: skip
+        self,
+        *,
+        site_id: uuid.UUID,
+        granularity: str,
+        bucket: datetime,
+        value: totals.UserCounts,
+        ttl: int,
+        now: datetime,
+    ) -> None:
         totals.user_counts_write(site_id, granularity, bucket, value, ttl=ttl)
 
     def read(
@@ -130,13 +148,23 @@ class Breakdowns:
         return breakdowns.breakdown_merge(parts) if parts else {}
 
     def write(
-        self, *, site_id: uuid.UUID, granularity: str, bucket: datetime,
-        value: breakdowns.Breakdown, ttl: int, now: datetime,
-    ) -> None:  # fmt: skip
+        self,
+        *,
+        site_id: uuid.UUID,
+        granularity: str,
+        bucket: datetime,
+        value: breakdowns.Breakdown,
+        ttl: int,
+        now: datetime,
+    ) -> None:
         breakdowns.breakdown_write(
-            site_id=site_id, granularity=granularity, bucket=bucket, breakdown=value, ttl=ttl,
+            site_id=site_id,
+            granularity=granularity,
+            bucket=bucket,
+            breakdown=value,
+            ttl=ttl,
             now=now,
-        )  # fmt: skip
+        )
 
     def read(
         self, *, site_id: uuid.UUID, granularity: str, buckets: list[datetime]
@@ -157,13 +185,23 @@ class Paths:
         return paths.paths_merge(parts, begun_before=start) if parts else {}
 
     def write(
-        self, *, site_id: uuid.UUID, granularity: str, bucket: datetime, value: paths.Stored,
-        ttl: int, now: datetime,
-    ) -> None:  # fmt: skip
+        self,
+        *,
+        site_id: uuid.UUID,
+        granularity: str,
+        bucket: datetime,
+        value: paths.Stored,
+        ttl: int,
+        now: datetime,
+    ) -> None:
         paths.paths_write(
-            site_id=site_id, granularity=granularity, bucket=bucket, stored=value, ttl=ttl,
+            site_id=site_id,
+            granularity=granularity,
+            bucket=bucket,
+            stored=value,
+            ttl=ttl,
             now=now,
-        )  # fmt: skip
+        )
 
     def read(
         self, *, site_id: uuid.UUID, granularity: str, buckets: list[datetime]
@@ -185,13 +223,23 @@ class Heatmaps:
         return heatmaps.heat_merge(parts)
 
     def write(
-        self, *, site_id: uuid.UUID, granularity: str, bucket: datetime,
-        value: dict[heatmaps.Key, heatmaps.Heat], ttl: int, now: datetime,
-    ) -> None:  # fmt: skip
+        self,
+        *,
+        site_id: uuid.UUID,
+        granularity: str,
+        bucket: datetime,
+        value: dict[heatmaps.Key, heatmaps.Heat],
+        ttl: int,
+        now: datetime,
+    ) -> None:
         heatmap_rows.heat_write(
-            site_id=site_id, granularity=granularity, bucket=bucket, stored=value, ttl=ttl,
+            site_id=site_id,
+            granularity=granularity,
+            bucket=bucket,
+            stored=value,
+            ttl=ttl,
             now=now,
-        )  # fmt: skip
+        )
 
     def read(
         self, *, site_id: uuid.UUID, granularity: str, buckets: list[datetime]
@@ -215,13 +263,23 @@ class Goals:
         return goals.goals_merge(parts) if parts else {}
 
     def write(
-        self, *, site_id: uuid.UUID, granularity: str, bucket: datetime, value: goals.Counts,
-        ttl: int, now: datetime,
-    ) -> None:  # fmt: skip
+        self,
+        *,
+        site_id: uuid.UUID,
+        granularity: str,
+        bucket: datetime,
+        value: goals.Counts,
+        ttl: int,
+        now: datetime,
+    ) -> None:
         goals.goals_write(
-            site_id=site_id, granularity=granularity, bucket=bucket, counts=value, ttl=ttl,
+            site_id=site_id,
+            granularity=granularity,
+            bucket=bucket,
+            counts=value,
+            ttl=ttl,
             now=now,
-        )  # fmt: skip
+        )
         if granularity == "hour":  # the sessions' marks (the explorer's goal filter)
             goals.sessions_mark(site_id=site_id, counts=value, now=now)
 
@@ -251,9 +309,15 @@ class UserSets:
         return usersets.sets_merge(parts)
 
     def write(
-        self, *, site_id: uuid.UUID, granularity: str, bucket: datetime,
-        value: usersets.KeySets | usersets.Sets, ttl: int, now: datetime,
-    ) -> None:  # fmt: skip
+        self,
+        *,
+        site_id: uuid.UUID,
+        granularity: str,
+        bucket: datetime,
+        value: usersets.KeySets | usersets.Sets,
+        ttl: int,
+        now: datetime,
+    ) -> None:
         usersets.sets_write(
             site_id=site_id, granularity=granularity, bucket=bucket, value=value, ttl=ttl
         )
@@ -280,13 +344,23 @@ class Vitals:
         return vitals.stored_merge(parts)
 
     def write(
-        self, *, site_id: uuid.UUID, granularity: str, bucket: datetime, value: vitals.Stored,
-        ttl: int, now: datetime,
-    ) -> None:  # fmt: skip
+        self,
+        *,
+        site_id: uuid.UUID,
+        granularity: str,
+        bucket: datetime,
+        value: vitals.Stored,
+        ttl: int,
+        now: datetime,
+    ) -> None:
         vitals_rows.vitals_write(
-            site_id=site_id, granularity=granularity, bucket=bucket, stored=value, ttl=ttl,
+            site_id=site_id,
+            granularity=granularity,
+            bucket=bucket,
+            stored=value,
+            ttl=ttl,
             now=now,
-        )  # fmt: skip
+        )
 
     def read(
         self, *, site_id: uuid.UUID, granularity: str, buckets: list[datetime]
@@ -318,5 +392,12 @@ GOALS, VITALS = Goals(), Vitals()
 # User counts first: their write is the largest and runs while the others count; totals
 # last: they wait for the sessions' summaries the driver reads meanwhile.
 PRODUCTS: tuple[Product, ...] = (
-    USER_COUNTS, USER_SETS, GOALS, VITALS, PATHS, HEATMAPS, BREAKDOWNS, TOTALS,
-)  # fmt: skip
+    USER_COUNTS,
+    USER_SETS,
+    GOALS,
+    VITALS,
+    PATHS,
+    HEATMAPS,
+    BREAKDOWNS,
+    TOTALS,
+)

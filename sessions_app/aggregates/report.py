@@ -117,9 +117,16 @@ def cover(start: datetime, end: datetime, sealed: set[Unit]) -> list[Unit]:
 
 
 def site_report(
-    *, site_id: uuid.UUID, shards: int, start: datetime, end: datetime, width: str = "hour",
-    zone: tzinfo = UTC, cut: datetime | None = None, breakdown: bool = True,
-) -> dict[str, Any]:  # fmt: skip
+    *,
+    site_id: uuid.UUID,
+    shards: int,
+    start: datetime,
+    end: datetime,
+    width: str = "hour",
+    zone: tzinfo = UTC,
+    cut: datetime | None = None,
+    breakdown: bool = True,
+) -> dict[str, Any]:
     """Return a site's numbers per hour, day or month of `zone` over [start, end), widened
     to whole buckets.
 
@@ -130,14 +137,29 @@ def site_report(
     all), so a comparison counts only its elapsed part; the breakdowns (sessions started
     in range) come from the same stored buckets.
     """
-    return site_report_begin(site_id=site_id, shards=shards, start=start, end=end, width=width,
-                             zone=zone, cut=cut, breakdown=breakdown)()  # fmt: skip
+    return site_report_begin(
+        site_id=site_id,
+        shards=shards,
+        start=start,
+        end=end,
+        width=width,
+        zone=zone,
+        cut=cut,
+        breakdown=breakdown,
+    )()
 
 
 def site_report_begin(
-    *, site_id: uuid.UUID, shards: int, start: datetime, end: datetime, width: str = "hour",
-    zone: tzinfo = UTC, cut: datetime | None = None, breakdown: bool = True,
-) -> Callable[[], dict[str, Any]]:  # fmt: skip
+    *,
+    site_id: uuid.UUID,
+    shards: int,
+    start: datetime,
+    end: datetime,
+    width: str = "hour",
+    zone: tzinfo = UTC,
+    cut: datetime | None = None,
+    breakdown: bool = True,
+) -> Callable[[], dict[str, Any]]:
     """`site_report` in two steps: plan it and send its stored rows' reads (this call),
     then wait, count the live hours and add up (the returned call). A page with two
     reports (a period and its comparison) sends both before it waits for either."""
@@ -151,21 +173,28 @@ def site_report_begin(
 
 
 def _report(
-    plan: BucketPlan, stored: dict[Unit, totals.Aggregates],
-    started: Callable[[], dict[Unit, breakdowns.Breakdown]] | None, site_id: uuid.UUID,
-    shards: int, width: str, zone: tzinfo, breakdown: bool,
-) -> dict[str, Any]:  # fmt: skip
+    plan: BucketPlan,
+    stored: dict[Unit, totals.Aggregates],
+    started: Callable[[], dict[Unit, breakdowns.Breakdown]] | None,
+    site_id: uuid.UUID,
+    shards: int,
+    width: str,
+    zone: tzinfo,
+    breakdown: bool,
+) -> dict[str, Any]:
     edges, segments, pieces, states = plan.edges, plan.segments, plan.pieces, plan.states
     counted = _Counted(site_id, shards, states, datetime.now(UTC), settings.ALLOWED_LATENESS)
     parts = [counted.piece(piece, stored, breakdown=breakdown) for piece in pieces]
     report: list[ReportBucket] = []
     for a, b in itertools.pairwise(edges):
-        inside = [p for (s, _), p in zip(itertools.pairwise(segments), parts, strict=True)
-                  if a <= s < b]  # fmt: skip
+        inside = [
+            p for (s, _), p in zip(itertools.pairwise(segments), parts, strict=True) if a <= s < b
+        ]
         merged = totals.aggregates_merge([p[0] for p in inside])
         report.append(ReportBucket(a, _state([p[1] for p in inside]), merged))
-    before_cut = [p[0] for (s, _), p in zip(itertools.pairwise(segments), parts, strict=True)
-                  if s < plan.cut]  # fmt: skip
+    before_cut = [
+        p[0] for (s, _), p in zip(itertools.pairwise(segments), parts, strict=True) if s < plan.cut
+    ]
     summed = totals.aggregates_merge(before_cut) if before_cut else totals.Aggregates()
     return {
         "breakdowns": counted.breakdown(started()) if started is not None else {},
@@ -202,9 +231,14 @@ class BucketPlan:
 
 
 def bucket_plan(
-    *, site_id: uuid.UUID, start: datetime, end: datetime, zone: tzinfo, width: str,
+    *,
+    site_id: uuid.UUID,
+    start: datetime,
+    end: datetime,
+    zone: tzinfo,
+    width: str,
     cut: datetime | None,
-) -> BucketPlan:  # fmt: skip
+) -> BucketPlan:
     """Plan a report over [start, end) in `zone` (site_report, filtered.value_report);
     RangeError("end") past MAX_STORED_HOURS sealed hours not rolled up."""
     start, end = report_range(start, end)
@@ -234,9 +268,13 @@ class _Counted:
     (and their breakdowns), within MAX_LIVE_HOURS."""
 
     def __init__(
-        self, site_id: uuid.UUID, shards: int, hour_states: dict[datetime, tuple[str, int]],
-        now: datetime, lateness: timedelta,
-    ) -> None:  # fmt: skip
+        self,
+        site_id: uuid.UUID,
+        shards: int,
+        hour_states: dict[datetime, tuple[str, int]],
+        now: datetime,
+        lateness: timedelta,
+    ) -> None:
         self.site_id, self.shards, self.hour_states = site_id, shards, hour_states
         self.now, self.settled = now, now - lateness
         self.live_hours = self.partitions = 0
@@ -291,9 +329,12 @@ class _Counted:
 def sealed_above_hours(site_id: uuid.UUID, start: datetime, end: datetime) -> set[Unit]:
     """The sealed days and months in [start, end)."""
     states = BucketState.objects.filter(
-        site_id=site_id, granularity__in=("day", "month"), state=BucketState.SEALED,
-        bucket__gte=timebuckets.floor(start, "month"), bucket__lt=end,
-    )  # fmt: skip
+        site_id=site_id,
+        granularity__in=("day", "month"),
+        state=BucketState.SEALED,
+        bucket__gte=timebuckets.floor(start, "month"),
+        bucket__lt=end,
+    )
     return {(g, timebuckets.as_utc(b)) for g, b in states.values_list("granularity", "bucket")}
 
 

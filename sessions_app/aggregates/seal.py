@@ -64,8 +64,13 @@ def _hour_seal(*, site_id: uuid.UUID | str, hour: datetime, now: datetime) -> bo
         site_id=site_id, granularity="hour", bucket=hour
     )
     version, site = state.version, state.site
-    source = Hour(site_id=site.id, start=hour, shards=state.shards, partials=state.partials,
-                  goals=site_goals(site.id))  # fmt: skip
+    source = Hour(
+        site_id=site.id,
+        start=hour,
+        shards=state.shards,
+        partials=state.partials,
+        goals=site_goals(site.id),
+    )
     values = _counted_and_written(source, granularity="hour", bucket=hour, now=now)
     user_widths_adapt(site=site, hour_counts=values[USER_COUNTS.name], now=now)
     BucketState.objects.get_or_create(
@@ -89,8 +94,14 @@ def _counted_and_written(
         started = pool.submit(getattr, source, "started")
         for product in PRODUCTS:
             value = values[product.name] = product.hour(source)
-            product.write(site_id=source.site_id, granularity=granularity, bucket=bucket,
-                          value=value, ttl=ttl, now=now)  # fmt: skip
+            product.write(
+                site_id=source.site_id,
+                granularity=granularity,
+                bucket=bucket,
+                value=value,
+                ttl=ttl,
+                now=now,
+            )
         started.result()
     return values
 
@@ -114,8 +125,14 @@ def bucket_rollup(
     ttl = aggregate_ttl(granularity)
     for product in PRODUCTS:
         found = product.read(site_id=site.id, granularity=CHILD[granularity], buckets=children)
-        product.write(site_id=site.id, granularity=granularity, bucket=start,
-                      value=product.merge(found, start=start), ttl=ttl, now=now)  # fmt: skip
+        product.write(
+            site_id=site.id,
+            granularity=granularity,
+            bucket=start,
+            value=product.merge(found, start=start),
+            ttl=ttl,
+            now=now,
+        )
     if granularity == "day":  # funnels' parts of the day were scanned from older rows
         cassandra_session().execute(
             prepare(funnel_days.DELETE_DAY, idempotent=True, write=True), (site.id, start)

@@ -66,8 +66,10 @@ def aggregates_ranges(
     """Start reading the stored aggregates of several (granularity, start, end) slices at
     once (each at most MAX_AGGREGATE_ROWS rows); the returned call waits and parses them,
     each slice in time order."""
-    params = [(site_id, g, timebuckets.as_utc(low), timebuckets.as_utc(high), MAX_AGGREGATE_ROWS)
-              for g, low, high in runs]  # fmt: skip
+    params = [
+        (site_id, g, timebuckets.as_utc(low), timebuckets.as_utc(high), MAX_AGGREGATE_ROWS)
+        for g, low, high in runs
+    ]
     pending = read_begin(prepare(bucket_aggregates.SELECT_RANGE), params)
     return lambda: [
         [(timebuckets.from_driver(row["bucket"]), _aggregate(row)) for row in rows]

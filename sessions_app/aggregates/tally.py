@@ -133,10 +133,16 @@ def tally(
             elements[orjson.dumps(element) if element.__class__ is dict else element] += 1
             heated.append(event)
     counted = Tally(
-        rows, by_type, by_name, users=users, humans=humans, heat=heat_count(heated),
-        vitals=vitals_count(measured), goals=converting.found,
+        rows,
+        by_type,
+        by_name,
+        users=users,
+        humans=humans,
+        heat=heat_count(heated),
+        vitals=vitals_count(measured),
+        goals=converting.found,
         goals_checked=frozenset(g.digest for g in goals),
-    )  # fmt: skip
+    )
     _derive(counted, urls, elements, viewed, starts)
     return counted
 
@@ -164,9 +170,14 @@ class _Converting:
     def add(self, event: dict[str, Any]) -> None:
         signature = tuple(
             orjson.dumps(v, option=orjson.OPT_SORT_KEYS) if v.__class__ is dict else v
-            for v in (event["type"], event.get("name"), event.get("url"), event.get("element"),
-                      event.get("props"))
-        )  # fmt: skip
+            for v in (
+                event["type"],
+                event.get("name"),
+                event.get("url"),
+                event.get("element"),
+                event.get("props"),
+            )
+        )
         matched = self.known.get(signature)
         if matched is None:
             matched = tuple(g.digest for g in self.goals if g.matches(event))

@@ -254,9 +254,12 @@ def user_counts_write(
 
 
 def _site_counts_work(
-    site_id: uuid.UUID, granularity: str, bucket: datetime, by_user: UserCounts,
+    site_id: uuid.UUID,
+    granularity: str,
+    bucket: datetime,
+    by_user: UserCounts,
     ttl: int,
-) -> list[tuple[Any, None]]:  # fmt: skip
+) -> list[tuple[Any, None]]:
     """bucket_users' rows: one partition, a row (and map) per user, overwritten whole;
     COUNT_BATCH_USERS rows an unlogged batch."""
     rows = [(site_id, granularity, bucket, user, counts, ttl) for user, counts in by_user.items()]
@@ -272,9 +275,12 @@ def _site_counts_work(
 
 
 def _rolling_counts_work(
-    site_id: uuid.UUID, granularity: str, bucket: datetime, by_user: UserCounts,
+    site_id: uuid.UUID,
+    granularity: str,
+    bucket: datetime,
+    by_user: UserCounts,
     ttl: int,
-) -> list[tuple[Any, None]]:  # fmt: skip
+) -> list[tuple[Any, None]]:
     """rolling_counts' rows: a partition per user, one row (and map) a user, up to 10
     partitions that share their replicas a batch (batches.replica_batches)."""
     period = timebuckets.rolling_period(granularity, bucket)

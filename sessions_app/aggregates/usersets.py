@@ -148,11 +148,13 @@ def bitmaps(value: KeySets, numbers: Mapping[str, int]) -> Sets:
     active_keys = value.members.get(ACTIVE, set())
     active = BitMap(map(number, active_keys))
     members = {
-        name: active if name == ACTIVE
-        else BitMap(active) if len(keys) == len(active_keys)
+        name: active
+        if name == ACTIVE
+        else BitMap(active)
+        if len(keys) == len(active_keys)
         else BitMap(map(number, keys))
         for name, keys in value.members.items()
-    }  # fmt: skip
+    }
     return Sets(members, value.complete)
 
 
@@ -244,10 +246,17 @@ def _rows(
     names = {n for n in sets.members if n != ACTIVE}
     members = {ACTIVE: BitMap(), **sets.members}
     return [
-        (site_id, granularity, bucket, name, _blob(users), names if name == ACTIVE else None,
-         sets.complete)
+        (
+            site_id,
+            granularity,
+            bucket,
+            name,
+            _blob(users),
+            names if name == ACTIVE else None,
+            sets.complete,
+        )
         for name, users in members.items()
-    ]  # fmt: skip
+    ]
 
 
 def week_write(*, site_id: uuid.UUID, day: datetime, ttl: int) -> None:

@@ -67,8 +67,10 @@ def packed_merge(parts: list[Packed]) -> Packed:
     if not zero.any():
         return merged
     zeros = np.array([int(counts[zero].sum())], np.int64)
-    return Packed(np.concatenate([np.array([ZERO], np.int16), merged.slots]),
-                  np.concatenate([zeros, merged.counts]))  # fmt: skip
+    return Packed(
+        np.concatenate([np.array([ZERO], np.int16), merged.slots]),
+        np.concatenate([zeros, merged.counts]),
+    )
 
 
 def packed_quantile(sketch: Packed | None, q: float) -> float | None:
@@ -92,8 +94,9 @@ class Measured:
 
 def measured_of(cell: Cell) -> Measured:
     """A counted cell (a live hour's) in the read form."""
-    return Measured({n: packed_of(s) for n, s in cell.sketches.items()}, cell.ratings,
-                    cell.elements)  # fmt: skip
+    return Measured(
+        {n: packed_of(s) for n, s in cell.sketches.items()}, cell.ratings, cell.elements
+    )
 
 
 def measured_merge(parts: list[Measured]) -> Measured:

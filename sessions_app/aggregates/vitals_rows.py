@@ -19,16 +19,21 @@ from sessions_app.aggregates.vitals import (
     sketch_unpack,
     stored_of,
     vitals_count,
-)  # fmt: skip
+)
 from sessions_app.aggregates.vitals_packed import Measured, packed_unpack
 from sessions_app.core.cql import cassandra_session, prepare
 from sessions_app.tables import bucket_vitals
 
 
 def vitals_write(
-    *, site_id: uuid.UUID, granularity: str, bucket: datetime, stored: Stored, ttl: int,
+    *,
+    site_id: uuid.UUID,
+    granularity: str,
+    bucket: datetime,
+    stored: Stored,
+    ttl: int,
     now: datetime,
-) -> None:  # fmt: skip
+) -> None:
     """Overwrite a bucket's rows (a reseal's rows replace the earlier ones whole)."""
     bucket_overwrite(
         delete=bucket_vitals.DELETE_BUCKET,
@@ -74,9 +79,12 @@ def buckets_read(*, site_id: uuid.UUID, buckets: list[tuple[str, datetime]]) -> 
 
 
 def level_futures(
-    *, site_id: uuid.UUID, buckets: list[tuple[str, datetime]], level: int,
+    *,
+    site_id: uuid.UUID,
+    buckets: list[tuple[str, datetime]],
+    level: int,
     page: str | None = None,
-) -> list[ResponseFuture]:  # fmt: skip
+) -> list[ResponseFuture]:
     """The reads of one level (of one page, if given) of each of these buckets, all in
     flight at once (one query a partition); `level_rows` decodes each."""
     db = cassandra_session()

@@ -60,9 +60,13 @@ Span = tuple[datetime, datetime, tuple[str, ...]]  # [start, end) and the distin
 
 
 def goal_numbers(
-    *, site_id: uuid.UUID, goals: list[Goal], spans: list[Span], dimension: str = "",
+    *,
+    site_id: uuid.UUID,
+    goals: list[Goal],
+    spans: list[Span],
+    dimension: str = "",
     value: str = "",
-) -> list[tuple[dict[str, GoalNumbers], int]]:  # fmt: skip
+) -> list[tuple[dict[str, GoalNumbers], int]]:
     """Each span's goal numbers (by digest) over [start, end) in whole UTC hours, of the
     sessions with this dimension value (or all): conversions, and the distinct counts the
     span asks for (visits, visitors: their sketches merged, the only ones read); also how
@@ -126,9 +130,13 @@ def goal_filter(goal: Goal) -> tuple[str, str] | None:
 
 
 def dashboard_goals(
-    *, site_id: uuid.UUID, period: Period, params: Mapping[str, str],
-    answer: PeriodReport | FilteredAnswer, visits: bool = False,
-) -> GoalTable:  # fmt: skip
+    *,
+    site_id: uuid.UUID,
+    period: Period,
+    params: Mapping[str, str],
+    answer: PeriodReport | FilteredAnswer,
+    visits: bool = False,
+) -> GoalTable:
     """The dashboard's goal table over the period, filtered as the URL asks where it can
     be (see the module); rates against the visitors of `answer` (the KPIs shown);
     converting visits only if asked (the API)."""
@@ -145,8 +153,9 @@ def dashboard_goals(
     spans: list[Span] = [(period.start, period.end, distinct)]
     if before is not None:  # its conversions only (the change)
         spans.append((before.start, before.elapsed_end, ()))
-    found = goal_numbers(site_id=site_id, goals=goals, spans=spans, dimension=dimension,
-                         value=value)  # fmt: skip
+    found = goal_numbers(
+        site_id=site_id, goals=goals, spans=spans, dimension=dimension, value=value
+    )
     (current, pending), previous = found[0], found[1][0] if before is not None else {}
     lines = [
         GoalLine(

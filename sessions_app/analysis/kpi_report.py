@@ -56,16 +56,26 @@ def period_report(*, site: Site, period: Period, grain: str | None = None) -> Pe
     width = grain or period.grain
     # Both reports' stored rows are asked for before either is waited for.
     current_begun = report.site_report_begin(
-        site_id=site.id, shards=site.event_shards, start=period.start, end=period.end,
-        width=width, zone=period.zone,
-    )  # fmt: skip
+        site_id=site.id,
+        shards=site.event_shards,
+        start=period.start,
+        end=period.end,
+        width=width,
+        zone=period.zone,
+    )
     before = period.comparison()
     comparison_begun = None
     if before is not None:
         comparison_begun = report.site_report_begin(
-            site_id=site.id, shards=site.event_shards, start=before.start, end=before.end,
-            width=width, zone=before.zone, cut=before.elapsed_end, breakdown=False,
-        )  # fmt: skip
+            site_id=site.id,
+            shards=site.event_shards,
+            start=before.start,
+            end=before.end,
+            width=width,
+            zone=before.zone,
+            cut=before.elapsed_end,
+            breakdown=False,
+        )
     current = current_begun()
     comparison = comparison_begun() if comparison_begun is not None else None
     return PeriodReport(
@@ -85,13 +95,16 @@ def chart_data(result: PeriodReport, *, metric: str) -> dict[str, Any]:
     """The chart's data island (issue 37 contract 5): every KPI per bucket in the site's
     zone, each bucket's state, and the comparison index-aligned (null past its end)."""
     period, rows = result.period, result.current["buckets"]
-    values = [None if r.state in ("future", "pending") else totals.kpis_of(r.aggregates)
-              for r in rows]  # fmt: skip
+    values = [
+        None if r.state in ("future", "pending") else totals.kpis_of(r.aggregates) for r in rows
+    ]
     comparison = None
     if result.comparison is not None:
         before = result.comparison["buckets"][: len(rows)]
-        shown = [None if r.state in ("future", "pending") else totals.kpis_of(r.aggregates)
-                 for r in before]  # fmt: skip
+        shown = [
+            None if r.state in ("future", "pending") else totals.kpis_of(r.aggregates)
+            for r in before
+        ]
         missing = len(rows) - len(before)
         comparison = {
             "buckets": [_local(r.bucket, period) for r in before] + [None] * missing,
@@ -124,10 +137,16 @@ def breakdown_kpis(*, site: Site, period: Period, dimension: str, value: str) ->
     some bucket did not keep the value (folded into "(other)"): then site_sessions must
     answer."""
     found = filtered.value_report(
-        site_id=site.id, shards=site.event_shards, start=period.start, end=period.end,
-        width=period.grain, zone=period.zone, cut=period.elapsed_end, dimension=dimension,
+        site_id=site.id,
+        shards=site.event_shards,
+        start=period.start,
+        end=period.end,
+        width=period.grain,
+        zone=period.zone,
+        cut=period.elapsed_end,
+        dimension=dimension,
         value=value,
-    )  # fmt: skip
+    )
     if found is None:
         return None
     buckets, total = found
@@ -143,10 +162,13 @@ def value_chart(
     live, the bucket holding now "live", later ones "future"."""
     ends = [*current.starts[1:], period.end]
     states = [
-        "future" if start >= period.elapsed_end else "live" if end > period.elapsed_end
+        "future"
+        if start >= period.elapsed_end
+        else "live"
+        if end > period.elapsed_end
         else "sealed"
         for start, end in zip(current.starts, ends, strict=True)
-    ]  # fmt: skip
+    ]
     comparison = None
     if previous is not None:
         size = len(current.starts)

@@ -31,8 +31,15 @@ from sessions_app.params import BadRequest
 from sessions_app.periods import API_PARAMETERS
 from sessions_app.permissions import ADMIN, SiteView
 
-TABLE_FIELDS = ["goal", "conversions", "visits", "visitors", "conversion_rate", "change",
-                "exact_from"]  # fmt: skip
+TABLE_FIELDS = [
+    "goal",
+    "conversions",
+    "visits",
+    "visitors",
+    "conversion_rate",
+    "change",
+    "exact_from",
+]
 
 
 class GoalWrite(serializers.Serializer):
@@ -151,9 +158,16 @@ class SiteGoalTable(SiteView):
         rows = goal_table.table_rows(table)
         if fmt == "csv":
             return _csv(rows, f"goals-{self.site.id}-{period.start:%Y%m%d}")
-        return Response({"start": period.start, "end": period.end, "filters": filters,
-                         "note": table.note, "pending_hours": table.pending_hours,
-                         "goals": rows})  # fmt: skip
+        return Response(
+            {
+                "start": period.start,
+                "end": period.end,
+                "filters": filters,
+                "note": table.note,
+                "pending_hours": table.pending_hours,
+                "goals": rows,
+            }
+        )
 
 
 def _csv(rows: list[dict[str, Any]], name: str) -> HttpResponse:

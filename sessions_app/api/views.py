@@ -290,8 +290,7 @@ class SiteReport(SiteView):
         report = result.current
         filtered = None
         if filters:  # the page's filtered answer: KPIs of the matching sessions
-            filtered = dashboard.dashboard_filtered(site=site, period=period,
-                                                    filters=filters)  # fmt: skip
+            filtered = dashboard.dashboard_filtered(site=site, period=period, filters=filters)
         return Response(
             {
                 "period": _period(result.period, report),

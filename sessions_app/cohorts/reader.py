@@ -84,8 +84,11 @@ class Reader:
     def _days(self, days: list[datetime]) -> dict[datetime, Sets]:
         found = {b: s for (_, b), s in self._read([("day", d) for d in days]).items()}
         recent = [d for d in days if d not in found and d >= self.now - timedelta(days=LIVE_DAYS)]
-        hours = [("hour", h) for d in recent for h in timebuckets.buckets_between(
-            d, timebuckets.next_start(d, "day"), "hour")]  # fmt: skip
+        hours = [
+            ("hour", h)
+            for d in recent
+            for h in timebuckets.buckets_between(d, timebuckets.next_start(d, "day"), "hour")
+        ]
         by_day: dict[datetime, list[Sets]] = {}
         for (_, hour), sets in self._read(hours).items():
             by_day.setdefault(timebuckets.floor(hour, "day"), []).append(sets)

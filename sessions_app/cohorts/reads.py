@@ -96,8 +96,11 @@ def answer_key(site_id: uuid.UUID, query: Query, now: datetime) -> str | None:
     erasures = ErasureRequest.objects.filter(site_id=site_id).aggregate(
         n=Count("pk"), at=Max("finished_at"), running=Count("pk", filter=~Q(state__in=finished))
     )
-    goals = sorted(Goal.objects.filter(site_id=site_id).values_list(
-        "pk", "digest", "backfill_state", "exact_from"))  # fmt: skip
+    goals = sorted(
+        Goal.objects.filter(site_id=site_id).values_list(
+            "pk", "digest", "backfill_state", "exact_from"
+        )
+    )
     # A running erasure or goal backfill rewrites the sets.
     if erasures["running"] or any(g[2] in (Goal.QUEUED, Goal.RUNNING) for g in goals):
         return None
@@ -110,14 +113,21 @@ def answer_key(site_id: uuid.UUID, query: Query, now: datetime) -> str | None:
     live_from = timebuckets.floor(now - timedelta(days=LIVE_DAYS), "day")
     states = BucketState.objects.filter(
         Q(granularity__in=("day", "month")) | Q(granularity="hour", bucket__gte=live_from),
-        site_id=site_id, bucket__gte=first, bucket__lt=end,
-    )  # fmt: skip
+        site_id=site_id,
+        bucket__gte=first,
+        bucket__lt=end,
+    )
     found = (
-        site_id, query.unit, query.starts, query.first_event, query.return_event,
+        site_id,
+        query.unit,
+        query.starts,
+        query.first_event,
+        query.return_event,
         timebuckets.floor(now, "hour"),
         states.aggregate(n=Count("pk"), s=Sum("seals"), v=Sum("version"), at=Max("sealed_at")),
-        erasures, goals,
-    )  # fmt: skip
+        erasures,
+        goals,
+    )
     return hashlib.sha256(repr(found).encode()).hexdigest()
 
 
@@ -157,22 +167,32 @@ def triangle(reader: Reader, query: Query) -> dict[str, Any]:
     for i, start in enumerate(query.starts):
         cohort = sets[i].users(query.first_event) - seen
         seen |= sets[i].users(query.first_event)
-        counts = [cohort.intersection_cardinality(later.users(query.return_event))
-                  for later in sets[i:]]  # fmt: skip
+        counts = [
+            cohort.intersection_cardinality(later.users(query.return_event)) for later in sets[i:]
+        ]
         size = len(cohort)
-        rows.append({
-            "start": start.isoformat(), "size": size, "counts": counts,
-            "percents": [round(100 * n / size, 1) if size else None for n in counts],
-        })  # fmt: skip
+        rows.append(
+            {
+                "start": start.isoformat(),
+                "size": size,
+                "counts": counts,
+                "percents": [round(100 * n / size, 1) if size else None for n in counts],
+            }
+        )
     return {
-        "unit": query.unit, "first_event": query.first_event,
-        "return_event": query.return_event, "cohorts": rows, "average": _average(rows),
+        "unit": query.unit,
+        "first_event": query.first_event,
+        "return_event": query.return_event,
+        "cohorts": rows,
+        "average": _average(rows),
         "incomplete": sorted(d.isoformat() for d in reader.incomplete),
-        "event_names": sorted(n for n in reader.seen_names - {ACTIVE}
-                              if not n.startswith(usersets.GOAL)),
-        "goals": query.goals, "note": query.note,
+        "event_names": sorted(
+            n for n in reader.seen_names - {ACTIVE} if not n.startswith(usersets.GOAL)
+        ),
+        "goals": query.goals,
+        "note": query.note,
         "first_label": query.goals.get(query.first_event, query.first_event),
-    }  # fmt: skip
+    }
 
 
 def _average(rows: list[dict[str, Any]]) -> list[float | None]:
@@ -228,11 +248,16 @@ def lifecycle(site_id: uuid.UUID, query: Query, *, now: datetime) -> dict[str, A
         new = now_active - seen
         seen |= now_active
         returning = now_active & was_active
-        rows.append({
-            "start": start.isoformat(), "new": len(new), "returning": len(returning),
-            "resurrecting": len(now_active - was_active - new),
-            "dormant": -len(was_active - now_active), "active": len(now_active),
-        })  # fmt: skip
+        rows.append(
+            {
+                "start": start.isoformat(),
+                "new": len(new),
+                "returning": len(returning),
+                "resurrecting": len(now_active - was_active - new),
+                "dormant": -len(was_active - now_active),
+                "active": len(now_active),
+            }
+        )
     return {"unit": query.unit, "periods": rows, "note": query.note}
 
 

@@ -24,10 +24,14 @@ SHADES = 10  # the triangle's cells are shaded in this many steps of their perce
 def _shaded(answer: dict[str, Any]) -> None:
     for row in answer["cohorts"]:
         row["cells"] = [
-            {"offset": k, "count": n, "percent": p,
-             "shade": 0 if p is None else min(SHADES, round(p / 100 * SHADES))}
+            {
+                "offset": k,
+                "count": n,
+                "percent": p,
+                "shade": 0 if p is None else min(SHADES, round(p / 100 * SHADES)),
+            }
             for k, (n, p) in enumerate(zip(row["counts"], row["percents"], strict=True))
-        ]  # fmt: skip
+        ]
 
 
 def _charts(answer: dict[str, Any], life: dict[str, Any], sticky: dict[str, Any] | None) -> Any:
@@ -57,15 +61,25 @@ def site_cohorts(request: HttpRequest, site: Site) -> HttpResponse:
         sticky = reads.stickiness(site.id, query, now=now) if query.unit != "day" else None
     except RangeError as exc:
         error = str(exc)
-    own = {"unit": params.get("unit") or "week", "first_event": params.get("first_event", ""),
-           "return_event": params.get("return_event", "")}  # fmt: skip
+    own = {
+        "unit": params.get("unit") or "week",
+        "first_event": params.get("first_event", ""),
+        "return_event": params.get("return_event", ""),
+    }
     asked = urlencode({**(query.period.params() if query else {}), **own})
     context = {
-        "site": site, "error": error, "answer": answer, "lifecycle": life,
-        "stickiness": sticky, "values": own, "units": reads.UNITS, "asked": asked,
+        "site": site,
+        "error": error,
+        "answer": answer,
+        "lifecycle": life,
+        "stickiness": sticky,
+        "values": own,
+        "units": reads.UNITS,
+        "asked": asked,
         "charts": _charts(answer, life, sticky) if answer and life else None,
-        "period": query.period if query else None, "range_note": query.note if query else "",
-    }  # fmt: skip
+        "period": query.period if query else None,
+        "range_note": query.note if query else "",
+    }
     return render(request, "sessions_app/cohorts.html", context, status=400 if error else 200)
 
 
@@ -86,11 +100,16 @@ def cohort_users(request: HttpRequest, site: Site) -> HttpResponse:
     except RangeError as exc:
         error = str(exc)
     context = {
-        "site": site, "error": error, "keys": keys, "total": total, "cap": MAX_KEYS_READ,
-        "query": query, "period": query.period if query else None,
+        "site": site,
+        "error": error,
+        "keys": keys,
+        "total": total,
+        "cap": MAX_KEYS_READ,
+        "query": query,
+        "period": query.period if query else None,
         "cohort_start": query.starts[_index(params, "cohort")] if keys and query else None,
         "back": urlencode({k: v for k, v in params.items() if k not in ("cohort", "offset")}),
-    }  # fmt: skip
+    }
     return render(request, "sessions_app/cohort_users.html", context, status=400 if error else 200)
 
 

@@ -329,8 +329,9 @@ def read_windowed(
     if not params:
         return []
     work = [(statement, p) for p in params]
-    done = execute_concurrent(cassandra_session(), work, concurrency=window,
-                              raise_on_first_error=True)  # fmt: skip
+    done = execute_concurrent(
+        cassandra_session(), work, concurrency=window, raise_on_first_error=True
+    )
     return [list(result) for _, result in done]
 
 

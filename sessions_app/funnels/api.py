@@ -47,9 +47,11 @@ class SiteFunnels(SiteView):
     def post(self, request: Request, site_id: uuid.UUID) -> Response:
         body = request.data if isinstance(request.data, dict) else {}
         funnel = defs.funnel_create(
-            site=self.site, name=body.get("name"), definition=body.get("definition"),
+            site=self.site,
+            name=body.get("name"),
+            definition=body.get("definition"),
             user=request.user,
-        )  # fmt: skip
+        )
         return Response(defs.funnel_json(funnel), status=201)
 
 

@@ -25,10 +25,12 @@ def _row(post: Any, n: int) -> dict[str, Any]:
         "kind": kind,
         "value": (value or "").strip(),
         "match": post.get(f"step-{n}-match") or "exact",
-        "prop": {"key": (post.get(f"prop-{n}-key") or "").strip(),
-                 "op": post.get(f"prop-{n}-op") or "eq",
-                 "value": post.get(f"prop-{n}-value") or ""},
-    }  # fmt: skip
+        "prop": {
+            "key": (post.get(f"prop-{n}-key") or "").strip(),
+            "op": post.get(f"prop-{n}-op") or "eq",
+            "value": post.get(f"prop-{n}-value") or "",
+        },
+    }
 
 
 def form_rows(post: Any) -> list[dict[str, Any]]:

@@ -190,9 +190,13 @@ def funnel_units(*, site: Site, version: FunnelVersion, start: datetime, end: da
     with gc_paused():
         for day in cold + live[-MAX_LIVE_DAYS:]:
             parts[day] = day_compute(
-                site=site, funnel=funnel, digest=digest, day=day, summarize=day_summary,
+                site=site,
+                funnel=funnel,
+                digest=digest,
+                day=day,
+                summarize=day_summary,
                 writes=writes,
-            )  # fmt: skip
+            )
         result.scanned = sum(part.scanned for part in parts.values())
         result.outcomes = _evaluate(funnel, parts, whole, start, end)
     for write in writes:
@@ -214,13 +218,15 @@ def _evaluate(
     steps = len(funnel.matchers)
     low, high = timebuckets.epoch_ms(start), timebuckets.epoch_ms(end)
     summaries: dict[datetime, DaySummary] = {
-        day: part.summary for day, part in parts.items()
+        day: part.summary
+        for day, part in parts.items()
         if part.summary is not None and day in whole
-    }  # fmt: skip
+    }
     partial = {
         day: [e for e in part.events if low <= e[2] < high]
-        for day, part in parts.items() if day not in summaries
-    }  # fmt: skip
+        for day, part in parts.items()
+        if day not in summaries
+    }
     group_of = _grouping(funnel)
     sources: Counter[tuple[str, str]] = Counter()
     for held in summaries.values():
@@ -324,16 +330,18 @@ def funnel_summary(
     shown = []
     for i, step in enumerate(steps):
         gaps = step_gaps(table, i) if i else np.zeros(0, np.int64)
-        shown.append({
-            "step": i + 1,
-            "label": step.get("label") or STEP_KINDS[step["kind"]].label(step),
-            "count": reached[i],
-            "dropped": reached[i] - (reached[i + 1] if i + 1 < len(steps) else reached[i]),
-            "from_first": _rate(reached[i], reached[0]),
-            "from_previous": _rate(reached[i], reached[i - 1] if i else reached[0]),
-            "median_s": percentile_s(gaps, 0.5),
-            "p90_s": percentile_s(gaps, 0.9),
-        })  # fmt: skip
+        shown.append(
+            {
+                "step": i + 1,
+                "label": step.get("label") or STEP_KINDS[step["kind"]].label(step),
+                "count": reached[i],
+                "dropped": reached[i] - (reached[i + 1] if i + 1 < len(steps) else reached[i]),
+                "from_first": _rate(reached[i], reached[0]),
+                "from_previous": _rate(reached[i], reached[i - 1] if i else reached[0]),
+                "median_s": percentile_s(gaps, 0.5),
+                "p90_s": percentile_s(gaps, 0.9),
+            }
+        )
     answer: dict[str, Any] = {
         "steps": shown,
         "trend": [

@@ -79,8 +79,12 @@ class DayPart:
                 len(self.events), 16
             ),
         }
-        head = {"users": list(users), "sessions": list(sessions), "dims": self.sessions,
-                "dimensions": split_names()}  # fmt: skip
+        head = {
+            "users": list(users),
+            "sessions": list(sessions),
+            "dims": self.sessions,
+            "dimensions": split_names(),
+        }
         return _PART.pack(b"fp", PART_FORMAT) + pack(columns, head)
 
     @classmethod
@@ -94,11 +98,16 @@ class DayPart:
         users, sessions, ids = head["users"], head["sessions"], columns["ids"].tobytes()
         events = [
             [users[u], sessions[s], t, uuid.UUID(bytes=ids[16 * i : 16 * i + 16]), m]
-            for i, (u, s, t, m) in enumerate(zip(
-                columns["user"].tolist(), columns["session"].tolist(),
-                columns["ts"].tolist(), columns["mask"].tolist(), strict=True,
-            ))
-        ]  # fmt: skip
+            for i, (u, s, t, m) in enumerate(
+                zip(
+                    columns["user"].tolist(),
+                    columns["session"].tolist(),
+                    columns["ts"].tolist(),
+                    columns["mask"].tolist(),
+                    strict=True,
+                )
+            )
+        ]
         return cls(day, events, head["dims"], scanned)
 
 
@@ -120,8 +129,13 @@ def day_scan(*, site: Site, funnel: Funnel, day: datetime) -> DayPart:
     spans: dict[Any, list[Any]] = {}
     with ThreadPoolExecutor(HOURS_AT_ONCE, thread_name_prefix="funnel-scan") as pool:
         whole_day = pool.submit(_day_dimensions, site.id, day)
-        scan = partial(_hour_scan, site_id=site.id, shards=shards, mask=funnel.masker(),
-                       track=funnel.session_window)  # fmt: skip
+        scan = partial(
+            _hour_scan,
+            site_id=site.id,
+            shards=shards,
+            mask=funnel.masker(),
+            track=funnel.session_window,
+        )
         for found, scanned, hour_spans in pool.map(scan, hours):
             part.events.extend(found)
             part.scanned += scanned
@@ -130,17 +144,22 @@ def day_scan(*, site: Site, funnel: Funnel, day: datetime) -> DayPart:
                 held[0], held[1] = min(held[0], first), max(held[1], last)
     matched = {e[1] for e in part.events}
     part.extents = {
-        str(sid): [driver_ms(first), driver_ms(last)] for sid, (first, last) in spans.items()
+        str(sid): [driver_ms(first), driver_ms(last)]
+        for sid, (first, last) in spans.items()
         if str(sid) in matched
-    }  # fmt: skip
+    }
     part.sessions = _dimensions(site.id, day, sorted(matched), whole_day.result())
     return part
 
 
 def _hour_scan(
-    hour: datetime, *, site_id: uuid.UUID, shards: dict[datetime, int],
-    mask: Callable[[dict[str, Any]], int], track: bool,
-) -> tuple[list[Match], int, dict[Any, list[Any]]]:  # fmt: skip
+    hour: datetime,
+    *,
+    site_id: uuid.UUID,
+    shards: dict[datetime, int],
+    mask: Callable[[dict[str, Any]], int],
+    track: bool,
+) -> tuple[list[Match], int, dict[Any, list[Any]]]:
     """The hour's rows matching a step, the rows read, and (if `track`: the session
     window) each session's first and last driver time."""
     found: list[Match] = []
@@ -281,9 +300,18 @@ def part_store(*, site_id: uuid.UUID, digest: str, part: DayPart, version: int) 
         return None
     return cassandra_session().execute_async(
         prepare(funnel_days.INSERT, idempotent=True, write=True),
-        (site_id, part.day, digest, version, part.encode(), part.summary.encode(PART_FORMAT),
-         orjson.dumps(part.summary.details()), part.scanned, ttl),
-    )  # fmt: skip
+        (
+            site_id,
+            part.day,
+            digest,
+            version,
+            part.encode(),
+            part.summary.encode(PART_FORMAT),
+            orjson.dumps(part.summary.details()),
+            part.scanned,
+            ttl,
+        ),
+    )
 
 
 def sealed_versions(site_id: uuid.UUID, days: list[datetime]) -> dict[datetime, int]:

@@ -74,8 +74,9 @@ def pack(columns: dict[str, np.ndarray], head: dict[str, Any]) -> bytes:
     for name, values in columns.items():
         low = int(values.min()) if values.size else 0
         span = int(values.max()) - low if values.size else 0
-        kind = next(t for t in (np.uint8, np.uint16, np.uint32, np.uint64)
-                    if span <= np.iinfo(t).max)  # fmt: skip
+        kind = next(
+            t for t in (np.uint8, np.uint16, np.uint32, np.uint64) if span <= np.iinfo(t).max
+        )
         specs.append([name, low, np.dtype(kind).str, list(values.shape), values.dtype.str])
         blobs.append((values - values.dtype.type(low)).astype(kind).tobytes())
     text = orjson.dumps({**head, "columns": specs})
@@ -179,8 +180,14 @@ class Outcomes:
         n = head["n"]
         if not n:
             return cls(steps)
-        return cls(steps, **found, vocab=head["vocab"], sources=[details],
-                   src=np.zeros(n, np.int32), pos=np.arange(n, dtype=np.int64))  # fmt: skip
+        return cls(
+            steps,
+            **found,
+            vocab=head["vocab"],
+            sources=[details],
+            src=np.zeros(n, np.int32),
+            pos=np.arange(n, dtype=np.int64),
+        )
 
     def detail(self, row: int) -> Detail:
         return self.sources[int(self.src[row])]()[int(self.pos[row])]
@@ -190,10 +197,18 @@ class Outcomes:
             return np.take(values, rows, axis=0)
 
         return Outcomes(
-            self.steps, pick(self.ident), pick(self.level), pick(self.times), pick(self.sub),
-            pick(self.tail), pick(self.dims), self.vocab, self.sources, pick(self.src),
+            self.steps,
+            pick(self.ident),
+            pick(self.level),
+            pick(self.times),
+            pick(self.sub),
+            pick(self.tail),
+            pick(self.dims),
+            self.vocab,
+            self.sources,
+            pick(self.src),
             pick(self.pos),
-        )  # fmt: skip
+        )
 
 
 def concat(parts: Sequence[Outcomes], steps: int) -> Outcomes:
@@ -218,9 +233,14 @@ def concat(parts: Sequence[Outcomes], steps: int) -> Outcomes:
         name: np.concatenate([getattr(p, name) for p in parts])
         for name in ("ident", "level", "times", "sub", "tail", "pos")
     }
-    return Outcomes(steps=steps, **joined, dims=np.concatenate(dims),
-                    vocab=[list(codes) for codes in vocab], sources=sources,
-                    src=np.concatenate(src))  # fmt: skip
+    return Outcomes(
+        steps=steps,
+        **joined,
+        dims=np.concatenate(dims),
+        vocab=[list(codes) for codes in vocab],
+        sources=sources,
+        src=np.concatenate(src),
+    )
 
 
 def best(table: Outcomes) -> Outcomes:
@@ -280,10 +300,14 @@ def trend(table: Outcomes) -> list[tuple[str, int, int]]:
     entered = np.bincount(days - first)
     converted = np.bincount(days - first, weights=table.level == table.steps)
     return [
-        (timebuckets.from_epoch_ms((first + i) * DAY_MS).date().isoformat(), int(n),
-         int(converted[i]))
-        for i, n in enumerate(entered.tolist()) if n
-    ]  # fmt: skip
+        (
+            timebuckets.from_epoch_ms((first + i) * DAY_MS).date().isoformat(),
+            int(n),
+            int(converted[i]),
+        )
+        for i, n in enumerate(entered.tolist())
+        if n
+    ]
 
 
 def breakdown_counts(table: Outcomes, dimension: int) -> dict[str, list[int]]:
@@ -326,16 +350,27 @@ class DaySummary:
 
     def encode(self, version: int) -> bytes:
         found = [orjson.dumps(self.events(i)) for i in range(len(self.groups))]
-        head = orjson.dumps({
-            "groups": self.groups, "dims": self.dims, "provisional": self.provisional_group,
-            "dimensions": split_names(),
-            "bounds": np.cumsum([len(f) for f in found]).tolist(),
-        })  # fmt: skip
+        head = orjson.dumps(
+            {
+                "groups": self.groups,
+                "dims": self.dims,
+                "provisional": self.provisional_group,
+                "dimensions": split_names(),
+                "bounds": np.cumsum([len(f) for f in found]).tolist(),
+            }
+        )
         settled, provisional = self.settled.encode(), self.provisional.encode()
-        return b"".join((
-            _MAGIC.pack(b"fs", version, len(head)), head, _HEAD.pack(len(settled)), settled,
-            _HEAD.pack(len(provisional)), provisional, *found,
-        ))  # fmt: skip
+        return b"".join(
+            (
+                _MAGIC.pack(b"fs", version, len(head)),
+                head,
+                _HEAD.pack(len(settled)),
+                settled,
+                _HEAD.pack(len(provisional)),
+                provisional,
+                *found,
+            )
+        )
 
     def details(self) -> list[list[Detail]]:
         return [self.settled.details(), self.provisional.details()]
@@ -362,6 +397,12 @@ class DaySummary:
             at += _HEAD.size
             tables.append(Outcomes.decode(view[at : at + length], steps, loader))
             at += length
-        return cls(tables[0], [tuple(g) for g in head["groups"]], tables[1],
-                   head["provisional"], head["dims"], stored=view[at:],
-                   bounds=head["bounds"])  # fmt: skip
+        return cls(
+            tables[0],
+            [tuple(g) for g in head["groups"]],
+            tables[1],
+            head["provisional"],
+            head["dims"],
+            stored=view[at:],
+            bounds=head["bounds"],
+        )

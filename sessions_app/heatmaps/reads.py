@@ -75,25 +75,35 @@ def token_check(token: str, *, site_id: uuid.UUID, salt: str, page: str) -> None
 
 
 def page_heat(
-    *, site_id: uuid.UUID, page: str, vp: str, start: datetime, end: datetime,
+    *,
+    site_id: uuid.UUID,
+    page: str,
+    vp: str,
+    start: datetime,
+    end: datetime,
     samples: bool = False,
-) -> tuple[heatmaps.Heat, Counter[str], int]:  # fmt: skip
+) -> tuple[heatmaps.Heat, Counter[str], int]:
     """The page's counts in one layout over [start, end) (the latest flagged clicks only
     if `samples`), its clicks in every layout, and the hours counted live."""
     wanted, live, shards = bucket_cover(site_id=site_id, start=start, end=end)
     counted_live = []
     for hour in live[-MAX_LIVE_HOURS:]:
-        found = hour_live(site_id=site_id, hour=hour, shards=shards.get(hour, 1),
-                          products=(HEATMAPS,))[HEATMAPS.name]  # fmt: skip
+        found = hour_live(
+            site_id=site_id, hour=hour, shards=shards.get(hour, 1), products=(HEATMAPS,)
+        )[HEATMAPS.name]
         counted_live.append({k: h for k, h in found.items() if k[0] == page})
     clicks = layout_clicks(site_id=site_id, buckets=wanted, page=page)
     for rows in counted_live:
         for (_, layout), heat in rows.items():
             clicks[layout] += heat.clicks
     heat = layout_merge(
-        site_id=site_id, buckets=wanted, page=page, vp=vp, samples=samples,
+        site_id=site_id,
+        buckets=wanted,
+        page=page,
+        vp=vp,
+        samples=samples,
         live=[rows[page, vp] for rows in counted_live if (page, vp) in rows],
-    )  # fmt: skip
+    )
     return heat, clicks, min(len(live), MAX_LIVE_HOURS)
 
 
@@ -126,9 +136,14 @@ def overlay_answer(
 
 
 def page_answer(
-    *, site_id: uuid.UUID, page: str, vp: str, days: int, now: datetime,
+    *,
+    site_id: uuid.UUID,
+    page: str,
+    vp: str,
+    days: int,
+    now: datetime,
     samples: bool = False,
-) -> tuple[dict[str, Any], heatmaps.Heat]:  # fmt: skip
+) -> tuple[dict[str, Any], heatmaps.Heat]:
     """The overlay's answer over the last `days` days (up to this hour), and the layout's
     counts it came from (with the latest flagged clicks if `samples`)."""
     if days not in DAYS:
@@ -142,9 +157,14 @@ def page_answer(
 
 
 def range_answer(
-    *, site_id: uuid.UUID, page: str, vp: str, start: datetime, end: datetime,
+    *,
+    site_id: uuid.UUID,
+    page: str,
+    vp: str,
+    start: datetime,
+    end: datetime,
     samples: bool = False,
-) -> tuple[dict[str, Any], heatmaps.Heat]:  # fmt: skip
+) -> tuple[dict[str, Any], heatmaps.Heat]:
     """A page's heatmap over [start, end) (the analyst's page: the period it asks for),
     and the layout's counts it came from (with the latest flagged clicks if `samples`)."""
     if not page.startswith("/") or len(page) > MAX_PAGE:

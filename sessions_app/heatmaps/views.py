@@ -53,10 +53,16 @@ def _samples(site: Site, frustrated: list[dict[str, Any]], samples: dict[str, An
     has a recording (its link opens the player at `ms`, the click's moment)."""
     for element in frustrated:
         element["sessions"] = [
-            {"at": timebuckets.from_epoch_ms(ms), "ms": ms, "event_id": event_id,
-             "session_id": session_id, "rage": rage, "dead": dead}
+            {
+                "at": timebuckets.from_epoch_ms(ms),
+                "ms": ms,
+                "event_id": event_id,
+                "session_id": session_id,
+                "rage": rage,
+                "dead": dead,
+            }
             for ms, event_id, session_id, _, rage, dead in samples.get(element["selector"], [])
-        ]  # fmt: skip
+        ]
     listed = [s for e in frustrated for s in e["sessions"]]  # 20 elements x 10: 200 at most
     recorded = replay_chunks.replays_found(
         site_id=site.id, session_ids=(s["session_id"] for s in listed)

@@ -188,8 +188,9 @@ def _backfill(goal: Goal, now: datetime, keep: Callable[[], bool]) -> dict[str, 
         source = Hour(site_id=site.id, start=hour, shards=shards)
         for product in BACKFILLED:  # the user sets' "goal:<id>" sets from the goals' count
             value, ttl = product.hour(source), aggregate_ttl("hour")
-            product.write(site_id=site.id, granularity="hour", bucket=hour, value=value, ttl=ttl,
-                          now=now)  # fmt: skip
+            product.write(
+                site_id=site.id, granularity="hour", bucket=hour, value=value, ttl=ttl, now=now
+            )
         step()
     for granularity in ("day", "month"):
         for bucket in above[granularity]:
@@ -207,9 +208,14 @@ def _rollup(site: Site, granularity: str, bucket: datetime, now: datetime) -> No
     )
     for product in BACKFILLED:
         found = product.read(site_id=site.id, granularity=CHILD[granularity], buckets=children)
-        product.write(site_id=site.id, granularity=granularity, bucket=bucket,
-                      value=product.merge(found, start=bucket), ttl=aggregate_ttl(granularity),
-                      now=now)  # fmt: skip
+        product.write(
+            site_id=site.id,
+            granularity=granularity,
+            bucket=bucket,
+            value=product.merge(found, start=bucket),
+            ttl=aggregate_ttl(granularity),
+            now=now,
+        )
 
 
 def _progress(goal_id: int, digest: str, keep: Callable[[], bool]) -> Callable[[], None]:

@@ -97,9 +97,15 @@ def sankey_layout(answer: dict[str, Any]) -> dict[str, Any]:
             suffix = _label_suffix(node)
             label = {"label": fit_label(node["page"], suffix), "suffix": suffix}
             placed[step, node["page"]] = {
-                **node, **label, "x": x, "y": y, "h": height, "out": y, "in": y,
+                **node,
+                **label,
+                "x": x,
+                "y": y,
+                "h": height,
+                "out": y,
+                "in": y,
                 "label_x": x + NODE_WIDTH + LABEL_GAP,
-            }  # fmt: skip
+            }
             y += max(height, LINE) + GAP
         bottom = max(bottom, y)
     steps = max(columns, default=0) + 1

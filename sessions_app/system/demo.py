@@ -111,9 +111,13 @@ class Visit:
     def leave(self) -> None:
         """The page is hidden: its web vitals go (not from a bot), then the page leave."""
         measured = vitals_props(
-            self.speeds, page=self.page, view_id=self.view_id, viewport=self.device.viewport,
-            loaded=self.loaded, clicked=self.clicked,
-        )  # fmt: skip
+            self.speeds,
+            page=self.page,
+            view_id=self.view_id,
+            viewport=self.device.viewport,
+            loaded=self.loaded,
+            clicked=self.clicked,
+        )
         if measured and "bot" not in self.device.agent.lower():
             self.add("custom", name=vitals.NAME, props=measured)
         height = self.layout()["height"][self.device.layout]

@@ -65,9 +65,14 @@ def _draw(rng: random.Random, median: float, factor: float) -> float:
 
 
 def vitals_props(
-    rng: random.Random, *, page: str, view_id: str, viewport: int, loaded: bool,
+    rng: random.Random,
+    *,
+    page: str,
+    view_id: str,
+    viewport: int,
+    loaded: bool,
     clicked: str | None,
-) -> dict[str, Any] | None:  # fmt: skip
+) -> dict[str, Any] | None:
     """The props of a page view's `$vitals` event (None for a page without speeds, or a
     view that measured nothing: an SPA step without a click or a shift)."""
     speed = SPEEDS.get(page)

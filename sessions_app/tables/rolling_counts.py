@@ -79,9 +79,15 @@ class RollingCount(Model):
 
 
 def upsert_params(
-    *, site_id: Any, user_key: str, granularity: str, period: Any, bucket: Any,
-    counts: dict[str, int], ttl: int,
-) -> tuple[Any, ...]:  # fmt: skip
+    *,
+    site_id: Any,
+    user_key: str,
+    granularity: str,
+    period: Any,
+    bucket: Any,
+    counts: dict[str, int],
+    ttl: int,
+) -> tuple[Any, ...]:
     """UPSERT's parameters: a user's counts of every event key in one sealed bucket."""
     return (site_id, user_key, granularity, period, bucket, sum(counts.values()), counts, ttl)
 

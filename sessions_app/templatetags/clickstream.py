@@ -174,8 +174,18 @@ def percent(value: float | None) -> str:
 # A page's own parameters the picker keeps besides the filters (heatmaps' layout, funnels'
 # breakdown, paths' anchor, activity's read strategy, cohorts' unit and events); a cursor
 # belongs to one answer.
-KEPT = ("vp", "breakdown", "from_page", "to_page", "step", "outcome", "strategy", "unit",
-        "first_event", "return_event")  # fmt: skip
+KEPT = (
+    "vp",
+    "breakdown",
+    "from_page",
+    "to_page",
+    "step",
+    "outcome",
+    "strategy",
+    "unit",
+    "first_event",
+    "return_event",
+)
 
 
 def page_period(context: template.Context) -> periods.Period:

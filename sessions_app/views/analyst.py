@@ -92,26 +92,38 @@ def dashboard(request: HttpRequest, site: Site) -> HttpResponse:
     shown = dashboard_filters.dashboard_context(
         site=site, period=period, params=query_params(request)
     )
-    context: dict[str, Any] = {"site": site, "period": period, "zone_note": zone_note,
-                               "metric": metric, "live_cap": MAX_LIVE_HOURS,
-                               "latest_zone": period.zone.key, **shown}  # fmt: skip
+    context: dict[str, Any] = {
+        "site": site,
+        "period": period,
+        "zone_note": zone_note,
+        "metric": metric,
+        "live_cap": MAX_LIVE_HOURS,
+        "latest_zone": period.zone.key,
+        **shown,
+    }
     try:
         result = period_report(site=site, period=period)
     except RangeError as exc:
         errors.append(str(exc))
     else:
         context.update(_dashboard_numbers(request, result, metric, shown["filtered"]))
-        context["goals"] = goal_table.dashboard_goals(site_id=site.id, period=period,
-            params=query_params(request), answer=shown["filtered"] or result)  # fmt: skip
+        context["goals"] = goal_table.dashboard_goals(
+            site_id=site.id,
+            period=period,
+            params=query_params(request),
+            answer=shown["filtered"] or result,
+        )
     context["error"] = "; ".join(errors)
     context["now"] = realtime.realtime_now(site_id=site.id, now=now)
     return render(request, "sessions_app/dashboard.html", context)
 
 
 def _dashboard_numbers(
-    request: HttpRequest, result: PeriodReport, metric: str,
+    request: HttpRequest,
+    result: PeriodReport,
+    metric: str,
     filtered: dashboard_filters.FilteredAnswer | None,
-) -> dict[str, Any]:  # fmt: skip
+) -> dict[str, Any]:
     """The dashboard's report, KPI cards (each a link that charts it), chart data; with
     filters, the filtered answer's KPIs, chart and breakdowns."""
     report = result.current

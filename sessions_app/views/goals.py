@@ -63,9 +63,15 @@ def _form(goal: Goal | None, post: Any = None) -> dict[str, Any]:
     step = goal.definition
     value, match = STEP_KINDS[step["kind"]].form_value(step)
     prop = (step.get("properties") or [{}])[0]
-    return {"name": goal.name, "kind": step["kind"], "value": value, "match": match,
-            "prop_key": prop.get("key", ""), "prop_op": prop.get("op", "eq"),
-            "prop_value": prop.get("value", "")}  # fmt: skip
+    return {
+        "name": goal.name,
+        "kind": step["kind"],
+        "value": value,
+        "match": match,
+        "prop_key": prop.get("key", ""),
+        "prop_op": prop.get("op", "eq"),
+        "prop_value": prop.get("value", ""),
+    }
 
 
 def _saved(request: HttpRequest, site: Site, goal: Goal | None) -> Goal:
@@ -141,8 +147,12 @@ def goal_delete(request: HttpRequest, site: Site, goal_id: int) -> HttpResponse:
     confirmed = request.method == "POST" and request.POST.get("confirm") == "yes"
     if not confirmed:
         error = "Tick the box to confirm the deletion." if request.method == "POST" else ""
-        context = {**_context(request, site, _form(goal), ""), "goal": goal,
-                   "label": goal_of(goal).label, "delete_error": error}  # fmt: skip
+        context = {
+            **_context(request, site, _form(goal), ""),
+            "goal": goal,
+            "label": goal_of(goal).label,
+            "delete_error": error,
+        }
         return render(request, "sessions_app/goal.html", context, status=400 if error else 200)
     goal_jobs.goal_delete(goal)
     return redirect("sessions_app:goals", site.id)

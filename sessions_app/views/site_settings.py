@@ -65,23 +65,30 @@ class SiteSettingsForm(forms.Form):
         "Update the snippet after a change.",
     )
     replay_sample = forms.IntegerField(
-        required=False, min_value=0, max_value=100, label="Replay sample (%)",
+        required=False,
+        min_value=0,
+        max_value=100,
+        label="Replay sample (%)",
         help_text="Percent of visitors recorded (a visitor's sessions are all in or all out).",
-    )  # fmt: skip
+    )
     replay_mask_text = forms.BooleanField(
-        required=False, label="Mask all text in replays",
+        required=False,
+        label="Mask all text in replays",
         help_text="Every text of the page shows as * in replays, not only data-cs-mask elements.",
-    )  # fmt: skip
+    )
     replay_exclude = forms.CharField(
-        required=False, label="Pages never recorded",
+        required=False,
+        label="Pages never recorded",
         help_text="Path patterns, one a line or comma-separated; * matches anything, "
         "e.g. /account/*",
-    )  # fmt: skip
+    )
     replay_retention_days = forms.IntegerField(
-        required=False, min_value=1, max_value=REPLAY_RETENTION_MAX_DAYS,
+        required=False,
+        min_value=1,
+        max_value=REPLAY_RETENTION_MAX_DAYS,
         label="Keep replays (days)",
         help_text="Replays older than this are deleted (1-365).",
-    )  # fmt: skip
+    )
     time_zone = forms.CharField(
         required=False,
         max_length=64,
@@ -158,8 +165,13 @@ def site_settings(request: HttpRequest, site: Site) -> HttpResponse:
         form = SiteSettingsForm(initial=_initial(site))
     base = request.build_absolute_uri("/").rstrip("/")
     members = site.memberships.select_related("user").order_by("user__username")
-    context = {"site": site, "base": base, "members": members, "form": form,
-               "zone_names": periods.zone_names()}  # fmt: skip
+    context = {
+        "site": site,
+        "base": base,
+        "members": members,
+        "form": form,
+        "zone_names": periods.zone_names(),
+    }
     return render(request, "sessions_app/site.html", context, status=status)
 
 

@@ -46,8 +46,9 @@ class SiteVitals(SiteView):
         sort = reads.sort_parse(request.query_params)
         summary = reads.summary_answer(site_id=self.site.id, period=period, filters=filters)
         pages = reads.pages_answer(site_id=self.site.id, period=period, filters=filters, sort=sort)
-        return Response({**summary, "pages": pages["pages"], "more_pages": pages["more"],
-                         "sort": sort})  # fmt: skip
+        return Response(
+            {**summary, "pages": pages["pages"], "more_pages": pages["more"], "sort": sort}
+        )
 
 
 class SitePageVitals(SiteView):

@@ -26,7 +26,7 @@ from sessions_app.aggregates.vitals_packed import (
     measured_merge,
     measured_of,
     packed_quantile,
-)  # fmt: skip
+)
 from sessions_app.aggregates.vitals_rows import level_futures, level_rows, live_counted
 from sessions_app.core import timebuckets
 from sessions_app.core.bounds import RangeError
@@ -119,19 +119,29 @@ def _matches(key: Key, filters: Mapping[str, str]) -> bool:
 
 
 def ranged(
-    *, site_id: uuid.UUID, start: datetime, end: datetime, zone: Any, grain: str,
-    filters: Mapping[str, str], by_page: bool, page: str | None = None,
-) -> Ranged:  # fmt: skip
+    *,
+    site_id: uuid.UUID,
+    start: datetime,
+    end: datetime,
+    zone: Any,
+    grain: str,
+    filters: Mapping[str, str],
+    by_page: bool,
+    page: str | None = None,
+) -> Ranged:
     """The period's vitals per chart bucket: the site's (by_page False) or each page's."""
     span = Span(start, end, zone, grain)
-    return spans_read(site_id=site_id, spans=[span], filters=filters, by_page=by_page,
-                      page=page)[0]  # fmt: skip
+    return spans_read(site_id=site_id, spans=[span], filters=filters, by_page=by_page, page=page)[0]
 
 
 def spans_read(
-    *, site_id: uuid.UUID, spans: list[Span], filters: Mapping[str, str], by_page: bool,
+    *,
+    site_id: uuid.UUID,
+    spans: list[Span],
+    filters: Mapping[str, str],
+    by_page: bool,
     page: str | None = None,
-) -> list[Ranged]:  # fmt: skip
+) -> list[Ranged]:
     """Each span's vitals per chart bucket, read together: one query for the bucket
     states of them all, then every stored partition's query in flight at once (one a
     partition: `range_cover`'s sealed days, else sealed hours), the live hours counted
@@ -144,8 +154,9 @@ def spans_read(
     live: list[tuple[int, datetime]] = []  # (chart bucket, hour)
     for n, (span, cut) in enumerate(zip(spans, edges, strict=True)):
         for low, high in itertools.pairwise(cut):
-            wanted, hours = range_cover(max(low, span.start), min(high, span.end), sealed,
-                                        known, now)  # fmt: skip
+            wanted, hours = range_cover(
+                max(low, span.start), min(high, span.end), sealed, known, now
+            )
             live.extend((len(units), h) for h in hours)
             units.append(wanted)
             owner.append(n)
@@ -156,8 +167,11 @@ def spans_read(
     counted: list[int] = [0 for _ in spans]
     for i, hour in _latest(live, owner):
         stored = live_counted(site_id=site_id, hour=hour, shards=shards.get(hour, 1))
-        found = [(key, measured_of(cell)) for (lv, key), cell in stored.items()
-                 if lv == level and (page is None or key[0] == page)]  # fmt: skip
+        found = [
+            (key, measured_of(cell))
+            for (lv, key), cell in stored.items()
+            if lv == level and (page is None or key[0] == page)
+        ]
         _add(gathered[i], found, filters, by_page)
         counted[owner[i]] += 1
     for i, wanted in enumerate(units):
@@ -183,9 +197,11 @@ def _latest(live: list[tuple[int, datetime]], owner: list[int]) -> list[tuple[in
 
 
 def _add(
-    into: dict[str, list[Measured]], rows: Iterable[tuple[Key, Measured]],
-    filters: Mapping[str, str], by_page: bool,
-) -> None:  # fmt: skip
+    into: dict[str, list[Measured]],
+    rows: Iterable[tuple[Key, Measured]],
+    filters: Mapping[str, str],
+    by_page: bool,
+) -> None:
     """Gather the matching rows by page (or all as ""), to be merged at once."""
     for key, cell in rows:
         if not filters or _matches(key, filters):
@@ -202,16 +218,25 @@ def metric_summary(cell: Measured | None, before: Measured | None = None) -> lis
         n = sum(ratings)
         p75 = packed_quantile(cell.sketches.get(metric.name), Q) if cell else None
         old = packed_quantile(before.sketches.get(metric.name), Q) if before else None
-        out.append({
-            "name": metric.name, "title": metric.title, "unit": metric.unit,
-            "good_max": metric.good, "poor_above": metric.poor,
-            "p75": _round(metric, p75), "n": n,
-            "rating": None if p75 is None else ("good", "ni", "poor")[vitals.rating(metric, p75)],
-            "good": ratings[0] / n if n else None, "ni": ratings[1] / n if n else None,
-            "poor": ratings[2] / n if n else None,
-            "previous_p75": _round(metric, old),
-            "change": (p75 - old) / old if p75 is not None and old else None,
-        })  # fmt: skip
+        out.append(
+            {
+                "name": metric.name,
+                "title": metric.title,
+                "unit": metric.unit,
+                "good_max": metric.good,
+                "poor_above": metric.poor,
+                "p75": _round(metric, p75),
+                "n": n,
+                "rating": None
+                if p75 is None
+                else ("good", "ni", "poor")[vitals.rating(metric, p75)],
+                "good": ratings[0] / n if n else None,
+                "ni": ratings[1] / n if n else None,
+                "poor": ratings[2] / n if n else None,
+                "previous_p75": _round(metric, old),
+                "change": (p75 - old) / old if p75 is not None and old else None,
+            }
+        )
     return out
 
 
@@ -233,10 +258,12 @@ def summary_answer(
     current, *earlier = spans_read(site_id=site_id, spans=spans, filters=filters, by_page=False)
     before_cell = earlier[0].total().get("") if earlier else None
     trend = {
-        m.name: [_round(m, packed_quantile(b[""].sketches.get(m.name), Q)) if "" in b else None
-                 for b in current.buckets]
+        m.name: [
+            _round(m, packed_quantile(b[""].sketches.get(m.name), Q)) if "" in b else None
+            for b in current.buckets
+        ]
         for m in METRICS
-    }  # fmt: skip
+    }
     return {
         "metrics": metric_summary(current.total().get(""), before_cell),
         "trend": {
@@ -255,24 +282,49 @@ def pages_answer(
 ) -> dict[str, Any]:
     """Pages by their p75 of `sort`, worst first (those without it last), at most
     MAX_PAGES_SHOWN; each with every metric's p75 and rating."""
-    found = ranged(site_id=site_id, start=period.start, end=period.end, zone=period.zone,
-                   grain=period.grain, filters=filters, by_page=True)  # fmt: skip
+    found = ranged(
+        site_id=site_id,
+        start=period.start,
+        end=period.end,
+        zone=period.zone,
+        grain=period.grain,
+        filters=filters,
+        by_page=True,
+    )
     rows = []
     for page, cell in found.total().items():
         metrics = {m["name"]: m for m in metric_summary(cell)}
         rows.append({"page": page, "n": max(m["n"] for m in metrics.values()), "metrics": metrics})
-    rows.sort(key=lambda r: (r["metrics"][sort]["p75"] is None, -(r["metrics"][sort]["p75"] or 0),
-                             r["page"]))  # fmt: skip
-    return {"pages": rows[:MAX_PAGES_SHOWN], "more": max(0, len(rows) - MAX_PAGES_SHOWN),
-            "sort": sort, "live_hours": found.live_hours, "filters": dict(filters)}  # fmt: skip
+    rows.sort(
+        key=lambda r: (
+            r["metrics"][sort]["p75"] is None,
+            -(r["metrics"][sort]["p75"] or 0),
+            r["page"],
+        )
+    )
+    return {
+        "pages": rows[:MAX_PAGES_SHOWN],
+        "more": max(0, len(rows) - MAX_PAGES_SHOWN),
+        "sort": sort,
+        "live_hours": found.live_hours,
+        "filters": dict(filters),
+    }
 
 
 def page_answer(
     *, site_id: uuid.UUID, period: Period, filters: Mapping[str, str], page: str
 ) -> dict[str, Any]:
     """One page's cards and its worst elements per metric (LCP, INP, CLS)."""
-    found = ranged(site_id=site_id, start=period.start, end=period.end, zone=period.zone,
-                   grain=period.grain, filters=filters, by_page=True, page=page)  # fmt: skip
+    found = ranged(
+        site_id=site_id,
+        start=period.start,
+        end=period.end,
+        zone=period.zone,
+        grain=period.grain,
+        filters=filters,
+        by_page=True,
+        page=page,
+    )
     cell = found.total().get(page)
     elements = {}
     for name in vitals.ELEMENT_OF:
@@ -281,8 +333,13 @@ def page_answer(
             {"element": label, "times": int(n), "poor": int(poor), "mean": round(total / n, 3)}
             for label, (n, poor, total) in listed
         ]
-    return {"page": page, "metrics": metric_summary(cell), "elements": elements,
-            "live_hours": found.live_hours, "filters": dict(filters)}  # fmt: skip
+    return {
+        "page": page,
+        "metrics": metric_summary(cell),
+        "elements": elements,
+        "live_hours": found.live_hours,
+        "filters": dict(filters),
+    }
 
 
 def _iso(value: datetime) -> str:

@@ -41,18 +41,24 @@ def cards(metrics: list[dict[str, Any]]) -> list[dict[str, Any]]:
     shown = []
     for m in metrics:
         change = m["change"]
-        shown.append({
-            **m, "p75_text": value_text(m["unit"], m["p75"]),
-            "previous_text": value_text(m["unit"], m["previous_p75"]),
-            "good_text": _percent(m["good"]), "ni_text": _percent(m["ni"]),
-            "poor_text": _percent(m["poor"]),
-            "rating_text": RATING_WORDS.get(m["rating"] or "", "No data"),
-            "change_text": "" if change is None else f"{change * 100:+.1f}%".replace("-", "\u2212"),
-            "better": None if not change else change < 0,
-            "good_max_text": value_text(m["unit"], m["good_max"]),
-            "poor_above_text": value_text(m["unit"], m["poor_above"]),
-            "bar": _bar(m),
-        })  # fmt: skip
+        shown.append(
+            {
+                **m,
+                "p75_text": value_text(m["unit"], m["p75"]),
+                "previous_text": value_text(m["unit"], m["previous_p75"]),
+                "good_text": _percent(m["good"]),
+                "ni_text": _percent(m["ni"]),
+                "poor_text": _percent(m["poor"]),
+                "rating_text": RATING_WORDS.get(m["rating"] or "", "No data"),
+                "change_text": ""
+                if change is None
+                else f"{change * 100:+.1f}%".replace("-", "\u2212"),
+                "better": None if not change else change < 0,
+                "good_max_text": value_text(m["unit"], m["good_max"]),
+                "poor_above_text": value_text(m["unit"], m["poor_above"]),
+                "bar": _bar(m),
+            }
+        )
     return shown
 
 
@@ -61,8 +67,14 @@ def _bar(m: dict[str, Any]) -> list[dict[str, Any]]:
     x, parts = 0.0, []
     for key, colour in (("good", "#0a7a3f"), ("ni", "#b54708"), ("poor", "#c01048")):
         width = (m[key] or 0) * 100
-        parts.append({"x": f"{x:.2f}", "w": f"{width:.2f}", "fill": colour,
-                      "label": f"{RATING_WORDS[key]}: {_percent(m[key])}"})  # fmt: skip
+        parts.append(
+            {
+                "x": f"{x:.2f}",
+                "w": f"{width:.2f}",
+                "fill": colour,
+                "label": f"{RATING_WORDS[key]}: {_percent(m[key])}",
+            }
+        )
         x += width
     return parts
 
@@ -83,13 +95,21 @@ def _context(site: Site, params: dict[str, str]) -> dict[str, Any]:
     try:
         period, filters = _asked(site, params)
         return {
-            "site": site, "period": period, "filters": filters, "devices": DEVICES,
+            "site": site,
+            "period": period,
+            "filters": filters,
+            "devices": DEVICES,
             "range": urlencode(period.params()),
             "filter_query": urlencode(filters),
-        }  # fmt: skip
+        }
     except RangeError as exc:
-        return {"site": site, "period": period, "error": str(exc), "filters": {},
-                "devices": DEVICES}  # fmt: skip
+        return {
+            "site": site,
+            "period": period,
+            "error": str(exc),
+            "filters": {},
+            "devices": DEVICES,
+        }
 
 
 @site_page()
@@ -102,17 +122,26 @@ def site_performance(request: HttpRequest, site: Site) -> HttpResponse:
         try:
             sort = reads.sort_parse(params)
             period, filters = context["period"], context["filters"]
-            context["summary"] = reads.summary_answer(site_id=site.id, period=period,
-                                                      filters=filters)  # fmt: skip
-            context["pages"] = reads.pages_answer(site_id=site.id, period=period,
-                                                  filters=filters, sort=sort)  # fmt: skip
+            context["summary"] = reads.summary_answer(
+                site_id=site.id, period=period, filters=filters
+            )
+            context["pages"] = reads.pages_answer(
+                site_id=site.id, period=period, filters=filters, sort=sort
+            )
             context["cards"] = cards(context["summary"]["metrics"])
             context["rows"] = page_rows(context["pages"])
-            context["trend"] = {**context["summary"]["trend"],
-                                "metrics": {m["name"]: {"label": m["title"], "unit": m["unit"],
-                                                        "good": m["good_max"],
-                                                        "poor": m["poor_above"]}
-                                            for m in context["summary"]["metrics"]}}  # fmt: skip
+            context["trend"] = {
+                **context["summary"]["trend"],
+                "metrics": {
+                    m["name"]: {
+                        "label": m["title"],
+                        "unit": m["unit"],
+                        "good": m["good_max"],
+                        "poor": m["poor_above"],
+                    }
+                    for m in context["summary"]["metrics"]
+                },
+            }
             context["sort"] = sort
             context["compared"] = period.comparison() is not None
         except RangeError as exc:
@@ -136,10 +165,13 @@ def site_performance_page(request: HttpRequest, site: Site) -> HttpResponse:
             context["cards"] = cards(detail["metrics"])
             units = {m.name: m.unit for m in reads.METRICS}
             context["elements"] = [
-                {"metric": m, "title": reads.vitals.BY_NAME[m].title,
-                 "rows": [{**e, "mean_text": value_text(units[m], e["mean"])} for e in found]}
+                {
+                    "metric": m,
+                    "title": reads.vitals.BY_NAME[m].title,
+                    "rows": [{**e, "mean_text": value_text(units[m], e["mean"])} for e in found],
+                }
                 for m, found in detail["elements"].items()
-            ]  # fmt: skip
+            ]
         except RangeError as exc:
             context["error"] = str(exc)
     status = 400 if context.get("error") else 200
@@ -170,8 +202,12 @@ def pages_csv(answer: dict[str, Any]) -> str:
         cells: list[Any] = [csv_cell(row["page"]), row["n"]]
         for m in reads.METRICS:
             shown = row["metrics"][m.name]
-            cells += [csv_cell(shown["p75"]), csv_cell(shown["good"]), csv_cell(shown["poor"]),
-                      shown["n"]]  # fmt: skip
+            cells += [
+                csv_cell(shown["p75"]),
+                csv_cell(shown["good"]),
+                csv_cell(shown["poor"]),
+                shown["n"],
+            ]
         writer.writerow(cells)
     return buffer.getvalue()
 
@@ -182,8 +218,9 @@ def site_performance_csv(request: HttpRequest, site: Site) -> HttpResponse:
     params = query_params(request)
     try:
         period, filters = _asked(site, params)
-        answer = reads.pages_answer(site_id=site.id, period=period, filters=filters,
-                                    sort=reads.sort_parse(params))  # fmt: skip
+        answer = reads.pages_answer(
+            site_id=site.id, period=period, filters=filters, sort=reads.sort_parse(params)
+        )
     except RangeError as exc:
         return HttpResponse(f"{exc}\n", status=400, content_type="text/plain; charset=utf-8")
     response = HttpResponse(pages_csv(answer), content_type="text/csv; charset=utf-8")

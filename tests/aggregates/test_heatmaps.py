@@ -80,8 +80,12 @@ def _visits() -> Span:
     send(client, site, visit(rng, "bot", now - timedelta(hours=3)), BOT)
     seal_everything(site, timezone.now())
     for i in range(5):  # late visits: their sealed hours reopen and reseal
-        send(client, site, visit(rng, f"late{i}", now - timedelta(hours=rng.randrange(3, 20))),
-             AGENTS[0])  # fmt: skip
+        send(
+            client,
+            site,
+            visit(rng, f"late{i}", now - timedelta(hours=rng.randrange(3, 20))),
+            AGENTS[0],
+        )
     assert BucketState.objects.filter(site=site, state="reopened").exists()
     seal_everything(site, timezone.now())
     start = timebuckets.floor(now - timedelta(hours=32), "hour")
@@ -108,23 +112,31 @@ def test_every_sealed_hour_and_day_equals_a_recount_of_its_raw_rows(site, visits
     whole = [d for d in by_day if d >= start and timebuckets.next_start(d, "day") <= end]
     for day in whole:
         (stored,) = heatmap_rows.buckets_read(site_id=site.id, buckets=[("day", day)])
-        hours = [recount(list(sources.site_bucket_rows(site_id=site.id, hour=h, shards=4)))
-                 for h in timebuckets.buckets_between(day, timebuckets.next_start(day, "day"),
-                                                      "hour")]  # fmt: skip
+        hours = [
+            recount(list(sources.site_bucket_rows(site_id=site.id, hour=h, shards=4)))
+            for h in timebuckets.buckets_between(day, timebuckets.next_start(day, "day"), "hour")
+        ]
         summed: dict[tuple[str, str], dict[str, Any]] = {}
         for counted in hours:
             for key, heat in counted.items():
-                empty = {"clicks": 0, "cells": {}, "elements": {}, "spots": {}, "scroll": {},
-                         "folds": {}, "samples": {}}  # fmt: skip
+                empty = {
+                    "clicks": 0,
+                    "cells": {},
+                    "elements": {},
+                    "spots": {},
+                    "scroll": {},
+                    "folds": {},
+                    "samples": {},
+                }
                 into = summed.setdefault(key, plain(empty))
                 into["clicks"] += heat["clicks"]
                 for name in ("cells", "scroll", "folds"):
                     into[name] = dict(Counter(into[name]) + Counter(heat[name]))
                 for label, c in heat["elements"].items():
                     into["elements"][label] = [
-                        a + b for a, b in zip(into["elements"].get(label, [0, 0, 0]), c,
-                                              strict=True)
-                    ]  # fmt: skip
+                        a + b
+                        for a, b in zip(into["elements"].get(label, [0, 0, 0]), c, strict=True)
+                    ]
                 for label, c in heat["spots"].items():
                     into["spots"][label] = dict(Counter(into["spots"].get(label, {})) + Counter(c))
                 for label, found in heat["samples"].items():
@@ -152,8 +164,16 @@ def test_a_bad_position_or_flag_is_rejected_naming_its_field(client, db):
         if kind == "click":
             extra["element"] = {"tag": "p"}
         events.append(event(now - timedelta(seconds=i), kind=kind, anon=f"bad{i}", **extra))
-    good = event(now, kind="click", anon="good", element={"tag": "p"}, viewport=800,
-                 pos={"x": 0.25, "y": 300, "ex": 0.5, "ey": 0.5}, rage=True, dead=True)  # fmt: skip
+    good = event(
+        now,
+        kind="click",
+        anon="good",
+        element={"tag": "p"},
+        viewport=800,
+        pos={"x": 0.25, "y": 300, "ex": 0.5, "ey": 0.5},
+        rage=True,
+        dead=True,
+    )
     response = post(client, site, [*events, good], REMOTE_ADDR="8.8.8.8")
     assert response.status_code == 200, response.content
     body = response.json()
@@ -168,8 +188,9 @@ def test_a_bad_position_or_flag_is_rejected_naming_its_field(client, db):
 OVERLAY = "/api/heatmap"
 
 
-def overlay_get(client, token: str | None, *, origin: str | None = "https://shop.example",
-                **params: str):  # fmt: skip
+def overlay_get(
+    client, token: str | None, *, origin: str | None = "https://shop.example", **params: str
+):
     headers = {"HTTP_ORIGIN": origin} if origin else {}
     if token is not None:
         headers["HTTP_AUTHORIZATION"] = f"Bearer {token}"
@@ -188,8 +209,11 @@ def test_the_overlay_reads_one_pages_heatmap_with_its_token(client, site, visits
     assert response["Access-Control-Allow-Origin"] == "https://shop.example"
     body = response.json()
     start, end = (datetime.fromisoformat(body[k].replace("Z", "+00:00")) for k in ("start", "end"))
-    rows = [r for h in timebuckets.buckets_between(start, end, "hour")
-            for r in sources.site_bucket_rows(site_id=site.id, hour=h, shards=4)]  # fmt: skip
+    rows = [
+        r
+        for h in timebuckets.buckets_between(start, end, "hour")
+        for r in sources.site_bucket_rows(site_id=site.id, hour=h, shards=4)
+    ]
     want = recount(rows).get(("/pricing", ">1024"))
     # Scroll: each page view once per hour it sent readings in (its deepest there).
     hourly = Counter()
@@ -273,12 +297,27 @@ def test_the_heatmaps_page_shows_frustration_scroll_and_view_on_page(client, ana
 
 def test_the_timeline_marks_rage_and_dead_clicks(client, analyst, site, visits):
     start, end = visits
-    rows = [r for h in timebuckets.buckets_between(start, end, "hour")
-            for r in sources.site_bucket_rows(site_id=site.id, hour=h, shards=4)]  # fmt: skip
-    flagged = [r for r in rows if r["type"] == "click" and r["layout"]
-               and '"rage":true' in r["layout"] and '"dead":true' not in r["layout"]]  # fmt: skip
-    plain_click = next(r for r in rows if r["type"] == "click" and r["layout"]
-                       and "rage" not in r["layout"] and "dead" not in r["layout"])  # fmt: skip
+    rows = [
+        r
+        for h in timebuckets.buckets_between(start, end, "hour")
+        for r in sources.site_bucket_rows(site_id=site.id, hour=h, shards=4)
+    ]
+    flagged = [
+        r
+        for r in rows
+        if r["type"] == "click"
+        and r["layout"]
+        and '"rage":true' in r["layout"]
+        and '"dead":true' not in r["layout"]
+    ]
+    plain_click = next(
+        r
+        for r in rows
+        if r["type"] == "click"
+        and r["layout"]
+        and "rage" not in r["layout"]
+        and "dead" not in r["layout"]
+    )
     row = flagged[0]
     html = client.get(f"/sites/{site.id}/sessions/{row['session_id']}/").content.decode()
     marked = re.search(rf'id="event-{row["event_id"]}".*?</tr>', html, re.S).group(0)
@@ -296,9 +335,22 @@ def test_who_clicked_in_rage_ends_with_the_raw_rows(client, db):
     hour = timebuckets.floor(timezone.now() - timedelta(hours=3), "hour")
     at = hour + timedelta(minutes=10)
     element = {"tag": "button", "selector": "button#buy"}
-    send(client, site, [event(at, anon="r1"),
-                        event(at + timedelta(seconds=5), kind="click", anon="r1", element=element,
-                              pos={"x": 0.5, "y": 10}, rage=True)], AGENTS[0])  # fmt: skip
+    send(
+        client,
+        site,
+        [
+            event(at, anon="r1"),
+            event(
+                at + timedelta(seconds=5),
+                kind="click",
+                anon="r1",
+                element=element,
+                pos={"x": 0.5, "y": 10},
+                rage=True,
+            ),
+        ],
+        AGENTS[0],
+    )
     assert seal.bucket_seal(site_id=site.id, hour=hour, now=timezone.now())
     read = prepare(
         "SELECT samples, TTL(samples) AS left, TTL(counts) AS kept FROM {ks}.bucket_heatmaps"

@@ -63,12 +63,19 @@ def _ingest(site, now: datetime, seed: int = 37) -> None:
             url = f"https://shop.example/p{rng.randrange(4)}?utm_source={source}"
             extra = {"name": name} if kind == "custom" else {}
             if at < now - timedelta(seconds=5):
-                beacons.append((at, event(at, kind="pageview" if step == 0 else kind,
-                                          anon=anon, url=url, **extra)))  # fmt: skip
+                beacons.append(
+                    (
+                        at,
+                        event(
+                            at, kind="pageview" if step == 0 else kind, anon=anon, url=url, **extra
+                        ),
+                    )
+                )
             at += timedelta(seconds=rng.choice([3, 40, 400, 1100]))
     for at, body in sorted(beacons, key=lambda b: b[0]):
-        events_record(source=Source(site=site, received_at=at + timedelta(seconds=2)),
-                      raw_events=[body])  # fmt: skip
+        events_record(
+            source=Source(site=site, received_at=at + timedelta(seconds=2)), raw_events=[body]
+        )
 
 
 def _raw(site, now: datetime) -> list[dict]:
@@ -188,14 +195,18 @@ def test_every_kpi_of_drawn_ranges_zones_and_comparisons_equals_a_recount(site, 
     )
     def check(offset: int, hours: int, zone: str, compare: str) -> None:
         start = timebuckets.floor(now, "hour") - timedelta(hours=offset)
-        params = {"start": start.isoformat(), "end": (start + timedelta(hours=hours)).isoformat(),
-                  "compare": compare}  # fmt: skip
+        params = {
+            "start": start.isoformat(),
+            "end": (start + timedelta(hours=hours)).isoformat(),
+            "compare": compare,
+        }
         period = period_param(params, zone=ZoneInfo(zone), now=now)
         result = period_report(site=site, period=period)
         current = result.current
         many = len(current["buckets"]) > 1
-        assert_kpis(result.kpis, brute(rows, current["start"], current["end"]),
-                    exact_visitors=not many)  # fmt: skip
+        assert_kpis(
+            result.kpis, brute(rows, current["start"], current["end"]), exact_visitors=not many
+        )
         for bucket, following in zip(current["buckets"], current["buckets"][1:], strict=False):
             expected = brute(rows, bucket.bucket, following.bucket)
             # a day of hours merges their sketches: exact only when one hour had visitors
@@ -209,8 +220,9 @@ def test_every_kpi_of_drawn_ranges_zones_and_comparisons_equals_a_recount(site, 
         assert before is not None and result.comparison is not None
         assert result.previous is not None
         cut = min(timebuckets.ceil(before.elapsed_end, "hour"), result.comparison["end"])
-        assert_kpis(result.previous, brute(rows, result.comparison["start"], cut),
-                    exact_visitors=False)  # fmt: skip
+        assert_kpis(
+            result.previous, brute(rows, result.comparison["start"], cut), exact_visitors=False
+        )
 
     check()
 
@@ -245,14 +257,18 @@ def test_a_visit_that_goes_on_after_its_start_hour_sealed_reopens_it(db):
     now = timezone.now()
     hour = timebuckets.floor(now - timedelta(hours=4), "hour")
     first = hour + timedelta(minutes=50)
-    events_record(source=Source(site=site, received_at=first),
-                  raw_events=[event(first, anon="late", url="https://shop.example/a")])  # fmt: skip
+    events_record(
+        source=Source(site=site, received_at=first),
+        raw_events=[event(first, anon="late", url="https://shop.example/a")],
+    )
     assert seal.bucket_seal(site_id=site.id, hour=hour, now=now)
     stored = seal.PRODUCTS[-1].read(site_id=site.id, granularity="hour", buckets=[hour])
     assert totals.kpis_of(stored[0]).bounces == 1
     later = first + timedelta(minutes=25)  # the next hour, the same visit
-    events_record(source=Source(site=site, received_at=later + timedelta(seconds=1)),
-                  raw_events=[event(later, anon="late", url="https://shop.example/b")])  # fmt: skip
+    events_record(
+        source=Source(site=site, received_at=later + timedelta(seconds=1)),
+        raw_events=[event(later, anon="late", url="https://shop.example/b")],
+    )
     state = BucketState.objects.get(site=site, granularity="hour", bucket=hour)
     assert state.state == BucketState.REOPENED
     seal_due(site)

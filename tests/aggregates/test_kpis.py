@@ -6,20 +6,44 @@ from sessions_app.aggregates.kpis import METRICS, Kpis, kpi_cards, metric_param
 
 
 def test_rates_come_from_the_counters_and_are_none_without_visits() -> None:
-    kpis = Kpis(visitors=8, visits=10, pageviews=25, bounces=4, duration_seconds_sum=600.0,
-                duration_median=42.0, conversions=2)  # fmt: skip
+    kpis = Kpis(
+        visitors=8,
+        visits=10,
+        pageviews=25,
+        bounces=4,
+        duration_seconds_sum=600.0,
+        duration_median=42.0,
+        conversions=2,
+    )
     assert (kpis.views_per_visit, kpis.bounce_rate, kpis.duration_mean, kpis.conversion_rate) == (
-        2.5, 0.4, 60.0, 0.2,
-    )  # fmt: skip
+        2.5,
+        0.4,
+        60.0,
+        0.2,
+    )
     empty = Kpis()
     assert (empty.views_per_visit, empty.bounce_rate, empty.duration_mean) == (None, None, None)
 
 
 def test_cards_show_each_kpi_with_its_change_and_a_falling_bounce_rate_is_good() -> None:
-    now = Kpis(visitors=1200, visits=1500, pageviews=3000, bounces=300,
-               duration_seconds_sum=1500 * 75.0, duration_median=65.0, conversions=30)  # fmt: skip
-    before = Kpis(visitors=1000, visits=1000, pageviews=3000, bounces=400,
-                  duration_seconds_sum=75000.0, duration_median=65.0, conversions=10)  # fmt: skip
+    now = Kpis(
+        visitors=1200,
+        visits=1500,
+        pageviews=3000,
+        bounces=300,
+        duration_seconds_sum=1500 * 75.0,
+        duration_median=65.0,
+        conversions=30,
+    )
+    before = Kpis(
+        visitors=1000,
+        visits=1000,
+        pageviews=3000,
+        bounces=400,
+        duration_seconds_sum=75000.0,
+        duration_median=65.0,
+        conversions=10,
+    )
     cards = {c["key"]: c for c in kpi_cards(now, before)}
     assert list(cards) == list(METRICS)
     assert cards["visitors"]["value_text"] == "1,200"

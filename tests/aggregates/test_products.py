@@ -136,12 +136,16 @@ def _breakdowns_brute(traffic: Traffic, hour: datetime) -> dict[str, Any]:
     """The sessions that started in the hour, from their stored summaries."""
     keys = {row["user_key"] for row in traffic.all_rows()}
     started = [
-        {**s, "user_key": key, "entry_path": tally.page_path(s["entry_url"]),
-         "exit_path": tally.page_path(s["exit_url"])}
+        {
+            **s,
+            "user_key": key,
+            "entry_path": tally.page_path(s["entry_url"]),
+            "exit_path": tally.page_path(s["exit_url"]),
+        }
         for key in keys
         for s in user_sessions.session_list(site_id=traffic.site.id, user_key=key)
         if timebuckets.floor(uuid_time(s["session_id"]), "hour") == hour
-    ]  # fmt: skip
+    ]
     counted = support_breakdowns.brute(started)
     return {name: values for name, values in counted.items() if values}
 
@@ -207,11 +211,14 @@ def _goals_brute(traffic: Traffic, hour: datetime) -> dict[Any, Any]:
     from its stored summary."""
     keys = {row["user_key"] for row in traffic.all_rows()}
     sessions = {
-        s["session_id"]: {**s, "entry_path": tally.page_path(s["entry_url"]),
-                          "exit_path": tally.page_path(s["exit_url"])}
+        s["session_id"]: {
+            **s,
+            "entry_path": tally.page_path(s["entry_url"]),
+            "exit_path": tally.page_path(s["exit_url"]),
+        }
         for key in keys
         for s in user_sessions.session_list(site_id=traffic.site.id, user_key=key)
-    }  # fmt: skip
+    }
 
     def dimensions_of(session_id: Any) -> dict[str, Any]:
         return {d: sessions[session_id][c] for d, c in goal_brute.BREAKS.items()}

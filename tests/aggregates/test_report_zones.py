@@ -18,8 +18,9 @@ BERLIN = ZoneInfo("Europe/Berlin")
 
 
 def test_berlin_days_start_at_its_midnights_across_the_summer_time_change() -> None:
-    edges = local_edges(datetime(2026, 3, 28, 12, tzinfo=UTC),
-                        datetime(2026, 3, 30, 12, tzinfo=UTC), BERLIN, "day")  # fmt: skip
+    edges = local_edges(
+        datetime(2026, 3, 28, 12, tzinfo=UTC), datetime(2026, 3, 30, 12, tzinfo=UTC), BERLIN, "day"
+    )
     assert edges == [
         datetime(2026, 3, 27, 23, tzinfo=UTC),
         datetime(2026, 3, 28, 23, tzinfo=UTC),  # 29 March is 23 hours long
@@ -42,8 +43,9 @@ def test_months_of_a_zone_and_of_utc() -> None:
 def test_a_half_hour_zone_is_refused_and_the_page_shows_utc() -> None:
     kolkata = ZoneInfo("Asia/Kolkata")
     with pytest.raises(RangeError) as refused:
-        local_edges(datetime(2026, 3, 1, tzinfo=UTC), datetime(2026, 3, 3, tzinfo=UTC),
-                    kolkata, "day")  # fmt: skip
+        local_edges(
+            datetime(2026, 3, 1, tzinfo=UTC), datetime(2026, 3, 3, tzinfo=UTC), kolkata, "day"
+        )
     assert refused.value.field == "zone" and "Asia/Kolkata is +0530" in str(refused.value)
     site = SimpleNamespace(time_zone="Asia/Kolkata")
     now = datetime(2026, 3, 14, 15, tzinfo=UTC)
@@ -62,8 +64,10 @@ def test_a_range_adds_up_from_sealed_months_and_days_else_hours() -> None:
     units = cover(start, end, sealed)
     assert units[0] == ("hour", start)
     assert units[1:28] == [("day", datetime(2026, 2, d, tzinfo=UTC)) for d in range(1, 28)]
-    assert units[28:] == [("hour", datetime(2026, 2, 28, tzinfo=UTC) + i * hour)
-                          for i in range(23)]  # fmt: skip
-    whole = cover(datetime(2026, 2, 1, tzinfo=UTC), datetime(2026, 3, 1, tzinfo=UTC),
-                  {("month", datetime(2026, 2, 1, tzinfo=UTC))})  # fmt: skip
+    assert units[28:] == [("hour", datetime(2026, 2, 28, tzinfo=UTC) + i * hour) for i in range(23)]
+    whole = cover(
+        datetime(2026, 2, 1, tzinfo=UTC),
+        datetime(2026, 3, 1, tzinfo=UTC),
+        {("month", datetime(2026, 2, 1, tzinfo=UTC))},
+    )
     assert whole == [("month", datetime(2026, 2, 1, tzinfo=UTC))]

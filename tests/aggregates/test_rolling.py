@@ -291,11 +291,13 @@ def test_a_month_is_not_sealed_while_a_day_with_events_has_only_open_hours(site)
 )  # sparse ones sharing registers
 @given(
     st.lists(
-        st.tuples(st.lists(st.text(max_size=8), max_size=1500),
-                  st.sampled_from(["stored", "legacy", "registers", "none"])),
+        st.tuples(
+            st.lists(st.text(max_size=8), max_size=1500),
+            st.sampled_from(["stored", "legacy", "registers", "none"]),
+        ),
         max_size=8,
     )
-)  # fmt: skip
+)
 def test_a_union_of_sketches_in_any_form_is_the_register_wise_maximum(parts):
     """Sparse sketches are added together in one step, the others one by one: the union
     is each register's largest rank whatever the forms and their order."""
@@ -309,10 +311,12 @@ def test_a_union_of_sketches_in_any_form_is_the_register_wise_maximum(parts):
         alone = sketch.sketch_union([stored])
         expected = np.maximum(expected, alone)
         given_sketches.append(
-            stored if form == "stored"
-            else zlib.compress(alone.tobytes()) if form == "legacy"
+            stored
+            if form == "stored"
+            else zlib.compress(alone.tobytes())
+            if form == "legacy"
             else alone.copy()
-        )  # fmt: skip
+        )
     before = [s.copy() if isinstance(s, np.ndarray) else s for s in given_sketches]
     union = sketch.sketch_union(given_sketches)
     if not any(form != "none" for _, form in parts):

@@ -335,20 +335,34 @@ def test_a_bucket_s_map_row_decides_over_the_one_key_rows_written_before_it(site
     cassandra_session().execute(
         statement,
         rolling_counts.upsert_params(
-            site_id=site.id, user_key="u", granularity="hour",
-            period=timebuckets.rolling_period("hour", resealed), bucket=resealed,
-            counts={"pageview": 2, "click": 5}, ttl=600,
+            site_id=site.id,
+            user_key="u",
+            granularity="hour",
+            period=timebuckets.rolling_period("hour", resealed),
+            bucket=resealed,
+            counts={"pageview": 2, "click": 5},
+            ttl=600,
         ),
-    )  # fmt: skip
+    )
     counted = rolling_count(
-        site_id=site.id, user_key="u", event_key="pageview", start=old,
-        end=resealed + timedelta(hours=1), sealed=sealed, widths=(timebuckets.Width.HOUR,),
-    )  # fmt: skip
+        site_id=site.id,
+        user_key="u",
+        event_key="pageview",
+        start=old,
+        end=resealed + timedelta(hours=1),
+        sealed=sealed,
+        widths=(timebuckets.Width.HOUR,),
+    )
     assert counted.count == 3 + 2
     clicks = rolling_count(
-        site_id=site.id, user_key="u", event_key="click", start=old,
-        end=resealed + timedelta(hours=1), sealed=sealed, widths=(timebuckets.Width.HOUR,),
-    )  # fmt: skip
+        site_id=site.id,
+        user_key="u",
+        event_key="click",
+        start=old,
+        end=resealed + timedelta(hours=1),
+        sealed=sealed,
+        widths=(timebuckets.Width.HOUR,),
+    )
     assert clicks.count == 5
 
 

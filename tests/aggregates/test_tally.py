@@ -84,16 +84,27 @@ def test_a_tally_leaves_its_empty_parts_out_and_folds_as_with_them_written():
     not written (a seal decodes tens of thousands of tallies); a tally written with every
     part, empty ones too (the releases before), folds to the same counts."""
     events = [
-        {"type": "pageview", "user_key": "a", "session_id": SESSIONS[0], "event_id": uuid.uuid1(),
-         "ts": HOUR, "url": "https://x.example/p"},
-    ]  # fmt: skip
+        {
+            "type": "pageview",
+            "user_key": "a",
+            "session_id": SESSIONS[0],
+            "event_id": uuid.uuid1(),
+            "ts": HOUR,
+            "url": "https://x.example/p",
+        },
+    ]
     lean = tally.tally_encode(tally.tally(events))
     body = orjson.loads(lean)
     assert set(body) == {"v", "rows", "type", "pages", "users", "humans", "views"}
     whole = {
-        **body, "name": {}, "clicks": {}, "heat": {"pages": {}, "readings": {}}, "starts": {},
-        "vitals": {}, "goals": {"checked": [], "found": {}},
-    }  # fmt: skip
+        **body,
+        "name": {},
+        "clicks": {},
+        "heat": {"pages": {}, "readings": {}},
+        "starts": {},
+        "vitals": {},
+        "goals": {"checked": [], "found": {}},
+    }
     assert tally.tally_fold([lean]) == tally.tally_fold([orjson.dumps(whole)])
     assert tally.tally_fold([lean, lean]).pages == {"/p": 2}
 
@@ -103,18 +114,32 @@ def test_a_tally_written_by_the_release_before_folds_with_the_new_ones():
     (per-session spans, page views as [event id, path]) folds beside the current one."""
     view = uuid.uuid1()
     earlier = {
-        "v": 1, "rows": 2, "type": {"pageview": 2}, "name": {}, "pages": {"/a": 2},
-        "clicks": {}, "users": {"old": {"pageview": 2}},
+        "v": 1,
+        "rows": 2,
+        "type": {"pageview": 2},
+        "name": {},
+        "pages": {"/a": 2},
+        "clicks": {},
+        "users": {"old": {"pageview": 2}},
         "spans": {str(SESSIONS[0]): ["old", 1, 2, 2, 2]},
         "views": {str(SESSIONS[0]): [[str(view), "/a"]]},
-        "heat": {"pages": {}, "readings": {}}, "starts": {},
-    }  # fmt: skip
+        "heat": {"pages": {}, "readings": {}},
+        "starts": {},
+    }
     current = tally.tally_encode(
         tally.tally(
-            [{"type": "pageview", "user_key": "new", "session_id": SESSIONS[1],
-              "event_id": uuid.uuid1(), "ts": HOUR, "url": "https://x.example/b"}]
+            [
+                {
+                    "type": "pageview",
+                    "user_key": "new",
+                    "session_id": SESSIONS[1],
+                    "event_id": uuid.uuid1(),
+                    "ts": HOUR,
+                    "url": "https://x.example/b",
+                }
+            ]
         )
-    )  # fmt: skip
+    )
     folded = tally.tally_fold([orjson.dumps(earlier), current])
     assert folded.humans == {"old", "new"}
     assert folded.users == {"old": {"pageview": 2}, "new": {"pageview": 1}}

@@ -12,18 +12,22 @@ from tests.support.hypothesis import examples
 
 USERS = st.sampled_from(["u1", "u2", "ü 页", "", "goal:1", "u'\"<x>"])
 NAMES = st.one_of(
-    st.none(), st.just(""), st.sampled_from(["signup", "goal:2", "$pageleave", "buy"]),
+    st.none(),
+    st.just(""),
+    st.sampled_from(["signup", "goal:2", "$pageleave", "buy"]),
     st.text(max_size=6),
-)  # fmt: skip
+)
 ROWS = st.lists(
-    st.fixed_dictionaries({
-        "user_key": USERS,
-        "type": st.sampled_from(["pageview", "click", "custom", "identify"]),
-        "name": NAMES,
-        "is_bot": st.sampled_from([None, False, True]),
-    }),
+    st.fixed_dictionaries(
+        {
+            "user_key": USERS,
+            "type": st.sampled_from(["pageview", "click", "custom", "identify"]),
+            "name": NAMES,
+            "is_bot": st.sampled_from([None, False, True]),
+        }
+    ),
     max_size=40,
-)  # fmt: skip
+)
 
 
 def brute(rows, reached):
@@ -52,10 +56,14 @@ def test_rows_sets_equal_the_brute_force_and_the_sets_of_the_whole_tally(rows, r
 
 def test_past_max_names_both_keep_the_same_names_and_say_they_cut():
     rows = [
-        {"user_key": f"u{n}", "type": "custom", "name": f"e{n % (usersets.MAX_NAMES + 5)}",
-         "is_bot": False}
+        {
+            "user_key": f"u{n}",
+            "type": "custom",
+            "name": f"e{n % (usersets.MAX_NAMES + 5)}",
+            "is_bot": False,
+        }
         for n in range(400)
-    ]  # fmt: skip
+    ]
     light = usersets.rows_sets(rows)
     assert not light.complete and len(light.members) == usersets.MAX_NAMES + 1
     full = [{**r, "url": None, "element": None} for r in rows]

@@ -105,10 +105,22 @@ def test_p75_of_drawn_ranges_and_filters_is_within_one_percent_of_the_raw_values
         start = first + timedelta(hours=offset)
         end = start + timedelta(hours=hours)
         filters = {k: v for k, v in (("device", device), ("browser", browser)) if v}
-        got = reads.ranged(site_id=site.id, start=start, end=end, zone=UTC, grain="day",
-                           filters=filters, by_page=False).total().get("")  # fmt: skip
-        rows = [r for r in raw_values(site, start, end)
-                if all(r[k] == v for k, v in filters.items())]  # fmt: skip
+        got = (
+            reads.ranged(
+                site_id=site.id,
+                start=start,
+                end=end,
+                zone=UTC,
+                grain="day",
+                filters=filters,
+                by_page=False,
+            )
+            .total()
+            .get("")
+        )
+        rows = [
+            r for r in raw_values(site, start, end) if all(r[k] == v for k, v in filters.items())
+        ]
         for metric in METRICS:
             values = [r["props"][metric.name] for r in rows if metric.name in r["props"]]
             estimate = packed_quantile(got.sketches.get(metric.name), q) if got else None

@@ -176,8 +176,9 @@ def test_filtered_numbers_match_a_brute_force_of_the_raw_events(site, sessions, 
 
 def test_a_single_broad_filter_over_the_whole_dataset_counts_every_matching_session(site, sessions):
     truth = sessions
-    period = period_param({"period": "7d", "compare": "previous"}, zone=site_zone("Europe/Berlin"),
-                          now=timezone.now())  # fmt: skip
+    period = period_param(
+        {"period": "7d", "compare": "previous"}, zone=site_zone("Europe/Berlin"), now=timezone.now()
+    )
     device = next(s["device"] for s in truth if not s["is_bot"])
     assert check_answer(site, truth, period, {"device": device}) > 5
     one = dashboard.dashboard_filtered(site=site, period=period, filters={"device": device})
@@ -241,9 +242,16 @@ def test_a_bad_filter_names_its_field(params, field):
 
 def test_filters_are_read_as_the_explorer_reads_them():
     got = dashboard.dashboard_filters(
-        {"period": "30d", "entry": "https://shop.example/pricing?utm_source=x", "bot": "no",
-         "country": "DE", "metric": "visits", "unknown": "1", "device": ""}
-    )  # fmt: skip
+        {
+            "period": "30d",
+            "entry": "https://shop.example/pricing?utm_source=x",
+            "bot": "no",
+            "country": "DE",
+            "metric": "visits",
+            "unknown": "1",
+            "device": "",
+        }
+    )
     assert got == {"country": "DE", "entry": "/pricing", "bot": "false"}
     assert list(got) == [n for n in explorer.filter_names() if n in got]
     texts = [c.text for c in dashboard.chips(got)]

@@ -33,8 +33,11 @@ RAW = (
     "SELECT session_id, type, name, url, props, ts, is_bot "
     "FROM {ks}.site_events_by_bucket WHERE site_id = ? AND bucket = ? AND shard = ?"
 )
-PRO_SIGNUP = {"kind": "event", "name": "signup",
-              "properties": [{"key": "plan", "op": "eq", "value": "pro"}]}  # fmt: skip
+PRO_SIGNUP = {
+    "kind": "event",
+    "name": "signup",
+    "properties": [{"key": "plan", "op": "eq", "value": "pro"}],
+}
 PRICING = {"kind": "pageview", "path": "/pricing/", "match": "prefix"}
 HOME = {"kind": "pageview", "path": "/ü", "match": "exact"}
 STEPS = ("home", "pricing", "pro", "free")
@@ -55,8 +58,9 @@ def visit(site, user: str, minute: int, steps: list[str], bot: bool) -> None:
         else:
             path = "/pricing/✓?x=1" if step == "pricing" else "/ü"
             raws.append(event(ts, anon=user, url="https://shop.example" + path))
-    source = Source(site=site, received_at=at + timedelta(minutes=1),
-                    user_agent=BOT if bot else None)  # fmt: skip
+    source = Source(
+        site=site, received_at=at + timedelta(minutes=1), user_agent=BOT if bot else None
+    )
     assert events_record(source=source, raw_events=raws).accepted == len(raws)
 
 
@@ -83,8 +87,12 @@ def brute(site, definition) -> set:
 
 def explored(site, goal, **more) -> set:
     end = origin() + timedelta(days=2)
-    params = {"start": origin().astimezone(UTC).isoformat(), "end": end.isoformat(),
-              "goal": str(goal.pk), **more}  # fmt: skip
+    params = {
+        "start": origin().astimezone(UTC).isoformat(),
+        "end": end.isoformat(),
+        "goal": str(goal.pk),
+        **more,
+    }
     query = explorer.explorer_query_parse(params, now=timezone.now())
     found, cursor = set(), None
     while True:
@@ -139,8 +147,10 @@ def test_a_bad_goal_names_the_field(client, site, token, analyst):
     page = f"/sites/{site.id}/sessions/"
     shown = client.get(page, {"goal": ours.pk}).content.decode()
     assert f'<option value="{ours.pk}" selected>Ours &lt;b&gt;✓&lt;/b&gt;</option>' in shown
-    for value, reason in ((theirs.pk, "no such goal on this site"),
-                          ("x", "a goal's id (a whole number)")):  # fmt: skip
+    for value, reason in (
+        (theirs.pk, "no such goal on this site"),
+        ("x", "a goal's id (a whole number)"),
+    ):
         response = client.get(page, {"goal": value})
         assert response.status_code == 400
         assert f"goal: {reason}" in response.content.decode().replace("&#x27;", "'")

@@ -87,8 +87,12 @@ def _bench_figures(module: str, *args: str, timeout: int) -> dict:
     }
     result = subprocess.run(
         [sys.executable, "-m", module, *args],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout,
-    )  # fmt: skip
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     figures: dict = json.loads(result.stdout.strip().splitlines()[-1])
     return figures
@@ -123,7 +127,8 @@ def test_the_bench_reads_the_applier_queue_from_a_process_without_django():
         "from bench import run\n"
         f"print(run._queue({{**run._env(), 'REDIS_URL': {settings.REDIS_URL!r}}}))\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.replace("'", '"')).keys() == {"queued", "inline"}

@@ -36,8 +36,10 @@ def test_the_seeded_filters_and_the_raw_baseline_agree_with_the_explorer(site_id
     measured = explorer.measure(site_id, now, runs=2, warmup=1)
 
     day = timebuckets.Width.DAY
-    days = (timebuckets.floor(now - timedelta(microseconds=1), day)
-            - timebuckets.floor(now - timedelta(days=explorer.DAYS), day)).days + 1  # fmt: skip
+    days = (
+        timebuckets.floor(now - timedelta(microseconds=1), day)
+        - timebuckets.floor(now - timedelta(days=explorer.DAYS), day)
+    ).days + 1
     every = days * max(1, settings.SESSION_SHARDS)
     assert set(measured) == {"selective", "broad", "few"}
     for name, m in measured.items():

@@ -7,8 +7,13 @@ from bench import run
 
 
 def _figure(eps: float, rps: float, p50: float, p99: float) -> dict[str, float]:
-    return {"events_per_second": eps, "requests_per_second": rps, "p50_ms": p50,
-            "p99_ms": p99, "errors": 0}  # fmt: skip
+    return {
+        "events_per_second": eps,
+        "requests_per_second": rps,
+        "p50_ms": p50,
+        "p99_ms": p99,
+        "errors": 0,
+    }
 
 
 def test_render_has_a_row_for_each_measurement():

@@ -36,8 +36,7 @@ def test_a_cached_answer_follows_late_events_and_erasures(monkeypatch, erasure_i
     first, query = triangle(site)
     assert first == brute_cohorts(raw_rows(site), query)
     reads_of_sets = []
-    monkeypatch.setattr(usersets, "sets_read_many",
-                        lambda **kw: reads_of_sets.append(kw) or {})  # fmt: skip
+    monkeypatch.setattr(usersets, "sets_read_many", lambda **kw: reads_of_sets.append(kw) or {})
     assert triangle(site)[0] == first and not reads_of_sets  # warm: no set read
     monkeypatch.undo()
     # A late event of a new user reopens a sealed day: once resealed, counted.
@@ -47,8 +46,9 @@ def test_a_cached_answer_follows_late_events_and_erasures(monkeypatch, erasure_i
     assert late != first and late == brute_cohorts(raw_rows(site), query)
     # An erasure removes the user from the stored sets in place: the answer follows.
     root = User.objects.create_superuser("root", password="pw-root-123")
-    request = erasures.erasure_request(site=site, key="u0-ü", kind=ErasureRequest.ANONYMOUS_ID,
-                                       requested_by=root)  # fmt: skip
+    request = erasures.erasure_request(
+        site=site, key="u0-ü", kind=ErasureRequest.ANONYMOUS_ID, requested_by=root
+    )
     tasks.erase_user.apply(args=[str(request.pk)]).get()
     erased, _ = triangle(site)
     assert erased != late and erased == brute_cohorts(raw_rows(site), query)

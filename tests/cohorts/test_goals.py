@@ -35,8 +35,11 @@ RAW = (
     "SELECT user_key, type, name, url, props, ts, is_bot "
     "FROM {ks}.site_events_by_bucket WHERE site_id = ? AND bucket = ? AND shard = ?"
 )
-PRO_SIGNUP = {"kind": "event", "name": "signup",
-              "properties": [{"key": "plan", "op": "eq", "value": "pro"}]}  # fmt: skip
+PRO_SIGNUP = {
+    "kind": "event",
+    "name": "signup",
+    "properties": [{"key": "plan", "op": "eq", "value": "pro"}],
+}
 PRICING = {"kind": "pageview", "path": "/pricing/", "match": "prefix"}
 DOINGS = ("visit", "pro", "free", "pricing")
 
@@ -49,8 +52,9 @@ def send(site, user: str, day: int, minute: int, doing: str) -> None:
         raws.append(event(later, kind="custom", name="signup", anon=user, props={"plan": doing}))
     if doing == "pricing":
         raws.append(event(later, anon=user, url="https://shop.example/pricing/✓?x=1"))
-    outcome = events_record(source=Source(site=site, received_at=at + timedelta(minutes=1)),
-                            raw_events=raws)  # fmt: skip
+    outcome = events_record(
+        source=Source(site=site, received_at=at + timedelta(minutes=1)), raw_events=raws
+    )
     assert outcome.accepted == len(raws), outcome
 
 
@@ -73,9 +77,13 @@ def reached(row, definition) -> bool:
 
 
 def users(rows, start: datetime, end: datetime, definition) -> set[str]:
-    return {r["user_key"] for r in rows if not r["is_bot"]
-            and start <= r["ts"].replace(tzinfo=UTC) < end
-            and (definition is None or reached(r, definition))}  # fmt: skip
+    return {
+        r["user_key"]
+        for r in rows
+        if not r["is_bot"]
+        and start <= r["ts"].replace(tzinfo=UTC) < end
+        and (definition is None or reached(r, definition))
+    }
 
 
 def brute(rows, query: reads.Query, first, back) -> list[tuple[int, list[int]]]:
@@ -85,8 +93,10 @@ def brute(rows, query: reads.Query, first, back) -> list[tuple[int, list[int]]]:
     for i, start in enumerate(query.starts):
         cohort = users(rows, start, ends[i], first) - seen
         seen |= users(rows, start, ends[i], first)
-        counts = [len(cohort & users(rows, query.starts[j], ends[j], back))
-                  for j in range(i, len(query.starts))]  # fmt: skip
+        counts = [
+            len(cohort & users(rows, query.starts[j], ends[j], back))
+            for j in range(i, len(query.starts))
+        ]
         result.append((len(cohort), counts))
     return result
 

@@ -71,8 +71,11 @@ def test_weekly_cohorts_read_the_week_sets_and_equal_the_brute_force():
     assert got == brute_cohorts(rows, query_of("week"))
     read = {key for key, sets in reader.loaded.items() if sets is not None}
     assert {("week", w) for w in weeks} <= read  # one row a settled week ...
-    week_days = {("day", d) for w in weeks for d in timebuckets.buckets_between(
-        w, timebuckets.next_start(w, "week"), "day")}  # fmt: skip
+    week_days = {
+        ("day", d)
+        for w in weeks
+        for d in timebuckets.buckets_between(w, timebuckets.next_start(w, "week"), "day")
+    }
     assert not week_days & set(reader.loaded)  # ... and none of its days
 
     # A late event reopens a day of a settled week: its rollup rewrites the week.

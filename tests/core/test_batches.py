@@ -94,9 +94,17 @@ def test_a_request_of_big_events_is_written_on_a_stock_node(site):
 
 
 # A site_sessions row's dimensions, by name (tables/dimensions.py).
-DIMENSIONS = {"country": "DE", "device": "desktop", "browser": "Firefox", "os": "Linux",
-              "source": "direct", "medium": "none", "campaign": "", "entry": "/",
-              "exit": "/p0"}  # fmt: skip
+DIMENSIONS = {
+    "country": "DE",
+    "device": "desktop",
+    "browser": "Firefox",
+    "os": "Linux",
+    "source": "direct",
+    "medium": "none",
+    "campaign": "",
+    "entry": "/",
+    "exit": "/p0",
+}
 
 
 def _summary(shard: int, pages: int) -> object:
@@ -108,12 +116,28 @@ def _summary(shard: int, pages: int) -> object:
     day, site_id = now.replace(hour=0, minute=0, second=0, microsecond=0), uuid.uuid4()
     return bind(
         upsert,
-        (1, 3600, "u", False, now, now, 60, 5, 3, False, False,
-         *(DIMENSIONS.get(d.name) for d in dimensions.explored()),
-         {f"/p{i}" for i in range(pages)}, {"a", "b", "c"},
-         site_sessions.terms_of(site_id, day, shard, DIMENSIONS), site_id, day, shard,
-         uuid.uuid1()),
-    )  # fmt: skip
+        (
+            1,
+            3600,
+            "u",
+            False,
+            now,
+            now,
+            60,
+            5,
+            3,
+            False,
+            False,
+            *(DIMENSIONS.get(d.name) for d in dimensions.explored()),
+            {f"/p{i}" for i in range(pages)},
+            {"a", "b", "c"},
+            site_sessions.terms_of(site_id, day, shard, DIMENSIONS),
+            site_id,
+            day,
+            shard,
+            uuid.uuid1(),
+        ),
+    )
 
 
 def _node_counted(rows: list) -> int:

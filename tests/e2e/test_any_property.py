@@ -28,8 +28,13 @@ UNBROKEN = "Z" * 3000  # no space to break at
 def test_a_long_value_wraps_at_390_px(live_server, context, page_name):
     site = sites.site_create(name="Long values", origins=[live_server.url])
     now = timezone.now().replace(microsecond=0)
-    sent = event(now - timedelta(minutes=1), kind="custom", name="purchase", anon="long",
-                 props={"items": 2, "note": UNBROKEN})  # fmt: skip
+    sent = event(
+        now - timedelta(minutes=1),
+        kind="custom",
+        name="purchase",
+        anon="long",
+        props={"items": 2, "note": UNBROKEN},
+    )
     events_record(source=Source(site=site, received_at=now), raw_events=[sent])
     [session] = user_sessions.session_list(site_id=site.id, user_key="long")
     User.objects.create_superuser("root", password="pw-root-123")

@@ -37,17 +37,23 @@ def visits(site, now) -> None:
     for i in range(6):
         start = now - timedelta(minutes=20 + 7 * i)
         phone = i >= 4
-        landing = "/?utm_source=google&utm_medium=cpc" if phone else (
-            "/pricing?utm_source=newsletter&utm_medium=email&utm_campaign=spring%20sale"
-        )  # fmt: skip
+        landing = (
+            "/?utm_source=google&utm_medium=cpc"
+            if phone
+            else ("/pricing?utm_source=newsletter&utm_medium=email&utm_campaign=spring%20sale")
+        )
         events_record(
             source=Source(site=site, received_at=start, user_agent=IPHONE if phone else DESKTOP),
             raw_events=[
-                event(start + timedelta(seconds=30 * n), anon=f"v{i}", id=f"v{i}-{n}",
-                      url="https://shop.example" + path)
+                event(
+                    start + timedelta(seconds=30 * n),
+                    anon=f"v{i}",
+                    id=f"v{i}-{n}",
+                    url="https://shop.example" + path,
+                )
                 for n, path in enumerate([landing, "/cart", "/checkout"][: 1 + i % 3])
             ],
-        )  # fmt: skip
+        )
 
 
 def test_a_row_filters_the_dashboard_and_travels_to_the_explorer(live_server, browser):

@@ -107,9 +107,16 @@ def test_results_fill_in_by_themselves_while_days_are_computed(
     seal_everything(site, now)
     user = User.objects.create_user("fr-ana", password="correct-horse-2")
     member(user, site, "admin")
-    funnel = defs.funnel_create(site=site, name="Browse to cart", definition={
-        "steps": [{"kind": "pageview", "path": "/demo/products", "match": "prefix"},
-                  {"kind": "pageview", "path": "/demo/cart"}]})  # fmt: skip
+    funnel = defs.funnel_create(
+        site=site,
+        name="Browse to cart",
+        definition={
+            "steps": [
+                {"kind": "pageview", "path": "/demo/products", "match": "prefix"},
+                {"kind": "pageview", "path": "/demo/cart"},
+            ]
+        },
+    )
     page = context.new_page()
     _login(page, live_server, "fr-ana")
     start = timebuckets.floor(now - timedelta(days=4), "day")
@@ -129,8 +136,12 @@ def test_results_fill_in_by_themselves_while_days_are_computed(
 def test_a_step_names_a_goal_from_its_own_menu(live_server, context):
     site = sites.site_create(name="Demo shop", origins=[live_server.url])
     demo.clicks_generate(site=site, users=12, days=1, now=timezone.now(), seed=5)
-    goal = goal_save(site=site, name="Bought ✓", definition={"kind": "event", "name": "purchase"},
-                     now=timezone.now())  # fmt: skip
+    goal = goal_save(
+        site=site,
+        name="Bought ✓",
+        definition={"kind": "event", "name": "purchase"},
+        now=timezone.now(),
+    )
     user = User.objects.create_user("fb-goal", password="correct-horse-2")
     member(user, site, "admin")
     page = context.new_page()

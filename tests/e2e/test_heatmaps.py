@@ -141,6 +141,9 @@ def test_view_on_page_draws_the_overlay(live_server, context, client):
     # The overlay page records nothing: the analyst's own visit is not counted.
     viewer.wait_for_timeout(500)
     events = _events(site)
-    assert [e["url"].removeprefix(live_server.url).split("?")[0] for e in events
-            if e["type"] == "pageview"] == ["/demo/", "/demo/products"]  # fmt: skip
+    assert [
+        e["url"].removeprefix(live_server.url).split("?")[0]
+        for e in events
+        if e["type"] == "pageview"
+    ] == ["/demo/", "/demo/products"]
     assert not any("cs-heatmap" in (e["url"] or "") for e in events)

@@ -33,20 +33,34 @@ def _traffic(site) -> None:
             events_record(
                 source=Source(site=site, received_at=start + timedelta(minutes=10)),
                 raw_events=[
-                    event(start + timedelta(seconds=50 * i), anon=f"a{day}-{visit}",
-                          url=f"https://shop.example/p{i}")
+                    event(
+                        start + timedelta(seconds=50 * i),
+                        anon=f"a{day}-{visit}",
+                        url=f"https://shop.example/p{i}",
+                    )
                     for i in range(views)
                 ]
-                + ([event(start + timedelta(seconds=200), kind="custom", name="purchase",
-                          anon=f"a{day}-{visit}")] if visit == 0 else []),
-            )  # fmt: skip
+                + (
+                    [
+                        event(
+                            start + timedelta(seconds=200),
+                            kind="custom",
+                            name="purchase",
+                            anon=f"a{day}-{visit}",
+                        )
+                    ]
+                    if visit == 0
+                    else []
+                ),
+            )
     for _ in range(4):
         for site_id, granularity, bucket in states.buckets_due(now=timezone.now()):
             if granularity == "hour":
                 seal.bucket_seal(site_id=site_id, hour=bucket, now=timezone.now())
             else:
-                seal.bucket_rollup(site_id=site_id, granularity=granularity, bucket=bucket,
-                                   now=timezone.now())  # fmt: skip
+                seal.bucket_rollup(
+                    site_id=site_id, granularity=granularity, bucket=bucket, now=timezone.now()
+                )
 
 
 def test_kpi_cards_compare_chart_on_click_and_match_the_api(live_server, context):

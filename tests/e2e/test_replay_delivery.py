@@ -170,8 +170,9 @@ def test_the_queue_is_capped_and_what_it_dropped_is_counted_once(live_server, co
 
     def counted() -> int:
         now = timezone.now()
-        hours = {timebuckets.floor(now - timedelta(minutes=m), timebuckets.Width.HOUR)
-                 for m in (0, 5)}  # fmt: skip
+        hours = {
+            timebuckets.floor(now - timedelta(minutes=m), timebuckets.Width.HOUR) for m in (0, 5)
+        }
         return sum(
             quality.ingest_counts(site_id=site.id, hour=h)["rejected"].get("replay.dropped", 0)
             for h in hours

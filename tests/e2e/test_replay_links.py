@@ -35,8 +35,13 @@ def _ms(ts: datetime) -> int:
 
 
 def _element(tag: str, node_id: int, children: list[Any], **attributes: str) -> dict[str, Any]:
-    return {"type": 2, "tagName": tag, "attributes": attributes, "childNodes": children,
-            "id": node_id}  # fmt: skip
+    return {
+        "type": 2,
+        "tagName": tag,
+        "attributes": attributes,
+        "childNodes": children,
+        "id": node_id,
+    }
 
 
 def recording(site, anon: str, start: datetime, seconds: int) -> dict[str, Any]:
@@ -49,15 +54,28 @@ def recording(site, anon: str, start: datetime, seconds: int) -> dict[str, Any]:
     t0 = _ms(start)
     events = [
         {"type": 4, "data": {"href": f"{ORIGIN}/", "width": 1000, "height": 600}, "timestamp": t0},
-        {"type": 2, "timestamp": t0, "data": {"initialOffset": {"left": 0, "top": 0},
-                                              "node": {"type": 0, "childNodes": [html], "id": 1}}},
-    ]  # fmt: skip
+        {
+            "type": 2,
+            "timestamp": t0,
+            "data": {
+                "initialOffset": {"left": 0, "top": 0},
+                "node": {"type": 0, "childNodes": [html], "id": 1},
+            },
+        },
+    ]
     for s in range(1, seconds + 1):
         move = {"source": 1, "positions": [{"x": 10 * s, "y": 40, "id": 7, "timeOffset": 0}]}
         events.append({"type": 3, "data": move, "timestamp": t0 + 1000 * s})
-    return {"site": site.key, "chunk": "7c1d3a6e-3a5b-4c47-9a53-6d1c2f0e8b11", "seq": 0,
-            "page": t0, "start": t0, "end": events[-1]["timestamp"], "anonymous_id": anon,
-            "events": events}  # fmt: skip
+    return {
+        "site": site.key,
+        "chunk": "7c1d3a6e-3a5b-4c47-9a53-6d1c2f0e8b11",
+        "seq": 0,
+        "page": t0,
+        "start": t0,
+        "end": events[-1]["timestamp"],
+        "anonymous_id": anon,
+        "events": events,
+    }
 
 
 @pytest.fixture
@@ -70,10 +88,15 @@ def recorded(live_server):
     client = Client()
     start = timezone.now().replace(microsecond=0) - timedelta(minutes=5)
     for anon, flag in (("ana", "rage"), ("ben", "dead")):
-        click = event(start + timedelta(seconds=CLICK_AT), kind="click", anon=anon,
-                      viewport=1440, element={"tag": "button", "selector": "button#buy",
-                                              "text": "Buy"},
-                      pos={"x": 0.2, "y": 60}, **{flag: True})  # fmt: skip
+        click = event(
+            start + timedelta(seconds=CLICK_AT),
+            kind="click",
+            anon=anon,
+            viewport=1440,
+            element={"tag": "button", "selector": "button#buy", "text": "Buy"},
+            pos={"x": 0.2, "y": 60},
+            **{flag: True},
+        )
         response = post(client, site, [event(start, anon=anon, viewport=1440), click])
         assert response.status_code == 200 and response.json()["accepted"] == 2
     answer = send(client, site, recording(site, "ana", start, 40))

@@ -223,16 +223,39 @@ def test_nothing_of_a_user_whose_sessions_expired_is_left_in_any_table(site, mon
             # before identify(): counted under the device's anonymous id
             event(at - timedelta(seconds=20), anon=device, url="https://shop.example/"),
             event(at - timedelta(seconds=10), kind="custom", name="signup", anon=device),
-            event(at, kind="custom", name="$identify", anon=device, user_id=who,
-                  props={"plan": "pro", "email": f"{who}@example.com"}),
-            event(at + timedelta(seconds=10), anon=device, user_id=who,
-                  url="https://shop.example/account"),
-            event(at + timedelta(seconds=20), kind="click", anon=device, user_id=who,
-                  element={"tag": "a", "text": "Orders", "href": "https://shop.example/orders"},
-                  pos={"x": 0.5, "y": 120}, rage=True, dead=True),
-            event(at + timedelta(seconds=30), kind="custom", name="purchase", anon=device,
-                  user_id=who, props={"buyer": who}),
-        ]  # fmt: skip
+            event(
+                at,
+                kind="custom",
+                name="$identify",
+                anon=device,
+                user_id=who,
+                props={"plan": "pro", "email": f"{who}@example.com"},
+            ),
+            event(
+                at + timedelta(seconds=10),
+                anon=device,
+                user_id=who,
+                url="https://shop.example/account",
+            ),
+            event(
+                at + timedelta(seconds=20),
+                kind="click",
+                anon=device,
+                user_id=who,
+                element={"tag": "a", "text": "Orders", "href": "https://shop.example/orders"},
+                pos={"x": 0.5, "y": 120},
+                rage=True,
+                dead=True,
+            ),
+            event(
+                at + timedelta(seconds=30),
+                kind="custom",
+                name="purchase",
+                anon=device,
+                user_id=who,
+                props={"buyer": who},
+            ),
+        ]
         outcome = events_record(
             source=Source(site=site, received_at=at + timedelta(minutes=1)), raw_events=raws
         )
@@ -247,8 +270,10 @@ def test_nothing_of_a_user_whose_sessions_expired_is_left_in_any_table(site, mon
     day, month = timebuckets.floor(hour, "day"), timebuckets.floor(hour, "month")
     assert seal.bucket_rollup(site_id=site.id, granularity="day", bucket=day, now=now)
     assert seal.bucket_rollup(site_id=site.id, granularity="month", bucket=month, now=now)
-    steps = [{"kind": "pageview", "path": "/", "match": "exact"},
-             {"kind": "event", "name": "purchase"}]  # fmt: skip
+    steps = [
+        {"kind": "pageview", "path": "/", "match": "exact"},
+        {"kind": "event", "name": "purchase"},
+    ]
     funnel = defs.funnel_create(site=site, name="buy", definition={"steps": steps})
     units = results.funnel_units(
         site=site, version=funnel.current, start=day, end=timebuckets.next_start(day, "day")
@@ -257,14 +282,17 @@ def test_nothing_of_a_user_whose_sessions_expired_is_left_in_any_table(site, mon
     (heat,) = heatmap_rows.buckets_read(site_id=site.id, buckets=[("hour", hour)])
     assert heat[("/", UNKNOWN)].elements["Orders"] == [2, 2, 2]  # counted, without who
     UserBucketWidth.objects.create(site=site, user_key=user, width="hour", effective_from=hour)
-    sessions = [str(s["session_id"]) for k in (user, anon)
-                for s in user_sessions.session_list(site_id=site.id, user_key=k)]  # fmt: skip
+    sessions = [
+        str(s["session_id"])
+        for k in (user, anon)
+        for s in user_sessions.session_list(site_id=site.id, user_key=k)
+    ]
     assert sessions
     before = rows_mentioning(user, anon)
     assert {"bucket_users", "rolling_counts", "user_properties"} <= set(before), before
-    assert set(stored.bucket_user_counts(
-        site_id=site.id, granularity="month", bucket_starts=[month]
-    )) >= {user, anon}  # fmt: skip
+    assert set(
+        stored.bucket_user_counts(site_id=site.id, granularity="month", bucket_starts=[month])
+    ) >= {user, anon}
 
     # Raw events and sessions expire, 3 s after they were written (the sessions are
     # polled for); counts and the identity links stay.
@@ -293,8 +321,14 @@ def test_an_identify_dated_hours_ahead_is_erased_too(site, client, token, settin
     tag = uuid.uuid4().hex[:10]
     user, anon = f"ahead-{tag}", f"ahead-device-{tag}"
     received = timezone.now()
-    raw = event(received + timedelta(hours=20), kind="custom", name="$identify", anon=anon,
-                user_id=user, props={"email": f"{user}@example.com", "plan": "pro"})  # fmt: skip
+    raw = event(
+        received + timedelta(hours=20),
+        kind="custom",
+        name="$identify",
+        anon=anon,
+        user_id=user,
+        props={"email": f"{user}@example.com", "plan": "pro"},
+    )
     outcome = events_record(source=Source(site=site, received_at=received), raw_events=[raw])
     assert outcome.accepted == 1 and outcome.clamped == 0, outcome
     url = f"/api/sites/{site.id}/users/{user}/properties"

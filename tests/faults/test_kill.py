@@ -195,11 +195,32 @@ def _start_worker(queue: str) -> tuple[subprocess.Popen[bytes], str]:
     name = f"fault-{time.time()}@{socket.gethostname()}"
     with open(log_path("fault-worker.log"), "ab") as log:
         worker = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "clickstream", "worker", "-l", "INFO",
-             "--pool", "prefork", "--concurrency", "1", "-n", name,
-             "-Q", queue, "--without-mingle", "--without-gossip"],
-            cwd=ROOT, env=suite_env(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "clickstream",
+                "worker",
+                "-l",
+                "INFO",
+                "--pool",
+                "prefork",
+                "--concurrency",
+                "1",
+                "-n",
+                name,
+                "-Q",
+                queue,
+                "--without-mingle",
+                "--without-gossip",
+            ],
+            cwd=ROOT,
+            env=suite_env(),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     deadline = time.monotonic() + 60
     # Ask this worker alone: another one (the suite's) answering says nothing about it.
     while not app.control.ping(destination=[name], timeout=0.5):

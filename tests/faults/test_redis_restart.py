@@ -119,8 +119,20 @@ def _site_event(site_id: Any, hour: datetime, i: int) -> tuple[Any, ...]:
     """A raw site_events_by_bucket row of one of 40 users, 5 s apart, in shard 0."""
     ts = hour + timedelta(seconds=5 * i)
     user = f"u{i % 40}"
-    return (site_id, hour, 0, time_uuid(ts, f"k{i}"), time_uuid(hour, f"s-{user}"), user,
-            "pageview", UNSET_VALUE, ts, "https://shop.example/", UNSET_VALUE, False)  # fmt: skip
+    return (
+        site_id,
+        hour,
+        0,
+        time_uuid(ts, f"k{i}"),
+        time_uuid(hour, f"s-{user}"),
+        user,
+        "pageview",
+        UNSET_VALUE,
+        ts,
+        "https://shop.example/",
+        UNSET_VALUE,
+        False,
+    )
 
 
 def _client(url: str) -> Celery:
@@ -147,11 +159,30 @@ def _ping(client: Celery) -> list[Any]:
 def _start_worker(env: dict[str, str], client: Celery) -> subprocess.Popen[bytes]:
     with open(log_path("fault-redis-worker.log"), "ab") as log:
         worker = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "clickstream", "worker", "-l", "INFO",
-             "--pool", "prefork", "--concurrency", "1", "-n", f"redis-restart-{time.time()}@%h",
-             "--without-mingle", "--without-gossip"],
-            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "clickstream",
+                "worker",
+                "-l",
+                "INFO",
+                "--pool",
+                "prefork",
+                "--concurrency",
+                "1",
+                "-n",
+                f"redis-restart-{time.time()}@%h",
+                "--without-mingle",
+                "--without-gossip",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     deadline = time.monotonic() + 60
     while not _ping(client):
         if worker.poll() is not None or time.monotonic() > deadline:

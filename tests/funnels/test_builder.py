@@ -20,19 +20,29 @@ from tests.support.events import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 
-ROWS = {"name": "Buy", "rows": "3",
-        "step-1-kind": "pageview", "step-1-value": "/pricing", "step-1-match": "exact",
-        "step-2-kind": "click", "step-2-value": "", "step-2-match": "exact",
-        "step-3-kind": "event", "step-3-value": "purchase",
-        "count_by": "user", "window_unit": "session"}  # fmt: skip
+ROWS = {
+    "name": "Buy",
+    "rows": "3",
+    "step-1-kind": "pageview",
+    "step-1-value": "/pricing",
+    "step-1-match": "exact",
+    "step-2-kind": "click",
+    "step-2-value": "",
+    "step-2-match": "exact",
+    "step-3-kind": "event",
+    "step-3-value": "purchase",
+    "count_by": "user",
+    "window_unit": "session",
+}
 
 
 def _error(post: dict) -> tuple[int | None, str]:
     rows = builder.form_rows(post)
     definition, numbers = builder.rows_definition(rows, post)
     with pytest.raises(RangeError) as caught:
-        defs.funnel_create(site=sites.site_create(name="S", origins=[]), name="x",
-                           definition=definition)  # fmt: skip
+        defs.funnel_create(
+            site=sites.site_create(name="S", origins=[]), name="x", definition=definition
+        )
     return builder.plain_error(caught.value, numbers)
 
 
@@ -48,9 +58,16 @@ def test_each_kinds_missing_value_reads_in_plain_words_on_its_row(db) -> None:
     row, text = _error({**ROWS, "step-2-kind": "", "step-2-value": "x"})
     assert row == 2 and text.startswith("Step 2: choose what the step is (page view, click")
     # an empty row in between: the error names the row on the screen, not the step's index
-    shifted = {**ROWS, "rows": "4", "step-2-kind": "", "step-2-value": "",
-               "step-3-kind": "click", "step-3-value": "", "step-4-kind": "event",
-               "step-4-value": "purchase"}  # fmt: skip
+    shifted = {
+        **ROWS,
+        "rows": "4",
+        "step-2-kind": "",
+        "step-2-value": "",
+        "step-3-kind": "click",
+        "step-3-value": "",
+        "step-4-kind": "event",
+        "step-4-value": "purchase",
+    }
     assert _error(shifted)[0] == 3
 
 
@@ -86,12 +103,17 @@ def test_rows_are_added_removed_and_moved_without_javascript(client, site) -> No
 
 def test_suggestions_come_from_recent_events_for_members_only(client, site) -> None:
     at = timezone.now().replace(microsecond=0) - timedelta(minutes=30)
-    raws = [event(at, url="https://shop.example/pricing?utm_source=x"),
-            event(at + timedelta(seconds=1), url="https://shop.example/pricing"),
-            event(at + timedelta(seconds=2), kind="click", element={"tag": "button",
-                  "selector": "main > button#buy", "text": "Buy"}),
-            event(at + timedelta(seconds=3), kind="custom", name="purchase"),
-            event(at + timedelta(seconds=4), url="https://shop.example/ünïcode/页")]  # fmt: skip
+    raws = [
+        event(at, url="https://shop.example/pricing?utm_source=x"),
+        event(at + timedelta(seconds=1), url="https://shop.example/pricing"),
+        event(
+            at + timedelta(seconds=2),
+            kind="click",
+            element={"tag": "button", "selector": "main > button#buy", "text": "Buy"},
+        ),
+        event(at + timedelta(seconds=3), kind="custom", name="purchase"),
+        event(at + timedelta(seconds=4), url="https://shop.example/ünïcode/页"),
+    ]
     events_record(source=Source(site=site, received_at=at + timedelta(seconds=9)), raw_events=raws)
     viewer = User.objects.create_user("fv", password="pw-12345-abc")
     member(viewer, site)

@@ -71,18 +71,24 @@ def test_a_goal_step_is_the_goals_own_definition(site, shop):
 def test_a_goal_step_names_a_goal_of_the_site(site):
     other = Site.objects.create(name="Other")
     theirs = goal_save(site=other, name="Theirs", definition=PRO_CHECKOUT, now=timezone.now())
-    for goal, reason in ((theirs.pk, "no such goal on this site"),
-                         (99_999, "no such goal on this site"),
-                         (None, "required for a goal step"),
-                         ("x", "A valid integer is required.")):  # fmt: skip
+    for goal, reason in (
+        (theirs.pk, "no such goal on this site"),
+        (99_999, "no such goal on this site"),
+        (None, "required for a goal step"),
+        ("x", "A valid integer is required."),
+    ):
         step = {"kind": "goal"} if goal is None else {"kind": "goal", "goal": goal}
         with pytest.raises(RangeError) as error:
             defs.funnel_create(site=site, name="f", definition={"steps": [PRODUCT, step]})
         assert str(error.value) == f"steps[1].goal: {reason}"
     # A goal is not defined by another goal.
     with pytest.raises(RangeError) as error:
-        goal_save(site=other, name="Nested", definition={"kind": "goal", "goal": theirs.pk},
-                  now=timezone.now())  # fmt: skip
+        goal_save(
+            site=other,
+            name="Nested",
+            definition={"kind": "goal", "goal": theirs.pk},
+            now=timezone.now(),
+        )
     assert error.value.field == "definition.kind"
 
 
@@ -90,14 +96,23 @@ def test_the_builder_offers_the_sites_goals(client, analyst, site):
     member(analyst, site, "admin")
     pages = f"/sites/{site.id}/funnels/"
     assert b'<option value="goal"' not in client.get(pages).content  # no goals yet
-    goal = goal_save(site=site, name="Pro <checkout> ✓", definition=PRO_CHECKOUT,
-                     now=timezone.now())  # fmt: skip
+    goal = goal_save(
+        site=site, name="Pro <checkout> ✓", definition=PRO_CHECKOUT, now=timezone.now()
+    )
     shown = client.get(pages).content.decode()
     assert '<option value="goal"' in shown
     assert f'<option value="{goal.pk}">Pro &lt;checkout&gt; ✓</option>' in shown
-    form = {"name": "To pro", "step-1-kind": "pageview", "step-1-value": "/product/",
-            "step-1-match": "prefix", "step-2-kind": "goal", "step-2-value": "ignored",
-            "step-2-goal": str(goal.pk), "count_by": "user", "window_unit": "session"}  # fmt: skip
+    form = {
+        "name": "To pro",
+        "step-1-kind": "pageview",
+        "step-1-value": "/product/",
+        "step-1-match": "prefix",
+        "step-2-kind": "goal",
+        "step-2-value": "ignored",
+        "step-2-goal": str(goal.pk),
+        "count_by": "user",
+        "window_unit": "session",
+    }
     assert client.post(pages, form).status_code == 302
     funnel = site.funnels.get()
     step = funnel.current.definition["steps"][1]

@@ -173,13 +173,15 @@ def test_drill_down_lists_who_reached_and_who_dropped_off(world):
                 )
                 listed.extend(rows)
             expected = {
-                k for k, c in want.items()
+                k
+                for k, c in want.items()
                 if len(c) >= step and (outcome == "reached" or len(c) == step)
-            }  # fmt: skip
+            }
             assert [r["unit"] for r in listed] == sorted(
-                expected, reverse=True,
+                expected,
+                reverse=True,
                 key=lambda k: (want[k][0]["ts"], cassandra_order(want[k][0]["event_id"]), k),
-            )  # fmt: skip
+            )
             for r in listed:
                 assert r["session_id"] == str(want[r["unit"]][-1]["session_id"])
     # The breakdown by source: the first step's session, every step.
@@ -237,11 +239,19 @@ def test_a_definition_names_its_bad_field(site):
         ({"steps": [STEP_POOL[0], {"kind": "click"}]}, "steps[1].selector"),
         ({"steps": [STEP_POOL[0], {"kind": "nope"}]}, "steps[1].kind"),
         ({"steps": STEP_POOL[:2], "window": {"unit": "days", "value": 400}}, "window.value"),
-        ({"steps": [STEP_POOL[0], STEP_POOL[3]], "count_by": "session",
-          "window": {"unit": "hours", "value": 2}}, "window"),
-        ({"steps": [STEP_POOL[0], {**STEP_POOL[6], "properties": [{"key": "a", "op": "bad"}]}]},
-         "steps[1].properties[0].op"),
-    ]  # fmt: skip
+        (
+            {
+                "steps": [STEP_POOL[0], STEP_POOL[3]],
+                "count_by": "session",
+                "window": {"unit": "hours", "value": 2},
+            },
+            "window",
+        ),
+        (
+            {"steps": [STEP_POOL[0], {**STEP_POOL[6], "properties": [{"key": "a", "op": "bad"}]}]},
+            "steps[1].properties[0].op",
+        ),
+    ]
     for definition, field in cases:
         with pytest.raises(RangeError) as error:
             defs.funnel_create(site=site, name="x", definition=definition)
@@ -255,14 +265,21 @@ def test_the_api_saves_edits_and_answers_a_funnel(client, analyst, world):
     site, start, end = world
     member(analyst, site, "admin")  # funnels are defined by the site's admins
     base = f"/api/sites/{site.id}/funnels"
-    definition = {"steps": [STEP_POOL[1], STEP_POOL[4], STEP_POOL[6]], "count_by": "user",
-                  "window": {"unit": "days", "value": 1}}  # fmt: skip
-    made = client.post(base, {"name": "Checkout", "definition": definition},
-                       content_type="application/json")  # fmt: skip
+    definition = {
+        "steps": [STEP_POOL[1], STEP_POOL[4], STEP_POOL[6]],
+        "count_by": "user",
+        "window": {"unit": "days", "value": 1},
+    }
+    made = client.post(
+        base, {"name": "Checkout", "definition": definition}, content_type="application/json"
+    )
     assert made.status_code == 201, made.content
     funnel_id = made.json()["id"]
-    bad = client.post(base, {"name": "x", "definition": {"steps": [STEP_POOL[0]]}},
-                      content_type="application/json")  # fmt: skip
+    bad = client.post(
+        base,
+        {"name": "x", "definition": {"steps": [STEP_POOL[0]]}},
+        content_type="application/json",
+    )
     assert bad.status_code == 400 and bad.json()["field"] == "steps"
     assert [f["name"] for f in client.get(base).json()["funnels"]] == ["Checkout"]
     params = {"start": start.isoformat(), "end": end.isoformat()}
@@ -295,9 +312,17 @@ def test_the_api_saves_edits_and_answers_a_funnel(client, analyst, world):
 def test_the_pages_define_show_and_drill_into_a_funnel(client, analyst, world):
     site, start, end = world
     member(analyst, site, "admin")  # funnels are defined by the site's admins
-    form = {"name": "Views to checkout", "step-1-kind": "pageview", "step-1-value": "/product/",
-            "step-1-match": "prefix", "step-2-kind": "event", "step-2-value": "checkout",
-            "count_by": "user", "window_unit": "days", "window_value": "1"}  # fmt: skip
+    form = {
+        "name": "Views to checkout",
+        "step-1-kind": "pageview",
+        "step-1-value": "/product/",
+        "step-1-match": "prefix",
+        "step-2-kind": "event",
+        "step-2-value": "checkout",
+        "count_by": "user",
+        "window_unit": "days",
+        "window_value": "1",
+    }
     made = client.post(f"/sites/{site.id}/funnels/", form)
     assert made.status_code == 302
     funnel = site.funnels.get()
@@ -312,8 +337,9 @@ def test_the_pages_define_show_and_drill_into_a_funnel(client, analyst, world):
     params = {"start": start.isoformat(), "end": end.isoformat()}
     page = client.get(f"/sites/{site.id}/funnels/{funnel.pk}/", params)
     assert page.status_code == 200 and b"funnel-steps" in page.content
-    dropped = client.get(f"/sites/{site.id}/funnels/{funnel.pk}/units/",
-                         {**params, "step": 1, "outcome": "dropped"})  # fmt: skip
+    dropped = client.get(
+        f"/sites/{site.id}/funnels/{funnel.pk}/units/", {**params, "step": 1, "outcome": "dropped"}
+    )
     assert dropped.status_code == 200
     html = dropped.content.decode()
     link = html.split('class="timeline-link" href="')[1].split('"')[0].replace("&amp;", "&")
@@ -328,9 +354,15 @@ def test_a_cached_day_ends_with_its_raw_rows(client, site, settings):
     settings.FUNNEL_INLINE_DAYS = 100
     day = timebuckets.floor(timezone.now() - timedelta(days=2), "day")
     at = day + timedelta(hours=10)
-    send(client, site, [event(at, anon="c1", url=SHOP + "/"),
-                        event(at + timedelta(minutes=1), kind="custom", anon="c1",
-                              name="checkout")], AGENTS[0])  # fmt: skip
+    send(
+        client,
+        site,
+        [
+            event(at, anon="c1", url=SHOP + "/"),
+            event(at + timedelta(minutes=1), kind="custom", anon="c1", name="checkout"),
+        ],
+        AGENTS[0],
+    )
     seal_everything(site, timezone.now())
     steps = [STEP_POOL[0], STEP_POOL[6]]
     funnel = defs.funnel_create(site=site, name="c", definition={"steps": steps})

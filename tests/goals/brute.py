@@ -20,13 +20,22 @@ GOALS: dict[str, dict[str, Any]] = {
     "any page": {"kind": "pageview", "path": "/", "match": "prefix"},
     "buy": {"kind": "click", "selector": "button#buy"},
     "read to 900": {
-        "kind": "event", "name": "$pageleave",
+        "kind": "event",
+        "name": "$pageleave",
         "properties": [{"key": "fold", "op": "eq", "value": "900"}],
     },
-}  # fmt: skip
-BREAKS = {"source": "source", "medium": "medium", "campaign": "campaign", "country": "country",
-          "device": "device", "browser": "browser", "os": "os", "entry": "entry_path",
-          "exit": "exit_path"}  # fmt: skip
+}
+BREAKS = {
+    "source": "source",
+    "medium": "medium",
+    "campaign": "campaign",
+    "country": "country",
+    "device": "device",
+    "browser": "browser",
+    "os": "os",
+    "entry": "entry_path",
+    "exit": "exit_path",
+}
 
 
 def goals_add(site, now: datetime, goals: dict[str, dict[str, Any]] = GOALS) -> dict[str, str]:

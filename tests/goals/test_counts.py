@@ -45,11 +45,14 @@ PLANS = ["pro", "free", "👀", 900, True]
 DRAWN_GOALS = {
     **brute.GOALS,
     "bought": {"kind": "click", "text": "Buy now"},
-    "pro signup": {"kind": "event", "name": "signup",
-                   "properties": [{"key": "plan", "op": "eq", "value": "pro"}]},
+    "pro signup": {
+        "kind": "event",
+        "name": "signup",
+        "properties": [{"key": "plan", "op": "eq", "value": "pro"}],
+    },
     "any signup": {"kind": "event", "name": "signup"},
     "unicode page": {"kind": "pageview", "path": "/ünï/", "match": "prefix"},
-}  # fmt: skip
+}
 
 
 def _one(draw: Any, base: datetime, anon: str) -> dict[str, Any]:
@@ -59,12 +62,16 @@ def _one(draw: Any, base: datetime, anon: str) -> dict[str, Any]:
     if kind == "pageview":
         return event(ts, anon=anon, url=url)
     if kind == "click":
-        element = {"tag": "button", "selector": draw(st.sampled_from(SELECTORS)),
-                   "text": draw(st.sampled_from(TEXTS))}  # fmt: skip
+        element = {
+            "tag": "button",
+            "selector": draw(st.sampled_from(SELECTORS)),
+            "text": draw(st.sampled_from(TEXTS)),
+        }
         return event(ts, kind="click", anon=anon, url=url, element=element)
     props = {"plan": draw(st.sampled_from(PLANS)), "fold": draw(st.sampled_from([640, 900]))}
-    return event(ts, kind="custom", anon=anon, url=url, name=draw(st.sampled_from(EVENTS)),
-                 props=props)  # fmt: skip
+    return event(
+        ts, kind="custom", anon=anon, url=url, name=draw(st.sampled_from(EVENTS)), props=props
+    )
 
 
 @st.composite
@@ -82,11 +89,14 @@ def visits(draw: Any) -> list[tuple[str, int, list[dict[str, Any]]]]:
 
 def _sessions(site: Any, keys: set[str]) -> dict[Any, dict[str, Any]]:
     return {
-        s["session_id"]: {**s, "entry_path": page_path(s["entry_url"]),
-                          "exit_path": page_path(s["exit_url"])}
+        s["session_id"]: {
+            **s,
+            "entry_path": page_path(s["entry_url"]),
+            "exit_path": page_path(s["exit_url"]),
+        }
         for key in keys
         for s in user_sessions.session_list(site_id=site.id, user_key=key)
-    }  # fmt: skip
+    }
 
 
 def assert_exact(site: Any, digests: dict[str, str]) -> int:
@@ -111,8 +121,9 @@ def assert_exact(site: Any, digests: dict[str, str]) -> int:
             found = GOALS.read(site_id=site.id, granularity="hour", buckets=[hour])
             got = found[0] if found else {}
         else:
-            got = hour_live(site_id=site.id, hour=hour, shards=state.shards,
-                            products=(GOALS,))[GOALS.name]  # fmt: skip
+            got = hour_live(site_id=site.id, hour=hour, shards=state.shards, products=(GOALS,))[
+                GOALS.name
+            ]
         assert brute.plain(got) == expected, hour
         seen += sum(n for (_, d, _), (n, _, _) in expected.items() if d == "")
     for day in states.filter(granularity="day", state=BucketState.SEALED):
@@ -175,8 +186,12 @@ def test_a_goal_defined_after_its_hours_sealed_is_backfilled_and_exact_from_the_
     now = timezone.now()
     goal = goal_save(site=site, name="buy", definition=brute.GOALS["buy"], now=now)
     assert goal.exact_from == timebuckets.floor(now, "hour") and goal.backfill_state == "queued"
-    hours = [timebuckets.as_utc(b) for b in BucketState.objects.filter(
-        site=site, granularity="hour").values_list("bucket", flat=True)]  # fmt: skip
+    hours = [
+        timebuckets.as_utc(b)
+        for b in BucketState.objects.filter(site=site, granularity="hour").values_list(
+            "bucket", flat=True
+        )
+    ]
     assert GOALS.read(site_id=site.id, granularity="hour", buckets=hours) == []
     done = goal_backfill(goal_id=goal.pk, now=now)
     goal.refresh_from_db()
@@ -198,15 +213,31 @@ def test_the_tallies_carry_every_goal_and_a_goal_added_after_them_is_counted_fro
     start = recent_fixed(days_ago=1, at=timedelta(hours=4, minutes=2))
     for n in range(4):
         ts, anon = start + timedelta(minutes=n), f"g{n}-ü"
-        send(client, site, [
-            event(ts, anon=anon, url=SHOP + PATHS[n]),
-            event(ts + timedelta(seconds=3), anon=anon, url=SHOP + "/thanks?x=1"),
-            event(ts + timedelta(seconds=5), kind="click", anon=anon, url=SHOP + "/d",
-                  element={"tag": "button", "selector": SELECTORS[n % 2], "text": TEXTS[n % 3]}),
-            event(ts + timedelta(seconds=7), kind="custom", anon=anon, url=SHOP + "/d",
-                  name="signup", props={"plan": PLANS[n % len(PLANS)]}),
-            event(ts + timedelta(seconds=9), anon=anon, url=SHOP + "/ünï/👀"),
-        ], AGENTS[n % len(AGENTS)])  # fmt: skip
+        send(
+            client,
+            site,
+            [
+                event(ts, anon=anon, url=SHOP + PATHS[n]),
+                event(ts + timedelta(seconds=3), anon=anon, url=SHOP + "/thanks?x=1"),
+                event(
+                    ts + timedelta(seconds=5),
+                    kind="click",
+                    anon=anon,
+                    url=SHOP + "/d",
+                    element={"tag": "button", "selector": SELECTORS[n % 2], "text": TEXTS[n % 3]},
+                ),
+                event(
+                    ts + timedelta(seconds=7),
+                    kind="custom",
+                    anon=anon,
+                    url=SHOP + "/d",
+                    name="signup",
+                    props={"plan": PLANS[n % len(PLANS)]},
+                ),
+                event(ts + timedelta(seconds=9), anon=anon, url=SHOP + "/ünï/👀"),
+            ],
+            AGENTS[n % len(AGENTS)],
+        )
     state = BucketState.objects.get(site=site, granularity="hour")
     hour = timebuckets.as_utc(state.bucket)
     folded = sources.bucket_partials(site_id=site.id, hour=hour, shards=state.shards)

@@ -36,12 +36,17 @@ def admin(client, site):
 
 def test_an_admin_defines_a_goal_on_the_page_and_sees_it_with_its_backfill(client, admin, site):
     url = f"/sites/{site.id}/goals/"
-    response = client.post(url, {"name": ODD, "kind": "pageview", "value": "/thänks/👀",
-                                 "match": "prefix"})  # fmt: skip
+    response = client.post(
+        url, {"name": ODD, "kind": "pageview", "value": "/thänks/👀", "match": "prefix"}
+    )
     assert response.status_code == 302
     goal = Goal.objects.get(site=site)
-    assert goal.definition == {"kind": "pageview", "path": "/thänks/👀", "match": "prefix",
-                               "properties": []}  # fmt: skip
+    assert goal.definition == {
+        "kind": "pageview",
+        "path": "/thänks/👀",
+        "match": "prefix",
+        "properties": [],
+    }
     assert goal.backfill_state == Goal.QUEUED and goal.exact_from is not None
     page = client.get(url).content.decode()
     assert "queued" in page and 'http-equiv="refresh"' in page
@@ -71,18 +76,21 @@ def test_a_bad_goal_says_what_to_fix_in_plain_words_and_keeps_the_form(
 
 
 def test_two_goals_of_one_name_are_refused_on_the_field(client, admin, site):
-    goal_save(site=site, name="Signup", definition={"kind": "event", "name": "a"},
-              now=timezone.now())  # fmt: skip
-    response = client.post(f"/sites/{site.id}/goals/",
-                           {"name": "Signup", "kind": "event", "value": "b"})  # fmt: skip
+    goal_save(
+        site=site, name="Signup", definition={"kind": "event", "name": "a"}, now=timezone.now()
+    )
+    response = client.post(
+        f"/sites/{site.id}/goals/", {"name": "Signup", "kind": "event", "value": "b"}
+    )
     assert response.status_code == 400 and "Name: the site has a goal named" in (
         response.content.decode()
     )
 
 
 def test_analysts_read_goals_but_only_admins_change_them(client, analyst, site):
-    goal = goal_save(site=site, name="g", definition={"kind": "event", "name": "a"},
-                     now=timezone.now())  # fmt: skip
+    goal = goal_save(
+        site=site, name="g", definition={"kind": "event", "name": "a"}, now=timezone.now()
+    )
     listed = client.get(f"/sites/{site.id}/goals/")
     assert listed.status_code == 200 and "defined by this site's admins" in listed.content.decode()
     posted = {"name": "h", "kind": "event", "value": "b"}
@@ -94,8 +102,9 @@ def test_analysts_read_goals_but_only_admins_change_them(client, analyst, site):
 
 
 def test_a_change_backfills_again_and_a_delete_needs_its_confirmation(client, admin, site):
-    goal = goal_save(site=site, name="g", definition={"kind": "event", "name": "a"},
-                     now=timezone.now())  # fmt: skip
+    goal = goal_save(
+        site=site, name="g", definition={"kind": "event", "name": "a"}, now=timezone.now()
+    )
     Goal.objects.filter(pk=goal.pk).update(backfill_state=Goal.DONE)
     client.post(f"/sites/{site.id}/goals/{goal.pk}/", {"name": "g2", "kind": "event", "value": "a"})
     goal.refresh_from_db()
@@ -111,22 +120,34 @@ def test_a_change_backfills_again_and_a_delete_needs_its_confirmation(client, ad
 
 def test_the_api_creates_changes_and_deletes_goals_and_names_the_bad_field(client, admin, site):
     base = f"/api/sites/{site.id}/goals"
-    bad = client.post(base, {"name": "x", "definition": {"kind": "pageview"}},
-                      content_type="application/json")  # fmt: skip
+    bad = client.post(
+        base, {"name": "x", "definition": {"kind": "pageview"}}, content_type="application/json"
+    )
     assert bad.status_code == 400 and bad.json()["field"] == "definition.path"
-    bad = client.post(base, {"definition": {"kind": "event", "name": "a"}},
-                      content_type="application/json")  # fmt: skip
+    bad = client.post(
+        base, {"definition": {"kind": "event", "name": "a"}}, content_type="application/json"
+    )
     assert bad.status_code == 400 and bad.json()["field"] == "name"
-    made = client.post(base, {"name": ODD, "definition": {"kind": "event", "name": "signup",
-                       "properties": [{"key": "plan", "value": "pro"}]}},
-                       content_type="application/json")  # fmt: skip
+    made = client.post(
+        base,
+        {
+            "name": ODD,
+            "definition": {
+                "kind": "event",
+                "name": "signup",
+                "properties": [{"key": "plan", "value": "pro"}],
+            },
+        },
+        content_type="application/json",
+    )
     assert made.status_code == 201, made.content
     body = made.json()
     assert body["name"] == ODD and body["backfill"]["state"] == "queued"
     assert body["definition"]["properties"] == [{"key": "plan", "op": "eq", "value": "pro"}]
     one = f"{base}/{body['id']}"
-    changed = client.put(one, {"definition": {"kind": "click", "selector": "#buy"}},
-                         content_type="application/json")  # fmt: skip
+    changed = client.put(
+        one, {"definition": {"kind": "click", "selector": "#buy"}}, content_type="application/json"
+    )
     assert changed.status_code == 200 and changed.json()["label"] == "clicked #buy"
     assert [g["name"] for g in client.get(base).json()["goals"]] == [ODD]
     assert client.delete(one).status_code == 204
@@ -135,8 +156,11 @@ def test_the_api_creates_changes_and_deletes_goals_and_names_the_bad_field(clien
 
 def test_the_schema_lists_the_goal_routes(client, admin):
     schema = client.get("/api/schema").content.decode()
-    for route in ("/api/sites/{site_id}/goals", "/api/sites/{site_id}/goals/table",
-                  "/api/sites/{site_id}/goals/{goal_id}"):  # fmt: skip
+    for route in (
+        "/api/sites/{site_id}/goals",
+        "/api/sites/{site_id}/goals/table",
+        "/api/sites/{site_id}/goals/{goal_id}",
+    ):
         assert route + ":" in schema, route
 
 
@@ -146,15 +170,29 @@ def converted(client, site):
     start = recent_fixed(days_ago=1, at=timedelta(hours=5, minutes=7))
     for n in range(6):
         ts = start + timedelta(hours=n % 3, minutes=n)
-        send(client, site, [
-            event(ts, anon=f"u{n}", url=SHOP + "/pricing?utm_source=" + ("ads" if n < 2 else "")),
-            event(ts + timedelta(seconds=5), kind="click", anon=f"u{n}", url=SHOP + "/pricing",
-                  element={"tag": "button", "selector": "button#buy", "text": "Buy now"}),
-        ], AGENTS[n])  # fmt: skip
+        send(
+            client,
+            site,
+            [
+                event(
+                    ts, anon=f"u{n}", url=SHOP + "/pricing?utm_source=" + ("ads" if n < 2 else "")
+                ),
+                event(
+                    ts + timedelta(seconds=5),
+                    kind="click",
+                    anon=f"u{n}",
+                    url=SHOP + "/pricing",
+                    element={"tag": "button", "selector": "button#buy", "text": "Buy now"},
+                ),
+            ],
+            AGENTS[n],
+        )
     seal_everything(site, timezone.now())
-    for name, definition in (("Buy", {"kind": "click", "selector": "button#buy"}),
-                             ("Pricing", {"kind": "pageview", "path": "/pricing"}),
-                             ("Never", {"kind": "event", "name": "refund"})):  # fmt: skip
+    for name, definition in (
+        ("Buy", {"kind": "click", "selector": "button#buy"}),
+        ("Pricing", {"kind": "pageview", "path": "/pricing"}),
+        ("Never", {"kind": "event", "name": "refund"}),
+    ):
         goal = goal_save(site=site, name=name, definition=definition, now=timezone.now())
         goal_backfill(goal_id=goal.pk, now=timezone.now())
     return site
@@ -184,14 +222,16 @@ def test_one_breakdown_filter_filters_the_goal_table_and_others_say_they_do_not(
     found = client.get(api, {"period": "7d", "source": "ads", "device": "mobile"}).json()
     assert {r["goal"]: r["conversions"] for r in found["goals"]}["Buy"] == 5
     assert "not filtered" in found["note"]
-    page = client.get(f"/sites/{converted.id}/",
-                      {"period": "7d", "page": "/pricing"}).content.decode()  # fmt: skip
+    page = client.get(
+        f"/sites/{converted.id}/", {"period": "7d", "page": "/pricing"}
+    ).content.decode()
     assert "Goal numbers are not filtered" in page
 
 
 def test_the_goal_table_exports_as_csv(client, analyst, converted):
-    response = client.get(f"/api/sites/{converted.id}/goals/table",
-                          {"period": "7d", "format": "csv"})  # fmt: skip
+    response = client.get(
+        f"/api/sites/{converted.id}/goals/table", {"period": "7d", "format": "csv"}
+    )
     assert response["Content-Type"] == "text/csv"
     rows = list(csv.DictReader(io.StringIO(response.content.decode())))
     assert {r["goal"]: r["conversions"] for r in rows} == {"Buy": "5", "Pricing": "5", "Never": "0"}
@@ -200,11 +240,16 @@ def test_the_goal_table_exports_as_csv(client, analyst, converted):
 
 
 def test_outsiders_get_404_from_every_goal_route(site):
-    goal = goal_save(site=site, name="g", definition={"kind": "event", "name": "a"},
-                     now=timezone.now())  # fmt: skip
+    goal = goal_save(
+        site=site, name="g", definition={"kind": "event", "name": "a"}, now=timezone.now()
+    )
     outsider = Client()
     outsider.force_login(User.objects.create_user("out", password="pw-out-123"))
-    for url in (f"/sites/{site.id}/goals/", f"/sites/{site.id}/goals/{goal.pk}/",
-                f"/api/sites/{site.id}/goals", f"/api/sites/{site.id}/goals/{goal.pk}",
-                f"/api/sites/{site.id}/goals/table"):  # fmt: skip
+    for url in (
+        f"/sites/{site.id}/goals/",
+        f"/sites/{site.id}/goals/{goal.pk}/",
+        f"/api/sites/{site.id}/goals",
+        f"/api/sites/{site.id}/goals/{goal.pk}",
+        f"/api/sites/{site.id}/goals/table",
+    ):
         assert outsider.get(url).status_code == 404, url

@@ -218,12 +218,20 @@ def test_events_are_counted_against_the_limits_as_well_as_requests(
     big = [event(live_now, id=f"ev-big-{i}") for i in range(15)]
     first = post(client, site, big, REMOTE_ADDR="203.0.113.20")
     assert first.status_code == 200
-    second = post(client, site, [event(live_now, id=f"ev-more-{i}") for i in range(10)],
-                  REMOTE_ADDR="203.0.113.20")  # fmt: skip
+    second = post(
+        client,
+        site,
+        [event(live_now, id=f"ev-more-{i}") for i in range(10)],
+        REMOTE_ADDR="203.0.113.20",
+    )
     assert second.status_code == 429 and second.json()["field"] == "ip"  # 25 > 20
     # Another client still has room in the site's budget: 15 + 15 <= 40.
-    other = post(client, site, [event(live_now, id=f"ev-other-{i}") for i in range(15)],
-                 REMOTE_ADDR="203.0.113.21")  # fmt: skip
+    other = post(
+        client,
+        site,
+        [event(live_now, id=f"ev-other-{i}") for i in range(15)],
+        REMOTE_ADDR="203.0.113.21",
+    )
     assert other.status_code == 200
 
 

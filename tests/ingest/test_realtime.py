@@ -41,9 +41,14 @@ def test_the_api_counts_who_is_here_now_like_a_brute_force_count(client, site, t
             for i, p in enumerate(paths)
         ]
         events.append(
-            event(now - timedelta(seconds=5), anon=user, kind="click",
-                  element={"tag": "button"}, url="https://shop.example/")
-        )  # fmt: skip
+            event(
+                now - timedelta(seconds=5),
+                anon=user,
+                kind="click",
+                element={"tag": "button"},
+                url="https://shop.example/",
+            )
+        )
         assert post(client, site, events).json()["accepted"] == len(events)
         sent += [(user, e["type"], e["url"].split("example")[1], now, False) for e in events]
     gone = event(now - timedelta(minutes=9), anon="rt-earlier", url="https://shop.example/old")

@@ -44,19 +44,28 @@ def _secret(label: str) -> str:
 
 TRACKER_CASES = [
     ("https://a.example/p", "https://a.example/p"),
-    ("https://a.example/p?q=red%20shoes&page=2#reviews", "https://a.example/p?q=red%20shoes&page=2#reviews"),
+    (
+        "https://a.example/p?q=red%20shoes&page=2#reviews",
+        "https://a.example/p?q=red%20shoes&page=2#reviews",
+    ),
     ("https://a.example/#/cart", "https://a.example/#/cart"),
-    ("https://a.example/?author=me&keyword=x&design=1", "https://a.example/?author=me&keyword=x&design=1"),
+    (
+        "https://a.example/?author=me&keyword=x&design=1",
+        "https://a.example/?author=me&keyword=x&design=1",
+    ),
     ("https://a.example/reset?token=abc", "https://a.example/reset"),
     ("https://a.example/p?a=1&api_key=k&b=2", "https://a.example/p?a=1&b=2"),
     ("https://a.example/p?Password=x&b=2#top", "https://a.example/p?b=2#top"),
     ("https://a.example/p?b=2&SESSIONID=s", "https://a.example/p?b=2"),
     ("https://a.example/cb?code=c&state=s&sig=x", "https://a.example/cb?state=s"),
-    ("https://a.example/cb#access_token=t&token_type=bearer&state=s", "https://a.example/cb#token_type=bearer&state=s"),
+    (
+        "https://a.example/cb#access_token=t&token_type=bearer&state=s",
+        "https://a.example/cb#token_type=bearer&state=s",
+    ),
     ("https://a.example/#/reset?token=t", "https://a.example/#/reset"),
     ("not a url ?token=1", "not a url "),
     ("", ""),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(("url", "expected"), TRACKER_CASES)
@@ -188,9 +197,11 @@ pytestmark_db = pytest.mark.django_db(databases=["default", "cassandra"])
 def _segment(client, site: Site, body: dict):
     auth = base64.b64encode(f"{site.key}:".encode()).decode()
     return client.post(
-        "/v1/batch", json.dumps(body), content_type="application/json",
+        "/v1/batch",
+        json.dumps(body),
+        content_type="application/json",
         HTTP_AUTHORIZATION=f"Basic {auth}",
-    )  # fmt: skip
+    )
 
 
 @pytest.mark.empty_tables  # brute force over every table of the keyspace
@@ -244,16 +255,40 @@ def test_segment_stores_no_secret_of_any_url_field_in_any_table(client, site, li
         }
     }
     batch = [
-        {"type": "page", "messageId": "m-1", "anonymousId": "seg-1", "timestamp": ts,
-         "context": context, "properties": {"title": "P"}},
-        {"type": "page", "messageId": "m-2", "anonymousId": "seg-1", "timestamp": ts,
-         "properties": {"url": f"https://shop.example/q?api_key={s['purl']}",
-                        "referrer": f"https://r.example/?pwd={s['pref']}"}},
-        {"type": "identify", "messageId": "m-3", "userId": "seg-u", "timestamp": ts,
-         "traits": {"website": f"https://me.example/?secret={s['trait']}"}},
-        {"type": "track", "messageId": "m-4", "anonymousId": "seg-1", "timestamp": ts,
-         "event": "Viewed", "properties": {"url": f"https://shop.example/?jwt={s['purl']}"}},
-    ]  # fmt: skip
+        {
+            "type": "page",
+            "messageId": "m-1",
+            "anonymousId": "seg-1",
+            "timestamp": ts,
+            "context": context,
+            "properties": {"title": "P"},
+        },
+        {
+            "type": "page",
+            "messageId": "m-2",
+            "anonymousId": "seg-1",
+            "timestamp": ts,
+            "properties": {
+                "url": f"https://shop.example/q?api_key={s['purl']}",
+                "referrer": f"https://r.example/?pwd={s['pref']}",
+            },
+        },
+        {
+            "type": "identify",
+            "messageId": "m-3",
+            "userId": "seg-u",
+            "timestamp": ts,
+            "traits": {"website": f"https://me.example/?secret={s['trait']}"},
+        },
+        {
+            "type": "track",
+            "messageId": "m-4",
+            "anonymousId": "seg-1",
+            "timestamp": ts,
+            "event": "Viewed",
+            "properties": {"url": f"https://shop.example/?jwt={s['purl']}"},
+        },
+    ]
     response = _segment(client, site, {"batch": batch})
     assert response.status_code == 200 and response.json()["accepted"] == 4, response.json()
 

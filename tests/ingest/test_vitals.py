@@ -29,8 +29,9 @@ BAD = [
 def test_bad_vitals_payloads_are_refused_with_the_field_and_counted(client, site, live_now):
     props = {"pageview": "v1", "lcp": 2400.5, "lcp_el": "img.hero", "cls": 0}
     good = event(live_now, kind="custom", name="$vitals", props=props)
-    bad = [event(live_now, kind="custom", name="$vitals", props=props or None)
-           for props, _, _ in BAD]  # fmt: skip
+    bad = [
+        event(live_now, kind="custom", name="$vitals", props=props or None) for props, _, _ in BAD
+    ]
     no_url = event(live_now, kind="custom", name="$vitals", props={"pageview": "v", "lcp": 1})
     del no_url["url"]
     response = post(client, site, [good, *bad, no_url])

@@ -50,8 +50,15 @@ def visit(rng: random.Random, anon: str, start: datetime) -> list[dict[str, Any]
         extra = {"referrer": referrer} if n == 0 and referrer else {}
         events.append(event(ts, anon=anon, url=SHOP + path, **extra))
         if rng.random() < 0.3:
-            events.append(event(ts + timedelta(seconds=5), kind="click", anon=anon,
-                                url=SHOP + path, element={"selector": "a.next"}))  # fmt: skip
+            events.append(
+                event(
+                    ts + timedelta(seconds=5),
+                    kind="click",
+                    anon=anon,
+                    url=SHOP + path,
+                    element={"selector": "a.next"},
+                )
+            )
         ts += timedelta(minutes=rng.randrange(1, 26))
     return events
 
@@ -242,9 +249,15 @@ def test_a_query_names_the_bad_parameter():
 def test_session_count_is_every_path_up_to_five_pages_ending_at_each_view():
     counts = path_grams.PathCounts()
     path_grams.session_count(counts, [ENTRANCE], ["/a", "/b"], "google")
-    assert counts.grams == Counter({
-        ("/a",): 1, (ENTRANCE, "/a"): 1, ("/b",): 1, ("/a", "/b"): 1, (ENTRANCE, "/a", "/b"): 1,
-    })  # fmt: skip
+    assert counts.grams == Counter(
+        {
+            ("/a",): 1,
+            (ENTRANCE, "/a"): 1,
+            ("/b",): 1,
+            ("/a", "/b"): 1,
+            (ENTRANCE, "/a", "/b"): 1,
+        }
+    )
     assert counts.sources == Counter({("/a", "google"): 1})
     counts = path_grams.PathCounts()
     path_grams.session_count(counts, ["/1", "/2", "/3", "/4", "/5"], ["/6"], "x")

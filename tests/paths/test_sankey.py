@@ -204,21 +204,33 @@ def test_every_sankey_column_adds_up_to_its_arrivals(client, db, visits, ranges)
 
 
 def test_a_capped_row_folds_rare_paths_into_other_keeping_each_step_whole(monkeypatch):
-    row = stored.Row({
-        ("/b", "/c"): 5, (ENTRANCE, "/b", "/c"): 2, ("/a", "/c"): 1, (ENTRANCE, "/a", "/c"): 1,
-    })  # fmt: skip
+    row = stored.Row(
+        {
+            ("/b", "/c"): 5,
+            (ENTRANCE, "/b", "/c"): 2,
+            ("/a", "/c"): 1,
+            (ENTRANCE, "/a", "/c"): 1,
+        }
+    )
     assert stored._folded(row, TO) == row  # under the cap: as it was
     monkeypatch.setattr(stored, "TOP_GRAMS", 3)
     folded = stored._folded(row, TO)
     # A tie puts the shorter path first: none is kept without the one it extends (the
     # entrance's ("(entrance)" sorts before "/a") was, and "/a" showed -1 left).
     assert folded.grams == {
-        ("/b", "/c"): 5, (ENTRANCE, "/b", "/c"): 2, ("/a", "/c"): 1, (OTHER, "/a", "/c"): 1,
-    }  # fmt: skip
+        ("/b", "/c"): 5,
+        (ENTRANCE, "/b", "/c"): 2,
+        ("/a", "/c"): 1,
+        (OTHER, "/a", "/c"): 1,
+    }
     assert folded.dropped == 1
-    row = stored.Row({("/a",): 6, ("/a", "/b"): 3, ("/a", "/c"): 2, ("/a", "/b", "/d"): 1,
-                      ("/a", "/c", "/e"): 1})  # fmt: skip
+    row = stored.Row(
+        {("/a",): 6, ("/a", "/b"): 3, ("/a", "/c"): 2, ("/a", "/b", "/d"): 1, ("/a", "/c", "/e"): 1}
+    )
     assert stored._folded(row, FROM).grams == {
-        ("/a",): 6, ("/a", "/b"): 3, ("/a", "/c"): 2, ("/a", "/b", OTHER): 1,
+        ("/a",): 6,
+        ("/a", "/b"): 3,
+        ("/a", "/c"): 2,
+        ("/a", "/b", OTHER): 1,
         ("/a", "/c", OTHER): 1,
-    }  # fmt: skip
+    }

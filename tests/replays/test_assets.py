@@ -44,26 +44,59 @@ def snapshot(start_ms: int) -> list[dict[str, Any]]:
     """A page load's first rrweb events: meta, then the full snapshot with the shop's
     stylesheet inlined twice (a <link>'s _cssText and a <style>'s text) and a small one."""
     head = [
-        {"type": 2, "tagName": "link", "attributes": {"_cssText": SHOP_CSS}, "childNodes": [],
-         "id": 4},
-        {"type": 2, "tagName": "style", "attributes": {}, "id": 5, "childNodes": [
-            {"type": 3, "textContent": SHOP_CSS, "isStyle": True, "id": 6}]},
-        {"type": 2, "tagName": "style", "attributes": {"_cssText": SMALL_CSS}, "childNodes": [],
-         "id": 7},
-    ]  # fmt: skip
+        {
+            "type": 2,
+            "tagName": "link",
+            "attributes": {"_cssText": SHOP_CSS},
+            "childNodes": [],
+            "id": 4,
+        },
+        {
+            "type": 2,
+            "tagName": "style",
+            "attributes": {},
+            "id": 5,
+            "childNodes": [{"type": 3, "textContent": SHOP_CSS, "isStyle": True, "id": 6}],
+        },
+        {
+            "type": 2,
+            "tagName": "style",
+            "attributes": {"_cssText": SMALL_CSS},
+            "childNodes": [],
+            "id": 7,
+        },
+    ]
     body = [{"type": 3, "textContent": "Signed in as ana", "id": 9}]
-    html = {"type": 2, "tagName": "html", "attributes": {"lang": "en"}, "id": 2, "childNodes": [
-        {"type": 2, "tagName": "head", "attributes": {}, "childNodes": head, "id": 3},
-        {"type": 2, "tagName": "body", "attributes": {}, "childNodes": body, "id": 8}]}  # fmt: skip
+    html = {
+        "type": 2,
+        "tagName": "html",
+        "attributes": {"lang": "en"},
+        "id": 2,
+        "childNodes": [
+            {"type": 2, "tagName": "head", "attributes": {}, "childNodes": head, "id": 3},
+            {"type": 2, "tagName": "body", "attributes": {}, "childNodes": body, "id": 8},
+        ],
+    }
     return [
-        {"type": 4, "timestamp": start_ms, "data": {"href": "https://shop.example/", "width": 1366,
-                                                    "height": 900}},
-        {"type": 2, "timestamp": start_ms + 1, "data": {
-            "node": {"type": 0, "childNodes": [html], "id": 1},
-            "initialOffset": {"left": 0, "top": 0}}},
-        {"type": 3, "timestamp": start_ms + 2, "data": {"source": 8, "id": 5,
-                                                        "adds": [{"rule": "a{}", "index": 0}]}},
-    ]  # fmt: skip
+        {
+            "type": 4,
+            "timestamp": start_ms,
+            "data": {"href": "https://shop.example/", "width": 1366, "height": 900},
+        },
+        {
+            "type": 2,
+            "timestamp": start_ms + 1,
+            "data": {
+                "node": {"type": 0, "childNodes": [html], "id": 1},
+                "initialOffset": {"left": 0, "top": 0},
+            },
+        },
+        {
+            "type": 3,
+            "timestamp": start_ms + 2,
+            "data": {"source": 8, "id": 5, "adds": [{"rule": "a{}", "index": 0}]},
+        },
+    ]
 
 
 def _page_load(site, start, anon: str) -> dict[str, Any]:

@@ -67,8 +67,10 @@ def test_a_lone_surrogate_and_a_stylesheet_are_stored_and_read_back(client, repl
     but for the half pair, which the player's API writes as U+FFFD."""
     body = chunk(replay_site, visit + timedelta(seconds=3), n=1)
     css = "body { color: #123456 } " * 60
-    body["events"][0]["data"] = {"text": "\ud800 half a pair", "node": {
-        "type": 2, "tagName": "style", "attributes": {"_cssText": css}}}  # fmt: skip
+    body["events"][0]["data"] = {
+        "text": "\ud800 half a pair",
+        "node": {"type": 2, "tagName": "style", "attributes": {"_cssText": css}},
+    }
     assert send(client, replay_site, body).status_code == 200
     [row] = _rows(replay_site)
     assert css.encode() not in gzip.decompress(row["data"])  # the stylesheet: a reference
@@ -113,10 +115,12 @@ def test_a_chunk_resent_later_writes_nothing(client, replay_site, visit, live_no
     assert again.status_code == 200 and answer["duplicate"] is True
     assert answer["stored"] is False
     [session] = user_sessions.session_list(site_id=replay_site.id, user_key="anon-1")
-    rows = list(cassandra_session().execute(
-        prepare("SELECT start_at FROM {ks}.replay_chunks WHERE site_id = ? AND session_id = ?"),
-        (replay_site.id, session["session_id"]),
-    ))  # fmt: skip
+    rows = list(
+        cassandra_session().execute(
+            prepare("SELECT start_at FROM {ks}.replay_chunks WHERE site_id = ? AND session_id = ?"),
+            (replay_site.id, session["session_id"]),
+        )
+    )
     assert len(rows) == 1
     assert abs(rows[0]["start_at"].replace(tzinfo=UTC) - start) < timedelta(seconds=2)
 

@@ -33,12 +33,19 @@ def _text_chunk(site, start, *, anon: str, text: str, seq: int = 0, **extra):
             "timestamp": body["end"],
             "data": {
                 "source": 0,
-                "adds": [{"parentId": 8, "nextId": None,
-                          "node": {"type": 3, "textContent": text, "id": 40 + seq}}],
-                "removes": [], "texts": [], "attributes": [],
+                "adds": [
+                    {
+                        "parentId": 8,
+                        "nextId": None,
+                        "node": {"type": 3, "textContent": text, "id": 40 + seq},
+                    }
+                ],
+                "removes": [],
+                "texts": [],
+                "attributes": [],
             },
         }
-    )  # fmt: skip
+    )
     return body
 
 
@@ -56,8 +63,9 @@ def test_a_chunk_showing_the_user_id_is_erased_in_any_session(client, replay_sit
         assert post(client, replay_site, [event(visit, anon=anon, **extra)]).status_code == 200
     mine = _text_chunk(replay_site, start, anon="alice-device", text="Orders", user_id=USER)
     shown = _text_chunk(replay_site, start, anon="desk-1", text=f"Signed in as {USER}")
-    later = _text_chunk(replay_site, start + timedelta(seconds=5), anon="desk-1", seq=1,
-                        text="Signed out")  # fmt: skip
+    later = _text_chunk(
+        replay_site, start + timedelta(seconds=5), anon="desk-1", seq=1, text="Signed out"
+    )
     near = _text_chunk(replay_site, start, anon="carol", text="Write to malice@example.com.au")
     for body in (mine, shown, later, near):
         assert send(client, replay_site, body).status_code == 200

@@ -28,9 +28,15 @@ def test_replay_on_puts_its_settings_into_the_snippet(admin_client, site):
     assert "data-replay" not in admin_client.get(url).text
     response = admin_client.post(
         url,
-        _form(site, replay="on", replay_sample="25", replay_mask_text="on",
-              replay_exclude="/account/*\n/checkout/pay", replay_retention_days="10"),
-    )  # fmt: skip
+        _form(
+            site,
+            replay="on",
+            replay_sample="25",
+            replay_mask_text="on",
+            replay_exclude="/account/*\n/checkout/pay",
+            replay_retention_days="10",
+        ),
+    )
     assert response.status_code == 302
     site.refresh_from_db()
     assert (site.replay, site.replay_sample, site.replay_mask_text) == (True, 25, True)

@@ -189,9 +189,15 @@ def test_rage_and_dead_click_samples_link_to_the_replay_at_their_moment(
     clicks = {}
     for anon, flag in (("watched", "rage"), ("unwatched", "dead")):
         view = event(t0, anon=anon, viewport=1440)
-        click = event(t0 + timedelta(seconds=20), kind="click", anon=anon, viewport=1440,
-                      element={"tag": "button", "selector": "button#buy"},
-                      pos={"x": 0.5, "y": 100}, **{flag: True})  # fmt: skip
+        click = event(
+            t0 + timedelta(seconds=20),
+            kind="click",
+            anon=anon,
+            viewport=1440,
+            element={"tag": "button", "selector": "button#buy"},
+            pos={"x": 0.5, "y": 100},
+            **{flag: True},
+        )
         assert post(client, replay_site, [view, click]).status_code == 200
         clicks[anon] = _ms(t0 + timedelta(seconds=20))
     body = chunk(replay_site, t0, anon="watched", n=30)
@@ -227,8 +233,10 @@ def test_funnel_drop_offs_link_to_the_replay_at_their_last_step(
         assert post(client, replay_site, events).status_code == 200
     for anon in ("left", "bought"):
         assert send(client, replay_site, chunk(replay_site, t0, anon=anon)).status_code == 200
-    steps = [{"kind": "pageview", "path": "/", "match": "exact"},
-             {"kind": "event", "name": "checkout"}]  # fmt: skip
+    steps = [
+        {"kind": "pageview", "path": "/", "match": "exact"},
+        {"kind": "event", "name": "checkout"},
+    ]
     funnel = defs.funnel_create(site=replay_site, name="buy", definition={"steps": steps})
     url = f"/sites/{replay_site.id}/funnels/{funnel.pk}/units/"
     dropped = client.get(url, {"period": "24h", "step": 1, "outcome": "dropped"})
@@ -263,8 +271,9 @@ def test_a_bad_moment_is_named_and_the_replay_opens_at_its_start(
     at = live_now - minutes(2)
     assert post(client, replay_site, [event(at)]).status_code == 200
     assert send(client, replay_site, chunk(replay_site, at)).status_code == 200
-    page = client.get(f"/sites/{replay_site.id}/sessions/{_session(replay_site, 'anon-1')}/",
-                      {"t": value})  # fmt: skip
+    page = client.get(
+        f"/sites/{replay_site.id}/sessions/{_session(replay_site, 'anon-1')}/", {"t": value}
+    )
     assert page.status_code == 200
     assert "t: the moment to play from, in milliseconds since 1970" in page.text
     assert 'role="alert"' in page.text and _island(client, page.text)["seek"] is None

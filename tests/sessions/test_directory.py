@@ -33,8 +33,16 @@ ALL_ROWS = "SELECT term, user_key FROM {ks}.user_directory WHERE site_id = ? AND
 def _visit(site, at, anon: str, user: str | None = None, email: str | None = None, **source):
     raws = [event(at, anon=anon, **({"user_id": user} if user else {}))]
     if email:
-        raws.append(event(at + timedelta(seconds=5), kind="custom", name="$identify", anon=anon,
-                          user_id=user, props={"email": email, "plan": "pro"}))  # fmt: skip
+        raws.append(
+            event(
+                at + timedelta(seconds=5),
+                kind="custom",
+                name="$identify",
+                anon=anon,
+                user_id=user,
+                props={"email": email, "plan": "pro"},
+            )
+        )
     outcome = events_record(
         source=Source(site=site, received_at=at + timedelta(seconds=30), **source), raw_events=raws
     )
@@ -44,10 +52,23 @@ def _visit(site, at, anon: str, user: str | None = None, email: str | None = Non
 @pytest.fixture
 def people(site):
     at = timezone.now().replace(microsecond=0) - timedelta(hours=2)
-    _visit(site, at, "dev-ABC-1", "UX.anna", "Anna.Müller@Example.com",
-           user_agent=IPHONE, ip="85.214.132.7")  # fmt: skip
-    _visit(site, at + timedelta(hours=1), "dev-ABC-1", "UX.anna",  # her second session
-           user_agent=IPHONE, ip="85.214.132.9")  # fmt: skip
+    _visit(
+        site,
+        at,
+        "dev-ABC-1",
+        "UX.anna",
+        "Anna.Müller@Example.com",
+        user_agent=IPHONE,
+        ip="85.214.132.7",
+    )
+    _visit(
+        site,
+        at + timedelta(hours=1),
+        "dev-ABC-1",
+        "UX.anna",  # her second session
+        user_agent=IPHONE,
+        ip="85.214.132.9",
+    )
     _visit(site, at + timedelta(minutes=3), "ux.bob-device")
     _visit(site, at + timedelta(minutes=4), "zoë-📱")
     return at

@@ -67,13 +67,20 @@ def test_a_trait_dated_ahead_of_its_receipt_counts_from_its_receipt(site):
     wins, though dated before it; first_set_at is still the earliest event's time."""
     now = timezone.now().replace(microsecond=0)
     received = now - timedelta(minutes=10)
-    ahead = event(received + timedelta(hours=20), kind="custom", name="$identify",
-                  anon="f-anon", id="f1", props={"plan": "ahead"})  # fmt: skip
+    ahead = event(
+        received + timedelta(hours=20),
+        kind="custom",
+        name="$identify",
+        anon="f-anon",
+        id="f1",
+        props={"plan": "ahead"},
+    )
     outcome = events_record(source=Source(site=site, received_at=received), raw_events=[ahead])
     assert outcome.accepted == 1 and outcome.clamped == 0
     assert by_name(site, "f-anon")["plan"]["value"] == "ahead"
-    identify(site, now - timedelta(minutes=1), anon="f-anon", user=None,
-             traits={"plan": "now"}, id="f2")  # fmt: skip
+    identify(
+        site, now - timedelta(minutes=1), anon="f-anon", user=None, traits={"plan": "now"}, id="f2"
+    )
     found = by_name(site, "f-anon")["plan"]
     assert found["value"] == "now"
     assert (found["first_set_at"], found["last_set_at"]) == (now - timedelta(minutes=1),) * 2

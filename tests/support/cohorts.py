@@ -86,11 +86,15 @@ def brute_lifecycle(rows, query: reads.Query) -> list[dict[str, int]]:
     for i in range(1, len(starts)):
         seen = period_users(rows, datetime(1970, 1, 1, tzinfo=UTC), starts[i], "")
         new = sets[i] - seen
-        result.append({
-            "new": len(new), "returning": len(sets[i] & sets[i - 1]),
-            "resurrecting": len(sets[i] - sets[i - 1] - new),
-            "dormant": -len(sets[i - 1] - sets[i]), "active": len(sets[i]),
-        })  # fmt: skip
+        result.append(
+            {
+                "new": len(new),
+                "returning": len(sets[i] & sets[i - 1]),
+                "resurrecting": len(sets[i] - sets[i - 1] - new),
+                "dormant": -len(sets[i - 1] - sets[i]),
+                "active": len(sets[i]),
+            }
+        )
     return result
 
 
@@ -112,8 +116,14 @@ def brute_stickiness(rows, query: reads.Query) -> list[list[int]]:
 def query_of(unit: str, first_event: str = "", return_event: str = "") -> reads.Query:
     first = (origin() + timedelta(days=RANGE_FROM)).date()
     last = (origin() + timedelta(days=SPAN_DAYS - 1)).date()
-    params = {"period": "custom", "from": first.isoformat(), "to": last.isoformat(),
-              "unit": unit, "first_event": first_event, "return_event": return_event}  # fmt: skip
+    params = {
+        "period": "custom",
+        "from": first.isoformat(),
+        "to": last.isoformat(),
+        "unit": unit,
+        "first_event": first_event,
+        "return_event": return_event,
+    }
     return reads.query_parse(params, now=timezone.now(), zone=UTC)
 
 

@@ -56,9 +56,12 @@ def keyspace_recreate(driver: Any, keyspace: str, env: dict[str, str]) -> None:
     attempts = 3
     for _ in range(attempts):
         done = subprocess.run(
-            [sys.executable, "manage.py", "sync_cassandra"], cwd=ROOT, env=sync_env,
-            capture_output=True, text=True,
-        )  # fmt: skip
+            [sys.executable, "manage.py", "sync_cassandra"],
+            cwd=ROOT,
+            env=sync_env,
+            capture_output=True,
+            text=True,
+        )
         if done.returncode == 0:
             return
         time.sleep(5)
@@ -76,9 +79,13 @@ def replay_run(env: dict[str, str], *, ahead: timedelta, max_buckets: int = 24) 
         f"+ timedelta(seconds={ahead.total_seconds()}), max_buckets={max_buckets}))"
     )
     done = subprocess.run(
-        [sys.executable, "manage.py", "shell", "-c", code], cwd=ROOT, env=env, check=True,
-        capture_output=True, text=True,
-    )  # fmt: skip
+        [sys.executable, "manage.py", "shell", "-c", code],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     return int(done.stdout.split()[-1])
 
 
@@ -94,10 +101,28 @@ def collector_start(
     port = free_port()
     with open(log_path(log_name), "ab") as log:
         web = subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "clickstream.wsgi", "-b", f"127.0.0.1:{port}",
-             "-w", str(workers), "-k", "sync", "--timeout", "60", "--log-level", "warning"],
-            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "gunicorn",
+                "clickstream.wsgi",
+                "-b",
+                f"127.0.0.1:{port}",
+                "-w",
+                str(workers),
+                "-k",
+                "sync",
+                "--timeout",
+                "60",
+                "--log-level",
+                "warning",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while len(children(web.pid)) < workers or not answers(base):

@@ -32,7 +32,7 @@ STEP_POOL = [
     {"kind": "event", "name": "checkout"},
     {"kind": "event", "name": "checkout", "properties": [{"key": "plan", "value": "pro"}]},
     {"kind": "pageview", "path": "/checkout", "match": "exact"},
-]  # fmt: skip
+]
 
 
 def matches(step: dict[str, Any], row: dict[str, Any]) -> bool:
@@ -50,9 +50,10 @@ def matches(step: dict[str, Any], row: dict[str, Any]) -> bool:
         )
     elif step["kind"] == "click":
         ok = row["type"] == "click" and (
-            element.get("selector") == step["selector"] if step.get("selector")
+            element.get("selector") == step["selector"]
+            if step.get("selector")
             else (element.get("text") or "").strip() == step["text"]
-        )  # fmt: skip
+        )
     else:
         ok = row["type"] == "custom" and row["name"] == step["name"]
     for c in step.get("properties") or []:
@@ -128,13 +129,24 @@ def visitor(rng: random.Random, anon: str, start: datetime) -> list[dict[str, An
                 path = rng.choice(["/", *PRODUCTS, "/cart", "/checkout"])
                 events.append(event(ts, anon=anon, url=SHOP + path))
             elif choice < 0.7:
-                element = {"selector": rng.choice(["button.add", "a.more"]), "tag": "button",
-                           "text": rng.choice(["Add to cart", "More"])}  # fmt: skip
-                events.append(event(ts, kind="click", anon=anon, url=SHOP + "/product/1",
-                                    element=element))  # fmt: skip
+                element = {
+                    "selector": rng.choice(["button.add", "a.more"]),
+                    "tag": "button",
+                    "text": rng.choice(["Add to cart", "More"]),
+                }
+                events.append(
+                    event(ts, kind="click", anon=anon, url=SHOP + "/product/1", element=element)
+                )
             else:
-                events.append(event(ts, kind="custom", anon=anon, name="checkout",
-                                    props={"plan": rng.choice(["pro", "free"])}))  # fmt: skip
+                events.append(
+                    event(
+                        ts,
+                        kind="custom",
+                        anon=anon,
+                        name="checkout",
+                        props={"plan": rng.choice(["pro", "free"])},
+                    )
+                )
             ts += timedelta(minutes=rng.randrange(1, 20))
         ts += timedelta(minutes=rng.randrange(45, 300))
     return events

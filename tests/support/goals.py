@@ -26,11 +26,21 @@ def buyers(client: Any, site: Any) -> Any:
     start = recent_fixed(days_ago=1, at=timedelta(hours=5, minutes=7))
     for n in range(6):
         ts = start + timedelta(hours=n % 3, minutes=n)
-        send(client, site, [
-            event(ts, anon=f"u{n}", url=SHOP + "/pricing"),
-            event(ts + timedelta(seconds=5), kind="click", anon=f"u{n}", url=SHOP + "/pricing",
-                  element={"tag": "button", "selector": "button#buy", "text": "Buy now"}),
-        ], AGENTS[n % 5])  # fmt: skip
+        send(
+            client,
+            site,
+            [
+                event(ts, anon=f"u{n}", url=SHOP + "/pricing"),
+                event(
+                    ts + timedelta(seconds=5),
+                    kind="click",
+                    anon=f"u{n}",
+                    url=SHOP + "/pricing",
+                    element={"tag": "button", "selector": "button#buy", "text": "Buy now"},
+                ),
+            ],
+            AGENTS[n % 5],
+        )
     seal_everything(site, timezone.now())
     return site
 

@@ -49,12 +49,16 @@ def visit(rng: random.Random, anon: str, start: datetime) -> list[dict[str, Any]
             events.append(event(ts, kind="click", anon=anon, url=url, element=element, **extra))
         for _ in range(rng.randrange(0, 3)):  # readings of this page view, deepest counts
             ts += timedelta(minutes=rng.randrange(0, 50))
-            props = {"pageview": view["id"], "scroll": rng.randrange(0, 101),
-                     "fold": rng.choice([640, 900, 1333])}  # fmt: skip
+            props = {
+                "pageview": view["id"],
+                "scroll": rng.randrange(0, 101),
+                "fold": rng.choice([640, 900, 1333]),
+            }
             events.append(
-                event(ts, kind="custom", name="$pageleave", anon=anon, url=url, props=props,
-                      **shown)
-            )  # fmt: skip
+                event(
+                    ts, kind="custom", name="$pageleave", anon=anon, url=url, props=props, **shown
+                )
+            )
         ts += timedelta(minutes=rng.randrange(1, 20))
     return events
 
@@ -66,10 +70,16 @@ def path_of(url: str) -> str:
 def recount(rows: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
     """The expected rows of one bucket, from its raw rows."""
     out: dict[tuple[str, str], dict[str, Any]] = defaultdict(
-        lambda: {"clicks": 0, "cells": Counter(), "elements": defaultdict(lambda: [0, 0, 0]),
-                 "spots": defaultdict(Counter), "scroll": Counter(), "folds": Counter(),
-                 "samples": defaultdict(list)}
-    )  # fmt: skip
+        lambda: {
+            "clicks": 0,
+            "cells": Counter(),
+            "elements": defaultdict(lambda: [0, 0, 0]),
+            "spots": defaultdict(Counter),
+            "scroll": Counter(),
+            "folds": Counter(),
+            "samples": defaultdict(list),
+        }
+    )
     deepest: dict[str, tuple[int, tuple[str, str], int]] = {}
     for row in rows:
         if row["is_bot"]:

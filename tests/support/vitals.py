@@ -61,15 +61,25 @@ def vitals_measured(client, site):
             kept = {k: v for k, v in part.items() if not k.endswith("_el") or k[:-3] in part}
             at = ts + timedelta(seconds=5 + n * 60)
             body = {"pageview": view["id"], **kept}
-            events.append(event(at, kind="custom", name="$vitals", anon=f"v{i}", url=url,
-                                props=body))  # fmt: skip
+            events.append(
+                event(at, kind="custom", name="$vitals", anon=f"v{i}", url=url, props=body)
+            )
         agent, ip = AGENTS[i % len(AGENTS)], ["8.8.8.8", "81.2.69.160", "1.1.1.1"][i % 3]
         response = post(client, site, events, HTTP_USER_AGENT=agent, REMOTE_ADDR=ip)
         assert response.json()["accepted"] == len(events), response.json()
     bot = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
     ts = now - timedelta(hours=3)
-    bot_events = [event(ts, anon="bot", url=SHOP), event(ts, kind="custom", name="$vitals",
-                  anon="bot", url=SHOP, props={"pageview": "x", "lcp": 99_999})]  # fmt: skip
+    bot_events = [
+        event(ts, anon="bot", url=SHOP),
+        event(
+            ts,
+            kind="custom",
+            name="$vitals",
+            anon="bot",
+            url=SHOP,
+            props={"pageview": "x", "lcp": 99_999},
+        ),
+    ]
     post(client, site, bot_events, HTTP_USER_AGENT=bot)
     seal_everything(site, timezone.now())
     assert BucketState.objects.filter(site=site, granularity="day", state="sealed").exists()
@@ -84,9 +94,15 @@ def raw_values(site, start: datetime, end: datetime) -> list[dict[str, Any]]:
             if row["name"] != "$vitals" or row["is_bot"]:
                 continue
             layout = json.loads(row["layout"] or "{}")
-            found.append({"page": page_path(row["url"]), "props": json.loads(row["props"]),
-                          "device": layout.get("dev", ""), "browser": layout.get("br", ""),
-                          "country": layout.get("cc", "")})  # fmt: skip
+            found.append(
+                {
+                    "page": page_path(row["url"]),
+                    "props": json.loads(row["props"]),
+                    "device": layout.get("dev", ""),
+                    "browser": layout.get("br", ""),
+                    "country": layout.get("cc", ""),
+                }
+            )
     return found
 
 
@@ -94,12 +110,17 @@ def raw_values(site, start: datetime, end: datetime) -> list[dict[str, Any]]:
 def vitals_events(rng: random.Random, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """A $vitals event for each page view of a visit, a second after it."""
     return [
-        event(timebuckets.as_utc(datetime.fromisoformat(e["ts"])) + timedelta(seconds=1),
-              kind="custom", name="$vitals", anon=e["anonymous_id"], url=e["url"],
-              props={"pageview": e["id"], **_measurement(rng)})
+        event(
+            timebuckets.as_utc(datetime.fromisoformat(e["ts"])) + timedelta(seconds=1),
+            kind="custom",
+            name="$vitals",
+            anon=e["anonymous_id"],
+            url=e["url"],
+            props={"pageview": e["id"], **_measurement(rng)},
+        )
         for e in events
         if e["type"] == "pageview"
-    ]  # fmt: skip
+    ]
 
 
 def brute(rows: list[dict[str, Any]]) -> dict[Any, Any]:
@@ -110,8 +131,12 @@ def brute(rows: list[dict[str, Any]]) -> dict[Any, Any]:
         if row["name"] != "$vitals" or row["is_bot"]:
             continue
         layout, props = json.loads(row["layout"] or "{}"), json.loads(row["props"])
-        key = (page_path(row["url"]), layout.get("dev", ""), layout.get("cc", ""),
-               layout.get("br", ""))  # fmt: skip
+        key = (
+            page_path(row["url"]),
+            layout.get("dev", ""),
+            layout.get("cc", ""),
+            layout.get("br", ""),
+        )
         for level, at in ((0, ("", "", "", "")), (1, (key[0], "", "", "")), (2, key)):
             cell = found.setdefault((level, at), {"s": {}, "r": {}, "e": {}})
             for metric in METRICS:
@@ -126,17 +151,25 @@ def brute(rows: list[dict[str, Any]]) -> dict[Any, Any]:
                 if element and level:
                     cell["e"].setdefault(metric.name, Counter())[element] += 1
     return {
-        key: {"s": {m: dict(s) for m, s in c["s"].items()}, "r": c["r"],
-              "e": {m: dict(e) for m, e in c["e"].items()}}
+        key: {
+            "s": {m: dict(s) for m, s in c["s"].items()},
+            "r": c["r"],
+            "e": {m: dict(e) for m, e in c["e"].items()},
+        }
         for key, c in found.items()
-    }  # fmt: skip
+    }
 
 
 def plain(stored: vitals.Stored) -> dict[Any, Any]:
     return {
-        key: {"s": {m: {i: n for i, n in s.items() if n} for m, s in cell.sketches.items()},
-              "r": cell.ratings,
-              "e": {m: {label: int(v[0]) for label, v in e.items()}
-                    for m, e in cell.elements.items() if e}}
+        key: {
+            "s": {m: {i: n for i, n in s.items() if n} for m, s in cell.sketches.items()},
+            "r": cell.ratings,
+            "e": {
+                m: {label: int(v[0]) for label, v in e.items()}
+                for m, e in cell.elements.items()
+                if e
+            },
+        }
         for key, cell in stored.items()
-    }  # fmt: skip
+    }

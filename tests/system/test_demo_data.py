@@ -118,8 +118,11 @@ def test_a_demo_pages_heatmap_has_clicks_rage_dead_and_scroll(shop, now, vp) -> 
     reach = dict(answer["scroll"]["reach"])
     assert 0 < reach[100] < 1  # some read to the end, not all
     products, _ = reads.range_answer(
-        site_id=shop.id, page="/demo/products/grinder", vp=vp, start=end - timedelta(hours=48),
+        site_id=shop.id,
+        page="/demo/products/grinder",
+        vp=vp,
+        start=end - timedelta(hours=48),
         end=end,
-    )  # fmt: skip
+    )
     flagged = [e for e in answer["elements"] + products["elements"] if e["rage"] or e["dead"]]
     assert flagged

@@ -64,8 +64,12 @@ def _period():
 def test_the_cards_and_the_trend_have_all_five_metrics(shop) -> None:
     site, _ = shop
     answer = reads.summary_answer(site_id=site.id, period=_period(), filters={})
-    sealed = [("day", b) for b in BucketState.objects.filter(
-        site=site, granularity="day", state="sealed").values_list("bucket", flat=True)]  # fmt: skip
+    sealed = [
+        ("day", b)
+        for b in BucketState.objects.filter(
+            site=site, granularity="day", state="sealed"
+        ).values_list("bucket", flat=True)
+    ]
     stored = buckets_read(site_id=site.id, buckets=sealed)  # read from the sealed rows
     assert stored and all(set(NAMES) <= set(s[0, SITE].sketches) for s in stored)
     cards = {m["name"]: m for m in answer["metrics"]}

@@ -31,9 +31,17 @@ pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 # The browser's major version again, under another name and column: derived from what
 # enrich.agent already yields, so only the column is new.
 MAJOR = Dimension(
-    "major", "Browser majors", "Browser major", "browser_major", (AGENT, "browser_version"),
-    breaks_down=True, filters=True, splits_funnels=True, example="131", width=4,
-)  # fmt: skip
+    "major",
+    "Browser majors",
+    "Browser major",
+    "browser_major",
+    (AGENT, "browser_version"),
+    breaks_down=True,
+    filters=True,
+    splits_funnels=True,
+    example="131",
+    width=4,
+)
 SCHEMA = (
     "ALTER TABLE {ks}.user_sessions ADD browser_major text",
     "ALTER TABLE {ks}.site_sessions ADD browser_major text",
@@ -70,8 +78,15 @@ def test_the_models_columns_and_the_indexes_come_from_the_registry():
     assert {d.column for d in dimensions.explored()} <= set(SiteSession._columns)
     indexed = " ".join(site_sessions.INDEXES)
     looked_up = {d.name for d in site_sessions.termed()}
-    assert "(terms)" in indexed and looked_up == {"source", "medium", "campaign", "country",
-                                                   "device", "browser", "os"}  # fmt: skip
+    assert "(terms)" in indexed and looked_up == {
+        "source",
+        "medium",
+        "campaign",
+        "country",
+        "device",
+        "browser",
+        "os",
+    }
     assert all(f"({d.column})" in indexed or d.name in looked_up for d in dimensions.filters())
     assert [d.name for d in dimensions.breakdowns()] == list(breakdowns.names())
 
@@ -111,8 +126,10 @@ def test_a_dimension_added_in_one_place_is_in_every_place(
     page = client.get(reverse("sessions_app:sessions", args=[site.id]), {"major": "133"})
     assert '<input name="major" value="133" placeholder="131" size="4">' in page.content.decode()
     # Splits funnels.
-    steps = [{"kind": "pageview", "path": "/", "match": "exact"},
-             {"kind": "event", "name": "checkout"}]  # fmt: skip
+    steps = [
+        {"kind": "pageview", "path": "/", "match": "exact"},
+        {"kind": "event", "name": "checkout"},
+    ]
     funnel = defs.funnel_create(site=site, name="m", definition={"steps": steps})
     result = funnel_results.funnel_units(site=site, version=funnel.current, start=day, end=end)
     split = funnel_results.funnel_summary(funnel.current.definition, result, breakdown="major")
@@ -140,8 +157,10 @@ def test_a_cached_funnel_day_split_by_other_dimensions_is_scanned_again(
     checkout = event(at + timedelta(minutes=1), kind="custom", anon="c1", name="checkout")
     send(client, site, [event(at, anon="c1", url=SHOP + "/"), checkout], AGENTS[2])
     seal_everything(site, timezone.now())
-    steps = [{"kind": "pageview", "path": "/", "match": "exact"},
-             {"kind": "event", "name": "checkout"}]  # fmt: skip
+    steps = [
+        {"kind": "pageview", "path": "/", "match": "exact"},
+        {"kind": "event", "name": "checkout"},
+    ]
     funnel = defs.funnel_create(site=site, name="c", definition={"steps": steps})
     end = timebuckets.next_start(day, "day")
     with monkeypatch.context() as before:  # the registry before MAJOR joined it

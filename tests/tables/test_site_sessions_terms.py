@@ -22,18 +22,40 @@ pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 UPSERT = site_sessions.with_dimensions(site_sessions.UPSERT)
 
 
-def write(site_id: uuid.UUID, session_id: uuid.UUID, version: int, *, terms: bool = True,
-          **dimensions: str) -> None:  # fmt: skip
+def write(
+    site_id: uuid.UUID,
+    session_id: uuid.UUID,
+    version: int,
+    *,
+    terms: bool = True,
+    **dimensions: str,
+) -> None:
     """One session's row as ingest writes it (without its terms: as an older release did)."""
     started = uuid_time(session_id)
     site, day, shard, sid = site_sessions.row_key(site_id, session_id)
-    params = tuple(site_sessions.upsert_params(
-        timestamp=version, ttl=3600, user_key=f"u-{sid}", identified=False,
-        started_at=started, last_seen_at=started, duration_s=0, event_count=1,
-        pageview_count=1, converted=False, is_bot=False, dimensions=dimensions,
-        pages={"/"}, events=set(), site_id=site, day=day, shard=shard, session_id=sid,
-        terms=site_sessions.terms_of(site, day, shard, dimensions) if terms else set(),
-    ))  # fmt: skip
+    params = tuple(
+        site_sessions.upsert_params(
+            timestamp=version,
+            ttl=3600,
+            user_key=f"u-{sid}",
+            identified=False,
+            started_at=started,
+            last_seen_at=started,
+            duration_s=0,
+            event_count=1,
+            pageview_count=1,
+            converted=False,
+            is_bot=False,
+            dimensions=dimensions,
+            pages={"/"},
+            events=set(),
+            site_id=site,
+            day=day,
+            shard=shard,
+            session_id=sid,
+            terms=site_sessions.terms_of(site, day, shard, dimensions) if terms else set(),
+        )
+    )
     cassandra_session().execute(prepare(UPSERT, write=True), params)
 
 

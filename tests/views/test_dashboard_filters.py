@@ -125,8 +125,10 @@ def test_latest_sessions_follow_the_period_and_show_paths_without_utm(client, si
     assert "/pricing?id=5" in latest and "utm_" not in latest and "/cart<" in latest
     week = dashboard(client, site, "?period=7d")
     assert [s["user_key"] for s in week.context["latest"].sessions] == ["c1", "c2"]
-    assert [s["user_key"] for s in dashboard(client, site, "?period=7d&entry=/old")
-            .context["latest"].sessions] == ["c2"]  # fmt: skip
+    assert [
+        s["user_key"]
+        for s in dashboard(client, site, "?period=7d&entry=/old").context["latest"].sessions
+    ] == ["c2"]
     assert "More sessions" in week.content.decode()
 
 

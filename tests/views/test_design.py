@@ -103,8 +103,15 @@ def test_the_explorer_links_users_and_counts_its_rows(client, analyst, site):
     at = timezone.now() - timedelta(hours=2)
     events_record(
         source=Source(site=site, received_at=at),
-        raw_events=[event(at, anon="a-1", user_id="ada@example.com", url="https://shop.example/?utm_source=x&id=1")],
-    )  # fmt: skip
+        raw_events=[
+            event(
+                at,
+                anon="a-1",
+                user_id="ada@example.com",
+                url="https://shop.example/?utm_source=x&id=1",
+            )
+        ],
+    )
     body = client.get(f"/sites/{site.id}/sessions/").content.decode()
     assert f'href="/sites/{site.id}/users/ada@example.com/">ada@example.com</a>' in body
     assert '<p class="result-count" id="result-count"><strong>1</strong> session shown' in body

@@ -16,9 +16,16 @@ from tests.support.accounts import member
 pytestmark = pytest.mark.django_db
 INTERNAL = "internal-detail-7f3a /srv/clickstream/secret.py"
 TECHNICAL = (
-    "Traceback", "URLconf", "DEBUG = ", "Request Method", "Django Version", "Exception Value",
-    "Reason given for failure", "CSRF verification failed", INTERNAL,
-)  # fmt: skip
+    "Traceback",
+    "URLconf",
+    "DEBUG = ",
+    "Request Method",
+    "Django Version",
+    "Exception Value",
+    "Reason given for failure",
+    "CSRF verification failed",
+    INTERNAL,
+)
 
 
 def _broken(request):

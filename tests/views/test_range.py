@@ -54,8 +54,11 @@ def test_custom_days_travel_and_the_zone_is_the_sites(client, analyst, site):
     assert 'value="2026-10-01"' in picker and 'value="2026-10-31"' in picker
     assert "1 Oct \u2013 31 Oct 2026" in picker and "Europe/Berlin" in picker
     assert _nav(html)["Paths"] == {
-        "period": ["custom"], "from": ["2026-10-01"], "to": ["2026-10-31"], "device": ["mobile"]
-    }  # fmt: skip
+        "period": ["custom"],
+        "from": ["2026-10-01"],
+        "to": ["2026-10-31"],
+        "device": ["mobile"],
+    }
 
 
 def test_the_default_period_adds_nothing_to_the_nav(client, analyst, site):
@@ -74,8 +77,10 @@ def test_old_start_end_links_keep_working_and_travel(client, analyst, site):
     query = {"start": "2026-11-01T00:00:00Z", "end": "2026-11-03T00:00:00Z"}
     html = client.get(reverse("sessions_app:sessions", args=[site.id]), query).content.decode()
     assert _nav(html)["Funnels"] == {
-        "period": ["custom"], "start": ["2026-11-01T00:00:00Z"], "end": ["2026-11-03T00:00:00Z"]
-    }  # fmt: skip
+        "period": ["custom"],
+        "start": ["2026-11-01T00:00:00Z"],
+        "end": ["2026-11-03T00:00:00Z"],
+    }
 
 
 @pytest.mark.parametrize(("page", "what"), [("sessions", "Sessions"), ("paths", "Paths")])

@@ -296,8 +296,11 @@ def test_the_retention_page_lists_replays_with_each_sites_retention(client, admi
     assert page.status_code == 200
     section = page.text.split('id="replay-retention"')[1].split("</section>")[0]
     assert "<code>replay_chunks</code>" in section and "<code>replay_assets</code>" in section
-    rows = re.findall(r"<tr><td><a href=\"/sites/([^/]+)/site#id_replay_retention_days\">(.*?)</a>"
-                      r"(.*?)</td><td class=\"num\">(\d+)</td></tr>", section)  # fmt: skip
+    rows = re.findall(
+        r"<tr><td><a href=\"/sites/([^/]+)/site#id_replay_retention_days\">(.*?)</a>"
+        r"(.*?)</td><td class=\"num\">(\d+)</td></tr>",
+        section,
+    )
     assert [(r[0], r[1], r[3]) for r in rows] == [
         (str(other.id), "Café &lt;b&gt;&quot;Zoë&quot;&lt;/b&gt; 🛒", "30"),
         (str(site.id), "Shop", "10"),

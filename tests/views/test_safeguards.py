@@ -64,9 +64,15 @@ def test_a_key_with_data_is_erased_without_the_warning(client, site, root):
 
 def test_a_receipt_that_found_nothing_says_so_instead_of_done(client, site, root):
     found_nothing = ErasureRequest.objects.create(
-        site=site, key="k", kind="user_id", requested_by=root, requested_by_name="root",
-        state=ErasureRequest.DONE, finished_at=timezone.now(), counts={},
-    )  # fmt: skip
+        site=site,
+        key="k",
+        kind="user_id",
+        requested_by=root,
+        requested_by_name="root",
+        state=ErasureRequest.DONE,
+        finished_at=timezone.now(),
+        counts={},
+    )
     body = client.get(f"/erasure/{found_nothing.pk}/").content.decode()
     assert 'id="nothing-found"' in body and "Nothing was found for this key" in body
     found_nothing.counts = {"user_sessions": 2}
@@ -78,9 +84,14 @@ def test_an_erased_profile_says_when_in_the_sites_zone(client, site, root):
     site.time_zone = "Europe/Berlin"
     site.save()
     erasure = ErasureRequest.objects.create(
-        site=site, key="ada", kind="user_id", requested_by=root, requested_by_name="root",
-        state=ErasureRequest.DONE, finished_at=datetime(2026, 11, 20, 9, 30, tzinfo=UTC),
-    )  # fmt: skip
+        site=site,
+        key="ada",
+        kind="user_id",
+        requested_by=root,
+        requested_by_name="root",
+        state=ErasureRequest.DONE,
+        finished_at=datetime(2026, 11, 20, 9, 30, tzinfo=UTC),
+    )
     Suppression.objects.create(site=site, key="ada", erasure=erasure)
     body = client.get(f"/sites/{site.id}/users/ada/").content.decode()
     assert 'id="erased"' in body and "Erased on 2026-11-20 10:30" in body  # 09:30 UTC in Berlin

@@ -232,8 +232,14 @@ def test_funnels_are_defined_by_the_sites_admins(client, analyst, site):
     api = f"/api/sites/{site.id}/funnels"
     definition = {"steps": FUNNEL_STEPS}
     funnel = defs.funnel_create(site=site, name="kept", definition=definition)
-    form = {"name": "x", "step-1-kind": "pageview", "step-1-value": "/",
-            "step-2-kind": "click", "step-2-value": "a", "count_by": "user"}  # fmt: skip
+    form = {
+        "name": "x",
+        "step-1-kind": "pageview",
+        "step-1-value": "/",
+        "step-2-kind": "click",
+        "step-2-value": "a",
+        "count_by": "user",
+    }
     refused = [
         client.post(api, {"name": "new", "definition": definition}, "application/json"),
         client.put(f"{api}/{funnel.pk}", {"name": "renamed"}, "application/json"),

@@ -189,10 +189,17 @@ def test_a_bad_time_zone_is_refused_naming_the_field_and_nothing_else_is_lost(
 def test_the_admin_refuses_a_bad_time_zone(site):
     response = _operator().post(
         f"/admin/sessions_app/site/{site.pk}/change/",
-        {"name": site.name, "allowed_origins": "[]", "redact_params": "[]", "enabled": "on",
-         "event_shards": 1, "time_zone": "Mars/Olympus", "replay_sample": 100,
-         "replay_retention_days": 30},
-    )  # fmt: skip
+        {
+            "name": site.name,
+            "allowed_origins": "[]",
+            "redact_params": "[]",
+            "enabled": "on",
+            "event_shards": 1,
+            "time_zone": "Mars/Olympus",
+            "replay_sample": 100,
+            "replay_retention_days": 30,
+        },
+    )
     assert response.status_code == 200
     assert list(response.context["adminform"].form.errors) == ["time_zone"]
     site.refresh_from_db()

@@ -32,10 +32,18 @@ def _no_waiting(settings):
 def _visit(site, hour, anon: str, lcp: float) -> None:
     view = event(hour + timedelta(minutes=5), anon=anon, url="https://shop.example/cart")
     props = {"pageview": view["id"], "lcp": lcp, "lcp_el": f"img.{anon}"}
-    measured = event(hour + timedelta(minutes=6), kind="custom", name="$vitals", anon=anon,
-                     url=view["url"], props=props)  # fmt: skip
-    outcome = events_record(source=Source(site=site, received_at=hour + timedelta(minutes=7)),
-                            raw_events=[view, measured])  # fmt: skip
+    measured = event(
+        hour + timedelta(minutes=6),
+        kind="custom",
+        name="$vitals",
+        anon=anon,
+        url=view["url"],
+        props=props,
+    )
+    outcome = events_record(
+        source=Source(site=site, received_at=hour + timedelta(minutes=7)),
+        raw_events=[view, measured],
+    )
     assert outcome.accepted == 2
 
 

@@ -38,9 +38,15 @@ def test_the_page_shows_cards_trend_and_pages_worst_first(client, site, analyst,
     shown = [p["metrics"]["lcp"]["p75"] for p in api["pages"] if p["metrics"]["lcp"]["p75"]]
     assert shown == sorted(shown, reverse=True)
     assert set(api["trend"]["series"]) == {m.name for m in vitals.METRICS}
-    rows = list(csv.DictReader(io.StringIO(
-        client.get(reverse("sessions_app:performance-csv", args=[site.id]), RANGE).content.decode()
-    )))  # fmt: skip
+    rows = list(
+        csv.DictReader(
+            io.StringIO(
+                client.get(
+                    reverse("sessions_app:performance-csv", args=[site.id]), RANGE
+                ).content.decode()
+            )
+        )
+    )
     assert [r["page"] for r in rows] == [p["page"] for p in api["pages"]]
 
 
@@ -55,12 +61,14 @@ def test_any_page_path_renders_with_its_elements(client, site, analyst, live_now
     response = client.get(reverse("sessions_app:performance", args=[site.id]), {"period": "24h"})
     assert response.status_code == 200
     assert "<script>alert(1)</script>" not in response.content.decode()
-    detail = client.get(reverse("sessions_app:performance-page", args=[site.id]),
-                        {"period": "24h", "page": page})  # fmt: skip
+    detail = client.get(
+        reverse("sessions_app:performance-page", args=[site.id]), {"period": "24h", "page": page}
+    )
     body = detail.content.decode()
     assert detail.status_code == 200 and "&lt;img src=x" in body and "<img src=x" not in body
-    api = client.get(reverse("api-site-page-vitals", args=[site.id]),
-                     {"period": "24h", "page": page}).json()  # fmt: skip
+    api = client.get(
+        reverse("api-site-page-vitals", args=[site.id]), {"period": "24h", "page": page}
+    ).json()
     assert api["elements"]["lcp"] == [{"element": weird, "times": 1, "poor": 1, "mean": 5200.0}]
     assert api["elements"]["cls"][0]["element"] == weird
 
