@@ -45,13 +45,13 @@ from pyroaring import BitMap  # noqa: E402
 
 from bench.node import settle  # noqa: E402
 from bench.timing import fresh_site, interleaved, sizes  # noqa: E402
-from sessions_app.aggregates import usersets  # noqa: E402
-from sessions_app.aggregates.seal import aggregate_ttl  # noqa: E402
-from sessions_app.cohorts import reader, reads  # noqa: E402
-from sessions_app.core import timebuckets  # noqa: E402
-from sessions_app.core.cql import cassandra_session, prepare  # noqa: E402
-from sessions_app.core.ids import time_uuid  # noqa: E402
-from sessions_app.models import BucketState  # noqa: E402
+from sessions_app.domain.aggregates import usersets  # noqa: E402
+from sessions_app.domain.aggregates.seal import aggregate_ttl  # noqa: E402
+from sessions_app.features.cohorts import reader, reads  # noqa: E402
+from sessions_app.foundation.core import timebuckets  # noqa: E402
+from sessions_app.foundation.core.cql import cassandra_session, prepare  # noqa: E402
+from sessions_app.foundation.core.ids import time_uuid  # noqa: E402
+from sessions_app.foundation.models import BucketState  # noqa: E402
 
 WEEKS = 12
 INSERT = """

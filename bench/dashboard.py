@@ -49,23 +49,23 @@ from django.conf import settings  # noqa: E402
 
 from bench.node import settle  # noqa: E402
 from bench.timing import interleaved, raw_rows, sizes  # noqa: E402
-from clickstream.runtime import tune_gc  # noqa: E402
-from sessions_app.aggregates import breakdowns, totals  # noqa: E402
-from sessions_app.aggregates.kpis import kpi_cards  # noqa: E402
-from sessions_app.aggregates.products import BREAKDOWNS, TOTALS  # noqa: E402
-from sessions_app.aggregates.seal import aggregate_ttl  # noqa: E402
-from sessions_app.aggregates.sketch import sketch_of  # noqa: E402
-from sessions_app.aggregates.stored import aggregates_range  # noqa: E402
-from sessions_app.analysis.kpi_report import (  # noqa: E402
+from sessions_app.domain.aggregates import breakdowns, totals  # noqa: E402
+from sessions_app.domain.aggregates.kpis import kpi_cards  # noqa: E402
+from sessions_app.domain.aggregates.products import BREAKDOWNS, TOTALS  # noqa: E402
+from sessions_app.domain.aggregates.seal import aggregate_ttl  # noqa: E402
+from sessions_app.domain.aggregates.sketch import sketch_of  # noqa: E402
+from sessions_app.domain.aggregates.stored import aggregates_range  # noqa: E402
+from sessions_app.domain.ledger import sites  # noqa: E402
+from sessions_app.features.analysis.kpi_report import (  # noqa: E402
     breakdown_kpis,
     chart_data,
     period_report,
     site_period,
 )
-from sessions_app.core import timebuckets  # noqa: E402
-from sessions_app.ledger import sites  # noqa: E402
-from sessions_app.models import BucketState, Site  # noqa: E402
-from sessions_app.tables import bucket_aggregates, bucket_breakdowns  # noqa: E402
+from sessions_app.foundation.core import timebuckets  # noqa: E402
+from sessions_app.foundation.core.garbage import tune_gc  # noqa: E402
+from sessions_app.foundation.models import BucketState, Site  # noqa: E402
+from sessions_app.foundation.tables import bucket_aggregates, bucket_breakdowns  # noqa: E402
 
 MONTHS = 13
 WARMUP = 3

@@ -53,16 +53,16 @@ from django.conf import settings  # noqa: E402
 
 from bench.node import settle  # noqa: E402
 from bench.timing import pct, sizes  # noqa: E402
-from sessions_app.core.cql import cassandra_session, prepare  # noqa: E402
-from sessions_app.core.ids import time_uuid  # noqa: E402
-from sessions_app.sessions.directory import (  # noqa: E402
+from sessions_app.domain.sessions.directory import (  # noqa: E402
     PAGE,
     SESSIONS_CAP,
     TERMS_A_USER,
     directory_search,
     recent_users,
 )
-from sessions_app.tables import latest_sessions, user_directory, user_sessions  # noqa: E402
+from sessions_app.foundation.core.cql import cassandra_session, prepare  # noqa: E402
+from sessions_app.foundation.core.ids import time_uuid  # noqa: E402
+from sessions_app.foundation.tables import latest_sessions, user_directory, user_sessions  # noqa: E402
 
 WARMUP = 10
 GOAL_P95_MS = 100.0

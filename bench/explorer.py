@@ -52,28 +52,28 @@ from cassandra.query import UNSET_VALUE as UNSET  # noqa: E402
 from django.conf import settings  # noqa: E402
 
 from bench.node import settle  # noqa: E402
-from clickstream.runtime import tune_gc  # noqa: E402
-from sessions_app.analysis.dashboard import (  # noqa: E402
+from sessions_app.domain.ledger import policies  # noqa: E402
+from sessions_app.features.analysis.dashboard import (  # noqa: E402
     dashboard_filtered,
     dashboard_filters,
     typed,
 )
-from sessions_app.analysis.explorer import (  # noqa: E402
+from sessions_app.features.analysis.explorer import (  # noqa: E402
     ExplorerQuery,
     cassandra_order,
     explorer_query_parse,
     sessions_explore,
 )
-from sessions_app.core import timebuckets  # noqa: E402
-from sessions_app.core.cql import cassandra_session, prepare  # noqa: E402
-from sessions_app.core.ids import time_uuid, time_uuid_bound  # noqa: E402
-from sessions_app.ledger import policies  # noqa: E402
-from sessions_app.models import Site  # noqa: E402
-from sessions_app.params import iso  # noqa: E402
-from sessions_app.periods import period_param, site_zone  # noqa: E402
-from sessions_app.tables import retention_specs, site_sessions  # noqa: E402
-from sessions_app.tables.registry import statement_text  # noqa: E402
-from sessions_app.tables.site_sessions import filtered_params  # noqa: E402
+from sessions_app.features.web.params import iso  # noqa: E402
+from sessions_app.features.web.periods import period_param, site_zone  # noqa: E402
+from sessions_app.foundation.core import timebuckets  # noqa: E402
+from sessions_app.foundation.core.cql import cassandra_session, prepare  # noqa: E402
+from sessions_app.foundation.core.garbage import tune_gc  # noqa: E402
+from sessions_app.foundation.core.ids import time_uuid, time_uuid_bound  # noqa: E402
+from sessions_app.foundation.models import Site  # noqa: E402
+from sessions_app.foundation.tables import retention_specs, site_sessions  # noqa: E402
+from sessions_app.foundation.tables.registry import statement_text  # noqa: E402
+from sessions_app.foundation.tables.site_sessions import filtered_params  # noqa: E402
 
 DAYS = 7
 LIMIT = 50
@@ -402,7 +402,7 @@ def api(base_url: str, site_id: uuid.UUID, now: datetime, runs: int) -> dict[str
     """Server time (Server-Timing) of each filter's first page through the API."""
     from django.contrib.auth.models import User
 
-    from sessions_app.accounts import tokens
+    from sessions_app.domain.accounts import tokens
 
     user, _ = User.objects.get_or_create(username="bench-reader", defaults={"is_superuser": True})
     key = tokens.token_create(user=user, name="bench explorer", expires_days=1).key
@@ -428,7 +428,7 @@ def main() -> None:
     runs = int(sys.argv[2]) if len(sys.argv) > 2 else 60
     base_url = sys.argv[3] if len(sys.argv) > 3 else None
     if base_url:  # the API needs the site in the database
-        from sessions_app.ledger import sites
+        from sessions_app.domain.ledger import sites
 
         site_id = sites.site_create(name=f"explorer-{int(time.time())}", origins=[]).id
     else:

@@ -41,13 +41,13 @@ from cassandra.query import UNSET_VALUE as UNSET  # noqa: E402
 from django.conf import settings  # noqa: E402
 
 from bench.node import settle  # noqa: E402
-from sessions_app.core import timebuckets  # noqa: E402
-from sessions_app.core.cql import cassandra_session, prepare  # noqa: E402
-from sessions_app.core.ids import time_uuid  # noqa: E402
-from sessions_app.funnels import defs, results  # noqa: E402
-from sessions_app.ledger import policies, sites  # noqa: E402
-from sessions_app.models import BucketState  # noqa: E402
-from sessions_app.tables import (  # noqa: E402
+from sessions_app.domain.ledger import policies, sites  # noqa: E402
+from sessions_app.features.funnels import defs, results  # noqa: E402
+from sessions_app.foundation.core import timebuckets  # noqa: E402
+from sessions_app.foundation.core.cql import cassandra_session, prepare  # noqa: E402
+from sessions_app.foundation.core.ids import time_uuid  # noqa: E402
+from sessions_app.foundation.models import BucketState  # noqa: E402
+from sessions_app.foundation.tables import (  # noqa: E402
     retention_specs,
     site_events_by_bucket,
     site_sessions,

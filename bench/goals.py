@@ -48,19 +48,19 @@ from cassandra.concurrent import execute_concurrent  # noqa: E402
 from bench.node import settle  # noqa: E402
 from bench.sealing import SHARDS, hour_of_events  # noqa: E402
 from bench.timing import fresh_site, interleaved, sizes  # noqa: E402
-from sessions_app.aggregates.breakdowns import names  # noqa: E402
-from sessions_app.aggregates.goals import TOTAL, GoalCount  # noqa: E402
-from sessions_app.aggregates.products import GOALS as GOAL_PRODUCT  # noqa: E402
-from sessions_app.aggregates.seal import aggregate_ttl, bucket_seal  # noqa: E402
-from sessions_app.aggregates.sketch import sketch_of  # noqa: E402
-from sessions_app.analysis import goal_table  # noqa: E402
-from sessions_app.analysis.kpi_report import site_period  # noqa: E402
-from sessions_app.core import timebuckets  # noqa: E402
-from sessions_app.core.cql import cassandra_session, prepare  # noqa: E402
-from sessions_app.goals.defs import site_goals  # noqa: E402
-from sessions_app.jobs.goals import goal_save  # noqa: E402
-from sessions_app.models import BucketState, Goal, Site  # noqa: E402
-from sessions_app.tables import bucket_goals  # noqa: E402
+from sessions_app.domain.aggregates.breakdowns import names  # noqa: E402
+from sessions_app.domain.aggregates.goals import TOTAL, GoalCount  # noqa: E402
+from sessions_app.domain.aggregates.products import GOALS as GOAL_PRODUCT  # noqa: E402
+from sessions_app.domain.aggregates.seal import aggregate_ttl, bucket_seal  # noqa: E402
+from sessions_app.domain.aggregates.sketch import sketch_of  # noqa: E402
+from sessions_app.domain.goals.defs import site_goals  # noqa: E402
+from sessions_app.domain.jobs.goals import goal_save  # noqa: E402
+from sessions_app.features.analysis import goal_table  # noqa: E402
+from sessions_app.features.analysis.kpi_report import site_period  # noqa: E402
+from sessions_app.foundation.core import timebuckets  # noqa: E402
+from sessions_app.foundation.core.cql import cassandra_session, prepare  # noqa: E402
+from sessions_app.foundation.models import BucketState, Goal, Site  # noqa: E402
+from sessions_app.foundation.tables import bucket_goals  # noqa: E402
 
 DAYS = 61
 WARMUP = 3

@@ -36,13 +36,13 @@ django.setup()
 
 from bench.node import settle  # noqa: E402
 from bench.timing import fresh_site, interleaved, raw_rows, sizes  # noqa: E402
-from sessions_app.aggregates import heatmaps  # noqa: E402
-from sessions_app.aggregates.heatmap_rows import heat_write  # noqa: E402
-from sessions_app.aggregates.seal import aggregate_ttl  # noqa: E402
-from sessions_app.core import timebuckets  # noqa: E402
-from sessions_app.heatmaps.reads import overlay_answer  # noqa: E402
-from sessions_app.models import BucketState  # noqa: E402
-from sessions_app.tables import bucket_heatmaps  # noqa: E402
+from sessions_app.domain.aggregates import heatmaps  # noqa: E402
+from sessions_app.domain.aggregates.heatmap_rows import heat_write  # noqa: E402
+from sessions_app.domain.aggregates.seal import aggregate_ttl  # noqa: E402
+from sessions_app.features.heatmaps.reads import overlay_answer  # noqa: E402
+from sessions_app.foundation.core import timebuckets  # noqa: E402
+from sessions_app.foundation.models import BucketState  # noqa: E402
+from sessions_app.foundation.tables import bucket_heatmaps  # noqa: E402
 
 DAYS = 31  # the overlay's 30 days begin at a midnight: 31 day rows
 PAGE = "/pricing"

@@ -17,7 +17,7 @@ def settle(timeout: float | None = None) -> float:
     A benchmark's set-up writes in seconds what production writes over an hour; the
     flushes and compactions that burst leaves behind are not part of what is measured.
     """
-    from sessions_app.core.cql import cassandra_session
+    from sessions_app.foundation.core.cql import cassandra_session
 
     if timeout is None:
         timeout = float(os.environ.get("BENCH_SETTLE_TIMEOUT", "180"))

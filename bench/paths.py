@@ -35,14 +35,14 @@ django.setup()
 
 from bench.node import settle  # noqa: E402
 from bench.timing import fresh_site, interleaved, raw_rows, sizes  # noqa: E402
-from sessions_app.aggregates import path_grams, paths  # noqa: E402
-from sessions_app.aggregates.path_grams import ENTRANCE  # noqa: E402
-from sessions_app.aggregates.paths import FROM  # noqa: E402
-from sessions_app.aggregates.seal import aggregate_ttl  # noqa: E402
-from sessions_app.core import timebuckets  # noqa: E402
-from sessions_app.models import BucketState  # noqa: E402
-from sessions_app.paths.reads import PathQuery, paths_answer, transitions_answer  # noqa: E402
-from sessions_app.tables import bucket_paths  # noqa: E402
+from sessions_app.domain.aggregates import path_grams, paths  # noqa: E402
+from sessions_app.domain.aggregates.path_grams import ENTRANCE  # noqa: E402
+from sessions_app.domain.aggregates.paths import FROM  # noqa: E402
+from sessions_app.domain.aggregates.seal import aggregate_ttl  # noqa: E402
+from sessions_app.features.paths.reads import PathQuery, paths_answer, transitions_answer  # noqa: E402
+from sessions_app.foundation.core import timebuckets  # noqa: E402
+from sessions_app.foundation.models import BucketState  # noqa: E402
+from sessions_app.foundation.tables import bucket_paths  # noqa: E402
 
 DAYS = 30
 PAGES = ["/", "/pricing", "/cart", "/checkout", "/search"] + [f"/product/{i}" for i in range(145)]

@@ -4,7 +4,7 @@
 and the applier like the ingest benchmark, warms them up, then records each worker and
 the applier with py-spy while wrk sends 30-event beacons (`--events N` for others), and
 prints the CPU each process used per request (from /proc) and each stage's share of the
-samples. A web worker's stages are the ingest steps, by name (ingest/pipeline.py), matched
+samples. A web worker's stages are the ingest steps, by name (domain/ingest/pipeline.py), matched
 by their module in the sampled stacks (the driver's compiled code shows up in the Python
 frame that called it). Written to bench/results/profile.md.
 """

@@ -25,13 +25,14 @@ from cassandra.concurrent import execute_concurrent
 from cassandra.policies import DCAwareRoundRobinPolicy, TokenAwarePolicy
 from cassandra.query import UNSET_VALUE, BatchStatement, BatchType
 
-from sessions_app.tables import dimensions, site_sessions
-from sessions_app.tables.registry import statement_text
+from sessions_app.foundation import dimensions
+from sessions_app.foundation.tables import site_sessions
+from sessions_app.foundation.tables.registry import statement_text
 
 IN_FLIGHT = 8  # batches written concurrently, like concurrent HTTP requests
 # The TTLs the collector binds with the default retention policies (days).
 RAW_TTL, SESSIONS_TTL, LOG_TTL = 400 * 86400, 400 * 86400, 7 * 86400
-# A session's dimensions as the collector writes them (tables/dimensions.py), by name.
+# A session's dimensions as the collector writes them (foundation/dimensions.py), by name.
 DIMENSIONS = {
     "source": "Google",
     "medium": "search",

@@ -4,7 +4,7 @@
    (server time from the Server-Timing header, and client time) beside the raw driver
    reading the same partition with a prepared statement. Two sessions of the same
    shape, one event a second: an open one (last event just now) and a closed one,
-   which the API serves from its materialized copy (sessions/timeline.py). The open one is
+   which the API serves from its materialized copy (domain/sessions/timeline.py). The open one is
    read right after the ingest benchmark (Cassandra still flushing and compacting what
    it wrote): all its events were written at once, most of them older than half the
    prefix lag, so they mark the partition `backfilled` and it is read from its rows.
@@ -39,12 +39,12 @@ django.setup()
 
 from django.contrib.auth.models import User  # noqa: E402
 
-from sessions_app.accounts import tokens  # noqa: E402
-from sessions_app.core.cql import cassandra_session, prepare  # noqa: E402
-from sessions_app.ingest.pipeline import Source, events_record  # noqa: E402
-from sessions_app.ledger import sites, widths  # noqa: E402
-from sessions_app.sessions.activity import activity_chunks, user_activity  # noqa: E402
-from sessions_app.tables import session_events, user_events_by_bucket, user_sessions  # noqa: E402
+from sessions_app.domain.accounts import tokens  # noqa: E402
+from sessions_app.domain.ingest.pipeline import Source, events_record  # noqa: E402
+from sessions_app.domain.ledger import sites, widths  # noqa: E402
+from sessions_app.domain.sessions.activity import activity_chunks, user_activity  # noqa: E402
+from sessions_app.foundation.core.cql import cassandra_session, prepare  # noqa: E402
+from sessions_app.foundation.tables import session_events, user_events_by_bucket, user_sessions  # noqa: E402
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -151,8 +151,8 @@ def _raw_activity(site, user_key: str, start: datetime, end: datetime) -> dict[s
     what parallel and sequential queries gain over each other with nothing but the
     driver and the node in the way, the ceiling for the selector's ratio.
     """
-    from sessions_app.core.cql import bind
-    from sessions_app.core.ids import time_uuid_bound
+    from sessions_app.foundation.core.cql import bind
+    from sessions_app.foundation.core.ids import time_uuid_bound
 
     parts = widths.user_partitions(
         site_id=site.id, user_key=user_key, start=start, end=end, limit=100

@@ -40,12 +40,12 @@ django.setup()
 
 from bench.node import settle  # noqa: E402
 from bench.timing import sizes  # noqa: E402
-from sessions_app.core.cql import cassandra_session, prepare  # noqa: E402
-from sessions_app.core.ids import time_uuid  # noqa: E402
-from sessions_app.ingest.pipeline import Source, events_record  # noqa: E402
-from sessions_app.ledger import sites  # noqa: E402
-from sessions_app.replays import chunks  # noqa: E402
-from sessions_app.tables import replay_assets, replay_chunks, user_sessions  # noqa: E402
+from sessions_app.domain.ingest.pipeline import Source, events_record  # noqa: E402
+from sessions_app.domain.ledger import sites  # noqa: E402
+from sessions_app.features.replays import chunks  # noqa: E402
+from sessions_app.foundation.core.cql import cassandra_session, prepare  # noqa: E402
+from sessions_app.foundation.core.ids import time_uuid  # noqa: E402
+from sessions_app.foundation.tables import replay_assets, replay_chunks, user_sessions  # noqa: E402
 
 RECORDING = Path(__file__).with_name("replay_demo_session.json.gz")
 THREADS = 8

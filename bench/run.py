@@ -164,7 +164,7 @@ def _queue(env: dict[str, str]) -> dict[str, int]:
     import redis as redis_lib
 
     _django(env)
-    from sessions_app.ingest.coordination import INLINE_KEY, QUEUE_KEY
+    from sessions_app.domain.ingest.coordination import INLINE_KEY, QUEUE_KEY
 
     client = redis_lib.Redis.from_url(env["REDIS_URL"])
     return {"queued": int(client.llen(QUEUE_KEY)), "inline": int(client.get(INLINE_KEY) or 0)}
@@ -242,7 +242,7 @@ def collector(
         env,
         "shell",
         "-c",
-        "from sessions_app.core.cql import cassandra_session; "
+        "from sessions_app.foundation.core.cql import cassandra_session; "
         f"cassandra_session().execute('DROP KEYSPACE IF EXISTS {KEYSPACE}', timeout=120)",
     )
     _manage(env, "sync_cassandra")

@@ -27,8 +27,8 @@ import django
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "clickstream.settings.local")
 django.setup()
 from bench import sealing
-from sessions_app.core import timebuckets
-from sessions_app.models import BucketState, Site
+from sessions_app.foundation.core import timebuckets
+from sessions_app.foundation.models import BucketState, Site
 write = getattr(sealing, "hour_of_events", None) or getattr(sealing, "_hour_of_events")
 sites = getattr(sealing, "sites", None) or getattr(sealing, "services")
 site = sites.site_create(name=f"seal-ab-{time.time()}", origins=[])
@@ -50,9 +50,9 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "clickstream.settings.local")
 django.setup()
 from bench.node import settle
 from bench.sealing import SCAN, SHARDS
-from sessions_app.aggregates.seal import bucket_seal
-from sessions_app.core.cql import cassandra_session, prepare
-from sessions_app.models import BucketState
+from sessions_app.domain.aggregates.seal import bucket_seal
+from sessions_app.foundation.core.cql import cassandra_session, prepare
+from sessions_app.foundation.models import BucketState
 site_id, hour = uuid.UUID(sys.argv[1]), datetime.fromisoformat(sys.argv[2])
 state = BucketState.objects.filter(site_id=site_id, granularity="hour", bucket=hour)
 scan, figures = prepare(SCAN), {"scan_s": [], "seal_s": [], "seal_raw_s": []}

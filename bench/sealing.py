@@ -31,7 +31,7 @@ django.setup()
 
 from django.conf import settings  # noqa: E402
 
-from clickstream.runtime import tune_gc  # noqa: E402
+from sessions_app.foundation.core.garbage import tune_gc  # noqa: E402
 
 tune_gc(settings.WORKER_GC_THRESHOLD)  # as a Celery worker process is (clickstream/celery.py)
 
@@ -39,19 +39,20 @@ from cassandra.concurrent import execute_concurrent  # noqa: E402
 from cassandra.query import UNSET_VALUE as UNSET  # noqa: E402
 
 from bench.node import settle  # noqa: E402
-from sessions_app.aggregates import states, stored  # noqa: E402
-from sessions_app.aggregates.rolling import rolling_count  # noqa: E402
-from sessions_app.aggregates.seal import bucket_rollup, bucket_seal  # noqa: E402
-from sessions_app.core import timebuckets  # noqa: E402
-from sessions_app.core.cql import bind, cassandra_session, prepare  # noqa: E402
-from sessions_app.core.ids import time_uuid  # noqa: E402
-from sessions_app.ingest.pipeline import Source, events_record  # noqa: E402
-from sessions_app.ingest.plan import EventRow, Plan, SessionSummary  # noqa: E402
-from sessions_app.ingest.rows import partial_rows  # noqa: E402
-from sessions_app.ingest.session_rows import session_rows  # noqa: E402
-from sessions_app.ingest.state import SessionState  # noqa: E402
-from sessions_app.ledger import sites  # noqa: E402
-from sessions_app.models import BucketState, Site  # noqa: E402
+from sessions_app.domain.aggregates import states, stored  # noqa: E402
+from sessions_app.domain.aggregates.products import TOTALS  # noqa: E402
+from sessions_app.domain.aggregates.rolling import rolling_count  # noqa: E402
+from sessions_app.domain.aggregates.seal import bucket_rollup, bucket_seal  # noqa: E402
+from sessions_app.domain.ingest.pipeline import Source, events_record  # noqa: E402
+from sessions_app.domain.ingest.plan import EventRow, Plan, SessionSummary  # noqa: E402
+from sessions_app.domain.ingest.rows import partial_rows  # noqa: E402
+from sessions_app.domain.ingest.session_rows import session_rows  # noqa: E402
+from sessions_app.domain.ingest.state import SessionState  # noqa: E402
+from sessions_app.domain.ledger import sites  # noqa: E402
+from sessions_app.foundation.core import timebuckets  # noqa: E402
+from sessions_app.foundation.core.cql import bind, cassandra_session, prepare  # noqa: E402
+from sessions_app.foundation.core.ids import time_uuid  # noqa: E402
+from sessions_app.foundation.models import BucketState, Site  # noqa: E402
 
 INSERT_SITE_EVENT = """
 INSERT INTO {ks}.site_events_by_bucket
@@ -192,10 +193,11 @@ def seal(events: int) -> dict[str, float]:
             started = time.perf_counter()
             bucket_seal(site_id=site.id, hour=hour, now=datetime.now(UTC))
             seals[tallies].append(time.perf_counter() - started)
-            aggregate = stored.bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
-            assert aggregate is not None and aggregate["rows_read"] == rows == events
-            del aggregate["sealed_at"]
-            results[tallies] = aggregate
+            (aggregate,) = TOTALS.read(site_id=site.id, granularity="hour", buckets=[hour])
+            assert aggregate.rows_read == rows == events
+            results[tallies] = {
+                k: v for k, v in vars(aggregate).items() if k not in ("users_sketch", "user_counts")
+            }
     assert results[True] == results[False], "tallies and raw rows disagree"
     return {
         "events": events,

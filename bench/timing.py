@@ -12,9 +12,9 @@ from typing import Any
 
 from cassandra.concurrent import execute_concurrent_with_args
 
-from sessions_app.core import timebuckets
-from sessions_app.core.cql import cassandra_session, prepare
-from sessions_app.ledger import sites
+from sessions_app.domain.ledger import sites
+from sessions_app.foundation.core import timebuckets
+from sessions_app.foundation.core.cql import cassandra_session, prepare
 
 
 def pct(values: list[float], q: float) -> float:

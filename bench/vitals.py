@@ -39,14 +39,14 @@ django.setup()
 
 from bench.node import settle  # noqa: E402
 from bench.timing import fresh_site, interleaved, raw_rows, sizes  # noqa: E402
-from sessions_app.aggregates import vitals  # noqa: E402
-from sessions_app.aggregates.seal import aggregate_ttl  # noqa: E402
-from sessions_app.aggregates.vitals_rows import vitals_write  # noqa: E402
-from sessions_app.core import timebuckets  # noqa: E402
-from sessions_app.models import BucketState, Site  # noqa: E402
-from sessions_app.periods import period_param  # noqa: E402
-from sessions_app.tables import bucket_vitals  # noqa: E402
-from sessions_app.vitals.reads import summary_answer  # noqa: E402
+from sessions_app.domain.aggregates import vitals  # noqa: E402
+from sessions_app.domain.aggregates.seal import aggregate_ttl  # noqa: E402
+from sessions_app.domain.aggregates.vitals_rows import vitals_write  # noqa: E402
+from sessions_app.features.vitals.reads import summary_answer  # noqa: E402
+from sessions_app.features.web.periods import period_param  # noqa: E402
+from sessions_app.foundation.core import timebuckets  # noqa: E402
+from sessions_app.foundation.models import BucketState, Site  # noqa: E402
+from sessions_app.foundation.tables import bucket_vitals  # noqa: E402
 
 DAYS = 31  # "30d" begins 29 days before today's midnight: the days before are sealed
 PAGES = [f"/shop/item-{i}" for i in range(200)]

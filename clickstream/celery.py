@@ -13,8 +13,8 @@ from celery import Celery
 from celery.signals import worker_process_init
 from django.conf import settings
 
-from clickstream.runtime import tune_gc
-from sessions_app.core.cql import reset_after_fork
+from sessions_app.foundation.core.cql import reset_after_fork
+from sessions_app.foundation.core.garbage import tune_gc
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "clickstream.settings.production")
 

@@ -6,7 +6,7 @@ from django.templatetags.static import static
 from django.urls import include, path
 from django.views.generic import RedirectView
 
-from sessions_app.system.logins import ThrottledAuthenticationForm
+from sessions_app.domain.system.logins import ThrottledAuthenticationForm
 
 
 class FaviconView(RedirectView):
@@ -19,7 +19,8 @@ class FaviconView(RedirectView):
 urlpatterns = [
     path("favicon.ico", FaviconView.as_view()),
     path("admin/", admin.site.urls),
-    # The login page with the failed-login throttle's messages (sessions_app/system/logins.py).
+    # The login page with the failed-login throttle's messages
+    # (sessions_app/domain/system/logins.py).
     path(
         "accounts/login/",
         auth_views.LoginView.as_view(authentication_form=ThrottledAuthenticationForm),

@@ -16,7 +16,7 @@ from django.conf import settings
 from django.core.wsgi import get_wsgi_application
 
 from clickstream.fastpath import CollectorFastPath
-from clickstream.runtime import tune_gc
+from sessions_app.foundation.core.garbage import tune_gc
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "clickstream.settings.production")
 django_application = get_wsgi_application()

@@ -177,7 +177,7 @@ def run() -> int:
 
 
 # The font Chromium lays the pages out with: the demo shop's recorded click targets
-# (sessions_app/system/demo_layout.json, tests/e2e/test_demo_data.py) are measured with
+# (sessions_app/domain/system/demo_layout.json, tests/e2e/test_demo_data.py) are measured with
 # it. chromium only recommends it, and a machine with DejaVu alone draws wider buttons.
 BROWSER_FONT = Path("/usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf")
 

@@ -12,10 +12,10 @@ from django.db.models import QuerySet
 from django.forms import ModelForm
 from django.http import HttpRequest
 
-from sessions_app.accounts import tokens
 from sessions_app.admin_site import RoleModelAdmin
-from sessions_app.ledger import sites
-from sessions_app.models import (
+from sessions_app.domain.accounts import tokens
+from sessions_app.domain.ledger import sites
+from sessions_app.foundation.models import (
     AdminAction,
     ApiToken,
     BucketState,

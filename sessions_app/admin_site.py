@@ -15,7 +15,7 @@ from django.contrib import admin
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 
-from sessions_app.permissions import is_admin
+from sessions_app.domain.permissions import is_admin
 
 
 class RoleAdminSite(admin.AdminSite):

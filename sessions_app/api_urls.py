@@ -5,13 +5,13 @@ from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from sessions_app.api import exports, goals, views
-from sessions_app.cohorts import urls as cohort_urls
-from sessions_app.core import userkeys
-from sessions_app.funnels import urls as funnel_urls
-from sessions_app.heatmaps import urls as heatmap_urls
-from sessions_app.paths import urls as path_urls
-from sessions_app.replays import urls as replay_urls
-from sessions_app.vitals import urls as vitals_urls
+from sessions_app.features.cohorts import urls as cohort_urls
+from sessions_app.features.funnels import urls as funnel_urls
+from sessions_app.features.heatmaps import urls as heatmap_urls
+from sessions_app.features.paths import urls as path_urls
+from sessions_app.features.replays import urls as replay_urls
+from sessions_app.features.vitals import urls as vitals_urls
+from sessions_app.foundation.core import userkeys
 
 userkeys.register()
 

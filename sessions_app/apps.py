@@ -1,7 +1,7 @@
 from django.apps import AppConfig
 from django.contrib.admin import apps as admin_apps
 
-from sessions_app.core.cql import shutdown_at_exit
+from sessions_app.foundation.core.cql import shutdown_at_exit
 
 
 class SessionsAppConfig(AppConfig):

@@ -10,15 +10,15 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
-from sessions_app.aggregates import seal, states
-from sessions_app.erasure import erasures
-from sessions_app.funnels import defs, queue, results, scan
-from sessions_app.funnels.spec import funnel_compile
-from sessions_app.ingest.replay import txlog_replay
-from sessions_app.jobs import goals, purge
-from sessions_app.ledger import shards
-from sessions_app.models import PurgeRun, Site
-from sessions_app.system import health
+from sessions_app.domain.aggregates import seal, states
+from sessions_app.domain.erasure import erasures
+from sessions_app.domain.ingest.replay import txlog_replay
+from sessions_app.domain.jobs import goals, purge
+from sessions_app.domain.ledger import shards
+from sessions_app.domain.system import health
+from sessions_app.features.funnels import defs, queue, results, scan
+from sessions_app.features.funnels.spec import funnel_compile
+from sessions_app.foundation.models import PurgeRun, Site
 
 
 @shared_task(acks_late=True, soft_time_limit=20, time_limit=30, max_retries=3)
@@ -89,7 +89,7 @@ def purge_expired_partitions(requested_by: int | None = None) -> dict[str, Any]:
     return {"run": run.pk, "probed": run.probed, "deleted": run.deleted, "more": run.more_left}
 
 
-# On the `analysis` queue, in one of its site's places there (jobs/analysis_queue.py).
+# On the `analysis` queue, in one of its site's places there (domain/jobs/analysis_queue.py).
 @shared_task(acks_late=True, soft_time_limit=3000, time_limit=3300, max_retries=0)
 def backfill_goal(
     goal_id: int, site_id: str | None = None, claim: str | None = None

@@ -1,10 +1,11 @@
 from django.urls import path
 
-from sessions_app.cohorts import urls as cohort_urls
-from sessions_app.core import userkeys
-from sessions_app.funnels import urls as funnel_urls
-from sessions_app.heatmaps import urls as heatmap_urls
-from sessions_app.paths import urls as path_urls
+from sessions_app.features.cohorts import urls as cohort_urls
+from sessions_app.features.funnels import urls as funnel_urls
+from sessions_app.features.heatmaps import urls as heatmap_urls
+from sessions_app.features.paths import urls as path_urls
+from sessions_app.features.vitals import urls as vitals_urls
+from sessions_app.foundation.core import userkeys
 from sessions_app.views import (
     analyst,
     collector,
@@ -19,7 +20,6 @@ from sessions_app.views import (
     sizing,
     tokens,
 )
-from sessions_app.vitals import urls as vitals_urls
 
 userkeys.register()
 app_name = "sessions_app"

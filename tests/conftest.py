@@ -111,8 +111,8 @@ def django_db_setup(django_test_environment, django_db_blocker, django_db_modify
     from django.test.utils import setup_databases, teardown_databases
     from django_cassandra_engine.base.operations import CassandraDatabaseOperations
 
-    from sessions_app.core.cql import cassandra_session
-    from sessions_app.tables import registry
+    from sessions_app.foundation.core.cql import cassandra_session
+    from sessions_app.foundation.tables import registry
 
     with django_db_blocker.unblock():
         conn = connections["cassandra"]
@@ -151,7 +151,7 @@ def _flush_nothing(self: Any, sql_list: list[str]) -> None:
 def truncate_written() -> None:
     """Truncate every table of the test keyspace that holds a row: a one-row read of each,
     all at once, then TRUNCATE only those (each one a memtable flush on the node)."""
-    from sessions_app.core.cql import cassandra_session, keyspace
+    from sessions_app.foundation.core.cql import cassandra_session, keyspace
 
     db, name, tables = cassandra_session(), keyspace(), keyspace_tables()
     probes = [db.execute_async(f"SELECT * FROM {name}.{table} LIMIT 1") for table in tables]
@@ -188,7 +188,7 @@ def _keyspace_guard(request: pytest.FixtureRequest) -> None:
     request.getfixturevalue("django_db_setup")
     from django.db import connections
 
-    from sessions_app.models import CASSANDRA_MODELS
+    from sessions_app.foundation.models import CASSANDRA_MODELS
 
     name = connections["cassandra"].settings_dict["NAME"]
     assert name.startswith("test_"), f"Cassandra keyspace {name!r} is not a test keyspace"

@@ -1,5 +1,6 @@
-"""ARCHITECTURE.md stays true and short: every test it names (`tests/…::name`) exists, every
-module it names (`package/module.py`, `package/module.name`) exists and defines that name."""
+"""ARCHITECTURE.md and docs/invariants.md stay true: every test they name (`tests/…::name`)
+exists, every module they name (`package/module.py`, `package/module.name`) exists and
+defines that name, and the floors picture is the contracts' own."""
 
 from __future__ import annotations
 
@@ -7,10 +8,13 @@ import ast
 import re
 from pathlib import Path
 
+from ops import floors
+
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "ARCHITECTURE.md"
+INVARIANTS = ROOT / "docs" / "invariants.md"
 TEST_REF = re.compile(r"`(tests/[\w/]+\.py)::(\w+(?:::\w+)?)`")
-# `ingest/pipeline.py`, `ledger/retention.derived_ttl_seconds`, `bench/RESULTS.md`: under
+# `domain/ingest/pipeline.py`, `ledger/retention.derived_ttl_seconds`, `bench/RESULTS.md`: under
 # sessions_app/ or the root.
 MODULE_REF = re.compile(r"`((?:[\w.]+/)+\w+)(?:\.py|\.(\w+))`")
 
@@ -60,15 +64,15 @@ def missing_modules(text: str) -> list[str]:
 
 
 def test_every_test_named_exists() -> None:
-    text = DOC.read_text()
-    assert len(TEST_REF.findall(text)) >= 30  # the invariants name their tests this way
-    assert missing_tests(text) == []
+    assert len(TEST_REF.findall(INVARIANTS.read_text())) >= 30  # each invariant names its test
+    for doc in (DOC, INVARIANTS):
+        assert (doc.name, missing_tests(doc.read_text())) == (doc.name, [])
 
 
 def test_every_module_named_exists() -> None:
-    text = DOC.read_text()
-    assert len(MODULE_REF.findall(text)) >= 20
-    assert missing_modules(text) == []
+    assert len(MODULE_REF.findall(DOC.read_text())) >= 20
+    for doc in (DOC, INVARIANTS):
+        assert (doc.name, missing_modules(doc.read_text())) == (doc.name, [])
 
 
 def test_a_moved_or_renamed_name_is_reported() -> None:
@@ -81,5 +85,26 @@ def test_a_moved_or_renamed_name_is_reported() -> None:
         "tests/test_architecture.py::test_gone",
         "tests/nowhere/test_x.py::test_y",
     ]
-    text = "`core/cql.py` `core/gone.py` `core/timebuckets.cover` `core/timebuckets.gone`"
-    assert missing_modules(text) == ["core/gone.py", "core/timebuckets.gone"]
+    text = (
+        "`foundation/core/cql.py` `foundation/core/gone.py` "
+        "`foundation/core/timebuckets.cover` `foundation/core/timebuckets.gone`"
+    )
+    assert missing_modules(text) == [
+        "foundation/core/gone.py",
+        "foundation/core/timebuckets.gone",
+    ]
+
+
+def test_the_floors_picture_is_the_one_the_contracts_print():
+    """ARCHITECTURE.md opens with the floors as pyproject.toml's contracts declare them."""
+    assert floors.diagram() in DOC.read_text()
+
+
+def test_the_floors_picture_follows_a_changed_contract(tmp_path):
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text(
+        (ROOT / "pyproject.toml").read_text().replace('"tasks",', '"tasks",\n    "newfloor",', 1)
+    )
+    picture = floors.diagram(pyproject)
+    assert "  tasks\n  newfloor\n  features/" in picture
+    assert picture != floors.diagram()

@@ -9,7 +9,8 @@ import pytest
 import redis
 
 from sessions_app import tasks
-from sessions_app.system import health
+from sessions_app.domain.system import health
+from tests.support.sealing import bucket_aggregate
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 ANALYSIS = "analysis"  # the Celery queue of the analysis fan-out
@@ -51,11 +52,10 @@ def test_queued_analysis_scans_do_not_delay_sealing_or_erasure(
     from django.contrib.auth.models import User
     from django.utils import timezone
 
-    from sessions_app.aggregates import stored
-    from sessions_app.core import timebuckets
-    from sessions_app.funnels import defs, queue
-    from sessions_app.ingest.pipeline import Source, events_record
-    from sessions_app.models import BucketState, ErasureRequest, Suppression
+    from sessions_app.domain.ingest.pipeline import Source, events_record
+    from sessions_app.features.funnels import defs, queue
+    from sessions_app.foundation.core import timebuckets
+    from sessions_app.foundation.models import BucketState, ErasureRequest, Suppression
     from tests.support.events import event
 
     now = timezone.now().replace(microsecond=0)
@@ -93,7 +93,7 @@ def test_queued_analysis_scans_do_not_delay_sealing_or_erasure(
             time.sleep(0.3)
         assert state.get().state == BucketState.SEALED
         assert request.state == ErasureRequest.DONE, request.error
-        sealed = stored.bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
+        sealed = bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
         assert sealed["events"] == 3
         assert broker.llen(ANALYSIS) == waiting + 50  # every scan still waits for its worker
     finally:

@@ -1,8 +1,8 @@
-"""Every page and API view reads its shared parameters through sessions_app/params.py and
-answers a bad one as it always has: the status, and the reason naming the field (the API
-as {"error", "field"}, a page in its error line). The API's user, session and export
-routes repeat the field in "error" ("start: start: …"), as they always did; the report
-and the dashboard read the periods' parameters (sessions_app/periods.py) and name it once."""
+"""Every page and API view reads its shared parameters through sessions_app/features/web/params.py
+and answers a bad one as it always has: the status, and the reason naming the field (the API as
+{"error", "field"}, a page in its error line). The API's user, session and export routes repeat the
+field in "error" ("start: start: …"), as they always did; the report and the dashboard read the
+periods' parameters (sessions_app/features/web/periods.py) and name it once."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import re
 import pytest
 from django.contrib.auth.models import User
 
-from sessions_app.funnels import defs
+from sessions_app.features.funnels import defs
 from tests.support.accounts import auth
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])

@@ -1,5 +1,5 @@
-"""The one range every page reads (sessions_app/periods.py): presets in the site's zone,
-custom days, comparisons, the URL round trip and the errors that name the field."""
+"""The one range every page reads (sessions_app/features/web/periods.py): presets in the site's
+zone, custom days, comparisons, the URL round trip and the errors that name the field."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sessions_app.core.bounds import RangeError
-from sessions_app.periods import MAX_DAYS, PRESETS, period_param, site_zone
+from sessions_app.features.web.periods import MAX_DAYS, PRESETS, period_param, site_zone
+from sessions_app.foundation.core.bounds import RangeError
 from tests.support.hypothesis import examples
 
 NOW = datetime(2026, 3, 31, 22, 30, tzinfo=UTC)  # 1 April 00:30 in Berlin (summer time)

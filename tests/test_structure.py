@@ -14,18 +14,22 @@ PACKAGE = ROOT / "sessions_app"
 TESTS = ROOT / "tests"
 # The analyst read modules; nothing the collector runs may import them.
 READ_MODULES = (
-    "sessions_app.sessions",
-    "sessions_app.aggregates.report",
-    "sessions_app.aggregates.rolling",
-    "sessions_app.partitions.partition_report",
+    "sessions_app.domain.sessions",
+    "sessions_app.domain.aggregates.report",
+    "sessions_app.domain.aggregates.rolling",
+    "sessions_app.domain.partitions.partition_report",
     "sessions_app.views",
     "sessions_app.api",
-    "sessions_app.funnels",
-    "sessions_app.paths",
-    "sessions_app.heatmaps",
-    "sessions_app.vitals",
+    "sessions_app.features.funnels",
+    "sessions_app.features.paths",
+    "sessions_app.features.heatmaps",
+    "sessions_app.features.vitals",
 )
-WRITE_PATH = ("sessions_app.ingest", "sessions_app.core", "sessions_app.tables")
+WRITE_PATH = (
+    "sessions_app.domain.ingest",
+    "sessions_app.foundation.core",
+    "sessions_app.foundation.tables",
+)
 
 
 def _modules() -> dict[str, Path]:
@@ -116,11 +120,18 @@ def test_the_cycle_check_finds_a_cycle():
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
+FLOORS = ("foundation", "domain", "features")
+
+
 def _package_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
-    """Collapse modules to their package under sessions_app (sessions_app.ingest.rows -> ingest)."""
+    """Collapse modules to their package: the one under a floor (sessions_app.domain.ingest.rows
+    -> domain.ingest), or a package or module at the top (sessions_app.views.pages -> views)."""
 
     def package(name: str) -> str:
-        return name.split(".")[1] if name.count(".") else name
+        parts = name.split(".")
+        if len(parts) > 2 and parts[1] in FLOORS:
+            return ".".join(parts[1:3])
+        return parts[1] if len(parts) > 1 else name
 
     packages: dict[str, set[str]] = {}
     for name, targets in graph.items():
@@ -146,23 +157,36 @@ def test_the_knot_check_finds_a_package_knot():
     assert _cycles(_package_graph(modules)) == [["high", "low"]]  # ... but a package knot
 
 
-def _layers() -> list[set[str]]:
+def _contracts() -> dict[str, list[set[str]]]:
+    """Each layers contract's container and its layers, as sets of names."""
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
-    (contract,) = [c for c in config["contracts"] if c["type"] == "layers"]
-    return [set(re.split(r"\s*[|:]\s*", layer)) for layer in contract["layers"]]
+    return {
+        container: [set(re.split(r"\s*[|:]\s*", layer)) for layer in contract["layers"]]
+        for contract in config["contracts"]
+        if contract["type"] == "layers"
+        for container in contract["containers"]
+    }
 
 
-def test_every_package_has_a_floor_in_the_layers_contract():
-    """A new package or top-level module is placed on a floor, so lint-imports checks it."""
-    placed = set().union(*_layers())
-    present = {
+def _children(package: Path) -> set[str]:
+    return {
         path.stem if path.is_file() else path.name
-        for path in PACKAGE.iterdir()
+        for path in package.iterdir()
         if (path.suffix == ".py" or (path / "__init__.py").exists())
         and path.name not in {"__init__.py", "migrations"}
     }
-    assert present - placed == set()
-    assert placed - present == set()
+
+
+def test_every_package_has_a_floor_in_the_layers_contract():
+    """A new package or top-level module is placed on a floor, and a package on a floor in
+    that floor's own layers, so lint-imports checks it."""
+    contracts = _contracts()
+    assert set(contracts) == {"sessions_app", *(f"sessions_app.{f}" for f in FLOORS)}
+    for container, layers in contracts.items():
+        placed = set().union(*layers)
+        present = _children(ROOT.joinpath(*container.split(".")))
+        assert (container, present - placed) == (container, set())
+        assert (container, placed - present) == (container, set())
 
 
 def test_the_write_path_imports_no_analyst_read_module():
@@ -183,9 +207,9 @@ def test_the_core_imports_nothing_of_the_domains():
     outside = {
         (name, target)
         for name, targets in graph.items()
-        if name.startswith("sessions_app.core")
+        if name.startswith("sessions_app.foundation.core")
         for target in targets
-        if not target.startswith("sessions_app.core")
+        if not target.startswith("sessions_app.foundation.core")
     }
     assert outside == set()
 

@@ -233,9 +233,9 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 # Password logins (login page, admin) go through the throttle of
-# sessions_app/system/logins.py: this many failures of one account, or from one client
+# sessions_app/domain/system/logins.py: this many failures of one account, or from one client
 # address, within the window lock it for LOGIN_LOCKOUT_SECONDS (0 = no limit).
-AUTHENTICATION_BACKENDS = ["sessions_app.system.logins.ThrottledModelBackend"]
+AUTHENTICATION_BACKENDS = ["sessions_app.domain.system.logins.ThrottledModelBackend"]
 LOGIN_FAILURES_PER_ACCOUNT = env.int("LOGIN_FAILURES_PER_ACCOUNT", default=5)
 LOGIN_FAILURES_PER_IP = env.int("LOGIN_FAILURES_PER_IP", default=20)
 LOGIN_FAILURE_WINDOW_SECONDS = env.int("LOGIN_FAILURE_WINDOW_SECONDS", default=900)
@@ -315,10 +315,10 @@ MAX_EVENT_AGE = timedelta(days=env.int("MAX_EVENT_AGE_DAYS", default=30))
 # (the bucket may already be sealed).
 ALLOWED_LATENESS = timedelta(minutes=env.int("ALLOWED_LATENESS_MINUTES", default=10))
 DEDUP_TTL = timedelta(hours=env.int("DEDUP_TTL_HOURS", default=48))
-# Retention per policy (days) while no RetentionPolicy row exists; admins change
-# them on /retention/ (sessions_app.tables.retention_specs.SPECS has the bounds). New rows are
-# written with USING TTL from the policy. Aggregate hours must outlive the longest
-# rolling-counter window (12 months), whose edges are filled from hours.
+# Retention per policy (days) while no RetentionPolicy row exists; admins change them on /retention/
+# (sessions_app.foundation.tables.retention_specs.SPECS has the bounds). New rows are written with
+# USING TTL from the policy. Aggregate hours must outlive the longest rolling-counter window (12
+# months), whose edges are filled from hours.
 RETENTION_DEFAULT_DAYS = {
     "raw_events": env.int("RETENTION_RAW_EVENTS_DAYS", default=400),
     "sessions": env.int("RETENTION_SESSIONS_DAYS", default=400),
@@ -344,7 +344,7 @@ TXLOG_SHARDS = env.int("TXLOG_SHARDS", default=4)
 TXLOG_REPLAY_GRACE = timedelta(seconds=env.int("TXLOG_REPLAY_GRACE_SECONDS", default=60))
 TXLOG_REPLAY_WINDOW = timedelta(hours=env.int("TXLOG_REPLAY_WINDOW_HOURS", default=2))
 FAILED_EVENT_PAYLOAD_BYTES = 8 * 1024
-# The applier queue (sessions_app/ingest/applier.py): the collector answers once a
+# The applier queue (sessions_app/domain/ingest/applier.py): the collector answers once a
 # plan is in the transaction log and hands it through Redis to `manage.py run_applier`,
 # which writes many plans at once; with no applier alive, or this many plans waiting,
 # the collector writes the plan itself. An applier leaves plans older than
@@ -381,7 +381,7 @@ ACTIVITY_IN_MAX_BUCKETS = env.int("ACTIVITY_IN_MAX_BUCKETS", default=4)
 ACTIVITY_PARALLEL_WINDOW = env.int("ACTIVITY_PARALLEL_WINDOW", default=32)
 ACTIVITY_PARALLEL_IN_BUCKETS = env.int("ACTIVITY_PARALLEL_IN_BUCKETS", default=4)
 
-# Session timelines (sessions_app/sessions/timeline.py): a closed session's API payload is
+# Session timelines (sessions_app/domain/sessions/timeline.py): a closed session's API payload is
 # materialized in its session_events partition and served from there until an event
 # is written after it. The copy is stamped this many seconds before the read it was
 # built from, so a write still in flight (driver retries, an app host whose clock is
@@ -406,8 +406,9 @@ TIMELINE_PREFIX_MIN_EVENTS = env.int("TIMELINE_PREFIX_MIN_EVENTS", default=100)
 # at Python's default of 700 every such request ran several collections that
 # promoted its rows and triggered full-heap ones (up to ~120 ms: the API's p95).
 WEB_GC_THRESHOLD = env.int("WEB_GC_THRESHOLD", default=20_000)
-# Celery worker processes and the applier (clickstream/runtime.tune_gc): the same for
-# a seal's hundreds of thousands of short-lived rows and an applier round's plans.
+# Celery worker processes and the applier (sessions_app/foundation/core/garbage.tune_gc):
+# the same for a seal's hundreds of thousands of short-lived rows and an applier round's
+# plans.
 WORKER_GC_THRESHOLD = env.int("WORKER_GC_THRESHOLD", default=20_000)
 
 REST_FRAMEWORK = {
@@ -445,10 +446,10 @@ CONTENT_SECURITY_POLICY = (
     "form-action 'self'"
 )
 
-# Funnels (funnels/results.py): a result needing more uncached sealed days than
+# Funnels (features/funnels/results.py): a result needing more uncached sealed days than
 # FUNNEL_INLINE_DAYS queues one Celery task a day (progress on the page).
 FUNNEL_INLINE_DAYS = env.int("FUNNEL_INLINE_DAYS", default=2)
-# The analysis queue (jobs/analysis_queue.py): a site's funnel day scans and goal
+# The analysis queue (domain/jobs/analysis_queue.py): a site's funnel day scans and goal
 # backfills together, at most ANALYSIS_TASKS_PER_SITE queued or running at once (the rest
 # wait: a funnel's days for the page's next refresh, a goal's backfill for a free place or
 # the next beat); a lost task's place lapses ANALYSIS_TASK_TTL s after it was taken or

@@ -39,7 +39,7 @@ DATABASES["default"] = {
     "OPTIONS": {"timeout": 20},
 }
 # Every Cassandra statement issued from a test must target a `test_` keyspace;
-# sessions_app.core.cql.keyspace() refuses anything else when this is set.
+# sessions_app.foundation.core.cql.keyspace() refuses anything else when this is set.
 CASSANDRA_REQUIRED_KEYSPACE_PREFIX = "test_"
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},

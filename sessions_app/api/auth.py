@@ -7,7 +7,7 @@ from typing import Any
 from rest_framework.authentication import TokenAuthentication
 from rest_framework.exceptions import AuthenticationFailed
 
-from sessions_app.accounts import tokens
+from sessions_app.domain.accounts import tokens
 
 
 class ApiTokenAuthentication(TokenAuthentication):

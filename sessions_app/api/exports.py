@@ -20,9 +20,9 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
 
-from sessions_app.params import END, START, USER_KEY, BadRequest, api_time
-from sessions_app.permissions import SiteView
-from sessions_app.sessions import activity, lists, timeline
+from sessions_app.domain.permissions import SiteView
+from sessions_app.domain.sessions import activity, lists, timeline
+from sessions_app.features.web.params import END, START, USER_KEY, BadRequest, api_time
 
 EXPORT_MAX_EVENTS = 100_000
 EXPORT_FIELDS = [

@@ -6,7 +6,7 @@ from typing import Any
 
 from rest_framework.renderers import BaseRenderer
 
-from sessions_app.core.jsonfmt import dumps
+from sessions_app.foundation.core.jsonfmt import dumps
 
 __all__ = ["ORJSONRenderer", "dumps"]
 

@@ -1,5 +1,5 @@
 """The OpenAPI schema's generator: drf-spectacular's, plus the parameters a view derives
-from the dimension registry (tables/dimensions.py), read when the schema is generated."""
+from the dimension registry (foundation/dimensions.py), read when the schema is generated."""
 
 from __future__ import annotations
 

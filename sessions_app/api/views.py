@@ -21,14 +21,15 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
-from sessions_app import periods
-from sessions_app.aggregates import breakdowns, rolling, totals
-from sessions_app.aggregates.kpis import METRICS, Kpis, kpi_cards, metric_param
-from sessions_app.analysis import dashboard, explorer
-from sessions_app.analysis.kpi_report import PeriodReport, period_report, site_period
-from sessions_app.core.bounds import RangeError
-from sessions_app.ingest import realtime
-from sessions_app.params import (
+from sessions_app.domain.aggregates import breakdowns, rolling, totals
+from sessions_app.domain.aggregates.kpis import METRICS, Kpis, kpi_cards, metric_param
+from sessions_app.domain.ingest import realtime
+from sessions_app.domain.permissions import SiteView
+from sessions_app.domain.sessions import activity, lists, timeline
+from sessions_app.features.analysis import dashboard, explorer
+from sessions_app.features.analysis.kpi_report import PeriodReport, period_report, site_period
+from sessions_app.features.web import periods
+from sessions_app.features.web.params import (
     CURSOR,
     END,
     LIMIT,
@@ -39,9 +40,8 @@ from sessions_app.params import (
     api_time,
     api_uuid,
 )
-from sessions_app.periods import COMPARES, PRESETS, Period
-from sessions_app.permissions import SiteView
-from sessions_app.sessions import activity, lists, timeline
+from sessions_app.features.web.periods import COMPARES, PRESETS, Period
+from sessions_app.foundation.core.bounds import RangeError
 
 
 def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
@@ -98,7 +98,7 @@ class UserProperties(SiteView):
 class SessionEvents(SiteView):
     """Every event of a session in time order, with the session's summary.
 
-    The body is the timeline's JSON as built (or materialized) by sessions/timeline.py;
+    The body is the timeline's JSON as built (or materialized) by domain/sessions/timeline.py;
     `X-Timeline-Source` says which: `rows`, `prefix` (a materialized prefix and the rows
     after it) or `materialized`.
     """
@@ -184,7 +184,7 @@ class SiteSessions(SiteView):
     site's time zone, default the last 7 days, or the old start/end; at most its last 92
     days, `note` says when it was cut), newest first, matching every filter; cursor-paged.
 
-    Filters: the dimensions that filter (tables/dimensions.py: source, medium, campaign,
+    Filters: the dimensions that filter (foundation/dimensions.py: source, medium, campaign,
     country, device, browser, os: exact values; entry, exit: paths such as /pricing);
     page (a path viewed); event (a custom event done); converted, bot, identified (true/false);
     goal (a goal's id: its sessions, once their hour sealed); replay (true: the sessions

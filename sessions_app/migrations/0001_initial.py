@@ -7,7 +7,7 @@ import django.utils.timezone
 from django.conf import settings
 from django.db import migrations, models
 
-import sessions_app.models.sites
+import sessions_app.foundation.models.sites
 
 
 class Migration(migrations.Migration):
@@ -31,7 +31,9 @@ class Migration(migrations.Migration):
                 (
                     "key",
                     models.CharField(
-                        default=sessions_app.models.sites.new_site_key, max_length=64, unique=True
+                        default=sessions_app.foundation.models.sites.new_site_key,
+                        max_length=64,
+                        unique=True,
                     ),
                 ),
                 ("allowed_origins", models.JSONField(blank=True, default=list)),

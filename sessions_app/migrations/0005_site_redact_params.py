@@ -2,7 +2,7 @@
 
 from django.db import migrations, models
 
-import sessions_app.models.sites
+import sessions_app.foundation.models.sites
 
 
 class Migration(migrations.Migration):
@@ -18,7 +18,7 @@ class Migration(migrations.Migration):
                 blank=True,
                 default=list,
                 help_text='URL query/fragment parameters the tracker drops besides its defaults (token, key, password, code, session, auth …), e.g. ["email", "phone"]; "-code" keeps one the defaults would drop. Update the snippet after a change.',
-                validators=[sessions_app.models.sites.validate_redact_params],
+                validators=[sessions_app.foundation.models.sites.validate_redact_params],
             ),
         ),
     ]

@@ -1,6 +1,6 @@
 from django.db import migrations, models
 
-import sessions_app.models.sites
+import sessions_app.foundation.models.sites
 
 
 class Migration(migrations.Migration):
@@ -16,7 +16,7 @@ class Migration(migrations.Migration):
                 default="UTC",
                 help_text="IANA time zone of the site's days and hours, e.g. Europe/Berlin.",
                 max_length=64,
-                validators=[sessions_app.models.sites.validate_time_zone],
+                validators=[sessions_app.foundation.models.sites.validate_time_zone],
             ),
         ),
     ]

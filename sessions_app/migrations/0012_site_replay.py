@@ -1,7 +1,7 @@
 import django.core.validators
 from django.db import migrations, models
 
-import sessions_app.models.sites
+import sessions_app.foundation.models.sites
 
 
 class Migration(migrations.Migration):
@@ -45,7 +45,7 @@ class Migration(migrations.Migration):
                 blank=True,
                 default=list,
                 help_text="URL path patterns never recorded, e.g. /account/*, /checkout/pay.",
-                validators=[sessions_app.models.sites.validate_replay_exclude],
+                validators=[sessions_app.foundation.models.sites.validate_replay_exclude],
             ),
         ),
         migrations.AddField(

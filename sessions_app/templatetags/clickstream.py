@@ -14,13 +14,14 @@ from django import template
 from django.urls import reverse
 from django.utils.safestring import mark_safe
 
-from sessions_app import periods, permissions
-from sessions_app.analysis import explorer
-from sessions_app.core.bounds import RangeError
-from sessions_app.erasure import erasures
-from sessions_app.ledger import sizing
+from sessions_app.domain import permissions
+from sessions_app.domain.erasure import erasures
+from sessions_app.domain.ledger import sizing
+from sessions_app.features.analysis import explorer
+from sessions_app.features.web import periods
+from sessions_app.foundation.core.bounds import RangeError
+from sessions_app.foundation.models import Site
 from sessions_app.middleware import SITE_KEY
-from sessions_app.models import Site
 
 register = template.Library()
 _CONTROL = re.compile(r"[\x00-\x20\x7f-\x9f]")

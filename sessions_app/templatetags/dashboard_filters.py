@@ -1,4 +1,4 @@
-"""Template tags of the dashboard's filters (analysis/dashboard.py): the links that add
+"""Template tags of the dashboard's filters (features/analysis/dashboard.py): the links that add
 or drop a filter, what a link to another page carries, and the chips of a page that cannot
 apply the filters."""
 
@@ -9,9 +9,9 @@ from urllib.parse import urlencode
 
 from django import template
 
-from sessions_app import periods
-from sessions_app.analysis import dashboard, explorer
-from sessions_app.core.bounds import RangeError
+from sessions_app.features.analysis import dashboard, explorer
+from sessions_app.features.web import periods
+from sessions_app.foundation.core.bounds import RangeError
 
 register = template.Library()
 

@@ -12,33 +12,38 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.clickjacking import xframe_options_sameorigin
 
-from sessions_app import periods
-from sessions_app.aggregates import breakdowns, rolling
-from sessions_app.aggregates.kpis import kpi_cards, metric_param
-from sessions_app.aggregates.report import MAX_LIVE_HOURS
-from sessions_app.analysis import dashboard as dashboard_filters
-from sessions_app.analysis import goal_table
-from sessions_app.analysis.kpi_report import PeriodReport, chart_data, period_report, site_period
-from sessions_app.cohorts import reads as cohort_reads
-from sessions_app.core import timebuckets
-from sessions_app.core.bounds import RangeError
-from sessions_app.funnels import defs
-from sessions_app.funnels.spec import funnel_compile
-from sessions_app.ingest import realtime
-from sessions_app.models import Site
-from sessions_app.params import iso, page_cursor, page_range, query_params
-from sessions_app.permissions import site_page
-from sessions_app.replays.player import (
+from sessions_app.domain.aggregates import breakdowns, rolling
+from sessions_app.domain.aggregates.kpis import kpi_cards, metric_param
+from sessions_app.domain.aggregates.report import MAX_LIVE_HOURS
+from sessions_app.domain.ingest import realtime
+from sessions_app.domain.permissions import site_page
+from sessions_app.domain.sessions import directory, lists, timeline
+from sessions_app.domain.sessions.activity import user_activity
+from sessions_app.domain.sessions.directory import MAX_QUERY
+from sessions_app.features.analysis import dashboard as dashboard_filters
+from sessions_app.features.analysis import goal_table
+from sessions_app.features.analysis.kpi_report import (
+    PeriodReport,
+    chart_data,
+    period_report,
+    site_period,
+)
+from sessions_app.features.cohorts import reads as cohort_reads
+from sessions_app.features.funnels import defs
+from sessions_app.features.funnels.spec import funnel_compile
+from sessions_app.features.replays.player import (
     player_data,
     player_island,
     player_policy,
     replays_mark,
     seek_param,
 )
-from sessions_app.sessions import directory, lists, timeline
-from sessions_app.sessions.activity import user_activity
-from sessions_app.sessions.directory import MAX_QUERY
-from sessions_app.tables import dimensions
+from sessions_app.features.web import periods
+from sessions_app.features.web.params import iso, page_cursor, page_range, query_params
+from sessions_app.foundation import dimensions
+from sessions_app.foundation.core import timebuckets
+from sessions_app.foundation.core.bounds import RangeError
+from sessions_app.foundation.models import Site
 
 ACTIVITY_DAYS = 92  # the user's buckets one page of activity may read (MAX_RANGE_BUCKETS)
 

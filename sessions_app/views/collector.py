@@ -19,10 +19,10 @@ from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 from redis.exceptions import RedisError
 
-from sessions_app.ingest.limits import rate_limited
-from sessions_app.ingest.pipeline import Source, StorageUnavailable, events_record
-from sessions_app.ingest.segment import segment_to_events
-from sessions_app.ingest.validation import (
+from sessions_app.domain.ingest.limits import rate_limited
+from sessions_app.domain.ingest.pipeline import Source, StorageUnavailable, events_record
+from sessions_app.domain.ingest.segment import segment_to_events
+from sessions_app.domain.ingest.validation import (
     BatchError,
     EventError,
     gunzip,
@@ -30,14 +30,14 @@ from sessions_app.ingest.validation import (
     parse_json,
     parse_time,
 )
-from sessions_app.ingest.visit import client_ip
-from sessions_app.ledger.sites import (
+from sessions_app.domain.ingest.visit import client_ip
+from sessions_app.domain.ledger.sites import (
     SITE_CACHE_SECONDS,
     origin_allowed,
     origins_of_enabled_sites,
 )
-from sessions_app.models import Site
-from sessions_app.replays import chunks
+from sessions_app.features.replays import chunks
+from sessions_app.foundation.models import Site
 
 log = logging.getLogger(__name__)
 
@@ -170,7 +170,7 @@ def collect(request: HttpRequest) -> HttpResponse:
 
 @csrf_exempt
 def replay(request: HttpRequest) -> HttpResponse:
-    """Accept one session replay chunk (sessions_app/replays/chunks.py; docs/replay.md):
+    """Accept one session replay chunk (sessions_app/features/replays/chunks.py; docs/replay.md):
     the site key in ?site= and the chunk, its origin on the site's allow-list, the
     collector's rate limit; a rejected chunk is counted in ingest_stats by its field."""
     origin = request.headers.get("Origin")

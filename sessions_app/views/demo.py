@@ -8,7 +8,7 @@ from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from sessions_app.models import Site
+from sessions_app.foundation.models import Site
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 PRODUCTS = [

@@ -10,9 +10,9 @@ from django import forms
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
-from sessions_app.erasure import erasures, job
-from sessions_app.models import ErasureRequest, Site
-from sessions_app.permissions import admin_required
+from sessions_app.domain.erasure import erasures, job
+from sessions_app.domain.permissions import admin_required
+from sessions_app.foundation.models import ErasureRequest, Site
 
 log = logging.getLogger(__name__)
 RECEIPTS_SHOWN = 100

@@ -8,15 +8,15 @@ from urllib.parse import urlencode
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from sessions_app import periods
-from sessions_app.analysis import explorer
-from sessions_app.core.bounds import RangeError
-from sessions_app.goals.defs import MAX_GOALS
-from sessions_app.models import Goal, Site
-from sessions_app.params import query_params
-from sessions_app.permissions import site_page
-from sessions_app.replays.player import replays_mark
-from sessions_app.tables import dimensions
+from sessions_app.domain.goals.defs import MAX_GOALS
+from sessions_app.domain.permissions import site_page
+from sessions_app.features.analysis import explorer
+from sessions_app.features.replays.player import replays_mark
+from sessions_app.features.web import periods
+from sessions_app.features.web.params import query_params
+from sessions_app.foundation import dimensions
+from sessions_app.foundation.core.bounds import RangeError
+from sessions_app.foundation.models import Goal, Site
 
 
 @site_page()

@@ -10,13 +10,13 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
 
-from sessions_app.core.bounds import RangeError
-from sessions_app.goals.defs import goal_of
-from sessions_app.goals.kinds import STEP_KINDS
-from sessions_app.goals.steps import OPS
-from sessions_app.jobs import goals as goal_jobs
-from sessions_app.models import Goal, Site
-from sessions_app.permissions import ADMIN, site_page, site_role
+from sessions_app.domain.goals.defs import goal_of
+from sessions_app.domain.goals.kinds import STEP_KINDS
+from sessions_app.domain.goals.steps import OPS
+from sessions_app.domain.jobs import goals as goal_jobs
+from sessions_app.domain.permissions import ADMIN, site_page, site_role
+from sessions_app.foundation.core.bounds import RangeError
+from sessions_app.foundation.models import Goal, Site
 
 # A field an error names, as the form calls it.
 FIELDS = {

@@ -15,8 +15,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from sessions_app.permissions import is_admin
-from sessions_app.system.health import health_report_cached, liveness_report
+from sessions_app.domain.permissions import is_admin
+from sessions_app.domain.system.health import health_report_cached, liveness_report
 
 
 class InstallationAdmin(BasePermission):

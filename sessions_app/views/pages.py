@@ -8,7 +8,7 @@ from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from sessions_app.permissions import signed_in_required, visible_sites
+from sessions_app.domain.permissions import signed_in_required, visible_sites
 
 
 @signed_in_required

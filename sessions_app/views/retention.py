@@ -13,11 +13,10 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from sessions_app.jobs import purge
-from sessions_app.ledger import policies, sites
-from sessions_app.models import Site
-from sessions_app.permissions import admin_required
-from sessions_app.tables import replay_assets, replay_chunks, retention_specs
+from sessions_app.domain.jobs import purge
+from sessions_app.domain.ledger import policies, sites
+from sessions_app.domain.permissions import admin_required
+from sessions_app.foundation.models import Site
 from sessions_app.tasks import purge_expired_partitions
 
 PAGE = "sessions_app:retention"
@@ -55,9 +54,9 @@ def _replays() -> dict[str, Any]:
     field = Site._meta.get_field("replay_retention_days")
     recording = Site.objects.filter(replay=True).order_by("name")
     return {
-        "tables": (replay_chunks.SPEC.name, replay_assets.SPEC.name),
+        "tables": policies.REPLAY_TABLES,
         "default": field.default,
-        "max": replay_chunks.MAX_RETENTION_DAYS,
+        "max": policies.REPLAY_MAX_DAYS,
         "sites": list(recording[:MAX_REPLAY_SITES]),
         "more": max(0, recording.count() - MAX_REPLAY_SITES),
     }
@@ -74,7 +73,7 @@ def _page(request: HttpRequest, *, errors: dict[str, list[str]], status: int = 2
         "options": policies.live_table_options(),
         "runs": purge.purge_runs(limit=20),
         "unknown": [
-            m for key, found in errors.items() if key not in retention_specs.SPECS for m in found
+            m for key, found in errors.items() if policies.policy_label(key) is None for m in found
         ],
         "cache_seconds": policies.POLICY_CACHE_SECONDS,
     }
@@ -92,7 +91,8 @@ def retention_page(request: HttpRequest) -> HttpResponse:
 @require_POST
 def policy_save(request: HttpRequest, key: str) -> HttpResponse:
     """Save one policy (new writes use it from now on) or show why it was refused (400)."""
-    if key not in retention_specs.SPECS:
+    label = policies.policy_label(key)
+    if label is None:
         return _page(request, errors={key: [f"policy: unknown policy {key!r}"]}, status=404)
     form = PolicyForm(request.POST)
     if not form.is_valid():
@@ -100,11 +100,11 @@ def policy_save(request: HttpRequest, key: str) -> HttpResponse:
         return _page(request, errors={key: problems}, status=400)
     try:
         policies.retention_set(key=key, days=form.cleaned_data["days"], actor=request.user)
-    except retention_specs.RetentionError as exc:
+    except policies.RetentionError as exc:
         return _page(request, errors={key: [str(exc)]}, status=400)
     messages.success(
         request,
-        f"{retention_specs.SPECS[key].label}: {form.cleaned_data['days']} days for new writes; "
+        f"{label}: {form.cleaned_data['days']} days for new writes; "
         "rows already written keep their TTL.",
     )
     return redirect(PAGE)

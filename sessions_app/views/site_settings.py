@@ -13,15 +13,15 @@ from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
-from sessions_app import periods
-from sessions_app.ledger import sites
-from sessions_app.models import Site
-from sessions_app.models.sites import (
+from sessions_app.domain.ledger import sites
+from sessions_app.domain.permissions import ADMIN, site_page
+from sessions_app.features.web import periods
+from sessions_app.foundation.models import Site
+from sessions_app.foundation.models.sites import (
     REPLAY_RETENTION_MAX_DAYS,
     validate_redact_params,
     validate_replay_exclude,
 )
-from sessions_app.permissions import ADMIN, site_page
 
 MAX_ORIGINS = 50
 REPLAY_FIELDS = (

@@ -10,11 +10,11 @@ from django import forms
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from sessions_app.ledger import sizing
-from sessions_app.models import Site
-from sessions_app.partitions import counting, estimates
-from sessions_app.partitions.partition_report import partition_report as report_partitions
-from sessions_app.permissions import admin_required
+from sessions_app.domain.ledger import sizing
+from sessions_app.domain.partitions import counting, estimates
+from sessions_app.domain.partitions.partition_report import partition_report as report_partitions
+from sessions_app.domain.permissions import admin_required
+from sessions_app.foundation.models import Site
 
 MAX_WRITES_PER_SECOND = 1_000_000
 MIN_WRITES_PER_SECOND = 0.001

@@ -10,8 +10,8 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
-from sessions_app.accounts import tokens
-from sessions_app.permissions import signed_in_required, visible_sites
+from sessions_app.domain.accounts import tokens
+from sessions_app.domain.permissions import signed_in_required, visible_sites
 
 PAGE = "sessions_app:tokens"
 

@@ -9,8 +9,8 @@ from django.contrib.auth.models import User
 from django.db import connection
 from django.utils import timezone
 
-from sessions_app.accounts import tokens
-from sessions_app.models import ApiToken
+from sessions_app.domain.accounts import tokens
+from sessions_app.foundation.models import ApiToken
 
 pytestmark = pytest.mark.django_db
 

@@ -7,9 +7,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from sessions_app.core import timebuckets
-from sessions_app.ingest.pipeline import Source, events_record
-from sessions_app.models import Site
+from sessions_app.domain.ingest.pipeline import Source, events_record
+from sessions_app.foundation.core import timebuckets
+from sessions_app.foundation.models import Site
 from tests.support.events import event
 
 

@@ -1,4 +1,4 @@
-"""Breakdowns (aggregates/breakdowns.py): sealed hours, their day and the report's totals
+"""Breakdowns (domain/aggregates/breakdowns.py): sealed hours, their day and the report's totals
 against a brute-force recount of the same sessions; the dashboard's charts."""
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from sessions_app.aggregates import breakdowns
-from sessions_app.core import timebuckets
-from sessions_app.core.ids import uuid_time
-from sessions_app.models import BucketState
+from sessions_app.domain.aggregates import breakdowns
+from sessions_app.foundation.core import timebuckets
+from sessions_app.foundation.core.ids import uuid_time
+from sessions_app.foundation.models import BucketState
 from tests.support.breakdowns import brute, stored
 from tests.support.dataset import sessions_send, sessions_truth
 from tests.support.sealing import seal_everything

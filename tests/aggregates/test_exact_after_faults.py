@@ -11,13 +11,13 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from sessions_app.aggregates import seal, states
-from sessions_app.core import timebuckets
-from sessions_app.core.redis_client import redis_client
-from sessions_app.ingest import apply, replay
-from sessions_app.ingest.pipeline import Source, events_record
-from sessions_app.ingest.steps import apply as apply_step
-from sessions_app.models import BucketState, ReplayWatermark, Site
+from sessions_app.domain.aggregates import seal, states
+from sessions_app.domain.ingest import apply, replay
+from sessions_app.domain.ingest.pipeline import Source, events_record
+from sessions_app.domain.ingest.steps import apply as apply_step
+from sessions_app.foundation.core import timebuckets
+from sessions_app.foundation.core.redis_client import redis_client
+from sessions_app.foundation.models import BucketState, ReplayWatermark, Site
 from tests.support.events import event
 from tests.support.recount import recount, seal_and_compare, sealed
 

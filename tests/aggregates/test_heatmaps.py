@@ -24,17 +24,17 @@ from django.core import signing
 from django.test import Client
 from django.utils import timezone
 
-from sessions_app.aggregates import heatmap_rows, seal, sources
-from sessions_app.aggregates.heatmaps import (
+from sessions_app.domain.aggregates import heatmap_rows, seal, sources
+from sessions_app.domain.aggregates.heatmaps import (
     SAMPLES,
     UNKNOWN,
 )
-from sessions_app.core import stamps, timebuckets
-from sessions_app.core.cql import cassandra_session, prepare
-from sessions_app.heatmaps import reads
-from sessions_app.ledger import policies, sites
-from sessions_app.models import BucketState
-from sessions_app.tables import retention_specs
+from sessions_app.domain.ledger import policies, sites
+from sessions_app.features.heatmaps import reads
+from sessions_app.foundation.core import stamps, timebuckets
+from sessions_app.foundation.core.cql import cassandra_session, prepare
+from sessions_app.foundation.models import BucketState
+from sessions_app.foundation.tables import retention_specs
 from tests.support.clock import recent_fixed
 from tests.support.dataset import AGENTS
 from tests.support.events import event, post

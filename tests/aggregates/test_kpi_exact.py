@@ -20,15 +20,15 @@ from django.utils import timezone
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sessions_app.aggregates import seal, totals
-from sessions_app.aggregates.kpis import METRICS, Kpis, kpi_value
-from sessions_app.analysis.kpi_report import breakdown_kpis, period_report
-from sessions_app.core import timebuckets
-from sessions_app.core.cql import cassandra_session, prepare
-from sessions_app.core.ids import uuid_time
-from sessions_app.ingest.pipeline import Source, events_record
-from sessions_app.models import BucketState
-from sessions_app.periods import period_param
+from sessions_app.domain.aggregates import seal, totals
+from sessions_app.domain.aggregates.kpis import METRICS, Kpis, kpi_value
+from sessions_app.domain.ingest.pipeline import Source, events_record
+from sessions_app.features.analysis.kpi_report import breakdown_kpis, period_report
+from sessions_app.features.web.periods import period_param
+from sessions_app.foundation.core import timebuckets
+from sessions_app.foundation.core.cql import cassandra_session, prepare
+from sessions_app.foundation.core.ids import uuid_time
+from sessions_app.foundation.models import BucketState
 from tests.support.events import event
 from tests.support.hypothesis import examples
 from tests.support.sealing import seal_due

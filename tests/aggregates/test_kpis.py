@@ -1,8 +1,8 @@
-"""The KPI cards (aggregates/kpis.py): rates, formats, and which change is good news."""
+"""The KPI cards (domain/aggregates/kpis.py): rates, formats, and which change is good news."""
 
 from __future__ import annotations
 
-from sessions_app.aggregates.kpis import METRICS, Kpis, kpi_cards, metric_param
+from sessions_app.domain.aggregates.kpis import METRICS, Kpis, kpi_cards, metric_param
 
 
 def test_rates_come_from_the_counters_and_are_none_without_visits() -> None:

@@ -1,4 +1,4 @@
-"""The contract every aggregate product keeps (aggregates/products.py), run against each
+"""The contract every aggregate product keeps (domain/aggregates/products.py), run against each
 entry of PRODUCTS: a sealed hour equals a brute-force recount of its raw rows, a day
 equals the merge of its hours, and a live hour equals the sealed one.
 
@@ -21,12 +21,12 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from sessions_app.aggregates import breakdowns, paths, seal, sources, tally, totals, usersets
-from sessions_app.aggregates.products import PRODUCTS, Product
-from sessions_app.core import timebuckets
-from sessions_app.core.ids import uuid_time
-from sessions_app.models import BucketState, Goal
-from sessions_app.tables import user_sessions
+from sessions_app.domain.aggregates import breakdowns, paths, seal, sources, totals, usersets
+from sessions_app.domain.aggregates.products import PRODUCTS, Product
+from sessions_app.foundation.core import pagepaths, timebuckets
+from sessions_app.foundation.core.ids import uuid_time
+from sessions_app.foundation.models import BucketState, Goal
+from sessions_app.foundation.tables import user_sessions
 from tests.goals import brute as goal_brute
 from tests.support import breakdowns as support_breakdowns
 from tests.support import heatmaps as support_heatmaps
@@ -139,8 +139,8 @@ def _breakdowns_brute(traffic: Traffic, hour: datetime) -> dict[str, Any]:
         {
             **s,
             "user_key": key,
-            "entry_path": tally.page_path(s["entry_url"]),
-            "exit_path": tally.page_path(s["exit_url"]),
+            "entry_path": pagepaths.page_path(s["entry_url"]),
+            "exit_path": pagepaths.page_path(s["exit_url"]),
         }
         for key in keys
         for s in user_sessions.session_list(site_id=traffic.site.id, user_key=key)
@@ -213,8 +213,8 @@ def _goals_brute(traffic: Traffic, hour: datetime) -> dict[Any, Any]:
     sessions = {
         s["session_id"]: {
             **s,
-            "entry_path": tally.page_path(s["entry_url"]),
-            "exit_path": tally.page_path(s["exit_url"]),
+            "entry_path": pagepaths.page_path(s["entry_url"]),
+            "exit_path": pagepaths.page_path(s["exit_url"]),
         }
         for key in keys
         for s in user_sessions.session_list(site_id=traffic.site.id, user_key=key)

@@ -12,10 +12,10 @@ import pytest
 from django.conf import settings
 from django.utils import timezone
 
-from sessions_app.aggregates import report, seal
-from sessions_app.core import timebuckets
-from sessions_app.ingest.pipeline import Source, events_record
-from sessions_app.models import BucketState, SiteEventByBucket
+from sessions_app.domain.aggregates import report, seal
+from sessions_app.domain.ingest.pipeline import Source, events_record
+from sessions_app.foundation.core import timebuckets
+from sessions_app.foundation.models import BucketState, SiteEventByBucket
 from tests.support.events import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])

@@ -1,4 +1,4 @@
-"""A report's buckets in the site's zone (aggregates/report.py): whole-hour zones' days and
+"""A report's buckets in the site's zone (domain/aggregates/report.py): whole-hour zones' days and
 months from UTC hours, half-hour zones refused with a message naming the zone (and shown
 in UTC by the pages), and which stored buckets add up to a range."""
 
@@ -10,9 +10,9 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from sessions_app.aggregates.report import cover, local_edges
-from sessions_app.analysis.kpi_report import site_period
-from sessions_app.core.bounds import RangeError
+from sessions_app.domain.aggregates.report import cover, local_edges
+from sessions_app.features.analysis.kpi_report import site_period
+from sessions_app.foundation.core.bounds import RangeError
 
 BERLIN = ZoneInfo("Europe/Berlin")
 

@@ -14,12 +14,12 @@ from django.utils import timezone
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
-from sessions_app.aggregates import rolling, seal, sketch, states
-from sessions_app.core import timebuckets
-from sessions_app.core.timebuckets import Width
-from sessions_app.ingest.pipeline import Source, events_record
-from sessions_app.ledger import sites
-from sessions_app.models import BucketState, Site
+from sessions_app.domain.aggregates import rolling, seal, sketch, states
+from sessions_app.domain.ingest.pipeline import Source, events_record
+from sessions_app.domain.ledger import sites
+from sessions_app.foundation.core import timebuckets
+from sessions_app.foundation.core.timebuckets import Width
+from sessions_app.foundation.models import BucketState, Site
 from tests.support.events import event
 from tests.support.hypothesis import examples
 
@@ -251,7 +251,7 @@ def test_a_sealed_year_is_read_from_few_partitions(site):
 @pytest.mark.django_db(databases=["default", "cassandra"])
 def test_a_month_is_not_sealed_while_a_day_with_events_has_only_open_hours(site):
     """The cause of the property test's one failure (6 counted where 7 were expected in the
-    12-month window, 2026-11-24): a month became due when none of its *day* states was
+    12-month window): a month became due when none of its *day* states was
     unsealed, but a day whose hours were all still open had no day state yet. The month
     was sealed from its other days, and the 12-month window read it without that day's
     events. Replayed here with the same shape: 7 logins, one in a day left unsealed."""

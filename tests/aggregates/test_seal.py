@@ -13,16 +13,17 @@ from cassandra.query import BatchStatement
 from django.utils import timezone
 
 from sessions_app import tasks
-from sessions_app.aggregates import states, stored, tally, totals
-from sessions_app.aggregates.seal import bucket_seal
-from sessions_app.aggregates.sources import Hour
-from sessions_app.core import timebuckets
-from sessions_app.core.redis_client import redis_client
-from sessions_app.ingest.pipeline import Source, events_record
-from sessions_app.ledger import policies
-from sessions_app.models import BucketState
-from sessions_app.tables import bucket_users, rolling_counts, user_sessions
+from sessions_app.domain.aggregates import states, stored, tally, totals
+from sessions_app.domain.aggregates.seal import bucket_seal
+from sessions_app.domain.aggregates.sources import Hour
+from sessions_app.domain.ingest.pipeline import Source, events_record
+from sessions_app.domain.ledger import policies
+from sessions_app.foundation.core import timebuckets
+from sessions_app.foundation.core.redis_client import redis_client
+from sessions_app.foundation.models import BucketState
+from sessions_app.foundation.tables import bucket_users, rolling_counts, user_sessions
 from tests.support.events import event
+from tests.support.sealing import bucket_aggregate
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 
@@ -82,7 +83,7 @@ def test_seal_writes_the_aggregates_and_marks_the_bucket(site, hour_with_traffic
     assert (site.id, "hour", hour) in states.buckets_due(now=now)
     assert bucket_seal(site_id=site.id, hour=hour, now=now) is True
 
-    agg = stored.bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
+    agg = bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
     assert agg["events"] == 5 and agg["rows_read"] == 6  # the bot's event is read, not counted
     assert agg["by_type"] == {"pageview": 3, "click": 1, "custom": 1}
     assert agg["users"] == 2 and agg["sessions_started"] == 2
@@ -97,9 +98,9 @@ def test_seal_writes_the_aggregates_and_marks_the_bucket(site, hour_with_traffic
 def test_sealing_twice_gives_the_same_rows(site, hour_with_traffic):
     hour, now = hour_with_traffic
     bucket_seal(site_id=site.id, hour=hour, now=now)
-    first = stored.bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
+    first = bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
     bucket_seal(site_id=site.id, hour=hour, now=now)
-    second = stored.bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
+    second = bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
     assert first == second
     assert BucketState.objects.get(site=site, granularity="hour", bucket=hour).seals == 2
 
@@ -118,7 +119,7 @@ def test_concurrent_seals_never_double(site, hour_with_traffic):
         thread.start()
     for thread in threads:
         thread.join()
-    agg = stored.bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
+    agg = bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
     assert agg["events"] == 5 and agg["users"] == 2
 
 
@@ -134,7 +135,7 @@ def test_a_late_event_reopens_a_sealed_bucket(site, hour_with_traffic):
     assert state.state == BucketState.REOPENED and state.late_events == 1
     assert (site.id, "hour", hour) in states.buckets_due(now=now)
     bucket_seal(site_id=site.id, hour=hour, now=now)
-    agg = stored.bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
+    agg = bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
     assert agg["events"] == 6 and agg["users"] == 3
     assert (
         BucketState.objects.get(site=site, granularity="hour", bucket=hour).state
@@ -164,7 +165,7 @@ def test_sweep_after_a_redis_flush_seals_with_a_real_worker(
             break
         time.sleep(0.5)
     assert state is not None and state.state == BucketState.SEALED
-    agg = stored.bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
+    agg = bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
     assert agg["events"] == 5
 
 
@@ -197,7 +198,7 @@ def test_a_session_running_past_the_hour_is_measured_whole(site):
         source=Source(site=site, received_at=short), raw_events=[event(short, anon="brief")]
     )
     bucket_seal(site_id=site.id, hour=hour, now=now)
-    agg = stored.bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
+    agg = bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
     assert agg["events"] == 2 and agg["sessions_started"] == 2
     assert agg["bounces"] == 1  # "brief" only: "long" had three page views
     assert agg["durations"] == {"0-10s": 1, "30m+": 1}
@@ -266,8 +267,8 @@ def test_the_seal_reads_sql_only_on_its_own_thread(site, hour_with_traffic, monk
 def test_per_user_counts_of_many_users_are_written_in_batches_of_whole_partitions(site):
     """A seal writes one rolling_counts row a user (its keys' map); users' partitions share
     batches (10 each)."""
-    from sessions_app.core.batches import replica_batches
-    from sessions_app.core.cql import cassandra_session, prepare
+    from sessions_app.foundation.core.batches import replica_batches
+    from sessions_app.foundation.core.cql import cassandra_session, prepare
 
     now = timezone.now().replace(microsecond=0)
     hour = timebuckets.floor(now - timedelta(hours=3), "hour")
@@ -317,8 +318,8 @@ def test_per_user_counts_of_many_users_are_written_in_batches_of_whole_partition
 def test_a_bucket_s_map_row_decides_over_the_one_key_rows_written_before_it(site):
     """rolling_counts rows written before the ALL rows (one per key) count only where a
     bucket has no ALL row: a bucket resealed since is counted once, from its map."""
-    from sessions_app.aggregates.rolling import rolling_count
-    from sessions_app.core.cql import cassandra_session, prepare
+    from sessions_app.domain.aggregates.rolling import rolling_count
+    from sessions_app.foundation.core.cql import cassandra_session, prepare
 
     now = timezone.now().replace(microsecond=0)
     old, resealed = (timebuckets.floor(now - timedelta(hours=h), "hour") for h in (5, 4))
@@ -368,7 +369,7 @@ def test_a_bucket_s_map_row_decides_over_the_one_key_rows_written_before_it(site
 
 def test_a_seal_writes_one_row_of_counts_per_user(site, hour_with_traffic):
     """bucket_users holds a map per user; the reader sums the maps of several buckets."""
-    from sessions_app.core.cql import cassandra_session, prepare
+    from sessions_app.foundation.core.cql import cassandra_session, prepare
 
     hour, now = hour_with_traffic
     assert bucket_seal(site_id=site.id, hour=hour, now=now)

@@ -8,7 +8,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from sessions_app.aggregates import sources
+from sessions_app.domain.aggregates import sources
 from tests.support import recount
 from tests.support.sealing import sealed
 

@@ -7,12 +7,13 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from sessions_app.aggregates import seal, series, stored
-from sessions_app.aggregates.states import buckets_due
-from sessions_app.core import timebuckets
-from sessions_app.ingest.pipeline import Source, events_record
-from sessions_app.models import BucketState
+from sessions_app.domain.aggregates import seal, series
+from sessions_app.domain.aggregates.states import buckets_due
+from sessions_app.domain.ingest.pipeline import Source, events_record
+from sessions_app.foundation.core import timebuckets
+from sessions_app.foundation.models import BucketState
 from tests.support.events import event
+from tests.support.sealing import bucket_aggregate
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 
@@ -95,7 +96,7 @@ def test_days_roll_up_from_sealed_hours_only(site):
     )
     assert series.points_read(pageviews, day, day + timedelta(days=1)) == [(day, 5.0)]
     # The day's aggregate row: counts summed, unique users from the hours' sketches.
-    aggregate = stored.bucket_aggregate(site_id=site.id, granularity="day", bucket=day)
+    aggregate = bucket_aggregate(site_id=site.id, granularity="day", bucket=day)
     assert aggregate["events"] == 5 and aggregate["users"] == 2
     assert aggregate["top_pages"] == [("/", 5)]
     month = BucketState.objects.get(

@@ -18,19 +18,19 @@ from django.utils import timezone
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sessions_app.aggregates import seal, tally, totals
-from sessions_app.aggregates.stored import bucket_aggregate, bucket_user_counts
-from sessions_app.core import timebuckets
-from sessions_app.core.cql import cassandra_session, prepare
-from sessions_app.erasure import erasures
-from sessions_app.ingest import apply, rows
-from sessions_app.ingest.pipeline import Source, events_record
-from sessions_app.ingest.plan import Plan, plan_decode, plan_encode
-from sessions_app.ingest.steps import apply as apply_step
-from sessions_app.models import BucketState, ErasureRequest, Site
+from sessions_app.domain.aggregates import seal, tally, totals
+from sessions_app.domain.aggregates.stored import bucket_user_counts
+from sessions_app.domain.erasure import erasures
+from sessions_app.domain.ingest import apply, rows
+from sessions_app.domain.ingest.pipeline import Source, events_record
+from sessions_app.domain.ingest.plan import Plan, plan_decode, plan_encode
+from sessions_app.domain.ingest.steps import apply as apply_step
+from sessions_app.foundation.core import timebuckets
+from sessions_app.foundation.core.cql import cassandra_session, prepare
+from sessions_app.foundation.models import BucketState, ErasureRequest, Site
 from tests.support.events import event
 from tests.support.hypothesis import examples
-from tests.support.sealing import sealed
+from tests.support.sealing import bucket_aggregate, sealed
 
 # --- pure: tallies add up ------------------------------------------------------------
 

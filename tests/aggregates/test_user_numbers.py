@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from sessions_app.aggregates import usersets
-from sessions_app.tables import user_numbers
+from sessions_app.domain.aggregates import usersets
+from sessions_app.foundation.tables import user_numbers
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

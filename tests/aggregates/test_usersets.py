@@ -7,7 +7,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sessions_app.aggregates import tally, usersets
+from sessions_app.domain.aggregates import tally, usersets
 from tests.support.hypothesis import examples
 
 USERS = st.sampled_from(["u1", "u2", "ü 页", "", "goal:1", "u'\"<x>"])

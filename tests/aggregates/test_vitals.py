@@ -1,8 +1,7 @@
-"""Web vitals (aggregates/vitals.py, vitals/reads.py): quantiles from the sketches against
-the exact quantile of the raw values, for Hypothesis-drawn values, splits and ranges;
-good / needs improvement / poor counts and the worst elements against a recount (the
-collector's check: tests/ingest/test_vitals.py).
-"""
+"""Web vitals (domain/aggregates/vitals.py, features/vitals/reads.py): quantiles from the sketches
+against the exact quantile of the raw values, for Hypothesis-drawn values, splits and ranges; good /
+needs improvement / poor counts and the worst elements against a recount (the collector's check:
+tests/ingest/test_vitals.py)."""
 
 from __future__ import annotations
 
@@ -17,11 +16,15 @@ from django.test import Client
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from sessions_app.aggregates import vitals
-from sessions_app.aggregates.vitals import ALPHA, METRICS, SMALLEST
-from sessions_app.aggregates.vitals_packed import packed_merge, packed_quantile, packed_unpack
-from sessions_app.core import timebuckets
-from sessions_app.vitals import reads
+from sessions_app.domain.aggregates import vitals
+from sessions_app.domain.aggregates.vitals import ALPHA, METRICS, SMALLEST
+from sessions_app.domain.aggregates.vitals_packed import (
+    packed_merge,
+    packed_quantile,
+    packed_unpack,
+)
+from sessions_app.features.vitals import reads
+from sessions_app.foundation.core import timebuckets
 from tests.support.hypothesis import examples
 from tests.support.shared import World, built_once, restored, shop_site
 from tests.support.vitals import raw_values, vitals_measured

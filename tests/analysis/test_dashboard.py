@@ -1,5 +1,5 @@
-"""The dashboard's filtered answer (analysis/dashboard.py, analysis/filtered.py) against a
-brute force over what the raw events of the same sessions say: Hypothesis-drawn filters,
+"""The dashboard's filtered answer (features/analysis/dashboard.py, features/analysis/filtered.py)
+against a brute force over what the raw events of the same sessions say: Hypothesis-drawn filters,
 periods, comparisons and whole-hour time zones; the partition budget; the latest sessions."""
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ from django.utils import timezone
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sessions_app.aggregates import breakdowns
-from sessions_app.analysis import dashboard, explorer, filtered
-from sessions_app.core.bounds import RangeError
-from sessions_app.core.ids import cassandra_order, uuid_time
-from sessions_app.ledger import sites
-from sessions_app.periods import Period, period_param, site_zone
+from sessions_app.domain.aggregates import breakdowns
+from sessions_app.domain.ledger import sites
+from sessions_app.features.analysis import dashboard, explorer, filtered
+from sessions_app.features.web.periods import Period, period_param, site_zone
+from sessions_app.foundation.core.bounds import RangeError
+from sessions_app.foundation.core.ids import cassandra_order, uuid_time
 from tests.support.dataset import sessions_send, sessions_truth
 from tests.support.explorer import TEXT, candidates, matches
 from tests.support.hypothesis import examples

@@ -1,4 +1,4 @@
-"""The session explorer (analysis/explorer.py) against a brute-force filter of the same
+"""The session explorer (features/analysis/explorer.py) against a brute-force filter of the same
 sessions: every filter alone, random combinations, paging across day partitions and
 shards, the API and page, bad input, and an index missing."""
 
@@ -16,12 +16,12 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from sessions_app.analysis import explorer
-from sessions_app.core import timebuckets
-from sessions_app.core.bounds import RangeError
-from sessions_app.core.cql import cassandra_session, keyspace
-from sessions_app.core.ids import uuid_time
-from sessions_app.tables import registry, site_sessions
+from sessions_app.features.analysis import explorer
+from sessions_app.foundation.core import timebuckets
+from sessions_app.foundation.core.bounds import RangeError
+from sessions_app.foundation.core.cql import cassandra_session, keyspace
+from sessions_app.foundation.core.ids import uuid_time
+from sessions_app.foundation.tables import registry, site_sessions
 from tests.support.accounts import auth
 from tests.support.browser import wait_for
 from tests.support.dataset import sessions_send, sessions_truth

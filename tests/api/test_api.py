@@ -11,8 +11,8 @@ import pytest
 from django.contrib.auth.models import User
 from django.utils import timezone
 
-from sessions_app.ingest.pipeline import Source, events_record
-from sessions_app.tables import user_sessions
+from sessions_app.domain.ingest.pipeline import Source, events_record
+from sessions_app.foundation.tables import user_sessions
 from tests.support.accounts import auth
 from tests.support.events import event
 

@@ -12,9 +12,9 @@ import pytest
 from django.utils import timezone
 
 from sessions_app.api import exports
-from sessions_app.core import bounds
-from sessions_app.ingest.pipeline import Source, events_record
-from sessions_app.tables import user_sessions
+from sessions_app.domain.ingest.pipeline import Source, events_record
+from sessions_app.foundation.core import bounds
+from sessions_app.foundation.tables import user_sessions
 from tests.support.accounts import auth
 from tests.support.events import event
 

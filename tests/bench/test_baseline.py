@@ -19,7 +19,7 @@ from django.conf import settings
 from django.db import connections
 
 from bench import raw_ingest
-from sessions_app.core.cql import cassandra_session
+from sessions_app.foundation.core.cql import cassandra_session
 from tests.support.repo import ROOT
 
 pytestmark = pytest.mark.django_db(transaction=True, databases=["default", "cassandra"])
@@ -66,7 +66,10 @@ def test_raw_baseline_binds_the_collector_statements_and_writes_its_rows(site):
 def test_the_baseline_the_writer_and_the_tables_import_without_django_settings():
     """make bench runs the baseline in fresh processes that never configure Django."""
     env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
-    code = "import bench.raw_ingest, sessions_app.core.eventdoc, sessions_app.tables.registry"
+    code = (
+        "import bench.raw_ingest, sessions_app.foundation.core.eventdoc, "
+        "sessions_app.foundation.tables.registry"
+    )
     done = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True
     )

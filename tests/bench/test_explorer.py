@@ -13,7 +13,7 @@ import pytest
 from django.conf import settings
 from django.utils import timezone
 
-from sessions_app.core import timebuckets
+from sessions_app.foundation.core import timebuckets
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

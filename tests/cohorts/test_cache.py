@@ -9,11 +9,11 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 
 from sessions_app import tasks
-from sessions_app.aggregates import usersets
-from sessions_app.cohorts import reads
-from sessions_app.erasure import erasures
-from sessions_app.ledger import sites
-from sessions_app.models import ErasureRequest
+from sessions_app.domain.aggregates import usersets
+from sessions_app.domain.erasure import erasures
+from sessions_app.domain.ledger import sites
+from sessions_app.features.cohorts import reads
+from sessions_app.foundation.models import ErasureRequest
 from tests.support.cohorts import brute_cohorts, query_of, raw_rows, send
 from tests.support.sealing import seal_due
 

@@ -1,5 +1,5 @@
-"""Retention cohorts, lifecycle and stickiness (cohorts/reads.py, from the sealed user sets
-of aggregates/usersets.py) against a brute-force recount of the raw rows: Hypothesis draws
+"""Retention cohorts, lifecycle and stickiness (features/cohorts/reads.py, from the sealed user sets
+of domain/aggregates/usersets.py) against a brute-force recount of the raw rows: Hypothesis draws
 who is active on which UTC days (users active in many periods, some doing "signup", some
 active only before the range: not new in it) and late events that reopen sealed days;
 every unit (day, week, month)."""
@@ -11,7 +11,7 @@ from django.utils import timezone
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from sessions_app.ledger import sites
+from sessions_app.domain.ledger import sites
 from tests.support.cohorts import SPAN_DAYS, assert_exact, send
 from tests.support.hypothesis import examples
 from tests.support.sealing import seal_due

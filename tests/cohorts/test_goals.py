@@ -14,15 +14,15 @@ from django.utils import timezone
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from sessions_app.aggregates.usersets import goal_set
-from sessions_app.cohorts import reads
-from sessions_app.core import timebuckets
-from sessions_app.core.cql import cassandra_session, prepare
-from sessions_app.core.pagepaths import page_path
-from sessions_app.ingest.pipeline import Source, events_record
-from sessions_app.jobs.goals import goal_backfill, goal_save
-from sessions_app.ledger import sites
-from sessions_app.models import Site
+from sessions_app.domain.aggregates.usersets import goal_set
+from sessions_app.domain.ingest.pipeline import Source, events_record
+from sessions_app.domain.jobs.goals import goal_backfill, goal_save
+from sessions_app.domain.ledger import sites
+from sessions_app.features.cohorts import reads
+from sessions_app.foundation.core import timebuckets
+from sessions_app.foundation.core.cql import cassandra_session, prepare
+from sessions_app.foundation.core.pagepaths import page_path
+from sessions_app.foundation.models import Site
 from tests.support.accounts import member
 from tests.support.cohorts import SPAN_DAYS, origin, query_of
 from tests.support.events import event

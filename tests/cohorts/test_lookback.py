@@ -1,4 +1,4 @@
-"""The cohorts' lookback (cohorts/reader.py, Reader.first_bucket): a user is new when in
+"""The cohorts' lookback (features/cohorts/reader.py, Reader.first_bucket): a user is new when in
 no set of the 24 months before, but a site's sets start at its first bucket with a
 state, so the reader asks for no row that ends before it. Pinned here: every stored set
 has a bucket state, or (a week, written by its days' rollups) one of its days has, which
@@ -12,12 +12,12 @@ from datetime import datetime, timedelta
 import pytest
 from django.utils import timezone
 
-from sessions_app.aggregates import usersets
-from sessions_app.cohorts import reads
-from sessions_app.cohorts.reader import LOOKBACK_MONTHS, Reader
-from sessions_app.core import timebuckets
-from sessions_app.ledger import sites
-from sessions_app.models import BucketState
+from sessions_app.domain.aggregates import usersets
+from sessions_app.domain.ledger import sites
+from sessions_app.features.cohorts import reads
+from sessions_app.features.cohorts.reader import LOOKBACK_MONTHS, Reader
+from sessions_app.foundation.core import timebuckets
+from sessions_app.foundation.models import BucketState
 from tests.support.cohorts import brute_cohorts, origin, query_of, raw_rows, send
 from tests.support.sealing import seal_due
 

@@ -1,5 +1,5 @@
 """The Cohorts page, a cell's users, the API (JSON and CSV) and the erasure of a user from
-every stored set (aggregates/usersets.py; tests/support/anywhere.py scans every table)."""
+every stored set (domain/aggregates/usersets.py; tests/support/anywhere.py scans every table)."""
 
 from __future__ import annotations
 
@@ -15,13 +15,13 @@ from django.contrib.auth.models import User
 from pyroaring import BitMap
 
 from sessions_app import tasks
-from sessions_app.aggregates import usersets
-from sessions_app.core import timebuckets
-from sessions_app.core.cql import cassandra_session, prepare
-from sessions_app.erasure import erasures
-from sessions_app.ledger import sites
-from sessions_app.models import BucketState, ErasureRequest
-from sessions_app.tables import user_sets
+from sessions_app.domain.aggregates import usersets
+from sessions_app.domain.erasure import erasures
+from sessions_app.domain.ledger import sites
+from sessions_app.foundation.core import timebuckets
+from sessions_app.foundation.core.cql import cassandra_session, prepare
+from sessions_app.foundation.models import BucketState, ErasureRequest
+from sessions_app.foundation.tables import user_sets
 from tests.support.accounts import member
 from tests.support.anywhere import rows_mentioning
 from tests.support.cohorts import assert_exact, origin, query_of, send

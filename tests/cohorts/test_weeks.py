@@ -12,14 +12,14 @@ import pytest
 from django.utils import timezone
 from pyroaring import BitMap
 
-from sessions_app.aggregates import usersets
-from sessions_app.cohorts import reads
-from sessions_app.cohorts.reader import LIVE_DAYS, Reader
-from sessions_app.core import timebuckets
-from sessions_app.core.cql import cassandra_session, prepare
-from sessions_app.erasure.scan import user_sets_erase
-from sessions_app.ledger import sites
-from sessions_app.tables import user_sets
+from sessions_app.domain.aggregates import usersets
+from sessions_app.domain.erasure.scan import user_sets_erase
+from sessions_app.domain.ledger import sites
+from sessions_app.features.cohorts import reads
+from sessions_app.features.cohorts.reader import LIVE_DAYS, Reader
+from sessions_app.foundation.core import timebuckets
+from sessions_app.foundation.core.cql import cassandra_session, prepare
+from sessions_app.foundation.tables import user_sets
 from tests.support.cohorts import brute_cohorts, origin, period_users, query_of, raw_rows, send
 from tests.support.sealing import seal_due
 

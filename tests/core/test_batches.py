@@ -13,7 +13,9 @@ import pytest
 from cassandra.query import BatchStatement, BatchType
 from django.utils import timezone
 
-from sessions_app.core.batches import (
+from sessions_app.domain.ingest.pipeline import Source, events_record
+from sessions_app.foundation import dimensions
+from sessions_app.foundation.core.batches import (
     BATCH_MAX_BYTES,
     BATCH_WARN_BYTES,
     PACKED_MAX_BYTES,
@@ -23,11 +25,10 @@ from sessions_app.core.batches import (
     partition_bytes,
     replicated_everywhere,
 )
-from sessions_app.core.cql import bind, cassandra_session, keyspace, prepare
-from sessions_app.ingest.pipeline import Source, events_record
-from sessions_app.tables import dimensions, session_events, site_sessions, user_sessions
-from sessions_app.tables.session_events import stored_events
+from sessions_app.foundation.core.cql import bind, cassandra_session, keyspace, prepare
+from sessions_app.foundation.tables import session_events, site_sessions, user_sessions
 from tests.support.events import event
+from tests.support.sessions import stored_events
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 
@@ -93,7 +94,7 @@ def test_a_request_of_big_events_is_written_on_a_stock_node(site):
     assert len(stored_events(session_id=summary["session_id"])) == 50
 
 
-# A site_sessions row's dimensions, by name (tables/dimensions.py).
+# A site_sessions row's dimensions, by name (foundation/dimensions.py).
 DIMENSIONS = {
     "country": "DE",
     "device": "desktop",

@@ -11,9 +11,9 @@ from cassandra.query import UNSET_VALUE
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sessions_app.core.cql import bind, prepare
-from sessions_app.tables import identity_links
-from sessions_app.tables.registry import statement_text
+from sessions_app.foundation.core.cql import bind, prepare
+from sessions_app.foundation.tables import identity_links
+from sessions_app.foundation.tables.registry import statement_text
 from tests.support.hypothesis import examples
 
 pytestmark = pytest.mark.django_db(databases=["cassandra"])

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 SCRIPT = """
 import django
 django.setup()
-from sessions_app.core.cql import cassandra_session
+from sessions_app.foundation.core.cql import cassandra_session
 # A long request timeout: the libev timer armed for it outlives the request, which
 # is what kept the driver's event loop thread alive at exit (any one query will do).
 for _ in range(5):

@@ -8,7 +8,7 @@ import socket
 
 import pytest
 
-from sessions_app.core.cql import cassandra_session
+from sessions_app.foundation.core.cql import cassandra_session
 
 pytestmark = pytest.mark.django_db(databases=["cassandra"])
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from datetime import UTC, datetime, timedelta
 
-from sessions_app.core.ids import event_uuid, time_uuid_bound, uuid_time
+from sessions_app.foundation.core.ids import event_uuid, time_uuid_bound, uuid_time
 
 SITE = uuid.UUID("00000000-0000-4000-8000-000000000001")
 TS = datetime(2026, 3, 14, 15, 9, 26, 535_897, tzinfo=UTC)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.db import connections
 
-from sessions_app.core.cql import KeyspaceGuardError, cassandra_session, keyspace
+from sessions_app.foundation.core.cql import KeyspaceGuardError, cassandra_session, keyspace
 from tests.support.keyspace import KeyspaceGuardViolation, guard_statement
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])

@@ -21,9 +21,9 @@ from django.core.handlers.wsgi import WSGIHandler
 from django.test import RequestFactory
 from django.utils import timezone
 
-from sessions_app.core.cql import cassandra_session, prepare
-from sessions_app.ingest.pipeline import Source, events_record
-from sessions_app.tables import user_sessions
+from sessions_app.domain.ingest.pipeline import Source, events_record
+from sessions_app.foundation.core.cql import cassandra_session, prepare
+from sessions_app.foundation.tables import user_sessions
 from tests.support.events import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])

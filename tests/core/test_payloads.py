@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sessions_app.core import payloads
+from sessions_app.foundation.core import payloads
 from tests.support.hypothesis import examples
 
 LIMIT = 8

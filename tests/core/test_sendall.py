@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sessions_app.core.sendall import wait_all
+from sessions_app.foundation.core.sendall import wait_all
 
 
 @pytest.mark.timeout(30)

@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from sessions_app.core import timebuckets
-from sessions_app.core.timebuckets import BucketRangeError, Width
+from sessions_app.foundation.core import timebuckets
+from sessions_app.foundation.core.timebuckets import BucketRangeError, Width
 
 
 def utc(*args: int) -> datetime:

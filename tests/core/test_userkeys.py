@@ -10,7 +10,7 @@ from django.urls import Resolver404, resolve, reverse
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sessions_app.core.userkeys import UserKeyConverter
+from sessions_app.foundation.core.userkeys import UserKeyConverter
 from tests.support.hypothesis import examples
 
 SITE = uuid.UUID("00000000-0000-4000-8000-000000000001")

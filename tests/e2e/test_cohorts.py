@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth.models import User
 
-from sessions_app.ledger import sites
+from sessions_app.domain.ledger import sites
 from tests.support.accounts import member
 from tests.support.browser import screenshot
 from tests.support.cohorts import query_of, send

@@ -1,5 +1,5 @@
 """The demo data's clicks land where Chromium lays out the demo shop: every element of
-sessions_app/system/demo_layout.json is on its page, with that selector (as the tracker
+sessions_app/domain/system/demo_layout.json is on its page, with that selector (as the tracker
 writes it) and that box, at 1366 and 390 px wide. A fresh measurement is written to
 artifacts/demo_layout.json: after changing the shop, copy its pages into the layout file."""
 
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from sessions_app.ledger import sites
-from sessions_app.system import demo
+from sessions_app.domain.ledger import sites
+from sessions_app.domain.system import demo
 from tests.support.browser import ARTIFACTS
 
 pytestmark = [

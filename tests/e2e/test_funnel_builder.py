@@ -13,11 +13,11 @@ import pytest
 from django.contrib.auth.models import User
 from django.utils import timezone
 
-from sessions_app.core import timebuckets
-from sessions_app.funnels import defs
-from sessions_app.jobs.goals import goal_save
-from sessions_app.ledger import sites
-from sessions_app.system import demo
+from sessions_app.domain.jobs.goals import goal_save
+from sessions_app.domain.ledger import sites
+from sessions_app.domain.system import demo
+from sessions_app.features.funnels import defs
+from sessions_app.foundation.core import timebuckets
 from tests.support.accounts import member
 from tests.support.browser import screenshot, wait_for
 from tests.support.sealing import seal_everything

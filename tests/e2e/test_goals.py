@@ -7,9 +7,9 @@ import pytest
 from django.contrib.auth.models import User
 from django.utils import timezone
 
-from sessions_app.ledger import sites
-from sessions_app.models import Goal
-from sessions_app.system import demo
+from sessions_app.domain.ledger import sites
+from sessions_app.domain.system import demo
+from sessions_app.foundation.models import Goal
 from tests.support.accounts import member
 from tests.support.browser import ARTIFACTS, screenshot
 

@@ -10,13 +10,13 @@ import pytest
 from django.contrib.auth.models import User
 from django.utils import timezone
 
-from sessions_app.aggregates.heatmaps import GRID_COLUMNS, ROW_PX
-from sessions_app.heatmaps import reads
-from sessions_app.ledger import sites
-from sessions_app.sessions import feed
-from sessions_app.tables import session_events as session_events_table
+from sessions_app.domain.aggregates.heatmaps import GRID_COLUMNS, ROW_PX
+from sessions_app.domain.ledger import sites
+from sessions_app.domain.sessions import feed
+from sessions_app.features.heatmaps import reads
 from tests.support.accounts import member
 from tests.support.browser import screenshot, wait_for
+from tests.support.sessions import stored_events
 
 pytestmark = [
     pytest.mark.e2e,
@@ -28,7 +28,7 @@ pytestmark = [
 def _events(site) -> list[dict[str, Any]]:
     events: list[dict[str, Any]] = []
     for entry in feed.feed_latest(site_id=site.id, limit=50):
-        events.extend(session_events_table.stored_events(session_id=entry["session_id"]))
+        events.extend(stored_events(session_id=entry["session_id"]))
     return sorted(events, key=lambda e: e["ts"])
 
 

@@ -13,7 +13,7 @@ from zoneinfo import ZoneInfo
 import pytest
 from django.contrib.auth.models import User
 
-from sessions_app.ledger import sites
+from sessions_app.domain.ledger import sites
 from tests.support.accounts import member
 from tests.support.browser import screenshot
 

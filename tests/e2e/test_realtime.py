@@ -9,8 +9,8 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from sessions_app.ingest.pipeline import Source, events_record
-from sessions_app.ledger import sites
+from sessions_app.domain.ingest.pipeline import Source, events_record
+from sessions_app.domain.ledger import sites
 from tests.support.accounts import member
 from tests.support.events import event
 

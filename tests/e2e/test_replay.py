@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 
-from sessions_app.core.cql import cassandra_session, prepare
-from sessions_app.ledger import sites
-from sessions_app.sessions import feed
+from sessions_app.domain.ledger import sites
+from sessions_app.domain.sessions import feed
+from sessions_app.foundation.core.cql import cassandra_session, prepare
 from tests.support.accounts import member
 from tests.support.browser import ARTIFACTS, CHUNK_MS, Chunks, screenshot, wait_for
 

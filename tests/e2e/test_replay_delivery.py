@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from sessions_app.core import timebuckets
-from sessions_app.core.cql import cassandra_session, prepare
-from sessions_app.ledger import quality, sites
-from sessions_app.sessions import feed
+from sessions_app.domain.ledger import quality, sites
+from sessions_app.domain.sessions import feed
+from sessions_app.foundation.core import timebuckets
+from sessions_app.foundation.core.cql import cassandra_session, prepare
 from tests.support.browser import wait_for
 
 pytestmark = [

@@ -1,4 +1,4 @@
-"""Replays where they help, in headless Chromium (issue 41 item 4): the explorer's "has
+"""Replays where they help, in headless Chromium: the explorer's "has
 replay" filter, a rage click sample's ▶ replay and a funnel drop-off's open the timeline
 with the player paused just before that moment (read from the player's own clock).
 Screenshots at 1366x900 and 390x844 in artifacts/."""
@@ -14,8 +14,8 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.utils import timezone
 
-from sessions_app.funnels import defs
-from sessions_app.ledger import sites
+from sessions_app.domain.ledger import sites
+from sessions_app.features.funnels import defs
 from tests.support.accounts import member
 from tests.support.browser import screenshot, wait_for
 from tests.support.events import ORIGIN, event, post

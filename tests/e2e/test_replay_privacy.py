@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from sessions_app.core.cql import cassandra_session, prepare
-from sessions_app.ledger import sites
-from sessions_app.sessions import feed
+from sessions_app.domain.ledger import sites
+from sessions_app.domain.sessions import feed
+from sessions_app.foundation.core.cql import cassandra_session, prepare
 from tests.support.browser import CHUNK_MS, Chunks, wait_for
 
 pytestmark = [

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth.models import User
 
-from sessions_app.accounts import tokens
-from sessions_app.ledger import sites
-from sessions_app.models import ApiToken, ErasureRequest
+from sessions_app.domain.accounts import tokens
+from sessions_app.domain.ledger import sites
+from sessions_app.foundation.models import ApiToken, ErasureRequest
 from tests.support.browser import HUMAN_AGENT, screenshot
 
 pytestmark = [

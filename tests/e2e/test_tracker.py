@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 
-from sessions_app.ledger import sites
-from sessions_app.sessions import feed, lists
-from sessions_app.tables import session_events as session_events_table
-from sessions_app.tables import user_sessions
+from sessions_app.domain.ledger import sites
+from sessions_app.domain.sessions import feed, lists
+from sessions_app.foundation.tables import user_sessions
 from tests.support.accounts import member
 from tests.support.browser import screenshot, wait_for
+from tests.support.sessions import stored_events
 
 pytestmark = [
     pytest.mark.e2e,
@@ -30,7 +30,7 @@ def _timeline(site, user_key: str | None = None) -> list[dict[str, Any]]:
     events: list[dict[str, Any]] = []
     for entry in feed.feed_latest(site_id=site.id, limit=50):
         if user_key is None or entry["user_key"] == user_key:
-            events.extend(session_events_table.stored_events(session_id=entry["session_id"]))
+            events.extend(stored_events(session_id=entry["session_id"]))
     return sorted(events, key=lambda e: e["ts"])
 
 
@@ -236,10 +236,10 @@ def test_every_click_precedes_the_page_view_it_caused(live_server, context, clie
 
     [entry] = wait_for(lambda: feed.feed_latest(site_id=site.id))
     session_id = entry["session_id"]
-    wait_for(lambda: len(session_events_table.stored_events(session_id=session_id)) >= 151)
+    wait_for(lambda: len(stored_events(session_id=session_id)) >= 151)
     auth = {"HTTP_AUTHORIZATION": f"Token {token}"}
     readers = {
-        "stored": session_events_table.stored_events(session_id=session_id),
+        "stored": stored_events(session_id=session_id),
         "api timeline": client.get(
             f"/api/sites/{site.id}/sessions/{session_id}/events", **auth
         ).json()["events"],

@@ -8,8 +8,8 @@ import pytest
 from django.contrib.auth.models import User
 from django.utils import timezone
 
-from sessions_app.ledger import sites
-from sessions_app.system import demo
+from sessions_app.domain.ledger import sites
+from sessions_app.domain.system import demo
 from tests.support.accounts import member
 from tests.support.browser import HUMAN_AGENT, screenshot
 

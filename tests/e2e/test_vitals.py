@@ -12,11 +12,11 @@ import pytest
 from django.contrib.auth.models import User
 from playwright.sync_api import expect
 
-from sessions_app.ledger import sites
-from sessions_app.sessions import feed
-from sessions_app.tables import session_events as session_events_table
+from sessions_app.domain.ledger import sites
+from sessions_app.domain.sessions import feed
 from tests.support.accounts import member
 from tests.support.browser import HUMAN_AGENT, screenshot, wait_for
+from tests.support.sessions import stored_events
 
 pytestmark = [
     pytest.mark.e2e,
@@ -28,7 +28,7 @@ pytestmark = [
 def _events(site) -> list[dict[str, Any]]:
     found = []
     for entry in feed.feed_latest(site_id=site.id, limit=50):
-        found.extend(session_events_table.stored_events(session_id=entry["session_id"]))
+        found.extend(stored_events(session_id=entry["session_id"]))
     return found
 
 

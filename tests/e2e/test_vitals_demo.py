@@ -13,7 +13,7 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from sessions_app.system import demo
+from sessions_app.domain.system import demo
 from tests.support.accounts import member
 from tests.support.browser import screenshot
 from tests.support.sealing import seal_everything

@@ -16,12 +16,12 @@ from django.db import connections
 from django.test import override_settings
 from django.utils import timezone
 
-from sessions_app.accounts import tokens
-from sessions_app.erasure import erasures
-from sessions_app.funnels import defs
-from sessions_app.jobs import goals
-from sessions_app.ledger import sites
-from sessions_app.system import demo
+from sessions_app.domain.accounts import tokens
+from sessions_app.domain.erasure import erasures
+from sessions_app.domain.jobs import goals
+from sessions_app.domain.ledger import sites
+from sessions_app.domain.system import demo
+from sessions_app.features.funnels import defs
 from sessions_app.views.demo import PRODUCTS
 from tests.support.browser import HUMAN_AGENT, screenshot
 from tests.support.sealing import seal_everything

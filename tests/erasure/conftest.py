@@ -9,10 +9,10 @@ import pytest
 from django.contrib.auth.models import User
 from django.utils import timezone
 
-from sessions_app.aggregates import seal
-from sessions_app.core import timebuckets
-from sessions_app.ingest.steps import apply as apply_step
-from sessions_app.tables import user_sessions
+from sessions_app.domain.aggregates import seal
+from sessions_app.domain.ingest.steps import apply as apply_step
+from sessions_app.foundation.core import timebuckets
+from sessions_app.foundation.tables import user_sessions
 from tests.support.erasure import ALICE, ALICE_ANON, BOB, Traffic, record_batch
 from tests.support.events import event
 

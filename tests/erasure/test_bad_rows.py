@@ -1,4 +1,4 @@
-"""Whatever is stored, an erasure finishes (issue 56.2): rows no reader expects, damaged or
+"""Whatever is stored, an erasure finishes: rows no reader expects, damaged or
 written by an older version, in every table the erasure reads are deleted and counted in
 the receipt, and the brute-force scan finds nothing of the user after."""
 
@@ -16,13 +16,13 @@ import pytest
 from django.utils import timezone
 
 from sessions_app import tasks
-from sessions_app.core import timebuckets
-from sessions_app.core.cql import cassandra_session, keyspace, prepare
-from sessions_app.core.ids import time_uuid
-from sessions_app.erasure import erasures
-from sessions_app.ingest.txlog import LOG_WIDTH
-from sessions_app.models import ErasureRequest
-from sessions_app.tables import (
+from sessions_app.domain.erasure import erasures
+from sessions_app.domain.ingest.txlog import LOG_WIDTH
+from sessions_app.foundation.core import timebuckets
+from sessions_app.foundation.core.cql import cassandra_session, keyspace, prepare
+from sessions_app.foundation.core.ids import time_uuid
+from sessions_app.foundation.models import ErasureRequest
+from sessions_app.foundation.tables import (
     failed_events,
     registry,
     replay_assets,

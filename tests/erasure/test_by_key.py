@@ -14,19 +14,19 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 
 from sessions_app import tasks
-from sessions_app.aggregates import heatmap_rows, seal, stored
-from sessions_app.aggregates.heatmaps import UNKNOWN
-from sessions_app.core import stamps, timebuckets
-from sessions_app.core.cql import cassandra_session, prepare
-from sessions_app.erasure import erasures
-from sessions_app.funnels import defs, results
-from sessions_app.ingest import pipeline, replay
-from sessions_app.ingest.pipeline import Source, events_record
-from sessions_app.ingest.steps.plan import plan as plan_step
-from sessions_app.ledger import policies
-from sessions_app.models import ErasureRequest, UserBucketWidth
-from sessions_app.sessions import feed, lists
-from sessions_app.tables import retention_specs, user_sessions
+from sessions_app.domain.aggregates import heatmap_rows, seal, stored
+from sessions_app.domain.aggregates.heatmaps import UNKNOWN
+from sessions_app.domain.erasure import erasures
+from sessions_app.domain.ingest import pipeline, replay
+from sessions_app.domain.ingest.pipeline import Source, events_record
+from sessions_app.domain.ingest.steps.plan import plan as plan_step
+from sessions_app.domain.ledger import policies
+from sessions_app.domain.sessions import feed, lists
+from sessions_app.features.funnels import defs, results
+from sessions_app.foundation.core import stamps, timebuckets
+from sessions_app.foundation.core.cql import cassandra_session, prepare
+from sessions_app.foundation.models import ErasureRequest, UserBucketWidth
+from sessions_app.foundation.tables import retention_specs, user_sessions
 from tests.support.accounts import auth
 from tests.support.anywhere import rows_mentioning, stamped_after
 from tests.support.browser import wait_for

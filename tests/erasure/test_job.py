@@ -15,28 +15,29 @@ from django.test import Client
 from django.utils import timezone
 
 from sessions_app import tasks
-from sessions_app.aggregates import (
+from sessions_app.domain.aggregates import (
     breakdowns,
     heatmap_rows,
     paths,
     sources,
     stored,
 )
-from sessions_app.core import timebuckets
-from sessions_app.core.cql import cassandra_session, prepare
-from sessions_app.core.redis_client import redis_client
-from sessions_app.erasure import erasures, job, scan
-from sessions_app.ingest import replay
-from sessions_app.ingest.plan import EventRow, Plan, SessionSummary, plan_without
-from sessions_app.ingest.state import SessionState, state_key
-from sessions_app.ingest.steps import apply as apply_step
-from sessions_app.ledger import quality, suppression
-from sessions_app.models import AdminAction, BucketState, ErasureRequest, Suppression
-from sessions_app.sessions import lists
-from sessions_app.tables import session_events as session_events_table
-from sessions_app.tables import user_sessions
+from sessions_app.domain.erasure import erasures, job, scan
+from sessions_app.domain.ingest import replay
+from sessions_app.domain.ingest.plan import EventRow, Plan, SessionSummary, plan_without
+from sessions_app.domain.ingest.state import SessionState, state_key
+from sessions_app.domain.ingest.steps import apply as apply_step
+from sessions_app.domain.ledger import quality, suppression
+from sessions_app.domain.sessions import lists
+from sessions_app.foundation.core import timebuckets
+from sessions_app.foundation.core.cql import cassandra_session, prepare
+from sessions_app.foundation.core.redis_client import redis_client
+from sessions_app.foundation.models import AdminAction, BucketState, ErasureRequest, Suppression
+from sessions_app.foundation.tables import session_events as session_events_table
+from sessions_app.foundation.tables import user_sessions
 from tests.support.erasure import ALICE, ALICE_ANON, BOB, Traffic, record_batch
 from tests.support.events import event
+from tests.support.sealing import bucket_aggregate
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 
@@ -130,7 +131,7 @@ def _rolling_rows(site, key: str, t: Traffic) -> list[dict[str, Any]]:
 
 
 def _aggregate(site, granularity: str, bucket: datetime) -> dict[str, Any]:
-    found = stored.bucket_aggregate(site_id=site.id, granularity=granularity, bucket=bucket)
+    found = bucket_aggregate(site_id=site.id, granularity=granularity, bucket=bucket)
     assert found is not None
     return found
 

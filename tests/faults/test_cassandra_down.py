@@ -23,7 +23,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from ops import cassandra as launcher
-from sessions_app.core import timebuckets
+from sessions_app.foundation.core import timebuckets
 from tests.support.faults import (
     collector_start,
     event_ids_of,

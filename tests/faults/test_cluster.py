@@ -30,9 +30,9 @@ from django.conf import settings
 from django.utils import timezone
 
 from ops import cassandra as launcher
-from sessions_app.core import timebuckets
-from sessions_app.ingest import txlog
-from sessions_app.ingest.replay import log_ttl
+from sessions_app.domain.ingest import txlog
+from sessions_app.domain.ingest.replay import log_ttl
+from sessions_app.foundation.core import timebuckets
 from tests.support.faults import (
     collector_start,
     event_ids_of,
@@ -254,7 +254,7 @@ def test_kill_one_of_three_nodes_under_ingest_no_client_error_no_lost_event(site
                 rows = _read(check, query, (site.id, f"ring-visitor-{visitor}", day))
                 stored += [r.event_id for r in rows]
         entries, unapplied = _log_entries(check)
-        # The collector does not wait for an entry's applied mark (ingest/apply.py): one
+        # The collector does not wait for an entry's applied mark (domain/ingest/apply.py): one
         # lost with the node leaves the entry to the replay task, which runs every minute
         # in production and writes the same cells again.
         # No watermark yet: the replay scans from the log's TTL on, up to 20 minutes ahead.

@@ -24,14 +24,13 @@ from django.conf import settings
 from django.utils import timezone
 
 from sessions_app import tasks
-from sessions_app.aggregates import states
-from sessions_app.aggregates.stored import bucket_aggregate
-from sessions_app.core import timebuckets
-from sessions_app.core.cql import cassandra_session, prepare
-from sessions_app.core.ids import time_uuid
-from sessions_app.ingest.replay import txlog_replay
-from sessions_app.models import BucketState, Site
-from sessions_app.tables import user_sessions
+from sessions_app.domain.aggregates import states
+from sessions_app.domain.ingest.replay import txlog_replay
+from sessions_app.foundation.core import timebuckets
+from sessions_app.foundation.core.cql import cassandra_session, prepare
+from sessions_app.foundation.core.ids import time_uuid
+from sessions_app.foundation.models import BucketState, Site
+from sessions_app.foundation.tables import user_sessions
 from tests.support.faults import (
     BROWSER,
     INSERT_SITE_EVENT,
@@ -44,6 +43,7 @@ from tests.support.faults import (
 )
 from tests.support.recount import assert_exact, hours_of, seal_and_compare
 from tests.support.repo import ROOT
+from tests.support.sealing import bucket_aggregate
 
 pytestmark = [
     pytest.mark.slow,
@@ -153,7 +153,7 @@ def test_kill_9_a_web_worker_under_load_loses_no_acknowledged_event(site):
 def test_kill_9_the_applier_under_load_loses_no_acknowledged_event(site):
     """Plans the applier popped and never wrote are in the log: the replay writes them.
     Once its alive key expires, the web workers write their plans themselves."""
-    from sessions_app.ingest.applier import backlog
+    from sessions_app.domain.ingest.applier import backlog
 
     env = suite_env()
     with open(log_path("fault-applier.log"), "ab") as out:

@@ -36,12 +36,11 @@ from redis.exceptions import RedisError
 
 from ops import redis as launcher
 from sessions_app import tasks
-from sessions_app.aggregates import stored
-from sessions_app.core import timebuckets
-from sessions_app.core.cql import cassandra_session, prepare
-from sessions_app.core.ids import time_uuid
-from sessions_app.models import BucketState
-from sessions_app.tables import user_sessions
+from sessions_app.foundation.core import timebuckets
+from sessions_app.foundation.core.cql import cassandra_session, prepare
+from sessions_app.foundation.core.ids import time_uuid
+from sessions_app.foundation.models import BucketState
+from sessions_app.foundation.tables import user_sessions
 from tests.support.faults import (
     BROWSER,
     INSERT_SITE_EVENT,
@@ -54,6 +53,7 @@ from tests.support.faults import (
 )
 from tests.support.recount import assert_exact, hours_of, seal_and_compare
 from tests.support.repo import ROOT
+from tests.support.sealing import bucket_aggregate
 
 pytestmark = [
     pytest.mark.slow,
@@ -329,7 +329,7 @@ def test_redis_restarted_sessions_stay_right_and_no_work_is_lost(site):
     }
 
     # The seal lost with Redis was redone by the sweep, with the right aggregate.
-    aggregate = stored.bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
+    aggregate = bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
     assert aggregate is not None
     assert aggregate["events"] == aggregate["rows_read"] == sealed_events
     assert aggregate["users"] == 40

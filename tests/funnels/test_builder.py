@@ -1,5 +1,5 @@
-"""The funnel builder (funnels/builder.py, funnels/suggest.py): its rows without JavaScript
-(add, remove, move), errors in plain words on the row they concern, and suggestions from
+"""The funnel builder (features/funnels/builder.py, features/funnels/suggest.py): its rows without
+JavaScript (add, remove, move), errors in plain words on the row they concern, and suggestions from
 the site's recent events for members only."""
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ import pytest
 from django.contrib.auth.models import User
 from django.utils import timezone
 
-from sessions_app.core.bounds import RangeError
-from sessions_app.funnels import builder, defs
-from sessions_app.goals.kinds import STEP_KINDS
-from sessions_app.ingest.pipeline import Source, events_record
-from sessions_app.ledger import sites
+from sessions_app.domain.goals.kinds import STEP_KINDS
+from sessions_app.domain.ingest.pipeline import Source, events_record
+from sessions_app.domain.ledger import sites
+from sessions_app.features.funnels import builder, defs
+from sessions_app.foundation.core.bounds import RangeError
 from tests.support.accounts import member
 from tests.support.events import event
 

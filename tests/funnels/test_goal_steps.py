@@ -10,10 +10,10 @@ import re
 import pytest
 from django.utils import timezone
 
-from sessions_app.core.bounds import RangeError
-from sessions_app.funnels import defs, results, spec
-from sessions_app.jobs.goals import goal_save
-from sessions_app.models import Site
+from sessions_app.domain.jobs.goals import goal_save
+from sessions_app.features.funnels import defs, results, spec
+from sessions_app.foundation.core.bounds import RangeError
+from sessions_app.foundation.models import Site
 from tests.support.accounts import member
 from tests.support.funnels import brute, ms, raw_rows
 

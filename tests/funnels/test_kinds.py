@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from rest_framework import serializers
 
-from sessions_app.core.bounds import RangeError
-from sessions_app.funnels import defs, results, spec
-from sessions_app.goals.kinds import STEP_KINDS, Matcher, StepKind, element_of
+from sessions_app.domain.goals.kinds import STEP_KINDS, Matcher, StepKind, element_of
+from sessions_app.features.funnels import defs, results, spec
+from sessions_app.foundation.core.bounds import RangeError
 from tests.support.accounts import member
 from tests.support.funnels import brute, matches, ms, raw_rows
 

@@ -14,10 +14,10 @@ from django.utils import timezone
 
 from clickstream.celery import app
 from sessions_app import tasks
-from sessions_app.core import timebuckets
-from sessions_app.funnels import defs, queue, results
-from sessions_app.ledger import sites
-from sessions_app.models import BucketState
+from sessions_app.domain.ledger import sites
+from sessions_app.features.funnels import defs, queue, results
+from sessions_app.foundation.core import timebuckets
+from sessions_app.foundation.models import BucketState
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

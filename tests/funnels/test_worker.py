@@ -10,10 +10,10 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from sessions_app.core import timebuckets
-from sessions_app.funnels import defs, queue, results
-from sessions_app.ingest.pipeline import Source, events_record
-from sessions_app.models import BucketState
+from sessions_app.domain.ingest.pipeline import Source, events_record
+from sessions_app.features.funnels import defs, queue, results
+from sessions_app.foundation.core import timebuckets
+from sessions_app.foundation.models import BucketState
 from tests.support.funnels import STEP_POOL, brute, raw_rows, visitor
 from tests.support.sealing import seal_everything
 

@@ -18,7 +18,7 @@ from django.test import Client
 from django.utils import timezone
 from hypothesis import HealthCheck, given, settings
 
-from sessions_app.ingest.pipeline import Source, events_record
+from sessions_app.domain.ingest.pipeline import Source, events_record
 from tests.support.events import event
 from tests.support.hypothesis import examples
 

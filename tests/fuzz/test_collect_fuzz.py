@@ -28,8 +28,8 @@ from django.utils import timezone
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sessions_app.core import timebuckets
-from sessions_app.ledger import quality
+from sessions_app.domain.ledger import quality
+from sessions_app.foundation.core import timebuckets
 from tests.support import hypothesis as profiles
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])

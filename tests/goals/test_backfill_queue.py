@@ -19,12 +19,12 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 
 from sessions_app import tasks
-from sessions_app.core import timebuckets
-from sessions_app.funnels import defs, queue, results
-from sessions_app.goals.defs import definition_clean, definition_digest
-from sessions_app.jobs import goals as goal_jobs
-from sessions_app.ledger import sites
-from sessions_app.models import BucketState, Goal
+from sessions_app.domain.goals.defs import definition_clean, definition_digest
+from sessions_app.domain.jobs import goals as goal_jobs
+from sessions_app.domain.ledger import sites
+from sessions_app.features.funnels import defs, queue, results
+from sessions_app.foundation.core import timebuckets
+from sessions_app.foundation.models import BucketState, Goal
 from tests.goals import brute
 from tests.support.accounts import member
 from tests.support.goals import assert_exact_buy, buyers

@@ -1,4 +1,4 @@
-"""Goal counts (aggregates/goals.py, bucket_goals) against a brute force of the raw rows:
+"""Goal counts (domain/aggregates/goals.py, bucket_goals) against a brute force of the raw rows:
 Hypothesis-drawn visits with every goal kind, late events that reopen sealed hours, an
 erased visitor; the backfill of a goal defined after its hours sealed."""
 
@@ -13,18 +13,19 @@ from django.utils import timezone
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from sessions_app.aggregates import sources
-from sessions_app.aggregates.goals import TOTAL
-from sessions_app.aggregates.products import GOALS
-from sessions_app.aggregates.seal import hour_live
-from sessions_app.aggregates.tally import goal_conversions, page_path
-from sessions_app.core import timebuckets
-from sessions_app.erasure import erasures
-from sessions_app.goals.defs import site_goals
-from sessions_app.jobs.goals import goal_backfill, goal_save
-from sessions_app.ledger import sites
-from sessions_app.models import BucketState, ErasureRequest, Goal
-from sessions_app.tables import user_sessions
+from sessions_app.domain.aggregates import sources
+from sessions_app.domain.aggregates.goals import TOTAL
+from sessions_app.domain.aggregates.products import GOALS
+from sessions_app.domain.aggregates.seal import hour_live
+from sessions_app.domain.aggregates.tally import goal_conversions
+from sessions_app.domain.erasure import erasures
+from sessions_app.domain.goals.defs import site_goals
+from sessions_app.domain.jobs.goals import goal_backfill, goal_save
+from sessions_app.domain.ledger import sites
+from sessions_app.foundation.core import timebuckets
+from sessions_app.foundation.core.pagepaths import page_path
+from sessions_app.foundation.models import BucketState, ErasureRequest, Goal
+from sessions_app.foundation.tables import user_sessions
 from tests.goals import brute
 from tests.support.clock import recent_fixed
 from tests.support.dataset import AGENTS
@@ -204,7 +205,7 @@ def test_a_goal_defined_after_its_hours_sealed_is_backfilled_and_exact_from_the_
 def test_the_tallies_carry_every_goal_and_a_goal_added_after_them_is_counted_from_raw_rows(
     client, site
 ):
-    """Ingest matches each batch against the site's goals (aggregates/tally.py): the hour's
+    """Ingest matches each batch against the site's goals (domain/aggregates/tally.py): the hour's
     folded tallies hold exactly the conversions a scan of its raw rows finds, so the seal
     reads no raw row for them; a goal defined after the tallies were written is not in
     what they checked, and the seal counts it from the raw rows, exact all the same."""

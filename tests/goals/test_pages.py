@@ -12,8 +12,8 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.utils import timezone
 
-from sessions_app.jobs.goals import goal_backfill, goal_save
-from sessions_app.models import Goal
+from sessions_app.domain.jobs.goals import goal_backfill, goal_save
+from sessions_app.foundation.models import Goal
 from tests.support.accounts import member
 from tests.support.clock import recent_fixed
 from tests.support.dataset import AGENTS

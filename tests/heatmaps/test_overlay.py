@@ -9,9 +9,9 @@ import re
 import pytest
 from django.contrib.auth.models import User
 
-from sessions_app.heatmaps import reads
-from sessions_app.ledger import sites
-from sessions_app.models import AdminAction
+from sessions_app.domain.ledger import sites
+from sessions_app.features.heatmaps import reads
+from sessions_app.foundation.models import AdminAction
 from tests.support.accounts import member
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])

@@ -1,4 +1,4 @@
-"""Every acknowledged event is applied, whatever path logged it (issue 35.9).
+"""Every acknowledged event is applied, whatever path logged it.
 
 Each path runs with an applier announced (as under `make run`): its plans wait in
 the queue. Either an applier round then runs (and leaves stale plans to the replay),
@@ -20,15 +20,15 @@ from django.conf import settings
 from django.core.management import call_command
 from django.utils import timezone
 
-from sessions_app.core import timebuckets
-from sessions_app.core.cql import cassandra_session, prepare
-from sessions_app.core.redis_client import redis_client
-from sessions_app.ingest import applier
-from sessions_app.ingest.coordination import ALIVE_KEY, INLINE_KEY, QUEUE_KEY
-from sessions_app.ingest.plan import plan_decode
-from sessions_app.ingest.replay import txlog_replay
-from sessions_app.models import Site
-from sessions_app.system import demo
+from sessions_app.domain.ingest import applier
+from sessions_app.domain.ingest.coordination import ALIVE_KEY, INLINE_KEY, QUEUE_KEY
+from sessions_app.domain.ingest.plan import plan_decode
+from sessions_app.domain.ingest.replay import txlog_replay
+from sessions_app.domain.system import demo
+from sessions_app.foundation.core import timebuckets
+from sessions_app.foundation.core.cql import cassandra_session, prepare
+from sessions_app.foundation.core.redis_client import redis_client
+from sessions_app.foundation.models import Site
 from tests.support.events import event, minutes, post
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])

@@ -18,19 +18,19 @@ import pytest
 from django.db import connections
 from django.utils import timezone
 
-from sessions_app.core import timebuckets
-from sessions_app.core.cql import cassandra_session, prepare
-from sessions_app.core.redis_client import redis_client
-from sessions_app.ingest import applier
-from sessions_app.ingest.coordination import ALIVE_KEY, INLINE_KEY, QUEUE_KEY
-from sessions_app.ingest.pipeline import Source, events_record
-from sessions_app.ingest.replay import txlog_replay
-from sessions_app.ledger import suppression
-from sessions_app.models import Suppression
-from sessions_app.sessions import feed, lists
-from sessions_app.sessions.activity import user_activity
-from sessions_app.tables import session_events as session_events_table
-from sessions_app.tables import user_sessions
+from sessions_app.domain.ingest import applier
+from sessions_app.domain.ingest.coordination import ALIVE_KEY, INLINE_KEY, QUEUE_KEY
+from sessions_app.domain.ingest.pipeline import Source, events_record
+from sessions_app.domain.ingest.replay import txlog_replay
+from sessions_app.domain.ledger import suppression
+from sessions_app.domain.sessions import feed, lists
+from sessions_app.domain.sessions.activity import user_activity
+from sessions_app.foundation.core import timebuckets
+from sessions_app.foundation.core.cql import cassandra_session, prepare
+from sessions_app.foundation.core.redis_client import redis_client
+from sessions_app.foundation.models import Suppression
+from sessions_app.foundation.tables import session_events as session_events_table
+from sessions_app.foundation.tables import user_sessions
 from tests.support.events import event, minutes
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])

@@ -7,10 +7,10 @@ import logging
 
 import pytest
 
-from sessions_app.core.redis_client import redis_client
-from sessions_app.ingest import applier
-from sessions_app.ingest.coordination import ALIVE_KEY, INLINE_KEY, QUEUE_KEY
-from sessions_app.ingest.pipeline import Source, events_record
+from sessions_app.domain.ingest import applier
+from sessions_app.domain.ingest.coordination import ALIVE_KEY, INLINE_KEY, QUEUE_KEY
+from sessions_app.domain.ingest.pipeline import Source, events_record
+from sessions_app.foundation.core.redis_client import redis_client
 from tests.support.events import event, minutes
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])

@@ -13,15 +13,15 @@ import pytest
 from django.core.handlers.wsgi import WSGIRequest
 from django.test import RequestFactory
 
-from sessions_app.aggregates import sources
-from sessions_app.core import timebuckets
-from sessions_app.core.cql import cassandra_session, prepare
-from sessions_app.ledger import quality
-from sessions_app.models import Site
-from sessions_app.sessions import feed
-from sessions_app.sessions.activity import user_activity
-from sessions_app.tables import user_sessions
-from sessions_app.tables.session_events import stored_events
+from sessions_app.domain.aggregates import sources
+from sessions_app.domain.ledger import quality
+from sessions_app.domain.sessions import feed
+from sessions_app.domain.sessions.activity import user_activity
+from sessions_app.foundation.core import timebuckets
+from sessions_app.foundation.core.cql import cassandra_session, prepare
+from sessions_app.foundation.models import Site
+from sessions_app.foundation.tables import user_sessions
+from sessions_app.foundation.tables.session_events import stored_events
 from sessions_app.views.collector import collect
 from tests.support.events import ORIGIN, event, minutes, post
 

@@ -8,9 +8,9 @@ import pytest
 from django.conf import settings
 from django.utils import timezone
 
-from sessions_app.ingest import coordination
-from sessions_app.ingest.pipeline import Source, events_record
-from sessions_app.tables import user_sessions
+from sessions_app.domain.ingest import coordination
+from sessions_app.domain.ingest.pipeline import Source, events_record
+from sessions_app.foundation.tables import user_sessions
 from tests.support.events import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])

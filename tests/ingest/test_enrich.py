@@ -1,4 +1,4 @@
-"""Enrichment at ingest (sessions_app/ingest/enrich.py): tables of real user agents, IPs,
+"""Enrichment at ingest (sessions_app/domain/ingest/enrich.py): tables of real user agents, IPs,
 referrers and landing URLs, then the dimensions a session gets through /collect and a
 Segment batch, read back through the API."""
 
@@ -11,10 +11,10 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from sessions_app.core.cql import cassandra_session, prepare
-from sessions_app.ingest import enrich
-from sessions_app.ingest.enrich import is_bot_agent
-from sessions_app.tables import user_sessions
+from sessions_app.domain.ingest import enrich
+from sessions_app.domain.ingest.enrich import is_bot_agent
+from sessions_app.foundation.core.cql import cassandra_session, prepare
+from sessions_app.foundation.tables import user_sessions
 from tests.support.accounts import auth
 from tests.support.events import event, post
 

@@ -11,11 +11,11 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from sessions_app.aggregates import sources
-from sessions_app.core.cql import cassandra_session, prepare
-from sessions_app.sessions import activity, feed, lists
-from sessions_app.tables import user_sessions
-from sessions_app.tables.session_events import stored_events
+from sessions_app.domain.aggregates import sources
+from sessions_app.domain.sessions import activity, feed, lists
+from sessions_app.foundation.core.cql import cassandra_session, prepare
+from sessions_app.foundation.tables import user_sessions
+from sessions_app.foundation.tables.session_events import stored_events
 from tests.support.events import ORIGIN, event, minutes
 
 pytestmark = pytest.mark.django_db(transaction=True, databases=["default", "cassandra"])

@@ -14,8 +14,8 @@ from datetime import timedelta
 
 import pytest
 
-from sessions_app.core.redis_client import redis_client
-from sessions_app.tables.user_sessions import session_list
+from sessions_app.foundation.core.redis_client import redis_client
+from sessions_app.foundation.tables.user_sessions import session_list
 from tests.support.events import event, post
 
 pytestmark = pytest.mark.django_db

@@ -1,4 +1,5 @@
-"""The write path as named steps (ingest/pipeline.py): their list, their order, their timings."""
+"""The write path as named steps (domain/ingest/pipeline.py): their list, their order, their
+timings."""
 
 from __future__ import annotations
 
@@ -9,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from bench import profile
-from sessions_app.core.redis_client import redis_client
-from sessions_app.ingest import pipeline
-from sessions_app.ingest.pipeline import Source, events_record
-from sessions_app.ingest.state import state_key
-from sessions_app.tables import user_sessions
+from sessions_app.domain.ingest import pipeline
+from sessions_app.domain.ingest.pipeline import Source, events_record
+from sessions_app.domain.ingest.state import state_key
+from sessions_app.foundation.core.redis_client import redis_client
+from sessions_app.foundation.tables import user_sessions
 from tests.support.events import event, minutes
 
 STEPS = ["validate", "dedupe", "enrich", "sessionize", "plan", "log", "queue", "buckets", "apply"]
@@ -22,7 +23,7 @@ STEPS = ["validate", "dedupe", "enrich", "sessionize", "plan", "log", "queue", "
 def test_the_steps_are_in_order_each_a_function_named_as_its_own_module() -> None:
     assert [step.__name__ for step in pipeline.STEPS] == STEPS
     for step in pipeline.STEPS:
-        module = importlib.import_module(f"sessions_app.ingest.steps.{step.__name__}")
+        module = importlib.import_module(f"sessions_app.domain.ingest.steps.{step.__name__}")
         assert step.__module__ == module.__name__ and getattr(module, step.__name__) is step
 
 
@@ -33,7 +34,7 @@ def test_make_profile_reports_the_same_steps_in_the_same_order() -> None:
 
 
 def test_a_profile_sample_goes_to_the_step_whose_function_is_in_its_stack(tmp_path: Path) -> None:
-    app = "sessions_app/ingest"
+    app = "sessions_app/domain/ingest"
     samples = tmp_path / "web-1.txt"
     samples.write_text(
         f"handle (gunicorn/workers/sync.py:1);collect (sessions_app/views/collector.py:2);"

@@ -10,9 +10,9 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sessions_app.core.timebuckets import EPOCH
-from sessions_app.ingest.plan import EventRow, Plan, SessionSummary, plan_decode, plan_encode
-from sessions_app.ingest.state import SessionState
+from sessions_app.domain.ingest.plan import EventRow, Plan, SessionSummary, plan_decode, plan_encode
+from sessions_app.domain.ingest.state import SessionState
+from sessions_app.foundation.core.timebuckets import EPOCH
 from tests.support.hypothesis import examples
 
 SITE = uuid.UUID("0f6b2a4e-3c1d-4e5f-8a9b-0c1d2e3f4a5b")
@@ -179,7 +179,7 @@ def test_any_plan_survives_the_round_trip(plan: Plan) -> None:
 
 
 def test_a_backfilled_plan_keeps_when_it_was_logged_and_is_logged_under_that_minute() -> None:
-    from sessions_app.ingest.txlog import log_key
+    from sessions_app.domain.ingest.txlog import log_key
 
     received = datetime(2026, 3, 11, 8, 0, 1, 250_000, tzinfo=UTC)
     logged = datetime(2026, 3, 14, 15, 9, 26, 535_000, tzinfo=UTC)

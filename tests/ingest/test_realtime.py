@@ -1,4 +1,4 @@
-"""Realtime visitors (ingest/realtime.py): per-minute HyperLogLogs and page sets in Redis,
+"""Realtime visitors (domain/ingest/realtime.py): per-minute HyperLogLogs and page sets in Redis,
 written in the request's last round trip, read for the dashboard and the API — checked
 against a brute-force count of the events sent."""
 
@@ -10,7 +10,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from sessions_app.ingest import realtime
+from sessions_app.domain.ingest import realtime
 from tests.support.accounts import auth
 from tests.support.events import event, post
 
@@ -66,7 +66,7 @@ def test_the_api_counts_who_is_here_now_like_a_brute_force_count(client, site, t
 
 
 def test_realtime_is_per_site_and_members_only(client, site, token):
-    from sessions_app.ledger import sites
+    from sessions_app.domain.ledger import sites
 
     other = sites.site_create(name="Other", origins=["https://shop.example"])
     now = timezone.now()
@@ -76,8 +76,8 @@ def test_realtime_is_per_site_and_members_only(client, site, token):
 
 
 def test_a_minutes_paths_are_capped_keeping_the_most_viewed(client, site, monkeypatch):
-    from sessions_app.core.redis_client import redis_client
-    from sessions_app.ingest import coordination
+    from sessions_app.domain.ingest import coordination
+    from sessions_app.foundation.core.redis_client import redis_client
 
     monkeypatch.setattr(coordination, "REALTIME_MAX_PATHS", 5)
     now = timezone.now().replace(microsecond=0)

@@ -1,4 +1,4 @@
-"""Secret-looking URL parameters never reach storage, whatever sent them (ingest/redact.py).
+"""Secret-looking URL parameters never reach storage, whatever sent them (domain/ingest/redact.py).
 
 The collector applies the tracker's rules (and the site's own list) to every URL field of
 every source before anything is validated, logged or written: the stored rows of every
@@ -23,11 +23,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sessions_app.ingest.redact import TIDY, TOO_DEEP, redactor
-from sessions_app.ingest.validation import validate_event
-from sessions_app.models import Site
-from sessions_app.tables import user_sessions
-from sessions_app.tables.session_events import stored_events
+from sessions_app.domain.ingest.redact import TIDY, TOO_DEEP, redactor
+from sessions_app.domain.ingest.validation import validate_event
+from sessions_app.foundation.models import Site
+from sessions_app.foundation.tables import user_sessions
+from sessions_app.foundation.tables.session_events import stored_events
 from tests.support.anywhere import rows_mentioning
 from tests.support.events import event, minutes, post
 from tests.support.hypothesis import examples

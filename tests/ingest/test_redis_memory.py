@@ -8,9 +8,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from sessions_app.core.redis_client import redis_client
-from sessions_app.ingest.coordination import DEDUP_PREFIX
-from sessions_app.ingest.pipeline import Source, events_record
+from sessions_app.domain.ingest.coordination import DEDUP_PREFIX
+from sessions_app.domain.ingest.pipeline import Source, events_record
+from sessions_app.foundation.core.redis_client import redis_client
 from tests.support.events import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])

@@ -8,16 +8,16 @@ import pytest
 from django.utils import timezone
 
 from sessions_app import tasks
-from sessions_app.core import timebuckets
-from sessions_app.core.cql import cassandra_session, prepare
-from sessions_app.ingest import replay
-from sessions_app.ingest.steps import apply as apply_step
-from sessions_app.ledger import sites, suppression
-from sessions_app.models import ReplayWatermark, UnappliedLogEntry
-from sessions_app.sessions import activity, feed
-from sessions_app.system import health
-from sessions_app.tables import session_events as session_events_table
-from sessions_app.tables import user_sessions
+from sessions_app.domain.ingest import replay
+from sessions_app.domain.ingest.steps import apply as apply_step
+from sessions_app.domain.ledger import sites, suppression
+from sessions_app.domain.sessions import activity, feed
+from sessions_app.domain.system import health
+from sessions_app.foundation.core import timebuckets
+from sessions_app.foundation.core.cql import cassandra_session, prepare
+from sessions_app.foundation.models import ReplayWatermark, UnappliedLogEntry
+from sessions_app.foundation.tables import session_events as session_events_table
+from sessions_app.foundation.tables import user_sessions
 from tests.support.events import event, minutes, post
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
@@ -84,8 +84,8 @@ def test_replaying_an_applied_plan_changes_nothing(client, site, live_now):
     t0 = live_now - minutes(15)
     post(client, site, [event(t0), event(t0 + minutes(1))])
     before = user_sessions.session_list(site_id=site.id, user_key="anon-1")
-    from sessions_app.ingest.apply import plan_apply
-    from sessions_app.ingest.plan import plan_decode
+    from sessions_app.domain.ingest.apply import plan_apply
+    from sessions_app.domain.ingest.plan import plan_decode
 
     payload = (
         cassandra_session()
@@ -123,7 +123,7 @@ def _key(site, since):
 def test_replay_of_a_plan_whose_keys_were_all_erased_only_marks_it(
     client, site, live_now, monkeypatch, settings
 ):
-    from sessions_app.models import Suppression
+    from sessions_app.foundation.models import Suppression
 
     monkeypatch.setattr(apply_step, "plan_apply", lambda plan, **kw: None)  # died before apply
     post(client, site, [event(live_now - minutes(15), anon="gone")])

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from sessions_app.core.userkeys import to_path as to_url
+from sessions_app.foundation.core.userkeys import to_path as to_url
 from tests.support.accounts import auth
 
 pytestmark = pytest.mark.django_db(transaction=True, databases=["default", "cassandra"])

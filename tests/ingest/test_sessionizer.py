@@ -8,11 +8,11 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from sessions_app.core.redis_client import redis_client
-from sessions_app.ingest.pipeline import Source, events_record
-from sessions_app.sessions import lists
-from sessions_app.tables import user_sessions
-from sessions_app.tables.session_events import stored_events
+from sessions_app.domain.ingest.pipeline import Source, events_record
+from sessions_app.domain.sessions import lists
+from sessions_app.foundation.core.redis_client import redis_client
+from sessions_app.foundation.tables import user_sessions
+from sessions_app.foundation.tables.session_events import stored_events
 from tests.support.events import event, minutes
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
@@ -136,7 +136,7 @@ def test_identify_switches_the_key_and_links_the_anonymous_id(site, live_now):
 
 
 def test_the_session_id_is_a_timeuuid_of_its_first_event(site, live_now):
-    from sessions_app.core.ids import uuid_time
+    from sessions_app.foundation.core.ids import uuid_time
 
     t0 = live_now - minutes(12)
     record(site, [event(t0 + minutes(2)), event(t0)])

@@ -9,8 +9,8 @@ from datetime import UTC, datetime
 import pytest
 from django.utils import timezone
 
-from sessions_app.ledger import quality
-from sessions_app.tables import user_sessions
+from sessions_app.domain.ledger import quality
+from sessions_app.foundation.tables import user_sessions
 from tests.support.events import ORIGIN, event, post
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])

@@ -1,5 +1,5 @@
 """A session's summary reflects every beacon, whatever order its requests took the lock in
-(ingest/versions.py): summaries are ordered as they were computed, not as they arrived."""
+(domain/ingest/versions.py): summaries are ordered as they were computed, not as they arrived."""
 
 from __future__ import annotations
 
@@ -7,13 +7,13 @@ from datetime import timedelta
 
 import pytest
 
-from sessions_app.core.cql import cassandra_session, prepare
-from sessions_app.core.redis_client import redis_client
-from sessions_app.ingest.pipeline import Source, events_record
-from sessions_app.ingest.plan import version_of
-from sessions_app.ingest.state import SessionState, state_key
-from sessions_app.ingest.versions import plan_version, write_deadline_seconds
-from sessions_app.tables import site_sessions, user_sessions
+from sessions_app.domain.ingest.pipeline import Source, events_record
+from sessions_app.domain.ingest.plan import version_of
+from sessions_app.domain.ingest.state import SessionState, state_key
+from sessions_app.domain.ingest.versions import plan_version, write_deadline_seconds
+from sessions_app.foundation.core.cql import cassandra_session, prepare
+from sessions_app.foundation.core.redis_client import redis_client
+from sessions_app.foundation.tables import site_sessions, user_sessions
 from tests.support.events import event, minutes
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])

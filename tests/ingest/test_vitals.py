@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from sessions_app.ledger import quality
+from sessions_app.domain.ledger import quality
 from tests.support.events import event, post
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])

@@ -13,14 +13,14 @@ from django.contrib.auth.models import Group, User
 from django.core.management import call_command
 from django.utils import timezone
 
-from sessions_app.aggregates import seal
-from sessions_app.core import timebuckets
-from sessions_app.core.cql import cassandra_session, keyspace, prepare
-from sessions_app.core.ids import time_uuid
-from sessions_app.ingest.pipeline import Source, events_record
-from sessions_app.jobs import purge
-from sessions_app.ledger import policies, sites
-from sessions_app.models import (
+from sessions_app.domain.aggregates import seal
+from sessions_app.domain.ingest.pipeline import Source, events_record
+from sessions_app.domain.jobs import purge
+from sessions_app.domain.ledger import policies, sites
+from sessions_app.foundation.core import timebuckets
+from sessions_app.foundation.core.cql import cassandra_session, keyspace, prepare
+from sessions_app.foundation.core.ids import time_uuid
+from sessions_app.foundation.models import (
     AdminAction,
     BucketState,
     PurgeRun,
@@ -28,7 +28,7 @@ from sessions_app.models import (
     RetentionPolicy,
     Site,
 )
-from sessions_app.tables import registry, retention_specs
+from sessions_app.foundation.tables import registry, retention_specs
 from tests.support.events import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])

@@ -8,13 +8,14 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from sessions_app.aggregates import seal, sources, stored
-from sessions_app.aggregates.report import site_report
-from sessions_app.core import timebuckets
-from sessions_app.ingest.pipeline import Source, events_record
-from sessions_app.ledger.shards import event_shards_adjust
-from sessions_app.models import AdminAction, BucketState, Site
+from sessions_app.domain.aggregates import seal, sources
+from sessions_app.domain.aggregates.report import site_report
+from sessions_app.domain.ingest.pipeline import Source, events_record
+from sessions_app.domain.ledger.shards import event_shards_adjust
+from sessions_app.foundation.core import timebuckets
+from sessions_app.foundation.models import AdminAction, BucketState, Site
 from tests.support.events import event
+from tests.support.sealing import bucket_aggregate
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 
@@ -51,7 +52,7 @@ def test_changing_the_shard_count_mid_hour_never_loses_a_read(site):
     )
     assert report["buckets"][0].aggregates.events == 34  # live: read all 4 shards
     seal.bucket_seal(site_id=site.id, hour=hour, now=now)
-    aggregate = stored.bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
+    aggregate = bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
     assert aggregate["events"] == aggregate["rows_read"] == 34
 
 

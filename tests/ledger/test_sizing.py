@@ -6,9 +6,9 @@ from datetime import timedelta
 
 import pytest
 
-from sessions_app.core.timebuckets import Width
-from sessions_app.ledger import sizing
-from sessions_app.ledger.sizing import Verdict
+from sessions_app.domain.ledger import sizing
+from sessions_app.domain.ledger.sizing import Verdict
+from sessions_app.foundation.core.timebuckets import Width
 
 # Seed 003's "Bucket Size Decision Matrix", copied verbatim.
 SEED_003_MATRIX = """

@@ -8,13 +8,13 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from sessions_app.aggregates import rolling, seal
-from sessions_app.core import timebuckets
-from sessions_app.core.cql import cassandra_session, prepare
-from sessions_app.ingest.pipeline import Source, events_record
-from sessions_app.ledger import widths
-from sessions_app.models import UserBucketWidth
-from sessions_app.sessions import activity
+from sessions_app.domain.aggregates import rolling, seal
+from sessions_app.domain.ingest.pipeline import Source, events_record
+from sessions_app.domain.ledger import widths
+from sessions_app.domain.sessions import activity
+from sessions_app.foundation.core import timebuckets
+from sessions_app.foundation.core.cql import cassandra_session, prepare
+from sessions_app.foundation.models import UserBucketWidth
 from tests.support.events import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])

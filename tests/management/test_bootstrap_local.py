@@ -7,8 +7,8 @@ import pytest
 from django.contrib.auth.password_validation import validate_password
 from django.core.management import CommandError, call_command
 
-from sessions_app.ledger import sites
-from sessions_app.models import Site
+from sessions_app.domain.ledger import sites
+from sessions_app.foundation.models import Site
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

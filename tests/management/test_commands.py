@@ -8,8 +8,8 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
-from sessions_app.models import AdminAction, ApiToken, Site
-from sessions_app.tables import user_sessions
+from sessions_app.foundation.models import AdminAction, ApiToken, Site
+from sessions_app.foundation.tables import user_sessions
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 
@@ -132,7 +132,7 @@ def test_create_api_token_refuses_bad_input_and_revokes_nothing(db) -> None:
 def test_grant_site_access_gives_and_takes_a_role(site) -> None:
     from django.contrib.auth.models import User
 
-    from sessions_app.permissions import site_role
+    from sessions_app.domain.permissions import site_role
 
     user = User.objects.create_user("g", password="pw-g-1234")
     call_command("grant_site_access", "g", str(site.id), "--role", "admin", stdout=StringIO())

@@ -8,16 +8,16 @@ from datetime import timedelta
 import pytest
 from django.db import connections
 
-from sessions_app.core import bounds, timebuckets
-from sessions_app.core.ids import event_uuid
-from sessions_app.ingest.apply import plan_apply
-from sessions_app.ingest.plan import EventRow, Plan, SessionSummary, version_of
-from sessions_app.ingest.state import SessionState
-from sessions_app.models import SessionEvent, UserEventByBucket, UserSession
-from sessions_app.sessions import activity
-from sessions_app.system import health
-from sessions_app.tables import session_events as session_events_table
-from sessions_app.tables import user_sessions
+from sessions_app.domain.ingest.apply import plan_apply
+from sessions_app.domain.ingest.plan import EventRow, Plan, SessionSummary, version_of
+from sessions_app.domain.ingest.state import SessionState
+from sessions_app.domain.sessions import activity
+from sessions_app.domain.system import health
+from sessions_app.foundation.core import bounds, timebuckets
+from sessions_app.foundation.core.ids import event_uuid
+from sessions_app.foundation.models import SessionEvent, UserEventByBucket, UserSession
+from sessions_app.foundation.tables import session_events as session_events_table
+from sessions_app.foundation.tables import user_sessions
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

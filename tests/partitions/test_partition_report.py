@@ -11,15 +11,12 @@ import pytest
 from django.conf import settings
 from django.test import override_settings
 
-from sessions_app.aggregates import seal, sources, stored
-from sessions_app.core import timebuckets
-from sessions_app.core.timebuckets import Width
-from sessions_app.ingest.pipeline import Source, events_record
-from sessions_app.ledger import sizing
-from sessions_app.ledger.sizing import Verdict
-from sessions_app.models import CASSANDRA_MODELS
-from sessions_app.partitions import counting, partition_report, probes
-from sessions_app.partitions.estimates import (
+from sessions_app.domain.aggregates import seal, sources, stored
+from sessions_app.domain.ingest.pipeline import Source, events_record
+from sessions_app.domain.ledger import sizing
+from sessions_app.domain.ledger.sizing import Verdict
+from sessions_app.domain.partitions import counting, partition_report, probes
+from sessions_app.domain.partitions.estimates import (
     MAX_WINDOW_HOURS,
     TableEstimate,
     estimates_combine,
@@ -28,6 +25,9 @@ from sessions_app.partitions.estimates import (
     size_estimates,
     value_bytes,
 )
+from sessions_app.foundation.core import timebuckets
+from sessions_app.foundation.core.timebuckets import Width
+from sessions_app.foundation.models import CASSANDRA_MODELS
 from tests.support.clock import FIXED_NOW
 from tests.support.events import event
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sessions_app.paths.views import LABEL_ROOM, fit_label, text_px
+from sessions_app.features.paths.views import LABEL_ROOM, fit_label, text_px
 
 
 @given(page=st.text(min_size=1, max_size=300), count=st.integers(0, 10**9))

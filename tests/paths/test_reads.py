@@ -22,13 +22,13 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from sessions_app.aggregates import path_grams, paths
-from sessions_app.aggregates.path_grams import ENTRANCE, MAX_STEPS
-from sessions_app.aggregates.paths import FROM, TO
-from sessions_app.core import timebuckets
-from sessions_app.core.bounds import RangeError
-from sessions_app.models import BucketState
-from sessions_app.paths import reads
+from sessions_app.domain.aggregates import path_grams, paths
+from sessions_app.domain.aggregates.path_grams import ENTRANCE, MAX_STEPS
+from sessions_app.domain.aggregates.paths import FROM, TO
+from sessions_app.features.paths import reads
+from sessions_app.foundation.core import timebuckets
+from sessions_app.foundation.core.bounds import RangeError
+from sessions_app.foundation.models import BucketState
 from tests.support.dataset import AGENTS, SHOP
 from tests.support.events import event
 from tests.support.paths import BOT, anchored, brute, raw_rows, send

@@ -18,14 +18,14 @@ from typing import Any
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from sessions_app.aggregates import paths as stored
-from sessions_app.aggregates.path_grams import ENTRANCE, MAX_STEPS
-from sessions_app.aggregates.paths import FROM, OTHER, TO
-from sessions_app.aggregates.tally import page_path
-from sessions_app.core import timebuckets
-from sessions_app.core.ids import cassandra_order
-from sessions_app.ledger import sites
-from sessions_app.paths import reads
+from sessions_app.domain.aggregates import paths as stored
+from sessions_app.domain.aggregates.path_grams import ENTRANCE, MAX_STEPS
+from sessions_app.domain.aggregates.paths import FROM, OTHER, TO
+from sessions_app.domain.ledger import sites
+from sessions_app.features.paths import reads
+from sessions_app.foundation.core import timebuckets
+from sessions_app.foundation.core.ids import cassandra_order
+from sessions_app.foundation.core.pagepaths import page_path
 from tests.support.dataset import AGENTS, SHOP
 from tests.support.events import event
 from tests.support.hypothesis import examples

@@ -1,4 +1,4 @@
-"""Stylesheets stored once per site by content hash (replays/assets.py, replay_assets): the
+"""Stylesheets stored once per site by content hash (features/replays/assets.py, replay_assets): the
 chunks keep a reference, the player's read answers the recording as the recorder sent it,
 and a stylesheet past its retention degrades visibly."""
 
@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 
-from sessions_app.core.cql import cassandra_session, prepare
-from sessions_app.tables import registry, user_sessions
+from sessions_app.foundation.core.cql import cassandra_session, prepare
+from sessions_app.foundation.tables import registry, user_sessions
 from tests.support.accounts import member
 from tests.support.events import event, post
 from tests.support.replays import chunk, send

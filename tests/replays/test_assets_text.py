@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bench.replay import RECORDING
-from sessions_app.replays import assets
+from sessions_app.features.replays import assets
 from tests.support.hypothesis import examples
 
 css = st.text(min_size=0, max_size=1_500).map(lambda t: "a{b:c}" + t)

@@ -13,12 +13,12 @@ import pytest
 from django.contrib.auth.models import User
 
 from sessions_app import tasks
-from sessions_app.core.cql import cassandra_session, prepare
-from sessions_app.erasure import erasures
-from sessions_app.ledger import quality
-from sessions_app.models import ErasureRequest
-from sessions_app.partitions import partition_report
-from sessions_app.tables import registry, user_sessions
+from sessions_app.domain.erasure import erasures
+from sessions_app.domain.ledger import quality
+from sessions_app.domain.partitions import partition_report
+from sessions_app.foundation.core.cql import cassandra_session, prepare
+from sessions_app.foundation.models import ErasureRequest
+from sessions_app.foundation.tables import registry, user_sessions
 from tests.support.accounts import member
 from tests.support.events import ORIGIN, event, minutes, post
 from tests.support.replays import _ms, chunk, send

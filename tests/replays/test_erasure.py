@@ -11,10 +11,10 @@ import pytest
 from django.contrib.auth.models import User
 
 from sessions_app import tasks
-from sessions_app.core.cql import cassandra_session, prepare
-from sessions_app.erasure import erasures
-from sessions_app.models import ErasureRequest
-from sessions_app.tables import user_sessions
+from sessions_app.domain.erasure import erasures
+from sessions_app.foundation.core.cql import cassandra_session, prepare
+from sessions_app.foundation.models import ErasureRequest
+from sessions_app.foundation.tables import user_sessions
 from tests.support.events import event, post
 from tests.support.replays import chunk, send
 

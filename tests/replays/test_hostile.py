@@ -1,4 +1,4 @@
-"""POST /replay against what a sender with only the site's public key can send (issue 56):
+"""POST /replay against what a sender with only the site's public key can send:
 every body is refused with a reason naming its field, or stored and readable back; the
 session's budget holds against reused chunk ids; what is stored is what was checked."""
 
@@ -14,10 +14,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sessions_app.core.cql import cassandra_session, prepare
-from sessions_app.ledger import quality
-from sessions_app.replays import chunks
-from sessions_app.tables import replay_chunks, user_sessions
+from sessions_app.domain.ledger import quality
+from sessions_app.features.replays import chunks
+from sessions_app.foundation.core.cql import cassandra_session, prepare
+from sessions_app.foundation.tables import replay_chunks, user_sessions
 from tests.support.events import ORIGIN
 from tests.support.hypothesis import examples
 from tests.support.replays import chunk, send

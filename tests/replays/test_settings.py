@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth.models import User
 
-from sessions_app.models import AdminAction
+from sessions_app.foundation.models import AdminAction
 from tests.support.accounts import member
 
 pytestmark = pytest.mark.django_db

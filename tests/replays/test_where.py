@@ -1,4 +1,4 @@
-"""Where replays show up (issue 41 item 4): the explorer's "has replay" filter against a
+"""Where replays show up: the explorer's "has replay" filter against a
 brute force over sessions with and without chunks sent through the real collector (alone,
 with another filter, on the API, the page and the dashboard), its bad values, the mark
 written once with its TTL, erasure; rage/dead click samples and funnel drop-offs linking
@@ -19,16 +19,16 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 
 from sessions_app import tasks
-from sessions_app.analysis import explorer
-from sessions_app.core.cql import cassandra_session, prepare
-from sessions_app.core.ids import time_uuid
-from sessions_app.core.redis_client import redis_client
-from sessions_app.erasure import erasures
-from sessions_app.funnels import defs
-from sessions_app.ledger import policies
-from sessions_app.models import ErasureRequest
-from sessions_app.replays import marks
-from sessions_app.tables import retention_specs, site_sessions, user_sessions
+from sessions_app.domain.erasure import erasures
+from sessions_app.domain.ledger import policies
+from sessions_app.features.analysis import explorer
+from sessions_app.features.funnels import defs
+from sessions_app.features.replays import marks
+from sessions_app.foundation.core.cql import cassandra_session, prepare
+from sessions_app.foundation.core.ids import time_uuid
+from sessions_app.foundation.core.redis_client import redis_client
+from sessions_app.foundation.models import ErasureRequest
+from sessions_app.foundation.tables import retention_specs, site_sessions, user_sessions
 from tests.support.accounts import auth, member
 from tests.support.events import ORIGIN, event, minutes, post
 from tests.support.replays import chunk, send

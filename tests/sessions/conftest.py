@@ -7,8 +7,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from sessions_app.core import timebuckets
-from sessions_app.ingest.pipeline import Source, events_record
+from sessions_app.domain.ingest.pipeline import Source, events_record
+from sessions_app.foundation.core import timebuckets
 from tests.support.events import event
 
 

@@ -7,9 +7,9 @@ from datetime import timedelta
 
 import pytest
 
-from sessions_app.core import timebuckets
-from sessions_app.core.cql import cassandra_session, prepare
-from sessions_app.sessions import activity
+from sessions_app.domain.sessions import activity
+from sessions_app.foundation.core import timebuckets
+from sessions_app.foundation.core.cql import cassandra_session, prepare
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

@@ -1,5 +1,5 @@
-"""The users directory (tables/user_directory.py, sessions/directory.py): recent users and a
-search by the prefix of a user id, an anonymous id or an email trait, written at ingest,
+"""The users directory (foundation/tables/user_directory.py, domain/sessions/directory.py): recent
+users and a search by the prefix of a user id, an anonymous id or an email trait, written at ingest,
 equal to a brute force over the keys sent, and erased with the user."""
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 
 from sessions_app import tasks
-from sessions_app.core.cql import cassandra_session, prepare
-from sessions_app.erasure import erasures
-from sessions_app.ingest.pipeline import Source, events_record
-from sessions_app.models import ErasureRequest
-from sessions_app.sessions import directory
-from sessions_app.tables import user_directory
+from sessions_app.domain.erasure import erasures
+from sessions_app.domain.ingest.pipeline import Source, events_record
+from sessions_app.domain.sessions import directory
+from sessions_app.foundation.core.cql import cassandra_session, prepare
+from sessions_app.foundation.models import ErasureRequest
+from sessions_app.foundation.tables import user_directory
 from tests.support.accounts import member
 from tests.support.events import event
 

@@ -13,12 +13,12 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 
 from sessions_app import tasks
-from sessions_app.erasure import erasures
-from sessions_app.ingest import replay
-from sessions_app.ingest.pipeline import Source, events_record
-from sessions_app.ingest.steps import apply as apply_step
-from sessions_app.models import ErasureRequest
-from sessions_app.sessions import lists
+from sessions_app.domain.erasure import erasures
+from sessions_app.domain.ingest import replay
+from sessions_app.domain.ingest.pipeline import Source, events_record
+from sessions_app.domain.ingest.steps import apply as apply_step
+from sessions_app.domain.sessions import lists
+from sessions_app.foundation.models import ErasureRequest
 from tests.support.accounts import auth
 from tests.support.events import event
 

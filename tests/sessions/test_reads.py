@@ -7,10 +7,10 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from sessions_app.core import timebuckets
-from sessions_app.core.bounds import RangeError
-from sessions_app.ingest.pipeline import Source, events_record
-from sessions_app.sessions import activity, lists
+from sessions_app.domain.ingest.pipeline import Source, events_record
+from sessions_app.domain.sessions import activity, lists
+from sessions_app.foundation.core import timebuckets
+from sessions_app.foundation.core.bounds import RangeError
 from tests.support.events import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
@@ -87,7 +87,7 @@ def test_an_in_lists_rows_come_out_in_time_order_whatever_order_its_partitions_a
     """Rows of each partition in clustering order; partitions in any order (no promise)."""
     from datetime import UTC, datetime
 
-    from sessions_app.core.ids import time_uuid
+    from sessions_app.foundation.core.ids import time_uuid
 
     days = [datetime(2026, 3, d, tzinfo=UTC) for d in (1, 2, 3)]
 

@@ -13,16 +13,16 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 
 from sessions_app import tasks
-from sessions_app.core import bounds, eventdoc
-from sessions_app.core.cql import cassandra_session, prepare
-from sessions_app.core.ids import time_uuid
-from sessions_app.core.jsonfmt import dumps
-from sessions_app.erasure import erasures
-from sessions_app.ingest.pipeline import Source, events_record
-from sessions_app.ledger import policies, sites
-from sessions_app.sessions import timeline
-from sessions_app.tables import retention_specs, user_sessions
-from sessions_app.tables import session_events as session_events_table
+from sessions_app.domain.erasure import erasures
+from sessions_app.domain.ingest.pipeline import Source, events_record
+from sessions_app.domain.ledger import policies, sites
+from sessions_app.domain.sessions import timeline
+from sessions_app.foundation.core import bounds, eventdoc
+from sessions_app.foundation.core.cql import cassandra_session, prepare
+from sessions_app.foundation.core.ids import time_uuid
+from sessions_app.foundation.core.jsonfmt import dumps
+from sessions_app.foundation.tables import retention_specs, user_sessions
+from sessions_app.foundation.tables import session_events as session_events_table
 from tests.support.accounts import member
 from tests.support.events import event
 from tests.support.sessions import record_session, timeline_get
@@ -375,8 +375,8 @@ def test_a_documents_time_is_its_ts_key_whatever_its_strings_hold():
 
 
 def test_a_documents_time_is_floored_to_the_millisecond_the_column_keeps():
-    from sessions_app.ingest.plan import EventRow
-    from sessions_app.ingest.rows import event_doc
+    from sessions_app.domain.ingest.plan import EventRow
+    from sessions_app.domain.ingest.rows import event_doc
 
     ts = datetime(2026, 11, 24, 9, 30, 1, 123_999, tzinfo=UTC)  # e.g. a clamped receipt time
     row = EventRow(

@@ -9,11 +9,11 @@ import orjson
 import pytest
 from django.utils import timezone
 
-from sessions_app.core.jsonfmt import dumps
-from sessions_app.ledger import sites
-from sessions_app.sessions import timeline
-from sessions_app.tables import user_sessions
-from sessions_app.tables.session_events import stored_events
+from sessions_app.domain.ledger import sites
+from sessions_app.domain.sessions import timeline
+from sessions_app.foundation.core.jsonfmt import dumps
+from sessions_app.foundation.tables import user_sessions
+from sessions_app.foundation.tables.session_events import stored_events
 from tests.support.sessions import record_session, timeline_get
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])

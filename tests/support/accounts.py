@@ -5,7 +5,7 @@ from __future__ import annotations
 
 def member(user, site, role: str = "analyst"):
     """Give the user access to the site in that role (the only way a non-superuser sees it)."""
-    from sessions_app.models import SiteMembership
+    from sessions_app.foundation.models import SiteMembership
 
     SiteMembership.objects.update_or_create(user=user, site=site, defaults={"role": role})
     return user

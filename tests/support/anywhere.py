@@ -16,7 +16,7 @@ from typing import Any
 
 from cassandra.query import SimpleStatement
 
-from sessions_app.core.cql import cassandra_session, keyspace
+from sessions_app.foundation.core.cql import cassandra_session, keyspace
 from tests.support.keyspace import tables
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from sessions_app.aggregates import breakdowns
+from sessions_app.domain.aggregates import breakdowns
 
 
 def brute(sessions: list[dict[str, Any]]) -> dict[str, dict[str, tuple[int, int, int]]]:

@@ -8,10 +8,10 @@ from datetime import UTC, datetime, timedelta
 
 from django.utils import timezone
 
-from sessions_app.cohorts import reads
-from sessions_app.core import timebuckets
-from sessions_app.core.cql import cassandra_session, prepare
-from sessions_app.ingest.pipeline import Source, events_record
+from sessions_app.domain.ingest.pipeline import Source, events_record
+from sessions_app.features.cohorts import reads
+from sessions_app.foundation.core import timebuckets
+from sessions_app.foundation.core.cql import cassandra_session, prepare
 from tests.support.clock import recent_fixed
 from tests.support.events import event
 

@@ -15,8 +15,8 @@ from typing import Any
 
 from django.conf import settings
 
-from sessions_app.aggregates.tally import page_path
-from sessions_app.tables import user_sessions
+from sessions_app.foundation.core.pagepaths import page_path
+from sessions_app.foundation.tables import user_sessions
 from tests.support.events import event, post
 
 SHOP = "https://shop.example"

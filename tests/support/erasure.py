@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sessions_app.ingest.pipeline import Source, events_record
+from sessions_app.domain.ingest.pipeline import Source, events_record
 
 ALICE = "alice@example.com"
 ALICE_ANON = "alice-anon"

@@ -7,7 +7,7 @@ import json
 from datetime import datetime, timedelta
 from typing import Any
 
-from sessions_app.models import Site
+from sessions_app.foundation.models import Site
 
 ORIGIN = "https://shop.example"
 _ids = itertools.count()

@@ -18,10 +18,10 @@ from typing import Any
 from django.conf import settings
 from django.db import connections
 
-from sessions_app.core import timebuckets
-from sessions_app.core.ids import event_uuid
-from sessions_app.core.timebuckets import as_utc
-from sessions_app.ingest.order import ranked_times
+from sessions_app.domain.ingest.order import ranked_times
+from sessions_app.foundation.core import timebuckets
+from sessions_app.foundation.core.ids import event_uuid
+from sessions_app.foundation.core.timebuckets import as_utc
 from tests.support.repo import ROOT
 
 
@@ -74,7 +74,7 @@ def replay_run(env: dict[str, str], *, ahead: timedelta, max_buckets: int = 24) 
     code = (
         "from datetime import timedelta; from django.conf import settings; "
         "from django.utils import timezone; "
-        "from sessions_app.ingest.replay import txlog_replay; "
+        "from sessions_app.domain.ingest.replay import txlog_replay; "
         "print(txlog_replay(now=timezone.now() + settings.TXLOG_REPLAY_GRACE "
         f"+ timedelta(seconds={ahead.total_seconds()}), max_buckets={max_buckets}))"
     )
@@ -167,7 +167,7 @@ def event_id_of(site: Any, event: dict[str, Any]) -> Any:
 
 def event_ids_of(site: Any, events: list[dict[str, Any]]) -> list[Any]:
     """The TimeUUIDs the collector stores for beacon events sent in this order, when a
-    visitor's events of one time were all sent in one request (ingest/order.py: the
+    visitor's events of one time were all sent in one request (domain/ingest/order.py: the
     k-th of them is k µs later)."""
     times = ranked_times(
         [

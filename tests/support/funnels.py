@@ -1,6 +1,6 @@
 """The funnel tests' shop and brute force: visitors browsing products through /collect,
 the raw rows of a range, and each unit's best chain matched step by step with code of
-its own (the definition in funnels/results.py)."""
+its own (the definition in features/funnels/results.py)."""
 
 from __future__ import annotations
 
@@ -13,11 +13,11 @@ from typing import Any
 
 from django.utils import timezone
 
-from sessions_app.aggregates import sources
-from sessions_app.aggregates.tally import page_path
-from sessions_app.core import timebuckets
-from sessions_app.core.ids import cassandra_order
-from sessions_app.models import BucketState
+from sessions_app.domain.aggregates import sources
+from sessions_app.foundation.core import timebuckets
+from sessions_app.foundation.core.ids import cassandra_order
+from sessions_app.foundation.core.pagepaths import page_path
+from sessions_app.foundation.models import BucketState
 from tests.support.dataset import AGENTS, SHOP
 from tests.support.events import event, post
 from tests.support.sealing import seal_everything

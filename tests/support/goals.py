@@ -8,11 +8,11 @@ from typing import Any
 
 from django.utils import timezone
 
-from sessions_app.aggregates import sources
-from sessions_app.aggregates.goals import TOTAL
-from sessions_app.aggregates.products import GOALS
-from sessions_app.core import timebuckets
-from sessions_app.models import BucketState, Goal
+from sessions_app.domain.aggregates import sources
+from sessions_app.domain.aggregates.goals import TOTAL
+from sessions_app.domain.aggregates.products import GOALS
+from sessions_app.foundation.core import timebuckets
+from sessions_app.foundation.models import BucketState, Goal
 from tests.goals import brute
 from tests.support.clock import recent_fixed
 from tests.support.dataset import AGENTS, SHOP

@@ -9,7 +9,7 @@ from collections import Counter, defaultdict
 from datetime import datetime, timedelta
 from typing import Any
 
-from sessions_app.aggregates.heatmaps import (
+from sessions_app.domain.aggregates.heatmaps import (
     GRID_COLUMNS,
     MAX_ROWS,
     ROW_PX,
@@ -17,7 +17,7 @@ from sessions_app.aggregates.heatmaps import (
     SPOT,
     UNKNOWN,
 )
-from sessions_app.core import timebuckets
+from sessions_app.foundation.core import timebuckets
 from tests.support.dataset import SHOP
 from tests.support.events import event
 

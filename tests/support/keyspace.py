@@ -35,7 +35,7 @@ def guard_statement(query: object) -> None:
 
 def tables() -> list[str]:
     """Every table of the test keyspace, by name, from the schema."""
-    from sessions_app.core.cql import cassandra_session, keyspace
+    from sessions_app.foundation.core.cql import cassandra_session, keyspace
 
     rows = cassandra_session().execute(
         "SELECT table_name FROM system_schema.tables WHERE keyspace_name = %s", (keyspace(),)

@@ -7,13 +7,13 @@ from collections import Counter, defaultdict
 from datetime import datetime
 from typing import Any
 
-from sessions_app.aggregates import sources
-from sessions_app.aggregates.path_grams import ENTRANCE, MAX_STEPS
-from sessions_app.aggregates.paths import FROM
-from sessions_app.aggregates.tally import page_path
-from sessions_app.core import timebuckets
-from sessions_app.core.ids import cassandra_order
-from sessions_app.tables import user_sessions
+from sessions_app.domain.aggregates import sources
+from sessions_app.domain.aggregates.path_grams import ENTRANCE, MAX_STEPS
+from sessions_app.domain.aggregates.paths import FROM
+from sessions_app.foundation.core import timebuckets
+from sessions_app.foundation.core.ids import cassandra_order
+from sessions_app.foundation.core.pagepaths import page_path
+from sessions_app.foundation.tables import user_sessions
 from tests.support.events import post
 
 BOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"

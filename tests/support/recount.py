@@ -3,7 +3,7 @@ ends with (tests/faults, tests/aggregates/test_exact_after_faults.py).
 
 The recount reads site_events_by_bucket itself (every shard the hour was written with) and
 counts with plain Counters, sharing nothing with the seal but the path and label
-normalisers (tally.page_path, tally.click_label).
+normalisers (pagepaths.page_path, tally.click_label).
 """
 
 from __future__ import annotations
@@ -15,11 +15,12 @@ from typing import Any
 
 import orjson
 
-from sessions_app.aggregates import seal, stored, tally, totals
-from sessions_app.core import timebuckets
-from sessions_app.core.cql import cassandra_session, prepare
-from sessions_app.core.ids import uuid_time
-from sessions_app.models import BucketState
+from sessions_app.domain.aggregates import seal, stored, tally, totals
+from sessions_app.foundation.core import pagepaths, timebuckets
+from sessions_app.foundation.core.cql import cassandra_session, prepare
+from sessions_app.foundation.core.ids import uuid_time
+from sessions_app.foundation.models import BucketState
+from tests.support.sealing import bucket_aggregate
 
 RAW_ROWS = (
     "SELECT session_id, user_key, type, name, url, element, is_bot "
@@ -46,8 +47,8 @@ def recount(site: Any, hour: datetime) -> dict[str, Any]:
     pages: Counter[str] = Counter()
     clicks: Counter[str] = Counter()
     for r in human:
-        if r["type"] == "pageview" and tally.page_path(r["url"]):
-            pages[tally.page_path(r["url"])] += 1  # type: ignore[index]
+        if r["type"] == "pageview" and pagepaths.page_path(r["url"]):
+            pages[pagepaths.page_path(r["url"])] += 1  # type: ignore[index]
         if r["type"] == "click":
             label = tally.click_label(orjson.loads(r["element"]) if r["element"] else None)
             if label:
@@ -77,7 +78,7 @@ def users_of(rows: list[Any]) -> dict[str, dict[str, int]]:
 def sealed(site: Any, hour: datetime) -> dict[str, Any]:
     """The same figures as the seal stored them: bucket_aggregates, bucket_users and the
     users' rolling_counts rows of the hour."""
-    found = stored.bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
+    found = bucket_aggregate(site_id=site.id, granularity="hour", bucket=hour)
     assert found is not None, f"hour {hour} was never sealed"
     user_counts = stored.bucket_user_counts(
         site_id=site.id, granularity="hour", bucket_starts=[hour]

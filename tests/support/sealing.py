@@ -4,13 +4,18 @@ sealed from its tallies or its raw rows."""
 
 from __future__ import annotations
 
+import uuid
 from datetime import datetime
+from typing import Any
 
 from django.utils import timezone
 
-from sessions_app.aggregates import seal, states
-from sessions_app.aggregates.stored import bucket_aggregate, bucket_user_counts
-from sessions_app.models import BucketState, Site
+from sessions_app.domain.aggregates import seal, states
+from sessions_app.domain.aggregates.stored import aggregate_of, bucket_user_counts
+from sessions_app.foundation.core import timebuckets
+from sessions_app.foundation.core.cql import cassandra_session, prepare
+from sessions_app.foundation.models import BucketState, Site
+from sessions_app.foundation.tables import bucket_aggregates
 
 
 def seal_everything(site, now) -> None:
@@ -49,3 +54,22 @@ def sealed(site: Site, hour: datetime, *, from_tallies: bool) -> tuple[dict, dic
     del agg["sealed_at"]
     counts = bucket_user_counts(site_id=site.id, granularity="hour", bucket_starts=[hour])
     return agg, counts
+
+
+def bucket_aggregate(
+    *, site_id: uuid.UUID, granularity: str, bucket: datetime
+) -> dict[str, Any] | None:
+    """Return the sealed aggregates of one bucket, or None if it was never sealed."""
+    row = (
+        cassandra_session()
+        .execute(prepare(bucket_aggregates.SELECT_BUCKET), (site_id, granularity, bucket))
+        .one()
+    )
+    if row is None:
+        return None
+    result = aggregate_of(row)
+    return {
+        **{k: v for k, v in vars(result).items() if k not in ("users_sketch", "user_counts")},
+        "bucket": timebuckets.from_driver(row["bucket"]),
+        "sealed_at": timebuckets.from_driver(row["sealed_at"]),
+    }

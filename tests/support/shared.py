@@ -33,7 +33,7 @@ T = TypeVar("T")
 
 def shop_site() -> Any:
     """A fresh site whose allowed origin is https://shop.example (the `site` fixture's)."""
-    from sessions_app.ledger import sites
+    from sessions_app.domain.ledger import sites
 
     return sites.site_create(name="Shop", origins=["https://shop.example"])
 

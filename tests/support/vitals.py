@@ -12,11 +12,11 @@ from typing import Any
 
 from django.utils import timezone
 
-from sessions_app.aggregates import sources, vitals
-from sessions_app.aggregates.labels import page_path
-from sessions_app.aggregates.vitals import METRICS
-from sessions_app.core import timebuckets
-from sessions_app.models import BucketState
+from sessions_app.domain.aggregates import sources, vitals
+from sessions_app.domain.aggregates.vitals import METRICS
+from sessions_app.foundation.core import timebuckets
+from sessions_app.foundation.core.pagepaths import page_path
+from sessions_app.foundation.models import BucketState
 from tests.support.clock import recent_fixed
 from tests.support.dataset import AGENTS, SHOP
 from tests.support.events import event, post

@@ -15,11 +15,11 @@ import orjson
 import pytest
 from django.conf import settings
 
-from sessions_app.core import timebuckets
-from sessions_app.core.cql import cassandra_session, prepare
-from sessions_app.heatmaps import reads
-from sessions_app.ledger import sites
-from sessions_app.system import demo
+from sessions_app.domain.ledger import sites
+from sessions_app.domain.system import demo
+from sessions_app.features.heatmaps import reads
+from sessions_app.foundation.core import timebuckets
+from sessions_app.foundation.core.cql import cassandra_session, prepare
 from tests.support.clock import FIXED_NOW
 from tests.support.shared import World, built_once, restored
 

@@ -15,12 +15,12 @@ from zoneinfo import ZoneInfo
 import pytest
 from django.utils import timezone
 
-from sessions_app.aggregates.vitals import METRICS, SITE
-from sessions_app.aggregates.vitals_rows import buckets_read
-from sessions_app.models import BucketState
-from sessions_app.periods import period_param
-from sessions_app.system import demo
-from sessions_app.vitals import reads
+from sessions_app.domain.aggregates.vitals import METRICS, SITE
+from sessions_app.domain.aggregates.vitals_rows import buckets_read
+from sessions_app.domain.system import demo
+from sessions_app.features.vitals import reads
+from sessions_app.features.web.periods import period_param
+from sessions_app.foundation.models import BucketState
 from tests.support.clock import recent_fixed
 from tests.support.sealing import seal_everything
 from tests.support.shared import World, built_once, restored

@@ -9,8 +9,8 @@ import time
 import pytest
 from django.test import override_settings
 
-from sessions_app.core.redis_client import redis_client
-from sessions_app.system import logins
+from sessions_app.domain.system import logins
+from sessions_app.foundation.core.redis_client import redis_client
 
 pytestmark = pytest.mark.django_db
 PASSWORD = "correct-horse-battery-9"

@@ -10,16 +10,17 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from sessions_app.aggregates import breakdowns, sources
-from sessions_app.analysis import explorer
-from sessions_app.core import timebuckets
-from sessions_app.core.cql import cassandra_session, keyspace
-from sessions_app.funnels import defs
-from sessions_app.funnels import results as funnel_results
-from sessions_app.tables import dimensions, site_sessions, user_sessions
-from sessions_app.tables.dimensions import AGENT, Dimension
-from sessions_app.tables.site_sessions import SiteSession
-from sessions_app.tables.user_sessions import UserSession
+from sessions_app.domain.aggregates import breakdowns, sources
+from sessions_app.features.analysis import explorer
+from sessions_app.features.funnels import defs
+from sessions_app.features.funnels import results as funnel_results
+from sessions_app.foundation import dimensions
+from sessions_app.foundation.core import timebuckets
+from sessions_app.foundation.core.cql import cassandra_session, keyspace
+from sessions_app.foundation.dimensions import AGENT, Dimension
+from sessions_app.foundation.tables import site_sessions, user_sessions
+from sessions_app.foundation.tables.site_sessions import SiteSession
+from sessions_app.foundation.tables.user_sessions import UserSession
 from tests.support.accounts import auth
 from tests.support.clock import recent_fixed
 from tests.support.dataset import AGENTS, SHOP
@@ -65,7 +66,7 @@ def _run(statements: tuple[str, ...]) -> None:
 @pytest.fixture
 def major(monkeypatch):
     """MAJOR in the registry, its columns in the keyspace (what sync_cassandra adds for an
-    entry in tables/dimensions.py), both gone after."""
+    entry in foundation/dimensions.py), both gone after."""
     _run(SCHEMA)
     monkeypatch.setattr(dimensions, "DIMENSIONS", (*dimensions.DIMENSIONS, MAJOR))
     yield MAJOR

@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from sessions_app.core.cql import cassandra_session, keyspace, prepare
-from sessions_app.erasure.job import _Job
-from sessions_app.jobs.purge import PURGE_TARGETS, USER_BUCKETS
-from sessions_app.partitions import probes
-from sessions_app.tables import registry, retention_specs
-from sessions_app.tables.spec import RESEAL, Keys
+from sessions_app.domain.erasure.job import _Job
+from sessions_app.domain.jobs.purge import PURGE_TARGETS, USER_BUCKETS
+from sessions_app.domain.partitions import probes
+from sessions_app.foundation.core.cql import cassandra_session, keyspace, prepare
+from sessions_app.foundation.tables import registry, retention_specs
+from sessions_app.foundation.tables.spec import RESEAL, Keys
 
 PACKAGE = Path(__file__).resolve().parents[2] / "sessions_app"
-TABLES_DIR = PACKAGE / "tables"
+TABLES_DIR = PACKAGE / "foundation" / "tables"
 USER_COLUMNS = {"user_key", "user_id", "anonymous_id"}
 TABLE_NAMES = """
 SELECT table_name FROM system_schema.tables WHERE keyspace_name = ?

@@ -6,10 +6,10 @@ import re
 
 import pytest
 
-from sessions_app.tables import (
+from sessions_app.foundation import dimensions
+from sessions_app.foundation.tables import (
     anonymous_links,
     bucket_partials,
-    dimensions,
     failed_events,
     identity_links,
     ingest_stats,

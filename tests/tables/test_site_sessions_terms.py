@@ -1,4 +1,4 @@
-"""site_sessions' partition-local terms (tables/site_sessions.py): a termed filter binds
+"""site_sessions' partition-local terms (foundation/tables/site_sessions.py): a termed filter binds
 its partition's term, the column still decides, and rows written before the terms get
 them from `manage.py site_sessions_terms`."""
 
@@ -11,11 +11,11 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
-from sessions_app.analysis import explorer, filtered
-from sessions_app.core import timebuckets
-from sessions_app.core.cql import cassandra_session, keyspace, prepare
-from sessions_app.core.ids import time_uuid, uuid_time
-from sessions_app.tables import site_sessions
+from sessions_app.features.analysis import explorer, filtered
+from sessions_app.foundation.core import timebuckets
+from sessions_app.foundation.core.cql import cassandra_session, keyspace, prepare
+from sessions_app.foundation.core.ids import time_uuid, uuid_time
+from sessions_app.foundation.tables import site_sessions
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

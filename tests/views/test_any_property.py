@@ -27,9 +27,9 @@ from django.utils.html import escape
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from sessions_app.ledger import sites
-from sessions_app.sessions import lists
-from sessions_app.tables import user_sessions
+from sessions_app.domain.ledger import sites
+from sessions_app.domain.sessions import lists
+from sessions_app.foundation.tables import user_sessions
 from tests.support import hypothesis as profiles
 from tests.support.events import ORIGIN, event, post
 

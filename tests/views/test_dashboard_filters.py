@@ -16,9 +16,9 @@ from django.utils import timezone
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from sessions_app.analysis import filtered
-from sessions_app.ledger import sites
-from sessions_app.tables import user_sessions
+from sessions_app.domain.ledger import sites
+from sessions_app.features.analysis import filtered
+from sessions_app.foundation.tables import user_sessions
 from sessions_app.templatetags.clickstream import without_utm
 from tests.support.accounts import member
 from tests.support.events import event, post

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from sessions_app.ledger import sites
+from sessions_app.domain.ledger import sites
 
 pytestmark = pytest.mark.django_db
 

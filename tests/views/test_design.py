@@ -1,4 +1,4 @@
-"""One way to write things (issue 38 item 7) and the frame's navigation (item 2)."""
+"""One way to write things, and the frame's navigation."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.contrib.auth.models import User
 
-from sessions_app.ledger import sites
+from sessions_app.domain.ledger import sites
 from sessions_app.templatetags.clickstream import duration, local, number
 from tests.support.accounts import member
 
@@ -97,7 +97,7 @@ def test_admin_pages_keep_the_site_context(client, site):
 def test_the_explorer_links_users_and_counts_its_rows(client, analyst, site):
     from django.utils import timezone
 
-    from sessions_app.ingest.pipeline import Source, events_record
+    from sessions_app.domain.ingest.pipeline import Source, events_record
     from tests.support.events import event
 
     at = timezone.now() - timedelta(hours=2)

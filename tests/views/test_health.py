@@ -18,8 +18,8 @@ from django.db import connections
 from django.test import override_settings
 from django.utils import timezone
 
-from sessions_app.models import ReplayWatermark
-from sessions_app.system import health
+from sessions_app.domain.system import health
+from sessions_app.foundation.models import ReplayWatermark
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 LIVE = {"ok": True, "checks": {"cassandra": {"ok": True}, "redis": {"ok": True}}}

@@ -16,8 +16,8 @@ import pytest
 from django.conf import settings
 from django.contrib.auth.models import User
 
-from sessions_app.ledger import sites
-from sessions_app.tables import user_sessions
+from sessions_app.domain.ledger import sites
+from sessions_app.foundation.tables import user_sessions
 from tests.support.accounts import member
 from tests.support.events import ORIGIN
 

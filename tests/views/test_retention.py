@@ -11,9 +11,9 @@ import pytest
 from django.contrib.auth.models import Group, User
 from django.test import Client
 
-from sessions_app.ledger import policies, sites
-from sessions_app.models import AdminAction, PurgeRun, RetentionPolicy, Site
-from sessions_app.tables import retention_specs
+from sessions_app.domain.ledger import policies, sites
+from sessions_app.foundation.models import AdminAction, PurgeRun, RetentionPolicy, Site
+from sessions_app.foundation.tables import retention_specs
 from tests.support.events import event, post
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])

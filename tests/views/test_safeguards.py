@@ -1,4 +1,4 @@
-"""Destructive actions ask first (issue 38 item 8): an erasure needs its key typed twice
+"""Destructive actions ask first: an erasure needs its key typed twice
 and warns about a key without data; revoking asks; an erased profile says so; retention's
 internals wait under "Advanced"."""
 
@@ -10,8 +10,8 @@ import pytest
 from django.contrib.auth.models import User
 from django.utils import timezone
 
-from sessions_app.ingest.pipeline import Source, events_record
-from sessions_app.models import ErasureRequest, Suppression
+from sessions_app.domain.ingest.pipeline import Source, events_record
+from sessions_app.foundation.models import ErasureRequest, Suppression
 from tests.support.accounts import member
 from tests.support.events import event
 
@@ -102,7 +102,7 @@ def test_an_erased_profile_says_when_in_the_sites_zone(client, site, root):
 
 
 def test_destructive_forms_carry_their_confirmation(client, site, root):
-    from sessions_app.accounts import tokens
+    from sessions_app.domain.accounts import tokens
 
     tokens.token_create(user=root, name="ci", expires_days=None)
     body = client.get("/account/tokens/").content.decode()

@@ -25,13 +25,13 @@ from django.urls.converters import get_converters
 from django.urls.resolvers import RoutePattern
 from django.utils import timezone
 
-from sessions_app.accounts import tokens
-from sessions_app.funnels import defs
-from sessions_app.ingest.pipeline import Source, events_record
-from sessions_app.jobs.goals import goal_save
-from sessions_app.ledger import sites
-from sessions_app.models import AdminAction, Funnel, Goal
-from sessions_app.tables import user_sessions
+from sessions_app.domain.accounts import tokens
+from sessions_app.domain.ingest.pipeline import Source, events_record
+from sessions_app.domain.jobs.goals import goal_save
+from sessions_app.domain.ledger import sites
+from sessions_app.features.funnels import defs
+from sessions_app.foundation.models import AdminAction, Funnel, Goal
+from sessions_app.foundation.tables import user_sessions
 from tests.support.accounts import member
 from tests.support.events import event
 
@@ -218,7 +218,7 @@ def test_every_site_route_goes_through_the_one_check(site):
     """Besides the answers above: each view is a site_page or a SiteView (permissions.site_for)."""
     from django.urls import resolve
 
-    from sessions_app.permissions import SiteView
+    from sessions_app.domain.permissions import SiteView
 
     for url in _urls(site.id, uuid.uuid1()):
         view = resolve(url).func

@@ -10,7 +10,7 @@ import pytest
 from django.contrib.auth.models import Group, User
 from django.test import Client
 
-from sessions_app.models import AdminAction, Site
+from sessions_app.foundation.models import AdminAction, Site
 from tests.support.accounts import member
 
 pytestmark = pytest.mark.django_db

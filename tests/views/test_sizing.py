@@ -9,7 +9,7 @@ import pytest
 from django.contrib.auth.models import Group, User
 from django.utils import timezone
 
-from sessions_app.ingest.pipeline import Source, events_record
+from sessions_app.domain.ingest.pipeline import Source, events_record
 from tests.support.events import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])

@@ -8,8 +8,8 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from sessions_app.accounts import tokens
-from sessions_app.models import ApiToken
+from sessions_app.domain.accounts import tokens
+from sessions_app.foundation.models import ApiToken
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

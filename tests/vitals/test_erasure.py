@@ -12,12 +12,12 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 
 from sessions_app import tasks
-from sessions_app.aggregates import seal, vitals
-from sessions_app.aggregates.products import VITALS
-from sessions_app.core import timebuckets
-from sessions_app.erasure import erasures
-from sessions_app.ingest.pipeline import Source, events_record
-from sessions_app.models import ErasureRequest
+from sessions_app.domain.aggregates import seal, vitals
+from sessions_app.domain.aggregates.products import VITALS
+from sessions_app.domain.erasure import erasures
+from sessions_app.domain.ingest.pipeline import Source, events_record
+from sessions_app.foundation.core import timebuckets
+from sessions_app.foundation.models import ErasureRequest
 from tests.support.events import event
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])

@@ -1,5 +1,5 @@
 """The Performance page, a page's detail, the CSV and the API: the numbers of the reads
-(vitals/reads.py), any page path a visitor sent renders, bad parameters answer 400
+(features/vitals/reads.py), any page path a visitor sent renders, bad parameters answer 400
 naming the field, and the site's access is checked (tests/views/test_site_access.py
 walks these routes too)."""
 
@@ -13,7 +13,7 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from sessions_app.aggregates import vitals
+from sessions_app.domain.aggregates import vitals
 from tests.support.events import event, post
 from tests.support.sealing import seal_everything
 

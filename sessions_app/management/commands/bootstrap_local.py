@@ -16,8 +16,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 from tqdm import tqdm
 
-from sessions_app.ledger import sites
-from sessions_app.system import demo, health
+from sessions_app.domain.ledger import sites
+from sessions_app.domain.system import demo, health
 
 
 class Command(BaseCommand):

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from sessions_app.tables import registry
+from sessions_app.foundation.tables import registry
 
 
 class Command(BaseCommand):

@@ -9,7 +9,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
-from sessions_app.accounts import tokens
+from sessions_app.domain.accounts import tokens
 
 
 class Command(BaseCommand):

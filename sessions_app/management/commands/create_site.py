@@ -7,7 +7,7 @@ from urllib.parse import urlsplit
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from sessions_app.ledger import sites
+from sessions_app.domain.ledger import sites
 
 
 class Command(BaseCommand):

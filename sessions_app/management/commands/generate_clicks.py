@@ -8,8 +8,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 from tqdm import tqdm
 
-from sessions_app.models import Site
-from sessions_app.system import demo
+from sessions_app.domain.system import demo
+from sessions_app.foundation.models import Site
 
 
 class Command(BaseCommand):

@@ -8,8 +8,8 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from sessions_app.ledger import sites
-from sessions_app.models import Site, SiteMembership
+from sessions_app.domain.ledger import sites
+from sessions_app.foundation.models import Site, SiteMembership
 
 
 class Command(BaseCommand):

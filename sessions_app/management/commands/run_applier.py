@@ -1,4 +1,5 @@
-"""Write queued plans into the tables until SIGTERM or SIGINT (sessions_app/ingest/applier.py).
+"""Write queued plans into the tables until SIGTERM or SIGINT
+(sessions_app/domain/ingest/applier.py).
 
 Run one or more beside the web workers; without any, the collector writes each
 plan itself. On a stop signal it stops announcing itself, applies what is left in
@@ -14,8 +15,8 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from clickstream.runtime import tune_gc
-from sessions_app.ingest import applier
+from sessions_app.domain.ingest import applier
+from sessions_app.foundation.core.garbage import tune_gc
 
 
 class Command(BaseCommand):

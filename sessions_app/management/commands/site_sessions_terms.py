@@ -8,8 +8,8 @@ from typing import Any
 from django.core.management.base import BaseCommand
 from django.utils import timezone
 
-from sessions_app.jobs.terms import terms_backfill
-from sessions_app.models import Site
+from sessions_app.domain.jobs.terms import terms_backfill
+from sessions_app.foundation.models import Site
 
 
 class Command(BaseCommand):

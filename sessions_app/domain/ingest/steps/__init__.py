@@ -1,0 +1,2 @@
+"""The ingest steps, one module each, run in order and timed by name by
+domain/ingest/pipeline.py."""

@@ -1,0 +1,25 @@
+"""Step apply: write the plan to the tables in the request when nothing took it (no
+applier alive, its queue full, Redis down, APPLY_QUEUE=false): the applier's writes
+(domain/ingest/apply.py) for this one plan. A failure leaves it to the replay: it is logged."""
+
+from __future__ import annotations
+
+import logging
+
+from sessions_app.domain.ingest.apply import plan_apply
+from sessions_app.domain.ingest.context import Intake
+from sessions_app.domain.ingest.steps.plan import plan_without_erased
+from sessions_app.domain.ingest.versions import within_deadline
+
+log = logging.getLogger(__name__)
+
+
+def apply(intake: Intake) -> None:
+    """Write the plan now unless the applier queue took it."""
+    if intake.plan is None or intake.outcome.queued:
+        return
+    try:
+        within_deadline(intake.started)
+        plan_apply(plan_without_erased(intake.plan), wait_for_mark=False)
+    except Exception:  # the plan is in the log: the replay task finishes it
+        log.exception("apply of batch %s failed; left for txlog_replay", intake.batch_id)

@@ -1,0 +1,73 @@
+"""Step sessionize: put each fresh event in its session (domain/ingest/sessionizer.py).
+
+A visitor's events are taken in time order from the current session (Redis's cached
+state, else the newest user_sessions row); an event older than that session reads the
+visitor's recent sessions from user_sessions, and only then.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import defaultdict
+
+from django.conf import settings
+
+from sessions_app.domain.ingest.context import Assigned, Intake
+from sessions_app.domain.ingest.order import Candidate
+from sessions_app.domain.ingest.sessionizer import Sessionizer
+from sessions_app.domain.ingest.state import SessionState
+from sessions_app.domain.ingest.visit import Visit
+from sessions_app.foundation.tables import user_sessions
+
+HISTORY = 50  # recent sessions a late event is looked for in
+
+
+def sessionize(intake: Intake) -> None:
+    """Assign the fresh events to sessions, visitor by visitor, in time order."""
+    site_id = intake.source.site.id
+    by_user: dict[str, list[tuple[Candidate, Visit]]] = defaultdict(list)
+    for c, visit in zip(intake.fresh, intake.visits, strict=True):
+        by_user[c.user_key].append((c, visit))
+    for user_key, items in by_user.items():
+        items.sort(key=lambda item: (item[0].order_ts, item[0].index))
+        sessionizer = _sessionizer(site_id, user_key, intake.current[user_key])
+        for c, visit in items:
+            session_id = _assign(sessionizer, c, visit)
+            intake.assigned.append(Assigned(candidate=c, session_id=session_id, visit=visit))
+        intake.touched[user_key] = list(sessionizer.touched.values())
+        if sessionizer.current is not None:
+            intake.states[user_key] = sessionizer.current
+
+
+def _sessionizer(site_id: uuid.UUID, user_key: str, current: SessionState | None) -> Sessionizer:
+    def history() -> list[SessionState]:
+        rows = user_sessions.session_list(site_id=site_id, user_key=user_key, limit=HISTORY)
+        return [SessionState.from_row(r) for r in rows]
+
+    return Sessionizer(
+        site_id=site_id,
+        current=current,
+        history=history,
+        gap=settings.SESSION_INACTIVITY,
+        longest=settings.SESSION_MAX_DURATION,
+        conversion_event=settings.CONVERSION_EVENT,
+        acquire=settings.INGEST_ENRICHMENT,
+    )
+
+
+def _assign(sessionizer: Sessionizer, c: Candidate, visit: Visit) -> uuid.UUID:
+    e = c.event
+    state = sessionizer.assign(
+        client_id=e.client_id,
+        ts=c.ts,
+        kind=e.type,
+        name=e.name,
+        url=e.url,
+        anonymous_id=e.anonymous_id,
+        user_id=e.user_id,
+        visit=visit,
+        referrer=e.referrer,
+        context=e.context,
+        viewport=e.viewport,
+    )
+    return state.session_id

@@ -1,0 +1,316 @@
+"""Demo data: a demo site and generated visits through the real collector pipeline.
+
+The visits walk the demo shop's own pages (templates/sessions_app/demo.html) and click its
+own elements, at the positions Chromium lays them out in (`demo_layout.json`, measured at
+1366 and 390 px wide; tests/e2e/test_demo_data.py re-measures it), so heatmaps and "View on
+page" line up. Visitors come from the sources, countries and devices of `demo_visitors`;
+some log in (an `$identify` with their email and name), add to the cart, check out (the
+CONVERSION_EVENT), rage-click a button that does nothing, and scroll; each page view sends
+its web vitals when it is left (`demo_vitals`: some pages slow, phones slower).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+
+from sessions_app.domain.aggregates import vitals
+from sessions_app.domain.ingest.pipeline import Source, events_record
+from sessions_app.domain.ledger.sites import site_create
+from sessions_app.domain.system import demo_visitors as who
+from sessions_app.domain.system.demo_visitors import Device
+from sessions_app.domain.system.demo_vitals import vitals_props
+from sessions_app.foundation.core import timebuckets
+from sessions_app.foundation.models import Site
+
+LAYOUT: dict[str, dict[str, Any]] = json.loads(
+    (Path(__file__).with_name("demo_layout.json")).read_text(encoding="utf-8")
+)
+DEMO_PAGES = {
+    "/demo/": "Coffee gear · Demo Shop",
+    "/demo/products": "Products · Demo Shop",
+    "/demo/products/espresso-machine": "Espresso machine · Demo Shop",
+    "/demo/products/grinder": "Burr grinder · Demo Shop",
+    "/demo/products/kettle": "Gooseneck kettle · Demo Shop",
+    "/demo/cart": "Cart · Demo Shop",
+    "/demo/checkout": "Checkout · Demo Shop",
+    "/demo/about": "About us · Demo Shop",
+}
+PRICES = {"espresso-machine": 399, "grinder": 129, "kettle": 49}
+DEAD_BUTTONS = ("review-", "newsletter", "contact")  # buttons that do nothing when clicked
+LEAVE = {"/demo/": 22, "/demo/products": 22, "/demo/cart": 25, "/demo/checkout": 30}
+DEFAULT_ORIGIN = "http://127.0.0.1:8000"
+
+
+@dataclass
+class Visit:
+    """One visit being written: its events, clock, cart and the page view it is on."""
+
+    rng: random.Random
+    device: Device
+    anonymous_id: str
+    origin: str
+    tag: str
+    ts: datetime
+    user_id: str | None = None
+    events: list[dict[str, Any]] = field(default_factory=list)
+    cart: list[str] = field(default_factory=list)
+    page: str = "/demo/"
+    view_id: str = ""
+    deepest: int = 0  # CSS px from the top of the page seen so far
+    loaded: bool = False  # the view is a full page load (else an SPA step): demo_vitals
+    clicked: str | None = None  # the view's last clicked element (its INP's cause)
+    speeds: random.Random = field(init=False)  # the vitals' own draws: rng's are unchanged
+
+    def __post_init__(self) -> None:
+        self.speeds = random.Random(f"{self.tag}-vitals")  # noqa: S311 - demo data
+
+    def add(self, kind: str, **fields: Any) -> dict[str, Any]:
+        event: dict[str, Any] = {
+            "id": f"{self.tag}-{len(self.events)}",
+            "type": kind,
+            "ts": self.ts.isoformat(),
+            "anonymous_id": self.anonymous_id,
+            "url": self.origin + self.page,
+            "title": DEMO_PAGES[self.page],
+            **fields,
+        }
+        if self.user_id:
+            event["user_id"] = self.user_id
+        self.events.append(event)
+        return event
+
+    def wait(self, low: float, high: float) -> None:
+        self.ts += timedelta(seconds=self.rng.uniform(low, high))
+
+    def view(self, page: str, *, query: str = "", referrer: str | None = None) -> None:
+        """Leave the current page view (its scroll depth) and open the next."""
+        if self.view_id:
+            self.leave()
+            self.ts += timedelta(milliseconds=3)
+        self.loaded = not self.view_id or self.speeds.random() < 1 / 3
+        self.page, self.deepest, self.clicked = page, self.device.fold, None
+        extra: dict[str, Any] = {"viewport": self.device.viewport}
+        if referrer:
+            extra["referrer"] = referrer
+        event = self.add("pageview", **extra)
+        if query:
+            event["url"] += "?" + query
+        self.view_id = event["id"]
+        height = self.layout()["height"][self.device.layout]
+        if self.rng.random() < 0.6:  # reads on: scrolls part of the way, or to the end
+            self.deepest = max(self.deepest, int(self.rng.uniform(0.5, 1.05) * height))
+
+    def leave(self) -> None:
+        """The page is hidden: its web vitals go (not from a bot), then the page leave."""
+        measured = vitals_props(
+            self.speeds,
+            page=self.page,
+            view_id=self.view_id,
+            viewport=self.device.viewport,
+            loaded=self.loaded,
+            clicked=self.clicked,
+        )
+        if measured and "bot" not in self.device.agent.lower():
+            self.add("custom", name=vitals.NAME, props=measured)
+        height = self.layout()["height"][self.device.layout]
+        scroll = min(100, round(100 * self.deepest / height))
+        self.add(
+            "custom",
+            name="$pageleave",
+            viewport=self.device.viewport,
+            props={"pageview": self.view_id, "scroll": scroll, "fold": self.device.fold},
+        )
+
+    def layout(self) -> dict[str, Any]:
+        return LAYOUT[self.page]
+
+    def click(self, element: dict[str, Any], **flags: bool) -> None:
+        """A mouse click somewhere inside the element's measured box."""
+        x0, x1, y0, y1 = element["box"][self.device.layout]
+        ex, ey = self.rng.random(), self.rng.random()
+        y = round(y0 + ey * (y1 - y0))
+        self.deepest = max(self.deepest, y + 40)
+        self.clicked = element["selector"].replace(" > ", ">")  # as web-vitals writes it
+        described = {k: element[k] for k in ("tag", "id", "classes", "text") if element.get(k)}
+        described["selector"] = element["selector"]
+        if element.get("nav"):
+            described["href"] = self.origin + element["nav"]
+        self.add(
+            "click",
+            element=described,
+            viewport=self.device.viewport,
+            pos={
+                "x": round(x0 + ex * (x1 - x0), 4),
+                "y": y,
+                "ex": round(ex, 3),
+                "ey": round(ey, 3),
+            },
+            **{k: True for k, v in flags.items() if v},
+        )
+
+
+def _element(visit: Visit, match: Callable[[dict[str, Any]], bool]) -> dict[str, Any] | None:
+    return next((e for e in visit.layout()["elements"] if match(e)), None)
+
+
+def _weight(visit: Visit, element: dict[str, Any]) -> int:
+    """How likely a visitor on this page clicks this element next."""
+    ident, target = element.get("id", ""), element.get("nav", "")
+    if "add-to-cart" in element.get("classes", []):
+        return 30 if visit.page.startswith("/demo/products/") else 6
+    if ident == "place-order":
+        return 60 if visit.cart else 8
+    if ident == "checkout":
+        return 45 if visit.cart else 4
+    if ident.startswith(DEAD_BUTTONS):
+        return 5
+    if ident == "login-button":
+        return 0
+    if target.startswith("/demo/products/"):
+        return 14
+    if target == "/demo/cart":
+        return 14 if visit.cart else 1
+    return 3 if target else 0
+
+
+def _act(visit: Visit, element: dict[str, Any]) -> None:
+    """Click the element and do what the demo shop does then."""
+    ident, target = element.get("id", ""), element.get("nav")
+    if ident.startswith(DEAD_BUTTONS) or (ident == "place-order" and not visit.cart):
+        burst = visit.rng.randint(3, 6) if visit.rng.random() < 0.5 else 1
+        for number in range(burst):  # the tracker flags the 3rd and later of a burst
+            visit.click(element, dead=True, rage=number >= 2)
+            visit.ts += timedelta(milliseconds=visit.rng.randint(120, 280))
+        return
+    visit.click(element)
+    visit.ts += timedelta(milliseconds=visit.rng.randint(20, 400))
+    if "add-to-cart" in element.get("classes", []):
+        product = element["selector"].split("#", 1)[1].split(" ", 1)[0].split("-", 1)[1]
+        visit.cart.append(product)
+        visit.add("custom", name="add_to_cart", props={"product": product})
+    elif ident == "place-order":
+        value = sum(PRICES[p] for p in visit.cart)
+        visit.add(
+            "custom",
+            name=settings.CONVERSION_EVENT,
+            props={"value": value, "currency": "EUR", "items": len(visit.cart)},
+        )
+        visit.cart.clear()
+    elif target:
+        visit.view(target)
+
+
+def _walk(visit: Visit, person: dict[str, str] | None) -> None:
+    """Browse until leaving: each step clicks an element of the page by its weight."""
+    for _step in range(visit.rng.randint(3, 16)):
+        visit.wait(4, 75)
+        if person and not visit.user_id and visit.rng.random() < 0.5:
+            login = _element(visit, lambda e: e.get("id") == "login-button")
+            if login:
+                visit.click(login)
+                visit.user_id = person["id"]
+                visit.add(
+                    "custom",
+                    name="$identify",
+                    props={"email": person["email"], "name": person["name"]},
+                )
+                continue
+        elements = [e for e in visit.layout()["elements"] if _weight(visit, e)]
+        weights = [_weight(visit, e) for e in elements]
+        leave = LEAVE.get(visit.page, 30)
+        if not elements or visit.rng.random() < leave / (leave + sum(weights)):
+            break
+        _act(visit, visit.rng.choices(elements, weights=weights)[0])
+    visit.wait(3, 40)
+    visit.leave()
+
+
+def _person(rng: random.Random, index: int) -> dict[str, str]:
+    first, last = rng.choice(who.FIRST_NAMES), rng.choice(who.LAST_NAMES)
+    domain = rng.choice(("example.com", "example.org", "mail.example.net"))
+    email = f"{first}.{last}{index % 97}@{domain}".lower()
+    return {"id": f"cust-{index:05d}", "email": email, "name": f"{first} {last}"}
+
+
+def clicks_generate(
+    *,
+    site: Site,
+    users: int,
+    days: int,
+    now: datetime,
+    seed: int = 7,
+    progress: Callable[[int], None] | None = None,
+) -> int:
+    """Send realistic visits for site over the last `days` days through the collector.
+
+    Each visit is one batch arriving a few seconds after its last event, so it goes
+    through the same validation, sessionization and write path as the tracker.
+    Deterministic for a given seed and now: re-running only produces duplicates. Returns
+    the number of events accepted. Each batch arrives in the past but is logged now
+    (`logged_at`): its log entry is where the applier and the replay look, so it is
+    applied like any other. URLs are on the site's first allowed origin, so "View on
+    page" opens the demo shop's page.
+    """
+    rng = random.Random(seed)  # noqa: S311 - demo data, not security
+    now = timebuckets.as_utc(now)
+    origin = (site.allowed_origins or [DEFAULT_ORIGIN])[0].rstrip("/")
+    accepted = 0
+    for index in range(users):
+        device = who.choose(rng, who.DEVICES)
+        prefix, language = who.choose(rng, who.COUNTRIES)
+        ip = f"{prefix}.{rng.randint(2, 250)}"
+        person = _person(rng, index) if rng.random() < 0.4 else None
+        visits = rng.choices((1, 2, 3, 5, 8), weights=(55, 20, 12, 9, 4))[0]
+        starts = sorted(
+            now - timedelta(seconds=rng.randint(900, days * 86_400)) for _ in range(visits)
+        )
+        for number, start in enumerate(starts):
+            visit = Visit(
+                rng=rng,
+                device=device,
+                anonymous_id=f"anon-{seed}-{index:05d}",
+                origin=origin,
+                tag=f"g{seed}-{index}-{number}",
+                ts=start,
+                user_id=person["id"] if person and number else None,
+            )
+            arrival = who.choose(rng, who.ARRIVALS)
+            visit.view(rng.choice(arrival.landing), query=arrival.query, referrer=arrival.referrer)
+            _walk(visit, person)
+            accepted += _send(site, visit, device, ip, language, now)
+        if progress:
+            progress(1)
+    return accepted
+
+
+def _send(site: Site, visit: Visit, device: Device, ip: str, language: str, now: datetime) -> int:
+    last = datetime.fromisoformat(visit.events[-1]["ts"])
+    source = Source(
+        site=site,
+        received_at=min(now, last + timedelta(seconds=2)),
+        user_agent=device.agent,
+        ip=ip,
+        accept_language=language,
+        name="generate_clicks",
+        logged_at=datetime.now(UTC),
+    )
+    return events_record(source=source, raw_events=visit.events).accepted
+
+
+def demo_site_ensure(*, origins: list[str]) -> tuple[Site, bool]:
+    """Return the demo site, creating it on first use."""
+    site = Site.objects.filter(name="Demo Shop").first()
+    if site is not None:
+        return site, False
+    site = site_create(name="Demo Shop", origins=origins)
+    site.vitals = True  # the demo shop measures web vitals (docs/vitals.md)
+    site.save(update_fields=["vitals"])
+    return site, True

@@ -1,0 +1,121 @@
+"""The Heatmaps page: one page's clicks by layout, its rage- and dead-clicked elements,
+its scroll depth, and "View on page" (the overlay on the customer's own page)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+from urllib.parse import quote
+from zoneinfo import ZoneInfo
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.utils import timezone
+
+from sessions_app.domain.ingest.enrich import VIEWPORTS
+from sessions_app.domain.permissions import site_page
+from sessions_app.features.heatmaps import reads
+from sessions_app.features.web import periods
+from sessions_app.foundation.core import timebuckets
+from sessions_app.foundation.core.bounds import RangeError
+from sessions_app.foundation.models import Site
+
+TOP_FRUSTRATED = 20
+MAX_DAYS = 92  # the day buckets a page's answer and its trend read
+BAR_PX = 18  # the trend's tallest bar
+
+
+def _bars(counts: list[int]) -> dict[str, Any]:
+    """The trend as SVG bars, a day each: x, y, height and the count (a 0 is a 1 px dot)."""
+    top = max(counts, default=0) or 1
+    bars = []
+    for i, n in enumerate(counts):
+        h = max(1, round(n * BAR_PX / top))
+        bars.append({"x": 3 * i, "y": BAR_PX - h, "h": h, "count": n})
+    return {"width": 3 * len(counts), "height": BAR_PX, "bars": bars}
+
+
+def _old_days(params: dict[str, str], zone: ZoneInfo, now: datetime) -> dict[str, str]:
+    """An old link's `days` (7, 30 or 90, the page's choice before the range picker) as
+    the period it meant; the parameters as they are otherwise."""
+    days = params.get("days")
+    if not days or any(params.get(name) for name in periods.PARAMS):
+        return params
+    if days not in {str(d) for d in reads.DAYS}:
+        raise RangeError("days", f"one of {', '.join(map(str, reads.DAYS))}")
+    first = now.astimezone(zone).date() - timedelta(days=int(days) - 1)
+    return {**params, "period": "custom", "from": first.isoformat()}
+
+
+def _samples(site: Site, frustrated: list[dict[str, Any]], samples: dict[str, Any]) -> None:
+    """Each element's latest rage/dead clicks, in their sessions: `replay` when the session
+    has a recording (its link opens the player at `ms`, the click's moment)."""
+    for element in frustrated:
+        element["sessions"] = [
+            {
+                "at": timebuckets.from_epoch_ms(ms),
+                "ms": ms,
+                "event_id": event_id,
+                "session_id": session_id,
+                "rage": rage,
+                "dead": dead,
+            }
+            for ms, event_id, session_id, _, rage, dead in samples.get(element["selector"], [])
+        ]
+    listed = [s for e in frustrated for s in e["sessions"]]  # 20 elements x 10: 200 at most
+    recorded = reads.recorded(site_id=site.id, session_ids=[s["session_id"] for s in listed])
+    for sample in listed:
+        sample["replay"] = str(sample["session_id"]) in recorded
+
+
+@site_page()
+def site_heatmaps(request: HttpRequest, site: Site) -> HttpResponse:
+    """A page's heatmap summary over the period (every page's range picker); 400 naming
+    a bad field."""
+    page = request.GET.get("page", "")
+    vp = request.GET.get("vp", VIEWPORTS[-1])
+    error, answer, view_url, heat, period, note = "", None, "", None, None, ""
+    trend: dict[str, list[int]] = {}
+    try:
+        params = {k: str(v) for k, v in request.GET.items()}
+        zone, now = periods.site_zone(site.time_zone), timezone.now()
+        period = periods.period_param(_old_days(params, zone, now), zone=zone, now=now)
+        start, end, note = periods.capped(period, MAX_DAYS, "Heatmaps cover")
+    except RangeError as exc:
+        error = str(exc)
+    if page and not error:
+        try:
+            answer, heat = reads.range_answer(
+                site_id=site.id, page=page, vp=vp, start=start, end=end, samples=True
+            )
+            _, trend = reads.daily_flags(
+                site_id=site.id, page=page, vp=vp, start=answer["start"], end=answer["end"]
+            )
+        except RangeError as exc:
+            error = str(exc)
+    if answer and site.allowed_origins:
+        token = reads.token_for(site_id=site.id, salt=site.heatmap_salt, page=page)
+        view_url = f"{site.allowed_origins[0].rstrip('/')}{quote(page)}#cs-heatmap={token}"
+    frustrated = sorted(
+        (e for e in (answer or {}).get("elements", []) if e["rage"] or e["dead"]),
+        key=lambda e: (-(e["rage"] + e["dead"]), e["selector"]),
+    )[:TOP_FRUSTRATED]
+    for element in frustrated:
+        element["trend"] = _bars(trend.get(element["selector"], []))
+    _samples(site, frustrated, heat.samples if heat else {})
+    reach = (answer or {}).get("scroll", {}).get("reach", [])
+    context = {
+        "site": site,
+        "error": error,
+        "answer": answer,
+        "values": {"page": page, "vp": vp},
+        "viewports": VIEWPORTS,
+        "period": period,
+        "range_note": note,
+        "frustrated": frustrated,
+        "depths": [{"percent": p, "share": round(100 * reach[p][1])} for p in (25, 50, 75, 100)]
+        if reach
+        else [],
+        "view_url": view_url,
+    }
+    return render(request, "sessions_app/heatmaps.html", context, status=400 if error else 200)

@@ -1,1 +1,0 @@
-"""Goals: a site's named conversions, each one step kind's matcher (goals/kinds.py)."""

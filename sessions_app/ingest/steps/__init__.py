@@ -1,1 +1,0 @@
-"""The ingest steps, one module each, run in order and timed by name by ingest/pipeline.py."""
