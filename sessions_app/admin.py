@@ -1,6 +1,6 @@
 """Django admin (admin role only, see admin_site): sites with audited key rotation and
 disabling; audited site memberships; API tokens (revocable; keys are never stored);
-bucket states, replay watermarks, purge runs, the audit log, erasure receipts
+bucket states, redo watermarks, purge runs, the audit log, erasure receipts
 and suppressions read-only."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from sessions_app.foundation.models import (
     BucketState,
     ErasureRequest,
     PurgeRun,
-    ReplayWatermark,
+    RedoWatermark,
     Site,
     SiteMembership,
     Suppression,
@@ -124,9 +124,9 @@ class BucketStateAdmin(ReadOnlyAdmin):
     date_hierarchy = "bucket"
 
 
-@admin.register(ReplayWatermark)
-class ReplayWatermarkAdmin(ReadOnlyAdmin):
-    list_display = ["site", "replayed_through", "updated_at"]
+@admin.register(RedoWatermark)
+class RedoWatermarkAdmin(ReadOnlyAdmin):
+    list_display = ["site", "redone_through", "updated_at"]
 
 
 @admin.register(UnappliedLogEntry)

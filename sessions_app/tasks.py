@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from sessions_app.domain.aggregates import seal, states
 from sessions_app.domain.erasure import erasures
-from sessions_app.domain.ingest.replay import txlog_replay
+from sessions_app.domain.ingest.redo import txlog_redo
 from sessions_app.domain.jobs import goals, purge
 from sessions_app.domain.ledger import shards
 from sessions_app.domain.system import health
@@ -30,9 +30,9 @@ def pipeline_heartbeat(beat_at: str | None = None) -> str:
 
 
 @shared_task(acks_late=True, soft_time_limit=240, time_limit=300, max_retries=3)
-def replay_transaction_log() -> int:
+def redo_transaction_log() -> int:
     """Apply transaction-log entries whose apply step never finished."""
-    return txlog_replay(now=timezone.now())
+    return txlog_redo(now=timezone.now())
 
 
 @shared_task(acks_late=True, soft_time_limit=120, time_limit=180, max_retries=3)

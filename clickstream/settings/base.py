@@ -190,8 +190,8 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": timedelta(minutes=1),
         "options": {"expires": 55},
     },
-    "replay-transaction-log": {
-        "task": "sessions_app.tasks.replay_transaction_log",
+    "redo-transaction-log": {
+        "task": "sessions_app.tasks.redo_transaction_log",
         "schedule": timedelta(minutes=1),
         "options": {"expires": 55},
     },
@@ -341,16 +341,16 @@ COLLECT_FAST_PATH = env.bool("COLLECT_FAST_PATH", default=True)
 # already written stay in the shard their session id hashed to.
 SESSION_SHARDS = env.int("SESSION_SHARDS", default=2)
 TXLOG_SHARDS = env.int("TXLOG_SHARDS", default=4)
-TXLOG_REPLAY_GRACE = timedelta(seconds=env.int("TXLOG_REPLAY_GRACE_SECONDS", default=60))
-TXLOG_REPLAY_WINDOW = timedelta(hours=env.int("TXLOG_REPLAY_WINDOW_HOURS", default=2))
+TXLOG_REDO_GRACE = timedelta(seconds=env.int("TXLOG_REDO_GRACE_SECONDS", default=60))
+TXLOG_REDO_WINDOW = timedelta(hours=env.int("TXLOG_REDO_WINDOW_HOURS", default=2))
 FAILED_EVENT_PAYLOAD_BYTES = 8 * 1024
 # The applier queue (sessions_app/domain/ingest/applier.py): the collector answers once a
 # plan is in the transaction log and hands it through Redis to `manage.py run_applier`,
 # which writes many plans at once; with no applier alive, or this many plans waiting,
 # the collector writes the plan itself. An applier leaves plans older than
-# APPLY_QUEUE_MAX_AGE_SECONDS to the replay task; it stays below
+# APPLY_QUEUE_MAX_AGE_SECONDS to the redo task; it stays below
 # ERASURE_SETTLE_SECONDS - SUPPRESSION_CACHE_SECONDS, so an erasure's deletes always
-# come after any write from the queue (the replay reads the log, which an erasure edits).
+# come after any write from the queue (the redo reads the log, which an erasure edits).
 APPLY_QUEUE = env.bool("APPLY_QUEUE", default=True)
 APPLY_QUEUE_MAX_PLANS = env.int("APPLY_QUEUE_MAX_PLANS", default=2000)
 APPLY_QUEUE_MAX_AGE_SECONDS = env.int("APPLY_QUEUE_MAX_AGE_SECONDS", default=10)

@@ -1,7 +1,7 @@
 """Sealed aggregates equal a recount of the raw rows after the faults the collector
 survives: a resend logged twice (Redis lost its dedup marks before the first was
 applied), a batch written after its hour was sealed without being late, and a batch
-half applied when its writer died, finished by the log replay. The process faults
+half applied when its writer died, finished by the log redo. The process faults
 (kill -9, Redis restarted empty) end with the same check: tests/faults."""
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ import pytest
 from django.utils import timezone
 
 from sessions_app.domain.aggregates import seal, states
-from sessions_app.domain.ingest import apply, replay
+from sessions_app.domain.ingest import apply, redo
 from sessions_app.domain.ingest.pipeline import Source, events_record
 from sessions_app.domain.ingest.steps import apply as apply_step
 from sessions_app.foundation.core import timebuckets
 from sessions_app.foundation.core.redis_client import redis_client
-from sessions_app.foundation.models import BucketState, ReplayWatermark, Site
+from sessions_app.foundation.models import BucketState, RedoWatermark, Site
 from tests.support.events import event
 from tests.support.recount import recount, seal_and_compare, sealed
 
@@ -27,9 +27,9 @@ pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 @pytest.fixture(autouse=True)
 def _log_checked_since_hours_ago(site):
     """These batches are received 3 h before now, when the fixture site did not exist yet:
-    its replay watermark, set at creation (nothing can be logged before), goes back 6 h."""
+    its redo watermark, set at creation (nothing can be logged before), goes back 6 h."""
     since = timebuckets.floor(timezone.now() - timedelta(hours=6), timebuckets.Width.TEN_MINUTES)
-    ReplayWatermark.objects.filter(site=site).update(replayed_through=since)
+    RedoWatermark.objects.filter(site=site).update(redone_through=since)
 
 
 def _record(site, received_at, events):
@@ -45,10 +45,10 @@ def _recount(site, hour) -> dict:
 
 
 def _replay(settings) -> int:
-    """Run the replay over the last few hours of the log (these batches are 3 h old)."""
-    settings.TXLOG_REPLAY_GRACE = timedelta(0)
-    settings.TXLOG_REPLAY_WINDOW = timedelta(hours=5)
-    return replay.txlog_replay(now=timezone.now() + timedelta(seconds=1), max_buckets=40)
+    """Run the redo over the last few hours of the log (these batches are 3 h old)."""
+    settings.TXLOG_REDO_GRACE = timedelta(0)
+    settings.TXLOG_REDO_WINDOW = timedelta(hours=5)
+    return redo.txlog_redo(now=timezone.now() + timedelta(seconds=1), max_buckets=40)
 
 
 def _hour():
@@ -107,7 +107,7 @@ def test_a_batch_half_applied_when_its_writer_died_is_finished_by_the_replay(
     site, monkeypatch, settings
 ):
     """The writer dies after half of a plan's statements (events of some partitions,
-    perhaps the tally, perhaps not): the hour sealed meanwhile is reopened by the replay's
+    perhaps the tally, perhaps not): the hour sealed meanwhile is reopened by the redo's
     write and resealed to the exact figures."""
     now, hour = _hour()
     BucketState.objects.filter(site=site).delete()

@@ -228,7 +228,7 @@ def test_replayed_and_requeued_plans_overwrite_their_own_tallies(site, monkeypat
     [plan] = applied
     first = sealed(site, hour, from_tallies=True)
 
-    # The replay task (plan_apply) and the applier (plans_apply) write the same plan again.
+    # The redo task (plan_apply) and the applier (plans_apply) write the same plan again.
     apply.plan_apply(plan_decode(plan_encode(plan)))
     apply.plans_apply([plan, plan])
 

@@ -17,7 +17,7 @@ from sessions_app import tasks
 from sessions_app.domain.aggregates import heatmap_rows, seal, stored
 from sessions_app.domain.aggregates.heatmaps import UNKNOWN
 from sessions_app.domain.erasure import erasures
-from sessions_app.domain.ingest import pipeline, replay
+from sessions_app.domain.ingest import pipeline, redo
 from sessions_app.domain.ingest.pipeline import Source, events_record
 from sessions_app.domain.ingest.steps.plan import plan as plan_step
 from sessions_app.domain.ledger import policies
@@ -186,8 +186,8 @@ def test_a_request_held_past_an_erasure_does_not_write_the_user_back(site, setti
     assert isinstance(result.get("error"), pipeline.StorageUnavailable), result
     monkeypatch.undo()
 
-    settings.TXLOG_REPLAY_GRACE = timedelta(0)
-    replay.txlog_replay(now=timezone.now() + timedelta(seconds=1))
+    settings.TXLOG_REDO_GRACE = timedelta(0)
+    redo.txlog_redo(now=timezone.now() + timedelta(seconds=1))
     assert user_sessions.session_list(site_id=site.id, user_key="held") == []
     retry = events_record(source=Source(site=site, received_at=timezone.now()), raw_events=beacon)
     assert retry.accepted == 1 and retry.rejected[0]["reason"].endswith(

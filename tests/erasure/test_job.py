@@ -23,7 +23,7 @@ from sessions_app.domain.aggregates import (
     stored,
 )
 from sessions_app.domain.erasure import erasures, job, scan
-from sessions_app.domain.ingest import replay
+from sessions_app.domain.ingest import redo
 from sessions_app.domain.ingest.plan import EventRow, Plan, SessionSummary, plan_without
 from sessions_app.domain.ingest.state import SessionState, state_key
 from sessions_app.domain.ingest.steps import apply as apply_step
@@ -33,11 +33,11 @@ from sessions_app.foundation.core import timebuckets
 from sessions_app.foundation.core.cql import cassandra_session, prepare
 from sessions_app.foundation.core.redis_client import redis_client
 from sessions_app.foundation.models import AdminAction, BucketState, ErasureRequest, Suppression
-from sessions_app.foundation.tables import session_events as session_events_table
 from sessions_app.foundation.tables import user_sessions
 from tests.support.erasure import ALICE, ALICE_ANON, BOB, Traffic, record_batch
 from tests.support.events import event
 from tests.support.sealing import bucket_aggregate
+from tests.support.sessions import stored_events
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 
@@ -152,7 +152,7 @@ def assert_alice_absent(site, t: Traffic) -> None:
         assert _user_bucket_rows(site, key, t) == [], key
         assert _rolling_rows(site, key, t) == [], key
     for session_id in t.sessions[ALICE] + t.sessions[ALICE_ANON]:
-        assert session_events_table.stored_events(session_id=session_id) == []
+        assert stored_events(session_id=session_id) == []
     for hour in t.hours:
         assert {e["user_key"] for e in _site_rows(site, hour)} == {BOB}
     assert not _feed_keys(site) & alice
@@ -304,7 +304,7 @@ def test_ingest_erase_replay_leaves_nothing_of_the_user(site, traffic, root, set
     assert all(r["payload"] is None for r in erased_rows)
 
     # A log entry the erasure could not have seen (its request passed the check
-    # before the suppression): the replay applies bob's part and drops alice's.
+    # before the suppression): the redo applies bob's part and drops alice's.
     monkeypatch = pytest.MonkeyPatch()
     monkeypatch.setattr(suppression, "suppressed_keys", lambda site_id: frozenset())
     monkeypatch.setattr(apply_step, "plan_apply", lambda plan, **kwargs: None)
@@ -315,8 +315,8 @@ def test_ingest_erase_replay_leaves_nothing_of_the_user(site, traffic, root, set
     )
     monkeypatch.undo()
     assert straggler.accepted == 2
-    settings.TXLOG_REPLAY_GRACE = timedelta(0)
-    assert replay.txlog_replay(now=timezone.now() + timedelta(seconds=1)) >= 1
+    settings.TXLOG_REDO_GRACE = timedelta(0)
+    assert redo.txlog_redo(now=timezone.now() + timedelta(seconds=1)) >= 1
     assert user_sessions.session_list(site_id=site.id, user_key=ALICE_ANON) == []
     assert _user_bucket_rows(site, ALICE_ANON, t) == []
     bob_now = user_sessions.session_list(site_id=site.id, user_key=BOB)[0]

@@ -29,7 +29,7 @@ from tests.support.faults import (
     event_ids_of,
     keyspace_recreate,
     process_stop,
-    replay_run,
+    redo_run,
 )
 
 pytestmark = [
@@ -145,8 +145,8 @@ def test_kill_9_cassandra_gives_503_then_recovers_without_losing_acknowledged_ev
         process_stop(web)
 
     # Batches acknowledged while the node was coming back may be logged but not yet
-    # applied: the replay task (run here against the fault node) completes them.
-    replayed = replay_run(env, ahead=timedelta(seconds=1))
+    # applied: the redo task (run here against the fault node) completes them.
+    redone = redo_run(env, ahead=timedelta(seconds=1))
     driver = Cluster([NODE.address], port=NODE.cql_port, protocol_version=4)
     with driver.connect() as check:
         query = check.prepare(
@@ -165,4 +165,4 @@ def test_kill_9_cassandra_gives_503_then_recovers_without_losing_acknowledged_ev
     expected = {key: e["id"] for key, e in zip(ids, acknowledged, strict=True)}
     assert len(acknowledged) == 60
     missing = sorted(client_id for key, client_id in expected.items() if key not in stored)
-    assert not missing, (missing, replayed)
+    assert not missing, (missing, redone)

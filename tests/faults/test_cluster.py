@@ -31,14 +31,14 @@ from django.utils import timezone
 
 from ops import cassandra as launcher
 from sessions_app.domain.ingest import txlog
-from sessions_app.domain.ingest.replay import log_ttl
+from sessions_app.domain.ingest.redo import log_ttl
 from sessions_app.foundation.core import timebuckets
 from tests.support.faults import (
     collector_start,
     event_ids_of,
     keyspace_recreate,
     process_stop,
-    replay_run,
+    redo_run,
 )
 
 pytestmark = [
@@ -255,13 +255,13 @@ def test_kill_one_of_three_nodes_under_ingest_no_client_error_no_lost_event(site
                 stored += [r.event_id for r in rows]
         entries, unapplied = _log_entries(check)
         # The collector does not wait for an entry's applied mark (domain/ingest/apply.py): one
-        # lost with the node leaves the entry to the replay task, which runs every minute
+        # lost with the node leaves the entry to the redo task, which runs every minute
         # in production and writes the same cells again.
-        # No watermark yet: the replay scans from the log's TTL on, up to 20 minutes ahead.
+        # No watermark yet: the redo scans from the log's TTL on, up to 20 minutes ahead.
         scan = int(log_ttl() / timebuckets.nominal_duration(txlog.LOG_WIDTH)) + 4
-        replayed = 0
+        redone = 0
         if unapplied:
-            replayed = replay_run(env, ahead=timedelta(minutes=20), max_buckets=scan)
+            redone = redo_run(env, ahead=timedelta(minutes=20), max_buckets=scan)
         after = _log_entries(check)
     driver.shutdown()
     ids = event_ids_of(site, load.acknowledged)  # a visitor's time is one request's
@@ -272,7 +272,7 @@ def test_kill_one_of_three_nodes_under_ingest_no_client_error_no_lost_event(site
     assert not missing, missing[:10]
     assert len(stored) == len(unique) == len(expected)  # exactly once
     assert entries == load.beacons  # one entry a request, none written twice
-    assert replayed == len(unapplied), unapplied
+    assert redone == len(unapplied), unapplied
     assert after == (entries, [])  # every entry applied
 
 

@@ -25,7 +25,7 @@ from django.utils import timezone
 
 from sessions_app import tasks
 from sessions_app.domain.aggregates import states
-from sessions_app.domain.ingest.replay import txlog_replay
+from sessions_app.domain.ingest.redo import txlog_redo
 from sessions_app.foundation.core import timebuckets
 from sessions_app.foundation.core.cql import cassandra_session, prepare
 from sessions_app.foundation.core.ids import time_uuid
@@ -111,8 +111,8 @@ def _beacon_load(url: str, site: Site, now: Any, kill: Any) -> dict[str, Any]:
 
 
 def _assert_stored_exactly_once(site: Site, now: Any, sent: dict[str, Any]) -> None:
-    # A batch logged but not applied (killed worker or applier) is completed by the replay.
-    txlog_replay(now=timezone.now() + settings.TXLOG_REPLAY_GRACE + timedelta(seconds=1))
+    # A batch logged but not applied (killed worker or applier) is completed by the redo.
+    txlog_redo(now=timezone.now() + settings.TXLOG_REDO_GRACE + timedelta(seconds=1))
     statement = prepare(
         "SELECT event_id FROM {ks}.user_events_by_bucket "
         "WHERE site_id = ? AND user_key = ? AND bucket = ?"
@@ -151,7 +151,7 @@ def test_kill_9_a_web_worker_under_load_loses_no_acknowledged_event(site):
 
 
 def test_kill_9_the_applier_under_load_loses_no_acknowledged_event(site):
-    """Plans the applier popped and never wrote are in the log: the replay writes them.
+    """Plans the applier popped and never wrote are in the log: the redo writes them.
     Once its alive key expires, the web workers write their plans themselves."""
     from sessions_app.domain.ingest.applier import backlog
 

@@ -1,8 +1,8 @@
 """Every acknowledged event is applied, whatever path logged it.
 
 Each path runs with an applier announced (as under `make run`): its plans wait in
-the queue. Either an applier round then runs (and leaves stale plans to the replay),
-or the applier stays stopped past the replay window; then the replay task runs. Every
+the queue. Either an applier round then runs (and leaves stale plans to the redo),
+or the applier stays stopped past the redo window; then the redo task runs. Every
 event the path acknowledged must be in session_events and site_events_by_bucket,
 and every log entry marked applied. Real Redis and Cassandra.
 """
@@ -23,7 +23,7 @@ from django.utils import timezone
 from sessions_app.domain.ingest import applier
 from sessions_app.domain.ingest.coordination import ALIVE_KEY, INLINE_KEY, QUEUE_KEY
 from sessions_app.domain.ingest.plan import plan_decode
-from sessions_app.domain.ingest.replay import txlog_replay
+from sessions_app.domain.ingest.redo import txlog_redo
 from sessions_app.domain.system import demo
 from sessions_app.foundation.core import timebuckets
 from sessions_app.foundation.core.cql import cassandra_session, prepare
@@ -153,7 +153,7 @@ def _assert_all_applied(site: Site, accepted: int, since: datetime) -> None:
 
 
 @pytest.mark.parametrize("path", PATHS)
-def test_a_running_applier_and_the_replay_apply_every_acknowledged_event(client, site, path):
+def test_a_running_applier_and_the_redo_apply_every_acknowledged_event(client, site, path):
     since = timezone.now() - timedelta(days=DAYS + 1)
     applier.announce()
     accepted = PATHS[path](client, site)
@@ -161,22 +161,20 @@ def test_a_running_applier_and_the_replay_apply_every_acknowledged_event(client,
     assert queued > 0  # under `make run` the plans go to the applier
     applier.drain_once(limit=queued)  # plans logged under past minutes were dropped as stale
 
-    txlog_replay(now=timezone.now() + settings.TXLOG_REPLAY_GRACE + timedelta(seconds=1))
+    txlog_redo(now=timezone.now() + settings.TXLOG_REDO_GRACE + timedelta(seconds=1))
 
     _assert_all_applied(site, accepted, since)
 
 
 @pytest.mark.parametrize("path", ["collector", "segment", "generate_clicks"])
-def test_entries_of_an_applier_stopped_longer_than_the_replay_window_are_replayed(
-    client, site, path
-):
+def test_entries_of_an_applier_stopped_longer_than_the_redo_window_are_redone(client, site, path):
     since = timezone.now() - timedelta(days=DAYS + 1)
     applier.announce()
     accepted = PATHS[path](client, site)
     assert applier.backlog()["queued"] > 0
     redis_client().delete(QUEUE_KEY, ALIVE_KEY)  # the applier died with its queue
-    later = timezone.now() + settings.TXLOG_REPLAY_WINDOW + timedelta(minutes=30)
+    later = timezone.now() + settings.TXLOG_REDO_WINDOW + timedelta(minutes=30)
 
-    txlog_replay(now=later)
+    txlog_redo(now=later)
 
     _assert_all_applied(site, accepted, since)

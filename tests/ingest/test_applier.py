@@ -21,7 +21,7 @@ from django.utils import timezone
 from sessions_app.domain.ingest import applier
 from sessions_app.domain.ingest.coordination import ALIVE_KEY, INLINE_KEY, QUEUE_KEY
 from sessions_app.domain.ingest.pipeline import Source, events_record
-from sessions_app.domain.ingest.replay import txlog_replay
+from sessions_app.domain.ingest.redo import txlog_redo
 from sessions_app.domain.ledger import suppression
 from sessions_app.domain.sessions import feed, lists
 from sessions_app.domain.sessions.activity import user_activity
@@ -29,9 +29,9 @@ from sessions_app.foundation.core import timebuckets
 from sessions_app.foundation.core.cql import cassandra_session, prepare
 from sessions_app.foundation.core.redis_client import redis_client
 from sessions_app.foundation.models import Suppression
-from sessions_app.foundation.tables import session_events as session_events_table
 from sessions_app.foundation.tables import user_sessions
 from tests.support.events import event, minutes
+from tests.support.sessions import stored_events
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 ROOT = Path(__file__).resolve().parents[2]
@@ -106,7 +106,7 @@ def test_queued_plans_are_written_to_every_table_in_one_round(site, live_now):
         assert summary["entry_url"] == f"https://shop.example/p{n}"
         [linked] = user_sessions.session_list(site_id=site.id, user_key=f"u-{n}")
         assert linked["event_count"] == 1
-        assert len(session_events_table.stored_events(session_id=summary["session_id"])) == 2
+        assert len(stored_events(session_id=summary["session_id"])) == 2
         activity = user_activity(site_id=site.id, user_key=anon, start=t0, end=live_now).events
         assert len(activity) == 2
         assert lists.identity_links(site_id=site.id, user_id=f"u-{n}") == [anon]
@@ -132,7 +132,7 @@ def test_the_newest_plan_of_a_session_wins_whatever_the_order_in_a_round(site, l
         "https://shop.example/a",
         "https://shop.example/b",
     )
-    assert len(session_events_table.stored_events(session_id=summary["session_id"])) == 2
+    assert len(stored_events(session_id=summary["session_id"])) == 2
 
 
 def test_with_no_applier_alive_or_a_full_queue_the_collector_writes_the_plan_itself(
@@ -156,7 +156,7 @@ def test_with_no_applier_alive_or_a_full_queue_the_collector_writes_the_plan_its
     assert not _record(site, [event(t0, anon="off")]).queued
 
 
-def test_a_plan_that_waited_too_long_is_left_to_the_replay_task(site, live_now, settings):
+def test_a_plan_that_waited_too_long_is_left_to_the_redo_task(site, live_now, settings):
     applier.announce()
     t0 = live_now - minutes(5)
     _record(site, [event(t0, anon="slow")])
@@ -167,8 +167,8 @@ def test_a_plan_that_waited_too_long_is_left_to_the_replay_task(site, live_now, 
 
     assert (done.stale, done.applied) == (1, 0)
     assert user_sessions.session_list(site_id=site.id, user_key="slow") == []
-    settings.TXLOG_REPLAY_GRACE = minutes(0)
-    assert txlog_replay(now=timezone.now()) >= 1
+    settings.TXLOG_REDO_GRACE = minutes(0)
+    assert txlog_redo(now=timezone.now()) >= 1
     assert user_sessions.session_list(site_id=site.id, user_key="slow")[0]["event_count"] == 1
 
 
@@ -198,7 +198,7 @@ def test_a_key_erased_while_its_plan_waited_is_not_written(site, live_now):
     assert done.applied == 2
     assert user_sessions.session_list(site_id=site.id, user_key="erased-soon") == []
     assert user_sessions.session_list(site_id=site.id, user_key="kept")[0]["event_count"] == 1
-    assert _log_applied(site) == [True, True]  # nothing left for the replay to write
+    assert _log_applied(site) == [True, True]  # nothing left for the redo to write
 
 
 def test_run_applier_applies_queued_plans_and_hands_back_when_stopped(site, live_now):

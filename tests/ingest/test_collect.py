@@ -21,9 +21,9 @@ from sessions_app.foundation.core import timebuckets
 from sessions_app.foundation.core.cql import cassandra_session, prepare
 from sessions_app.foundation.models import Site
 from sessions_app.foundation.tables import user_sessions
-from sessions_app.foundation.tables.session_events import stored_events
 from sessions_app.views.collector import collect
 from tests.support.events import ORIGIN, event, minutes, post
+from tests.support.sessions import stored_events
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

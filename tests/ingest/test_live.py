@@ -15,8 +15,8 @@ from sessions_app.domain.aggregates import sources
 from sessions_app.domain.sessions import activity, feed, lists
 from sessions_app.foundation.core.cql import cassandra_session, prepare
 from sessions_app.foundation.tables import user_sessions
-from sessions_app.foundation.tables.session_events import stored_events
 from tests.support.events import ORIGIN, event, minutes
+from tests.support.sessions import stored_events
 
 pytestmark = pytest.mark.django_db(transaction=True, databases=["default", "cassandra"])
 

@@ -27,10 +27,10 @@ from sessions_app.domain.ingest.redact import TIDY, TOO_DEEP, redactor
 from sessions_app.domain.ingest.validation import validate_event
 from sessions_app.foundation.models import Site
 from sessions_app.foundation.tables import user_sessions
-from sessions_app.foundation.tables.session_events import stored_events
 from tests.support.anywhere import rows_mentioning
 from tests.support.events import event, minutes, post
 from tests.support.hypothesis import examples
+from tests.support.sessions import stored_events
 
 ROOT = Path(__file__).resolve().parents[2]
 NODE_SCRIPT = Path(__file__).with_name("redact_node.mjs")

@@ -12,8 +12,8 @@ from sessions_app.domain.ingest.pipeline import Source, events_record
 from sessions_app.domain.sessions import lists
 from sessions_app.foundation.core.redis_client import redis_client
 from sessions_app.foundation.tables import user_sessions
-from sessions_app.foundation.tables.session_events import stored_events
 from tests.support.events import event, minutes
+from tests.support.sessions import stored_events
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

@@ -16,8 +16,8 @@ from sessions_app.domain.system import health
 from sessions_app.foundation.core import bounds, timebuckets
 from sessions_app.foundation.core.ids import event_uuid
 from sessions_app.foundation.models import SessionEvent, UserEventByBucket, UserSession
-from sessions_app.foundation.tables import session_events as session_events_table
 from sessions_app.foundation.tables import user_sessions
+from tests.support.sessions import stored_events
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 
@@ -101,7 +101,7 @@ def test_session_events_are_in_time_order_whatever_the_write_order(site_id, now)
     ]
     _apply(site_id, events=rows)
 
-    got = session_events_table.stored_events(session_id=sid)
+    got = stored_events(session_id=sid)
 
     assert [e["ts"] for e in got] == [now, now + timedelta(seconds=5), now + timedelta(seconds=20)]
     assert got[1]["props"] == {"plan": "pro"}
@@ -114,7 +114,7 @@ def test_rewriting_the_same_events_adds_no_rows(site_id, now) -> None:
     rows = [_event(site_id, sid, now + timedelta(seconds=s), s) for s in range(4)]
     _apply(site_id, events=rows)
     _apply(site_id, events=rows)
-    assert len(session_events_table.stored_events(session_id=sid)) == 4
+    assert len(stored_events(session_id=sid)) == 4
 
 
 def test_user_events_by_bucket_span_buckets_in_order(site_id, now) -> None:

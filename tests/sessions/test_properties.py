@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from sessions_app import tasks
 from sessions_app.domain.erasure import erasures
-from sessions_app.domain.ingest import replay
+from sessions_app.domain.ingest import redo
 from sessions_app.domain.ingest.pipeline import Source, events_record
 from sessions_app.domain.ingest.steps import apply as apply_step
 from sessions_app.domain.sessions import lists
@@ -41,7 +41,7 @@ def by_name(site, key: str) -> dict[str, dict]:
 def test_the_latest_value_wins_whatever_order_the_identifies_arrive_in(site, monkeypatch, settings):
     now = timezone.now().replace(microsecond=0)
     t1, t2, t3, t4 = (now - timedelta(minutes=m) for m in (40, 30, 20, 10))
-    # Logged but not applied (a crash after the log write): the replay applies it last.
+    # Logged but not applied (a crash after the log write): the redo applies it last.
     monkeypatch.setattr(apply_step, "plan_apply", lambda plan, **kwargs: None)
     identify(site, t2, anon="a", user="u", traits={"plan": "team", "seats": 3}, id="i2")
     monkeypatch.undo()
@@ -49,8 +49,8 @@ def test_the_latest_value_wins_whatever_order_the_identifies_arrive_in(site, mon
     # A late identify from before both: it sets first_set_at, never the value.
     identify(site, t1, anon="a", user="u", traits={"plan": "free", "email": "u@x"}, id="i1")
     identify(site, t3, anon="a", user="u", traits={"plan": "pro"}, id="i3")
-    settings.TXLOG_REPLAY_GRACE = timedelta(0)
-    assert replay.txlog_replay(now=timezone.now() + timedelta(seconds=1), sites=[site]) == 1
+    settings.TXLOG_REDO_GRACE = timedelta(0)
+    assert redo.txlog_redo(now=timezone.now() + timedelta(seconds=1), sites=[site]) == 1
     found = by_name(site, "u")
     assert {n: p["value"] for n, p in found.items()} == {
         "plan": "enterprise",

@@ -25,7 +25,7 @@ from sessions_app.foundation.tables import retention_specs, user_sessions
 from sessions_app.foundation.tables import session_events as session_events_table
 from tests.support.accounts import member
 from tests.support.events import event
-from tests.support.sessions import record_session, timeline_get
+from tests.support.sessions import record_session, stored_events, timeline_get
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 
@@ -267,7 +267,7 @@ def test_materializing_can_be_turned_off(client, site, closed, token, settings):
         "session": user_sessions.session_summary(
             site_id=site.id, user_key="closed", session_id=session_id
         ),
-        "events": session_events_table.stored_events(session_id=session_id),
+        "events": stored_events(session_id=session_id),
     }
     assert len(expected["events"]) == EVENTS and expected["session"] is not None
     for _ in range(2):

@@ -13,8 +13,7 @@ from sessions_app.domain.ledger import sites
 from sessions_app.domain.sessions import timeline
 from sessions_app.foundation.core.jsonfmt import dumps
 from sessions_app.foundation.tables import user_sessions
-from sessions_app.foundation.tables.session_events import stored_events
-from tests.support.sessions import record_session, timeline_get
+from tests.support.sessions import record_session, stored_events, timeline_get
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 

@@ -1,5 +1,5 @@
 """Shared by the fault tests: ports, processes, a fresh keyspace, a gunicorn collector,
-the replay task in its own process, an event's stored id, the environment and user agent
+the redo task in its own process, an event's stored id, the environment and user agent
 of what a test starts and sends."""
 
 from __future__ import annotations
@@ -68,14 +68,14 @@ def keyspace_recreate(driver: Any, keyspace: str, env: dict[str, str]) -> None:
     raise AssertionError(f"sync_cassandra failed {attempts} times:\n{done.stderr[-4000:]}")
 
 
-def replay_run(env: dict[str, str], *, ahead: timedelta, max_buckets: int = 24) -> int:
-    """Run the transaction-log replay once, configured by `env`, as if the replay grace
+def redo_run(env: dict[str, str], *, ahead: timedelta, max_buckets: int = 24) -> int:
+    """Run the transaction-log redo once, configured by `env`, as if the redo grace
     and `ahead` had passed; return how many entries it applied."""
     code = (
         "from datetime import timedelta; from django.conf import settings; "
         "from django.utils import timezone; "
-        "from sessions_app.domain.ingest.replay import txlog_replay; "
-        "print(txlog_replay(now=timezone.now() + settings.TXLOG_REPLAY_GRACE "
+        "from sessions_app.domain.ingest.redo import txlog_redo; "
+        "print(txlog_redo(now=timezone.now() + settings.TXLOG_REDO_GRACE "
         f"+ timedelta(seconds={ahead.total_seconds()}), max_buckets={max_buckets}))"
     )
     done = subprocess.run(

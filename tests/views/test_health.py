@@ -19,7 +19,7 @@ from django.test import override_settings
 from django.utils import timezone
 
 from sessions_app.domain.system import health
-from sessions_app.foundation.models import ReplayWatermark
+from sessions_app.foundation.models import RedoWatermark
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 LIVE = {"ok": True, "checks": {"cassandra": {"ok": True}, "redis": {"ok": True}}}
@@ -83,8 +83,8 @@ def test_deep_check_with_a_token_reports_versions_workers_and_applier(
     assert response.status_code == 200, response.json()
     body = response.json()
     assert body["ok"] is True
-    assert set(body["checks"]) == {"cassandra", "redis", "celery", "replay"}
-    assert body["replay"]["unapplied"] == 0 and body["replay"]["window_seconds"] == 7200
+    assert set(body["checks"]) == {"cassandra", "redis", "celery", "redo"}
+    assert body["redo"]["unapplied"] == 0 and body["redo"]["window_seconds"] == 7200
     assert "Cassandra 5.0" in body["checks"]["cassandra"]["detail"]
     assert "worker" in body["checks"]["celery"]["detail"]
     assert body["applier"]["max"] > 0 and {"queued", "alive", "inline"} <= set(body["applier"])
@@ -185,14 +185,14 @@ def test_no_worker_is_503_naming_celery_and_liveness_stays_200(client, operator,
     assert client.get("/healthz").status_code == 200
 
 
-def test_a_replay_that_stopped_checking_the_log_is_503_naming_replay(client, operator, site):
+def test_a_redo_that_stopped_checking_the_log_is_503_naming_redo(client, operator, site):
     # The site's log was last checked three hours ago: whatever was logged since may be
-    # unapplied for longer than the replay window (2 h).
-    ReplayWatermark.objects.filter(site=site).update(
-        replayed_through=timezone.now() - timedelta(hours=3)
+    # unapplied for longer than the redo window (2 h).
+    RedoWatermark.objects.filter(site=site).update(
+        redone_through=timezone.now() - timedelta(hours=3)
     )
     deep = client.get("/healthz/deep")
     assert deep.status_code == 503
-    assert "replay" in deep.json()["failed"]
-    assert "longer than the replay window" in deep.json()["checks"]["replay"]["detail"]
-    assert deep.json()["replay"]["behind_seconds"] >= 3 * 3600
+    assert "redo" in deep.json()["failed"]
+    assert "longer than the redo window" in deep.json()["checks"]["redo"]["detail"]
+    assert deep.json()["redo"]["behind_seconds"] >= 3 * 3600

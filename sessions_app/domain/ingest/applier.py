@@ -11,8 +11,8 @@ the web workers never wait for the apply.
 
 Redis is not the record: a plan lost from the list (Redis flushed or restarted, an
 applier killed mid-write, a write that failed) is still unapplied in the log, and
-`txlog_replay` applies it after TXLOG_REPLAY_GRACE. A plan that waited longer than
-APPLY_QUEUE_MAX_AGE_SECONDS is left to that replay too: an erasure edits the log
+`txlog_redo` applies it after TXLOG_REDO_GRACE. A plan that waited longer than
+APPLY_QUEUE_MAX_AGE_SECONDS is left to that redo too: an erasure edits the log
 and deletes ERASURE_SETTLE_SECONDS after suppressing a key, so a late write from a
 stale queued copy could bring erased rows back.
 """
@@ -49,8 +49,8 @@ class Round:
 
     popped: int = 0
     applied: int = 0
-    stale: int = 0  # older than APPLY_QUEUE_MAX_AGE: left to the replay task
-    failed: int = 0  # not written (Cassandra error): left to the replay task
+    stale: int = 0  # older than APPLY_QUEUE_MAX_AGE: left to the redo task
+    failed: int = 0  # not written (Cassandra error): left to the redo task
     statements: int = 0
 
 
@@ -132,7 +132,7 @@ def apply_payloads(payloads: list[bytes], *, now: datetime | None = None) -> Rou
         done.applied = len(plans) + len(emptied)
     except Exception:
         done.failed += len(plans) + len(emptied)
-        log.exception("applying %d queued plans failed; left for txlog_replay", done.failed)
+        log.exception("applying %d queued plans failed; left for txlog_redo", done.failed)
     return done
 
 
@@ -149,7 +149,7 @@ def run(stop: threading.Event) -> Round:
         except RedisError as exc:
             log.warning("applier: Redis unavailable (%s); retrying", exc)
             time.sleep(WAIT_SECONDS)
-        except Exception:  # a round's plans are in the log: the replay writes them
+        except Exception:  # a round's plans are in the log: the redo writes them
             log.exception("applier: a round failed; going on")
             time.sleep(WAIT_SECONDS)
     try:
@@ -160,7 +160,7 @@ def run(stop: threading.Event) -> Round:
             if not last.popped:
                 break
     except RedisError:
-        log.warning("applier: Redis unavailable at shutdown; the replay task applies the rest")
+        log.warning("applier: Redis unavailable at shutdown; the redo task applies the rest")
     log.info(
         "applier %s stopped: %d plans applied, %d stale, %d failed",
         os.getpid(),

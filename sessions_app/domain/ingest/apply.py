@@ -51,7 +51,7 @@ def plan_apply(plan: Plan, *, wait_for_mark: bool = True) -> int:
     """Write a plan into every table, then mark its log entry applied; return statements.
 
     The collector does not wait for the mark (`wait_for_mark=False`): a mark that
-    never lands only makes the replay task apply the plan again, which writes the
+    never lands only makes the redo task apply the plan again, which writes the
     same cells.
     """
     work = list(event_statements(plan.events))
@@ -96,7 +96,7 @@ def plans_apply(plans: Sequence[Plan]) -> int:
     few requests instead of a hundred and sixty. Summaries keep their plan's write
     timestamp, so the newest plan's summary wins whatever the order. The marks go
     only once every row is written; on a failure nothing is marked, and the
-    replay task applies those plans again.
+    redo task applies those plans again.
     """
     partitions: dict[tuple[Any, ...], list[Row]] = event_groups(
         e for plan in plans for e in plan.events

@@ -8,7 +8,7 @@ ingest/steps/ and reads and adds to the request's `Intake`:
 
 The accepted batch is in the transaction log (step log) before the answer; then it is
 handed to the applier queue (step queue, when an applier runs) or written to the tables
-(step apply). A failure after the log write is repaired by `txlog_replay`, which
+(step apply). A failure after the log write is repaired by `txlog_redo`, which
 re-applies unapplied entries. Each step's time is in `Outcome.timings`, by its name;
 `make profile` (bench/profile.py) attributes CPU samples to the same names.
 """

@@ -63,7 +63,7 @@ class Plan:
     # The site's event shards when planned: where the batch's tallies go (partial_shard).
     shards: int = 1
     # When the log entry is written, if not at received_at: a backfill (generated or demo
-    # data) sends past arrivals now, and its entry must be where the replay looks.
+    # data) sends past arrivals now, and its entry must be where the redo looks.
     logged_at: datetime | None = None
 
     @property

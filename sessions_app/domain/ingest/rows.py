@@ -56,7 +56,7 @@ class _EventTables:
     by_site: PreparedStatement
     ttl: int
     width: timebuckets.Width
-    # Taken when the statements are built, just before they are sent: a replayed
+    # Taken when the statements are built, just before they are sent: a redone
     # plan is judged by when it is applied, not when it was planned.
     backfill_before: datetime
     histories: dict[uuid.UUID, dict[str, list[tuple[datetime, timebuckets.Width]]]] = field(
@@ -196,7 +196,7 @@ def partial_shard(batch_id: uuid.UUID, shards: int) -> int:
 def partial_rows(plan: Plan) -> Iterable[Keyed]:
     """One bucket_partials row per hour the plan's events fall in: their tally.
 
-    Keyed by the batch id, so a replayed plan overwrites its own tallies; the shard
+    Keyed by the batch id, so a redone plan overwrites its own tallies; the shard
     comes from the batch id and the plan's shard count, never from which events
     are left after an erasure filtered the plan.
     """

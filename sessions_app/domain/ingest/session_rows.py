@@ -37,7 +37,7 @@ def property_rows(plan: Plan) -> Iterable[Keyed]:
 
     Write timestamps carry the event's time (its TimeUUID's microsecond): the value
     and last_set_at with it, first_set_at with it negated, so the latest and the
-    earliest event win in any order of arrival or replay (foundation/tables/user_properties.py).
+    earliest event win in any order of arrival or redo (foundation/tables/user_properties.py).
     An event dated ahead of its receipt counts as set at the latest stamp its request
     may bind (foundation/core/stamps.py), so an erasure's delete shadows it.
     """

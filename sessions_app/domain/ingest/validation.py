@@ -149,7 +149,7 @@ def parse_json(body: bytes) -> Any:
     orjson, not the json module: it refuses what Python's decoder lets through and
     the rest of the pipeline cannot use — NaN and Infinity (stored, they break every
     later read of the session), lone surrogates (accepted, they cannot be encoded for
-    Cassandra, so the batch's apply would fail on every replay) and nesting past 1,024
+    Cassandra, so the batch's apply would fail on every redo) and nesting past 1,024
     levels (a RecursionError) — and it is several times faster.
     """
     if not body.strip():

@@ -43,7 +43,7 @@ def within_deadline(started: float) -> None:
     An erasure deletes ERASURE_SETTLE_SECONDS after it suppresses a key; a request that
     passed the suppression check before that must have written by then. Past this
     deadline nothing more is written: before the log write the request fails (503, and
-    the client's retry meets the suppression); after it, the plan is left to the replay,
+    the client's retry meets the suppression); after it, the plan is left to the redo,
     which strips erased keys. `started` is the request's time.monotonic().
     """
     deadline = write_deadline_seconds()

@@ -16,7 +16,7 @@ from sessions_app.domain.ledger import sizing
 from sessions_app.foundation.core import timebuckets
 from sessions_app.foundation.models import (
     AdminAction,
-    ReplayWatermark,
+    RedoWatermark,
     Site,
 )
 from sessions_app.foundation.models.sites import new_heatmap_salt, new_site_key
@@ -31,7 +31,7 @@ def site_create(*, name: str, origins: list[str], events_per_second: float = 10.
 
     The shard count keeps each hour partition of site_events_by_bucket inside the
     partition budget at the expected event rate (the sizing formula, a shard suffix).
-    The replay task checks its transaction log from now on (nothing is logged before).
+    The redo task checks its transaction log from now on (nothing is logged before).
     """
     shards = sizing.shards_for(
         writes_per_second=events_per_second,
@@ -40,9 +40,9 @@ def site_create(*, name: str, origins: list[str], events_per_second: float = 10.
     )
     site = Site.objects.create(name=name, allowed_origins=origins, event_shards=shards)
     start = timebuckets.floor(
-        datetime.now(UTC) - settings.TXLOG_REPLAY_GRACE, timebuckets.Width.TEN_MINUTES
+        datetime.now(UTC) - settings.TXLOG_REDO_GRACE, timebuckets.Width.TEN_MINUTES
     )
-    ReplayWatermark.objects.create(site=site, replayed_through=start)
+    RedoWatermark.objects.create(site=site, redone_through=start)
     return site
 
 

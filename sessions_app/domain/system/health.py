@@ -23,7 +23,7 @@ from django.db import connections
 from django.utils import timezone
 
 from sessions_app.domain.ingest.applier import backlog
-from sessions_app.domain.ingest.replay import replay_backlog
+from sessions_app.domain.ingest.redo import redo_backlog
 from sessions_app.foundation.core import timebuckets
 from sessions_app.foundation.core.cql import (
     ALIAS,
@@ -89,10 +89,10 @@ def health_celery() -> Check:
     return Check(True, f"{len(workers)} worker(s): {', '.join(workers)}")
 
 
-def health_replay(*, now: datetime) -> tuple[Check, dict[str, Any]]:
-    """Check that no acknowledged batch waits unapplied longer than TXLOG_REPLAY_WINDOW."""
+def health_redo(*, now: datetime) -> tuple[Check, dict[str, Any]]:
+    """Check that no acknowledged batch waits unapplied longer than TXLOG_REDO_WINDOW."""
     try:
-        state = replay_backlog(now=now)
+        state = redo_backlog(now=now)
     except Exception as exc:  # noqa: BLE001
         return Check(False, f"{type(exc).__name__}: {exc}"), {}
     oldest, behind = state["oldest_unapplied_seconds"], state["behind_seconds"]
@@ -101,7 +101,7 @@ def health_replay(*, now: datetime) -> tuple[Check, dict[str, Any]]:
         f" log checked up to {behind} s ago"
     )
     if not state["ok"]:
-        detail += f": longer than the replay window ({state['window_seconds']} s)"
+        detail += f": longer than the redo window ({state['window_seconds']} s)"
     return Check(bool(state.pop("ok")), detail), state
 
 
@@ -135,20 +135,20 @@ def liveness_report() -> dict[str, Any]:
 
 
 def health_report(*, now: datetime | None = None) -> dict[str, Any]:
-    """Return every probe's outcome with its detail, the applier queue, the replay's
+    """Return every probe's outcome with its detail, the applier queue, the redo's
     backlog, and what failed."""
-    replay, unapplied = health_replay(now=now or timezone.now())
+    redo, unapplied = health_redo(now=now or timezone.now())
     checks = {
         "cassandra": health_cassandra(),
         "redis": health_redis(),
         "celery": health_celery(),
-        "replay": replay,
+        "redo": redo,
     }
     report: dict[str, Any] = {
         "ok": all(check.ok for check in checks.values()),
         "checks": {name: {"ok": c.ok, "detail": c.detail} for name, c in checks.items()},
         "applier": _applier_state(),
-        "replay": unapplied,
+        "redo": unapplied,
     }
     if not report["ok"]:
         failed = [name for name, c in checks.items() if not c.ok]

@@ -40,7 +40,7 @@ from .goals import Goal
 from .retention import AdminAction, PurgeRun, PurgeWatermark, RetentionPolicy
 from .sites import (
     BucketState,
-    ReplayWatermark,
+    RedoWatermark,
     Site,
     SiteMembership,
     UnappliedLogEntry,
@@ -77,9 +77,9 @@ __all__ = [
     "PipelineHeartbeat",
     "PurgeRun",
     "PurgeWatermark",
+    "RedoWatermark",
     "ReplayAsset",
     "ReplayChunk",
-    "ReplayWatermark",
     "RetentionPolicy",
     "RollingCount",
     "SeriesPoint",

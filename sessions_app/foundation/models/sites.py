@@ -190,23 +190,23 @@ class SiteMembership(models.Model):
         return f"{self.user} in {self.site}: {self.role}"
 
 
-class ReplayWatermark(models.Model):
-    """Transaction-log minutes of a site already checked by the replay task (a FillState).
+class RedoWatermark(models.Model):
+    """Transaction-log minutes of a site already checked by the redo task (a FillState).
 
-    Every entry logged before `replayed_through` is applied, or kept in view as an
-    UnappliedLogEntry: the replay never moves past an entry it could not apply.
+    Every entry logged before `redone_through` is applied, or kept in view as an
+    UnappliedLogEntry: the redo never moves past an entry it could not apply.
     """
 
     site = models.OneToOneField(Site, on_delete=models.CASCADE, primary_key=True)
-    replayed_through = models.DateTimeField()
+    redone_through = models.DateTimeField()
     updated_at = models.DateTimeField(auto_now=True)
 
     def __str__(self) -> str:
-        return f"{self.site_id} replayed through {self.replayed_through.isoformat()}"
+        return f"{self.site_id} redone through {self.redone_through.isoformat()}"
 
 
 class UnappliedLogEntry(models.Model):
-    """A transaction-log entry the replay could not apply: retried every run until it
+    """A transaction-log entry the redo could not apply: retried every run until it
     applies or its log TTL ends, and reported by /healthz/deep."""
 
     site = models.ForeignKey(Site, on_delete=models.CASCADE)

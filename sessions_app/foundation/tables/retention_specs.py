@@ -84,7 +84,7 @@ class PolicySpec:
                 "a year old"
             )
         if self.key == TRANSACTION_LOG:
-            return 1, "the replay task re-applies entries from the last TXLOG_REPLAY_WINDOW"
+            return 1, "the replay task re-applies entries from the last TXLOG_REDO_WINDOW"
         return MIN_DAYS, "a policy keeps data at least a day"
 
 

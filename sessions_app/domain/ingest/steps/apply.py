@@ -1,6 +1,6 @@
 """Step apply: write the plan to the tables in the request when nothing took it (no
 applier alive, its queue full, Redis down, APPLY_QUEUE=false): the applier's writes
-(domain/ingest/apply.py) for this one plan. A failure leaves it to the replay: it is logged."""
+(domain/ingest/apply.py) for this one plan. A failure leaves it to the redo: it is logged."""
 
 from __future__ import annotations
 
@@ -21,5 +21,5 @@ def apply(intake: Intake) -> None:
     try:
         within_deadline(intake.started)
         plan_apply(plan_without_erased(intake.plan), wait_for_mark=False)
-    except Exception:  # the plan is in the log: the replay task finishes it
-        log.exception("apply of batch %s failed; left for txlog_replay", intake.batch_id)
+    except Exception:  # the plan is in the log: the redo task finishes it
+        log.exception("apply of batch %s failed; left for txlog_redo", intake.batch_id)

@@ -1,11 +1,11 @@
-"""Replay the transaction log: re-apply entries that were logged but never marked applied.
+"""Redo the transaction log: re-apply entries that were logged but never marked applied.
 
-The guarantee: an acknowledged batch is in its tables within TXLOG_REPLAY_GRACE plus
+The guarantee: an acknowledged batch is in its tables within TXLOG_REDO_GRACE plus
 one beat (the task runs every minute) of its log write, whoever wrote it and whether
 or not an applier ran. What cannot be applied is never passed over: it stays an
 UnappliedLogEntry, retried every run until it applies or its log TTL ends, counted
-by `replay_backlog` (/healthz/deep) and logged at ERROR once older than
-TXLOG_REPLAY_WINDOW.
+by `redo_backlog` (/healthz/deep) and logged at ERROR once older than
+TXLOG_REDO_WINDOW.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from sessions_app.domain.ingest.steps.buckets import plan_buckets_touch
 from sessions_app.domain.ingest.txlog import LogEntry, log_mark_applied
 from sessions_app.domain.ledger import policies, suppression
 from sessions_app.foundation.core import timebuckets
-from sessions_app.foundation.models import ReplayWatermark, Site, UnappliedLogEntry
+from sessions_app.foundation.models import RedoWatermark, Site, UnappliedLogEntry
 from sessions_app.foundation.tables import retention_specs
 
 log = logging.getLogger(__name__)
@@ -34,48 +34,46 @@ MAX_RETRIES = 500  # known unapplied entries retried per site per run, oldest fi
 
 
 def log_ttl() -> timedelta:
-    """How long a transaction-log entry lives (after that it can no longer be replayed)."""
+    """How long a transaction-log entry lives (after that it can no longer be redone)."""
     return timedelta(seconds=policies.ttl_seconds(retention_specs.TRANSACTION_LOG))
 
 
-def txlog_replay(
-    *, now: datetime, max_buckets: int = 24, sites: Iterable[Site] | None = None
-) -> int:
+def txlog_redo(*, now: datetime, max_buckets: int = 24, sites: Iterable[Site] | None = None) -> int:
     """Apply transaction-log entries that were never marked applied; return how many.
 
-    Every site's log by default; `sites` narrows the run to those (a test replays its own).
+    Every site's log by default; `sites` narrows the run to those (a test redoes its own).
 
     Per site: first retry the entries known unapplied, then scan the log from the
-    watermark up to now minus the replay grace (younger entries may still be
+    watermark up to now minus the redo grace (younger entries may still be
     applying), at most `max_buckets` log buckets a run; the watermark then moves
     past the buckets fully behind that horizon. A site without a watermark (older
     than this bookkeeping) is scanned from the log's TTL on. Events, sessions and
     links of suppressed (erased) user keys are dropped from each plan first, so a
-    replay never brings them back.
+    redo never brings them back.
 
     An entry that fails to apply is logged and does not stop the others, nor other
     sites: it becomes an UnappliedLogEntry, so the watermark can move on without
     ever losing sight of it.
     """
     now = timebuckets.as_utc(now)
-    replayed = 0
+    redone = 0
     for site in Site.objects.all() if sites is None else sites:
         try:
-            replayed += _site_replay(site, now=now, max_buckets=max_buckets)
+            redone += _site_redo(site, now=now, max_buckets=max_buckets)
         except Exception:  # this site's log could not be read: the next run tries again
-            log.exception("replay of site %s stopped; its watermark stays", site.id)
+            log.exception("redo of site %s stopped; its watermark stays", site.id)
         _report_overdue(site, now=now)
-    return replayed
+    return redone
 
 
-def _site_replay(site: Site, *, now: datetime, max_buckets: int) -> int:
+def _site_redo(site: Site, *, now: datetime, max_buckets: int) -> int:
     width = txlog.LOG_WIDTH
-    horizon = timebuckets.floor(now - settings.TXLOG_REPLAY_GRACE, width)
-    mark = ReplayWatermark.objects.filter(site=site).first()
+    horizon = timebuckets.floor(now - settings.TXLOG_REDO_GRACE, width)
+    mark = RedoWatermark.objects.filter(site=site).first()
     oldest = timebuckets.floor(now - log_ttl(), width)
-    start = max(mark.replayed_through, oldest) if mark else oldest
+    start = max(mark.redone_through, oldest) if mark else oldest
     suppressed = suppression.suppressed_keys(site_id=site.id)
-    replayed = 0
+    redone = 0
     retried: set[uuid.UUID] = set()
     for known in UnappliedLogEntry.objects.filter(site=site).order_by("logged_at")[:MAX_RETRIES]:
         retried.add(known.batch_id)
@@ -86,9 +84,9 @@ def _site_replay(site: Site, *, now: datetime, max_buckets: int) -> int:
             if entry is None and known.logged_at + log_ttl() <= now:
                 log.error("transaction-log entry %s expired unapplied (site %s)", known, site.id)
             known.delete()
-        elif (error := _replay_entry(site, entry, suppressed)) is None:
+        elif (error := _redo_entry(site, entry, suppressed)) is None:
             known.delete()
-            replayed += 1
+            redone += 1
         else:
             _remember(site, entry, error)
     scanned = timebuckets.buckets_between(start, now, width)[:max_buckets]
@@ -97,24 +95,24 @@ def _site_replay(site: Site, *, now: datetime, max_buckets: int) -> int:
             site_id=site.id,
             minute=bucket,
             shards=settings.TXLOG_SHARDS,
-            received_before=now - settings.TXLOG_REPLAY_GRACE,
+            received_before=now - settings.TXLOG_REDO_GRACE,
         ):
             if entry.batch_id in retried:
                 continue
-            if (error := _replay_entry(site, entry, suppressed)) is None:
-                replayed += 1
+            if (error := _redo_entry(site, entry, suppressed)) is None:
+                redone += 1
             else:
                 _remember(site, entry, error)
     # Every entry of a bucket fully behind the horizon is now applied or remembered.
     done = [b for b in scanned if timebuckets.next_start(b, width) <= horizon]
     if done:
-        ReplayWatermark.objects.update_or_create(
-            site=site, defaults={"replayed_through": timebuckets.next_start(done[-1], width)}
+        RedoWatermark.objects.update_or_create(
+            site=site, defaults={"redone_through": timebuckets.next_start(done[-1], width)}
         )
-    return replayed
+    return redone
 
 
-def _replay_entry(site: Site, entry: LogEntry, suppressed: frozenset[str]) -> str | None:
+def _redo_entry(site: Site, entry: LogEntry, suppressed: frozenset[str]) -> str | None:
     """Apply one unapplied log entry; None, or why it failed (logged)."""
     try:
         plan = plan_decode(entry.payload)
@@ -124,7 +122,7 @@ def _replay_entry(site: Site, entry: LogEntry, suppressed: frozenset[str]) -> st
         if plan.events and not kept.events:  # nothing left to apply: mark it
             log_mark_applied(plan)
     except Exception as exc:
-        log.exception("replay of transaction-log entry %s failed", entry.batch_id)
+        log.exception("redo of transaction-log entry %s failed", entry.batch_id)
         return f"{type(exc).__name__}: {exc}"[:500]
     return None
 
@@ -144,14 +142,14 @@ def _remember(site: Site, entry: LogEntry, error: str) -> None:
 
 
 def _report_overdue(site: Site, *, now: datetime) -> None:
-    """Log at ERROR the site's entries unapplied for longer than TXLOG_REPLAY_WINDOW."""
+    """Log at ERROR the site's entries unapplied for longer than TXLOG_REDO_WINDOW."""
     late = UnappliedLogEntry.objects.filter(
-        site=site, logged_at__lt=now - settings.TXLOG_REPLAY_WINDOW
+        site=site, logged_at__lt=now - settings.TXLOG_REDO_WINDOW
     ).order_by("logged_at")
     oldest = late.first()
     if oldest is not None:
         log.error(
-            "site %s: %d transaction-log entries unapplied for longer than the replay "
+            "site %s: %d transaction-log entries unapplied for longer than the redo "
             "window, the oldest %s logged %s (%s); retried every run until the log TTL "
             "ends, see /healthz/deep",
             site.id,
@@ -162,16 +160,16 @@ def _report_overdue(site: Site, *, now: datetime) -> None:
         )
 
 
-def replay_backlog(*, now: datetime) -> dict[str, Any]:
-    """Return what the replay has not applied yet: unapplied entries and how far behind it is.
+def redo_backlog(*, now: datetime) -> dict[str, Any]:
+    """Return what the redo has not applied yet: unapplied entries and how far behind it is.
 
-    `ok` is false once an entry waited longer than TXLOG_REPLAY_WINDOW, or a site's
-    log was last checked longer ago than that (the replay task is not running).
+    `ok` is false once an entry waited longer than TXLOG_REDO_WINDOW, or a site's
+    log was last checked longer ago than that (the redo task is not running).
     """
     now = timebuckets.as_utc(now)
-    window = settings.TXLOG_REPLAY_WINDOW
+    window = settings.TXLOG_REDO_WINDOW
     found = UnappliedLogEntry.objects.aggregate(count=Count("pk"), oldest=Min("logged_at"))
-    through = ReplayWatermark.objects.aggregate(oldest=Min("replayed_through"))["oldest"]
+    through = RedoWatermark.objects.aggregate(oldest=Min("redone_through"))["oldest"]
     oldest_age = (now - found["oldest"]).total_seconds() if found["oldest"] else 0.0
     behind = max(0.0, (now - through).total_seconds()) if through else 0.0
     limit = window.total_seconds()

@@ -1,4 +1,4 @@
-"""Eventually atomic: a crash after the log write is repaired by the replay task."""
+"""Eventually atomic: a crash after the log write is repaired by the redo task."""
 
 from __future__ import annotations
 
@@ -8,17 +8,17 @@ import pytest
 from django.utils import timezone
 
 from sessions_app import tasks
-from sessions_app.domain.ingest import replay
+from sessions_app.domain.ingest import redo
 from sessions_app.domain.ingest.steps import apply as apply_step
 from sessions_app.domain.ledger import sites, suppression
 from sessions_app.domain.sessions import activity, feed
 from sessions_app.domain.system import health
 from sessions_app.foundation.core import timebuckets
 from sessions_app.foundation.core.cql import cassandra_session, prepare
-from sessions_app.foundation.models import ReplayWatermark, UnappliedLogEntry
-from sessions_app.foundation.tables import session_events as session_events_table
+from sessions_app.foundation.models import RedoWatermark, UnappliedLogEntry
 from sessions_app.foundation.tables import user_sessions
 from tests.support.events import event, minutes, post
+from tests.support.sessions import stored_events
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
 
@@ -42,7 +42,7 @@ def _log_rows(site, since):
     ]
 
 
-def test_crash_between_log_and_apply_is_completed_by_replay(
+def test_crash_between_log_and_apply_is_completed_by_redo(
     client, site, live_now, monkeypatch, settings
 ):
     def crash(plan):
@@ -58,13 +58,13 @@ def test_crash_between_log_and_apply_is_completed_by_replay(
     assert user_sessions.session_list(site_id=site.id, user_key="anon-1") == []
     monkeypatch.undo()
 
-    settings.TXLOG_REPLAY_GRACE = minutes(0)
-    replayed = tasks.replay_transaction_log.apply().get()
+    settings.TXLOG_REDO_GRACE = minutes(0)
+    redone = tasks.redo_transaction_log.apply().get()
 
-    assert replayed >= 1
+    assert redone >= 1
     [summary] = user_sessions.session_list(site_id=site.id, user_key="anon-1")
     assert summary["event_count"] == 2
-    assert len(session_events_table.stored_events(session_id=summary["session_id"])) == 2
+    assert len(stored_events(session_id=summary["session_id"])) == 2
     assert (
         len(
             activity.user_activity(
@@ -75,12 +75,12 @@ def test_crash_between_log_and_apply_is_completed_by_replay(
     )
     assert [f["session_id"] for f in feed.feed_latest(site_id=site.id)] == [summary["session_id"]]
     assert [r["applied"] for r in _log_rows(site, live_now)] == [True]
-    assert ReplayWatermark.objects.filter(site=site).exists()
+    assert RedoWatermark.objects.filter(site=site).exists()
     # Nothing left: a second run applies nothing for this site.
-    assert replay.txlog_replay(now=timezone.now(), sites=[site]) == 0
+    assert redo.txlog_redo(now=timezone.now(), sites=[site]) == 0
 
 
-def test_replaying_an_applied_plan_changes_nothing(client, site, live_now):
+def test_redoing_an_applied_plan_changes_nothing(client, site, live_now):
     t0 = live_now - minutes(15)
     post(client, site, [event(t0), event(t0 + minutes(1))])
     before = user_sessions.session_list(site_id=site.id, user_key="anon-1")
@@ -100,7 +100,7 @@ def test_replaying_an_applied_plan_changes_nothing(client, site, live_now):
     )
     plan_apply(plan_decode(payload))
     assert user_sessions.session_list(site_id=site.id, user_key="anon-1") == before
-    assert len(session_events_table.stored_events(session_id=before[0]["session_id"])) == 2
+    assert len(stored_events(session_id=before[0]["session_id"])) == 2
 
 
 def _key(site, since):
@@ -120,7 +120,7 @@ def _key(site, since):
     raise AssertionError("no log entry")
 
 
-def test_replay_of_a_plan_whose_keys_were_all_erased_only_marks_it(
+def test_redo_of_a_plan_whose_keys_were_all_erased_only_marks_it(
     client, site, live_now, monkeypatch, settings
 ):
     from sessions_app.foundation.models import Suppression
@@ -130,13 +130,13 @@ def test_replay_of_a_plan_whose_keys_were_all_erased_only_marks_it(
     monkeypatch.undo()
     Suppression.objects.create(site=site, key="gone")
     suppression.suppressed_keys_forget(site_id=site.id)
-    settings.TXLOG_REPLAY_GRACE = minutes(0)
+    settings.TXLOG_REDO_GRACE = minutes(0)
 
-    assert replay.txlog_replay(now=timezone.now(), sites=[site]) == 1
+    assert redo.txlog_redo(now=timezone.now(), sites=[site]) == 1
 
     assert user_sessions.session_list(site_id=site.id, user_key="gone") == []
     assert [r["applied"] for r in _log_rows(site, live_now)] == [True]
-    assert replay.txlog_replay(now=timezone.now(), sites=[site]) == 0
+    assert redo.txlog_redo(now=timezone.now(), sites=[site]) == 0
 
 
 @pytest.mark.parametrize("expired", [False, True], ids=["young", "past-the-window"])
@@ -157,34 +157,34 @@ def test_an_entry_that_keeps_failing_is_kept_in_view_and_stops_neither_others_no
             raise ValueError("cannot be encoded")
         apply(plan, **kw)
 
-    monkeypatch.setattr(replay, "plan_apply", poisoned)
-    settings.TXLOG_REPLAY_GRACE = minutes(0)
+    monkeypatch.setattr(redo, "plan_apply", poisoned)
+    settings.TXLOG_REDO_GRACE = minutes(0)
     # Half an hour on, the entries' bucket is behind the horizon: the watermark moves
     # past it, the failing entry stays in view; past the window it is an ERROR.
-    settings.TXLOG_REPLAY_WINDOW = minutes(20) if expired else minutes(120)
+    settings.TXLOG_REDO_WINDOW = minutes(20) if expired else minutes(120)
     later = timezone.now() + minutes(30)
     bucket = _key(site, live_now)[0]  # the first entry's log partition
 
-    assert replay.txlog_replay(now=later) == 2
+    assert redo.txlog_redo(now=later) == 2
     assert user_sessions.session_list(site_id=site.id, user_key="fine")
     assert user_sessions.session_list(site_id=other.id, user_key="elsewhere")
     assert user_sessions.session_list(site_id=site.id, user_key="poison") == []
     for s in (site, other):
-        assert ReplayWatermark.objects.get(site=s).replayed_through > bucket
+        assert RedoWatermark.objects.get(site=s).redone_through > bucket
     [kept] = UnappliedLogEntry.objects.filter(site=site)
     assert "cannot be encoded" in kept.error
-    overdue = [r for r in caplog.records if r.levelname == "ERROR" and "replay window" in r.message]
+    overdue = [r for r in caplog.records if r.levelname == "ERROR" and "redo window" in r.message]
     assert bool(overdue) is expired and (not expired or str(kept.batch_id) in overdue[0].message)
     report = health.health_report(now=later)
-    assert report["replay"]["unapplied"] == 1
-    assert report["checks"]["replay"]["ok"] is not expired
-    assert ("replay" in report.get("failed", [])) is expired
+    assert report["redo"]["unapplied"] == 1
+    assert report["checks"]["redo"]["ok"] is not expired
+    assert ("redo" in report.get("failed", [])) is expired
 
-    assert replay.txlog_replay(now=later) == 0  # retried, still failing: still in view
+    assert redo.txlog_redo(now=later) == 0  # retried, still failing: still in view
     assert UnappliedLogEntry.objects.get(pk=kept.pk).attempts == 2
     monkeypatch.undo()  # whatever failed is fixed: the next run applies it
-    assert replay.txlog_replay(now=later) == 1
+    assert redo.txlog_redo(now=later) == 1
     assert user_sessions.session_list(site_id=site.id, user_key="poison")
     assert not UnappliedLogEntry.objects.exists()
     assert [r["applied"] for r in _log_rows(site, live_now)] == [True, True]
-    assert health.health_report(now=later)["replay"]["unapplied"] == 0
+    assert health.health_report(now=later)["redo"]["unapplied"] == 0
