@@ -49,12 +49,12 @@ from bench.node import settle  # noqa: E402
 from bench.sealing import SHARDS, hour_of_events  # noqa: E402
 from bench.timing import fresh_site, interleaved, sizes  # noqa: E402
 from sessions_app.domain.aggregates.breakdowns import names  # noqa: E402
-from sessions_app.domain.aggregates.goals import TOTAL, GoalCount  # noqa: E402
+from sessions_app.domain.aggregates.goal_counts import TOTAL, GoalCount  # noqa: E402
 from sessions_app.domain.aggregates.products import GOALS as GOAL_PRODUCT  # noqa: E402
 from sessions_app.domain.aggregates.seal import aggregate_ttl, bucket_seal  # noqa: E402
 from sessions_app.domain.aggregates.sketch import sketch_of  # noqa: E402
 from sessions_app.domain.goals.defs import site_goals  # noqa: E402
-from sessions_app.domain.jobs.goals import goal_save  # noqa: E402
+from sessions_app.domain.jobs.goal_backfill import goal_save  # noqa: E402
 from sessions_app.features.analysis import goal_table  # noqa: E402
 from sessions_app.features.analysis.kpi_report import site_period  # noqa: E402
 from sessions_app.foundation.core import timebuckets  # noqa: E402

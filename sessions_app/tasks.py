@@ -13,7 +13,7 @@ from django.utils import timezone
 from sessions_app.domain.aggregates import seal, states
 from sessions_app.domain.erasure import erasures
 from sessions_app.domain.ingest.redo import txlog_redo
-from sessions_app.domain.jobs import goals, purge
+from sessions_app.domain.jobs import goal_backfill, purge
 from sessions_app.domain.ledger import shards
 from sessions_app.domain.system import health
 from sessions_app.features.funnels import defs, queue, results, scan
@@ -95,16 +95,18 @@ def backfill_goal(
     goal_id: int, site_id: str | None = None, claim: str | None = None
 ) -> dict[str, int]:
     """Count a new or changed goal in the sealed hours whose raw rows are kept (progress
-    on the goal); the goal says failed if it stops. Sent by `goals.backfill_queue` with
+    on the goal); the goal says failed if it stops. Sent by `goal_backfill.backfill_queue` with
     the place it holds (`claim`): one at a time a goal, a lapsed claim's task does nothing."""
-    return goals.goal_backfill(goal_id=goal_id, now=timezone.now(), site_id=site_id, claim=claim)
+    return goal_backfill.goal_backfill(
+        goal_id=goal_id, now=timezone.now(), site_id=site_id, claim=claim
+    )
 
 
 @shared_task(acks_late=True, soft_time_limit=30, time_limit=60, max_retries=3)
 def resume_goal_backfills() -> int:
     """Send the goal backfills that wait for a place on the analysis queue, and those whose
     task was lost (its claim lapsed)."""
-    return goals.backfills_resume()
+    return goal_backfill.backfills_resume()
 
 
 # Below the broker's visibility timeout (3,600 s), or Redis would hand a running
@@ -167,5 +169,5 @@ def funnel_day(site_id: str, version_id: int, day: str, digest: str) -> int:
         )
     finally:
         queue.day_done(site_id=site_id, digest=digest, day=when)
-        goals.backfills_resume(site_id=site_id)  # a place is free: a waiting backfill first
+        goal_backfill.backfills_resume(site_id=site_id)  # a place is free: a waiting backfill first
     return part.scanned

@@ -23,7 +23,7 @@ from rest_framework.response import Response
 from sessions_app.api.exports import csv_cell
 from sessions_app.domain.goals.defs import goal_of
 from sessions_app.domain.goals.steps import StepSerializer
-from sessions_app.domain.jobs import goals as goal_jobs
+from sessions_app.domain.jobs import goal_backfill as goal_jobs
 from sessions_app.domain.permissions import ADMIN, SiteView
 from sessions_app.features.analysis import dashboard, goal_table
 from sessions_app.features.analysis.kpi_report import period_report, site_period

@@ -13,7 +13,7 @@ from django.utils import timezone
 from sessions_app.domain.goals.defs import goal_of
 from sessions_app.domain.goals.kinds import STEP_KINDS
 from sessions_app.domain.goals.steps import OPS
-from sessions_app.domain.jobs import goals as goal_jobs
+from sessions_app.domain.jobs import goal_backfill as goal_jobs
 from sessions_app.domain.permissions import ADMIN, site_page, site_role
 from sessions_app.foundation.core.bounds import RangeError
 from sessions_app.foundation.models import Goal, Site

@@ -12,7 +12,7 @@ import pytest
 from django.utils import timezone
 
 from sessions_app.domain.aggregates import seal, states
-from sessions_app.domain.ingest import apply, redo
+from sessions_app.domain.ingest import plan_writes, redo
 from sessions_app.domain.ingest.pipeline import Source, events_record
 from sessions_app.domain.ingest.steps import apply as apply_step
 from sessions_app.foundation.core import timebuckets
@@ -129,7 +129,7 @@ def test_a_batch_half_applied_when_its_writer_died_is_finished_by_the_replay(
         for i in range(12)
         for v in range(3)
     ]
-    real = apply.execute_all
+    real = plan_writes.execute_all
     written: list[int] = []
 
     def dies_halfway(work):
@@ -139,7 +139,7 @@ def test_a_batch_half_applied_when_its_writer_died_is_finished_by_the_replay(
         real(landed)
         raise ConnectionError("the worker was killed mid-batch")
 
-    monkeypatch.setattr(apply, "execute_all", dies_halfway)
+    monkeypatch.setattr(plan_writes, "execute_all", dies_halfway)
     assert _record(site, hour + timedelta(minutes=30), events).accepted == 36
     monkeypatch.undo()
     assert written and written[0] > 0  # something of the batch landed

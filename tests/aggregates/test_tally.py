@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from sessions_app.domain.aggregates import seal, tally, totals
 from sessions_app.domain.aggregates.stored import bucket_user_counts
 from sessions_app.domain.erasure import erasures
-from sessions_app.domain.ingest import apply, rows
+from sessions_app.domain.ingest import plan_writes, rows
 from sessions_app.domain.ingest.pipeline import Source, events_record
 from sessions_app.domain.ingest.plan import Plan, plan_decode, plan_encode
 from sessions_app.domain.ingest.steps import apply as apply_step
@@ -229,8 +229,8 @@ def test_replayed_and_requeued_plans_overwrite_their_own_tallies(site, monkeypat
     first = sealed(site, hour, from_tallies=True)
 
     # The redo task (plan_apply) and the applier (plans_apply) write the same plan again.
-    apply.plan_apply(plan_decode(plan_encode(plan)))
-    apply.plans_apply([plan, plan])
+    plan_writes.plan_apply(plan_decode(plan_encode(plan)))
+    plan_writes.plans_apply([plan, plan])
 
     assert [p["events"] for p in _partials(site, hour)] == [2]
     assert sealed(site, hour, from_tallies=True) == first

@@ -1,6 +1,7 @@
-"""The dashboard's filtered answer (features/analysis/dashboard.py, features/analysis/filtered.py)
-against a brute force over what the raw events of the same sessions say: Hypothesis-drawn filters,
-periods, comparisons and whole-hour time zones; the partition budget; the latest sessions."""
+"""The dashboard's filtered answer (features/analysis/dashboard.py,
+features/analysis/session_filter.py) against a brute force over what the raw events of the same
+sessions say: Hypothesis-drawn filters, periods, comparisons and whole-hour time zones; the
+partition budget; the latest sessions."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from hypothesis import strategies as st
 
 from sessions_app.domain.aggregates import breakdowns
 from sessions_app.domain.ledger import sites
-from sessions_app.features.analysis import dashboard, explorer, filtered
+from sessions_app.features.analysis import dashboard, explorer, session_filter
 from sessions_app.features.web.periods import Period, period_param, site_zone
 from sessions_app.foundation.core.bounds import RangeError
 from sessions_app.foundation.core.ids import cassandra_order, uuid_time
@@ -73,9 +74,9 @@ def chosen(truth, start: datetime, end: datetime, filters: dict[str, Any]) -> li
     ]
 
 
-def kpis_of(sessions: list[dict]) -> filtered.Kpis:
+def kpis_of(sessions: list[dict]) -> session_filter.Kpis:
     durations = [s["sent_duration"] for s in sessions]
-    return filtered.Kpis(
+    return session_filter.Kpis(
         visitors=len({s["user_key"] for s in sessions}),
         visits=len(sessions),
         pageviews=sum(s["sent_pageviews"] for s in sessions),
@@ -86,7 +87,7 @@ def kpis_of(sessions: list[dict]) -> filtered.Kpis:
     )
 
 
-def same_kpis(found: filtered.Kpis, want: filtered.Kpis, *, sealed: bool) -> bool:
+def same_kpis(found: session_filter.Kpis, want: session_filter.Kpis, *, sealed: bool) -> bool:
     """Rows answer exactly; the sealed counts of one value estimate two KPIs as the
     unfiltered dashboard does: the median within its sketch's 2.5% (exact under 21 s),
     the visitors within the HyperLogLog's error."""
@@ -193,7 +194,7 @@ def test_a_single_broad_filter_over_the_whole_dataset_counts_every_matching_sess
 
 def test_the_partition_budget_cuts_to_the_latest_days_and_says_so(site, sessions, monkeypatch):
     truth = sessions
-    monkeypatch.setattr(filtered, "MAX_PARTITIONS", 4)  # two days of two shards
+    monkeypatch.setattr(session_filter, "MAX_PARTITIONS", 4)  # two days of two shards
     period = period_param({"period": "7d"}, zone=site_zone("UTC"), now=timezone.now())
     answer = dashboard.dashboard_filtered(site=site, period=period, filters={"bot": "false"})
     counted = answer.counted
@@ -271,6 +272,6 @@ def test_an_empty_site_answers_zeros_and_no_median(db):
     site = sites.site_create(name="Empty", origins=["https://shop.example"])
     period = period_param({"period": "today"}, zone=site_zone("Asia/Tokyo"), now=timezone.now())
     answer = dashboard.dashboard_filtered(site=site, period=period, filters={"country": "DE"})
-    assert answer.kpis == filtered.Kpis() and answer.kpis.bounce_rate is None
+    assert answer.kpis == session_filter.Kpis() and answer.kpis.bounce_rate is None
     assert answer.chart["grain"] == "hour" and len(answer.chart["buckets"]) == 24
     assert all(v is None or v == 0 for v in answer.chart["series"]["visits"])

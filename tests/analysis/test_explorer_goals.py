@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from sessions_app.domain.ingest.pipeline import Source, events_record
-from sessions_app.domain.jobs.goals import goal_backfill, goal_save
+from sessions_app.domain.jobs.goal_backfill import goal_backfill, goal_save
 from sessions_app.domain.ledger import sites
 from sessions_app.features.analysis import explorer
 from sessions_app.foundation.core import timebuckets

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from sessions_app.domain.aggregates.usersets import goal_set
 from sessions_app.domain.ingest.pipeline import Source, events_record
-from sessions_app.domain.jobs.goals import goal_backfill, goal_save
+from sessions_app.domain.jobs.goal_backfill import goal_backfill, goal_save
 from sessions_app.domain.ledger import sites
 from sessions_app.features.cohorts import reads
 from sessions_app.foundation.core import timebuckets

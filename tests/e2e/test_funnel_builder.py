@@ -13,7 +13,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.utils import timezone
 
-from sessions_app.domain.jobs.goals import goal_save
+from sessions_app.domain.jobs.goal_backfill import goal_save
 from sessions_app.domain.ledger import sites
 from sessions_app.domain.system import demo
 from sessions_app.features.funnels import defs

@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from sessions_app.domain.accounts import tokens
 from sessions_app.domain.erasure import erasures
-from sessions_app.domain.jobs import goals
+from sessions_app.domain.jobs import goal_backfill
 from sessions_app.domain.ledger import sites
 from sessions_app.domain.system import demo
 from sessions_app.features.funnels import defs
@@ -106,8 +106,8 @@ def _shop(live_server) -> tuple[Any, dict[str, str]]:
     receipt = erasures.erasure_request(
         site=site, key="nobody-here", kind="user_id", requested_by=admin
     )
-    goal = goals.goal_save(site=site, name="Reached checkout", definition=GOAL, now=now)
-    goals.goal_backfill(goal_id=goal.pk, now=now)
+    goal = goal_backfill.goal_save(site=site, name="Reached checkout", definition=GOAL, now=now)
+    goal_backfill.goal_backfill(goal_id=goal.pk, now=now)
     s = f"/sites/{site.id}"
     paths = {
         "home": "/",

@@ -254,10 +254,10 @@ def test_kill_one_of_three_nodes_under_ingest_no_client_error_no_lost_event(site
                 rows = _read(check, query, (site.id, f"ring-visitor-{visitor}", day))
                 stored += [r.event_id for r in rows]
         entries, unapplied = _log_entries(check)
-        # The collector does not wait for an entry's applied mark (domain/ingest/apply.py): one
-        # lost with the node leaves the entry to the redo task, which runs every minute
-        # in production and writes the same cells again.
-        # No watermark yet: the redo scans from the log's TTL on, up to 20 minutes ahead.
+        # The collector does not wait for an entry's applied mark (domain/ingest/plan_writes.py):
+        # one lost with the node leaves the entry to the redo task, which runs every minute in
+        # production and writes the same cells again. No watermark yet: the redo scans from the
+        # log's TTL on, up to 20 minutes ahead.
         scan = int(log_ttl() / timebuckets.nominal_duration(txlog.LOG_WIDTH)) + 4
         redone = 0
         if unapplied:

@@ -10,7 +10,7 @@ import re
 import pytest
 from django.utils import timezone
 
-from sessions_app.domain.jobs.goals import goal_save
+from sessions_app.domain.jobs.goal_backfill import goal_save
 from sessions_app.features.funnels import defs, results, spec
 from sessions_app.foundation.core.bounds import RangeError
 from sessions_app.foundation.models import Site

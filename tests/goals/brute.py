@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 
 import orjson
 
-from sessions_app.domain.jobs.goals import goal_save
+from sessions_app.domain.jobs.goal_backfill import goal_save
 
 GOALS: dict[str, dict[str, Any]] = {
     "pricing": {"kind": "pageview", "path": "/pricing", "match": "exact"},

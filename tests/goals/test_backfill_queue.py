@@ -20,7 +20,7 @@ from django.utils import timezone
 
 from sessions_app import tasks
 from sessions_app.domain.goals.defs import definition_clean, definition_digest
-from sessions_app.domain.jobs import goals as goal_jobs
+from sessions_app.domain.jobs import goal_backfill as goal_jobs
 from sessions_app.domain.ledger import sites
 from sessions_app.features.funnels import defs, queue, results
 from sessions_app.foundation.core import timebuckets

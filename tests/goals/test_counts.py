@@ -1,6 +1,6 @@
-"""Goal counts (domain/aggregates/goals.py, bucket_goals) against a brute force of the raw rows:
-Hypothesis-drawn visits with every goal kind, late events that reopen sealed hours, an
-erased visitor; the backfill of a goal defined after its hours sealed."""
+"""Goal counts (domain/aggregates/goal_counts.py, bucket_goals) against a brute force of the raw
+rows: Hypothesis-drawn visits with every goal kind, late events that reopen sealed hours, an erased
+visitor; the backfill of a goal defined after its hours sealed."""
 
 from __future__ import annotations
 
@@ -14,13 +14,13 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from sessions_app.domain.aggregates import sources
-from sessions_app.domain.aggregates.goals import TOTAL
+from sessions_app.domain.aggregates.goal_counts import TOTAL
 from sessions_app.domain.aggregates.products import GOALS
 from sessions_app.domain.aggregates.seal import hour_live
 from sessions_app.domain.aggregates.tally import goal_conversions
 from sessions_app.domain.erasure import erasures
 from sessions_app.domain.goals.defs import site_goals
-from sessions_app.domain.jobs.goals import goal_backfill, goal_save
+from sessions_app.domain.jobs.goal_backfill import goal_backfill, goal_save
 from sessions_app.domain.ledger import sites
 from sessions_app.foundation.core import timebuckets
 from sessions_app.foundation.core.pagepaths import page_path

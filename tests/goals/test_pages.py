@@ -12,7 +12,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.utils import timezone
 
-from sessions_app.domain.jobs.goals import goal_backfill, goal_save
+from sessions_app.domain.jobs.goal_backfill import goal_backfill, goal_save
 from sessions_app.foundation.models import Goal
 from tests.support.accounts import member
 from tests.support.clock import recent_fixed

@@ -84,8 +84,8 @@ def test_redoing_an_applied_plan_changes_nothing(client, site, live_now):
     t0 = live_now - minutes(15)
     post(client, site, [event(t0), event(t0 + minutes(1))])
     before = user_sessions.session_list(site_id=site.id, user_key="anon-1")
-    from sessions_app.domain.ingest.apply import plan_apply
     from sessions_app.domain.ingest.plan import plan_decode
+    from sessions_app.domain.ingest.plan_writes import plan_apply
 
     payload = (
         cassandra_session()

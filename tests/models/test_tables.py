@@ -8,8 +8,8 @@ from datetime import timedelta
 import pytest
 from django.db import connections
 
-from sessions_app.domain.ingest.apply import plan_apply
 from sessions_app.domain.ingest.plan import EventRow, Plan, SessionSummary, version_of
+from sessions_app.domain.ingest.plan_writes import plan_apply
 from sessions_app.domain.ingest.state import SessionState
 from sessions_app.domain.sessions import activity
 from sessions_app.domain.system import health

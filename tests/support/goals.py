@@ -9,7 +9,7 @@ from typing import Any
 from django.utils import timezone
 
 from sessions_app.domain.aggregates import sources
-from sessions_app.domain.aggregates.goals import TOTAL
+from sessions_app.domain.aggregates.goal_counts import TOTAL
 from sessions_app.domain.aggregates.products import GOALS
 from sessions_app.foundation.core import timebuckets
 from sessions_app.foundation.models import BucketState, Goal

@@ -11,7 +11,7 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
-from sessions_app.features.analysis import explorer, filtered
+from sessions_app.features.analysis import explorer, session_filter
 from sessions_app.foundation.core import timebuckets
 from sessions_app.foundation.core.cql import cassandra_session, keyspace, prepare
 from sessions_app.foundation.core.ids import time_uuid, uuid_time
@@ -62,7 +62,7 @@ def write(
 def found(site_id, start, end, filters) -> set[uuid.UUID]:
     query = explorer.ExplorerQuery(start=start, end=end, filters=filters)
     page = explorer.sessions_explore(site_id=site_id, query=query, limit=100)
-    counted = filtered.sessions_counting(
+    counted = session_filter.sessions_counting(
         site_id=site_id, start=start, end=end, filters=filters, kpis_only=True
     )()
     assert {r["session_id"] for r in counted.rows} == {s["session_id"] for s in page.sessions}

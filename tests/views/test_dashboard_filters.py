@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from sessions_app.domain.ledger import sites
-from sessions_app.features.analysis import filtered
+from sessions_app.features.analysis import session_filter
 from sessions_app.foundation.tables import user_sessions
 from sessions_app.templatetags.clickstream import without_utm
 from tests.support.accounts import member
@@ -108,7 +108,7 @@ def test_any_visitor_text_renders_and_round_trips_as_a_filter(admin_client, valu
 
 def test_the_page_says_when_the_partition_budget_cut(client, site, analyst, monkeypatch):
     visit(client, site, "b1", "/")
-    monkeypatch.setattr(filtered, "MAX_PARTITIONS", 2)  # one day of two shards
+    monkeypatch.setattr(session_filter, "MAX_PARTITIONS", 2)  # one day of two shards
     body = dashboard(client, site, "?period=7d&bot=false").content.decode()
     assert "Counted from the latest 1 day of the range; narrow the range or the filters." in body
 

@@ -27,7 +27,7 @@ from django.utils import timezone
 
 from sessions_app.domain.accounts import tokens
 from sessions_app.domain.ingest.pipeline import Source, events_record
-from sessions_app.domain.jobs.goals import goal_save
+from sessions_app.domain.jobs.goal_backfill import goal_save
 from sessions_app.domain.ledger import sites
 from sessions_app.features.funnels import defs
 from sessions_app.foundation.models import AdminAction, Funnel, Goal

@@ -20,7 +20,7 @@ from django.conf import settings
 
 from sessions_app.domain.aggregates import (
     breakdowns,
-    goals,
+    goal_counts,
     heatmap_rows,
     heatmaps,
     paths,
@@ -35,12 +35,12 @@ from sessions_app.domain.goals.defs import Goal, site_goals
 from sessions_app.foundation.core import timebuckets
 
 
-def hour_goal_counts(source: Hour) -> tuple[list[Goal], goals.Counts]:
+def hour_goal_counts(source: Hour) -> tuple[list[Goal], goal_counts.Counts]:
     """The site's goals and their count of the hour, counted once however many products ask."""
     if source.goal_counts is None:
         known = source.goals  # what the seal read, else the site's goals now
         found = list(known if known is not None else site_goals(source.site_id))
-        source.goal_counts = (found, goals.hour_goals(source, found))
+        source.goal_counts = (found, goal_counts.hour_goals(source, found))
     return source.goal_counts
 
 
@@ -252,16 +252,16 @@ class Heatmaps:
 
 class Goals:
     """bucket_goals: conversions, converting sessions and users per goal of the site, in
-    total and per breakdown value (domain/aggregates/goals.py; a site without goals reads
+    total and per breakdown value (domain/aggregates/goal_counts.py; a site without goals reads
     nothing)."""
 
     name = "goals"
 
-    def hour(self, source: Hour) -> goals.Counts:
+    def hour(self, source: Hour) -> goal_counts.Counts:
         return hour_goal_counts(source)[1]
 
-    def merge(self, parts: list[goals.Counts], *, start: datetime) -> goals.Counts:
-        return goals.goals_merge(parts) if parts else {}
+    def merge(self, parts: list[goal_counts.Counts], *, start: datetime) -> goal_counts.Counts:
+        return goal_counts.goals_merge(parts) if parts else {}
 
     def write(
         self,
@@ -269,11 +269,11 @@ class Goals:
         site_id: uuid.UUID,
         granularity: str,
         bucket: datetime,
-        value: goals.Counts,
+        value: goal_counts.Counts,
         ttl: int,
         now: datetime,
     ) -> None:
-        goals.goals_write(
+        goal_counts.goals_write(
             site_id=site_id,
             granularity=granularity,
             bucket=bucket,
@@ -282,12 +282,12 @@ class Goals:
             now=now,
         )
         if granularity == "hour":  # the sessions' marks (the explorer's goal filter)
-            goals.sessions_mark(site_id=site_id, counts=value, now=now)
+            goal_counts.sessions_mark(site_id=site_id, counts=value, now=now)
 
     def read(
         self, *, site_id: uuid.UUID, granularity: str, buckets: list[datetime]
-    ) -> list[goals.Counts]:
-        return goals.goals_read(site_id=site_id, buckets=[(granularity, b) for b in buckets])
+    ) -> list[goal_counts.Counts]:
+        return goal_counts.goals_read(site_id=site_id, buckets=[(granularity, b) for b in buckets])
 
 
 class UserSets:
@@ -300,7 +300,7 @@ class UserSets:
     name = "user_sets"
 
     def hour(self, source: Hour) -> usersets.KeySets:
-        reached = goals.goal_users(*hour_goal_counts(source))
+        reached = goal_counts.goal_users(*hour_goal_counts(source))
         rows = source.user_rows()  # no tally to share (a goal's backfill): those alone
         if rows is not None:
             return usersets.rows_sets(rows, reached)

@@ -72,8 +72,8 @@ class Tally:
     # The `$vitals` events' metrics by (page, device, country, browser):
     # domain/aggregates/vitals.py.
     vitals: dict[tuple[str, str, str, str], Cell] = field(default_factory=dict)
-    # Goal conversions (domain/aggregates/goals.py): {goal digest: {session id: [events, user]}},
-    # for the goals (digests) in `goals_checked`, the ones the events were matched against
+    # Goal conversions (domain/aggregates/goal_counts.py): {goal digest: {session id: [events,
+    # user]}}, for the goals (digests) in `goals_checked`, the ones the events were matched against
     # (at ingest: the site's goals then; a goal added or changed since is not in it).
     goals: dict[str, dict[str, list[Any]]] = field(default_factory=dict)
     goals_checked: frozenset[str] = frozenset()

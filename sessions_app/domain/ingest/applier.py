@@ -31,9 +31,9 @@ from typing import Any
 from django.conf import settings
 from redis.exceptions import RedisError
 
-from sessions_app.domain.ingest.apply import plans_apply
 from sessions_app.domain.ingest.coordination import ALIVE_KEY, INLINE_KEY, QUEUE_KEY
 from sessions_app.domain.ingest.plan import Plan, plan_decode, plan_without
+from sessions_app.domain.ingest.plan_writes import plans_apply
 from sessions_app.domain.ingest.txlog import log_mark_applied
 from sessions_app.domain.ledger import suppression
 from sessions_app.foundation.core.redis_client import redis_client

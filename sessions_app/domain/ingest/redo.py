@@ -20,8 +20,8 @@ from django.conf import settings
 from django.db.models import Count, Min
 
 from sessions_app.domain.ingest import txlog
-from sessions_app.domain.ingest.apply import plan_apply
 from sessions_app.domain.ingest.plan import plan_decode, plan_without
+from sessions_app.domain.ingest.plan_writes import plan_apply
 from sessions_app.domain.ingest.steps.buckets import plan_buckets_touch
 from sessions_app.domain.ingest.txlog import LogEntry, log_mark_applied
 from sessions_app.domain.ledger import policies, suppression

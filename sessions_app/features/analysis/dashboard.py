@@ -4,10 +4,10 @@ they leave, and the latest sessions of the period.
 Filters use the explorer's URL names (`explorer.filter_names()`), so a dashboard link
 opens Sessions with the same filter. Filtered numbers (KPIs, chart, breakdowns, entry
 pages) come from the matching sessions' site_sessions rows within a partition budget
-(features/analysis/filtered.py), except one breakdown value's KPIs and chart, which the sealed
+(features/analysis/session_filter.py), except one breakdown value's KPIs and chart, which the sealed
 per-bucket counts answer when they kept it (`sealed_value`). Page views per page and
 clicks are counted per event, which those rows do not keep: with a filter the page shows
-the sessions' entry pages instead and says that clicks cannot be filtered.
+the sessions' entry pages instead and says that clicks cannot be session_filter.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 
 from sessions_app.domain.aggregates import breakdowns
 from sessions_app.domain.aggregates.kpis import Kpis
-from sessions_app.features.analysis import explorer, filtered
+from sessions_app.features.analysis import explorer, session_filter
 from sessions_app.features.analysis.kpi_report import breakdown_kpis, value_chart
 from sessions_app.features.web.periods import Period
 from sessions_app.foundation import dimensions
@@ -105,8 +105,8 @@ class FilteredAnswer:
     chart: dict[str, Any]
     breakdowns: dict[str, list[dict[str, Any]]]
     entry_pages: list[tuple[str, int]]
-    counted: filtered.Counted
-    compared: filtered.Counted | None
+    counted: session_filter.Counted
+    compared: session_filter.Counted | None
     sealed: bool = False  # KPIs and chart from the sealed counts of the one value
 
     @property
@@ -126,14 +126,14 @@ def dashboard_filtered(
     breakdowns and entry pages in every case, is counted from the site_sessions rows
     within their partition budget."""
     values = typed(filters)
-    counting = filtered.sessions_counting(
+    counting = session_filter.sessions_counting(
         site_id=site.id, start=period.start, end=period.elapsed_end, filters=values
     )
     sealed = sealed_value(site=site, period=period, filters=filters, metric=metric)
     previous = period.comparison()
     comparing = None
     if previous is not None and sealed is None:  # sent before the period's reads are awaited
-        comparing = filtered.sessions_counting(
+        comparing = session_filter.sessions_counting(
             site_id=site.id,
             start=previous.start,
             end=previous.elapsed_end,
@@ -145,16 +145,16 @@ def dashboard_filtered(
     if sealed is not None:
         kpis, before, chart = sealed
     else:
-        kpis = filtered.kpis_count(counted.rows)
-        before = filtered.kpis_count(compared.rows) if compared is not None else None
-        chart = filtered.chart_data(period, counted, compared, metric)
+        kpis = session_filter.kpis_count(counted.rows)
+        before = session_filter.kpis_count(compared.rows) if compared is not None else None
+        chart = session_filter.chart_data(period, counted, compared, metric)
     return FilteredAnswer(
         filters=filters,
         kpis=kpis,
         previous=before,
         chart=chart,
-        breakdowns=filtered.breakdown_counts(counted.rows, top=TOP),
-        entry_pages=filtered.entry_pages(counted.rows),
+        breakdowns=session_filter.breakdown_counts(counted.rows, top=TOP),
+        entry_pages=session_filter.entry_pages(counted.rows),
         counted=counted,
         compared=compared,
         sealed=sealed is not None,

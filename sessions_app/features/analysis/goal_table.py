@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sessions_app.domain.aggregates import goals as goal_counts
+from sessions_app.domain.aggregates import goal_counts as goal_counts
 from sessions_app.domain.aggregates.breakdowns import names as breakdown_names
 from sessions_app.domain.aggregates.report import MAX_LIVE_HOURS, bucket_cover
 from sessions_app.domain.aggregates.sketch import sketch_estimate, sketch_union

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sessions_app.domain.aggregates import filtered, report, totals
+from sessions_app.domain.aggregates import report, sealed_filter, totals
 from sessions_app.domain.aggregates.breakdowns import entry_kpis
 from sessions_app.domain.aggregates.kpis import METRICS, Kpis, kpi_cards, kpi_value
 from sessions_app.features.web.periods import DEFAULT_PRESET, Period, period_param, site_zone
@@ -136,7 +136,7 @@ def breakdown_kpis(*, site: Site, period: Period, dimension: str, value: str) ->
     bucket, from the sealed per-bucket counts (unsealed hours counted live); None when
     some bucket did not keep the value (folded into "(other)"): then site_sessions must
     answer."""
-    found = filtered.value_report(
+    found = sealed_filter.value_report(
         site_id=site.id,
         shards=site.event_shards,
         start=period.start,

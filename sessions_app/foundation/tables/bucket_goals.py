@@ -1,5 +1,5 @@
 """bucket_goals: each sealed bucket's conversions, converting sessions and users per goal,
-in total and per breakdown value (domain/aggregates/goals.py).
+in total and per breakdown value (domain/aggregates/goal_counts.py).
 
 One partition per (site, resolution, bucket); a row per (goal definition's digest,
 dimension, value), the total's dimension and value empty. Counts are exact for the bucket;

@@ -1,13 +1,13 @@
 """Step apply: write the plan to the tables in the request when nothing took it (no
 applier alive, its queue full, Redis down, APPLY_QUEUE=false): the applier's writes
-(domain/ingest/apply.py) for this one plan. A failure leaves it to the redo: it is logged."""
+(domain/ingest/plan_writes.py) for this one plan. A failure leaves it to the redo: it is logged."""
 
 from __future__ import annotations
 
 import logging
 
-from sessions_app.domain.ingest.apply import plan_apply
 from sessions_app.domain.ingest.context import Intake
+from sessions_app.domain.ingest.plan_writes import plan_apply
 from sessions_app.domain.ingest.steps.plan import plan_without_erased
 from sessions_app.domain.ingest.versions import within_deadline
 

@@ -17,9 +17,9 @@ from datetime import datetime
 from django.conf import settings
 
 from sessions_app.domain.ingest import coordination
-from sessions_app.domain.ingest.apply import user_events_present
 from sessions_app.domain.ingest.context import Intake
 from sessions_app.domain.ingest.order import Candidate
+from sessions_app.domain.ingest.plan_writes import user_events_present
 from sessions_app.domain.ingest.state import SessionState
 from sessions_app.domain.ledger.widths import user_widths
 from sessions_app.foundation.core import timebuckets
