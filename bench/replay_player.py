@@ -54,9 +54,9 @@ from playwright.sync_api import sync_playwright  # noqa: E402
 from bench.timing import interleaved  # noqa: E402
 from sessions_app.domain.ledger import sites  # noqa: E402
 from sessions_app.features.replays.reads import FIRST_PAGE  # noqa: E402
+from sessions_app.features.system.views import PRODUCTS  # noqa: E402
 from sessions_app.foundation.core.cql import cassandra_session, prepare  # noqa: E402
 from sessions_app.foundation.tables import replay_chunks  # noqa: E402
-from sessions_app.views.demo import PRODUCTS  # noqa: E402
 
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
 # A desktop Chrome's user agent: the collector flags headless ones as bots.

@@ -20,7 +20,7 @@ from django.core import signals
 from django.core.handlers.wsgi import WSGIHandler, WSGIRequest
 from django.http import HttpResponse, JsonResponse
 
-log = logging.getLogger("sessions_app.views.collector")
+log = logging.getLogger("sessions_app.features.collector.views")
 
 
 def _routes() -> dict[str, tuple[Callable[..., HttpResponse], dict[str, str]]]:
@@ -28,7 +28,7 @@ def _routes() -> dict[str, tuple[Callable[..., HttpResponse], dict[str, str]]]:
     # Imported on first use: wsgi.py builds this wrapper before django.setup() has loaded
     # the apps that the URL modules' views import.
     from sessions_app import urls
-    from sessions_app.views import collector
+    from sessions_app.features.collector import views as collector
 
     views = (collector.collect, collector.segment)
     return {

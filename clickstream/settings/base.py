@@ -414,16 +414,16 @@ WORKER_GC_THRESHOLD = env.int("WORKER_GC_THRESHOLD", default=20_000)
 REST_FRAMEWORK = {
     # Token first: an unauthenticated request gets 401 with WWW-Authenticate: Token.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "sessions_app.api.auth.ApiTokenAuthentication",
+        "sessions_app.features.web.auth.ApiTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     # ?format= belongs to the export endpoints (csv/json), not renderer selection.
     "URL_FORMAT_OVERRIDE": None,
     # Signed in; each route then checks the user's access to its site (SiteView).
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_RENDERER_CLASSES": ["sessions_app.api.renderers.ORJSONRenderer"],
-    "DEFAULT_SCHEMA_CLASS": "sessions_app.api.schema.RegistrySchema",
-    "EXCEPTION_HANDLER": "sessions_app.api.views.api_exception_handler",
+    "DEFAULT_RENDERER_CLASSES": ["sessions_app.features.web.renderers.ORJSONRenderer"],
+    "DEFAULT_SCHEMA_CLASS": "sessions_app.features.web.schema.RegistrySchema",
+    "EXCEPTION_HANDLER": "sessions_app.features.web.errors.api_exception_handler",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
 }
 SPECTACULAR_SETTINGS = {

@@ -11,8 +11,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from sessions_app.api import exports
 from sessions_app.domain.ingest.pipeline import Source, events_record
+from sessions_app.features.web import exports
 from sessions_app.foundation.core import bounds
 from sessions_app.foundation.tables import user_sessions
 from tests.support.accounts import auth

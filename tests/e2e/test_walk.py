@@ -22,7 +22,7 @@ from sessions_app.domain.jobs import goal_backfill
 from sessions_app.domain.ledger import sites
 from sessions_app.domain.system import demo
 from sessions_app.features.funnels import defs
-from sessions_app.views.demo import PRODUCTS
+from sessions_app.features.system.views import PRODUCTS
 from tests.support.browser import HUMAN_AGENT, screenshot
 from tests.support.sealing import seal_everything
 from tests.support.shared import sql_snapshot

@@ -17,11 +17,11 @@ from sessions_app.domain.aggregates import sources
 from sessions_app.domain.ledger import quality
 from sessions_app.domain.sessions import feed
 from sessions_app.domain.sessions.activity import user_activity
+from sessions_app.features.collector.views import collect
 from sessions_app.foundation.core import timebuckets
 from sessions_app.foundation.core.cql import cassandra_session, prepare
 from sessions_app.foundation.models import Site
 from sessions_app.foundation.tables import user_sessions
-from sessions_app.views.collector import collect
 from tests.support.events import ORIGIN, event, minutes, post
 from tests.support.sessions import stored_events
 

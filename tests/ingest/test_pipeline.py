@@ -37,7 +37,7 @@ def test_a_profile_sample_goes_to_the_step_whose_function_is_in_its_stack(tmp_pa
     app = "sessions_app/domain/ingest"
     samples = tmp_path / "web-1.txt"
     samples.write_text(
-        f"handle (gunicorn/workers/sync.py:1);collect (sessions_app/views/collector.py:2);"
+        f"handle (gunicorn/workers/sync.py:1);collect (sessions_app/features/collector/views.py:2);"
         f"events_record ({app}/pipeline.py:3);sessionize ({app}/steps/sessionize.py:4);"
         f"assign ({app}/sessionizer.py:5) 7\n"
         f"events_record ({app}/pipeline.py:3);apply ({app}/steps/apply.py:6);"

@@ -258,7 +258,7 @@ def test_a_prefix_holding_the_first_1000_events_is_the_whole_page(client, site, 
 
 
 def test_materializing_can_be_turned_off(client, site, closed, token, settings):
-    from sessions_app.api.renderers import dumps
+    from sessions_app.features.web.renderers import dumps
 
     settings.TIMELINE_MATERIALIZE = False
     session_id, _ = closed
@@ -361,7 +361,7 @@ def test_an_event_is_stored_as_its_api_json_and_the_timeline_serves_those_bytes(
 
 
 def test_a_documents_time_is_its_ts_key_whatever_its_strings_hold():
-    from sessions_app.api.renderers import dumps
+    from sessions_app.features.web.renderers import dumps
 
     tricky = '"ts":"2000-01-01T00:00:00Z"'
     for ts in (

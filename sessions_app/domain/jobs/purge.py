@@ -9,6 +9,7 @@ from datetime import datetime, timedelta
 from typing import Any, cast
 
 from cassandra.concurrent import execute_concurrent_with_args
+from celery import current_app
 from django.conf import settings
 from django.utils import timezone
 
@@ -33,6 +34,8 @@ def purge_runs(*, limit: int = 20) -> list[Any]:
 
 
 PURGE_CONCURRENCY = 64
+# By name: the tasks module imports this one.
+TASK = "sessions_app.tasks.purge_expired_partitions"
 
 
 @dataclass(frozen=True)
@@ -326,3 +329,8 @@ def partitions_purge(
         run.finished_at = timezone.now()
         run.save()
     return run
+
+
+def purge_queue(*, requested_by: int | None) -> str:
+    """Queue a purge run for a worker; return its task id (its result says how it went)."""
+    return str(current_app.send_task(TASK, kwargs={"requested_by": requested_by}).id)

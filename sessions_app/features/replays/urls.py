@@ -1,5 +1,5 @@
 """The replay feature's routes: its API (api_urls.py); the collector is POST /replay
-(views/collector.py) and the player is on the session timeline page."""
+(features/collector/views.py) and the player is on the session timeline page."""
 
 from django.urls import path
 

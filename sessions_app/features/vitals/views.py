@@ -178,7 +178,7 @@ def site_performance_page(request: HttpRequest, site: Site) -> HttpResponse:
     return render(request, "sessions_app/performance_page.html", context, status=status)
 
 
-FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # as api/exports.csv_cell neutralises
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # as web/exports.csv_cell neutralises
 
 
 def csv_cell(value: Any) -> Any:

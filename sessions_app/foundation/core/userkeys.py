@@ -87,6 +87,6 @@ class UserKeyConverter:
 
 
 def register() -> None:
-    """Register `userkey` once (both URL modules call this before their patterns)."""
+    """Register `userkey` once (features/users/urls.py calls this before its patterns)."""
     if NAME not in get_converters():
         register_converter(UserKeyConverter, NAME)

@@ -141,7 +141,7 @@ class Site(models.Model):
     def save(self, *args: Any, **kwargs: Any) -> None:
         super().save(*args, **kwargs)
         # The collector caches key → site, and all sites' origins, for a few seconds per
-        # process (sessions_app/views/collector.py).
+        # process (sessions_app/features/collector/views.py).
         cache.delete_many([f"site-key:{self.key}", "site-origins"])
 
     @property

@@ -17,7 +17,6 @@ from sessions_app.domain.jobs import purge
 from sessions_app.domain.ledger import policies, sites
 from sessions_app.domain.permissions import admin_required
 from sessions_app.foundation.models import Site
-from sessions_app.tasks import purge_expired_partitions
 
 PAGE = "sessions_app:retention"
 MAX_REPLAY_SITES = 200  # sites listed with their replay retention
@@ -114,9 +113,9 @@ def policy_save(request: HttpRequest, key: str) -> HttpResponse:
 @require_POST
 def purge_request(request: HttpRequest) -> HttpResponse:
     """Queue a purge run now; the page lists its result once a worker has run it."""
-    result = purge_expired_partitions.delay(requested_by=request.user.pk)
+    task_id = purge.purge_queue(requested_by=request.user.pk)
     sites.admin_action_record(
-        actor=request.user, action="purge.request", target="purge", details={"task": result.id}
+        actor=request.user, action="purge.request", target="purge", details={"task": task_id}
     )
-    messages.success(request, f"Purge queued (task {result.id}); its run appears below.")
-    return redirect(f"{reverse(PAGE)}?task={result.id}")
+    messages.success(request, f"Purge queued (task {task_id}); its run appears below.")
+    return redirect(f"{reverse(PAGE)}?task={task_id}")

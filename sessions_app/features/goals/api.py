@@ -20,13 +20,13 @@ from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from sessions_app.api.exports import csv_cell
 from sessions_app.domain.goals.defs import goal_of
 from sessions_app.domain.goals.steps import StepSerializer
 from sessions_app.domain.jobs import goal_backfill as goal_jobs
 from sessions_app.domain.permissions import ADMIN, SiteView
 from sessions_app.features.analysis import dashboard, goal_table
 from sessions_app.features.analysis.kpi_report import period_report, site_period
+from sessions_app.features.web.exports import csv_cell
 from sessions_app.features.web.params import BadRequest
 from sessions_app.features.web.periods import API_PARAMETERS
 from sessions_app.foundation.models import Goal

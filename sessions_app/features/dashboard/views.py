@@ -1,0 +1,130 @@
+"""The dashboard page: a site's KPIs, chart, breakdowns and goals over a period."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from sessions_app.domain.aggregates import breakdowns
+from sessions_app.domain.aggregates.kpis import kpi_cards, metric_param
+from sessions_app.domain.aggregates.report import MAX_LIVE_HOURS
+from sessions_app.domain.ingest import realtime
+from sessions_app.domain.permissions import site_page
+from sessions_app.features.analysis import dashboard as dashboard_filters
+from sessions_app.features.analysis import goal_table
+from sessions_app.features.analysis.kpi_report import (
+    PeriodReport,
+    chart_data,
+    period_report,
+    site_period,
+)
+from sessions_app.features.web.params import query_params
+from sessions_app.foundation import dimensions
+from sessions_app.foundation.core.bounds import RangeError
+from sessions_app.foundation.models import Site
+
+BAR_X, BAR_W, ROW_H = 130, 160, 16  # the breakdown SVG: labels left of x=130, bars 160 wide
+
+
+def _breakdown_charts(rows: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """A horizontal bar chart of sessions per value for each dimension, with its axis."""
+    charts = []
+    for name, values in rows.items():
+        peak = max((r["sessions"] for r in values), default=0) or 1
+        height = 16 + ROW_H * len(values)
+        bars = [
+            {
+                **r,
+                "y": 16 + i * ROW_H,
+                "text_y": 16 + i * ROW_H + 11,
+                "w": round(r["sessions"] / peak * BAR_W, 2),
+                "rate": f"{r['conversion_rate']:.1%}",
+            }
+            for i, r in enumerate(values)
+        ]
+        ticks = [
+            {"x": BAR_X + round(BAR_W * f, 2), "label": round(peak * f) if peak > 1 else f}
+            for f in (0, 0.5, 1)
+        ]
+        charts.append(
+            {
+                "name": name,
+                "title": dimensions.named(name).title,
+                "bars": bars,
+                "ticks": ticks,
+                "height": height,
+                "bar_x": BAR_X,
+            }
+        )
+    return charts
+
+
+@site_page()
+def dashboard(request: HttpRequest, site: Site) -> HttpResponse:
+    now = datetime.now(UTC)
+    errors: list[str] = []
+    try:
+        period, zone_note = site_period(request.GET, site=site, now=now)
+    except RangeError as exc:
+        period, zone_note = site_period({}, site=site, now=now)
+        errors.append(f"{exc}; showing {period.label.lower()} instead")
+    metric = metric_param(request.GET.get("metric"))
+    shown = dashboard_filters.dashboard_context(
+        site=site, period=period, params=query_params(request)
+    )
+    context: dict[str, Any] = {
+        "site": site,
+        "period": period,
+        "zone_note": zone_note,
+        "metric": metric,
+        "live_cap": MAX_LIVE_HOURS,
+        "latest_zone": period.zone.key,
+        **shown,
+    }
+    try:
+        result = period_report(site=site, period=period)
+    except RangeError as exc:
+        errors.append(str(exc))
+    else:
+        context.update(_dashboard_numbers(request, result, metric, shown["filtered"]))
+        context["goals"] = goal_table.dashboard_goals(
+            site_id=site.id,
+            period=period,
+            params=query_params(request),
+            answer=shown["filtered"] or result,
+        )
+    context["error"] = "; ".join(errors)
+    context["now"] = realtime.realtime_now(site_id=site.id, now=now)
+    return render(request, "sessions_app/dashboard.html", context)
+
+
+def _dashboard_numbers(
+    request: HttpRequest,
+    result: PeriodReport,
+    metric: str,
+    filtered: dashboard_filters.FilteredAnswer | None,
+) -> dict[str, Any]:
+    """The dashboard's report, KPI cards (each a link that charts it), chart data; with
+    filters, the filtered answer's KPIs, chart and breakdowns."""
+    report = result.current
+    width = report["width"]
+    breakdown = breakdowns.breakdown_rows(report["breakdowns"], top=8)
+    report["breakdown_charts"] = _breakdown_charts(filtered.breakdowns if filtered else breakdown)
+    states = [r.state for r in report["buckets"]]
+    report["sealed"], report["live"] = states.count("sealed"), states.count("live")
+    cards = kpi_cards(filtered.kpis, filtered.previous) if filtered else result.cards()
+    for card in cards:
+        query = request.GET.copy()
+        query["metric"] = card["key"]
+        card["query"] = query.urlencode()
+    before = result.period.comparison()
+    return {
+        "report": report,
+        "width": width,
+        "cards": cards,
+        "comparison_label": before.label if before is not None else "",
+        "chart": filtered.chart if filtered else chart_data(result, metric=metric),
+    }

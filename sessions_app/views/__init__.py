@@ -1,1 +1,0 @@
-"""HTTP adapters: validate, call a service or selector, serialize."""
