@@ -58,7 +58,12 @@ ASGI_APPLICATION = "clickstream.asgi.application"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [BASE_DIR / "templates"],
+        # The shared frame and partials, then each feature's own pages
+        # (sessions_app/features/<name>/templates/).
+        "DIRS": [
+            BASE_DIR / "templates",
+            *sorted((BASE_DIR / "sessions_app" / "features").glob("*/templates")),
+        ],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
