@@ -3,7 +3,7 @@
 A fresh UTC site gets 13 months of sealed hours: VISITS_PER_HOUR synthetic visits an hour
 (default 40; 1-6 page views and a few clicks each, ~110 events an hour: over 1,000,000
 events), with sources, countries, devices and durations drawn skewed. Each hour is
-counted with the seal's own code (`totals.count_visits`, `breakdowns.breakdown_count` on
+counted with the seal's own code (`totals.count_started`, `breakdowns.breakdown_count` on
 the visits' site_sessions-shaped rows) and written with the products' writers; days and
 months are merged and written as their rollups would be (breakdowns only for days and
 months, what a report of whole UTC days reads), and every bucket before the current hour
@@ -80,6 +80,10 @@ def _pick(rng: random.Random, weights: dict[str, int]) -> str:
     return rng.choices(list(weights), list(weights.values()))[0]
 
 
+# A synthetic session's start: only its span (last seen - started) is counted.
+START = datetime(2026, 1, 1, tzinfo=UTC)
+
+
 def _hour(rng: random.Random, visits: int) -> tuple[totals.Aggregates, breakdowns.Breakdown]:
     """One hour's aggregates and breakdown, counted with the seal's code from synthetic
     visits (site_sessions-shaped rows)."""
@@ -87,16 +91,21 @@ def _hour(rng: random.Random, visits: int) -> tuple[totals.Aggregates, breakdown
     for _ in range(visits):
         pages = rng.choices(PAGES, k=rng.choice([1, 1, 2, 3, 4, 6]))
         views += len(pages)
-        clicks += rng.randrange(0, 3)
+        session_clicks = rng.randrange(0, 3)
+        clicks += session_clicks
         user = f"u{rng.randrange(200_000)}"
         users.add(user)
+        duration = rng.choice([0, 8, 45, 130, 600])
         rows.append(
             {
                 "is_bot": False,
                 "user_key": user,
                 "pageview_count": len(pages),
+                "event_count": len(pages) + session_clicks,
                 "converted": rng.random() < 0.04,
-                "duration_s": rng.choice([0, 8, 45, 130, 600]),
+                "duration_s": duration,
+                "started_at": START,
+                "last_seen_at": START + timedelta(seconds=duration),
                 "source": _pick(rng, SOURCES),
                 "medium": None,
                 "campaign": None,
@@ -111,11 +120,10 @@ def _hour(rng: random.Random, visits: int) -> tuple[totals.Aggregates, breakdown
     result = totals.Aggregates(
         events=views + clicks,
         by_type={"pageview": views, "click": clicks},
-        sessions_started=visits,
         users=len(users),
         users_sketch=sketch_of(users),
     )
-    totals.count_visits(result, rows)
+    totals.count_started(result, rows)  # sessions, bounces, durations, visit counters
     return result, breakdowns.breakdown_count(rows)
 
 

@@ -55,7 +55,7 @@ class Aggregates:
     top_clicks: list[tuple[str, int]] = field(default_factory=list)
     rows_read: int = 0
     users_sketch: bytes = b""
-    # The KPIs' visit counters (count_visits): human sessions started in the bucket as
+    # The KPIs' visit counters (count_started): human sessions started in the bucket as
     # their site_sessions rows stand, one-page visits, converted visits, durations.
     visits: int = 0
     one_page_visits: int = 0

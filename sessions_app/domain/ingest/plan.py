@@ -248,7 +248,7 @@ def hours_after(plan: Plan) -> set[datetime]:
 def hours_started_before(plan: Plan) -> set[datetime]:
     """The start hours of the plan's human sessions that began before the hour of their
     first event in the plan: their visit counters as that hour's seal counted them
-    (duration, page views, conversion: aggregates/totals.count_visits) changed, so an
+    (duration, page views, conversion: domain/aggregates/totals.count_started) changed, so an
     hour already sealed is reopened to count them again."""
     hour = timebuckets.Width.HOUR
     first: dict[uuid.UUID, datetime] = {}
