@@ -14,7 +14,8 @@ def recent_fixed(*, days_ago: int, at: timedelta) -> datetime:
     For data that goes through the collector, which stamps receipt with the real clock
     (so FIXED_NOW itself is too old for it): the data sits at the same time of a recent
     day, so which hours and days are whole, ended or due for sealing never depends on
-    when the suite runs.
+    when the suite runs, provided the day is at least two back when its rollup must be
+    due: for ALLOWED_LATENESS after midnight, yesterday's last hour is not sealed yet.
     """
     today = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
     return today - timedelta(days=days_ago) + at

@@ -22,8 +22,10 @@ from tests.support.sealing import seal_everything
 
 
 def buyers(client: Any, site: Any) -> Any:
-    """Six visitors clicked buy over three hours of yesterday, sent and sealed."""
-    start = recent_fixed(days_ago=1, at=timedelta(hours=5, minutes=7))
+    """Six visitors clicked buy over three hours of the day before yesterday (a day that is
+    due for its rollup whatever the time: yesterday is not, just after midnight), sent and
+    sealed."""
+    start = recent_fixed(days_ago=2, at=timedelta(hours=5, minutes=7))
     for n in range(6):
         ts = start + timedelta(hours=n % 3, minutes=n)
         send(
