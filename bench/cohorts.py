@@ -41,6 +41,7 @@ django.setup()
 from cassandra.concurrent import execute_concurrent  # noqa: E402
 from cassandra.query import BatchStatement, BatchType  # noqa: E402
 from django.core.cache import cache  # noqa: E402
+from django.utils import timezone  # noqa: E402
 from pyroaring import BitMap  # noqa: E402
 
 from bench.node import settle  # noqa: E402
@@ -179,7 +180,12 @@ def write_sets(site, days: dict[datetime, dict[datetime, set[str]]], first: date
             numbers.setdefault(key, len(numbers))
         sets = usersets.Sets({usersets.ACTIVE: BitMap(numbers[k] for k in users)})
         usersets.sets_write(
-            site_id=site.id, granularity="day", bucket=day, value=sets, ttl=aggregate_ttl("day")
+            site_id=site.id,
+            granularity="day",
+            bucket=day,
+            value=sets,
+            ttl=aggregate_ttl("day"),
+            now=timezone.now(),
         )
         months.setdefault(timebuckets.floor(day, "month"), []).append(sets)
     month = timebuckets.floor(first, "month")
@@ -190,7 +196,12 @@ def write_sets(site, days: dict[datetime, dict[datetime, set[str]]], first: date
     for month, parts in months.items():
         merged = usersets.sets_merge(parts)
         usersets.sets_write(
-            site_id=site.id, granularity="month", bucket=month, value=merged, ttl=ttl
+            site_id=site.id,
+            granularity="month",
+            bucket=month,
+            value=merged,
+            ttl=ttl,
+            now=timezone.now(),
         )
     _states_sealed(site, first)
 

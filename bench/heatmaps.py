@@ -112,7 +112,7 @@ def seed(site, clicks: int, first_day: datetime) -> int:
             site_id=site.id,
             granularity="day",
             bucket=day,
-            stored=heatmaps.stored_of(counted),
+            value=heatmaps.stored_of(counted),
             ttl=ttl,
             now=now,
         )

@@ -70,7 +70,7 @@ def seed(site, per_day: int, first_day: datetime) -> dict:
             site_id=site.id,
             granularity="day",
             bucket=day,
-            stored=paths.stored_of(counts),
+            value=paths.stored_of(counts),
             ttl=ttl,
             now=now,
         )

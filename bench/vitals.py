@@ -122,9 +122,7 @@ def seed(site, views: int, first_day: datetime) -> tuple[int, dict[str, float]]:
         stored = vitals.stored_of(vitals.vitals_count(_day_events(rng, views)))
         for name, sketch in stored[0, vitals.SITE].sketches.items():
             sketch_bytes[name].append(len(vitals.sketch_pack(sketch)))
-        vitals_write(
-            site_id=site.id, granularity="day", bucket=day, stored=stored, ttl=ttl, now=now
-        )
+        vitals_write(site_id=site.id, granularity="day", bucket=day, value=stored, ttl=ttl, now=now)
         BucketState.objects.update_or_create(
             site=site,
             granularity="day",

@@ -22,7 +22,8 @@ from django.test import Client
 from django.utils import timezone
 
 from sessions_app.domain.aggregates import breakdowns, paths, seal, sources, totals, usersets
-from sessions_app.domain.aggregates.products import PRODUCTS, Product
+from sessions_app.domain.aggregates.product import Product
+from sessions_app.domain.aggregates.products import PRODUCTS
 from sessions_app.foundation.core import pagepaths, timebuckets
 from sessions_app.foundation.core.ids import uuid_time
 from sessions_app.foundation.models import BucketState, Goal
@@ -243,7 +244,7 @@ def test_every_product_has_a_brute_force():
     assert [p.name for p in PRODUCTS] and {p.name for p in PRODUCTS} == set(CASES)
 
 
-def _stored(product: Product, site: Any, granularity: str, bucket: datetime) -> Any:
+def _stored(product: Product[Any], site: Any, granularity: str, bucket: datetime) -> Any:
     found = product.read(site_id=site.id, granularity=granularity, buckets=[bucket])
     return found[0] if found else product.merge([], start=bucket)
 

@@ -192,7 +192,7 @@ def breakdown_write(
     site_id: uuid.UUID,
     granularity: str,
     bucket: datetime,
-    breakdown: Breakdown,
+    value: Breakdown,
     ttl: int,
     now: datetime,
 ) -> None:
@@ -210,7 +210,7 @@ def breakdown_write(
                 orjson.dumps([_stored(v, e) for v, e in values.items()]).decode(),
                 {v: sketch_bytes(e.sketch) for v, e in values.items()},
             )
-            for name, values in breakdown.items()
+            for name, values in value.items()
             if values
         ),
         now=now,

@@ -212,19 +212,22 @@ def goals_write(
     site_id: uuid.UUID,
     granularity: str,
     bucket: datetime,
-    counts: Counts,
+    value: Counts,
     ttl: int,
     now: datetime,
 ) -> None:
-    """Overwrite a bucket's goal rows (a goal, dimension or value it no longer has goes too)."""
+    """Overwrite a bucket's goal rows (a goal, dimension or value it no longer has goes
+    too); an hour's also marks its converting sessions (the explorer's goal filter)."""
     bucket_overwrite(
         delete=bucket_goals.DELETE_BUCKET,
         key=(site_id, granularity, bucket),
         insert=bucket_goals.UPSERT,
-        rows=((site_id, granularity, bucket, *key, *_stored(e)) for key, e in counts.items()),
+        rows=((site_id, granularity, bucket, *key, *_stored(e)) for key, e in value.items()),
         now=now,
         ttl=ttl,
     )
+    if granularity == "hour":
+        sessions_mark(site_id=site_id, counts=value, now=now)
 
 
 def _stored(e: GoalCount) -> tuple[int, int, int, bytes, bytes]:

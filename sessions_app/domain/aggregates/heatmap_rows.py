@@ -78,7 +78,7 @@ def heat_write(
     site_id: uuid.UUID,
     granularity: str,
     bucket: datetime,
-    stored: dict[Key, Heat],
+    value: dict[Key, Heat],
     ttl: int,
     now: datetime,
 ) -> None:
@@ -89,13 +89,13 @@ def heat_write(
         insert=bucket_heatmaps.UPSERT,
         rows=(
             (site_id, granularity, bucket, page, vp, *_columns(heat))
-            for (page, vp), heat in stored.items()
+            for (page, vp), heat in value.items()
         ),
         now=now,
         ttl=ttl,
         apart=(
             bucket_heatmaps.UPSERT_SAMPLES,
-            _samples(site_id, granularity, bucket, stored, ttl),
+            _samples(site_id, granularity, bucket, value, ttl),
         ),
     )
 

@@ -281,7 +281,7 @@ def paths_write(
     site_id: uuid.UUID,
     granularity: str,
     bucket: datetime,
-    stored: Stored,
+    value: Stored,
     ttl: int,
     now: datetime,
 ) -> None:
@@ -302,7 +302,7 @@ def paths_write(
                 row.dropped,
                 _carried_json(row.carried),
             )
-            for (side, anchor), row in stored.items()
+            for (side, anchor), row in value.items()
         ),
         now=now,
         ttl=ttl,

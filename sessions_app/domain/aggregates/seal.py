@@ -10,7 +10,8 @@ from typing import Any
 
 from django.db.models import F
 
-from sessions_app.domain.aggregates.products import PRODUCTS, USER_COUNTS, Product
+from sessions_app.domain.aggregates import products as catalogue
+from sessions_app.domain.aggregates.product import Product
 from sessions_app.domain.aggregates.sources import Hour
 from sessions_app.domain.goals.defs import site_goals
 from sessions_app.domain.ledger import policies
@@ -31,13 +32,19 @@ def aggregate_ttl(granularity: str) -> int:
     return policies.ttl_seconds(retention_specs.aggregate_key(granularity))
 
 
-def hour_count(source: Hour, products: tuple[Product, ...] = PRODUCTS) -> dict[str, Any]:
-    """Count one hour for each of `products` ({name: value}), nothing written."""
-    return {product.name: product.hour(source) for product in products}
+def hour_count(source: Hour, products: tuple[Product[Any], ...] | None = None) -> dict[str, Any]:
+    """Count one hour for each of `products` (None: every product) as {name: value},
+    nothing written."""
+    chosen = catalogue.PRODUCTS if products is None else products
+    return {product.name: product.hour(source) for product in chosen}
 
 
 def hour_live(
-    *, site_id: uuid.UUID, hour: datetime, shards: int, products: tuple[Product, ...] = PRODUCTS
+    *,
+    site_id: uuid.UUID,
+    hour: datetime,
+    shards: int,
+    products: tuple[Product[Any], ...] | None = None,
 ) -> dict[str, Any]:
     """Count an unsealed hour from its raw rows as its seal would, without storing it."""
     start = timebuckets.floor(hour, timebuckets.Width.HOUR)
@@ -72,7 +79,7 @@ def _hour_seal(*, site_id: uuid.UUID | str, hour: datetime, now: datetime) -> bo
         goals=site_goals(site.id),
     )
     values = _counted_and_written(source, granularity="hour", bucket=hour, now=now)
-    user_widths_adapt(site=site, hour_counts=values[USER_COUNTS.name], now=now)
+    user_widths_adapt(site=site, hour_counts=values[catalogue.USER_COUNTS.name], now=now)
     BucketState.objects.get_or_create(
         site=site, granularity="day", bucket=timebuckets.floor(hour, "day")
     )
@@ -92,7 +99,7 @@ def _counted_and_written(
     values: dict[str, Any] = {}
     with ThreadPoolExecutor(1, thread_name_prefix="seal-read") as pool:
         started = pool.submit(getattr, source, "started")
-        for product in PRODUCTS:
+        for product in catalogue.PRODUCTS:
             value = values[product.name] = product.hour(source)
             product.write(
                 site_id=source.site_id,
@@ -123,7 +130,7 @@ def bucket_rollup(
         start, timebuckets.next_start(start, granularity), CHILD[granularity]
     )
     ttl = aggregate_ttl(granularity)
-    for product in PRODUCTS:
+    for product in catalogue.PRODUCTS:
         found = product.read(site_id=site.id, granularity=CHILD[granularity], buckets=children)
         product.write(
             site_id=site.id,

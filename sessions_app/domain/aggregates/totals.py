@@ -199,15 +199,16 @@ def metric_points(
 
 
 def totals_write(
+    *,
     site_id: uuid.UUID,
     granularity: str,
     bucket: datetime,
-    result: Aggregates,
-    *,
-    now: datetime,
+    value: Aggregates,
     ttl: int,
+    now: datetime,
 ) -> None:
     """Overwrite a bucket's aggregate row and its series points."""
+    result = value
     execute_windowed(
         [
             (
@@ -243,14 +244,21 @@ def totals_write(
 
 
 def user_counts_write(
-    site_id: uuid.UUID, granularity: str, bucket: datetime, user_counts: UserCounts, *, ttl: int
+    *,
+    site_id: uuid.UUID,
+    granularity: str,
+    bucket: datetime,
+    value: UserCounts,
+    ttl: int,
+    now: datetime,
 ) -> None:
     """Overwrite a bucket's per-user counts in both tables, one row and map a user in
     each: bucket_users (site partition, what the parent's rollup reads) and rolling_counts
     (user partition, what the rolling-counter reads use), one table after the other (on
-    two threads they took turns at the GIL and took longer). No SQL (the TTL comes in)."""
+    two threads they took turns at the GIL and took longer). No SQL (the TTL comes in).
+    `now` is not used: these rows are written at the driver's time."""
     for work in (_site_counts_work, _rolling_counts_work):
-        execute_windowed(work(site_id, granularity, bucket, user_counts, ttl))
+        execute_windowed(work(site_id, granularity, bucket, value, ttl))
 
 
 def _site_counts_work(

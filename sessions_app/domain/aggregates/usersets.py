@@ -227,10 +227,17 @@ def keys_of(site_id: uuid.UUID, numbers: Iterable[int]) -> dict[int, str]:
 
 
 def sets_write(
-    *, site_id: uuid.UUID, granularity: str, bucket: datetime, value: KeySets | Sets, ttl: int
+    *,
+    site_id: uuid.UUID,
+    granularity: str,
+    bucket: datetime,
+    value: KeySets | Sets,
+    ttl: int,
+    now: datetime,
 ) -> None:
     """Overwrite a bucket's sets: the active row lists the names kept (older rows of other
-    names stay until their TTL, unread). A day's write also rewrites its week's."""
+    names stay until their TTL, unread). A day's write also rewrites its week's. `now` is
+    not used: these rows are written at the driver's time."""
     sets = numbered(site_id, value) if isinstance(value, KeySets) else value
     upsert = prepare(user_sets.UPSERT, idempotent=True, write=True)
     execute_windowed([(upsert, (*row, ttl)) for row in _rows(site_id, granularity, bucket, sets)])

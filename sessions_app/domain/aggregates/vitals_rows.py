@@ -30,7 +30,7 @@ def vitals_write(
     site_id: uuid.UUID,
     granularity: str,
     bucket: datetime,
-    stored: Stored,
+    value: Stored,
     ttl: int,
     now: datetime,
 ) -> None:
@@ -50,7 +50,7 @@ def vitals_write(
                 orjson.dumps(cell.ratings).decode(),
                 orjson.dumps(cell.elements).decode(),
             )
-            for (level, key), cell in stored.items()
+            for (level, key), cell in value.items()
         ),
         now=now,
         ttl=ttl,

@@ -27,7 +27,8 @@ from celery import current_app
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
-from sessions_app.domain.aggregates.products import GOALS, USER_SETS, Product
+from sessions_app.domain.aggregates.product import Product
+from sessions_app.domain.aggregates.products import GOALS, USER_SETS
 from sessions_app.domain.aggregates.seal import CHILD, aggregate_ttl
 from sessions_app.domain.aggregates.sources import Hour
 from sessions_app.domain.goals.defs import MAX_GOALS, definition_clean, definition_digest
@@ -75,7 +76,7 @@ def goal_save(
 
 
 # What a goal's backfill counts again: its counts, and the user sets (cohorts by goal).
-BACKFILLED: tuple[Product, ...] = (GOALS, USER_SETS)
+BACKFILLED: tuple[Product[Any], ...] = (GOALS, USER_SETS)
 
 
 def backfill_due(goal: Goal) -> bool:

@@ -8,6 +8,7 @@ from sessions_app.foundation.tables.bucket_goals import BucketGoal
 from sessions_app.foundation.tables.bucket_heatmaps import BucketHeatmap
 from sessions_app.foundation.tables.bucket_partials import BucketPartial
 from sessions_app.foundation.tables.bucket_paths import BucketPath
+from sessions_app.foundation.tables.bucket_products import BucketProduct
 from sessions_app.foundation.tables.bucket_users import BucketUsers
 from sessions_app.foundation.tables.bucket_vitals import BucketVitals
 from sessions_app.foundation.tables.failed_events import FailedEvent
@@ -62,6 +63,7 @@ __all__ = [
     "BucketHeatmap",
     "BucketPartial",
     "BucketPath",
+    "BucketProduct",
     "BucketState",
     "BucketUsers",
     "BucketVitals",
