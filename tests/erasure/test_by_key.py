@@ -158,13 +158,12 @@ def test_a_request_held_past_an_erasure_does_not_write_the_user_back(site, setti
     settings.ERASURE_SETTLE_SECONDS = 2  # the applier's age limit becomes 1 s
     reached, release = threading.Event(), threading.Event()
 
-    def held_plan(intake):
+    def held_plan(*args):
         reached.set()
         assert release.wait(60)
-        plan_step(intake)
+        return plan_step(*args)
 
-    steps = tuple(held_plan if step is plan_step else step for step in pipeline.RECORD)
-    monkeypatch.setattr(pipeline, "RECORD", steps)
+    monkeypatch.setattr(pipeline, "plan", held_plan)
     at = timezone.now() - timedelta(minutes=2)
     beacon = [event(at, anon="held"), event(at + timedelta(seconds=1), anon="bystander")]
     result: dict[str, object] = {}

@@ -1,18 +1,22 @@
-"""What one request carries through the ingest steps (ingest/steps/, run by pipeline.py).
+"""What the ingest steps (ingest/steps/, run in order by pipeline.py) take and return.
 
-`Source` says where a batch came from, `Outcome` what happened to each event (the
-collector's answer), and `Intake` is the work in progress every step reads and adds to.
+`Source` says where a batch came from and `Request` what the pipeline stamped on it;
+each step returns its own result (`Validated`, `Deduped`, `Enriched`, `Sessions`, ...)
+and the next steps take the parts they need; `Outcome` is the collector's answer,
+assembled by the pipeline from them.
 """
 
 from __future__ import annotations
 
 import uuid
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from sessions_app.domain.ingest import coordination
 from sessions_app.domain.ingest.coordination import Claim
 from sessions_app.domain.ingest.order import Candidate
 from sessions_app.domain.ingest.plan import Failure, Plan, Stats
@@ -62,6 +66,50 @@ class Outcome:
         }
 
 
+@dataclass(frozen=True)
+class Request:
+    """One request as the pipeline stamped it on arrival."""
+
+    source: Source
+    received_at: datetime
+    batch_id: uuid.UUID
+    started: float  # time.monotonic() at the start: the write deadline counts from it
+
+    @property
+    def site(self) -> Site:
+        return self.source.site
+
+
+@dataclass(frozen=True)
+class Validated:
+    """The validate step's result: the accepted events in request order, and the rejected
+    ones' reasons (the answer), failed_events rows and counts by field."""
+
+    candidates: list[Candidate]
+    rejected: list[dict[str, Any]]
+    failures: list[Failure]
+    reasons: Counter[str]
+
+
+@dataclass(frozen=True)
+class Deduped:
+    """The dedupe step's result: the Redis claim (marks, locks, cached states), the events
+    seen first here, and each of their visitors' current session."""
+
+    claim: Claim
+    fresh: list[Candidate]
+    current: dict[str, SessionState | None]
+
+
+@dataclass(frozen=True)
+class Enriched:
+    """The enrich step's result: each fresh event's visitor, and whether the request's
+    own visitor is a bot."""
+
+    visits: list[Visit]
+    is_bot: bool
+
+
 @dataclass
 class Assigned:
     """A fresh event with the session the sessionizer put it in and its own visitor."""
@@ -71,34 +119,35 @@ class Assigned:
     visit: Visit
 
 
-@dataclass
-class Intake:
-    """One request's events on their way through the steps, and what each step found."""
+@dataclass(frozen=True)
+class Sessions:
+    """The sessionize step's result: the events in each visitor's time order with their
+    sessions, the sessions touched (summaries to write) and each visitor's latest (to
+    cache)."""
 
-    source: Source
-    raw_events: Sequence[Any]
-    received_at: datetime
-    batch_id: uuid.UUID
-    started: float  # time.monotonic() at the start: the write deadline counts from it
-    outcome: Outcome
-    # validate: accepted events in request order; the rejected ones' rows and counts
-    candidates: list[Candidate] = field(default_factory=list)
-    failures: list[Failure] = field(default_factory=list)
-    reasons: Counter[str] = field(default_factory=Counter)
-    # dedupe: the Redis claim (marks, locks, cached states), the events seen first here,
-    # and each of their visitors' current session
-    claim: Claim | None = None
-    fresh: list[Candidate] = field(default_factory=list)
-    current: dict[str, SessionState | None] = field(default_factory=dict)
-    # enrich: the request's visitor and each fresh event's own (an SDK's context)
-    visits: list[Visit] = field(default_factory=list)
-    is_bot: bool = False
-    # sessionize: the events in each visitor's time order with their sessions; the
-    # sessions touched (summaries to write) and each visitor's latest (to cache)
-    assigned: list[Assigned] = field(default_factory=list)
-    touched: dict[str, list[SessionState]] = field(default_factory=dict)
-    states: dict[str, SessionState] = field(default_factory=dict)
-    # plan, log
-    plan: Plan | None = None
-    stats: Stats | None = None
-    payload: bytes | None = None
+    assigned: list[Assigned]
+    touched: dict[str, list[SessionState]]
+    states: dict[str, SessionState]
+
+
+@dataclass(frozen=True)
+class Planned:
+    """The plan step's result: the rows the request writes (None: no event was fresh) and
+    the request's counts."""
+
+    plan: Plan | None
+    stats: Stats
+
+
+@contextmanager
+def released_on_failure(claim: Claim) -> Iterator[None]:
+    """Until the log write the request can still fail: the claim is released and the client
+    told to retry (StorageUnavailable: 503)."""
+    try:
+        yield
+    except StorageUnavailable:
+        coordination.abandon(claim)
+        raise
+    except Exception as exc:
+        coordination.abandon(claim)
+        raise StorageUnavailable(f"Cassandra: {type(exc).__name__}: {exc}") from exc

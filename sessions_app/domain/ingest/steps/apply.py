@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import logging
 
-from sessions_app.domain.ingest.context import Intake
+from sessions_app.domain.ingest.context import Request
+from sessions_app.domain.ingest.plan import Plan
 from sessions_app.domain.ingest.plan_writes import plan_apply
 from sessions_app.domain.ingest.steps.plan import plan_without_erased
 from sessions_app.domain.ingest.versions import within_deadline
@@ -14,12 +15,12 @@ from sessions_app.domain.ingest.versions import within_deadline
 log = logging.getLogger(__name__)
 
 
-def apply(intake: Intake) -> None:
+def apply(request: Request, plan: Plan | None, queued: bool) -> None:
     """Write the plan now unless the applier queue took it."""
-    if intake.plan is None or intake.outcome.queued:
+    if plan is None or queued:
         return
     try:
-        within_deadline(intake.started)
-        plan_apply(plan_without_erased(intake.plan), wait_for_mark=False)
+        within_deadline(request.started)
+        plan_apply(plan_without_erased(plan), wait_for_mark=False)
     except Exception:  # the plan is in the log: the redo task finishes it
-        log.exception("apply of batch %s failed; left for txlog_redo", intake.batch_id)
+        log.exception("apply of batch %s failed; left for txlog_redo", request.batch_id)

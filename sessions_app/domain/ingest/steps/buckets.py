@@ -8,7 +8,6 @@ import logging
 from datetime import datetime
 
 from sessions_app.domain.aggregates.states import bucket_states_touch
-from sessions_app.domain.ingest.context import Intake
 from sessions_app.domain.ingest.plan import Plan, hours_after
 from sessions_app.domain.ingest.rows import partial_shard
 from sessions_app.foundation.core import timebuckets
@@ -17,10 +16,10 @@ from sessions_app.foundation.models import Site
 log = logging.getLogger(__name__)
 
 
-def buckets(intake: Intake) -> None:
+def buckets(site: Site, plan: Plan | None) -> None:
     """Record the plan's hours and shards in the bucket states."""
-    if intake.plan is not None:
-        plan_buckets_touch(site=intake.source.site, plan=intake.plan)
+    if plan is not None:
+        plan_buckets_touch(site=site, plan=plan)
 
 
 def plan_buckets_touch(*, site: Site, plan: Plan) -> None:

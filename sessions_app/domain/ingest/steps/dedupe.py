@@ -17,7 +17,7 @@ from datetime import datetime
 from django.conf import settings
 
 from sessions_app.domain.ingest import coordination
-from sessions_app.domain.ingest.context import Intake
+from sessions_app.domain.ingest.context import Deduped, released_on_failure
 from sessions_app.domain.ingest.order import Candidate
 from sessions_app.domain.ingest.plan_writes import user_events_present
 from sessions_app.domain.ingest.state import SessionState
@@ -26,23 +26,22 @@ from sessions_app.foundation.core import timebuckets
 from sessions_app.foundation.tables import user_sessions
 
 
-def dedupe(intake: Intake) -> None:
-    """Claim the request's events and visitors in Redis; keep the events not seen before."""
-    site_id, candidates = intake.source.site.id, intake.candidates
-    claim = intake.claim = coordination.begin(
+def dedupe(site_id: uuid.UUID, candidates: list[Candidate]) -> Deduped:
+    """Claim the request's events and visitors in Redis; keep the events not seen before.
+    A failure once claimed releases the claim (StorageUnavailable: the client retries)."""
+    claim = coordination.begin(
         site_id=site_id,
         client_ids=[c.event.client_id for c in candidates],
         user_keys=sorted({c.user_key for c in candidates}),
         dedup_ttl=int(settings.DEDUP_TTL.total_seconds()),
     )
-    fresh = [c for c, new in zip(candidates, claim.fresh, strict=True) if new]
-    intake.current = _current(site_id, sorted({c.user_key for c in fresh}), claim.states)
-    if fresh:
-        stored = _already_stored(site_id, fresh, intake.current)
-        fresh = [c for c in fresh if c.event_id not in stored]
-    intake.fresh = fresh
-    outcome = intake.outcome
-    outcome.duplicates = len(intake.raw_events) - len(outcome.rejected) - len(fresh)
+    with released_on_failure(claim):
+        fresh = [c for c, new in zip(candidates, claim.fresh, strict=True) if new]
+        current = _current(site_id, sorted({c.user_key for c in fresh}), claim.states)
+        if fresh:
+            stored = _already_stored(site_id, fresh, current)
+            fresh = [c for c in fresh if c.event_id not in stored]
+    return Deduped(claim=claim, fresh=fresh, current=current)
 
 
 def _current(

@@ -8,17 +8,15 @@ locale beat the request's, which is the SDK's server).
 
 from __future__ import annotations
 
-from sessions_app.domain.ingest.context import Intake
+from sessions_app.domain.ingest.context import Enriched, Source
+from sessions_app.domain.ingest.order import Candidate
 from sessions_app.domain.ingest.visit import event_visit, visit_of
 
 
-def enrich(intake: Intake) -> None:
+def enrich(source: Source, fresh: list[Candidate]) -> Enriched:
     """Give each fresh event its visitor."""
-    source = intake.source
     visit = visit_of(
         user_agent=source.user_agent, ip=source.ip, accept_language=source.accept_language
     )
-    intake.is_bot = visit.is_bot
-    intake.visits = [
-        event_visit(visit, c.event.context) if c.event.context else visit for c in intake.fresh
-    ]
+    visits = [event_visit(visit, c.event.context) if c.event.context else visit for c in fresh]
+    return Enriched(visits=visits, is_bot=visit.is_bot)

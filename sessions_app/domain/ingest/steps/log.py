@@ -7,20 +7,21 @@ and the client's retry meets the suppression).
 
 from __future__ import annotations
 
-from sessions_app.domain.ingest.context import Intake
+from sessions_app.domain.ingest.context import Planned, Request
+from sessions_app.domain.ingest.plan import Failure
 from sessions_app.domain.ingest.txlog import log_write
 from sessions_app.domain.ingest.versions import within_deadline
 
 
-def log(intake: Intake) -> None:
-    """Write the request's log entry, failed events and counts; keep the entry's payload."""
-    within_deadline(intake.started)
-    assert intake.stats is not None  # the plan step's
-    intake.payload = log_write(
-        intake.plan,
-        site_id=intake.source.site.id,
-        batch_id=intake.batch_id,
-        received_at=intake.received_at,
-        failures=intake.failures,
-        stats=intake.stats,
+def log(request: Request, planned: Planned, failures: list[Failure]) -> bytes | None:
+    """Write the request's log entry, failed events and counts; return the entry's payload
+    (what the applier queue takes; None without a plan)."""
+    within_deadline(request.started)
+    return log_write(
+        planned.plan,
+        site_id=request.site.id,
+        batch_id=request.batch_id,
+        received_at=request.received_at,
+        failures=failures,
+        stats=planned.stats,
     )

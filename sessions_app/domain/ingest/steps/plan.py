@@ -12,52 +12,59 @@ import zlib
 from typing import Any
 
 from sessions_app.domain.aggregates.vitals import NAME as VITALS
-from sessions_app.domain.ingest.context import Assigned, Intake
+from sessions_app.domain.ingest.context import (
+    Assigned,
+    Deduped,
+    Planned,
+    Request,
+    Sessions,
+    Validated,
+)
 from sessions_app.domain.ingest.plan import EventRow, Plan, SessionSummary, Stats, plan_without
 from sessions_app.domain.ingest.versions import plan_stamp
 from sessions_app.domain.ledger import suppression
 from sessions_app.foundation.core.timebuckets import as_utc
 
 
-def plan(intake: Intake) -> None:
+def plan(
+    request: Request, received: int, validated: Validated, deduped: Deduped, sessions: Sessions
+) -> Planned:
     """Make the request's plan (None when no event is fresh) and its counts."""
-    fresh = intake.fresh
-    stats = intake.stats = Stats(
-        received=len(intake.raw_events),
+    fresh = deduped.fresh
+    stats = Stats(
+        received=received,
         accepted=len(fresh),
-        duplicates=intake.outcome.duplicates,
+        duplicates=received - len(validated.rejected) - len(fresh),
         late=sum(c.late for c in fresh),
         clamped=sum(c.clamped for c in fresh),
-        rejected=dict(intake.reasons),
+        rejected=dict(validated.reasons),
     )
-    outcome = intake.outcome
-    outcome.accepted, outcome.late, outcome.clamped = len(fresh), stats.late, stats.clamped
     if not fresh:
-        return
-    source = intake.source
+        return Planned(plan=None, stats=stats)
+    source = request.source
     made = Plan(
         site_id=source.site.id,
-        batch_id=intake.batch_id,
-        received_at=intake.received_at,
+        batch_id=request.batch_id,
+        received_at=request.received_at,
         version=0,  # versions.plan_stamp
         shards=max(1, source.site.event_shards),
         logged_at=source.logged_at and as_utc(source.logged_at),
     )
-    made.events = [_row(made, item) for item in intake.assigned]
+    made.events = [_row(made, item) for item in sessions.assigned]
     made.links = sorted(
         {
             (e.user_id, e.anonymous_id)
-            for e in (item.candidate.event for item in intake.assigned)
+            for e in (item.candidate.event for item in sessions.assigned)
             if e.user_id and e.anonymous_id != e.user_id
         }
     )
-    plan_stamp(made, [s for states in intake.touched.values() for s in states])
+    plan_stamp(made, [s for states in sessions.touched.values() for s in states])
     made.sessions = [
         SessionSummary(site_id=made.site_id, user_key=user_key, state=state)
-        for user_key, states in intake.touched.items()
+        for user_key, states in sessions.touched.items()
         for state in states
     ]
-    intake.plan = plan_without_erased(made)
+    return Planned(plan=plan_without_erased(made), stats=stats)
 
 
 def _row(made: Plan, item: Assigned) -> EventRow:

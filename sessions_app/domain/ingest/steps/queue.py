@@ -10,19 +10,24 @@ from datetime import timedelta
 from django.conf import settings
 
 from sessions_app.domain.ingest import coordination, realtime
-from sessions_app.domain.ingest.context import Intake
+from sessions_app.domain.ingest.context import Deduped, Enriched, Request, Sessions
 
 
-def queue(intake: Intake) -> None:
-    """Hand the logged plan to the applier (else the apply step writes it) and release
-    the request's claim."""
-    assert intake.claim is not None  # the dedupe step's
-    fresh, received_at = intake.fresh, intake.received_at
-    intake.outcome.queued = coordination.finish(
-        intake.claim,
-        states={k: v.to_json() for k, v in intake.states.items()},
+def queue(
+    request: Request,
+    deduped: Deduped,
+    enriched: Enriched,
+    sessions: Sessions,
+    payload: bytes | None,
+) -> bool:
+    """Hand the logged plan to the applier and release the request's claim; return whether
+    the applier took it (else the apply step writes it)."""
+    received_at = request.received_at
+    return coordination.finish(
+        deduped.claim,
+        states={k: v.to_json() for k, v in sessions.states.items()},
         ttl=int((settings.SESSION_INACTIVITY + timedelta(minutes=5)).total_seconds()),
-        enqueue=intake.payload if settings.APPLY_QUEUE else None,
-        now=None if intake.is_bot else realtime.of_candidates(fresh, now=received_at),
+        enqueue=payload if settings.APPLY_QUEUE else None,
+        now=None if enriched.is_bot else realtime.of_candidates(deduped.fresh, now=received_at),
         minute=received_at,
     )

@@ -12,7 +12,7 @@ from collections import defaultdict
 
 from django.conf import settings
 
-from sessions_app.domain.ingest.context import Assigned, Intake
+from sessions_app.domain.ingest.context import Assigned, Sessions
 from sessions_app.domain.ingest.order import Candidate
 from sessions_app.domain.ingest.sessionizer import Sessionizer
 from sessions_app.domain.ingest.state import SessionState
@@ -22,21 +22,27 @@ from sessions_app.foundation.tables import user_sessions
 HISTORY = 50  # recent sessions a late event is looked for in
 
 
-def sessionize(intake: Intake) -> None:
+def sessionize(
+    site_id: uuid.UUID,
+    fresh: list[Candidate],
+    visits: list[Visit],
+    current: dict[str, SessionState | None],
+) -> Sessions:
     """Assign the fresh events to sessions, visitor by visitor, in time order."""
-    site_id = intake.source.site.id
+    found = Sessions(assigned=[], touched={}, states={})
     by_user: dict[str, list[tuple[Candidate, Visit]]] = defaultdict(list)
-    for c, visit in zip(intake.fresh, intake.visits, strict=True):
+    for c, visit in zip(fresh, visits, strict=True):
         by_user[c.user_key].append((c, visit))
     for user_key, items in by_user.items():
         items.sort(key=lambda item: (item[0].order_ts, item[0].index))
-        sessionizer = _sessionizer(site_id, user_key, intake.current[user_key])
+        sessionizer = _sessionizer(site_id, user_key, current[user_key])
         for c, visit in items:
             session_id = _assign(sessionizer, c, visit)
-            intake.assigned.append(Assigned(candidate=c, session_id=session_id, visit=visit))
-        intake.touched[user_key] = list(sessionizer.touched.values())
+            found.assigned.append(Assigned(candidate=c, session_id=session_id, visit=visit))
+        found.touched[user_key] = list(sessionizer.touched.values())
         if sessionizer.current is not None:
-            intake.states[user_key] = sessionizer.current
+            found.states[user_key] = sessionizer.current
+    return found
 
 
 def _sessionizer(site_id: uuid.UUID, user_key: str, current: SessionState | None) -> Sessionizer:

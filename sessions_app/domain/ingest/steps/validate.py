@@ -7,12 +7,15 @@ leave in request order, a visitor's same-instant events 1 µs apart (domain/inge
 
 from __future__ import annotations
 
+import uuid
+from collections import Counter
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
 
-from sessions_app.domain.ingest.context import Intake
+from sessions_app.domain.ingest.context import Request, Validated
 from sessions_app.domain.ingest.order import Candidate, in_request_order, unique
 from sessions_app.domain.ingest.plan import Failure
 from sessions_app.domain.ingest.redact import Redactor, redactor
@@ -30,21 +33,24 @@ class Suppressed(EventError):
         super().__init__(field, "erased on request; not accepted")
 
 
-def validate(intake: Intake) -> None:
+def validate(request: Request, raw_events: Sequence[Any]) -> Validated:
     """Keep the request's valid events in request order; reject the others with a reason."""
-    site = intake.source.site
-    skew = _skew(intake.source.sent_at, intake.received_at)
+    site = request.site
+    skew = _skew(request.source.sent_at, request.received_at)
     suppressed = suppression.suppressed_keys(site_id=site.id)
     redact = redactor(tuple(site.redact_params))
     candidates = []
-    for index, raw in enumerate(intake.raw_events):
+    found = Validated(candidates=[], rejected=[], failures=[], reasons=Counter())
+    for index, raw in enumerate(raw_events):
         try:
             if suppressed:
                 _check_suppressed(raw, suppressed)
-            candidates.append(_candidate(intake, index, redact.valid(validate_event(raw)), skew))
+            event = redact.valid(validate_event(raw))
+            candidates.append(_candidate(site.id, request.received_at, index, event, skew))
         except EventError as exc:
-            _reject(intake, index, raw, exc, redact)
-    intake.candidates = in_request_order(site.id, unique(candidates))
+            _reject(found, request.source.name, index, raw, exc, redact)
+    found.candidates.extend(in_request_order(site.id, unique(candidates)))
+    return found
 
 
 def _skew(sent_at: datetime | None, received_at: datetime) -> timedelta:
@@ -69,9 +75,10 @@ def _check_suppressed(raw: Any, suppressed: frozenset[str]) -> None:
             raise Suppressed(name)
 
 
-def _candidate(intake: Intake, index: int, event: ValidEvent, skew: timedelta) -> Candidate:
+def _candidate(
+    site_id: uuid.UUID, received_at: datetime, index: int, event: ValidEvent, skew: timedelta
+) -> Candidate:
     """The accepted event with its corrected time, flags and id."""
-    received_at = intake.received_at
     try:
         ts, clamped = event.ts + skew, False
     except OverflowError:  # ts and sent_at at opposite ends of the range
@@ -91,18 +98,16 @@ def _candidate(intake: Intake, index: int, event: ValidEvent, skew: timedelta) -
         order_ts=order_ts,
         late=late,
         clamped=clamped,
-        event_id=event_uuid(
-            site_id=intake.source.site.id, client_event_id=event.client_id, ts=order_ts
-        ),
+        event_id=event_uuid(site_id=site_id, client_event_id=event.client_id, ts=order_ts),
     )
 
 
-def _reject(intake: Intake, index: int, raw: Any, exc: EventError, redact: Redactor) -> None:
+def _reject(
+    found: Validated, source: str, index: int, raw: Any, exc: EventError, redact: Redactor
+) -> None:
     reason = f"events[{index}].{exc}"
-    intake.outcome.rejected.append({"index": index, "reason": reason})
-    intake.reasons[exc.field] += 1
+    found.rejected.append({"index": index, "reason": reason})
+    found.reasons[exc.field] += 1
     # An erased user's payload is exactly what must not be kept: reason only.
     payload = "" if isinstance(exc, Suppressed) else failed_payload(redact.payload(raw))
-    intake.failures.append(
-        Failure(reason=reason, field=exc.field, payload=payload, source=intake.source.name)
-    )
+    found.failures.append(Failure(reason=reason, field=exc.field, payload=payload, source=source))
