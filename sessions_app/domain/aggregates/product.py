@@ -39,8 +39,8 @@ class Product(Generic[V]):
     """One aggregate product. The driver calls, for each sealed bucket:
 
     - `hour(source)`: count one hour from the `sources.Hour` every product shares (its
-      tally, its sessions' summaries, its started sessions: each read once), no I/O of
-      its own beyond what the source offers;
+      tally, its sessions' summaries, its started sessions: each read once, whichever
+      product asks first);
     - `merge(parts, start=...)`: a day from its hours, a month from its days (`parts` the
       children's stored values, none: the empty value; `start` the parent's start);
     - `write(site_id=, granularity=, bucket=, value=, ttl=, now=)`: overwrite the bucket's
