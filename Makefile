@@ -47,14 +47,10 @@ manage: $(STAMP) $(NODE_STAMP)
 TEST_WORKERS ?= 2
 XDIST := -n $(TEST_WORKERS) --dist loadgroup
 
+# The checks (the tracker's tests, ruff, mypy, lint-imports, vulture: ops/stack.py CHECKS)
+# run while the services start, then pytest.
 test: $(STAMP) $(NODE_STAMP)
-	npm test --silent
-	npm run --silent size
-	$(VENV)/bin/ruff check .
-	$(VENV)/bin/mypy clickstream sessions_app ops
-	$(VENV)/bin/lint-imports --no-cache
-	$(VENV)/bin/vulture
-	$(PY) -m ops.stack test -- $(XDIST) $(PYTEST_ARGS)
+	$(PY) -m ops.stack --checks test -- $(XDIST) $(PYTEST_ARGS)
 
 # The inner loop (under 5 minutes): lint, types and every test marked neither slow, e2e
 # nor heavy (no fuzzing at 3,000 cases, no fault injection, no Chromium, none of the
@@ -62,14 +58,8 @@ test: $(STAMP) $(NODE_STAMP)
 # profile; HYPOTHESIS_PROFILE=dev runs them all). `make test` runs everything, at full
 # counts.
 test-quick: $(STAMP) $(NODE_STAMP)
-	npm test --silent
-	npm run --silent size
-	$(VENV)/bin/ruff check .
-	$(VENV)/bin/mypy clickstream sessions_app ops
-	$(VENV)/bin/lint-imports --no-cache
-	$(VENV)/bin/vulture
 	HYPOTHESIS_PROFILE=$(or $(HYPOTHESIS_PROFILE),quick) \
-	$(PY) -m ops.stack test -- $(XDIST) -m "not slow and not e2e and not heavy" $(PYTEST_ARGS)
+	$(PY) -m ops.stack --checks test -- $(XDIST) -m "not slow and not e2e and not heavy" $(PYTEST_ARGS)
 
 # The slow suite alone (fuzzing at 3,000 cases; fault injection; tests over a minute):
 # `make test` runs it too.
