@@ -5,23 +5,24 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-STAMP := $(VENV)/.installed-$(shell cat pyproject.toml requirements.lock requirements-dev.lock | sha1sum | cut -c1-12)
+UV_LOCK := ops/requirements-uv.lock
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml requirements.lock requirements-dev.lock $(UV_LOCK) | sha1sum | cut -c1-12)
 
 .PHONY: screenshots run manage test test-quick test-faults node bench profile lint lock fmt stop status clean install tracker cluster cluster-stop
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml requirements.lock requirements-dev.lock
+$(STAMP): pyproject.toml requirements.lock requirements-dev.lock $(UV_LOCK)
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-# setuptools reports its editable-install strategy as a UserWarning ("Editable
-# installation. ... folders with the same name as your package"): informational
-# only, and here those folders are the package. Only that notice is filtered.
+# uv installs the locks: a few seconds where pip took ~30 (a clean clone's `make test`
+# waits that much less). uv itself comes from PyPI through the venv's pip, pinned with
+# its hashes in ops/requirements-uv.lock.
+	$(PY) -m pip install -q --require-hashes -r $(UV_LOCK)
 # Exact versions, each checked against its hash: requirements.lock (what the app runs on)
 # and requirements-dev.lock (the same pins plus the dev tools); one venv serves run and
 # test. `make lock` regenerates both. Then the project itself, resolving nothing again.
-	$(PY) -m pip install -q --require-hashes -r requirements.lock -r requirements-dev.lock
-	PYTHONWARNINGS='ignore:Editable installation:UserWarning' $(PY) -m pip install -q --no-deps -e .
+	$(VENV)/bin/uv pip install -q --python $(PY) --require-hashes -r requirements.lock -r requirements-dev.lock
+	$(VENV)/bin/uv pip install -q --python $(PY) --no-deps -e .
 	@rm -f $(VENV)/.installed-*; touch $@
 
 NODE_STAMP := node_modules/.installed-$(shell sha1sum package-lock.json | cut -c1-12)
@@ -104,6 +105,7 @@ lint: $(STAMP)
 # rules them out (pip-compile's --upgrade-package NAME moves one on purpose).
 LOCK_ARGS := -q --generate-hashes --strip-extras --allow-unsafe --no-emit-find-links
 lock: $(STAMP)
+	$(VENV)/bin/pip-compile $(LOCK_ARGS) -o $(UV_LOCK) ops/requirements-uv.in
 	$(VENV)/bin/pip-compile $(LOCK_ARGS) -o requirements.lock pyproject.toml
 	$(VENV)/bin/pip-compile $(LOCK_ARGS) --extra dev -c requirements.lock -o requirements-dev.lock pyproject.toml
 

@@ -95,6 +95,11 @@ def test_make_installs_from_both_locks_with_hashes():
         "--require-hashes" in line or "--no-deps" in line or "--upgrade pip" in line
         for line in installs
     )
+    # uv, which installs the locks, is itself pinned with its hashes.
+    assert "pip install -q --require-hashes -r $(UV_LOCK)" in install
+    assert "$(UV_LOCK)" in stamp and "UV_LOCK := ops/requirements-uv.lock" in makefile
+    [uv] = _entries("ops/requirements-uv.lock")
+    assert re.match(r"^uv==[^\s;]+\s+--hash=sha256:[0-9a-f]{64}", uv), uv
     audit = _target(makefile, "lint")
     assert "pip-audit" in audit and all(f"-r {lock}" in audit for lock in LOCKS)
     lock = _target(makefile, "lock")
