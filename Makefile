@@ -98,7 +98,7 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy clickstream sessions_app ops
 	$(VENV)/bin/lint-imports --no-cache
 	$(VENV)/bin/vulture
-	$(VENV)/bin/pip-audit --strict --no-deps --disable-pip -r requirements.lock -r requirements-dev.lock --progress-spinner off
+	$(VENV)/bin/pip-audit --strict --no-deps --disable-pip -r requirements.lock -r requirements-dev.lock -r $(UV_LOCK) --progress-spinner off
 
 # Pin every dependency (and theirs) of pyproject.toml with hashes: the runtime lock, then
 # the dev tools' lock held to the same pins (-c). Existing pins stay unless pyproject.toml
