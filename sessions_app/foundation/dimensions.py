@@ -60,7 +60,7 @@ class Dimension:
 # In the order breakdowns, funnel breakdowns, the explorer and the API show them.
 DIMENSIONS: tuple[Dimension, ...] = (
     Dimension("source", "Sources", "Source", "source", (LANDING, "source"),
-              breaks_down=True, filters=True, splits_funnels=True, example="google"),
+              breaks_down=True, filters=True, splits_funnels=True, example="Google"),
     Dimension("medium", "Media", "Medium", "medium", (LANDING, "medium"),
               breaks_down=True, filters=True, splits_funnels=True, choices=MEDIA),
     Dimension("campaign", "Campaigns", "Campaign", "campaign", (LANDING, "campaign"),

@@ -19,6 +19,7 @@ from sessions_app.domain.erasure import erasures
 from sessions_app.domain.ledger import sizing
 from sessions_app.features.analysis import explorer
 from sessions_app.features.web import periods
+from sessions_app.foundation import sources
 from sessions_app.foundation.core.bounds import RangeError
 from sessions_app.foundation.models import Site
 from sessions_app.middleware import SITE_KEY
@@ -42,6 +43,13 @@ def safe_url(value: object) -> str | None:
     except ValueError:  # "http://[x" (an unclosed IPv6 host): not a link
         return None
     return cleaned if scheme.lower() in ("http", "https") else None
+
+
+@register.filter
+def source_name(value: object) -> str | None:
+    """A stored source in its one spelling (foundation/sources.py): a session stored
+    before ingest spelt it shows as the reports count it."""
+    return sources.source_name(value) if isinstance(value, str) else None
 
 
 @register.filter

@@ -28,13 +28,14 @@ from sessions_app.domain.aggregates.sketch import (
     sketch_union,
 )
 from sessions_app.domain.aggregates.stored import bucket_overwrite
-from sessions_app.foundation import dimensions
+from sessions_app.foundation import dimensions, sources
 from sessions_app.foundation.core.cql import prepare, read_begin
 from sessions_app.foundation.tables import bucket_breakdowns
 
 STORED_TOP = 50  # values kept per dimension and bucket; the rest are "(other)"
 OTHER = "(other)"
 NONE = "(none)"  # a session without the value (no campaign, an unknown country)
+SOURCE = "source"
 
 
 @dataclass
@@ -119,7 +120,7 @@ def breakdown_count(rows: Iterable[dict[str, Any]]) -> Breakdown:
     counted: Breakdown = {}
     whole: Entry | None = None  # every session's: a dimension with one value in the hour
     for name, column in names().items():
-        values = [row[column] or NONE for row in humans]
+        values = [_spelt(name, row[column]) for row in humans]
         if len(one := set(values)) == 1:  # (none) for a site without campaigns, one country...
             [value] = one
             if whole is None:
@@ -244,10 +245,31 @@ def breakdowns_begin(
                     for counts in orjson.loads(row["counts"])
                 }
             if found:
-                stored[key] = found
+                stored[key] = sources_folded(found)
         return stored
 
     return parsed
+
+
+def _spelt(name: str, value: str | None) -> str:
+    """A session's value as counted: a source by its one spelling (foundation/sources.py)."""
+    if name == SOURCE and value:
+        return sources.source_name(value) or NONE
+    return value or NONE
+
+
+def sources_folded(found: Breakdown) -> Breakdown:
+    """The breakdown with its sources spelt one way: the values of a row stored before
+    ingest spelt them ("google" beside "Google") are added up into one entry."""
+    stored = found.get(SOURCE)
+    if not stored:
+        return found
+    grouped: dict[str, list[Entry]] = defaultdict(list)
+    for value, entry in stored.items():
+        grouped[value if value in (OTHER, NONE) else _spelt(SOURCE, value)].append(entry)
+    if len(grouped) == len(stored) and all(v in stored for v in grouped):
+        return found
+    return {**found, SOURCE: {value: entries_total(es) for value, es in grouped.items()}}
 
 
 def _stored(value: str, e: Entry) -> list[Any]:

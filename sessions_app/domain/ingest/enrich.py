@@ -28,6 +28,8 @@ import crawleruseragents
 import iptocc
 import ua_parser
 
+from sessions_app.foundation import sources
+
 AGENT_CACHE = 8192
 UNKNOWN = None  # a dimension nothing could be derived for: stored as null
 
@@ -147,50 +149,6 @@ def language(accept_language: str | None) -> str | None:
     return f"{primary.lower()}-{sub.upper() if len(sub) <= 3 else sub.title()}"  # de-DE, zh-Hant
 
 
-# The referrer's host (without "www."), matched in order: (pattern, source, medium).
-_REFERRERS: tuple[tuple[re.Pattern[str], str, str], ...] = tuple(
-    (re.compile(pattern + r"$"), source, medium)
-    for pattern, source, medium in (
-        # email first: webmail hosts live under search engines' and portals' domains
-        (r"mail\.google\.com", "Gmail", "email"),
-        (r"(outlook\.(live|office|office365)\.com|outlook\.com)", "Outlook", "email"),
-        (r"mail\.yahoo\.(com|co\.[a-z]{2}|[a-z]{2})", "Yahoo Mail", "email"),
-        (r"mail\.proton(mail)?\.(me|com|ch)", "Proton Mail", "email"),
-        (r"(mail|e)\.(aol|gmx|web|yandex|zoho|icloud)\.[a-z.]+", "Webmail", "email"),
-        (r"(www\.)?google(\.com?)?(\.[a-z]{2,3})?", "Google", "search"),
-        (r"(www\.|cn\.)?bing\.com", "Bing", "search"),
-        (r"(html\.|lite\.)?duckduckgo\.com", "DuckDuckGo", "search"),
-        (r"([a-z]{2}\.)?search\.yahoo\.com", "Yahoo", "search"),
-        (r"yandex\.(ru|com|com\.tr|by|kz|ua)", "Yandex", "search"),
-        (r"(www\.|m\.)?baidu\.com", "Baidu", "search"),
-        (r"ecosia\.org", "Ecosia", "search"),
-        (r"qwant\.com", "Qwant", "search"),
-        (r"search\.brave\.com", "Brave Search", "search"),
-        (r"startpage\.com", "Startpage", "search"),
-        (r"(search\.)?naver\.com", "Naver", "search"),
-        (r"seznam\.cz", "Seznam", "search"),
-        (r"kagi\.com", "Kagi", "search"),
-        (r"(www\.|m\.|l\.|lm\.)?facebook\.com|fb\.me", "Facebook", "social"),
-        (r"(l\.)?instagram\.com", "Instagram", "social"),
-        (r"t\.co|(mobile\.)?twitter\.com|x\.com", "X (Twitter)", "social"),
-        (r"(([a-z]{2})\.)?linkedin\.com|lnkd\.in", "LinkedIn", "social"),
-        (r"((old|new|out|np)\.)?reddit\.com", "Reddit", "social"),
-        (r"(m\.)?youtube\.com|youtu\.be", "YouTube", "social"),
-        (r"([a-z]{2}\.)?pinterest\.[a-z.]+|pin\.it", "Pinterest", "social"),
-        (r"tiktok\.com", "TikTok", "social"),
-        (r"news\.ycombinator\.com", "Hacker News", "social"),
-        (r"bsky\.app", "Bluesky", "social"),
-        (r"mastodon\.social|mastodon\.online", "Mastodon", "social"),
-        (r"threads\.(net|com)", "Threads", "social"),
-        (r"vk\.com", "VK", "social"),
-        (r"weibo\.com", "Weibo", "social"),
-        (r"(www\.)?quora\.com", "Quora", "social"),
-        (r"(discord\.com|discordapp\.com)", "Discord", "social"),
-        (r"t\.me|web\.telegram\.org", "Telegram", "social"),
-        (r"(web\.)?whatsapp\.com|wa\.me", "WhatsApp", "social"),
-    )
-)
-
 # Click ids an ad platform appends: (parameter, source, medium).
 _CLICK_IDS = (
     ("gclid", "Google", "cpc"),
@@ -221,14 +179,6 @@ def _host(url: str | None) -> str | None:
     return host.lower().removeprefix("www.") if host else None
 
 
-@lru_cache(maxsize=4096)
-def _referrer(host: str) -> tuple[str, str]:
-    for pattern, source, medium in _REFERRERS:
-        if pattern.match(host):
-            return source, medium
-    return host, "referral"
-
-
 def _query(url: str | None) -> dict[str, str]:
     if not url or "?" not in url:
         return {}
@@ -255,10 +205,10 @@ def acquisition(
     campaign, term, content = (params.get(k) for k in UTM[2:])
     referrer_host = _host(referrer)
     if params.get("utm_source") or params.get("utm_medium"):
-        source = params.get("utm_source")
+        source = sources.source_name(params.get("utm_source"))
         medium = (params.get("utm_medium") or "").lower() or None
         if source is None and referrer_host:
-            source = _referrer(referrer_host)[0]
+            source = sources.referrer(referrer_host)[0]
         return Acquisition(source, medium, campaign, term, content)
     for parameter, source, medium in _CLICK_IDS:
         if parameter in params:
@@ -267,5 +217,5 @@ def acquisition(
         return Acquisition("(direct)", "direct", campaign, term, content)
     if referrer_host == _host(url):
         return Acquisition("(internal)", "internal", campaign, term, content)
-    source, medium = _referrer(referrer_host)
+    source, medium = sources.referrer(referrer_host)
     return Acquisition(source, medium, campaign, term, content)

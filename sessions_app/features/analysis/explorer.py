@@ -22,7 +22,7 @@ from django.conf import settings
 
 from sessions_app.features.web.params import iso, path_param
 from sessions_app.features.web.periods import Period, capped, period_param
-from sessions_app.foundation import dimensions
+from sessions_app.foundation import dimensions, sources
 from sessions_app.foundation.core import timebuckets
 from sessions_app.foundation.core.bounds import RangeError
 from sessions_app.foundation.core.cql import cassandra_session, prepare
@@ -114,6 +114,8 @@ def explorer_query_parse(
             continue
         if len(value) > MAX_TEXT:
             raise RangeError(name, f"at most {MAX_TEXT} characters")
+        if name == "source":  # as ingest spells it: "google" finds Google's sessions
+            value = sources.source_name(value) or value
         filters[name] = path_param(value) if is_path else value
     for name in BOOL_FILTERS:
         value = (params.get(name) or "").strip().lower()
