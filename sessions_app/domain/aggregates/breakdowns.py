@@ -120,7 +120,9 @@ def breakdown_count(rows: Iterable[dict[str, Any]]) -> Breakdown:
     counted: Breakdown = {}
     whole: Entry | None = None  # every session's: a dimension with one value in the hour
     for name, column in names().items():
-        values = [_spelt(name, row[column]) for row in humans]
+        values = [row[column] or NONE for row in humans]
+        if name == SOURCE:
+            values = [_spelt(value) for value in values]
         if len(one := set(values)) == 1:  # (none) for a site without campaigns, one country...
             [value] = one
             if whole is None:
@@ -251,11 +253,11 @@ def breakdowns_begin(
     return parsed
 
 
-def _spelt(name: str, value: str | None) -> str:
-    """A session's value as counted: a source by its one spelling (foundation/sources.py)."""
-    if name == SOURCE and value:
-        return sources.source_name(value) or NONE
-    return value or NONE
+def _spelt(source: str) -> str:
+    """A source as counted: its one spelling (foundation/sources.py)."""
+    if source in (OTHER, NONE):
+        return source
+    return sources.source_name(source) or NONE
 
 
 def sources_folded(found: Breakdown) -> Breakdown:
@@ -266,7 +268,7 @@ def sources_folded(found: Breakdown) -> Breakdown:
         return found
     grouped: dict[str, list[Entry]] = defaultdict(list)
     for value, entry in stored.items():
-        grouped[value if value in (OTHER, NONE) else _spelt(SOURCE, value)].append(entry)
+        grouped[_spelt(value)].append(entry)
     if len(grouped) == len(stored) and all(v in stored for v in grouped):
         return found
     return {**found, SOURCE: {value: entries_total(es) for value, es in grouped.items()}}
