@@ -242,8 +242,33 @@ def test(pytest_args: list[str], *, checks: bool = False) -> int:
         _local_cassandra(stack)
         if checked is not None and (failed := checked.result()):
             return failed
+        before, started = cpu_times(), time.monotonic()
         result = subprocess.run([PYTHON, "-m", "pytest", *pytest_args], cwd=ROOT, env=env)
+        log(f"pytest took {time.monotonic() - started:.0f} s; {cpu_shares(before, cpu_times())}")
         return result.returncode
+
+
+def cpu_times(stat: Path = Path("/proc/stat")) -> list[int]:
+    """The machine's CPU time so far, in ticks: user, nice, system, idle, iowait, irq,
+    softirq, steal (the first line of /proc/stat); empty where there is none."""
+    try:
+        first = stat.read_text().splitlines()[0].split()
+    except (OSError, IndexError):
+        return []
+    return [int(n) for n in first[1:9]]
+
+
+def cpu_shares(before: list[int], after: list[int]) -> str:
+    """How the cores' time went between two readings: busy, idle, and stolen by the host
+    (a virtual machine's neighbours: a run with much steal is slower, not the suite)."""
+    spent = [b - a for a, b in zip(before, after, strict=False)]
+    total = sum(spent)
+    if len(spent) < 8 or total <= 0:
+        return "CPU shares unknown"
+    idle, steal = spent[3] + spent[4], spent[7]
+    busy = total - idle - steal
+    shares = (busy / total, idle / total, steal / total)
+    return "CPU busy {:.0%}, idle {:.0%}, stolen by the host {:.0%}".format(*shares)
 
 
 def main(argv: list[str] | None = None) -> int:
