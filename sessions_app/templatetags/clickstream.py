@@ -233,8 +233,11 @@ def nav_query(context: template.Context) -> str:
 @register.simple_tag(takes_context=True)
 def range_state(context: template.Context) -> dict[str, Any]:
     """What _range.html shows: the period, its choices, the custom days and the hidden
-    inputs that keep the filters and the page's own parameters."""
+    inputs that keep the filters and the page's own parameters. The comparison only on a
+    page that includes it `with comparable=True` (one whose numbers it changes); elsewhere
+    a chosen one is kept, hidden, for the next page."""
     period = page_period(context)
+    comparable = bool(context.get("comparable"))
     request = context.get("request")
     kept = [(n, str(request.GET[n])) for n in KEPT if request is not None and request.GET.get(n)]
     local_last = (period.end - timedelta(microseconds=1)).astimezone(period.zone)
@@ -247,7 +250,11 @@ def range_state(context: template.Context) -> dict[str, Any]:
         "today": datetime.now(UTC).astimezone(period.zone).date().isoformat(),
         "hidden": [*carried_filters(context), *kept],
         "days": periods.days_shown(period),
-        "compared": periods.days_shown(compared) if (compared := period.comparison()) else "",
+        "comparable": comparable,
+        "default_compare": periods.DEFAULT_COMPARE,
+        "compared": (
+            periods.days_shown(compared) if comparable and (compared := period.comparison()) else ""
+        ),
         "zone": str(period.zone),
     }
 

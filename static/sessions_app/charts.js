@@ -90,9 +90,10 @@
       "<thead><tr><th scope=\"col\">Bucket</th><th scope=\"col\">Value</th>" +
       (previous ? "<th scope=\"col\">Comparison</th><th scope=\"col\">Change</th>" : "") + "</tr></thead><tbody>"];
     xs.forEach(function (_, i) {
-      rows.push("<tr><th scope=\"row\">" + escapeHtml(bucketLabel(chart.buckets[i])) + "</th><td>" +
+      var sofar = i === chart.partial;
+      rows.push("<tr><th scope=\"row\">" + escapeHtml(bucketLabel(chart.buckets[i])) + (sofar ? " (so far)" : "") + "</th><td>" +
         format(kind, current[i]) + "</td>" + (previous ? "<td>" + format(kind, previous[i]) + "</td><td>" +
-        change(current[i], previous[i]) + "</td>" : "") + "</tr>");
+        (sofar ? "–" : change(current[i], previous[i])) + "</td>" : "") + "</tr>");
     });
     table.innerHTML = rows.join("") + "</tbody>";
   }
@@ -106,13 +107,16 @@
     var i = u.cursor.idx;
     if (i === null || i === undefined || u.cursor.left < 0) { tip.hidden = true; return; }
     var kind = metricOf(key).format;
+    var sofar = i === chart.partial;
+    var state = sofar ? "so far" : chart.states && chart.states[i] !== "sealed" ? chart.states[i] : "";
     var lines = ['<div class="tip-bucket">' + escapeHtml(bucketLabel(chart.buckets[i])) +
-      (chart.states && chart.states[i] && chart.states[i] !== "sealed" ? " · " + escapeHtml(chart.states[i]) : "") + "</div>",
+      (state ? " · " + escapeHtml(state) : "") + "</div>",
       '<div class="tip-value"><span class="key now"></span>' + escapeHtml(metricOf(key).label) + ": <strong>" + format(kind, current[i]) + "</strong></div>"];
     if (previous) {
       var then = chart.comparison.buckets ? bucketLabel(chart.comparison.buckets[i]) : "comparison";
       lines.push('<div class="tip-compare"><span class="key before"></span>' + escapeHtml(then) + ": " + format(kind, previous[i]) + "</div>");
-      var delta = change(current[i], previous[i]);
+      // A bucket still in progress is not set against a whole one.
+      var delta = sofar ? "" : change(current[i], previous[i]);
       if (delta) lines.push('<div class="tip-change">' + delta + "</div>");
     }
     tip.innerHTML = lines.join("");
@@ -142,6 +146,13 @@
       points: { show: xs.length <= 62 },
     }];
     var data = [xs, current];
+    var partial = chart.partial;
+    if (partial !== null && partial !== undefined && partial > 0) {
+      // The bucket still in progress is drawn dashed from the last whole one: "so far".
+      data[1] = current.map(function (v, i) { return i === partial ? null : v; });
+      series.push({ label: "So far", stroke: "#2563eb", width: 2, dash: [4, 4], points: { show: xs.length <= 62 } });
+      data.push(current.map(function (v, i) { return i === partial || i === partial - 1 ? v : null; }));
+    }
     if (previous) {
       series.push({ label: "Comparison", stroke: "rgba(100, 116, 139, 0.55)", width: 1.5, dash: [5, 4], points: { show: false } });
       data.push(previous);

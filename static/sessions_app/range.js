@@ -27,7 +27,8 @@
     if (custom()) { sync(); from.focus(); return; }
     apply();
   });
-  form.elements.compare.addEventListener("change", function () {
+  var compare = document.getElementById("range-compare");  // only where it changes the numbers
+  if (compare) compare.addEventListener("change", function () {
     if (!custom()) apply();
   });
   from.addEventListener("change", function () {

@@ -65,6 +65,27 @@ def test_without_a_comparison_cards_have_no_change() -> None:
     assert {c["key"]: c["value_text"] for c in cards}["duration_median"] == "—"
 
 
+def test_an_empty_comparison_says_no_earlier_data_not_no_change() -> None:
+    """30 days against a month without visits: no card claims a change."""
+    cards = kpi_cards(Kpis(visitors=4, visits=5, pageviews=9, bounces=2), Kpis())
+    assert {c["change_text"] for c in cards} == {"no earlier data"}
+    assert all(c["direction"] is None and c["good"] is None for c in cards)
+
+
+def test_a_period_without_visits_has_no_rates_to_compare() -> None:
+    cards = {c["key"]: c for c in kpi_cards(Kpis(), Kpis(visitors=4, visits=5, pageviews=9))}
+    assert cards["visits"]["change_text"] == "-100%" and cards["visits"]["direction"] == "down"
+    assert cards["bounce_rate"]["change_text"] == cards["duration_median"]["change_text"]
+    assert cards["bounce_rate"]["change_text"] == "no data"
+
+
+def test_an_unchanged_kpi_says_so_with_its_figure() -> None:
+    same = Kpis(visitors=4, visits=5, pageviews=9, bounces=2)
+    cards = {c["key"]: c for c in kpi_cards(same, same)}
+    assert (cards["visits"]["change_text"], cards["visits"]["direction"]) == ("+0%", None)
+    assert cards["bounce_rate"]["change_text"] == "+0.0 pp"
+
+
 def test_an_unknown_metric_falls_back_to_visitors() -> None:
     assert metric_param("bounce_rate") == "bounce_rate"
     assert metric_param("nope") == metric_param(None) == "visitors"

@@ -4,6 +4,7 @@ desktop and a phone width (screenshots in artifacts/)."""
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 
 import pytest
@@ -95,3 +96,54 @@ def test_kpi_cards_compare_chart_on_click_and_match_the_api(live_server, context
     assert "HyperLogLog" in page.locator("details.kpi-notes").inner_text()
     page.set_viewport_size({"width": 390, "height": 844})
     screenshot(page, "dashboard-kpis-390")
+
+
+SECOND = "https://shop.example/p1"
+
+
+def _visit_now(site, anon: str) -> None:
+    at = timezone.now() - timedelta(minutes=1)
+    raw = [event(at, anon=anon, url="https://shop.example/"), event(at, anon=anon, url=SECOND)]
+    events_record(source=Source(site=site, received_at=at), raw_events=raw)
+
+
+def test_today_is_drawn_so_far_and_an_empty_comparison_says_so(live_server, context):
+    """Comparison is on without asking; today's bucket, still in progress, is dashed, its
+    tooltip and table row say "so far" and set it against nothing; a site whose earlier
+    period had no visits says "no earlier data" on every card, not "no change"."""
+    site = sites.site_create(name="KPI shop", origins=[live_server.url])
+    _traffic(site)
+    _visit_now(site, "today")
+    fresh = sites.site_create(name="New shop", origins=[live_server.url])
+    _visit_now(fresh, "first")
+    kim = member(User.objects.create_user("kim", password="correct-horse-1"), site, "admin")
+    member(kim, fresh, "admin")
+    page = context.new_page()
+    page.set_viewport_size({"width": 1366, "height": 900})
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.fill("input[name=username]", "kim")
+    page.fill("input[name=password]", "correct-horse-1")
+    page.click("button[type=submit]")
+
+    page.goto(f"{live_server.url}/sites/{site.id}/")
+    island = json.loads(page.locator("#dashboard-chart").text_content() or "{}")
+    assert island["comparison"] is not None  # the previous period, by default
+    assert island["partial"] == len(island["buckets"]) - 1  # 7 days, today last
+    assert "so far" in page.locator(".chart-legend").inner_text()
+    last = page.locator(".chart-table tbody tr").last
+    assert "(so far)" in last.locator("th").inner_text()
+    assert last.locator("td").last.inner_text() == "\u2013"  # no change computed
+    over = page.locator(".u-over").bounding_box()
+    assert over is not None
+    page.mouse.move(over["x"] + over["width"] - 1, over["y"] + over["height"] / 2)
+    tip = page.locator(".chart-tip")
+    tip.wait_for(state="visible")
+    assert "so far" in tip.inner_text()
+    assert tip.locator(".tip-change").count() == 0  # not set against a whole day
+    screenshot(page, "dashboard-so-far-1366")
+
+    page.goto(f"{live_server.url}/sites/{fresh.id}/?period=30d")
+    changes = page.locator("a.kpi .kpi-change").all_inner_texts()
+    assert changes and {c.strip() for c in changes} == {"no earlier data"}, changes
+    page.set_viewport_size({"width": 390, "height": 844})
+    screenshot(page, "dashboard-no-earlier-data-390")

@@ -31,18 +31,37 @@ def _picker(html: str) -> str:
 def test_every_page_shows_the_picker_and_its_nav_carries_the_range_and_filters(
     client, analyst, site, page
 ):
-    query = {"period": "30d", "compare": "previous", "country": "DE", "cursor": "x", "bogus": "1"}
+    query = {"period": "30d", "compare": "year", "country": "DE", "cursor": "x", "bogus": "1"}
     html = client.get(reverse(f"sessions_app:{page}", args=[site.id]), query).content.decode()
     picker = _picker(html)
     assert '<option value="30d" selected>Last 30 days</option>' in picker
-    assert '<option value="previous" selected>Previous period</option>' in picker
+    if page == "dashboard":  # the comparison only where it changes the numbers
+        assert '<option value="year" selected>Year before</option>' in picker
+    else:
+        assert 'id="range-compare"' not in picker and "compared with" not in picker
+        assert '<input type="hidden" name="compare" value="year">' in picker  # kept
     assert '<input type="hidden" name="country" value="DE">' in picker  # the filter stays
     assert 'name="cursor"' not in picker and 'name="bogus"' not in picker
     assert 'type="date" name="from"' in picker and 'type="date" name="to"' in picker
     assert "Last 30 days" in picker and "UTC" in picker
     nav = _nav(html)
     for text in ("Dashboard", "Sessions", "Funnels", "Paths", "Heatmaps", "Users"):
-        assert nav[text] == {"period": ["30d"], "compare": ["previous"], "country": ["DE"]}, text
+        assert nav[text] == {"period": ["30d"], "compare": ["year"], "country": ["DE"]}, text
+
+
+def test_the_previous_period_is_compared_unless_turned_off_and_off_stays_off(client, analyst, site):
+    """Comparison is on by default (the previous period); "No comparison" is a choice the
+    nav carries from page to page."""
+    url = reverse("sessions_app:dashboard", args=[site.id])
+    html = client.get(url).content.decode()
+    assert '<option value="previous" selected>Previous period</option>' in _picker(html)
+    assert "compared with" in _picker(html)
+    assert "compare" not in _nav(html)["Sessions"]  # the default needs no parameter
+    html = client.get(url, {"compare": "off"}).content.decode()
+    assert '<option value="off" selected>No comparison</option>' in _picker(html)
+    assert "compared with" not in _picker(html)
+    for text in ("Dashboard", "Sessions", "Funnels", "Paths"):
+        assert _nav(html)[text] == {"period": ["7d"], "compare": ["off"]}, text
 
 
 def test_custom_days_travel_and_the_zone_is_the_sites(client, analyst, site):

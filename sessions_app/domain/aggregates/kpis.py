@@ -133,6 +133,10 @@ def value_text(value: float | None, fmt: str) -> str:
     return f"{seconds // 3600}h {seconds % 3600 // 60:02d}m"
 
 
+NO_EARLIER_DATA = "no earlier data"  # the comparison period had no visits
+NO_DATA = "no data"  # this period has none to take a rate or a duration of
+
+
 def change_text(current: float | None, previous: float | None, fmt: str) -> str:
     """Print a KPI's change against the comparison: percentage points for rates, else
     relative ("new" when the comparison was zero)."""
@@ -151,13 +155,22 @@ def kpi_cards(current: Kpis, previous: Kpis | None) -> list[dict[str, Any]]:
     (text, direction "up"/"down"/None, good True/False/None), and the mean duration on the
     duration card."""
     cards = []
+    earlier_empty = previous is not None and not previous.visits
     for key, (label, fmt) in METRICS.items():
         value = kpi_value(current, key)
         before = kpi_value(previous, key) if previous is not None else None
         direction = None
-        if value is not None and before is not None and value != before:
+        if value is not None and before is not None and value != before and not earlier_empty:
             direction = "up" if value > before else "down"
         good = None if direction is None else (direction == "down") == (key in LOWER_IS_BETTER)
+        if previous is None:
+            change = ""
+        elif earlier_empty:
+            change = NO_EARLIER_DATA  # not "new" nor "no change": nothing to compare with
+        elif value is None or before is None:
+            change = NO_DATA  # a rate or duration of a period without visits
+        else:
+            change = change_text(value, before, fmt)
         card = {
             "key": key,
             "label": label,
@@ -166,7 +179,7 @@ def kpi_cards(current: Kpis, previous: Kpis | None) -> list[dict[str, Any]]:
             "value_text": value_text(value, fmt),
             "previous": before,
             "previous_text": value_text(before, fmt) if previous is not None else "",
-            "change_text": change_text(value, before, fmt),
+            "change_text": change,
             "direction": direction,
             "good": good,
         }

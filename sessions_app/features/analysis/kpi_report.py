@@ -117,6 +117,7 @@ def chart_data(result: PeriodReport, *, metric: str) -> dict[str, Any]:
         "metrics": {key: {"label": label, "format": fmt} for key, (label, fmt) in METRICS.items()},
         "buckets": [_local(r.bucket, period) for r in rows],
         "states": [r.state for r in rows],
+        "partial": period.in_progress([r.bucket for r in rows]),
         "series": _series(values),
         "comparison": comparison,
     }
@@ -184,6 +185,7 @@ def value_chart(
         "metrics": {key: {"label": label, "format": fmt} for key, (label, fmt) in METRICS.items()},
         "buckets": [_local(s, period) for s in current.starts],
         "states": states,
+        "partial": period.in_progress(current.starts),
         "series": current.series,
         "comparison": comparison,
     }

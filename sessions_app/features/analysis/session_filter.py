@@ -202,6 +202,7 @@ def chart_data(
         "metrics": METRICS,
         "buckets": [_local(s, period) for s in starts],
         "states": states,
+        "partial": period.in_progress(starts),
         "series": series,
         "comparison": comparison,
     }

@@ -81,7 +81,7 @@ class SiteReport(SiteView):
             OpenApiParameter("period", str, enum=list(PRESETS), description="default 24h"),
             OpenApiParameter("from", OpenApiTypes.DATE, description="custom period's first day"),
             OpenApiParameter("to", OpenApiTypes.DATE, description="custom period's last day"),
-            OpenApiParameter("compare", str, enum=list(COMPARES)),
+            OpenApiParameter("compare", str, enum=list(COMPARES), description="default previous"),
             OpenApiParameter("metric", str, enum=list(METRICS), description="the charted KPI"),
             START,
             END,

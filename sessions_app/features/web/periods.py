@@ -6,8 +6,9 @@ URL (and API) parameters, the same on every page:
   unless the page says otherwise); an unknown one is a RangeError naming `period`.
 - `from` / `to`: a custom period's first and last day (YYYY-MM-DD, inclusive, in the
   site's zone); `to` defaults to today, `from` to `to`.
-- `compare`: off (default), previous (the period just before, as long; a month-shaped
-  period is compared with the month(s) before) or year (the same dates a year earlier).
+- `compare`: previous (default: the period just before, as long; a month-shaped period
+  is compared with the month(s) before), year (the same dates a year earlier) or off.
+  A link carries it unless it is the default, so "off" stays off as one goes on.
 - Old links' `start` / `end` (ISO-8601 times, no zone meaning UTC) still work: a custom
   period between those exact times.
 
@@ -47,6 +48,7 @@ COMPARES: dict[str, str] = {
     "year": "Year before",
 }
 DEFAULT_PRESET = "7d"
+DEFAULT_COMPARE = "previous"
 MAX_DAYS = 731  # two years: a custom period's cap (charted by month past HOURLY/DAILY)
 HOURLY_DAYS = 2  # a period this short (or shorter) is charted by hour
 DAILY_DAYS = 92  # ... this short by day, longer by month
@@ -104,6 +106,15 @@ class Period:
         """The end of what has happened of the period so far (now, if it is still on)."""
         return min(self.end, max(self.start, self.now))
 
+    def in_progress(self, starts: list[datetime]) -> int | None:
+        """The index of the bucket still in progress among these (the chart's bucket
+        starts, in order): the one holding now; None when none does."""
+        ends = [*starts[1:], self.end]
+        for index, (start, end) in enumerate(zip(starts, ends, strict=True)):
+            if start <= self.now < end:
+                return index
+        return None
+
     def comparison(self) -> Period | None:
         """The period compared with (as long as this one, shifted back), or None."""
         if self.compare == "off":
@@ -136,7 +147,7 @@ class Period:
                 values["from"], values["to"] = self.first_day.isoformat(), self.last_day.isoformat()
             else:
                 values["start"], values["end"] = _iso(self.start), _iso(self.end)
-        if self.compare != "off":
+        if self.compare != DEFAULT_COMPARE:
             values["compare"] = self.compare
         return values
 
@@ -149,7 +160,7 @@ def period_param(
     default: str = DEFAULT_PRESET,
 ) -> Period:
     """The period the URL parameters ask for; RangeError naming the first bad one."""
-    compare = params.get("compare") or "off"
+    compare = params.get("compare") or DEFAULT_COMPARE
     if compare not in COMPARES:
         raise RangeError("compare", f"one of {', '.join(COMPARES)}")
     now = timebuckets.as_utc(now)
@@ -287,5 +298,7 @@ API_PARAMETERS = [
     ),
     OpenApiParameter("from", OpenApiTypes.DATE, description="custom: first day, YYYY-MM-DD"),
     OpenApiParameter("to", OpenApiTypes.DATE, description="custom: last day (inclusive)"),
-    OpenApiParameter("compare", str, enum=list(COMPARES), description="comparison period"),
+    OpenApiParameter(
+        "compare", str, enum=list(COMPARES), description="comparison period, default previous"
+    ),
 ]
