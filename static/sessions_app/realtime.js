@@ -6,6 +6,7 @@
   if (!box || !window.fetch) return;
   var url = box.getAttribute("data-url");
   var count = box.querySelector(".rt-visitors");
+  var noun = box.querySelector(".rt-noun");
   var body = box.querySelector(".rt-pages tbody");
 
   function cell(text, cls) {
@@ -17,6 +18,7 @@
 
   function draw(now) {
     count.textContent = String(now.visitors);
+    if (noun) noun.textContent = now.visitors === 1 ? "visitor" : "visitors";  // not "1 visitors"
     var rows = now.pages.map(function (p) {
       var tr = document.createElement("tr");
       tr.appendChild(cell(p.path));

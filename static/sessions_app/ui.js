@@ -142,6 +142,22 @@
     });
   }
 
+  // A "Copy" button copies the text of the element its data-copy names (the snippet) and
+  // says so; without a clipboard (an http page) it selects the text to copy by hand.
+  function copies() {
+    document.querySelectorAll("button[data-copy]").forEach(function (button) {
+      var source = document.getElementById(button.getAttribute("data-copy"));
+      if (!source) return;
+      button.hidden = false;
+      button.addEventListener("click", function () {
+        var done = function () { button.textContent = "Copied"; setTimeout(function () { button.textContent = "Copy"; }, 2000); };
+        var select = function () { window.getSelection().selectAllChildren(source); button.textContent = "Selected: press Ctrl+C"; };
+        if (navigator.clipboard && window.isSecureContext) navigator.clipboard.writeText(source.textContent).then(done, select);
+        else select();
+      });
+    });
+  }
+
   // A page still working (an erasure running) says so and reloads itself.
   function reloads() {
     var marked = document.querySelector("[data-reload-every]");
@@ -159,5 +175,6 @@
     menus();
     confirms();
     toasts();
+    copies();
   });
 })();

@@ -36,6 +36,8 @@ def test_visitors_right_now_update_without_a_reload(live_server, context):
     loads = []
     page.on("load", lambda: loads.append(1))
 
+    assert page.locator("#realtime .rt-noun").inner_text() == "visitors"
+
     now = timezone.now()
     for visitor, path in (("rt-1", "/pricing"), ("rt-2", "/pricing"), ("rt-3", "/docs")):
         events_record(
@@ -44,7 +46,11 @@ def test_visitors_right_now_update_without_a_reload(live_server, context):
                 event(now - timedelta(seconds=10), anon=visitor, url=f"https://x.example{path}")
             ],
         )
+        if visitor == "rt-1":  # one visitor, not "1 visitors"
+            expect(page.locator("#realtime .rt-visitors")).to_have_text("1", timeout=20_000)
+            assert page.locator("#realtime .rt-noun").inner_text() == "visitor"
     expect(page.locator("#realtime .rt-visitors")).to_have_text("3", timeout=20_000)
+    assert page.locator("#realtime .rt-noun").inner_text() == "visitors"
     rows = page.locator("#realtime .rt-pages tbody tr").all_inner_texts()
     assert [r.split("\t") for r in rows] == [["/pricing", "2"], ["/docs", "1"]]
     assert loads == [] and errors == []  # redrawn in place, nothing blocked by the CSP

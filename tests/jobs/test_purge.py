@@ -195,7 +195,7 @@ def test_log_failed_events_and_aggregates_follow_their_policies(site, admin):
         (
             retention_specs.RAW_EVENTS,
             10,
-            "at least 32 days: events up to MAX_EVENT_AGE_DAYS (30) old",
+            "at least 32 days: events up to 30 days old",
         ),
         (retention_specs.RAW_EVENTS, 2000, "at most 1098 days"),
         (retention_specs.AGGREGATES_HOUR, 100, "12-month rolling counters"),

@@ -30,13 +30,16 @@ SHOP = "https://shop.example"
 HUMAN = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36"  # noqa: E501
 
 
-def visit(client, site, anon: str, *paths: str, minutes_ago: int = 30) -> None:
+BOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
+
+
+def visit(client, site, anon: str, *paths: str, minutes_ago: int = 30, agent: str = HUMAN) -> None:
     start = timezone.now().replace(microsecond=0) - timedelta(minutes=minutes_ago)
     events = [
         event(start + timedelta(seconds=30 * i), anon=anon, url=SHOP + path)
         for i, path in enumerate(paths)
     ]
-    response = post(client, site, events, HTTP_USER_AGENT=HUMAN, REMOTE_ADDR="81.2.69.142")
+    response = post(client, site, events, HTTP_USER_AGENT=agent, REMOTE_ADDR="81.2.69.142")
     assert response.status_code == 200, response.content
 
 
@@ -130,6 +133,16 @@ def test_latest_sessions_follow_the_period_and_show_paths_without_utm(client, si
         for s in dashboard(client, site, "?period=7d&entry=/old").context["latest"].sessions
     ] == ["c2"]
     assert "More sessions" in week.content.decode()
+
+
+def test_latest_sessions_leave_bots_out_unless_the_filter_asks(client, site, analyst):
+    """The dashboard says bots are excluded: its latest sessions are people's."""
+    visit(client, site, "person", "/")
+    visit(client, site, "crawler", "/", "/pricing", minutes_ago=20, agent=BOT)
+    latest = dashboard(client, site, "?period=24h").context["latest"].sessions
+    assert [s["user_key"] for s in latest] == ["person"]
+    bots = dashboard(client, site, "?period=24h&bot=true").context["latest"].sessions
+    assert [s["user_key"] for s in bots] == ["crawler"]
 
 
 @pytest.mark.parametrize(

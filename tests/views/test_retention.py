@@ -104,6 +104,11 @@ def test_admins_see_the_retention_page_with_policies_and_table_options(client, a
     assert 'name="csrfmiddlewaretoken"' in html
     assert not re.search(r"<script(?![^>]*src=)", html)
     assert f'href="{PAGE}"' in client.get("/").content.decode()
+    # Reasons and limits in words and figures, not the settings' names.
+    text = re.sub(r"<[^>]+>", " ", html)
+    names = set(re.findall(r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b", text)) - {"USING_TTL"}
+    assert not names, names
+    assert "events up to 30 days old" in text and "20,000 keys a run" in text
 
 
 def test_saving_a_policy_applies_it_and_is_audited(client, admin):
@@ -122,7 +127,7 @@ def test_saving_a_policy_applies_it_and_is_audited(client, admin):
 @pytest.mark.parametrize(
     ("days", "message"),
     [
-        ("5", "at least 32 days: events up to MAX_EVENT_AGE_DAYS (30) old are still accepted"),
+        ("5", "at least 32 days: events up to 30 days old are still accepted"),
         ("5000", "at most 1098 days"),
         ("abc", "days: a whole number"),
     ],

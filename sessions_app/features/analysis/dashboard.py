@@ -189,10 +189,10 @@ def latest_sessions(
     *, site_id: uuid.UUID, period: Period, filters: Mapping[str, str]
 ) -> explorer.ExplorerPage:
     """The period's newest sessions matching the filters (the explorer's first page),
-    each with its entry and exit URLs (kept with their query in user_sessions)."""
-    query = explorer.ExplorerQuery(
-        start=period.start, end=period.elapsed_end, filters=typed(filters)
-    )
+    each with its entry and exit URLs (kept with their query in user_sessions). Bots are
+    left out, as from every number on the dashboard, unless the filters ask for them."""
+    asked = {"bot": False, **typed(filters)}
+    query = explorer.ExplorerQuery(start=period.start, end=period.elapsed_end, filters=asked)
     page = explorer.sessions_explore(site_id=site_id, query=query, limit=LATEST)
     statement = prepare(user_sessions.with_dimensions(user_sessions.SELECT_SESSION_ONE))
     futures = [

@@ -7,6 +7,7 @@ from typing import Any
 
 from celery.result import AsyncResult
 from django import forms
+from django.conf import settings
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -75,6 +76,7 @@ def _page(request: HttpRequest, *, errors: dict[str, list[str]], status: int = 2
             m for key, found in errors.items() if policies.policy_label(key) is None for m in found
         ],
         "cache_seconds": policies.POLICY_CACHE_SECONDS,
+        "purge_max": settings.PURGE_MAX_PARTITIONS,
     }
     return render(request, "sessions_app/retention.html", context, status=status)
 

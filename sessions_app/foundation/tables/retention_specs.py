@@ -74,8 +74,8 @@ class PolicySpec:
             needed = settings.MAX_EVENT_AGE + settings.ALLOWED_LATENESS
             days = math.ceil(needed / timedelta(days=1)) + 1
             return days, (
-                f"events up to MAX_EVENT_AGE_DAYS ({settings.MAX_EVENT_AGE.days}) old are still "
-                "accepted and reopen their hour, whose reseal reads all of the hour's tallies "
+                f"events up to {settings.MAX_EVENT_AGE.days} days old are still accepted "
+                "and reopen their hour, whose reseal reads all of the hour's tallies "
                 "(or raw rows) again; shorter raw retention would make that reseal undercount"
             )
         if self.key.startswith("aggregates_"):
@@ -84,7 +84,7 @@ class PolicySpec:
                 "a year old"
             )
         if self.key == TRANSACTION_LOG:
-            return 1, "the replay task re-applies entries from the last TXLOG_REDO_WINDOW"
+            return 1, "the redo task re-applies the log's entries of the last hours"
         return MIN_DAYS, "a policy keeps data at least a day"
 
 
