@@ -189,7 +189,7 @@ def test_the_report_api_answers_the_pages_parameters_with_kpis(client, analyst, 
     assert response.status_code == 200, response.content
     body = response.json()
     assert body["period"]["key"] == "24h" and body["period"]["grain"] == "hour"
-    assert body["period"]["params"] == {"period": "24h", "compare": "previous"}
+    assert body["period"]["params"] == {"period": "24h"}  # previous: the default, unsaid
     assert (body["time_zone"], body["metric"], body["filters"]) == ("UTC", "bounce_rate", {})
     # two visits of custom events three hours ago (sealed), one of two page views now (live)
     kpis = body["kpis"]

@@ -171,6 +171,7 @@ def kpi_cards(current: Kpis, previous: Kpis | None) -> list[dict[str, Any]]:
             change = NO_DATA  # a rate or duration of a period without visits
         else:
             change = change_text(value, before, fmt)
+        compared = previous is not None and not earlier_empty and None not in (value, before)
         card = {
             "key": key,
             "label": label,
@@ -180,6 +181,7 @@ def kpi_cards(current: Kpis, previous: Kpis | None) -> list[dict[str, Any]]:
             "previous": before,
             "previous_text": value_text(before, fmt) if previous is not None else "",
             "change_text": change,
+            "compared": compared,  # a change was worked out (not "no data")
             "direction": direction,
             "good": good,
         }
