@@ -74,7 +74,7 @@ def test_a_row_filters_the_dashboard_and_travels_to_the_explorer(live_server, br
         page.wait_for_selector(".chip:has-text('Device is mobile')")
         assert "device=mobile" in page.url and "period=24h" in page.url
         after = page.locator("figure[data-dimension=source] table tbody tr").all_inner_texts()
-        assert len(after) == 1 and after[0].startswith("google")  # the other breakdowns follow
+        assert len(after) == 1 and after[0].startswith("Google")  # the other breakdowns follow
         assert page.locator(".latest-sessions tbody tr").count() == 2
         assert "utm_" not in page.locator(".latest-sessions").inner_text()
         screenshot(page, f"dashboard-filtered-{name}")
