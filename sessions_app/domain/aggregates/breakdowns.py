@@ -121,8 +121,9 @@ def breakdown_count(rows: Iterable[dict[str, Any]]) -> Breakdown:
     whole: Entry | None = None  # every session's: a dimension with one value in the hour
     for name, column in names().items():
         values = [row[column] or NONE for row in humans]
-        if name == SOURCE:
-            values = [_spelt(value) for value in values]
+        if name == SOURCE:  # each distinct value spelt once, not once a session
+            spelt = {value: _spelt(value) for value in set(values)}
+            values = [spelt[value] for value in values]
         if len(one := set(values)) == 1:  # (none) for a site without campaigns, one country...
             [value] = one
             if whole is None:
@@ -264,13 +265,11 @@ def sources_folded(found: Breakdown) -> Breakdown:
     """The breakdown with its sources spelt one way: the values of a row stored before
     ingest spelt them ("google" beside "Google") are added up into one entry."""
     stored = found.get(SOURCE)
-    if not stored:
+    if not stored or all(_spelt(value) == value for value in stored):
         return found
     grouped: dict[str, list[Entry]] = defaultdict(list)
     for value, entry in stored.items():
         grouped[_spelt(value)].append(entry)
-    if len(grouped) == len(stored) and all(v in stored for v in grouped):
-        return found
     return {**found, SOURCE: {value: entries_total(es) for value, es in grouped.items()}}
 
 
