@@ -214,7 +214,7 @@ def test_timeline_puts_url_less_events_under_the_current_page(client, analyst, s
     groups = _timeline_groups(html)
     assert len(groups) == 3, groups
     before, pricing, signup = groups
-    assert "(before the first page)" in before and "$identify" in before
+    assert "(before the first page)" in before and "identified as <strong>seg" in before
     assert before.count('<tr class="event') == 1
     assert f'href="{shop}/pricing"' in pricing and "Pricing" in pricing
     assert "plan_viewed" in pricing and pricing.count('<tr class="event') == 3

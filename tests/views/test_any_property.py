@@ -275,7 +275,7 @@ def test_any_trait_renders_on_the_profile_and_its_export(admin_client, user_id, 
     assert {r["name"]: from_cell(r["value"]) for r in rows} == {
         as_cell(name): value for name, value in traits.items()
     }
-    # The identify event's timeline shows the traits as its props.
+    # The identify event's timeline says who, its traits under it.
     [session] = user_sessions.session_list(site_id=site.id, user_key=user_id)
     timeline = _text(admin_client.get(f"/sites/{site.id}/sessions/{session['session_id']}/"))
     _props_visible(timeline, traits)

@@ -27,6 +27,7 @@ from typing import Any
 import orjson
 
 from sessions_app.domain.aggregates.labels import click_label
+from sessions_app.foundation.core import eventnames
 from sessions_app.foundation.core.pagepaths import page_path
 from sessions_app.foundation.core.timebuckets import driver_ms
 
@@ -38,7 +39,7 @@ FOLD_PX = 50  # fold heights counted in steps of 50 px
 TOP_ELEMENTS = 300  # elements a row keeps (most clicked); the rest's clicks in `dropped`
 TOP_PAGES = 1_000  # rows a bucket keeps (by clicks and page views)
 SAMPLES = 10  # rage or dead clicks an element keeps a bucket (the latest) to show who
-LEAVE = "$pageleave"
+LEAVE = eventnames.PAGELEAVE
 UNKNOWN = "(unknown)"  # no viewport class sent (older trackers, server-side SDKs)
 
 Key = tuple[str, str]  # (page path, viewport class)

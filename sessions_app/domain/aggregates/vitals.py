@@ -30,9 +30,10 @@ from typing import Any
 import numpy as np
 import orjson
 
+from sessions_app.foundation.core import eventnames
 from sessions_app.foundation.core.pagepaths import page_path
 
-NAME = "$vitals"  # the custom event's name
+NAME = eventnames.VITALS  # the custom event's name
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from typing import Any
 import orjson
 from rest_framework import serializers
 
+from sessions_app.foundation.core import eventnames
 from sessions_app.foundation.core.pagepaths import page_path
 
 Row = dict[str, Any]
@@ -197,7 +198,7 @@ class CustomEvent(StepKind):
 
     def suggestion(self, row: Row) -> str | None:
         name = row.get("name") if row["type"] == "custom" else None
-        return name if name and name != "$pageleave" else None
+        return name if name and name not in eventnames.INTERNAL else None
 
     def fields(self) -> dict[str, serializers.Field]:
         return {"name": serializers.CharField(max_length=200, required=False)}

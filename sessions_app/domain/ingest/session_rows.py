@@ -12,7 +12,7 @@ from sessions_app.domain.ingest.plan import Plan, version_of
 from sessions_app.domain.ingest.rows import Keyed
 from sessions_app.domain.ingest.state import SessionState
 from sessions_app.domain.ledger import policies
-from sessions_app.foundation.core import pagepaths, stamps, timebuckets
+from sessions_app.foundation.core import eventnames, pagepaths, stamps, timebuckets
 from sessions_app.foundation.core.cql import prepare
 from sessions_app.foundation.core.ids import time_uuid, uuid_time
 from sessions_app.foundation.core.jsonfmt import dumps
@@ -28,7 +28,7 @@ from sessions_app.foundation.tables import (
     user_sessions,
 )
 
-IDENTIFY = "$identify"
+IDENTIFY = eventnames.IDENTIFY
 ANONYMOUS = user_directory.ANONYMOUS_ID
 
 

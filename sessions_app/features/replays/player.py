@@ -12,7 +12,7 @@ from typing import Any
 from django.conf import settings
 from django.urls import reverse
 
-from sessions_app.foundation.core import timebuckets
+from sessions_app.foundation.core import eventnames, timebuckets
 from sessions_app.foundation.core.bounds import RangeError
 from sessions_app.foundation.models import Site
 from sessions_app.foundation.tables import replay_chunks
@@ -20,6 +20,7 @@ from sessions_app.foundation.tables import replay_chunks
 MAX_MS = 10**14  # a `t` past this is no moment of a session (year 5138)
 # The click path's events as marks on the player's progress bar, by kind.
 TAGS = {"pageview": "#2e7d32", "click": "#1565c0", "custom": "#7b1fa2", "rage": "#c62828"}
+DRAWN = {"custom": 0, "pageview": 1, "click": 2, "rage": 3}  # at one moment, lowest drawn first
 
 
 def seek_param(value: str | None) -> int | None:
@@ -52,9 +53,14 @@ def player_island(
     marks = []
     for event in events:
         event["ms"] = timebuckets.epoch_ms(event["ts"])
+        if eventnames.internal(event["type"], event.get("name")):
+            continue  # the product's own (vitals, a page's leave, identify): no mark
         rage = (event.get("layout") or {}).get("rage")
         tag = "rage" if rage else event["type"]
         marks.append({"t": event["ms"], "tag": tag, "id": str(event["event_id"])})
+    # The player draws the marks in this order, a later one over an earlier one of the
+    # same moment: clicks and rage clicks last, so a custom event never hides them.
+    marks.sort(key=lambda m: (m["t"], DRAWN.get(m["tag"], 0)))
     ids = {"site_id": site.id, "session_id": session_id}
     api = reverse("api-session-replay", kwargs=ids)
     frame = reverse("sessions_app:session-player", kwargs=ids) + (f"?t={seek}" if seek else "")

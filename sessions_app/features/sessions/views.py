@@ -11,6 +11,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.clickjacking import xframe_options_sameorigin
 
+from sessions_app.domain.aggregates import vitals
 from sessions_app.domain.goals.defs import MAX_GOALS
 from sessions_app.domain.permissions import site_page
 from sessions_app.domain.sessions import timeline
@@ -24,11 +25,13 @@ from sessions_app.features.replays.player import (
     replays_mark,
     seek_param,
 )
+from sessions_app.features.vitals.views import value_text
 from sessions_app.features.web import periods
 from sessions_app.features.web.params import query_params
 from sessions_app.foundation import dimensions
-from sessions_app.foundation.core import timebuckets
+from sessions_app.foundation.core import eventnames, timebuckets
 from sessions_app.foundation.core.bounds import RangeError
+from sessions_app.foundation.core.pagepaths import page_path
 from sessions_app.foundation.models import Goal, Site
 
 
@@ -110,15 +113,25 @@ def _pages(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     without a URL (a server-side track or identify) happened while the page before
     it was current, so it joins that group; only the URL-less events before the
     session's first URL form a group of their own (url None).
+
+    The product's own events are no rows: a page view's `$vitals` become its page's
+    speeds and a `$pageleave` how far it was scrolled (both on the page's heading, which
+    links to the page's performance); an `$identify` is a row that says who.
     """
     groups: list[dict[str, Any]] = []
     first = events[0]["ts"] if events else None
     previous = None
     for event in events:
+        url = event.get("url") or None
+        name = event.get("name") if event["type"] == "custom" else None
+        if name in (eventnames.VITALS, eventnames.PAGELEAVE):
+            _page_note(groups, url, name, event.get("props") or {})
+            continue
         event["since_start"] = event["ts"] - first if first else None
         event["since_previous"] = event["ts"] - previous if previous else None
         previous = event["ts"]
-        url = event.get("url") or None
+        if name == eventnames.IDENTIFY:
+            event["identified"] = _identified(event)
         new_page = url is not None and (
             event["type"] == "pageview" or not groups or groups[-1]["url"] != url
         )
@@ -127,6 +140,35 @@ def _pages(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
             groups.append({"url": url, "title": title, "events": []})
         groups[-1]["events"].append(event)
     return groups
+
+
+def _page_note(groups: list[dict[str, Any]], url: str | None, name: str, props: Any) -> None:
+    """Put a page's vitals or scroll depth on its group (the newest view of that URL)."""
+    group = next((g for g in reversed(groups) if g["url"] == url), None)
+    if group is None or not isinstance(props, dict):
+        return
+    if name == eventnames.PAGELEAVE:
+        scroll = props.get("scroll")
+        if isinstance(scroll, int | float) and not isinstance(scroll, bool):
+            group["scroll"] = max(0, min(100, round(scroll)))
+        return
+    speeds = []
+    for metric in vitals.METRICS:
+        value = props.get(metric.name)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            speeds.append(f"{metric.name.upper()} {value_text(metric.unit, value)}")
+    if speeds:
+        group["vitals"], group["path"] = " · ".join(speeds), page_path(url)
+
+
+def _identified(event: dict[str, Any]) -> str:
+    """Who an `$identify` says the visitor is: the user key (their user id once
+    identified), with the name and email traits if sent."""
+    props = event.get("props")
+    traits: dict[str, Any] = props if isinstance(props, dict) else {}
+    who = [str(traits[k]) for k in ("name", "email") if isinstance(traits.get(k), str)]
+    user = str(event.get("user_id") or event.get("user_key") or "")
+    return " · ".join(part for part in (user, *who) if part)
 
 
 @site_page()
