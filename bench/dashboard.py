@@ -204,7 +204,7 @@ def _dashboard(site: Any, key: str) -> int:
         {"period": key, "compare": "previous"}, site=site, now=datetime.now(UTC)
     )
     result = period_report(site=site, period=period)
-    kpi_cards(result.kpis, result.previous)
+    kpi_cards(result.kpis, result.previous, conversion=result.conversion)
     chart_data(result, metric="visitors")
     breakdowns.breakdown_rows(result.current["breakdowns"], top=8)
     return len(result.current["buckets"])

@@ -174,7 +174,7 @@ def _session(rng: random.Random, site_id: uuid.UUID, i: int, start: datetime) ->
     views = len(pages) + rng.randrange(0, 3)
     events = set(rng.sample(EVENT_NAMES, rng.randrange(0, 3)))
     if converted:
-        events.add(settings.CONVERSION_EVENT)
+        events.add("purchase")  # what converts (the sessions' goal)
     duration = 0 if views == 1 else int(rng.expovariate(1 / 180))
     source, medium = _pick(rng, ACQUISITION)
     identified = rng.random() < 0.2

@@ -304,14 +304,13 @@ REPLAY_MAX_SITE_BYTES_PER_DAY = env.int("REPLAY_MAX_SITE_BYTES_PER_DAY", default
 TRUSTED_PROXY_COUNT = env.int("TRUSTED_PROXY_COUNT", default=0)
 SESSION_INACTIVITY = timedelta(minutes=env.int("SESSION_INACTIVITY_MINUTES", default=30))
 SESSION_MAX_DURATION = timedelta(hours=env.int("SESSION_MAX_HOURS", default=24))
-CONVERSION_EVENT = env("CONVERSION_EVENT", default="purchase")
 # Session enrichment at ingest (device, browser, OS, country, language, source): off only
 # to measure its cost (`make bench` runs the ingest figures both ways).
 INGEST_ENRICHMENT = env.bool("INGEST_ENRICHMENT", default=True)
 # Event keys offered by the user profile's rolling counters (the first is the default;
 # any other key can be asked for with ?counter=).
 ROLLING_COUNTER_EVENTS = env.list(
-    "ROLLING_COUNTER_EVENTS", default=["pageview", "click", "login", CONVERSION_EVENT]
+    "ROLLING_COUNTER_EVENTS", default=["pageview", "click", "login", "purchase"]
 )
 # A clock difference (received_at - sent_at) below this is transit time, not skew.
 CLOCK_SKEW_TOLERANCE = timedelta(seconds=env.int("CLOCK_SKEW_TOLERANCE_SECONDS", default=60))

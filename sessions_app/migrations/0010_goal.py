@@ -3,26 +3,27 @@ from datetime import UTC, datetime
 
 import django.db.models.deletion
 import orjson
-from django.conf import settings
 from django.db import migrations, models
+
+# The conversion event of the setting this migration replaced (CONVERSION_EVENT, gone
+# since goals are the conversions): what the sites it found were counting.
+CONVERSION_EVENT = "purchase"
 
 
 def default_goals(apps, schema_editor):
-    """Every existing site gets settings.CONVERSION_EVENT as its goal (a data migration:
+    """Every existing site gets the old CONVERSION_EVENT as its goal (a data migration:
     the goal is a row like any other, editable and deletable), exact from this hour on
     until its backfill runs."""
-    if not settings.CONVERSION_EVENT:
-        return
     site_model = apps.get_model("sessions_app", "Site")
     goal_model = apps.get_model("sessions_app", "Goal")
-    definition = {"kind": "event", "name": settings.CONVERSION_EVENT, "properties": []}
+    definition = {"kind": "event", "name": CONVERSION_EVENT, "properties": []}
     canonical = orjson.dumps(definition, option=orjson.OPT_SORT_KEYS)
     digest = hashlib.sha256(canonical).hexdigest()[:32]
     hour = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
     goal_model.objects.bulk_create(
         goal_model(
             site=site,
-            name=settings.CONVERSION_EVENT[:100],
+            name=CONVERSION_EVENT[:100],
             definition=definition,
             digest=digest,
             exact_from=hour,

@@ -10,6 +10,7 @@ from django.utils import timezone
 from sessions_app.domain.ingest.pipeline import Source, events_record
 from sessions_app.foundation.core import timebuckets
 from sessions_app.foundation.models import Site
+from tests.support.conversion import purchase_goal
 from tests.support.events import event
 
 
@@ -19,6 +20,7 @@ def busy_hour(site):
     that straddles into the next hour."""
     Site.objects.filter(pk=site.pk).update(event_shards=3)
     site.refresh_from_db()
+    purchase_goal(site)
     hour = timebuckets.floor(timezone.now() - timedelta(hours=3), "hour")
     received = hour + timedelta(minutes=59, seconds=50)
     t = hour + timedelta(minutes=2)

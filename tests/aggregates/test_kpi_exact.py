@@ -15,13 +15,12 @@ from urllib.parse import parse_qs, urlsplit
 from zoneinfo import ZoneInfo
 
 import pytest
-from django.conf import settings as django_settings
 from django.utils import timezone
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sessions_app.domain.aggregates import seal, totals
-from sessions_app.domain.aggregates.kpis import METRICS, Kpis, kpi_value
+from sessions_app.domain.aggregates.kpis import CHARTED, Kpis, kpi_value
 from sessions_app.domain.aggregates.products import TOTALS
 from sessions_app.domain.ingest.pipeline import Source, events_record
 from sessions_app.features.analysis.kpi_report import breakdown_kpis, period_report
@@ -30,6 +29,7 @@ from sessions_app.foundation.core import timebuckets
 from sessions_app.foundation.core.cql import cassandra_session, prepare
 from sessions_app.foundation.core.ids import uuid_time
 from sessions_app.foundation.models import BucketState
+from tests.support.conversion import PURCHASE, purchase_goal
 from tests.support.events import event
 from tests.support.hypothesis import examples
 from tests.support.sealing import seal_due
@@ -60,7 +60,7 @@ def _ingest(site, now: datetime, seed: int = 37) -> None:
         anon, source = f"v{visit % 31}", SOURCES[visit % 3]
         for step in range(rng.choice([1, 1, 2, 3, 5])):
             kind = rng.choice(["pageview", "pageview", "click", "custom"])
-            name = "purchase" if rng.random() < 0.5 else "signup"
+            name = PURCHASE if rng.random() < 0.5 else "signup"
             url = f"https://shop.example/p{rng.randrange(4)}?utm_source={source}"
             extra = {"name": name} if kind == "custom" else {}
             if at < now - timedelta(seconds=5):
@@ -125,10 +125,12 @@ def brute(rows: list[dict], start: datetime, end: datetime, source: str | None =
         "bounces": sum(n <= 1 for n in views.values()),
         "duration_seconds_sum": float(sum(durations)),
         "duration_median": float(durations[(len(durations) - 1) // 2]) if durations else None,
+        # the conversion rate's numerator: who did the goal's event in the range
+        "converting_visitors": len(
+            {r["user_key"] for r in inside if r["type"] == "custom" and r["name"] == PURCHASE}
+        ),
         "conversions": sum(
-            any(
-                e["type"] == "custom" and e["name"] == django_settings.CONVERSION_EVENT for e in evs
-            )
+            any(e["type"] == "custom" and e["name"] == PURCHASE for e in evs)
             for evs in visits.values()
         ),
     }
@@ -149,10 +151,14 @@ def assert_kpis(found: Kpis, expected: dict, *, exact_visitors: bool) -> None:
         assert found.duration_median == median
     else:
         assert abs(found.duration_median - median) <= 0.025 * median
-    if exact_visitors:
-        assert found.visitors == expected["visitors"]
-    else:
-        assert abs(found.visitors - expected["visitors"]) <= max(1, 0.05 * expected["visitors"])
+    for key in ("visitors", "converting_visitors"):
+        value, want = getattr(found, key), expected[key]
+        if value is None:  # a bucket's own KPIs: the conversion rate is the period's
+            assert key == "converting_visitors" and found.conversion_rate is None
+        elif exact_visitors:
+            assert value == want, (key, found, expected)
+        else:
+            assert abs(value - want) <= max(1, 0.05 * want), (key, found, expected)
 
 
 @pytest.fixture(scope="module")
@@ -175,6 +181,7 @@ def traffic(built, site) -> tuple[datetime, list[dict]]:
 
 def _traffic() -> tuple[Any, datetime, list[dict]]:
     site = shop_site()
+    purchase_goal(site)  # the site's conversions
     now = timezone.now()
     _ingest(site, now)
     seal_due(site)
@@ -246,7 +253,7 @@ def test_a_single_source_filter_comes_from_sealed_breakdowns_and_equals_a_recoun
             )
             expected = brute(rows, start, timebuckets.ceil(period.end, "hour"), source=source)
             assert_kpis(kpis, expected, exact_visitors=False)
-            assert set(series) == set(METRICS)
+            assert set(series) == set(CHARTED)
             assert sum(v or 0 for v in series["visits"]) == expected["visits"]
     unknown = period_param({}, zone=ZoneInfo("UTC"), now=now)
     found = breakdown_kpis(site=site, period=unknown, dimension="source", value="nowhere")

@@ -32,7 +32,10 @@ class SealInputContract:
         assert agg["events"] == len(humans)
         assert agg["by_type"] == dict(Counter(e["type"] for e in humans))
         assert agg["by_name"] == dict(Counter(e["name"] for e in humans if e["type"] == "custom"))
-        assert agg["conversions"] == sum(e["name"] == "purchase" for e in humans)
+        # converted visits: the hour's sessions with a purchase (the site's goal)
+        assert agg["conversions"] == len(
+            {e["session_id"] for e in humans if e["name"] == "purchase"}
+        )
         assert agg["users"] == len({e["user_key"] for e in humans})
         pages = Counter(urlsplit(e["url"]).path for e in humans if e["type"] == "pageview")
         assert dict(agg["top_pages"]) == dict(pages)

@@ -84,6 +84,7 @@ def kpis_of(sessions: list[dict]) -> session_filter.Kpis:
         duration_seconds_sum=float(sum(durations)),
         duration_median=float(statistics.median_low(durations)) if durations else None,
         conversions=sum(1 for s in sessions if s["sent_converted"]),
+        converting_visitors=len({s["user_key"] for s in sessions if s["sent_converted"]}),
     )
 
 
@@ -101,7 +102,10 @@ def same_kpis(found: session_filter.Kpis, want: session_filter.Kpis, *, sealed: 
         close = got == median
     else:
         close = got is not None and abs(got - median) <= 0.025 * median
-    return close and abs(found.visitors - want.visitors) <= max(1, 0.05 * want.visitors)
+    return close and all(
+        abs(getattr(found, key) - getattr(want, key)) <= max(1, 0.05 * getattr(want, key))
+        for key in ("visitors", "converting_visitors")
+    )
 
 
 def as_params(filters: dict[str, Any]) -> dict[str, str]:

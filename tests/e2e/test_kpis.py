@@ -16,6 +16,7 @@ from sessions_app.domain.ingest.pipeline import Source, events_record
 from sessions_app.domain.ledger import sites
 from tests.support.accounts import member
 from tests.support.browser import screenshot
+from tests.support.conversion import purchase_goal
 from tests.support.events import event
 
 pytestmark = [
@@ -76,7 +77,7 @@ def test_kpi_cards_compare_chart_on_click_and_match_the_api(live_server, context
     query = "period=7d&compare=previous"
     page.goto(f"{live_server.url}/sites/{site.id}/?{query}")
     cards = page.locator(".kpi-row a.kpi")
-    assert cards.count() == 7
+    assert cards.count() == 6  # no goals, no conversion rate
     assert page.locator("a.kpi.selected").get_attribute("data-metric") == "visitors"
     api = page.request.get(f"{live_server.url}/api/sites/{site.id}/report?{query}").json()
     visits = page.locator("a.kpi[data-metric=visits] .kpi-value").inner_text()
@@ -93,9 +94,19 @@ def test_kpi_cards_compare_chart_on_click_and_match_the_api(live_server, context
     assert page.locator("a.kpi.selected").get_attribute("data-metric") == "bounce_rate"
     assert "compare=previous" in page.url  # the card link keeps the range
     page.locator("details.kpi-notes summary").click()
-    assert "HyperLogLog" in page.locator("details.kpi-notes").inner_text()
+    notes = page.locator("details.kpi-notes").inner_text()
+    assert "HyperLogLog" in notes and "add a goal to see a conversion rate" in notes
+    assert api["conversion_goal"] is None and api["kpis"]["conversion_rate"] is None
     page.set_viewport_size({"width": 390, "height": 844})
     screenshot(page, "dashboard-kpis-390")
+    purchase_goal(site)  # the site's conversions are its goals: the card appears, named
+    page.reload()
+    assert cards.count() == 7
+    card = page.locator("a.kpi[data-metric=conversion_rate]")
+    assert card.locator(".kpi-label").inner_text() == "Conversion rate"
+    assert card.locator(".kpi-sub").inner_text() == "Purchase"
+    api = page.request.get(f"{live_server.url}/api/sites/{site.id}/report?{query}").json()
+    assert api["conversion_goal"] == "Purchase" and api["kpis"]["conversion_rate"] is not None
 
 
 SECOND = "https://shop.example/p1"

@@ -13,6 +13,7 @@ from sessions_app.domain.aggregates import seal
 from sessions_app.domain.ingest.steps import apply as apply_step
 from sessions_app.foundation.core import timebuckets
 from sessions_app.foundation.tables import user_sessions
+from tests.support.conversion import purchase_goal
 from tests.support.erasure import ALICE, ALICE_ANON, BOB, Traffic, record_batch
 from tests.support.events import event
 
@@ -29,6 +30,7 @@ def traffic(site, monkeypatch) -> Traffic:
     The first batch mixes alice and bob and carries an invalid event of each; one
     more batch of alice's is logged but never applied (a crash after the log write).
     """
+    purchase_goal(site)  # alice's purchase converts her visit
     now = timezone.now().replace(microsecond=0)
     h1 = timebuckets.floor(now - timedelta(hours=4), "hour")
     if h1.hour == 23:  # keep both hours in one day (and month): one parent of each

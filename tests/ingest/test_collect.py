@@ -22,6 +22,7 @@ from sessions_app.foundation.core import timebuckets
 from sessions_app.foundation.core.cql import cassandra_session, prepare
 from sessions_app.foundation.models import Site
 from sessions_app.foundation.tables import user_sessions
+from tests.support.conversion import purchase_goal
 from tests.support.events import ORIGIN, event, minutes, post
 from tests.support.sessions import stored_events
 
@@ -35,6 +36,7 @@ def _rows(table: str, where: str, *params) -> list[dict]:
 
 
 def test_mixed_batch_lands_in_every_table_and_keeps_its_good_events(client, site, live_now):
+    purchase_goal(site)  # the purchase converts the session
     t0 = live_now - minutes(20)
     events = [
         event(t0, url="https://shop.example/", title="Home"),

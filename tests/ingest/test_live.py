@@ -15,6 +15,7 @@ from sessions_app.domain.aggregates import sources
 from sessions_app.domain.sessions import activity, feed, lists
 from sessions_app.foundation.core.cql import cassandra_session, prepare
 from sessions_app.foundation.tables import user_sessions
+from tests.support.conversion import purchase_goal
 from tests.support.events import ORIGIN, event, minutes
 from tests.support.sessions import stored_events
 
@@ -82,6 +83,7 @@ def test_one_beacon_replayed_three_times_concurrently_writes_once(live_server, s
 def test_segment_sdk_end_to_end(live_server, site):
     from segment.analytics.client import Client
 
+    purchase_goal(site)  # the tracked purchase converts the session
     analytics = Client(write_key=site.key, host=live_server.url, max_retries=1)
     now = timezone.now()
     analytics.identify(

@@ -109,5 +109,5 @@ def test_rows_stored_before_the_names_add_up_to_one_row(client, analyst, site, m
 
     # The session list shows the old rows' sources as the report counts them.
     page = client.get(f"/sites/{site.id}/sessions/", {"period": "7d"}).content.decode()
-    assert page.count("<td>Google / ") == 5 and page.count("<td>Instagram / ") == 5, page
+    assert page.count("<span>Google / ") == 5 and page.count("<span>Instagram / ") == 5, page
     assert "<td>google / " not in page and "<td>IG / " not in page

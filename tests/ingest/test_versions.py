@@ -14,6 +14,7 @@ from sessions_app.domain.ingest.versions import plan_version, write_deadline_sec
 from sessions_app.foundation.core.cql import cassandra_session, prepare
 from sessions_app.foundation.core.redis_client import redis_client
 from sessions_app.foundation.tables import site_sessions, user_sessions
+from tests.support.conversion import purchase_goal
 from tests.support.events import event, minutes
 
 pytestmark = pytest.mark.django_db(databases=["default", "cassandra"])
@@ -33,6 +34,7 @@ def _summaries(site, user_key: str) -> tuple[dict, dict]:
 def _unload(site, live_now, anon: str, *, forget_cache: bool = False):
     """Two beacons of one visitor sent together: the big one arrived first, the small one
     reached the lock first; return the plan outcomes in processing order."""
+    purchase_goal(site)  # the purchase converts the session
     t0 = live_now - minutes(3)
     big = [event(t0, anon=anon), event(t0 + SECOND, kind="click", anon=anon)]
     big.append(event(t0 + 2 * SECOND, kind="custom", name="purchase", anon=anon))

@@ -13,10 +13,9 @@ import random
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.conf import settings
-
 from sessions_app.foundation.core.pagepaths import page_path
 from sessions_app.foundation.tables import user_sessions
+from tests.support.conversion import PURCHASE, purchase_goal
 from tests.support.events import event, post
 
 SHOP = "https://shop.example"
@@ -42,12 +41,14 @@ LANDINGS = [
     ("/pricing", "https://news.ycombinator.com/item?id=1"),
 ]
 PAGES = ["/", "/pricing", "/cart", "/blog/cassandra", "/docs", "/checkout"]
-EVENTS = ["signup", "video_play", settings.CONVERSION_EVENT]
+EVENTS = ["signup", "video_play", PURCHASE]
 
 
 def sessions_send(client: Any, site: Any, *, now: datetime, count: int, days: int, seed: int):
     """Send `count` sessions spread over the `days` before now; return what each had, by
-    user key (the user id of an identified one, else its anonymous id)."""
+    user key (the user id of an identified one, else its anonymous id). The site's
+    conversions are its "Purchase" goal."""
+    purchase_goal(site)
     rng = random.Random(seed)
     sent: dict[str, dict[str, Any]] = {}
     span = int(timedelta(days=days).total_seconds()) - 3600
@@ -92,7 +93,7 @@ def sessions_send(client: Any, site: Any, *, now: datetime, count: int, days: in
             "sent_started": start,
             "sent_pageviews": len(paths),
             "sent_duration": 40 * (len(events) - 1),
-            "sent_converted": any(e.get("name") == settings.CONVERSION_EVENT for e in events),
+            "sent_converted": any(e.get("name") == PURCHASE for e in events),
         }
     return sent
 

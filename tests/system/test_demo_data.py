@@ -15,6 +15,7 @@ import orjson
 import pytest
 from django.conf import settings
 
+from sessions_app.domain.goals.defs import conversion_label, site_goals
 from sessions_app.domain.ledger import sites
 from sessions_app.domain.system import demo
 from sessions_app.features.heatmaps import reads
@@ -48,6 +49,7 @@ def shop(built, db):
 
 def _shop():
     site = sites.site_create(name="Demo Shop", origins=["http://127.0.0.1:8000"])
+    demo.demo_goals_add(site)
     accepted = demo.clicks_generate(site=site, users=60, days=1, now=FIXED_NOW, seed=3)
     assert accepted > 500
     return site
@@ -77,9 +79,11 @@ def test_demo_sessions_come_from_many_sources_countries_and_devices(shop, now) -
     assert len({r["browser"] for r in rows if r["browser"]}) >= 4
     assert any(r["converted"] for r in rows) and any(r["identified"] for r in rows)
     assert len({p for r in rows for p in r["pages"] or ()}) >= 6
-    assert {"add_to_cart", settings.CONVERSION_EVENT, "$identify"} <= {
-        e for r in rows for e in r["events"] or ()
-    }
+    assert {"add_to_cart", "purchase", "$identify"} <= {e for r in rows for e in r["events"] or ()}
+    # converted: the visit reached one of the demo site's goals (a purchase, the checkout)
+    for r in rows:
+        reached = "purchase" in (r["events"] or ()) or "/demo/checkout" in (r["pages"] or ())
+        assert r["converted"] == reached, r
 
 
 def test_every_generated_page_and_click_is_the_demo_shops_own(shop, now, client) -> None:
@@ -126,3 +130,12 @@ def test_a_demo_pages_heatmap_has_clicks_rage_dead_and_scroll(shop, now, vp) -> 
     )
     flagged = [e for e in answer["elements"] + products["elements"] if e["rage"] or e["dead"]]
     assert flagged
+
+
+def test_the_demo_site_comes_with_goals_its_conversion_rate_counts(db) -> None:
+    site, _ = demo.demo_site_ensure(origins=["http://127.0.0.1:8000"])
+    again, created = demo.demo_site_ensure(origins=["http://127.0.0.1:8000"])
+    assert again.pk == site.pk and not created
+    goals = site_goals(site.id)
+    assert sorted(g.name for g in goals) == ["Purchase", "Reached checkout"]  # once each
+    assert conversion_label(goals) == "any goal"

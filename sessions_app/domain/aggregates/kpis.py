@@ -2,8 +2,9 @@
 that show each against the comparison period (no I/O).
 
 A visit is a human session, counted in the hour it started; a bounce is a visit with at
-most one page view; the conversion rate is converted visits (a visit with the site's
-conversion event) over visits.
+most one page view; the conversion rate is the unique visitors who reached a goal over
+unique visitors (the goal table's rate: features/analysis/conversions.py counts them from
+the goal counts), shown only on a site with goals.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ class Kpis:
     duration_seconds_sum: float = 0.0
     duration_median: float | None = None
     conversions: int = 0  # converted visits
+    converting_visitors: int | None = None  # who reached a goal (None: not counted)
 
     @property
     def views_per_visit(self) -> float | None:
@@ -40,7 +42,9 @@ class Kpis:
 
     @property
     def conversion_rate(self) -> float | None:
-        return self.conversions / self.visits if self.visits else None
+        if self.converting_visitors is None or not self.visitors:
+            return None
+        return min(1.0, self.converting_visitors / self.visitors)
 
 
 # The visit-duration sketch: a visit of d whole seconds counts in slot 0 (d = 0) or
@@ -104,6 +108,16 @@ DEFAULT_METRIC = "visitors"
 LOWER_IS_BETTER = frozenset({"bounce_rate"})
 
 
+CONVERSION = "conversion_rate"
+# The KPIs the main chart draws, as its data island lists them: all but the conversion
+# rate, whose card leads to the goal table (each goal's numbers; a goal's page has its days).
+CHARTED: dict[str, dict[str, str]] = {
+    key: {"label": label, "format": fmt}
+    for key, (label, fmt) in METRICS.items()
+    if key != CONVERSION
+}
+
+
 def kpi_value(kpis: Kpis, key: str) -> float | None:
     """Return one KPI of a period by its METRICS key."""
     value = getattr(kpis, key)
@@ -112,7 +126,7 @@ def kpi_value(kpis: Kpis, key: str) -> float | None:
 
 def metric_param(value: str | None) -> str:
     """Return the charted KPI a `metric` URL parameter names (the default when unknown)."""
-    return value if value in METRICS else DEFAULT_METRIC
+    return value if value in CHARTED else DEFAULT_METRIC
 
 
 def value_text(value: float | None, fmt: str) -> str:
@@ -150,13 +164,18 @@ def change_text(current: float | None, previous: float | None, fmt: str) -> str:
     return f"{(current - previous) / previous * 100:+.0f}%"
 
 
-def kpi_cards(current: Kpis, previous: Kpis | None) -> list[dict[str, Any]]:
+def kpi_cards(
+    current: Kpis, previous: Kpis | None, *, conversion: str | None
+) -> list[dict[str, Any]]:
     """Return one card per KPI: key, label, value, its text, the change against `previous`
-    (text, direction "up"/"down"/None, good True/False/None), and the mean duration on the
-    duration card."""
+    (text, direction "up"/"down"/None, good True/False/None), the mean duration on the
+    duration card, and which goals the conversion card counts (no such card on a site
+    without goals: `conversion` None)."""
     cards = []
     earlier_empty = previous is not None and not previous.visits
     for key, (label, fmt) in METRICS.items():
+        if key == CONVERSION and conversion is None:
+            continue
         value = kpi_value(current, key)
         before = kpi_value(previous, key) if previous is not None else None
         direction = None
@@ -187,5 +206,7 @@ def kpi_cards(current: Kpis, previous: Kpis | None) -> list[dict[str, Any]]:
         }
         if key == "duration_median":
             card["mean_text"] = value_text(current.duration_mean, "seconds")
+        if key == CONVERSION:
+            card["goal"] = conversion
         cards.append(card)
     return cards

@@ -18,8 +18,6 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any
 
-from django.conf import settings
-
 from sessions_app.domain.aggregates import (
     breakdowns,
     goal_counts,
@@ -57,7 +55,7 @@ def _of_granularity(read: Callable[..., Iterable[Any]]) -> Read:
 
 
 def _totals_hour(source: Hour) -> totals.Aggregates:
-    result = totals.finish(source.counted, conversion_event=settings.CONVERSION_EVENT)
+    result = totals.finish(source.counted)
     totals.count_started(result, source.started)
     return result
 

@@ -49,7 +49,7 @@ class Aggregates:
     sessions_started: int = 0
     users: int = 0
     bounces: int = 0
-    conversions: int = 0
+    conversions: int = 0  # the visits that reached a goal (converted_visits, by its API name)
     durations: dict[str, int] = field(default_factory=dict)
     top_pages: list[tuple[str, int]] = field(default_factory=list)
     top_clicks: list[tuple[str, int]] = field(default_factory=list)
@@ -76,13 +76,12 @@ def _top(counts: Counter[str], top: int = TOP_N) -> list[tuple[str, int]]:
     return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
 
 
-def finish(counted: tally.Tally, *, conversion_event: str) -> Aggregates:
+def finish(counted: tally.Tally) -> Aggregates:
     """Turn a tally into a bucket's event aggregates (sessions are added by count_sessions)."""
     result = Aggregates()
     users = counted.humans
     result.rows_read = counted.rows
     result.events = sum(counted.by_type.values())
-    result.conversions = counted.by_name.get(conversion_event, 0)
     result.by_type, result.by_name = dict(counted.by_type), dict(counted.by_name)
     result.users = len(users)
     result.users_sketch = sketch_of(users)
@@ -109,6 +108,7 @@ def count_started(result: Aggregates, started: list[dict[str, Any]]) -> None:
         result.visits += 1
         result.one_page_visits += pageviews <= 1
         result.converted_visits += bool(row["converted"])
+        result.conversions += bool(row["converted"])
         duration = row["duration_s"] or 0
         result.duration_sum += duration
         slots[duration_slot(duration)] += 1

@@ -86,6 +86,14 @@ def site_goals(site_id: uuid.UUID | str) -> list[Goal]:
     return [goal_of(row) for row in GoalRow.objects.filter(site_id=site_id)[:MAX_GOALS]]
 
 
+def conversion_label(goals: list[Goal]) -> str | None:
+    """What a site's conversion rate counts: None without goals (no conversion rate is
+    shown), the goal's name when it has one, else "any goal"."""
+    if not goals:
+        return None
+    return goals[0].name if len(goals) == 1 else "any goal"
+
+
 RECENT_SECONDS = 30.0  # how old ingest's copy of a site's goals may be
 RECENT_SITES = 10_000  # sites kept in this process's copy
 _recent: dict[str, tuple[float, list[Goal]]] = {}
@@ -103,3 +111,9 @@ def site_goals_recent(site_id: uuid.UUID | str) -> list[Goal]:
         _recent.clear()
     goals = _recent[key] = (now, site_goals(site_id))
     return goals[1]
+
+
+def recent_forget(site_id: uuid.UUID | str) -> None:
+    """Drop this process's copy of a site's goals (a goal was saved or deleted here: the
+    next batch matches against the goals as they are; other processes within 30 s)."""
+    _recent.pop(str(site_id), None)

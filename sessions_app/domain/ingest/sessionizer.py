@@ -41,7 +41,6 @@ class Sessionizer:
         history: Callable[[], list[SessionState]],
         gap: timedelta,
         longest: timedelta,
-        conversion_event: str,
         acquire: bool = True,
     ) -> None:
         self.site_id = site_id
@@ -50,7 +49,6 @@ class Sessionizer:
         self._older: list[SessionState] | None = None
         self.gap = gap
         self.longest = longest
-        self.conversion_event = conversion_event
         self.acquire = acquire  # derive source / medium / campaign at landing events
         self.touched: dict[uuid.UUID, SessionState] = {}
 
@@ -60,7 +58,6 @@ class Sessionizer:
         client_id: str,
         ts: datetime,
         kind: str,
-        name: str | None,
         url: str | None,
         anonymous_id: str,
         user_id: str | None,
@@ -68,8 +65,10 @@ class Sessionizer:
         referrer: str | None = None,
         context: dict[str, Any] | None = None,
         viewport: int | None = None,
+        converts: bool = False,
     ) -> SessionState:
-        """Return the session (updated in place) that the event belongs to."""
+        """Return the session (updated in place) that the event belongs to; `converts`:
+        the event reaches one of the site's goals (the session is then `converted`)."""
         target = self._find(ts)
         landing = url is not None and (
             target is None or ts < target.started_at or target.entry_url is None
@@ -101,7 +100,7 @@ class Sessionizer:
         target.event_count += 1
         target.pageview_count += kind == "pageview"
         target.click_count += kind == "click"
-        target.converted = target.converted or (kind == "custom" and name == self.conversion_event)
+        target.converted = target.converted or converts
         target.user_id = target.user_id or user_id
         target.is_bot = target.is_bot or visit.is_bot
         if not visit.stamped(target):  # new, or begun by a server-side event

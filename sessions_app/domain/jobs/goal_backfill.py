@@ -31,7 +31,12 @@ from sessions_app.domain.aggregates.product import Product
 from sessions_app.domain.aggregates.products import GOALS, USER_SETS
 from sessions_app.domain.aggregates.seal import CHILD, aggregate_ttl
 from sessions_app.domain.aggregates.sources import Hour
-from sessions_app.domain.goals.defs import MAX_GOALS, definition_clean, definition_digest
+from sessions_app.domain.goals.defs import (
+    MAX_GOALS,
+    definition_clean,
+    definition_digest,
+    recent_forget,
+)
 from sessions_app.domain.jobs import analysis_queue
 from sessions_app.domain.ledger import policies
 from sessions_app.foundation.core import timebuckets
@@ -72,6 +77,7 @@ def goal_save(
             goal.save()
     except IntegrityError:
         raise RangeError("name", f"the site has a goal named {name!r} already") from None
+    recent_forget(site.pk)
     return goal
 
 
@@ -112,6 +118,7 @@ def backfills_resume(*, site_id: Any = None) -> int:
 def goal_delete(goal: Goal) -> None:
     """Delete a goal (its stored counts are no longer read; the next seals drop them)."""
     goal.delete()
+    recent_forget(goal.site_id)
 
 
 def kept_since(now: datetime) -> datetime:

@@ -4,9 +4,10 @@ The visits walk the demo shop's own pages (templates/sessions_app/demo.html) and
 own elements, at the positions Chromium lays them out in (`demo_layout.json`, measured at
 1366 and 390 px wide; tests/e2e/test_demo_data.py re-measures it), so heatmaps and "View on
 page" line up. Visitors come from the sources, countries and devices of `demo_visitors`;
-some log in (an `$identify` with their email and name), add to the cart, check out (the
-CONVERSION_EVENT), rage-click a button that does nothing, and scroll; each page view sends
-its web vitals when it is left (`demo_vitals`: some pages slow, phones slower).
+some log in (an `$identify` with their email and name), add to the cart, check out (a
+`purchase`: the demo site's goal "Purchase", beside "Reached checkout"), rage-click a
+button that does nothing, and scroll; each page view sends its web vitals when it is left
+(`demo_vitals`: some pages slow, phones slower).
 """
 
 from __future__ import annotations
@@ -19,16 +20,15 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from django.conf import settings
-
 from sessions_app.domain.aggregates import vitals
+from sessions_app.domain.goals.defs import definition_clean, definition_digest, recent_forget
 from sessions_app.domain.ingest.pipeline import Source, events_record
 from sessions_app.domain.ledger.sites import site_create
 from sessions_app.domain.system import demo_visitors as who
 from sessions_app.domain.system.demo_visitors import Device
 from sessions_app.domain.system.demo_vitals import vitals_props
 from sessions_app.foundation.core import timebuckets
-from sessions_app.foundation.models import Site
+from sessions_app.foundation.models import Goal, Site
 
 LAYOUT: dict[str, dict[str, Any]] = json.loads(
     (Path(__file__).with_name("demo_layout.json")).read_text(encoding="utf-8")
@@ -200,7 +200,7 @@ def _act(visit: Visit, element: dict[str, Any]) -> None:
         value = sum(PRICES[p] for p in visit.cart)
         visit.add(
             "custom",
-            name=settings.CONVERSION_EVENT,
+            name="purchase",
             props={"value": value, "currency": "EUR", "items": len(visit.cart)},
         )
         visit.cart.clear()
@@ -305,12 +305,36 @@ def _send(site: Site, visit: Visit, device: Device, ip: str, language: str, now:
     return events_record(source=source, raw_events=visit.events).accepted
 
 
+# The demo site's goals: its conversion rate counts either (docs/goals.md).
+DEMO_GOALS = (
+    ("Purchase", {"kind": "event", "name": "purchase"}),
+    ("Reached checkout", {"kind": "pageview", "path": "/demo/checkout", "match": "exact"}),
+)
+
+
 def demo_site_ensure(*, origins: list[str]) -> tuple[Site, bool]:
-    """Return the demo site, creating it on first use."""
+    """Return the demo site, creating it on first use; it has its goals either way."""
     site = Site.objects.filter(name="Demo Shop").first()
-    if site is not None:
-        return site, False
-    site = site_create(name="Demo Shop", origins=origins)
-    site.vitals = True  # the demo shop measures web vitals (docs/vitals.md)
-    site.save(update_fields=["vitals"])
-    return site, True
+    created = site is None
+    if site is None:
+        site = site_create(name="Demo Shop", origins=origins)
+        site.vitals = True  # the demo shop measures web vitals (docs/vitals.md)
+        site.save(update_fields=["vitals"])
+    if not Goal.objects.filter(site=site).exists():
+        demo_goals_add(site)
+    return site, created
+
+
+def demo_goals_add(site: Site) -> None:
+    """Give the site the demo shop's goals, in force before any demo visit is sent (so
+    nothing is left to backfill: the goals count every visit the demo data writes)."""
+    for name, definition in DEMO_GOALS:
+        clean = definition_clean(definition)
+        Goal.objects.create(
+            site=site,
+            name=name,
+            definition=clean,
+            digest=definition_digest(clean),
+            backfill_state=Goal.DONE,
+        )
+    recent_forget(site.pk)

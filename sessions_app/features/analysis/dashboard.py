@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
 from sessions_app.domain.aggregates import breakdowns
 from sessions_app.domain.aggregates.kpis import Kpis
-from sessions_app.features.analysis import explorer, session_filter
+from sessions_app.domain.goals.defs import site_goals
+from sessions_app.features.analysis import conversions, explorer, session_filter
 from sessions_app.features.analysis.kpi_report import breakdown_kpis, value_chart
 from sessions_app.features.web.periods import Period
 from sessions_app.foundation import dimensions
@@ -162,7 +163,11 @@ def dashboard_filtered(
 
 
 def sealed_value(
-    *, site: Site, period: Period, filters: Mapping[str, str], metric: str
+    *,
+    site: Site,
+    period: Period,
+    filters: Mapping[str, str],
+    metric: str,
 ) -> tuple[Kpis, Kpis | None, dict[str, Any]] | None:
     """A single breakdown filter's KPIs, its comparison's and the chart, from the sealed
     per-bucket counts of that value; None when there is more than one filter, it is not
@@ -182,7 +187,19 @@ def sealed_value(
         if before is None:
             return None
     chart = value_chart(period, current, before, metric=metric)
-    return current.kpis, before.kpis if before is not None else None, chart
+    kpis, previous = current.kpis, before.kpis if before is not None else None
+    goals = site_goals(site.id)
+    if goals:  # who reached a goal among this value's sessions (sealed per value, too)
+        spans = [(period.start, period.elapsed_end)]
+        if earlier is not None:
+            spans.append((earlier.start, earlier.elapsed_end))
+        reached = conversions.goal_visitors(
+            site_id=site.id, goals=goals, spans=spans, dimension=name, value=value
+        )
+        kpis = replace(kpis, converting_visitors=reached[0])
+        if previous is not None:
+            previous = replace(previous, converting_visitors=reached[1])
+    return kpis, previous, chart
 
 
 def latest_sessions(

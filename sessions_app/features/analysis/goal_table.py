@@ -13,19 +13,16 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from sessions_app.domain.aggregates import goal_counts as goal_counts
 from sessions_app.domain.aggregates.breakdowns import names as breakdown_names
-from sessions_app.domain.aggregates.report import MAX_LIVE_HOURS, bucket_cover
 from sessions_app.domain.aggregates.sketch import sketch_estimate, sketch_union
-from sessions_app.domain.aggregates.sources import Hour
 from sessions_app.domain.goals.defs import Goal, site_goals
+from sessions_app.features.analysis import conversions
 from sessions_app.features.analysis.dashboard import FilteredAnswer, dashboard_filters
 from sessions_app.features.analysis.kpi_report import PeriodReport
 from sessions_app.features.web.periods import Period
-from sessions_app.foundation.core import timebuckets
 from sessions_app.foundation.core.bounds import RangeError
 
 
@@ -56,7 +53,7 @@ class GoalTable:
     pending_hours: int
 
 
-Span = tuple[datetime, datetime, tuple[str, ...]]  # [start, end) and the distinct counts
+Span = conversions.Span
 
 
 def goal_numbers(
@@ -70,31 +67,14 @@ def goal_numbers(
     """Each span's goal numbers (by digest) over [start, end) in whole UTC hours, of the
     sessions with this dimension value (or all): conversions, and the distinct counts the
     span asks for (visits, visitors: their sketches merged, the only ones read); also how
-    many unsealed hours were past MAX_LIVE_HOURS and left out. The spans' stored rows
-    are read at once (one concurrent round), then the live hours."""
-    digests = sorted({g.digest for g in goals})
-    if not digests:
-        return [({}, 0) for _ in spans]
-    hours = [(timebuckets.floor(s, "hour"), timebuckets.ceil(e, "hour"), d) for s, e, d in spans]
-    covers = [bucket_cover(site_id=site_id, start=start, end=end) for start, end, _ in hours]
-    reads = [(cover[0], span[2]) for cover, span in zip(covers, hours, strict=True)]
-    parts = goal_counts.goal_values_read(
-        site_id=site_id, reads=reads, digests=digests, dimension=dimension, value=value
+    many unsealed hours were past MAX_LIVE_HOURS and left out (conversions.span_entries)."""
+    found = conversions.span_entries(
+        site_id=site_id, goals=goals, spans=spans, dimension=dimension, value=value
     )
-    found = []
-    for (_, live, shards), stored, (_, _, distinct) in zip(covers, parts, hours, strict=True):
-        for hour in live[-MAX_LIVE_HOURS:]:  # counted as their seal will count them
-            source = Hour(site_id=site_id, start=hour, shards=max(1, shards.get(hour, 1)))
-            counted = goal_counts.hour_goals(source, goals)
-            stored.append({k: e for k, e in counted.items() if k[1:] == (dimension, value)})
-        grouped: dict[str, list[goal_counts.GoalCount]] = {d: [] for d in digests}
-        for part in stored:
-            for (digest, _, _), entry in part.items():
-                if digest in grouped:
-                    grouped[digest].append(entry)
-        numbers = {digest: _numbers(entries, distinct) for digest, entries in grouped.items()}
-        found.append((numbers, max(0, len(live) - MAX_LIVE_HOURS)))
-    return found
+    return [
+        ({digest: _numbers(entries, distinct) for digest, entries in grouped.items()}, pending)
+        for (grouped, pending), (_, _, distinct) in zip(found, spans, strict=True)
+    ]
 
 
 def _numbers(entries: list[goal_counts.GoalCount], distinct: tuple[str, ...]) -> GoalNumbers:

@@ -5,13 +5,15 @@ zone, its KPIs against the comparison period, the cards and the chart data
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
 from sessions_app.domain.aggregates import report, sealed_filter, totals
 from sessions_app.domain.aggregates.breakdowns import entry_kpis
-from sessions_app.domain.aggregates.kpis import METRICS, Kpis, kpi_cards, kpi_value
+from sessions_app.domain.aggregates.kpis import CHARTED, Kpis, kpi_cards, kpi_value
+from sessions_app.domain.goals.defs import conversion_label, site_goals
+from sessions_app.features.analysis import conversions
 from sessions_app.features.web.periods import DEFAULT_PRESET, Period, period_param, site_zone
 from sessions_app.foundation.core.bounds import RangeError
 from sessions_app.foundation.models import Site
@@ -39,16 +41,18 @@ def site_period(
 
 @dataclass(frozen=True)
 class PeriodReport:
-    """A period's report, its comparison's (None when off) and their KPIs."""
+    """A period's report, its comparison's (None when off), their KPIs, and which goals
+    the conversion rate counts (None: the site has none, no conversion rate is shown)."""
 
     period: Period
     current: dict[str, Any]
     comparison: dict[str, Any] | None
     kpis: Kpis
     previous: Kpis | None
+    conversion: str | None = None
 
     def cards(self) -> list[dict[str, Any]]:
-        return kpi_cards(self.kpis, self.previous)
+        return kpi_cards(self.kpis, self.previous, conversion=self.conversion)
 
 
 def period_report(*, site: Site, period: Period, grain: str | None = None) -> PeriodReport:
@@ -78,9 +82,36 @@ def period_report(*, site: Site, period: Period, grain: str | None = None) -> Pe
         )
     current = current_begun()
     comparison = comparison_begun() if comparison_begun is not None else None
-    return PeriodReport(
-        period, current, comparison, current["kpis"], comparison["kpis"] if comparison else None
+    goals = site_goals(site.id)
+    kpis, previous = current["kpis"], comparison["kpis"] if comparison else None
+    if goals:  # the conversion rate: who reached a goal, over what the KPIs count
+        spans = [(current["start"], current["end"])]  # the report's edges: whole buckets
+        if before is not None and comparison is not None:
+            spans.append((comparison["start"], min(comparison["end"], before.elapsed_end)))
+        reached = conversions.goal_visitors(site_id=site.id, goals=goals, spans=spans)
+        kpis = replace(kpis, converting_visitors=reached[0])
+        if previous is not None:
+            previous = replace(previous, converting_visitors=reached[1])
+    return PeriodReport(period, current, comparison, kpis, previous, conversion_label(goals))
+
+
+MOST_VIEWED = 15  # pages Transitions and Heatmaps offer before one is chosen
+
+
+def most_viewed(*, site: Site, period: Period) -> list[tuple[str, int]]:
+    """The period's most viewed pages and their page views (the buckets' top pages added
+    up, recent hours counted live): where Transitions and Heatmaps start."""
+    found = report.site_report(
+        site_id=site.id,
+        shards=site.event_shards,
+        start=period.start,
+        end=period.end,
+        width=period.grain,
+        zone=period.zone,
+        cut=period.elapsed_end,
+        breakdown=False,
     )
+    return found["totals"].top_pages[:MOST_VIEWED]
 
 
 def _local(bucket: datetime, period: Period) -> str:
@@ -88,7 +119,7 @@ def _local(bucket: datetime, period: Period) -> str:
 
 
 def _series(values: list[Kpis | None]) -> dict[str, list[float | None]]:
-    return {key: [None if k is None else kpi_value(k, key) for k in values] for key in METRICS}
+    return {key: [None if k is None else kpi_value(k, key) for k in values] for key in CHARTED}
 
 
 def chart_data(result: PeriodReport, *, metric: str) -> dict[str, Any]:
@@ -114,7 +145,7 @@ def chart_data(result: PeriodReport, *, metric: str) -> dict[str, Any]:
         "grain": result.current["width"],
         "zone": str(period.zone),
         "metric": metric,
-        "metrics": {key: {"label": label, "format": fmt} for key, (label, fmt) in METRICS.items()},
+        "metrics": CHARTED,
         "buckets": [_local(r.bucket, period) for r in rows],
         "states": [r.state for r in rows],
         "partial": period.in_progress([r.bucket for r in rows]),
@@ -156,7 +187,11 @@ def breakdown_kpis(*, site: Site, period: Period, dimension: str, value: str) ->
 
 
 def value_chart(
-    period: Period, current: ValueKpis, previous: ValueKpis | None, *, metric: str
+    period: Period,
+    current: ValueKpis,
+    previous: ValueKpis | None,
+    *,
+    metric: str,
 ) -> dict[str, Any]:
     """The chart's data island of one breakdown value: its buckets are the
     report's (`value_report` adds up the same stored buckets), each sealed or counted
@@ -181,8 +216,8 @@ def value_chart(
     return {
         "grain": period.grain,
         "zone": str(period.zone),
-        "metric": metric if metric in METRICS else "visitors",
-        "metrics": {key: {"label": label, "format": fmt} for key, (label, fmt) in METRICS.items()},
+        "metric": metric if metric in CHARTED else "visitors",
+        "metrics": CHARTED,
         "buckets": [_local(s, period) for s in current.starts],
         "states": states,
         "partial": period.in_progress(current.starts),

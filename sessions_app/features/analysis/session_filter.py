@@ -23,7 +23,7 @@ from typing import Any
 from django.conf import settings
 
 from sessions_app.domain.aggregates.breakdowns import NONE, OTHER, names
-from sessions_app.domain.aggregates.kpis import Kpis
+from sessions_app.domain.aggregates.kpis import CHARTED, Kpis
 from sessions_app.features.analysis import explorer
 from sessions_app.features.web.periods import Period
 from sessions_app.foundation.core import timebuckets
@@ -34,17 +34,6 @@ from sessions_app.foundation.tables.site_sessions import filtered_params, still_
 
 MAX_PARTITIONS = 64  # per period: 32 days of SESSION_SHARDS=2 (a 30-day period fits)
 MAX_ROWS = 100_000  # matching sessions read from one partition (driver-paged)
-
-# The chart's metrics, in the KPI row's order.
-METRICS: dict[str, dict[str, str]] = {
-    "visitors": {"label": "Unique visitors", "format": "count"},
-    "visits": {"label": "Visits", "format": "count"},
-    "pageviews": {"label": "Pageviews", "format": "count"},
-    "views_per_visit": {"label": "Views per visit", "format": "ratio"},
-    "bounce_rate": {"label": "Bounce rate", "format": "percent"},
-    "duration_median": {"label": "Visit duration", "format": "seconds"},
-    "conversion_rate": {"label": "Conversion rate", "format": "percent"},
-}
 
 
 def kpis_count(rows: list[dict[str, Any]]) -> Kpis:
@@ -59,6 +48,7 @@ def kpis_count(rows: list[dict[str, Any]]) -> Kpis:
         duration_seconds_sum=float(sum(durations)),
         duration_median=float(statistics.median_low(durations)) if durations else None,
         conversions=sum(1 for r in rows if r["converted"]),
+        converting_visitors=len({r["user_key"] for r in rows if r["converted"]}),
     )
 
 
@@ -163,19 +153,22 @@ def _series(period: Period, counted: Counted) -> tuple[list[datetime], dict[str,
         index = bisect_right(starts, row["started_at"]) - 1
         if index >= 0:
             grouped[index].append(row)
-    series: dict[str, list[Any]] = {key: [] for key in METRICS}
+    series: dict[str, list[Any]] = {key: [] for key in CHARTED}
     ends = [*starts[1:], period.end]
     for bucket_start, bucket_end, rows in zip(starts, ends, grouped, strict=True):
         counted_here = bucket_end > counted.since and bucket_start < period.elapsed_end
         kpis = kpis_count(rows)
-        for key in METRICS:
+        for key in CHARTED:
             value = getattr(kpis, key) if counted_here else None
             series[key].append(round(value, 4) if isinstance(value, float) else value)
     return starts, series
 
 
 def chart_data(
-    period: Period, counted: Counted, compared: Counted | None, metric: str
+    period: Period,
+    counted: Counted,
+    compared: Counted | None,
+    metric: str,
 ) -> dict[str, Any]:
     """The chart's data from the counted sessions; states: "live" (counted
     from the rows now), "cut" (before what the budget allowed), "future"."""
@@ -198,8 +191,8 @@ def chart_data(
     return {
         "grain": period.grain,
         "zone": period.zone.key,
-        "metric": metric if metric in METRICS else "visitors",
-        "metrics": METRICS,
+        "metric": metric if metric in CHARTED else "visitors",
+        "metrics": CHARTED,
         "buckets": [_local(s, period) for s in starts],
         "states": states,
         "partial": period.in_progress(starts),

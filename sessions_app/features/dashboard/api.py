@@ -14,7 +14,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from sessions_app.domain.aggregates import breakdowns, totals
-from sessions_app.domain.aggregates.kpis import METRICS, Kpis, kpi_cards, metric_param
+from sessions_app.domain.aggregates.kpis import CHARTED, Kpis, kpi_cards, metric_param
 from sessions_app.domain.ingest import realtime
 from sessions_app.domain.permissions import SiteView
 from sessions_app.features.analysis import dashboard
@@ -69,11 +69,12 @@ class SiteReport(SiteView):
     unsealed hours are counted from raw events now (at most 72 a request; later ones
     "pending"). Unique visitors across buckets are a HyperLogLog estimate. `kpis`:
     visitors, visits, pageviews, views per visit, bounce rate (visits with at most one page
-    view), visit duration (median within 2.5%, mean; seconds), conversion rate (visits with
-    the conversion event / visits); `comparison` counts the compared period only as far
-    as the period has gone. `breakdowns`: per source, medium, campaign, country, device,
-    browser, os, entry and exit page (the `top` values, the rest as "(other)"), of the
-    sessions started in range.
+    view), visit duration (median within 2.5%, mean; seconds), conversion rate (visits that
+    reached one of the site's goals / visits; null on a site without goals, and
+    `conversion_goal` says which: the goal's name, or "any goal"); `comparison` counts the
+    compared period only as far as the period has gone. `breakdowns`: per source, medium,
+    campaign, country, device, browser, os, entry and exit page (the `top` values, the rest
+    as "(other)"), of the sessions started in range.
     """
 
     @extend_schema(
@@ -82,7 +83,7 @@ class SiteReport(SiteView):
             OpenApiParameter("from", OpenApiTypes.DATE, description="custom period's first day"),
             OpenApiParameter("to", OpenApiTypes.DATE, description="custom period's last day"),
             OpenApiParameter("compare", str, enum=list(COMPARES), description="default previous"),
-            OpenApiParameter("metric", str, enum=list(METRICS), description="the charted KPI"),
+            OpenApiParameter("metric", str, enum=list(CHARTED), description="the charted KPI"),
             START,
             END,
             OpenApiParameter("width", str, enum=["hour", "day"]),
@@ -112,7 +113,8 @@ class SiteReport(SiteView):
                 "filters": filters,
                 "filtered": _filtered(filtered),
                 "metric": metric_param(params.get("metric")),
-                "kpis": _kpis(filtered.kpis if filtered else result.kpis),
+                "conversion_goal": result.conversion,
+                "kpis": _kpis(filtered.kpis if filtered else result.kpis, result.conversion),
                 "comparison": _comparison(result, filtered),
                 "start": report["start"],
                 "end": report["end"],
@@ -131,7 +133,7 @@ class SiteReport(SiteView):
                         "bucket": row.bucket,
                         "state": row.state,
                         **_aggregates(row.aggregates, with_details=False),
-                        "kpis": _kpis(totals.kpis_of(row.aggregates)),
+                        "kpis": _kpis(totals.kpis_of(row.aggregates), result.conversion),
                     }
                     for row in report["buckets"]
                 ],
@@ -144,9 +146,13 @@ def _period(period: Period, report: dict[str, Any]) -> dict[str, Any]:
     return {**shown, "grain": report["width"], "params": period.params()}
 
 
-def _kpis(kpis: Kpis) -> dict[str, Any]:
+def _kpis(kpis: Kpis, conversion: str | None) -> dict[str, Any]:
+    """The KPIs and their rates; no conversion rate on a site without goals."""
     rates = ("views_per_visit", "bounce_rate", "duration_mean", "conversion_rate")
-    return {**asdict(kpis), **{key: getattr(kpis, key) for key in rates}}
+    found = {**asdict(kpis), **{key: getattr(kpis, key) for key in rates}}
+    if conversion is None:
+        found["conversion_rate"] = None
+    return found
 
 
 def _comparison(
@@ -163,8 +169,8 @@ def _comparison(
         "start": before.start,
         "end": before.end,
         "elapsed_end": before.elapsed_end,
-        "kpis": _kpis(previous) if previous is not None else None,
-        "cards": kpi_cards(kpis, previous),
+        "kpis": _kpis(previous, result.conversion) if previous is not None else None,
+        "cards": kpi_cards(kpis, previous, conversion=result.conversion),
     }
 
 

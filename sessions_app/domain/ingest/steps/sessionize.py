@@ -2,7 +2,9 @@
 
 A visitor's events are taken in time order from the current session (Redis's cached
 state, else the newest user_sessions row); an event older than that session reads the
-visitor's recent sessions from user_sessions, and only then.
+visitor's recent sessions from user_sessions, and only then. A session is `converted`
+once one of its events reaches one of the site's goals (as ingest last read them:
+domain/goals/defs.site_goals_recent).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from collections import defaultdict
 
 from django.conf import settings
 
+from sessions_app.domain.goals.defs import Goal, site_goals_recent
 from sessions_app.domain.ingest.context import Assigned, Sessions
 from sessions_app.domain.ingest.order import Candidate
 from sessions_app.domain.ingest.sessionizer import Sessionizer
@@ -30,6 +33,7 @@ def sessionize(
 ) -> Sessions:
     """Assign the fresh events to sessions, visitor by visitor, in time order."""
     found = Sessions(assigned=[], touched={}, states={})
+    goals = site_goals_recent(site_id)
     by_user: dict[str, list[tuple[Candidate, Visit]]] = defaultdict(list)
     for c, visit in zip(fresh, visits, strict=True):
         by_user[c.user_key].append((c, visit))
@@ -37,7 +41,7 @@ def sessionize(
         items.sort(key=lambda item: (item[0].order_ts, item[0].index))
         sessionizer = _sessionizer(site_id, user_key, current[user_key])
         for c, visit in items:
-            session_id = _assign(sessionizer, c, visit)
+            session_id = _assign(sessionizer, c, visit, goals)
             found.assigned.append(Assigned(candidate=c, session_id=session_id, visit=visit))
         found.touched[user_key] = list(sessionizer.touched.values())
         if sessionizer.current is not None:
@@ -56,18 +60,17 @@ def _sessionizer(site_id: uuid.UUID, user_key: str, current: SessionState | None
         history=history,
         gap=settings.SESSION_INACTIVITY,
         longest=settings.SESSION_MAX_DURATION,
-        conversion_event=settings.CONVERSION_EVENT,
         acquire=settings.INGEST_ENRICHMENT,
     )
 
 
-def _assign(sessionizer: Sessionizer, c: Candidate, visit: Visit) -> uuid.UUID:
+def _assign(sessionizer: Sessionizer, c: Candidate, visit: Visit, goals: list[Goal]) -> uuid.UUID:
     e = c.event
+    row = {"type": e.type, "name": e.name, "url": e.url, "element": e.element, "props": e.props}
     state = sessionizer.assign(
         client_id=e.client_id,
         ts=c.ts,
         kind=e.type,
-        name=e.name,
         url=e.url,
         anonymous_id=e.anonymous_id,
         user_id=e.user_id,
@@ -75,5 +78,6 @@ def _assign(sessionizer: Sessionizer, c: Candidate, visit: Visit) -> uuid.UUID:
         referrer=e.referrer,
         context=e.context,
         viewport=e.viewport,
+        converts=any(goal.matches(row) for goal in goals),
     )
     return state.session_id
