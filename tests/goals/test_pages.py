@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from datetime import timedelta
 
 import pytest
@@ -253,3 +254,24 @@ def test_outsiders_get_404_from_every_goal_route(site):
         f"/api/sites/{site.id}/goals/table",
     ):
         assert outsider.get(url).status_code == 404, url
+
+
+def test_the_goals_list_and_a_goals_page_show_its_conversions_rate_and_days(
+    client, analyst, converted
+):
+    """Five human buyers yesterday (the bot left out): the list and the goal's page say so,
+    and the goal's days add up to it, yesterday's bar the only one."""
+    page = client.get(f"/sites/{converted.id}/goals/").content.decode()
+    rows = {row.split('">', 1)[0]: row for row in page.split('<tr data-goal="')[1:]}
+    buy = Goal.objects.get(site=converted, name="Buy")
+    never = Goal.objects.get(site=converted, name="Never")
+    assert '<td class="num conversions">5</td>' in rows[str(buy.pk)]
+    assert '<td class="num conversions">0</td>' in rows[str(never.pk)]
+    assert "100.0%" in rows[str(buy.pk)]  # five converting visitors of five
+    detail = client.get(f"/sites/{converted.id}/goals/{buy.pk}/").content.decode()
+    assert '<strong class="kpi-value" id="goal-conversions">5</strong>' in detail
+    days = detail.split('id="goal-days"', 1)[1].split("</table>", 1)[0]
+    counts = [int(c) for c in re.findall(r'<td class="num">(\d+)</td>', days)]
+    assert len(counts) == 30 and sum(counts) == 5 and sorted(counts)[-1] == 5
+    yesterday = (timezone.now() - timedelta(days=1)).strftime("%a %-d %b")
+    assert f'<td>{yesterday}</td><td class="num">5</td>' in days

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 from zoneinfo import ZoneInfo
 
 from django.http import HttpRequest, HttpResponse
@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from sessions_app.domain.ingest.enrich import VIEWPORTS
 from sessions_app.domain.permissions import site_page
+from sessions_app.features.analysis.kpi_report import most_viewed
 from sessions_app.features.heatmaps import reads
 from sessions_app.features.web import periods
 from sessions_app.foundation.core import timebuckets
@@ -93,6 +94,9 @@ def site_heatmaps(request: HttpRequest, site: Site) -> HttpResponse:
             )
         except RangeError as exc:
             error = str(exc)
+    pages = []
+    if not page and not error and period is not None:
+        pages = most_viewed(site=site, period=period)
     if answer and site.allowed_origins:
         token = reads.token_for(site_id=site.id, salt=site.heatmap_salt, page=page)
         view_url = f"{site.allowed_origins[0].rstrip('/')}{quote(page)}#cs-heatmap={token}"
@@ -112,6 +116,8 @@ def site_heatmaps(request: HttpRequest, site: Site) -> HttpResponse:
         "viewports": VIEWPORTS,
         "period": period,
         "range_note": note,
+        "pages": pages,
+        "range": urlencode({**period.params(), "vp": vp}) if period else "",
         "frustrated": frustrated,
         "depths": [{"percent": p, "share": round(100 * reach[p][1])} for p in (25, 50, 75, 100)]
         if reach

@@ -13,6 +13,7 @@ from django.shortcuts import render
 from sessions_app.domain.aggregates.path_grams import ENTRANCE
 from sessions_app.domain.aggregates.paths import FROM
 from sessions_app.domain.permissions import site_page
+from sessions_app.features.analysis.kpi_report import most_viewed
 from sessions_app.features.paths import reads
 from sessions_app.features.web import periods
 from sessions_app.features.web.params import query_params
@@ -185,12 +186,21 @@ def site_transitions(request: HttpRequest, site: Site) -> HttpResponse:
         params = {**query.params(), "page": query.anchor}
         params.pop(reads.ANCHOR_PARAMS[FROM], None)
     except RangeError as exc:
-        # No page yet: the form alone (no error); any other bad field: 400 naming it.
+        # No page yet: the most viewed pages to start from (no error); any other bad
+        # field: 400 naming it.
         error = "" if exc.field == "page" and not params.get("page") else str(exc)
+    pages = []
+    if answer is None and not error:
+        try:
+            query = reads.path_query_parse(params, now=datetime.now(UTC), zone=zone)
+            pages = most_viewed(site=site, period=query.period) if query.period else []
+        except RangeError as exc:
+            error = str(exc)
     context = {
         "site": site,
         "error": error,
         "answer": answer,
+        "pages": pages,
         "values": params,
         "range": urlencode(query.period.params()) if query and query.period else "",
         "period": query.period if query else None,

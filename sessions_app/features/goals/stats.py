@@ -1,0 +1,73 @@
+"""What the goal pages show of each goal's numbers: over the last 30 days (the site's
+days) its conversions, converting visitors, conversion rate and change against the 30
+days before, and a goal's conversions per day. The same reads as the dashboard's goal
+table (features/analysis/goal_table.py), which these figures equal for that period."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from sessions_app.domain.goals.defs import Goal, goal_of
+from sessions_app.features.analysis import goal_table
+from sessions_app.features.analysis.kpi_report import period_report
+from sessions_app.features.analysis.session_filter import bucket_starts
+from sessions_app.features.web import periods
+from sessions_app.foundation.models import Site
+
+PERIOD = "30d"
+
+
+def stats_period(site: Site, now: datetime | None = None) -> periods.Period:
+    """The goal pages' period: the site's last 30 days against the 30 before."""
+    zone = periods.site_zone(site.time_zone)
+    return periods.period_param({"period": PERIOD}, zone=zone, now=now or datetime.now(UTC))
+
+
+def goal_lines(site: Site, period: periods.Period) -> dict[int, goal_table.GoalLine]:
+    """Each goal's line of the dashboard's goal table over the period, by goal id."""
+    report = period_report(site=site, period=period, grain="day")
+    table = goal_table.dashboard_goals(site_id=site.id, period=period, params={}, answer=report)
+    return {line.goal.id: line for line in table.lines}
+
+
+@dataclass(frozen=True)
+class Day:
+    """One day's conversions and its bar in the trend (x and y in the drawing's units)."""
+
+    day: datetime  # its start, in the site's zone
+    conversions: int
+    x: int
+    y: int
+    height: int  # the busiest day's: BAR_HEIGHT
+
+
+BAR_HEIGHT = 48
+BAR_STEP = 3  # a bar 2 wide and a gap of 1
+
+
+def goal_days(site: Site, goal: Any, period: periods.Period) -> list[Day]:
+    """The goal's conversions on each day of the period (the site's days)."""
+    compiled: Goal = goal_of(goal)
+    starts = bucket_starts(period)
+    ends = [*starts[1:], period.end]
+    spans: list[goal_table.Span] = [
+        (s, min(e, period.elapsed_end), ())
+        for s, e in zip(starts, ends, strict=True)
+        if s < min(e, period.elapsed_end)
+    ]
+    found = goal_table.goal_numbers(site_id=site.id, goals=[compiled], spans=spans)
+    counts = [numbers[compiled.digest].conversions for numbers, _ in found]
+    top = max(counts, default=0) or 1
+    days = []
+    for index, ((start, _, _), n) in enumerate(zip(spans, counts, strict=True)):
+        height = round(BAR_HEIGHT * n / top)
+        days.append(
+            Day(start.astimezone(period.zone), n, index * BAR_STEP, BAR_HEIGHT - height, height)
+        )
+    return days
+
+
+def trend_width(days: list[Day]) -> int:
+    return max(1, len(days) * BAR_STEP)
