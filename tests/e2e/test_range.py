@@ -6,6 +6,7 @@ and the nav on the real pages. Screenshots at 1366x900 and 390x844 go to artifac
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 from urllib.parse import parse_qs, urlsplit
 from zoneinfo import ZoneInfo
@@ -121,7 +122,9 @@ def test_pick_presets_custom_days_and_compare_and_the_nav_keeps_them(live_server
     assert "compared with" not in page.locator("#range-shown").inner_text()
     page.select_option("#range-period", "custom")
     assert page.locator("#range-custom").is_visible()
-    assert page.locator("#range-from").get_attribute("type") == "date"
+    # The days as the app writes them (YYYY-MM-DD), not the browser's locale's mm/dd/yyyy.
+    assert page.locator("#range-from").get_attribute("placeholder") == "YYYY-MM-DD"
+    assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", page.locator("#range-to").input_value())
     today = datetime.now(UTC).astimezone(ZoneInfo(site.time_zone)).date()
     first, last = today - timedelta(days=20), today - timedelta(days=10)
     page.fill("#range-from", first.isoformat())

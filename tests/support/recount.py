@@ -3,7 +3,7 @@ ends with (tests/faults, tests/aggregates/test_exact_after_faults.py).
 
 The recount reads site_events_by_bucket itself (every shard the hour was written with) and
 counts with plain Counters, sharing nothing with the seal but the path and label
-normalisers (pagepaths.page_path, tally.click_label).
+normalisers (pagepaths.page_path, labels.click_name).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from sessions_app.domain.aggregates import seal, stored, tally, totals
+from sessions_app.domain.aggregates import labels, seal, stored, totals
 from sessions_app.foundation.core import pagepaths, timebuckets
 from sessions_app.foundation.core.cql import cassandra_session, prepare
 from sessions_app.foundation.core.ids import uuid_time
@@ -50,7 +50,7 @@ def recount(site: Any, hour: datetime) -> dict[str, Any]:
         if r["type"] == "pageview" and pagepaths.page_path(r["url"]):
             pages[pagepaths.page_path(r["url"])] += 1  # type: ignore[index]
         if r["type"] == "click":
-            label = tally.click_label(orjson.loads(r["element"]) if r["element"] else None)
+            label = labels.click_name(orjson.loads(r["element"]) if r["element"] else None)
             if label:
                 clicks[label] += 1
     return {

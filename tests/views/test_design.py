@@ -115,7 +115,7 @@ def test_the_explorer_links_users_and_counts_its_rows(client, analyst, site):
     body = client.get(f"/sites/{site.id}/sessions/").content.decode()
     assert f'href="/sites/{site.id}/users/ada@example.com/">ada@example.com</a>' in body
     assert '<p class="result-count" id="result-count"><strong>1</strong> session shown' in body
-    assert '<td class="truncate" title="/">/</td>' in body  # the entry page, as a path
+    assert '<span class="truncate entry" title="Entry: /">/</span>' in body  # as a path
 
 
 def test_the_styleguide_is_for_development_only(client, settings):

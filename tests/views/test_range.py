@@ -42,7 +42,9 @@ def test_every_page_shows_the_picker_and_its_nav_carries_the_range_and_filters(
         assert '<input type="hidden" name="compare" value="year">' in picker  # kept
     assert '<input type="hidden" name="country" value="DE">' in picker  # the filter stays
     assert 'name="cursor"' not in picker and 'name="bogus"' not in picker
-    assert 'type="date" name="from"' in picker and 'type="date" name="to"' in picker
+    # the days typed as the app writes them, not in the browser's locale (mm/dd/yyyy)
+    assert 'type="text" name="from"' in picker and 'type="text" name="to"' in picker
+    assert picker.count('placeholder="YYYY-MM-DD"') == 2
     assert "Last 30 days" in picker and "UTC" in picker
     nav = _nav(html)
     for text in ("Dashboard", "Sessions", "Funnels", "Paths", "Heatmaps", "Users"):

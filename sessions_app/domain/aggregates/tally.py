@@ -23,7 +23,7 @@ from sessions_app.domain.aggregates.heatmaps import (
     heat_encode,
     heat_fold,
 )
-from sessions_app.domain.aggregates.labels import click_label
+from sessions_app.domain.aggregates.labels import click_name
 from sessions_app.domain.aggregates.vitals import NAME as VITALS
 from sessions_app.domain.aggregates.vitals import Cell, vitals_count, vitals_encode, vitals_fold
 from sessions_app.domain.goals.defs import Goal
@@ -206,7 +206,7 @@ def _derive(
         if path:
             counted.pages[path] += n
     for raw, n in elements.items():
-        label = click_label(orjson.loads(raw) if raw else None)
+        label = click_name(orjson.loads(raw) if raw else None)
         if label:
             counted.clicks[label] += n
     texts: dict[Any, str] = {}  # each session id's text, made once

@@ -9,7 +9,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from sessions_app.domain.aggregates import breakdowns
-from sessions_app.domain.aggregates.kpis import kpi_cards, metric_param
+from sessions_app.domain.aggregates.kpis import CONVERSION, kpi_cards, metric_param
 from sessions_app.domain.aggregates.report import MAX_LIVE_HOURS
 from sessions_app.domain.ingest import realtime
 from sessions_app.domain.permissions import site_page
@@ -26,39 +26,21 @@ from sessions_app.foundation import dimensions
 from sessions_app.foundation.core.bounds import RangeError
 from sessions_app.foundation.models import Site
 
-BAR_X, BAR_W, ROW_H = 130, 160, 16  # the breakdown SVG: labels left of x=130, bars 160 wide
-
 
 def _breakdown_charts(rows: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
-    """A horizontal bar chart of sessions per value for each dimension, with its axis."""
+    """Each dimension's values as table rows, each carrying its bar (sessions against the
+    dimension's most: `share`, a percentage of the row's width)."""
     charts = []
     for name, values in rows.items():
         peak = max((r["sessions"] for r in values), default=0) or 1
-        height = 16 + ROW_H * len(values)
         bars = [
             {
                 **r,
-                "y": 16 + i * ROW_H,
-                "text_y": 16 + i * ROW_H + 11,
-                "w": round(r["sessions"] / peak * BAR_W, 2),
-                "rate": f"{r['conversion_rate']:.1%}",
+                "share": round(100 * r["sessions"] / peak, 1),
             }
-            for i, r in enumerate(values)
+            for r in values
         ]
-        ticks = [
-            {"x": BAR_X + round(BAR_W * f, 2), "label": round(peak * f) if peak > 1 else f}
-            for f in (0, 0.5, 1)
-        ]
-        charts.append(
-            {
-                "name": name,
-                "title": dimensions.named(name).title,
-                "bars": bars,
-                "ticks": ticks,
-                "height": height,
-                "bar_x": BAR_X,
-            }
-        )
+        charts.append({"name": name, "title": dimensions.named(name).title, "bars": bars})
     return charts
 
 
@@ -115,16 +97,21 @@ def _dashboard_numbers(
     report["breakdown_charts"] = _breakdown_charts(filtered.breakdowns if filtered else breakdown)
     states = [r.state for r in report["buckets"]]
     report["sealed"], report["live"] = states.count("sealed"), states.count("live")
-    cards = kpi_cards(filtered.kpis, filtered.previous) if filtered else result.cards()
+    cards = (
+        kpi_cards(filtered.kpis, filtered.previous, conversion=result.conversion)
+        if filtered
+        else result.cards()
+    )
     for card in cards:
         query = request.GET.copy()
         query["metric"] = card["key"]
-        card["query"] = query.urlencode()
+        card["href"] = "#goals" if card["key"] == CONVERSION else "?" + query.urlencode()
     before = result.period.comparison()
     return {
         "report": report,
         "width": width,
         "cards": cards,
         "comparison_label": before.label if before is not None else "",
+        "conversion": result.conversion,
         "chart": filtered.chart if filtered else chart_data(result, metric=metric),
     }
