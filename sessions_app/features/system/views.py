@@ -4,7 +4,7 @@ admins only, answered from a report at most a second old)."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -20,15 +20,65 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from sessions_app.domain.aggregates import totals
 from sessions_app.domain.permissions import is_admin, signed_in_required, visible_sites
 from sessions_app.domain.system.health import health_report_cached, liveness_report
+from sessions_app.features.analysis.kpi_report import period_report, site_period
+from sessions_app.features.web.periods import DEFAULT_PRESET, PRESETS
+from sessions_app.foundation.core.bounds import RangeError
 from sessions_app.foundation.models import Site
+
+SITES_COUNTED = 30  # sites whose visitors and trend the list counts (the first, by name)
 
 
 @signed_in_required
 def home(request: HttpRequest) -> HttpResponse:
-    """List the sites the user may browse (superusers: every site)."""
-    return render(request, "sessions_app/home.html", {"sites": visible_sites(request.user)})
+    """List the sites the user may browse (superusers: every site), each with its unique
+    visitors over the period, their change and a trend (the dashboard's numbers)."""
+    sites = list(visible_sites(request.user).order_by("name"))
+    now, error = datetime.now(UTC), ""
+    rows = []
+    for index, site in enumerate(sites):
+        row: dict[str, Any] = {"site": site}
+        if index < SITES_COUNTED:
+            try:
+                row.update(site_numbers(site, request.GET, now))
+            except RangeError as exc:
+                error = f"{exc}; showing {PRESETS[DEFAULT_PRESET].lower()} instead"
+                row.update(site_numbers(site, {}, now))
+        rows.append(row)
+    context = {"sites": rows, "error": error, "counted": SITES_COUNTED}
+    return render(request, "sessions_app/home.html", context)
+
+
+TREND_HEIGHT = 24
+
+
+def site_numbers(site: Site, params: Any, now: datetime) -> dict[str, Any]:
+    """A site's unique visitors over the period asked for, the change against the previous
+    one and the visitors of each day (each hour of a day-long period) as a trend's bars."""
+    period, _ = site_period(params, site=site, now=now)
+    grain = "hour" if period.end - period.start <= timedelta(days=1) else "day"
+    result = period_report(site=site, period=period, grain=grain)
+    series = [
+        None if r.state in ("future", "pending") else totals.kpis_of(r.aggregates).visitors
+        for r in result.current["buckets"]
+    ]
+    top = max((v for v in series if v), default=0) or 1
+    step = 6 if len(series) <= 31 else 3  # a day's bar 5 px wide, an hour's 2
+    bars = []
+    for i, value in enumerate(series):
+        height = round(TREND_HEIGHT * (value or 0) / top)
+        bars.append({"x": step * i, "y": TREND_HEIGHT - height, "h": height, "value": value})
+    card = next(c for c in result.cards() if c["key"] == "visitors")
+    return {
+        "visitors": card,
+        "bars": bars,
+        "bar_width": step - 1,
+        "width": max(step, step * len(bars)),
+        "period": period,
+        "unit": grain,
+    }
 
 
 # What the one duration filter writes, shown on the styleguide (seconds).
