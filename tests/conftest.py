@@ -58,8 +58,25 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=weight)
 
 
+SLOWEST_PAGES = 10
+
+
 def pytest_terminal_summary(terminalreporter: Any) -> None:
-    """Name the long modules, functions and docs at the end of a run: signals, not failures."""
+    """Name the long modules, functions and docs at the end of a run: signals, not failures;
+    and the slowest pages of the page walks (their server time, as recorded)."""
+    walked = [
+        (ms, f"{name} ({report.nodeid.partition('[')[2].partition(']')[0]})")
+        for report in terminalreporter.stats.get("passed", [])
+        + terminalreporter.stats.get("failed", [])
+        if report.when == "call"
+        for key, times in report.user_properties
+        if key == "server_ms"
+        for name, ms in times.items()
+    ]
+    if walked:
+        terminalreporter.section("slowest pages of the walks (server time)", sep="-")
+        for ms, name in sorted(walked, reverse=True)[:SLOWEST_PAGES]:
+            terminalreporter.write_line(f"{ms:8.0f} ms  {name}")
     lines = review_signals()
     if lines:
         terminalreporter.section("review signals", sep="-")
