@@ -19,6 +19,7 @@ from sessions_app.domain.ingest.context import Assigned, Sessions
 from sessions_app.domain.ingest.order import Candidate
 from sessions_app.domain.ingest.sessionizer import Sessionizer
 from sessions_app.domain.ingest.state import SessionState
+from sessions_app.domain.ingest.validation import ValidEvent
 from sessions_app.domain.ingest.visit import Visit
 from sessions_app.foundation.tables import user_sessions
 
@@ -66,7 +67,6 @@ def _sessionizer(site_id: uuid.UUID, user_key: str, current: SessionState | None
 
 def _assign(sessionizer: Sessionizer, c: Candidate, visit: Visit, goals: list[Goal]) -> uuid.UUID:
     e = c.event
-    row = {"type": e.type, "name": e.name, "url": e.url, "element": e.element, "props": e.props}
     state = sessionizer.assign(
         client_id=e.client_id,
         ts=c.ts,
@@ -78,6 +78,13 @@ def _assign(sessionizer: Sessionizer, c: Candidate, visit: Visit, goals: list[Go
         referrer=e.referrer,
         context=e.context,
         viewport=e.viewport,
-        converts=any(goal.matches(row) for goal in goals),
+        converts=bool(goals) and _converts(e, goals),
     )
     return state.session_id
+
+
+def _converts(e: ValidEvent, goals: list[Goal]) -> bool:
+    """Whether the event reaches one of the goals (their matchers read the stored row's
+    fields: about 1 µs an event and goal)."""
+    row = {"type": e.type, "name": e.name, "url": e.url, "element": e.element, "props": e.props}
+    return any(goal.matches(row) for goal in goals)
