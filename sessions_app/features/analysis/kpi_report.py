@@ -55,8 +55,11 @@ class PeriodReport:
         return kpi_cards(self.kpis, self.previous, conversion=self.conversion)
 
 
-def period_report(*, site: Site, period: Period, grain: str | None = None) -> PeriodReport:
-    """Count a period (by its grain, or `grain`) and its comparison's elapsed part."""
+def period_report(
+    *, site: Site, period: Period, grain: str | None = None, breakdown: bool = True
+) -> PeriodReport:
+    """Count a period (by its grain, or `grain`) and its comparison's elapsed part; its
+    breakdowns unless `breakdown` is false (a page showing the KPIs alone)."""
     width = grain or period.grain
     # Both reports' stored rows are asked for before either is waited for.
     current_begun = report.site_report_begin(
@@ -66,6 +69,7 @@ def period_report(*, site: Site, period: Period, grain: str | None = None) -> Pe
         end=period.end,
         width=width,
         zone=period.zone,
+        breakdown=breakdown,
     )
     before = period.comparison()
     comparison_begun = None
