@@ -56,10 +56,16 @@ class PeriodReport:
 
 
 def period_report(
-    *, site: Site, period: Period, grain: str | None = None, breakdown: bool = True
+    *,
+    site: Site,
+    period: Period,
+    grain: str | None = None,
+    breakdown: bool = True,
+    conversion: bool = True,
 ) -> PeriodReport:
     """Count a period (by its grain, or `grain`) and its comparison's elapsed part; its
-    breakdowns unless `breakdown` is false (a page showing the KPIs alone)."""
+    breakdowns unless `breakdown` is false, its conversion rate (the goal counts' reads)
+    unless `conversion` is false (a page showing neither)."""
     width = grain or period.grain
     # Both reports' stored rows are asked for before either is waited for.
     current_begun = report.site_report_begin(
@@ -86,7 +92,7 @@ def period_report(
         )
     current = current_begun()
     comparison = comparison_begun() if comparison_begun is not None else None
-    goals = site_goals(site.id)
+    goals = site_goals(site.id) if conversion else []
     kpis, previous = current["kpis"], comparison["kpis"] if comparison else None
     if goals:  # the conversion rate: who reached a goal, over what the KPIs count
         spans = [(current["start"], current["end"])]  # the report's edges: whole buckets

@@ -59,7 +59,7 @@ def site_numbers(site: Site, params: Any, now: datetime) -> dict[str, Any]:
     one and the visitors of each day (each hour of a day-long period) as a trend's bars."""
     period, _ = site_period(params, site=site, now=now)
     grain = "hour" if period.end - period.start <= timedelta(days=1) else "day"
-    result = period_report(site=site, period=period, grain=grain, breakdown=False)
+    result = period_report(site=site, period=period, grain=grain, breakdown=False, conversion=False)
     series = [
         None if r.state in ("future", "pending") else totals.kpis_of(r.aggregates).visitors
         for r in result.current["buckets"]
