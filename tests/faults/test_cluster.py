@@ -139,6 +139,7 @@ class Load:
         self.acknowledged: list[dict[str, Any]] = []
         self.errors: list[tuple[int, Any]] = []
         self.beacons = 0
+        self.acknowledged_by = [0] * VISITORS  # beacons acknowledged, per visitor
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._threads = [threading.Thread(target=self._visit, args=(v,)) for v in range(VISITORS)]
@@ -164,6 +165,7 @@ class Load:
                 self.beacons += 1
                 if status == 200 and answer["accepted"] == len(events):
                     self.acknowledged += events
+                    self.acknowledged_by[visitor] += 1
                 else:
                     self.errors.append((status, answer))
             n += 1
@@ -178,11 +180,15 @@ class Load:
         for thread in self._threads:
             thread.join(60)
 
-    def wait_for(self, beacons: int, *, timeout: float = 120) -> None:
+    def wait_for(self, beacons: int, *, each: int = 0, timeout: float = 120) -> None:
+        """Until `beacons` more were answered and every visitor had `each` acknowledged."""
         deadline = time.monotonic() + timeout
         target = self.beacons + beacons
-        while self.beacons < target:
-            assert time.monotonic() < deadline, f"load stalled at {self.beacons} beacons"
+        while self.beacons < target or min(self.acknowledged_by) < each:
+            assert time.monotonic() < deadline, (
+                f"load stalled at {self.beacons} beacons, acknowledged by visitor "
+                f"{self.acknowledged_by}, errors {self.errors[:3]}"
+            )
             time.sleep(0.2)
 
 
@@ -202,7 +208,10 @@ def test_kill_one_of_three_nodes_under_ingest_no_client_error_no_lost_event(site
     api = {"Authorization": f"Token {token}"}
     try:
         with Load(f"{base}/collect", site.key, now) as load:
-            load.wait_for(20)
+            # Every visitor acknowledged before the kill: a gunicorn worker's first request
+            # connects to the ring, and one that waited through the kill for it would leave
+            # its visitor nothing to read back below.
+            load.wait_for(20, each=2)
             os.killpg(launcher.node_pid(VICTIM), signal.SIGKILL)  # type: ignore[arg-type]
             killed_at = load.beacons
             load.wait_for(40)  # ingest goes on with 2 of 3 replicas
