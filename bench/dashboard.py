@@ -47,6 +47,7 @@ django.setup()
 
 from django.conf import settings  # noqa: E402
 
+from bench import SMOKE  # noqa: E402
 from bench.node import settle  # noqa: E402
 from bench.timing import interleaved, raw_rows, sizes  # noqa: E402
 from sessions_app.domain.aggregates import breakdowns, totals  # noqa: E402
@@ -67,8 +68,8 @@ from sessions_app.foundation.core.garbage import tune_gc  # noqa: E402
 from sessions_app.foundation.models import BucketState, Site  # noqa: E402
 from sessions_app.foundation.tables import bucket_aggregates, bucket_breakdowns  # noqa: E402
 
-MONTHS = 13
-WARMUP = 3
+MONTHS = 2 if SMOKE else 13
+WARMUP = 1 if SMOKE else 3
 GOALS_MS = {"days30": 150.0, "months12": 250.0, "filter30": 150.0}
 SOURCES = {"Google": 40, "(direct)": 30, "Facebook": 8, "newsletter": 6, "Bing": 4}
 COUNTRIES = {"US": 30, "DE": 12, "GB": 9, "FR": 7, "IN": 6, "BR": 5, "NO": 1}

@@ -51,6 +51,7 @@ from cassandra.concurrent import execute_concurrent  # noqa: E402
 from cassandra.query import BatchStatement, BatchType  # noqa: E402
 from django.conf import settings  # noqa: E402
 
+from bench import SMOKE  # noqa: E402
 from bench.node import settle  # noqa: E402
 from bench.timing import pct, sizes  # noqa: E402
 from sessions_app.domain.sessions.directory import (  # noqa: E402
@@ -64,7 +65,7 @@ from sessions_app.foundation.core.cql import cassandra_session, prepare  # noqa:
 from sessions_app.foundation.core.ids import time_uuid  # noqa: E402
 from sessions_app.foundation.tables import latest_sessions, user_directory, user_sessions  # noqa: E402
 
-WARMUP = 10
+WARMUP = 1 if SMOKE else 10
 GOAL_P95_MS = 100.0
 TTL = 30 * 86_400
 FEED = 20_000  # the newest users' sessions are in the feed (its TTL is a day)

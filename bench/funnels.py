@@ -40,6 +40,7 @@ from cassandra.concurrent import execute_concurrent_with_args  # noqa: E402
 from cassandra.query import UNSET_VALUE as UNSET  # noqa: E402
 from django.conf import settings  # noqa: E402
 
+from bench import SMOKE  # noqa: E402
 from bench.node import settle  # noqa: E402
 from sessions_app.domain.ledger import policies, sites  # noqa: E402
 from sessions_app.features.funnels import defs, results  # noqa: E402
@@ -53,7 +54,7 @@ from sessions_app.foundation.tables import (  # noqa: E402
     site_sessions,
 )
 
-DAYS = 30
+DAYS = 3 if SMOKE else 30
 SHOP = "https://shop.example"
 PRODUCTS = [f"/products/{i}" for i in range(40)]
 ADD = orjson.dumps({"tag": "button", "selector": "#add-to-cart", "text": "Add to cart"}).decode()
@@ -63,7 +64,7 @@ STEPS = [
     {"kind": "pageview", "path": "/checkout", "match": "exact"},
     {"kind": "event", "name": "purchase"},
 ]
-WARMUP = 3
+WARMUP = 1 if SMOKE else 3
 GOAL_RATIO, GOAL_WARM_MS = 0.7, 300.0
 
 

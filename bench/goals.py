@@ -45,6 +45,7 @@ django.setup()
 
 from cassandra.concurrent import execute_concurrent  # noqa: E402
 
+from bench import SMOKE  # noqa: E402
 from bench.node import settle  # noqa: E402
 from bench.sealing import SHARDS, hour_of_events  # noqa: E402
 from bench.timing import fresh_site, interleaved, sizes  # noqa: E402
@@ -62,8 +63,8 @@ from sessions_app.foundation.core.cql import cassandra_session, prepare  # noqa:
 from sessions_app.foundation.models import BucketState, Goal, Site  # noqa: E402
 from sessions_app.foundation.tables import bucket_goals  # noqa: E402
 
-DAYS = 61
-WARMUP = 3
+DAYS = 3 if SMOKE else 61
+WARMUP = 1 if SMOKE else 3
 GOAL_MS = 150.0
 DEFINITIONS = {
     "Purchase": {"kind": "event", "name": "purchase"},

@@ -33,6 +33,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "clickstream.settings.local")
 django.setup()
 
 
+from bench import SMOKE  # noqa: E402
 from bench.node import settle  # noqa: E402
 from bench.timing import fresh_site, interleaved, raw_rows, sizes  # noqa: E402
 from sessions_app.domain.aggregates import path_grams, paths  # noqa: E402
@@ -44,10 +45,10 @@ from sessions_app.foundation.core import timebuckets  # noqa: E402
 from sessions_app.foundation.models import BucketState  # noqa: E402
 from sessions_app.foundation.tables import bucket_paths  # noqa: E402
 
-DAYS = 30
+DAYS = 3 if SMOKE else 30
 PAGES = ["/", "/pricing", "/cart", "/checkout", "/search"] + [f"/product/{i}" for i in range(145)]
 WEIGHTS = [1 / (rank + 1) ** 0.9 for rank in range(len(PAGES))]
-WARMUP = 5
+WARMUP = 1 if SMOKE else 5
 GOAL_MS = 200.0
 
 

@@ -51,6 +51,7 @@ from django.template.loader import render_to_string  # noqa: E402
 from django.test import RequestFactory  # noqa: E402
 from playwright.sync_api import sync_playwright  # noqa: E402
 
+from bench import SMOKE  # noqa: E402
 from bench.timing import interleaved  # noqa: E402
 from sessions_app.domain.ledger import sites  # noqa: E402
 from sessions_app.features.replays.reads import FIRST_PAGE  # noqa: E402
@@ -71,9 +72,9 @@ ARGS = [
     "--disable-background-networking",
     f"--user-agent={AGENT}",
 ]
-MINUTES = 10
+MINUTES = 1 if SMOKE else 10
 GOAL_MS = 1000.0
-LOADS = 3  # page loads a run
+LOADS = 1 if SMOKE else 3  # page loads a run
 # In every top-level page: the first animation frame in which the player's frame holds
 # the recorded page's body (what that frame paints), in ms since navigation start (the
 # player is in the timeline page's frame: its document, same origin, holds rrweb's).

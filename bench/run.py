@@ -569,6 +569,89 @@ def _step(env: dict[str, str], module: str, *args: str) -> dict:
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
+def _timeline_lines(reads: dict) -> list[str]:
+    """bench.reads: the session timeline and the activity strategies."""
+    lines: list[str] = []
+    settled = f"node settled ({reads['settled_after_s']:.0f}s wait)"
+    for key, when in (
+        ("timeline_busy", "open session (its rows: all just written), right after the ingest runs"),
+        ("timeline", f"open session (materialized prefix + rows after it), {settled}"),
+        ("timeline_materialized", f"closed session (materialized copy), {settled}"),
+    ):
+        t = reads[key]
+        answered = ", ".join(f"{n} {source}" for source, n in t.get("sources", {}).items())
+        lines.append(
+            f"| session timeline ({t['events']} events), {when}"
+            + (f" [answered: {answered}]" if answered else "")
+            + ": API server time p50 / p95 ms "
+            f"vs raw driver reading the partition | {t['api_server_p50_ms']:.1f} / "
+            f"{t['api_server_p95_ms']:.1f} | {t['raw_p50_ms']:.1f} / {t['raw_p95_ms']:.1f} "
+            f"| {t['raw_p95_ms'] / t['api_server_p95_ms']:.2f} |"
+        )
+        lines.append(
+            f"| session timeline, {when}: API client time p50 / p95 ms (loopback HTTP) "
+            f"| {t['api_client_p50_ms']:.1f} / {t['api_client_p95_ms']:.1f} | — | — |"
+        )
+    b = reads["buckets"]
+    lines.append(
+        "| activity over 30 daily buckets: CPU ms per call, app + Cassandra "
+        + ", ".join(
+            f"{name} {b[name]['app_cpu_ms']:.0f} + {b[name]['cassandra_cpu_ms']:.0f}"
+            for name in ("parallel", "in")
+        )
+        + f" vs sequential | — | {b['sequential']['app_cpu_ms']:.0f} + "
+        f"{b['sequential']['cassandra_cpu_ms']:.0f} | — |"
+    )
+    for strategy in ("parallel", "in"):
+        lines.append(
+            f"| activity over 30 daily buckets ({b[strategy]['events']} events): {strategy} "
+            f"({b[strategy].get('queries', '?')} vs {b['sequential'].get('queries', '?')} "
+            f"queries) p50 ms vs sequential | {b[strategy]['p50_ms']:.1f} | "
+            f"{b['sequential']['p50_ms']:.1f} | "
+            f"{b['sequential']['p50_ms'] / b[strategy]['p50_ms']:.2f}x faster |"
+        )
+    if "raw_parallel" in b:
+        raw_par, raw_seq = b["raw_parallel"], b["raw_sequential"]
+        lines.append(
+            f"| activity over 30 daily buckets, the raw driver alone (the same statements, rows "
+            f"not finished): parallel ({raw_par['queries']} vs {raw_seq['queries']} queries) "
+            "p50 ms vs sequential (what the selector adds to both only lowers the ratio) "
+            f"| {raw_par['p50_ms']:.1f} | "
+            f"{raw_seq['p50_ms']:.1f} | {raw_seq['p50_ms'] / raw_par['p50_ms']:.2f}x faster |"
+        )
+    return lines
+
+
+def _seal_lines(reads: dict) -> list[str]:
+    """bench.sealing: the seal against the raw read, the rolling count's cover."""
+    lines: list[str] = []
+    seal, rolling = reads["seal"], reads["rolling"]
+    lines.append(
+        f"| seal one hour of {seal['events']:,} events ({seal['per_user_rows']:,} per-user "
+        f"counts) from its beacons' tallies, node settled before each figure: events/s, "
+        f"vs the raw driver only reading the hour's raw rows "
+        f"| {seal['seal_events_per_second']:,.0f} | {seal['scan_events_per_second']:,.0f} "
+        f"| {seal['seal_events_per_second'] / seal['scan_events_per_second']:.2f} |"
+    )
+    lines.append(
+        f"| the same seal from the raw rows (hours an erasure edited): events/s, vs the "
+        f"raw read | {seal['seal_raw_events_per_second']:,.0f} "
+        f"| {seal['scan_events_per_second']:,.0f} "
+        f"| {seal['seal_raw_events_per_second'] / seal['scan_events_per_second']:.2f} |"
+    )
+    lines.append(
+        f"| 12-month rolling count ({rolling['count']} events): p50 ms, sealed months/days/hours "
+        f"cover vs hours only | {rolling['cover_p50_ms']:.1f} | {rolling['naive_p50_ms']:.1f} "
+        f"| {rolling['naive_p50_ms'] / rolling['cover_p50_ms']:.1f}x faster |"
+    )
+    lines.append(
+        f"| 12-month rolling count: partitions / rows read "
+        f"| {rolling['cover_partitions']} / {rolling['cover_rows']} "
+        f"| {rolling['naive_partitions']} / {rolling['naive_rows']} | — |"
+    )
+    return lines
+
+
 def render(rows: list[dict], reads: dict, *, workers: int, threads: int, seconds: int) -> str:
     lines = [
         f"clickstream benchmarks, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC — {machine()}",
@@ -621,79 +704,8 @@ def render(rows: list[dict], reads: dict, *, workers: int, threads: int, seconds
             f"| ingest, 5-event beacons, {count} web worker(s) + 1 applier: clicks/s "
             f"| {figure['events_per_second']:,.0f} | — | — |"
         )
-    if not reads:
-        return "\n".join(lines)
-    settled = f"node settled ({reads['settled_after_s']:.0f}s wait)"
-    for key, when in (
-        ("timeline_busy", "open session (its rows: all just written), right after the ingest runs"),
-        ("timeline", f"open session (materialized prefix + rows after it), {settled}"),
-        ("timeline_materialized", f"closed session (materialized copy), {settled}"),
-    ):
-        t = reads[key]
-        answered = ", ".join(f"{n} {source}" for source, n in t.get("sources", {}).items())
-        lines.append(
-            f"| session timeline ({t['events']} events), {when}"
-            + (f" [answered: {answered}]" if answered else "")
-            + ": API server time p50 / p95 ms "
-            f"vs raw driver reading the partition | {t['api_server_p50_ms']:.1f} / "
-            f"{t['api_server_p95_ms']:.1f} | {t['raw_p50_ms']:.1f} / {t['raw_p95_ms']:.1f} "
-            f"| {t['raw_p95_ms'] / t['api_server_p95_ms']:.2f} |"
-        )
-        lines.append(
-            f"| session timeline, {when}: API client time p50 / p95 ms (loopback HTTP) "
-            f"| {t['api_client_p50_ms']:.1f} / {t['api_client_p95_ms']:.1f} | — | — |"
-        )
-    b = reads["buckets"]
-    lines.append(
-        "| activity over 30 daily buckets: CPU ms per call, app + Cassandra "
-        + ", ".join(
-            f"{name} {b[name]['app_cpu_ms']:.0f} + {b[name]['cassandra_cpu_ms']:.0f}"
-            for name in ("parallel", "in")
-        )
-        + f" vs sequential | — | {b['sequential']['app_cpu_ms']:.0f} + "
-        f"{b['sequential']['cassandra_cpu_ms']:.0f} | — |"
-    )
-    for strategy in ("parallel", "in"):
-        lines.append(
-            f"| activity over 30 daily buckets ({b[strategy]['events']} events): {strategy} "
-            f"({b[strategy].get('queries', '?')} vs {b['sequential'].get('queries', '?')} "
-            f"queries) p50 ms vs sequential | {b[strategy]['p50_ms']:.1f} | "
-            f"{b['sequential']['p50_ms']:.1f} | "
-            f"{b['sequential']['p50_ms'] / b[strategy]['p50_ms']:.2f}x faster |"
-        )
-    if "raw_parallel" in b:
-        raw_par, raw_seq = b["raw_parallel"], b["raw_sequential"]
-        lines.append(
-            f"| activity over 30 daily buckets, the raw driver alone (the same statements, rows "
-            f"not finished): parallel ({raw_par['queries']} vs {raw_seq['queries']} queries) "
-            "p50 ms vs sequential (what the selector adds to both only lowers the ratio) "
-            f"| {raw_par['p50_ms']:.1f} | "
-            f"{raw_seq['p50_ms']:.1f} | {raw_seq['p50_ms'] / raw_par['p50_ms']:.2f}x faster |"
-        )
-    seal, rolling = reads["seal"], reads["rolling"]
-    lines.append(
-        f"| seal one hour of {seal['events']:,} events ({seal['per_user_rows']:,} per-user "
-        f"counts) from its beacons' tallies, node settled before each figure: events/s, "
-        f"vs the raw driver only reading the hour's raw rows "
-        f"| {seal['seal_events_per_second']:,.0f} | {seal['scan_events_per_second']:,.0f} "
-        f"| {seal['seal_events_per_second'] / seal['scan_events_per_second']:.2f} |"
-    )
-    lines.append(
-        f"| the same seal from the raw rows (hours an erasure edited): events/s, vs the "
-        f"raw read | {seal['seal_raw_events_per_second']:,.0f} "
-        f"| {seal['scan_events_per_second']:,.0f} "
-        f"| {seal['seal_raw_events_per_second'] / seal['scan_events_per_second']:.2f} |"
-    )
-    lines.append(
-        f"| 12-month rolling count ({rolling['count']} events): p50 ms, sealed months/days/hours "
-        f"cover vs hours only | {rolling['cover_p50_ms']:.1f} | {rolling['naive_p50_ms']:.1f} "
-        f"| {rolling['naive_p50_ms'] / rolling['cover_p50_ms']:.1f}x faster |"
-    )
-    lines.append(
-        f"| 12-month rolling count: partitions / rows read "
-        f"| {rolling['cover_partitions']} / {rolling['cover_rows']} "
-        f"| {rolling['naive_partitions']} / {rolling['naive_rows']} | — |"
-    )
+    lines.extend(_timeline_lines(reads) if "timeline" in reads else [])
+    lines.extend(_seal_lines(reads) if "seal" in reads else [])
     x: dict = reads.get("explorer") or {}
     for name in ("selective", "broad") if x else ():
         f, met = x[name], x[name]["app_p95_ms"] <= x[name]["goal_p95_ms"]

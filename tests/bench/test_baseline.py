@@ -20,6 +20,7 @@ from django.db import connections
 
 from bench import raw_ingest
 from sessions_app.foundation.core.cql import cassandra_session
+from tests.support.bench import bench_figures
 from tests.support.repo import ROOT
 
 pytestmark = pytest.mark.django_db(transaction=True, databases=["default", "cassandra"])
@@ -76,38 +77,13 @@ def test_the_baseline_the_writer_and_the_tables_import_without_django_settings()
     assert done.returncode == 0, done.stderr[-2000:]
 
 
-def _bench_figures(module: str, *args: str, timeout: int) -> dict:
-    """Run a benchmark module small against the test keyspace; the JSON it prints last."""
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "clickstream.settings.test",
-        "CASSANDRA_KEYSPACE": connections["cassandra"].settings_dict["NAME"],
-        "REDIS_URL": settings.REDIS_URL,
-        "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
-        "CELERY_RESULT_BACKEND": settings.CELERY_RESULT_BACKEND,
-        # One poll of the node's background work before each figure, not a wait for quiet.
-        "BENCH_SETTLE_TIMEOUT": "1",
-    }
-    result = subprocess.run(
-        [sys.executable, "-m", module, *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-    assert result.returncode == 0, result.stderr[-2000:]
-    figures: dict = json.loads(result.stdout.strip().splitlines()[-1])
-    return figures
-
-
 @pytest.mark.slow
 def test_the_sealing_benchmark_runs_and_checks_its_own_counts():
     """`bench/sealing.py` asserts the seal read every row it wrote and the rolling cover
     counts what the hours count; run it small (a login day every two weeks: every month
     of the year still has two and is sealed and read as a month, 52 logins instead of
     732; a login day a week took twice as long and proved nothing more)."""
-    figures = _bench_figures("bench.sealing", "2000", "2", "14", timeout=300)
+    figures = bench_figures("bench.sealing", "2000", "2", "14", timeout=300)
     assert figures["seal"]["events"] == 2000
     assert figures["rolling"]["cover_rows"] < figures["rolling"]["naive_rows"]
 
@@ -117,7 +93,7 @@ def test_the_cohorts_benchmark_builds_the_sets_the_rollups_wrote_from_the_raw_ro
     """`bench/cohorts.py` asserts its cold triangle (each day's sets counted from the raw
     rows: usersets.rows_sets, numbered, as bitmaps) equals the warm one read from the
     sets it wrote from its own record of who was active; run it small."""
-    figures = _bench_figures("bench.cohorts", "300", "2", timeout=600)
+    figures = bench_figures("bench.cohorts", "300", "2", timeout=600)
     assert figures["users"] == 300 and figures["raw_rows"] >= 300
     assert len(figures["cohort_sizes"]) == 12 and sum(figures["cohort_sizes"]) > 0
 
