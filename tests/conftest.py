@@ -77,11 +77,30 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         terminalreporter.section("slowest pages of the walks (server time)", sep="-")
         for ms, name in sorted(walked, reverse=True)[:SLOWEST_PAGES]:
             terminalreporter.write_line(f"{ms:8.0f} ms  {name}")
+    busy = _busy_by_worker(terminalreporter.stats)
+    if len(busy) > 1:
+        terminalreporter.section("time each worker spent in its tests", sep="-")
+        terminalreporter.write_line(", ".join(f"{w} {s:.0f} s" for w, s in sorted(busy.items())))
     lines = review_signals()
     if lines:
         terminalreporter.section("review signals", sep="-")
         for line in lines:
             terminalreporter.write_line(line)
+
+
+def _busy_by_worker(stats: dict[str, list[Any]]) -> dict[str, float]:
+    """Seconds of setup, call and teardown each xdist worker ran: far apart, one worker sat
+    idle at the end while the other finished (a long group scheduled late)."""
+    busy: dict[str, float] = {}
+    for reports in stats.values():
+        for report in reports:
+            node = getattr(report, "node", None)
+            if node is not None and getattr(report, "when", None) in RUN_PHASES:
+                busy[node.gateway.id] = busy.get(node.gateway.id, 0.0) + report.duration
+    return busy
+
+
+RUN_PHASES = ("setup", "call", "teardown")
 
 
 @pytest.hookimpl(specname="pytest_collection_modifyitems", trylast=True)
