@@ -405,6 +405,9 @@ TIMELINE_PREFIX_LAG = timedelta(seconds=env.int("TIMELINE_PREFIX_LAG_SECONDS", d
 # A prefix is stored (or extended) only when it gains at least this many events.
 TIMELINE_PREFIX_MIN_EVENTS = env.int("TIMELINE_PREFIX_MIN_EVENTS", default=100)
 
+# The dashboard's "Right now" box asks for the last five minutes this often (ms).
+REALTIME_REFRESH_MS = 5000
+
 # Web processes (clickstream/wsgi.py): Python's cycle collector runs after this many
 # net new container objects. A request holds thousands at once (a timeline's rows);
 # at Python's default of 700 every such request ran several collections that

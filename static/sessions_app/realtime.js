@@ -1,10 +1,12 @@
-// The dashboard's "Right now" box: polls /api/sites/<id>/realtime every 5 s and redraws
-// the visitor count and the pages, as text (no HTML from the server is inserted).
+// The dashboard's "Right now" box: polls /api/sites/<id>/realtime every data-every ms
+// (settings.REALTIME_REFRESH_MS, 5 s) and redraws the visitor count and the pages, as
+// text (no HTML from the server is inserted).
 (function () {
   "use strict";
   var box = document.getElementById("realtime");
   if (!box || !window.fetch) return;
   var url = box.getAttribute("data-url");
+  var every = Number(box.getAttribute("data-every")) || 5000;
   var count = box.querySelector(".rt-visitors");
   var noun = box.querySelector(".rt-noun");
   var body = box.querySelector(".rt-pages tbody");
@@ -39,8 +41,8 @@
       })
       .catch(function () {})
       .then(function () {
-        setTimeout(poll, 5000);
+        setTimeout(poll, every);
       });
   }
-  setTimeout(poll, 5000);
+  setTimeout(poll, every);
 })();

@@ -20,7 +20,8 @@ pytestmark = [
 ]
 
 
-def test_visitors_right_now_update_without_a_reload(live_server, context):
+def test_visitors_right_now_update_without_a_reload(live_server, context, settings):
+    settings.REALTIME_REFRESH_MS = 300  # the box's poll (5 s in production)
     site = sites.site_create(name="Realtime shop", origins=[live_server.url])
     user = User.objects.create_user("rt-ana", password="correct-horse-2")
     member(user, site)
@@ -37,6 +38,7 @@ def test_visitors_right_now_update_without_a_reload(live_server, context):
     page.on("load", lambda: loads.append(1))
 
     assert page.locator("#realtime .rt-noun").inner_text() == "visitors"
+    assert "updated every 0.3 s" in page.locator("#realtime").inner_text()
 
     now = timezone.now()
     for visitor, path in (("rt-1", "/pricing"), ("rt-2", "/pricing"), ("rt-3", "/docs")):

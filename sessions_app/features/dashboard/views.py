@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
@@ -80,6 +81,8 @@ def dashboard(request: HttpRequest, site: Site) -> HttpResponse:
         )
     context["error"] = "; ".join(errors)
     context["now"] = realtime.realtime_now(site_id=site.id, now=now)
+    context["realtime_every"] = settings.REALTIME_REFRESH_MS
+    context["realtime_seconds"] = settings.REALTIME_REFRESH_MS / 1000
     return render(request, "sessions_app/dashboard.html", context)
 
 
