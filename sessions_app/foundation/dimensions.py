@@ -50,6 +50,7 @@ class Dimension:
     example: str = ""
     width: int = 10
     choices: tuple[str, ...] = ()
+    note: str = ""  # what a breakdown counts, where another report counts it otherwise
 
     @property
     def is_path(self) -> bool:
@@ -81,9 +82,12 @@ DIMENSIONS: tuple[Dimension, ...] = (
     Dimension("os_version", "OS versions", "OS version", "os_version", (AGENT, "os_version")),
     Dimension("viewport", "Viewports", "Viewport", "viewport", (LAYOUT, "viewport")),
     Dimension("entry", "Entry pages", "Entry page", "entry_path", (SUMMARY, "entry_url"),
-              breaks_down=True, filters=True, example="/"),
+              breaks_down=True, filters=True, example="/",
+              note="the page of each session's first event, a login or a click included; "
+                   "Paths count an entrance at its first page view, and no session without one"),
     Dimension("exit", "Exit pages", "Exit page", "exit_path", (SUMMARY, "exit_url"),
-              breaks_down=True, filters=True),
+              breaks_down=True, filters=True,
+              note="the page of each session's last event"),
 )  # fmt: skip
 
 

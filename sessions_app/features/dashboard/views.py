@@ -41,7 +41,10 @@ def _breakdown_charts(rows: dict[str, list[dict[str, Any]]]) -> list[dict[str, A
             }
             for r in values
         ]
-        charts.append({"name": name, "title": dimensions.named(name).title, "bars": bars})
+        dimension = dimensions.named(name)
+        charts.append(
+            {"name": name, "title": dimension.title, "note": dimension.note, "bars": bars}
+        )
     return charts
 
 
