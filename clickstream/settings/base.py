@@ -359,6 +359,10 @@ APPLY_QUEUE = env.bool("APPLY_QUEUE", default=True)
 APPLY_QUEUE_MAX_PLANS = env.int("APPLY_QUEUE_MAX_PLANS", default=2000)
 APPLY_QUEUE_MAX_AGE_SECONDS = env.int("APPLY_QUEUE_MAX_AGE_SECONDS", default=10)
 APPLIER_BATCH_PLANS = env.int("APPLIER_BATCH_PLANS", default=32)
+# A plan that waited longer than this in the applier queue is logged (a warning, at most
+# once a minute per applier): events visible within 2 s is the freshness goal
+# (`make bench`'s accepted -> visible row); /healthz/deep shows the queue's oldest wait.
+APPLIER_LAG_WARN_SECONDS = env.float("APPLIER_LAG_WARN_SECONDS", default=2.0)
 # Adaptive user buckets: a user whose busiest hour, kept up for a whole bucket of
 # USER_EVENTS_BUCKET, would pass the budget gets hour buckets from the next bucket on.
 USER_EVENT_ROW_BYTES = env.int("USER_EVENT_ROW_BYTES", default=500)

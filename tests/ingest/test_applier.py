@@ -7,11 +7,13 @@ which runs `manage.py run_applier` as a process.
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import subprocess
 import sys
 import time
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -25,6 +27,7 @@ from sessions_app.domain.ingest.redo import txlog_redo
 from sessions_app.domain.ledger import suppression
 from sessions_app.domain.sessions import feed, lists
 from sessions_app.domain.sessions.activity import user_activity
+from sessions_app.domain.system import health
 from sessions_app.foundation.core import timebuckets
 from sessions_app.foundation.core.cql import cassandra_session, prepare
 from sessions_app.foundation.core.redis_client import redis_client
@@ -150,7 +153,8 @@ def test_with_no_applier_alive_or_a_full_queue_the_collector_writes_the_plan_its
     assert not outcome.queued  # the queue holds its maximum
     assert user_sessions.session_list(site_id=site.id, user_key="second")[0]["event_count"] == 1
     assert user_sessions.session_list(site_id=site.id, user_key="first") == []
-    assert applier.backlog() == {"queued": 1, "alive": 1, "inline": 2}
+    state = applier.backlog()
+    assert (state["queued"], state["alive"], state["inline"]) == (1, 1, 2)
 
     settings.APPLY_QUEUE = False
     assert not _record(site, [event(t0, anon="off")]).queued
@@ -242,3 +246,34 @@ def test_run_applier_applies_queued_plans_and_hands_back_when_stopped(site, live
     assert "applied 1 plans" in output
     assert not redis_client().exists(ALIVE_KEY)
     assert not _record(site, [event(live_now, anon="after-stop")]).queued
+
+
+def test_the_oldest_plans_wait_is_the_lag_the_health_check_shows_and_the_log_warns_of(
+    site, live_now, settings, caplog
+):
+    redis_client().delete(QUEUE_KEY)
+    applier.announce()
+    t0 = live_now - minutes(5)
+    assert _record(site, [event(t0, anon="lag-1")]).queued
+    assert _record(site, [event(t0, anon="lag-2")]).queued
+    assert applier.backlog()["oldest_ms"] < 60_000
+    later = timezone.now() + timedelta(seconds=3)
+    assert 3_000 <= applier.backlog(now=later)["oldest_ms"] < 63_000
+
+    settings.APPLIER_LAG_WARN_SECONDS = 60
+    assert health._applier_state()["lagging"] is False
+    settings.APPLIER_LAG_WARN_SECONDS = 0.001
+    assert health._applier_state()["lagging"] is True
+
+    settings.APPLIER_LAG_WARN_SECONDS = 2
+    done = applier.apply_payloads(redis_client().lpop(QUEUE_KEY, 2), now=later)
+    assert done.applied == 2 and 3 <= done.waited < 63
+    assert applier.backlog()["oldest_ms"] == 0  # nothing waits
+    with caplog.at_level(logging.WARNING, logger=applier.log.name):
+        assert applier.lag_warn(applier.Round(waited=1.5), warned=-1e9, now=0.0) == -1e9
+        warned = applier.lag_warn(done, warned=-1e9, now=100.0)
+        quiet = applier.lag_warn(done, warned=warned, now=130.0)  # within the minute
+        again = applier.lag_warn(done, warned=quiet, now=161.0)
+    assert (warned, quiet, again) == (100.0, 100.0, 161.0)
+    lags = [r.getMessage() for r in caplog.records if "applier lag" in r.getMessage()]
+    assert len(lags) == 2 and f"waited {done.waited:.1f} s" in lags[0]

@@ -41,6 +41,7 @@ from sessions_app.foundation.core.redis_client import redis_client
 log = logging.getLogger(__name__)
 ALIVE_MS = 5_000  # an applier that has not looked at the queue for this long is gone
 WAIT_SECONDS = 1  # longest wait for the first plan of a round (keeps ALIVE_KEY fresh)
+LAG_WARN_EVERY = 60.0  # seconds between two lag warnings of one applier
 
 
 @dataclass
@@ -52,6 +53,7 @@ class Round:
     stale: int = 0  # older than APPLY_QUEUE_MAX_AGE: left to the redo task
     failed: int = 0  # not written (Cassandra error): left to the redo task
     statements: int = 0
+    waited: float = 0.0  # seconds the longest-waiting plan of the round was queued
 
 
 def max_age() -> timedelta:
@@ -70,14 +72,33 @@ def retire() -> None:
     redis_client().delete(ALIVE_KEY)
 
 
-def backlog() -> dict[str, int]:
-    """Plans waiting, whether an applier is alive, and how many plans found none."""
+def backlog(*, now: datetime | None = None) -> dict[str, Any]:
+    """Plans waiting, whether an applier is alive, how many plans found none, and how
+    long the oldest waiting plan has been queued (ms; 0 when none waits): the applier's
+    lag, what a new event waits before it is visible beyond the live counters."""
     pipe = redis_client().pipeline()
     pipe.llen(QUEUE_KEY)
     pipe.exists(ALIVE_KEY)
     pipe.get(INLINE_KEY)
-    queued, alive, inline = pipe.execute()
-    return {"queued": int(queued), "alive": int(alive), "inline": int(inline or 0)}
+    pipe.lindex(QUEUE_KEY, 0)  # RPUSHed, LPOPped: the head waited longest
+    queued, alive, inline, head = pipe.execute()
+    return {
+        "queued": int(queued),
+        "alive": int(alive),
+        "inline": int(inline or 0),
+        "oldest_ms": _waited_ms(head, now or datetime.now(UTC)),
+    }
+
+
+def _waited_ms(payload: bytes | None, now: datetime) -> int | None:
+    """How long a queued plan has waited, in ms (None: it does not decode)."""
+    if payload is None:
+        return 0
+    try:
+        plan = plan_decode(payload)
+    except Exception:  # noqa: BLE001 - counted as failed when the applier pops it
+        return None
+    return max(0, round((now - plan.log_time).total_seconds() * 1000))
 
 
 def drain_once(*, wait: float = 0, limit: int | None = None) -> Round:
@@ -102,7 +123,8 @@ def apply_payloads(payloads: list[bytes], *, now: datetime | None = None) -> Rou
     done = Round(popped=len(payloads))
     if not payloads:
         return done
-    oldest = (now or datetime.now(UTC)) - max_age()
+    popped_at = now or datetime.now(UTC)
+    oldest = popped_at - max_age()
     plans: list[Plan] = []
     emptied: list[Plan] = []
     by_site: dict[object, list[Plan]] = defaultdict(list)
@@ -113,6 +135,7 @@ def apply_payloads(payloads: list[bytes], *, now: datetime | None = None) -> Rou
             log.exception("applier: a queued payload does not decode; dropped")
             done.failed += 1
             continue
+        done.waited = max(done.waited, (popped_at - plan.log_time).total_seconds())
         if plan.log_time < oldest:  # how long it waited, not how old its events are
             done.stale += 1
             continue
@@ -142,10 +165,13 @@ def run(stop: threading.Event) -> Round:
     log.info(
         "applier %s: applying queued plans (%s a round)", os.getpid(), settings.APPLIER_BATCH_PLANS
     )
+    warned = -LAG_WARN_EVERY
     while not stop.is_set():
         try:
             announce()
-            _add(total, drain_once(wait=WAIT_SECONDS))
+            done = drain_once(wait=WAIT_SECONDS)
+            _add(total, done)
+            warned = lag_warn(done, warned=warned, now=time.monotonic())
         except RedisError as exc:
             log.warning("applier: Redis unavailable (%s); retrying", exc)
             time.sleep(WAIT_SECONDS)
@@ -171,7 +197,23 @@ def run(stop: threading.Event) -> Round:
     return total
 
 
+def lag_warn(done: Round, *, warned: float, now: float) -> float:
+    """Log a round whose longest-waiting plan waited over APPLIER_LAG_WARN_SECONDS, at
+    most once every LAG_WARN_EVERY seconds; return when the last warning was (monotonic)."""
+    if done.waited <= settings.APPLIER_LAG_WARN_SECONDS or now - warned < LAG_WARN_EVERY:
+        return warned
+    log.warning(
+        "applier lag: a plan waited %.1f s in the queue (over %s s): new events are late in "
+        "timelines and reports; add an applier (manage.py run_applier) or look at "
+        "Cassandra's latency",
+        done.waited,
+        settings.APPLIER_LAG_WARN_SECONDS,
+    )
+    return now
+
+
 def _add(total: Round, part: Round) -> None:
+    total.waited = max(total.waited, part.waited)
     total.popped += part.popped
     total.applied += part.applied
     total.stale += part.stale

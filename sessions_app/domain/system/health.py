@@ -183,9 +183,13 @@ def health_report_forget() -> None:
 
 def _applier_state() -> dict[str, Any]:
     """The applier queue, for operators (not a check: without an applier the collector
-    writes plans itself)."""
+    writes plans itself): its length and its oldest plan's wait, `lagging` past
+    APPLIER_LAG_WARN_SECONDS."""
     try:
-        return {**backlog(), "max": settings.APPLY_QUEUE_MAX_PLANS}
+        state = backlog()
+        oldest = state["oldest_ms"]
+        lagging = oldest is None or oldest > settings.APPLIER_LAG_WARN_SECONDS * 1000
+        return {**state, "max": settings.APPLY_QUEUE_MAX_PLANS, "lagging": lagging}
     except Exception as exc:  # noqa: BLE001 - Redis down is the redis check's failure
         return {"error": f"{type(exc).__name__}: {exc}"}
 
