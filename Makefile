@@ -95,7 +95,7 @@ profile: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy clickstream sessions_app ops
+	$(VENV)/bin/mypy clickstream sessions_app ops bench
 	$(VENV)/bin/lint-imports --no-cache
 	$(VENV)/bin/vulture
 	$(VENV)/bin/pip-audit --strict --no-deps --disable-pip -r requirements.lock -r requirements-dev.lock -r $(UV_LOCK) --progress-spinner off

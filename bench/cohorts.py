@@ -69,7 +69,7 @@ CHUNK = 50_000  # users generated before their rows are written
 BATCH = 32  # rows of one hour a batch (~4 KB: under the node's batch size warning)
 
 
-def seed(site, users: int, first: datetime) -> dict[datetime, dict[str, set[str]]]:
+def seed(site, users: int, first: datetime) -> dict[datetime, dict[datetime, set[str]]]:
     """Write the raw rows; return each day's active users (keys) for the sealed sets.
 
     The rows go straight to the node as the applier's own writes would land them (not
@@ -78,7 +78,8 @@ def seed(site, users: int, first: datetime) -> dict[datetime, dict[str, set[str]
     inserts, many batches in flight. One request per BATCH rows instead of per row is
     what lets a loaded node take the 1 M users' ~3.5 M rows in minutes."""
     rng = random.Random(39)  # noqa: S311 - test data
-    insert, days = prepare(INSERT), {}
+    insert = prepare(INSERT)
+    days: dict[datetime, dict[datetime, set[str]]] = {}
     by_hour: dict[datetime, list[tuple]] = {}
     for u in range(users):
         key = f"user-{u}"

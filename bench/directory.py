@@ -40,6 +40,7 @@ import uuid
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from typing import Any
 
 import django
@@ -266,15 +267,15 @@ def _raw_recent(site_id: uuid.UUID) -> int:
 
 def _calls(site_id: uuid.UUID) -> dict[str, tuple[str, Callable[[], Any], Callable[[], Any]]]:
     """Each timed query: (its group, the app's call, the raw driver's)."""
-    calls = {
+    calls: dict[str, tuple[str, Callable[[], Any], Callable[[], Any]]] = {
         "recent": ("recent", lambda: recent_users(site_id=site_id), lambda: _raw_recent(site_id))
     }
     for group, queries in QUERIES.items():
         for q in queries:
             calls[q] = (
                 group,
-                lambda q=q: directory_search(site_id=site_id, query=q),
-                lambda q=q: _raw_search(site_id, q),
+                partial(directory_search, site_id=site_id, query=q),
+                partial(_raw_search, site_id, q),
             )
     return calls
 

@@ -232,7 +232,7 @@ def seed(site_id: uuid.UUID, sessions: int, now: datetime, *, rng_seed: int = 25
                 matched[name] += matches(s, filters)
             key = site_sessions.row_key(site_id, s["session_id"])
             termed = {d.name: s[d.column] for d in site_sessions.termed()}
-            s["terms"] = site_sessions.terms_of(*key[:3], termed)
+            s["terms"] = site_sessions.terms_of(key[0], key[1], key[2], termed)
             values = [s[c] for c in UPSERT_COLUMNS]
             params.append((version, ttl, *(UNSET if v is None else v for v in values), *key))
         execute_concurrent_with_args(

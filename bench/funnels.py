@@ -29,6 +29,7 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import django
 
@@ -87,7 +88,8 @@ def seed(site, per_day: int, first_day: datetime) -> int:
     written = 0
     for offset in range(DAYS):
         day = first_day + timedelta(days=offset)
-        rows, sessions = [], []
+        rows: list[tuple[Any, ...]] = []
+        sessions: list[Any] = []
         while len(rows) < per_day:
             user = f"u{rng.randrange(per_day * 3)}"
             ts = day + timedelta(seconds=rng.randrange(0, 86_000))
@@ -207,7 +209,9 @@ def main() -> None:
         steps = [{**STEPS[0], "label": f"run {n}"}, *STEPS[1:]]
         funnel = defs.funnel_create(site=site, name=f"bench {n}", definition={"steps": steps})
         began = time.perf_counter()
-        result = results.funnel_units(site=site, version=funnel.current, start=first_day, end=today)
+        version = funnel.current
+        assert version is not None
+        result = results.funnel_units(site=site, version=version, start=first_day, end=today)
         cold.append(result.scanned / (time.perf_counter() - began))
         began = time.perf_counter()
         scanned = raw_scan(site, first_day)

@@ -103,7 +103,7 @@ def _counts(rng: random.Random, digests: list[str], converting: int) -> dict[Any
     return found
 
 
-def seed(site: Any, first: datetime, until: datetime, converting: int) -> dict[str, int]:
+def seed(site: Any, first: datetime, until: datetime, converting: int) -> dict[str, float]:
     """Sealed days from `first` to today and today's hours before `until`."""
     rng = random.Random(39)  # noqa: S311 - test data
     digests = [g.digest for g in site_goals(site.id)]

@@ -17,6 +17,7 @@ import time
 import uuid
 import zlib
 from datetime import UTC, datetime
+from typing import Any
 
 import orjson
 from cassandra import ConsistencyLevel
@@ -227,7 +228,7 @@ def _batch(
         )
     batch_id = uuid.uuid1()
     minute = _floor(now, 600)
-    work = [
+    work: list[tuple[Any, Any]] = [
         (
             prepared["transaction_log.INSERT"],
             (

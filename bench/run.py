@@ -263,7 +263,7 @@ def collector(
             start_new_session=True,
             stdout=subprocess.DEVNULL,
         )
-        stack.callback(lambda a=applier: (os.killpg(a.pid, signal.SIGTERM), a.wait(60)))
+        stack.callback(_process_stop, applier)
     _ready(env)
     return env, f"http://127.0.0.1:{WEB_PORT}/collect", gunicorn
 
@@ -390,6 +390,12 @@ def _goals_add(env: dict[str, str]) -> None:
     site = Site.objects.get(pk=env["BENCH_SITE_ID"])
     for name, definition in GOALS.items():
         goal_save(site=site, name=name, definition=definition, now=datetime.now(UTC))
+
+
+def _process_stop(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM a process group (an applier), then wait for it."""
+    os.killpg(process.pid, signal.SIGTERM)
+    process.wait(60)
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:
@@ -864,21 +870,21 @@ def render(rows: list[dict], reads: dict, *, workers: int, threads: int, seconds
             f"{v['raw_p95_ms'] / v['app_p95_ms']:.2f} |"
         )
     lines.extend(_replay_player_lines(reads.get("replay_player") or {}))
-    f: dict = reads.get("funnels") or {}
-    if f:
-        met = f["cold_ratio_median"] >= f["goal_ratio"]
+    fn: dict = reads.get("funnels") or {}
+    if fn:
+        met = fn["cold_ratio_median"] >= fn["goal_ratio"]
         lines.append(
-            f"| cold 4-step funnel over 30 days ({f['events']:,} events): events scanned/s, "
+            f"| cold 4-step funnel over 30 days ({fn['events']:,} events): events scanned/s, "
             f"median of 3 vs the raw driver scanning the same partitions (goal ≥ "
-            f"{f['goal_ratio']}: {'met' if met else 'missed'}) | "
-            f"{statistics.median(f['cold_events_per_s']):,.0f} | "
-            f"{statistics.median(f['raw_events_per_s']):,.0f} | {f['cold_ratio_median']:.2f} |"
+            f"{fn['goal_ratio']}: {'met' if met else 'missed'}) | "
+            f"{statistics.median(fn['cold_events_per_s']):,.0f} | "
+            f"{statistics.median(fn['raw_events_per_s']):,.0f} | {fn['cold_ratio_median']:.2f} |"
         )
-        met = f["warm_p95_ms"] <= f["goal_warm_p95_ms"]
+        met = fn["warm_p95_ms"] <= fn["goal_warm_p95_ms"]
         lines.append(
             f"| the same funnel warm (30 cached days) with its summary: p50 / p95 ms (goal p95 ≤ "
-            f"{f['goal_warm_p95_ms']:.0f}: {'met' if met else 'missed'}) | "
-            f"{f['warm_p50_ms']:.1f} / {f['warm_p95_ms']:.1f} | — | — |"
+            f"{fn['goal_warm_p95_ms']:.0f}: {'met' if met else 'missed'}) | "
+            f"{fn['warm_p50_ms']:.1f} / {fn['warm_p95_ms']:.1f} | — | — |"
         )
     return "\n".join(lines)
 

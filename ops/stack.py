@@ -40,7 +40,7 @@ CHECKS: tuple[tuple[str, ...], ...] = (
     ("npm", "test", "--silent"),
     ("npm", "run", "--silent", "size"),
     (str(BIN / "ruff"), "check", "."),
-    (str(BIN / "mypy"), "clickstream", "sessions_app", "ops"),
+    (str(BIN / "mypy"), "clickstream", "sessions_app", "ops", "bench"),
     (str(BIN / "lint-imports"), "--no-cache"),
     (str(BIN / "vulture"),),
 )
