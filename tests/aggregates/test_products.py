@@ -28,11 +28,10 @@ from sessions_app.foundation.core import pagepaths, timebuckets
 from sessions_app.foundation.core.ids import uuid_time
 from sessions_app.foundation.models import BucketState, Goal
 from sessions_app.foundation.tables import user_sessions
-from tests.goals import brute as goal_brute
 from tests.support import breakdowns as support_breakdowns
+from tests.support import goal_brute, recount
 from tests.support import heatmaps as support_heatmaps
 from tests.support import paths as support_paths
-from tests.support import recount
 from tests.support import vitals as support_vitals
 from tests.support.clock import recent_fixed
 from tests.support.dataset import AGENTS

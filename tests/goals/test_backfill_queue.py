@@ -25,7 +25,7 @@ from sessions_app.domain.ledger import sites
 from sessions_app.features.funnels import defs, queue, results
 from sessions_app.foundation.core import timebuckets
 from sessions_app.foundation.models import BucketState, Goal
-from tests.goals import brute
+from tests.support import goal_brute as brute
 from tests.support.accounts import member
 from tests.support.goals import assert_exact_buy, buyers
 

@@ -26,7 +26,7 @@ from sessions_app.foundation.core import timebuckets
 from sessions_app.foundation.core.pagepaths import page_path
 from sessions_app.foundation.models import BucketState, ErasureRequest, Goal
 from sessions_app.foundation.tables import user_sessions
-from tests.goals import brute
+from tests.support import goal_brute as brute
 from tests.support.clock import recent_fixed
 from tests.support.dataset import AGENTS
 from tests.support.events import event

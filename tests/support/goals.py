@@ -1,5 +1,5 @@
 """Goal conversions: six buyers sent and sealed, and the "buy" goal's stored counts
-checked against the brute force (tests/goals/brute.py) of the raw rows."""
+checked against the brute force (tests/support/goal_brute.py) of the raw rows."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from sessions_app.domain.aggregates.goal_counts import TOTAL
 from sessions_app.domain.aggregates.products import GOALS
 from sessions_app.foundation.core import timebuckets
 from sessions_app.foundation.models import BucketState, Goal
-from tests.goals import brute
+from tests.support import goal_brute as brute
 from tests.support.clock import recent_fixed
 from tests.support.dataset import AGENTS, SHOP
 from tests.support.events import event
