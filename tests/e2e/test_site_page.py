@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 from django.contrib.auth.models import User
+from playwright.sync_api import expect
 
 from sessions_app.domain.ledger import sites
 from tests.support.accounts import member
@@ -30,7 +31,8 @@ def test_copy_the_snippet_and_see_each_origin_once(live_server, browser):
 
     assert page.content().count("https://copy.example") == 1  # the form's field alone
     page.get_by_role("button", name="Copy").click()
-    assert page.get_by_role("button", name="Copied").is_visible()
+    # The label changes once the clipboard's promise settles: waited for, not read at once.
+    expect(page.get_by_role("button", name="Copied")).to_be_visible()
     copied = page.evaluate("navigator.clipboard.readText()")
     assert copied == page.locator("#tracker-snippet").text_content()
     assert f'data-site="{site.key}"' in copied and copied.startswith("<script async src=")
