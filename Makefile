@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 UV_LOCK := ops/requirements-uv.lock
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml requirements.lock requirements-dev.lock $(UV_LOCK) | sha1sum | cut -c1-12)
 
-.PHONY: screenshots run manage test test-quick test-faults node bench profile lint lock fmt stop status clean install tracker cluster cluster-stop
+.PHONY: screenshots run manage test test-quick test-faults node bench profile tail lint lock fmt stop status clean install tracker cluster cluster-stop
 
 install: $(STAMP)
 
@@ -91,6 +91,9 @@ bench: $(STAMP) $(NODE_STAMP)
 # py-spy on the gunicorn workers under the ingest load: each stage's share of the CPU.
 profile: $(STAMP)
 	$(PY) -m bench.profile $(PROFILE_ARGS)
+
+tail: $(STAMP)
+	$(PY) -m bench.tail $(TAIL_ARGS)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

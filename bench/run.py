@@ -19,8 +19,9 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
-from contextlib import ExitStack
+from contextlib import AbstractContextManager, ExitStack, nullcontext
 from datetime import UTC, datetime
 from typing import Any
 
@@ -29,6 +30,9 @@ from ops.common import ROOT, STATE, log
 from ops.system import apt_install
 
 BENCH_REDIS_PORT = 6382
+# gunicorn's access-log line for bench/tail.py: the request's microseconds in the worker,
+# then the answer's Server-Timing header (settings.COLLECT_SERVER_TIMING).
+ACCESS_FORMAT = "%(D)s %({server-timing}o)s"
 WEB_PORT = 8100
 KEYSPACE = "bench_clickstream"
 RESULTS = ROOT / "bench" / "results"
@@ -205,6 +209,9 @@ def _gunicorn(
             *("-w", str(workers), "-k", "sync" if threads == 1 else "gthread"),
             *("--threads", str(threads), "--log-level", "warning"),
         ]
+        if env.get("BENCH_ACCESS_LOG"):  # bench/tail.py: each request's time and steps
+            argv += ["--access-logfile", env["BENCH_ACCESS_LOG"]]
+            argv += ["--access-logformat", ACCESS_FORMAT]
     server = subprocess.Popen([sys.executable, *argv], cwd=ROOT, env=env, start_new_session=True)
     stack.callback(lambda: _stop(server))
     return server
@@ -230,10 +237,15 @@ def _ready(env: dict[str, str]) -> None:
 
 
 def collector(
-    stack: ExitStack, *, workers: int, threads: int, appliers: int = 1
+    stack: ExitStack,
+    *,
+    workers: int,
+    threads: int,
+    appliers: int = 1,
+    extra_env: dict[str, str] | None = None,
 ) -> tuple[dict[str, str], str, subprocess.Popen[bytes]]:
     """A fresh bench keyspace and site, and gunicorn serving /collect; (env, url, process)."""
-    env = _env()
+    env = {**_env(), **(extra_env or {})}
     _manage(env, "migrate", "--noinput", "-v", "0")
     # DEBUG is off, as in production: WhiteNoise serves STATIC_ROOT only (and warns
     # "No directory at" in every worker while nothing was collected there).
@@ -303,7 +315,9 @@ def _http_figure(
 
 
 BEACONS = (30, 5, 1)  # events per request: a tracker's flush, a few clicks, one event
-PACED_SHARE = 0.8  # the paced run's target: this share of the measured peak request rate
+# The paced run's target: this share of the measured peak request rate (issue 59 states
+# its latency goals at 70 % of the peak).
+PACED_SHARE = 0.7
 # The paced p99 goals by beacon size (events per request), in ms.
 PACED_GOAL_P99_MS = {30: 150.0, 5: 100.0, 1: 100.0}
 
@@ -316,13 +330,14 @@ def _paced_figure(
     seconds: int,
     peak_rps: float,
     freshness: bool = True,
+    observer: Callable[[], AbstractContextManager[Any]] = nullcontext,
 ) -> dict[str, Any]:
     """Latency below saturation: wrk with a pause after each answer (beacon.lua's delay())
     so the 16 connections together send about PACED_SHARE of the peak request rate. A
     short pass measures the latency at that load, the pause is shortened by it, then the
     measured pass; the rate it reached is reported beside its p50 / p99. Beside the
     measured pass, the accepted → visible prober (bench/freshness.py) times how soon a
-    new event can be read."""
+    new event can be read; `observer` wraps the measured pass (bench/tail.py's marks)."""
     visitors = f"paced{events}-{int(time.time())}"
     target = PACED_SHARE * peak_rps
     pause = 16 * 1000 / target
@@ -340,16 +355,17 @@ def _paced_figure(
     _drained(env)
     prober = _prober(url, env, run=visitors) if freshness else None
     try:
-        paced = _wrk(
-            url,
-            env,
-            events=events,
-            seconds=seconds,
-            connections=16,
-            run=f"pm-{visitors}",
-            visitors=visitors,
-            delay_ms=pause,
-        )
+        with observer():
+            paced = _wrk(
+                url,
+                env,
+                events=events,
+                seconds=seconds,
+                connections=16,
+                run=f"pm-{visitors}",
+                visitors=visitors,
+                delay_ms=pause,
+            )
     finally:
         if prober:
             prober.stop.set()

@@ -67,6 +67,10 @@ class Node:
         return self.logdir / "system.log"
 
     @property
+    def gc_log(self) -> Path:
+        return self.logdir / "gc.log"
+
+    @property
     def stdout_log(self) -> Path:
         return self.logdir / "stdout.log"
 
@@ -386,6 +390,8 @@ def _launch(node: Node) -> None:
         f"-Dcassandra.config=file://{conf / 'cassandra.yaml'}",
         f"-Dcassandra.storagedir={node.home / 'data'}",
         f"-Dcassandra.logdir={node.logdir}",
+        # One line per garbage-collection pause (bench/tail.py counts them under load).
+        f"-Xlog:gc:file={node.gc_log}:time,uptime:filecount=3,filesize=5m",
         f"-Dlogback.configurationFile={conf / 'logback.xml'}",
         f"-Dcassandra-rackdc.properties=file://{conf / 'cassandra-rackdc.properties'}",
         f"-Dcassandra.jmx.local.port={node.jmx_port}",

@@ -307,6 +307,11 @@ SESSION_MAX_DURATION = timedelta(hours=env.int("SESSION_MAX_HOURS", default=24))
 # Session enrichment at ingest (device, browser, OS, country, language, source): off only
 # to measure its cost (`make bench` runs the ingest figures both ways).
 INGEST_ENRICHMENT = env.bool("INGEST_ENRICHMENT", default=True)
+# A Server-Timing header on /collect's answers: each ingest step's milliseconds, the
+# Python garbage collector's during the request and the total (`python -m bench.tail`
+# reads them from gunicorn's access log). Off by default: it tells the internet how long
+# each step of the collector takes.
+COLLECT_SERVER_TIMING = env.bool("COLLECT_SERVER_TIMING", default=False)
 # Event keys offered by the user profile's rolling counters (the first is the default;
 # any other key can be asked for with ?counter=).
 ROLLING_COUNTER_EVENTS = env.list(

@@ -14,6 +14,7 @@ from django.core.handlers.wsgi import WSGIRequest
 from django.test import RequestFactory
 
 from sessions_app.domain.aggregates import sources
+from sessions_app.domain.ingest.pipeline import STEPS
 from sessions_app.domain.ledger import quality
 from sessions_app.domain.sessions import feed
 from sessions_app.domain.sessions.activity import user_activity
@@ -91,6 +92,24 @@ def test_received_equals_accepted_plus_rejected_plus_duplicates(client, site, li
     rejected = sum(counts["rejected"].values())
     assert counts == {**counts, "received": 6, "accepted": 2, "duplicates": 2}
     assert counts["accepted"] + rejected + counts["duplicates"] == counts["received"]
+
+
+def test_server_timing_names_every_step_only_when_asked(client, site, settings, live_now):
+    assert "Server-Timing" not in post(client, site, [event(live_now)])
+    settings.COLLECT_SERVER_TIMING = True
+    response = post(client, site, [event(live_now - minutes(1)), event(live_now)])
+    assert response.status_code == 200
+    timings = {}
+    for part in response["Server-Timing"].split(", "):
+        name, _, duration = part.partition(";dur=")
+        timings[name] = float(duration)
+    steps = [step.__name__ for step in STEPS]
+    assert list(timings) == [*steps, "gc", "total"]
+    assert all(value >= 0 for value in timings.values())
+    # The total is the view's, so it holds every step and what surrounds them.
+    assert timings["total"] >= sum(timings[name] for name in steps)
+    rejected = post(client, site, [{"bad": True}], origin="https://evil.example")
+    assert "Server-Timing" not in rejected  # an error answer has no steps to time
 
 
 def test_unknown_and_disabled_site_keys_are_401(client, site, live_now):

@@ -36,6 +36,7 @@ from sessions_app.domain.ledger.sites import (
     origin_allowed,
     origins_of_enabled_sites,
 )
+from sessions_app.features.collector.timing import RequestClock
 from sessions_app.features.replays import chunks
 from sessions_app.foundation.models import Site
 
@@ -100,6 +101,7 @@ def _record(
     source_name: str,
     user_agent: str | None,
     origin: str | None,
+    clock: RequestClock | None = None,
 ) -> HttpResponse:
     ip = client_ip(request.META, trusted_proxies=settings.TRUSTED_PROXY_COUNT)
     try:
@@ -132,12 +134,16 @@ def _record(
             503, "storage", f"temporarily unavailable ({exc}); retry", Retry_After="2"
         )
         return _cors(response, origin, True)
-    return _cors(JsonResponse(outcome.as_dict()), origin, True)
+    response = JsonResponse(outcome.as_dict())
+    if clock:
+        response["Server-Timing"] = clock.header(outcome.timings)
+    return _cors(response, origin, True)
 
 
 @csrf_exempt
 def collect(request: HttpRequest) -> HttpResponse:
     """Accept a tracker batch: JSON or text/plain body {"site", "sent_at"?, "events": [...]}."""
+    clock = RequestClock() if settings.COLLECT_SERVER_TIMING else None
     origin = request.headers.get("Origin")
     if request.method == "OPTIONS":
         return _preflight(request, origin)
@@ -165,6 +171,7 @@ def collect(request: HttpRequest) -> HttpResponse:
         "collect",
         request.headers.get("User-Agent"),
         origin,
+        clock,
     )
 
 
