@@ -96,6 +96,7 @@ def test_every_sealed_hour_and_day_equals_a_recount_of_its_raw_rows(site, visits
     start, end = visits
     by_day: dict[datetime, list[dict[str, Any]]] = defaultdict(list)
     checked = Counter()
+    said: set[str] = set()
     for hour in timebuckets.buckets_between(start, end, "hour"):
         rows = list(sources.site_bucket_rows(site_id=site.id, hour=hour, shards=4))
         by_day[timebuckets.floor(hour, "day")].extend(rows)
@@ -106,9 +107,11 @@ def test_every_sealed_hour_and_day_equals_a_recount_of_its_raw_rows(site, visits
             checked["rage"] += sum(c[1] for c in heat.elements.values())
             checked["dead"] += sum(c[2] for c in heat.elements.values())
             checked["readings"] += heat.scroll.total()
+            said.update(heat.texts.values())
     assert {"<640", "640-1024", ">1024", UNKNOWN, "rage", "dead", "readings"} <= {
         k for k, n in checked.items() if n
     }
+    assert {"Buy now", "Read more", ""} <= said  # what elements said, "" when it varied
     whole = [d for d in by_day if d >= start and timebuckets.next_start(d, "day") <= end]
     for day in whole:
         (stored,) = heatmap_rows.buckets_read(site_id=site.id, buckets=[("day", day)])
@@ -127,6 +130,7 @@ def test_every_sealed_hour_and_day_equals_a_recount_of_its_raw_rows(site, visits
                     "scroll": {},
                     "folds": {},
                     "samples": {},
+                    "texts": {},
                 }
                 into = summed.setdefault(key, plain(empty))
                 into["clicks"] += heat["clicks"]
@@ -141,6 +145,9 @@ def test_every_sealed_hour_and_day_equals_a_recount_of_its_raw_rows(site, visits
                     into["spots"][label] = dict(Counter(into["spots"].get(label, {})) + Counter(c))
                 for label, found in heat["samples"].items():
                     into["samples"][label] = newest(into["samples"].get(label, []) + found)
+                for label, text in heat["texts"].items():  # one text, or "": they differ
+                    held = into["texts"].get(label, text)
+                    into["texts"][label] = text if held == text else ""
         assert {k: plain(v) for k, v in stored.items()} == summed, day
 
 
