@@ -17,9 +17,12 @@ import time
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from datetime import datetime, timedelta
+from html import unescape
 from typing import Any
+from urllib.parse import parse_qsl
 
 import pytest
+from django.contrib.auth.models import User
 from django.core import signing
 from django.test import Client
 from django.utils import timezone
@@ -35,6 +38,7 @@ from sessions_app.foundation.core import stamps, timebuckets
 from sessions_app.foundation.core.cql import cassandra_session, prepare
 from sessions_app.foundation.models import BucketState
 from sessions_app.foundation.tables import retention_specs
+from tests.support.accounts import member
 from tests.support.clock import recent_fixed
 from tests.support.dataset import AGENTS
 from tests.support.events import event, post
@@ -285,7 +289,7 @@ def test_the_heatmaps_page_shows_frustration_scroll_and_view_on_page(client, ana
     assert f'<strong id="clicks">{body["clicks"]}</strong>' in html
     link = re.search(r'id="view-on-page" href="([^"]+)"', html).group(1)
     assert link.startswith("https://shop.example/pricing#cs-heatmap=")
-    token = link.split("=", 1)[1]
+    token = _fragment(html)["cs-heatmap"]
     assert reads.site_of_token(token) == site.id
     reads.token_check(token, site_id=site.id, salt=site.heatmap_salt, page="/pricing")
     assert re.fullmatch(r"[A-Za-z0-9._-]+", token)  # what the tracker takes from a fragment
@@ -300,6 +304,44 @@ def test_the_heatmaps_page_shows_frustration_scroll_and_view_on_page(client, ana
         assert f'id="event-{event_id}"' in timeline
     assert '<svg class="trend"' in row
     assert client.get(f"/sites/{site.id}/heatmaps/", {"page": "x"}).status_code == 400
+
+
+def _fragment(html: str) -> dict[str, str]:
+    link = re.search(r'id="view-on-page" href="([^"]+)"', html).group(1)
+    return dict(parse_qsl(unescape(link).split("#", 1)[1]))
+
+
+def test_view_on_page_hands_the_overlay_the_pages_range(client, analyst, site, visits):
+    """The overlay opens on the range chosen on the Heatmaps page: the same clicks."""
+    seen = {}
+    for period in ("yesterday", "7d"):
+        query = {"page": "/pricing", "vp": ">1024", "period": period}
+        html = client.get(f"/sites/{site.id}/heatmaps/", query).content.decode()
+        fragment = _fragment(html)
+        assert fragment["cs-period"] == period
+        passed = {k.removeprefix("cs-"): v for k, v in fragment.items() if k != "cs-heatmap"}
+        body = overlay_get(client, fragment["cs-heatmap"], days="", **passed).json()
+        assert f'<strong id="clicks">{body["clicks"]}</strong>' in html
+        seen[period] = body
+    assert seen["yesterday"]["range"]["label"] == "Yesterday"
+    assert seen["7d"]["range"]["label"] == "Last 7 days"
+    assert seen["yesterday"]["clicks"] < seen["7d"]["clicks"]  # the range is not ignored
+    # A custom range goes as its days; one longer than the cap is cut as the page cuts it.
+    query = {"page": "/pricing", "period": "custom", "from": "2026-01-01", "to": "2026-01-31"}
+    fragment = _fragment(client.get(f"/sites/{site.id}/heatmaps/", query).content.decode())
+    assert (fragment["cs-from"], fragment["cs-to"]) == ("2026-01-01", "2026-01-31")
+    capped = overlay_get(client, _token(site), days="", period="12mo").json()
+    start, end = (
+        datetime.fromisoformat(capped[k].replace("Z", "+00:00")) for k in ("start", "end")
+    )
+    assert end - start == timedelta(days=92)
+    assert capped["range"]["note"].startswith("Heatmaps cover at most 92 days")
+    bad = overlay_get(client, _token(site), days="", period="fortnight")
+    assert bad.status_code == 400 and bad.json()["error"].startswith("period:")
+    # Another site's analyst still gets a 404 for the page.
+    stranger = User.objects.create_user("stranger", password="pw-str-123")
+    client.force_login(member(stranger, shop_site()))
+    assert client.get(f"/sites/{site.id}/heatmaps/", {"page": "/pricing"}).status_code == 404
 
 
 def test_the_timeline_marks_rage_and_dead_clicks(client, analyst, site, visits):

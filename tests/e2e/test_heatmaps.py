@@ -4,6 +4,8 @@ clicks and scrolling, the grid cells it lands in, and the overlay on the page it
 from __future__ import annotations
 
 import re
+from datetime import timedelta
+from html import unescape
 from typing import Any
 
 import pytest
@@ -11,11 +13,13 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 
 from sessions_app.domain.aggregates.heatmaps import GRID_COLUMNS, ROW_PX
+from sessions_app.domain.ingest.pipeline import Source, events_record
 from sessions_app.domain.ledger import sites
 from sessions_app.domain.sessions import feed
 from sessions_app.features.heatmaps import reads
 from tests.support.accounts import member
 from tests.support.browser import screenshot, wait_for
+from tests.support.events import event
 from tests.support.sessions import stored_events
 
 pytestmark = [
@@ -123,9 +127,10 @@ def test_view_on_page_draws_the_overlay(live_server, context, client):
     analyst = User.objects.create_user("heat-analyst", password="pw-heat-1234")
     member(analyst, site)
     client.force_login(analyst)
-    html = client.get(f"/sites/{site.id}/heatmaps/", {"page": "/demo/", "days": "7"}).content
-    url = re.search(rb'id="view-on-page" href="([^"]+)"', html).group(1).decode()
+    html = client.get(f"/sites/{site.id}/heatmaps/", {"page": "/demo/", "period": "7d"}).content
+    url = unescape(re.search(rb'id="view-on-page" href="([^"]+)"', html).group(1).decode())
     assert url.startswith(f"{live_server.url}/demo/#cs-heatmap=")
+    clicks = int(re.search(rb'<strong id="clicks">(\d+)</strong>', html).group(1))
     viewer = context.new_page()
     viewer.goto(url.replace("/demo/#", f"/demo/?site={site.key}#"))
     viewer.wait_for_selector("#cs-heatmap-overlay canvas", state="attached", timeout=15_000)
@@ -135,6 +140,11 @@ def test_view_on_page_draws_the_overlay(live_server, context, client):
     # The answer arrived: the demo shop is this server's own origin, a same-origin read.
     wait_for(lambda: viewer.inner_text('[data-cs-part="total"]').strip())
     assert "origin" not in viewer.inner_text('[data-cs-part="notes"]')
+    # It opens on the Heatmaps page's range, says which, and counts what the page counts.
+    assert viewer.inner_text('[data-cs-part="total"]') == f"{clicks} clicks · Last 7 days"
+    assert viewer.locator('[data-cs-part="range"]').input_value() == "page"
+    shown = viewer.inner_text('[data-cs-part="shown"]')
+    assert re.fullmatch(r"\d+ \w+ \u2013 \d+ \w+ \d{4}", shown), shown
     viewer.wait_for_timeout(500)
     screenshot(viewer, "heatmap-overlay")
     assert len(viewer.screenshot(full_page=True)) > 10_000  # the overlay drew
@@ -147,3 +157,81 @@ def test_view_on_page_draws_the_overlay(live_server, context, client):
         if e["type"] == "pageview"
     ] == ["/demo/", "/demo/products"]
     assert not any("cs-heatmap" in (e["url"] or "") for e in events)
+
+
+# Elements side by side at the top of the demo shop on a phone: their counts would overlap.
+CLOSE = {
+    "#nav-products": (9, "Products"),
+    "#nav-about": (8, "About"),
+    "#nav-cart": (7, "Cart (0)"),
+    "#cart-count": (6, "0"),
+    "#login-email": (5, ""),
+    "#login-password": (4, ""),
+    "#login-button": (3, "Log in"),
+}
+
+
+def _phone_clicks(live_server, site) -> None:
+    """Clicks on CLOSE's elements in the phone layout, each with rage and dead ones."""
+    now = timezone.now()
+    raw, n = [], 0
+    for selector, (clicks, text) in CLOSE.items():
+        for i in range(clicks):
+            n += 1
+            element = {"tag": "a", "selector": selector, **({"text": text} if text else {})}
+            raw.append(
+                event(
+                    now - timedelta(seconds=200 - n),
+                    kind="click",
+                    anon=f"phone{i}",
+                    url=f"{live_server.url}/demo/",
+                    element=element,
+                    viewport=390,
+                    pos={"x": 0.3, "y": 40, "ex": 0.5, "ey": 0.5},
+                    rage=i < 2,
+                    dead=i < 3,
+                )
+            )
+    events_record(source=Source(site=site, received_at=now), raw_events=raw)
+
+
+TAG_BOXES = """() => [...document.querySelectorAll('#cs-heatmap-overlay [data-cs-part="tags"]')]
+  .map(t => { const b = t.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; })"""
+
+
+def test_on_a_phone_the_overlays_counts_never_overlap(live_server, context, client):
+    site = sites.site_create(name="E2E phone heat", origins=[live_server.url])
+    _phone_clicks(live_server, site)
+    analyst = User.objects.create_user("heat-phone", password="pw-heat-1234")
+    member(analyst, site)
+    client.force_login(analyst)
+    query = {"page": "/demo/", "vp": "<640", "period": "today"}
+    html = client.get(f"/sites/{site.id}/heatmaps/", query).content
+    assert b'<strong id="clicks">42</strong>' in html
+    url = unescape(re.search(rb'id="view-on-page" href="([^"]+)"', html).group(1).decode())
+    viewer = context.new_page()
+    viewer.set_viewport_size({"width": 390, "height": 844})
+    viewer.goto(url.replace("/demo/#", f"/demo/?site={site.key}#"))
+    wait_for(lambda: viewer.locator('#cs-heatmap-overlay [data-cs-part="box"]').count() or None)
+    assert viewer.inner_text('[data-cs-part="total"]') == "42 clicks · Today"
+    found = viewer.evaluate(
+        "s => s.filter(x => { const e = document.querySelector(x);"
+        " const r = e && e.getBoundingClientRect(); return r && (r.width || r.height); }).length",
+        list(CLOSE),
+    )
+    assert viewer.locator('[data-cs-part="box"]').count() == found >= 6  # every box drawn
+    tags = viewer.evaluate(TAG_BOXES)
+    assert 0 < len(tags) < found  # some counts left out ...
+    for i, a in enumerate(tags):  # ... and the ones drawn never overlap
+        for b in tags[i + 1 :]:
+            assert a[2] <= b[0] or b[2] <= a[0] or a[3] <= b[1] or b[3] <= a[1], (a, b)
+    notes = viewer.inner_text('[data-cs-part="notes"]')
+    assert f"{found - len(tags)} count" in notes and "elements are close" in notes
+    # The colour spots stay: the density canvas has coloured pixels.
+    coloured = viewer.evaluate(
+        """() => { const c = document.querySelector('#cs-heatmap-overlay canvas');
+             const d = c.getContext('2d').getImageData(0, 0, c.width, Math.min(c.height, 200)).data;
+             let n = 0; for (let i = 3; i < d.length; i += 4) if (d[i]) n++; return n; }"""
+    )
+    assert coloured > 100
+    screenshot(viewer, "heatmap-overlay-390")

@@ -3,10 +3,8 @@ its scroll depth, and "View on page" (the overlay on the customer's own page).""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import quote, urlencode
-from zoneinfo import ZoneInfo
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -15,14 +13,13 @@ from django.utils import timezone
 from sessions_app.domain.ingest.enrich import VIEWPORTS
 from sessions_app.domain.permissions import site_page
 from sessions_app.features.analysis.kpi_report import most_viewed
-from sessions_app.features.heatmaps import reads
+from sessions_app.features.heatmaps import ranges, reads
 from sessions_app.features.web import periods
 from sessions_app.foundation.core import timebuckets
 from sessions_app.foundation.core.bounds import RangeError
 from sessions_app.foundation.models import Site
 
 TOP_FRUSTRATED = 20
-MAX_DAYS = 92  # the day buckets a page's answer and its trend read
 BAR_PX = 18  # the trend's tallest bar
 
 
@@ -34,18 +31,6 @@ def _bars(counts: list[int]) -> dict[str, Any]:
         h = max(1, round(n * BAR_PX / top))
         bars.append({"x": 3 * i, "y": BAR_PX - h, "h": h, "count": n})
     return {"width": 3 * len(counts), "height": BAR_PX, "bars": bars}
-
-
-def _old_days(params: dict[str, str], zone: ZoneInfo, now: datetime) -> dict[str, str]:
-    """An old link's `days` (7, 30 or 90, the page's choice before the range picker) as
-    the period it meant; the parameters as they are otherwise."""
-    days = params.get("days")
-    if not days or any(params.get(name) for name in periods.PARAMS):
-        return params
-    if days not in {str(d) for d in reads.DAYS}:
-        raise RangeError("days", f"one of {', '.join(map(str, reads.DAYS))}")
-    first = now.astimezone(zone).date() - timedelta(days=int(days) - 1)
-    return {**params, "period": "custom", "from": first.isoformat()}
 
 
 def _samples(site: Site, frustrated: list[dict[str, Any]], samples: dict[str, Any]) -> None:
@@ -77,11 +62,14 @@ def site_heatmaps(request: HttpRequest, site: Site) -> HttpResponse:
     vp = request.GET.get("vp", VIEWPORTS[-1])
     error, answer, view_url, heat, period, note = "", None, "", None, None, ""
     trend: dict[str, list[int]] = {}
+    covered: ranges.Covered | None = None
     try:
         params = {k: str(v) for k, v in request.GET.items()}
-        zone, now = periods.site_zone(site.time_zone), timezone.now()
-        period = periods.period_param(_old_days(params, zone, now), zone=zone, now=now)
-        start, end, note = periods.capped(period, MAX_DAYS, "Heatmaps cover")
+        zone = periods.site_zone(site.time_zone)
+        covered = ranges.heatmap_range(
+            params, zone=zone, now=timezone.now(), default=periods.DEFAULT_PRESET
+        )
+        period, start, end, note = covered.period, covered.start, covered.end, covered.note
     except RangeError as exc:
         error = str(exc)
     if page and not error:
@@ -97,9 +85,10 @@ def site_heatmaps(request: HttpRequest, site: Site) -> HttpResponse:
     pages = []
     if not page and not error and period is not None:
         pages = most_viewed(site=site, period=period)
-    if answer and site.allowed_origins:
+    if answer and covered and site.allowed_origins:
         token = reads.token_for(site_id=site.id, salt=site.heatmap_salt, page=page)
-        view_url = f"{site.allowed_origins[0].rstrip('/')}{quote(page)}#cs-heatmap={token}"
+        fragment = ranges.overlay_fragment(token, covered)
+        view_url = f"{site.allowed_origins[0].rstrip('/')}{quote(page)}#{fragment}"
     frustrated = sorted(
         (e for e in (answer or {}).get("elements", []) if e["rage"] or e["dead"]),
         key=lambda e: (-(e["rage"] + e["dead"]), e["selector"]),
