@@ -17,7 +17,7 @@ import time
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from datetime import datetime, timedelta
-from html import unescape
+from html import escape, unescape
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -294,9 +294,10 @@ def test_the_heatmaps_page_shows_frustration_scroll_and_view_on_page(client, ana
     reads.token_check(token, site_id=site.id, salt=site.heatmap_salt, page="/pricing")
     assert re.fullmatch(r"[A-Za-z0-9._-]+", token)  # what the tracker takes from a fragment
     worst = max(body["elements"], key=lambda e: e["rage"] + e["dead"])
-    assert f"<code>{worst['selector']}</code>" in html
+    frustrated = html.split('id="frustrated"', 1)[1]
     # Its latest rage and dead clicks, each opening its session's timeline at the click.
-    row = re.search(rf"<code>{re.escape(worst['selector'])}</code>.*?</tr>", html, re.S).group(0)
+    row = re.search(rf'title="{re.escape(escape(worst["selector"]))}">.*?</tr>', frustrated, re.S)
+    row = row.group(0)
     links = re.findall(r'class="sample" href="/sites/[^/]+/sessions/([^/]+)/#event-([^"]+)"', row)
     assert 0 < len(links) <= SAMPLES
     for session_id, event_id in links:
@@ -342,6 +343,44 @@ def test_view_on_page_hands_the_overlay_the_pages_range(client, analyst, site, v
     stranger = User.objects.create_user("stranger", password="pw-str-123")
     client.force_login(member(stranger, shop_site()))
     assert client.get(f"/sites/{site.id}/heatmaps/", {"page": "/pricing"}).status_code == 404
+
+
+def test_top_clicks_name_elements_by_their_text_and_filter_the_page(client, analyst, site, visits):
+    query = {"page": "/pricing", "vp": ">1024", "period": "30d"}
+    html = client.get(f"/sites/{site.id}/heatmaps/", query).content.decode()
+    body = overlay_get(client, _token(site), days="", period="30d").json()
+    table = re.search(r'<table id="top-clicks".*?</table>', html, re.S).group(0)
+    rows = re.findall(r'<tr class="linked[^"]*">(.*?)</tr>', table, re.S)
+    assert len(rows) == min(len(body["elements"]), 10) > 0
+    total = sum(e["clicks"] for e in body["elements"])
+    for row, element in zip(rows, body["elements"], strict=False):  # most clicked first
+        texts = {"button#buy": "Buy now", "a.more": "Read more"}
+        if element["selector"] in texts:  # its text, not its selector
+            assert f'<span class="said">{texts[element["selector"]]}</span>' in row
+            assert "<code" not in row
+        else:  # said nothing, or different things: the selector, smaller
+            assert f'<code class="selector">{escape(element["selector"])}</code>' in row
+        assert f'<td class="num">{element["clicks"]}</td>' in row
+        assert f"{round(100 * element['clicks'] / total, 1)}%" in row
+        href = unescape(re.search(r'class="filter-link" href="([^"]+)"', row).group(1))
+        assert dict(parse_qsl(href.removeprefix("?"))) == {**query, "element": element["selector"]}
+    # The link filters the page by the element: a chip, its row alone, its frustration.
+    card = next(e for e in body["elements"] if e["selector"] == "div.card > span")
+    filtered = client.get(f"/sites/{site.id}/heatmaps/", {**query, "element": card["selector"]})
+    assert filtered.status_code == 200
+    page = filtered.content.decode()
+    chip = re.search(r'<li class="chip" data-filter="element">.*?</li>', page, re.S).group(0)
+    assert "div.card &gt; span" in chip
+    removed = unescape(re.search(r'class="chip-remove" href="([^"]+)"', chip).group(1))
+    assert dict(parse_qsl(removed.removeprefix("?"))) == query
+    table = re.search(r'<table id="top-clicks".*?</table>', page, re.S).group(0)
+    assert table.count('class="filter-link"') == 1 and 'aria-current="true"' in table
+    frustrated = re.search(r'<table id="frustrated".*?</table>', page, re.S)
+    if card["rage"] or card["dead"]:
+        assert frustrated.group(0).count('class="element"') == 1
+    assert f'<strong id="clicks">{body["clicks"]}</strong>' in page  # the page's total stays
+    # The range picker keeps the filter.
+    assert '<input type="hidden" name="element" value="div.card &gt; span">' in page
 
 
 def test_the_timeline_marks_rage_and_dead_clicks(client, analyst, site, visits):

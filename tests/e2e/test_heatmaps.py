@@ -195,6 +195,17 @@ def _phone_clicks(live_server, site) -> None:
     events_record(source=Source(site=site, received_at=now), raw_events=raw)
 
 
+def _login(context, live_server, username: str, password: str, width: int, height: int):
+    page = context.new_page()
+    page.set_viewport_size({"width": width, "height": height})
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.fill("input[name=username]", username)
+    page.fill("input[name=password]", password)
+    with page.expect_navigation():
+        page.click("button[type=submit]")
+    return page
+
+
 TAG_BOXES = """() => [...document.querySelectorAll('#cs-heatmap-overlay [data-cs-part="tags"]')]
   .map(t => { const b = t.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; })"""
 
@@ -235,3 +246,44 @@ def test_on_a_phone_the_overlays_counts_never_overlap(live_server, context, clie
     )
     assert coloured > 100
     screenshot(viewer, "heatmap-overlay-390")
+
+
+@pytest.mark.parametrize("width,height", [(1366, 900), (390, 844)])
+def test_top_clicks_show_what_elements_said_and_a_tap_on_a_row_filters(
+    live_server, context, width, height
+):
+    site = sites.site_create(name="E2E top clicks", origins=[live_server.url])
+    _phone_clicks(live_server, site)
+    analyst = User.objects.create_user("heat-top", password="pw-heat-1234")
+    member(analyst, site)
+    page = _login(context, live_server, "heat-top", "pw-heat-1234", width, height)
+    page.goto(f"{live_server.url}/sites/{site.id}/heatmaps/?page=/demo/&vp=%3C640&period=today")
+    rows = page.locator("#top-clicks tbody tr")
+    assert rows.count() == len(CLOSE)
+    labels = [t.strip() for t in page.locator("#top-clicks td.label").all_inner_texts()]
+    assert labels == [text or selector for selector, (_, text) in CLOSE.items()]
+    # An element that said nothing is named by its selector, smaller.
+    code = page.locator("#top-clicks td.label code.selector").first
+    assert code.inner_text() == "#login-email"
+    small = code.evaluate("c => parseFloat(getComputedStyle(c).fontSize)")
+    said = page.locator("#top-clicks td.label .said").first
+    assert small < said.evaluate("c => parseFloat(getComputedStyle(c).fontSize)")
+    boxes = rows.evaluate_all("rs => rs.map(r => r.getBoundingClientRect().height)")
+    assert min(boxes) >= 24, boxes
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    screenshot(page, f"heatmaps-top-clicks-{width}")
+    # A tap on the row's far end (its Dead count, not its label) filters by the element.
+    dead = rows.nth(1).locator("td.num").last.bounding_box()
+    with page.expect_navigation():
+        page.mouse.click(dead["x"] + dead["width"] / 2, dead["y"] + dead["height"] / 2)
+    assert "element=%23nav-about" in page.url
+    assert (
+        page.locator('li.chip[data-filter="element"]').inner_text().startswith("Element is “About”")
+    )
+    assert page.locator("#top-clicks tbody tr").count() == 1
+    assert page.locator("#frustrated tr.element").count() == 1
+    screenshot(page, f"heatmaps-filtered-{width}")
+    with page.expect_navigation():
+        page.click('li.chip[data-filter="element"] a.chip-remove')
+    assert "element" not in page.url
+    assert page.locator("#top-clicks tbody tr").count() == len(CLOSE)

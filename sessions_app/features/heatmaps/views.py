@@ -20,6 +20,7 @@ from sessions_app.foundation.core.bounds import RangeError
 from sessions_app.foundation.models import Site
 
 TOP_FRUSTRATED = 20
+TOP_CLICKS = 10
 BAR_PX = 18  # the trend's tallest bar
 
 
@@ -31,6 +32,23 @@ def _bars(counts: list[int]) -> dict[str, Any]:
         h = max(1, round(n * BAR_PX / top))
         bars.append({"x": 3 * i, "y": BAR_PX - h, "h": h, "count": n})
     return {"width": 3 * len(counts), "height": BAR_PX, "bars": bars}
+
+
+def _top_clicks(
+    elements: list[dict[str, Any]], params: dict[str, str], element: str
+) -> list[dict[str, Any]]:
+    """The page's most clicked elements (only `element` when the page is filtered by it),
+    each with its share of the clicks and the link that filters the page by it."""
+    total = sum(e["clicks"] for e in elements) or 1
+    shown = [e for e in elements if e["selector"] == element] if element else elements
+    return [
+        {
+            **e,
+            "share": round(100 * e["clicks"] / total, 1),
+            "href": "?" + urlencode({**params, "element": e["selector"]}),
+        }
+        for e in shown[:TOP_CLICKS]
+    ]
 
 
 def _samples(site: Site, frustrated: list[dict[str, Any]], samples: dict[str, Any]) -> None:
@@ -59,6 +77,7 @@ def site_heatmaps(request: HttpRequest, site: Site) -> HttpResponse:
     """A page's heatmap summary over the period (every page's range picker); 400 naming
     a bad field."""
     page = request.GET.get("page", "")
+    chosen = request.GET.get("element", "")  # a top click's filter: its label
     vp = request.GET.get("vp", VIEWPORTS[-1])
     error, answer, view_url, heat, period, note = "", None, "", None, None, ""
     trend: dict[str, list[int]] = {}
@@ -89,8 +108,13 @@ def site_heatmaps(request: HttpRequest, site: Site) -> HttpResponse:
         token = reads.token_for(site_id=site.id, salt=site.heatmap_salt, page=page)
         fragment = ranges.overlay_fragment(token, covered)
         view_url = f"{site.allowed_origins[0].rstrip('/')}{quote(page)}#{fragment}"
+    elements = (answer or {}).get("elements", [])
     frustrated = sorted(
-        (e for e in (answer or {}).get("elements", []) if e["rage"] or e["dead"]),
+        (
+            e
+            for e in elements
+            if (e["rage"] or e["dead"]) and (not chosen or e["selector"] == chosen)
+        ),
         key=lambda e: (-(e["rage"] + e["dead"]), e["selector"]),
     )[:TOP_FRUSTRATED]
     for element in frustrated:
@@ -102,6 +126,12 @@ def site_heatmaps(request: HttpRequest, site: Site) -> HttpResponse:
         "error": error,
         "answer": answer,
         "values": {"page": page, "vp": vp},
+        "element": chosen,
+        "element_name": next((e["text"] for e in elements if e["selector"] == chosen), ""),
+        "without_element": "?" + urlencode({k: v for k, v in params.items() if k != "element"}),
+        "top_clicks": _top_clicks(
+            elements, {k: v for k, v in params.items() if k != "cursor"}, chosen
+        ),
         "viewports": VIEWPORTS,
         "period": period,
         "range_note": note,
