@@ -27,7 +27,7 @@ SELECTORS = ["button#buy", "a.more", "p.intro", "div.card > span"]
 # What the elements say: the cards' span says one of two (a selector matching several
 # elements), the paragraph nothing.
 TEXTS = {
-    "button#buy": [" Buy\n now "],
+    "button#buy": [" Buy   now "],  # spaces collapsed
     "a.more": ["Read more"],
     "div.card > span": ["Basic", "Pro"],
 }
