@@ -60,12 +60,15 @@
   // The tags above an element's box: its clicks, its rage and dead clicks.
   const tagTexts = (e) => [String(e.clicks)].concat(e.rage > 0 ? [`⚡ rage ${e.rage}`] : [], e.dead > 0 ? [`dead ${e.dead}`] : []);
 
-  // Where an element's tags sit, in document px: [left, top, right, bottom] (above its box,
-  // inside it at the top of the document); their width estimated at 7 px a character.
-  function tagRect(e, left, top) {
+  // Where the tags of an element whose box is at (left, top) sit, in document px: [left,
+  // top, right, bottom] (on its top border, above it, or inside it at the top of the
+  // document; moved left to end by `maxRight`, the document's width, not past its left
+  // edge); their width estimated at 7 px a character.
+  function tagRect(e, left, top, maxRight = Infinity) {
     const width = tagTexts(e).reduce((sum, t) => sum + 10 + 7 * t.length + 2, -2);
-    const y = top < 18 ? top : top - 16;
-    return [left - 2, y, left - 2 + width, y + 16];
+    const y = top < 18 ? top + 2 : top - 14;
+    const x = Math.max(0, Math.min(left, maxRight - width));
+    return [x, y, x + width, y + 16];
   }
 
   // Which of these tags to draw, [left, top, right, bottom] each, the most clicked first:
@@ -160,7 +163,10 @@
       "background:#1f2933;color:#fff;word-break:break-all;pointer-events:none", null, "tip");
 
     // ---- the toolbar ----
-    const bar = make("div", root, "position:fixed;top:12px;right:12px;width:310px;padding:10px 12px;" +
+    // On a phone the toolbar sits at the bottom: the top of a page (its navigation) is
+    // where clicks gather.
+    const place = w.innerWidth < 640 ? "bottom:12px;left:12px;right:12px;width:auto;" : "top:12px;right:12px;width:310px;";
+    const bar = make("div", root, `position:fixed;${place}padding:10px 12px;` +
       "border-radius:8px;background:#fff;box-shadow:0 4px 24px rgba(0,0,0,.3)", null, "toolbar");
     const row = () => make("div", bar, "display:flex;align-items:center;gap:8px;margin-bottom:6px");
     const head = row();
@@ -173,7 +179,7 @@
     const selects = row();
     // A <select> of [value, label] pairs; returns its options.
     function choose(name, options, value, onChange) {
-      const s = make("select", selects, "", null, name);
+      const s = make("select", selects, "flex:1 1 0;min-width:0", null, name); // the row's width, shared
       const opts = options.map(([v, label]) => Object.assign(make("option", s, null, label), { value: v }));
       s.value = value;
       s.addEventListener("change", () => onChange(s.value));
@@ -266,7 +272,8 @@
           line(Math.min((p / 100) * H, H - 2), W, `${t * 100}% of visitors reach here`, "solid #e8590c");
         }
       } else lines.push(["no scroll data"]);
-      if (data.fold > 0 && data.fold < H) line(data.fold, W, "average fold", "dashed #1f2933");
+      // Its label on the right: a reach line at the same depth has its own on the left.
+      if (data.fold > 0 && data.fold < H) line(data.fold, W, "average fold", "dashed #1f2933", "right");
       say(lines);
     }
 
@@ -318,19 +325,23 @@
       }
       const at = (r) => [r.left + (w.scrollX || 0), r.top + (w.scrollY || 0)];
       const byClicks = found.slice().sort((a, b) => b[0].clicks - a[0].clicks); // list order breaks ties
-      const kept = labelsKept(byClicks.map(([e, r]) => tagRect(e, ...at(r))));
-      const labelled = new Set(byClicks.filter((_, i) => kept[i]).map(([e]) => e));
-      missing.hidden = found.length - labelled.size;
+      const W = de.scrollWidth || w.innerWidth;
+      const rects = byClicks.map(([e, r]) => tagRect(e, ...at(r), W));
+      const kept = labelsKept(rects);
+      const tagLeft = new Map(); // element: its tags' CSS left in its box (inside its 2 px border)
+      byClicks.forEach(([e, r], i) => kept[i] && tagLeft.set(e, rects[i][0] - at(r)[0] - 2));
+      missing.hidden = found.length - tagLeft.size;
       found.sort((a, b) => b[1].width * b[1].height - a[1].width * a[1].height);
-      for (const [e, r] of found) box(e, r, ...at(r), labelled.has(e));
+      for (const [e, r] of found) box(e, r, ...at(r), tagLeft.get(e));
       return missing;
     }
 
-    function box(e, r, left, top, labelled) {
+    // An element's box at (left, top), its tags at CSS left `tagLeft` in it (none if undefined).
+    function box(e, r, left, top, tagLeft) {
       const b = make("div", layers.elements, `position:absolute;left:${left}px;top:${top}px;width:${r.width}px;` +
         `height:${r.height}px;border:2px solid #f08c00;background:rgba(240,140,0,.1);cursor:help`, null, "box");
-      if (labelled) {
-        const tags = make("div", b, `position:absolute;left:-2px;${top < 18 ? "top:0" : "bottom:100%"};display:flex;gap:2px;` +
+      if (tagLeft !== undefined) {
+        const tags = make("div", b, `position:absolute;left:${tagLeft}px;${top < 18 ? "top:0" : "bottom:100%"};display:flex;gap:2px;` +
           "height:16px;line-height:16px", null, "tags");
         const colours = ["#f08c00", e.rage > 0 ? "#d64545" : "#7b8794", "#7b8794"];
         tagTexts(e).forEach((text, i) => make("span", tags, `padding:0 5px;background:${colours[i]};color:#fff;` +
@@ -343,11 +354,11 @@
       b.addEventListener("mouseleave", () => put(tip, { display: "none" }));
     }
 
-    // A labelled line across the document at y px; border: "solid #e8590c".
-    function line(y, W, text, border) {
+    // A labelled line across the document at y px; border: "solid #e8590c"; its label at `side`.
+    function line(y, W, text, border, side = "left") {
       const l = make("div", layers.scroll, `position:absolute;left:0;top:${Math.round(y)}px;width:${W}px;` +
         `border-top:2px ${border};pointer-events:none`, null, "line");
-      make("span", l, `position:absolute;left:8px;${y < 24 ? "top:2px" : "bottom:2px"};padding:1px 6px;` +
+      make("span", l, `position:absolute;${side}:8px;${y < 24 ? "top:2px" : "bottom:2px"};padding:1px 6px;` +
         `background:${border.split(" ")[1]};color:#fff;font-size:11px;white-space:nowrap`, text);
     }
 

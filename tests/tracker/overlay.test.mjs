@@ -102,9 +102,11 @@ describe("heatmap.js helpers", () => {
 
   test("tagRect and labelsKept: a count that would overlap a busier one's is left out", () => {
     const e = (clicks, rage = 0, dead = 0) => ({ clicks, rage, dead });
-    assert.deepEqual(plain(hm.tagRect(e(40), 100, 350)), [98, 334, 98 + 10 + 14, 350], "above the box");
-    assert.deepEqual(plain(hm.tagRect(e(7), 0, 5)), [-2, 5, -2 + 17, 21], "inside it at the document's top");
-    assert.equal(hm.tagRect(e(40, 3, 1), 100, 350)[2], 98 + 24 + 2 + (10 + 7 * 8) + 2 + (10 + 7 * 6), "the rage and dead tags too");
+    assert.deepEqual(plain(hm.tagRect(e(40), 100, 350)), [100, 336, 100 + 10 + 14, 352], "above the box, on its top border");
+    assert.deepEqual(plain(hm.tagRect(e(7), 0, 5)), [0, 7, 17, 23], "inside it at the document's top");
+    assert.equal(hm.tagRect(e(40, 3, 1), 100, 350)[2], 100 + 24 + 2 + (10 + 7 * 8) + 2 + (10 + 7 * 6), "the rage and dead tags too");
+    assert.deepEqual(plain(hm.tagRect(e(40), 380, 350, 390)), [366, 336, 390, 352], "moved left to end at the document's edge");
+    assert.deepEqual(plain(hm.tagRect(e(40, 3, 1), 5, 350, 100)), [0, 336, 146, 352], "never past its left edge");
     // Three spots 10 px apart in a row (a phone's nav), then one far below.
     const rects = [[0, 0, 30, 16], [10, 0, 40, 16], [20, 10, 50, 26], [0, 100, 30, 116]];
     assert.deepEqual(plain(hm.labelsKept(rects)), [true, false, false, true]);
@@ -519,6 +521,9 @@ describe("heatmap.js overlay", () => {
       ["900px", "2px dashed #1f2933", "average fold"],
     ]);
     assert.equal(page.root.parts("line")[0].style.props.width, "1280px");
+    // The reach lines' labels on the left, the fold's on the right: at one depth they do not collide.
+    const sides = page.root.parts("line").map((l) => [l.childNodes[0].style.props.left, l.childNodes[0].style.props.right]);
+    assert.deepEqual(sides, [["8px", undefined], ["8px", undefined], ["8px", undefined], [undefined, "8px"]]);
   });
 
   test("scroll depth: thresholds at one depth make one line; no views: 'no scroll data'", async () => {
