@@ -180,11 +180,12 @@ def percent(value: float | None) -> str:
 
 # --- the range picker and the nav (templates/sessions_app/_range.html, base.html) ---------
 
-# A page's own parameters the picker keeps besides the filters (heatmaps' layout, funnels'
-# breakdown, paths' anchor, activity's read strategy, cohorts' unit and events); a cursor
-# belongs to one answer.
+# A page's own parameters the picker keeps besides the filters (heatmaps' layout and
+# element, funnels' breakdown, paths' anchor, activity's read strategy, cohorts' unit and
+# events); a cursor belongs to one answer.
 KEPT = (
     "vp",
+    "element",
     "breakdown",
     "from_page",
     "to_page",

@@ -57,6 +57,32 @@
     return data;
   }
 
+  // The tags above an element's box: its clicks, its rage and dead clicks.
+  const tagTexts = (e) => [String(e.clicks)].concat(e.rage > 0 ? [`⚡ rage ${e.rage}`] : [], e.dead > 0 ? [`dead ${e.dead}`] : []);
+
+  // Where the tags of an element whose box is at (left, top) sit, in document px: [left,
+  // top, right, bottom] (on its top border, above it, or inside it at the top of the
+  // document; moved left to end by `maxRight`, the document's width, not past its left
+  // edge); their width estimated at 7 px a character.
+  function tagRect(e, left, top, maxRight = Infinity) {
+    const width = tagTexts(e).reduce((sum, t) => sum + 10 + 7 * t.length + 2, -2);
+    const y = top < 18 ? top + 2 : top - 14;
+    const x = Math.max(0, Math.min(left, maxRight - width));
+    return [x, y, x + width, y + 16];
+  }
+
+  // Which of these tags to draw, [left, top, right, bottom] each, the most clicked first:
+  // each one that overlaps a tag already kept (within `gap` px) is left out, its box and
+  // colours stay (a phone's elements are close together: their counts would collide).
+  function labelsKept(rects, gap = 2) {
+    const kept = [];
+    return rects.map((r) => {
+      const clear = kept.every((k) => r[0] >= k[2] + gap || r[2] + gap <= k[0] || r[1] >= k[3] + gap || r[3] + gap <= k[1]);
+      if (clear) kept.push(r);
+      return clear;
+    });
+  }
+
   const plural = (n, word) => `${n} ${word}${n == 1 ? "" : "s"}`;
 
   // An element's tooltip: "40 clicks · 3 rage · 1 dead · main > button#buy".
@@ -67,10 +93,21 @@
     return parts.concat(e.selector).join(" · ");
   }
 
-  // A URL fragment without its cs-heatmap=… part ("" when nothing else is left).
+  // The overlay's parts of a URL fragment: cs-heatmap (the token) and the Heatmaps
+  // page's range (cs-period, cs-from, cs-to, cs-start, cs-end).
+  const OWN = /^cs-(heatmap|period|from|to|start|end)=/;
+
+  // A URL fragment without the overlay's parts ("" when nothing else is left).
   function stripHash(hash) {
-    const rest = hash.replace(/^#/, "").split("&").filter((p) => p && !/^cs-heatmap=/.test(p));
+    const rest = hash.replace(/^#/, "").split("&").filter((p) => p && !OWN.test(p));
     return rest.length ? "#" + rest.join("&") : "";
+  }
+
+  // The Heatmaps page's range in a URL fragment, as /api/heatmap's query parameters
+  // ("period=custom&from=2026-11-01&to=2026-11-07"); "" when the link carries none.
+  function rangeQuery(hash) {
+    return hash.replace(/^#/, "").split("&").filter((p) => OWN.test(p) && !/^cs-heatmap=/.test(p))
+      .map((p) => p.slice(3).replace(/[^\w.~%=-]/g, encodeURIComponent)).join("&");
   }
 
   // The toolbar's text for a failed request; the API answers {"error": "<field>: <reason>"}.
@@ -80,7 +117,7 @@
   }
 
   if (w.__csHeatmap && w.__csHeatmap.close) return; // open already
-  const ns = (w.__csHeatmap = { layoutOf, cellCentre, reachLine, ramp, intensity, colourise, tipText, stripHash, errorText });
+  const ns = (w.__csHeatmap = { layoutOf, cellCentre, reachLine, ramp, intensity, colourise, tipText, stripHash, rangeQuery, errorText, tagRect, labelsKept });
   const d = w.document;
   if (!d) return; // tests of the helpers
   const script = d.currentScript || d.querySelector('script[src*="heatmap.js"][data-token]');
@@ -93,7 +130,10 @@
     const de = d.documentElement;
     const attr = (k) => (script && script.getAttribute("data-" + k)) || "";
     const token = attr("token"), api = attr("api").replace(/\/+$/, "");
-    const state = { days: 30, vp: layoutOf(w.innerWidth), data: null, seq: 0, timer: 0 };
+    // The range: the Heatmaps page's when its link carries one ("page"), else 7, 30 or
+    // 90 days (an old link: 30).
+    const pageRange = rangeQuery(location.hash);
+    const state = { range: pageRange ? "page" : "30", vp: layoutOf(w.innerWidth), data: null, seq: 0, timer: 0 };
 
     // Styles are inline and !important, from `all: initial` (form controls keep their
     // look): page CSS cannot reach in. data-cs-part names parts, for tests and readers.
@@ -123,7 +163,10 @@
       "background:#1f2933;color:#fff;word-break:break-all;pointer-events:none", null, "tip");
 
     // ---- the toolbar ----
-    const bar = make("div", root, "position:fixed;top:12px;right:12px;width:310px;padding:10px 12px;" +
+    // On a phone the toolbar sits at the bottom: the top of a page (its navigation) is
+    // where clicks gather.
+    const place = w.innerWidth < 640 ? "bottom:12px;left:12px;right:12px;width:auto;" : "top:12px;right:12px;width:310px;";
+    const bar = make("div", root, `position:fixed;${place}padding:10px 12px;` +
       "border-radius:8px;background:#fff;box-shadow:0 4px 24px rgba(0,0,0,.3)", null, "toolbar");
     const row = () => make("div", bar, "display:flex;align-items:center;gap:8px;margin-bottom:6px");
     const head = row();
@@ -136,13 +179,15 @@
     const selects = row();
     // A <select> of [value, label] pairs; returns its options.
     function choose(name, options, value, onChange) {
-      const s = make("select", selects, "", null, name);
+      const s = make("select", selects, "flex:1 1 0;min-width:0", null, name); // the row's width, shared
       const opts = options.map(([v, label]) => Object.assign(make("option", s, null, label), { value: v }));
       s.value = value;
       s.addEventListener("change", () => onChange(s.value));
       return opts;
     }
-    choose("range", [7, 30, 90].map((n) => [String(n), `Last ${n} days`]), "30", (v) => ((state.days = +v), load()));
+    const ranges = [7, 30, 90].map((n) => [String(n), `Last ${n} days`]);
+    if (pageRange) ranges.unshift(["page", "As on the Heatmaps page"]);
+    const rangeOptions = choose("range", ranges, state.range, (v) => ((state.range = v), load()));
     const vpOptions = choose("layout", LAYOUTS.map((c) => [c, c + " px"]), state.vp, (v) => ((state.vp = v), load()));
 
     const toggles = row();
@@ -155,6 +200,7 @@
       box.addEventListener("change", () => put(layers[name], { display: box.checked ? "block" : "none" }));
     }
     const total = make("div", bar, "font-weight:700", null, "total");
+    const shown = make("div", bar, "color:#52606d", null, "shown"); // the range's days
     const notes = make("div", bar, "color:#52606d", null, "notes");
     // The toolbar's notes, [text, is an error, title] each.
     function say(lines) {
@@ -171,7 +217,8 @@
       say([["Loading…"]]);
       let r = null, body = null;
       try {
-        r = await fetch(`${api}/api/heatmap?page=${enc(location.pathname)}&vp=${enc(state.vp)}&days=${state.days}`,
+        const range = state.range == "page" ? pageRange : `days=${state.range}`;
+        r = await fetch(`${api}/api/heatmap?page=${enc(location.pathname)}&vp=${enc(state.vp)}&${range}`,
           { headers: { Authorization: "Bearer " + token }, credentials: "omit" });
         body = await r.json().catch(() => null);
       } catch (e) {
@@ -193,7 +240,7 @@
     // ---- drawing ----
     function draw() {
       clearTimeout(state.timer);
-      layers.elements.textContent = layers.scroll.textContent = total.textContent = "";
+      layers.elements.textContent = layers.scroll.textContent = total.textContent = shown.textContent = "";
       canvas.width = canvas.height = 0;
       put(tip, { display: "none" });
       const data = state.data;
@@ -204,10 +251,17 @@
       const H = Math.max(de.scrollHeight, d.body ? d.body.scrollHeight : 0) || w.innerHeight;
       put(root, { display: "block" });
 
-      total.textContent = `${plural(data.clicks || 0, "click")} in ${data.days || state.days} days`;
+      // Which range the numbers are of: its name and days, as the Heatmaps page says them.
+      const range = data.range && typeof data.range.label == "string" ? data.range : null;
+      if (range) {
+        total.textContent = `${plural(data.clicks || 0, "click")} · ${range.label}`;
+        shown.textContent = [range.days, range.note].filter(Boolean).join(" · ");
+        if (state.range == "page") rangeOptions[0].textContent = `${range.label} (Heatmaps page)`;
+      } else total.textContent = `${plural(data.clicks || 0, "click")} in ${data.days || state.range} days`;
       vpOptions.forEach((o, i) => (o.textContent = `${LAYOUTS[i]} px · ${plural((data.layouts || {})[LAYOUTS[i]] || 0, "click")}`));
       drawClicks(data.grid || {}, W, H);
       const lines = [], missing = drawElements(data.elements || []);
+      if (missing.hidden) lines.push([`${plural(missing.hidden, "count")} not shown where elements are close: hover or tap a box for its clicks`]);
       if (missing.clicks) lines.push([`${plural(missing.clicks, "click")} on elements not on this page`, 0, missing.labels.join("\n")]);
       if (data.scroll && data.scroll.views) {
         const seen = [];
@@ -218,7 +272,8 @@
           line(Math.min((p / 100) * H, H - 2), W, `${t * 100}% of visitors reach here`, "solid #e8590c");
         }
       } else lines.push(["no scroll data"]);
-      if (data.fold > 0 && data.fold < H) line(data.fold, W, "average fold", "dashed #1f2933");
+      // Its label on the right: a reach line at the same depth has its own on the left.
+      if (data.fold > 0 && data.fold < H) line(data.fold, W, "average fold", "dashed #1f2933", "right");
       say(lines);
     }
 
@@ -250,10 +305,11 @@
       canvas.getContext("2d").putImageData(image, 0, 0);
     }
 
-    // Element boxes, the largest first so that smaller ones lie on top to be hovered.
-    // Returns the clicks (and labels) of elements not found on this page or not shown.
+    // Element boxes, the largest first so that smaller ones lie on top to be hovered; the
+    // counts of the most clicked where two would collide. Returns the clicks (and labels)
+    // of elements not found on this page or not shown, and how many counts were left out.
     function drawElements(list) {
-      const found = [], missing = { clicks: 0, labels: [] };
+      const found = [], missing = { clicks: 0, labels: [], hidden: 0 };
       for (const e of list) {
         let el = null;
         try {
@@ -267,20 +323,30 @@
           if (missing.labels.length < 20) missing.labels.push(e.selector);
         }
       }
+      const at = (r) => [r.left + (w.scrollX || 0), r.top + (w.scrollY || 0)];
+      const byClicks = found.slice().sort((a, b) => b[0].clicks - a[0].clicks); // list order breaks ties
+      const W = de.scrollWidth || w.innerWidth;
+      const rects = byClicks.map(([e, r]) => tagRect(e, ...at(r), W));
+      const kept = labelsKept(rects);
+      const tagLeft = new Map(); // element: its tags' CSS left in its box (inside its 2 px border)
+      byClicks.forEach(([e, r], i) => kept[i] && tagLeft.set(e, rects[i][0] - at(r)[0] - 2));
+      missing.hidden = found.length - tagLeft.size;
       found.sort((a, b) => b[1].width * b[1].height - a[1].width * a[1].height);
-      for (const [e, r] of found) box(e, r, r.left + (w.scrollX || 0), r.top + (w.scrollY || 0));
+      for (const [e, r] of found) box(e, r, ...at(r), tagLeft.get(e));
       return missing;
     }
 
-    function box(e, r, left, top) {
+    // An element's box at (left, top), its tags at CSS left `tagLeft` in it (none if undefined).
+    function box(e, r, left, top, tagLeft) {
       const b = make("div", layers.elements, `position:absolute;left:${left}px;top:${top}px;width:${r.width}px;` +
         `height:${r.height}px;border:2px solid #f08c00;background:rgba(240,140,0,.1);cursor:help`, null, "box");
-      const tags = make("div", b, `position:absolute;left:-2px;${top < 18 ? "top:0" : "bottom:100%"};display:flex;gap:2px`);
-      const tag = (text, colour) => make("span", tags, `padding:0 5px;background:${colour};color:#fff;` +
-        "font-size:11px;font-weight:700;white-space:nowrap", text);
-      tag(String(e.clicks), "#f08c00");
-      if (e.rage > 0) tag(`⚡ rage ${e.rage}`, "#d64545");
-      if (e.dead > 0) tag(`dead ${e.dead}`, "#7b8794");
+      if (tagLeft !== undefined) {
+        const tags = make("div", b, `position:absolute;left:${tagLeft}px;${top < 18 ? "top:0" : "bottom:100%"};display:flex;gap:2px;` +
+          "height:16px;line-height:16px", null, "tags");
+        const colours = ["#f08c00", e.rage > 0 ? "#d64545" : "#7b8794", "#7b8794"];
+        tagTexts(e).forEach((text, i) => make("span", tags, `padding:0 5px;background:${colours[i]};color:#fff;` +
+          "font-size:11px;font-weight:700;white-space:nowrap;line-height:16px", text));
+      }
       b.addEventListener("mouseenter", () => {
         tip.textContent = tipText(e);
         put(tip, { display: "block", left: left + "px", top: top + r.height + 4 + "px" });
@@ -288,11 +354,11 @@
       b.addEventListener("mouseleave", () => put(tip, { display: "none" }));
     }
 
-    // A labelled line across the document at y px; border: "solid #e8590c".
-    function line(y, W, text, border) {
+    // A labelled line across the document at y px; border: "solid #e8590c"; its label at `side`.
+    function line(y, W, text, border, side = "left") {
       const l = make("div", layers.scroll, `position:absolute;left:0;top:${Math.round(y)}px;width:${W}px;` +
         `border-top:2px ${border};pointer-events:none`, null, "line");
-      make("span", l, `position:absolute;left:8px;${y < 24 ? "top:2px" : "bottom:2px"};padding:1px 6px;` +
+      make("span", l, `position:absolute;${side}:8px;${y < 24 ? "top:2px" : "bottom:2px"};padding:1px 6px;` +
         `background:${border.split(" ")[1]};color:#fff;font-size:11px;white-space:nowrap`, text);
     }
 

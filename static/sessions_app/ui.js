@@ -101,6 +101,7 @@
   function scrollers() {
     document.querySelectorAll(".table-frame, .table-scroll, .sankey, .chart-scroll").forEach(function (frame) {
       var scrolls = frame.scrollWidth > frame.clientWidth + 1 || frame.scrollHeight > frame.clientHeight + 1;
+      frame.classList.toggle("scrolls", scrolls); // its hint and edge shadows show (app.css)
       if (scrolls && !frame.hasAttribute("tabindex")) {
         frame.setAttribute("tabindex", "0");
         frame.setAttribute("role", "region");

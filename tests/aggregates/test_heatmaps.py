@@ -17,9 +17,12 @@ import time
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from datetime import datetime, timedelta
+from html import escape, unescape
 from typing import Any
+from urllib.parse import parse_qsl
 
 import pytest
+from django.contrib.auth.models import User
 from django.core import signing
 from django.test import Client
 from django.utils import timezone
@@ -35,6 +38,7 @@ from sessions_app.foundation.core import stamps, timebuckets
 from sessions_app.foundation.core.cql import cassandra_session, prepare
 from sessions_app.foundation.models import BucketState
 from sessions_app.foundation.tables import retention_specs
+from tests.support.accounts import member
 from tests.support.clock import recent_fixed
 from tests.support.dataset import AGENTS
 from tests.support.events import event, post
@@ -96,6 +100,7 @@ def test_every_sealed_hour_and_day_equals_a_recount_of_its_raw_rows(site, visits
     start, end = visits
     by_day: dict[datetime, list[dict[str, Any]]] = defaultdict(list)
     checked = Counter()
+    said: set[str] = set()
     for hour in timebuckets.buckets_between(start, end, "hour"):
         rows = list(sources.site_bucket_rows(site_id=site.id, hour=hour, shards=4))
         by_day[timebuckets.floor(hour, "day")].extend(rows)
@@ -106,9 +111,11 @@ def test_every_sealed_hour_and_day_equals_a_recount_of_its_raw_rows(site, visits
             checked["rage"] += sum(c[1] for c in heat.elements.values())
             checked["dead"] += sum(c[2] for c in heat.elements.values())
             checked["readings"] += heat.scroll.total()
+            said.update(heat.texts.values())
     assert {"<640", "640-1024", ">1024", UNKNOWN, "rage", "dead", "readings"} <= {
         k for k, n in checked.items() if n
     }
+    assert {"Buy now", "Read more", ""} <= said  # what elements said, "" when it varied
     whole = [d for d in by_day if d >= start and timebuckets.next_start(d, "day") <= end]
     for day in whole:
         (stored,) = heatmap_rows.buckets_read(site_id=site.id, buckets=[("day", day)])
@@ -127,6 +134,7 @@ def test_every_sealed_hour_and_day_equals_a_recount_of_its_raw_rows(site, visits
                     "scroll": {},
                     "folds": {},
                     "samples": {},
+                    "texts": {},
                 }
                 into = summed.setdefault(key, plain(empty))
                 into["clicks"] += heat["clicks"]
@@ -141,6 +149,9 @@ def test_every_sealed_hour_and_day_equals_a_recount_of_its_raw_rows(site, visits
                     into["spots"][label] = dict(Counter(into["spots"].get(label, {})) + Counter(c))
                 for label, found in heat["samples"].items():
                     into["samples"][label] = newest(into["samples"].get(label, []) + found)
+                for label, text in heat["texts"].items():  # one text, or "": they differ
+                    held = into["texts"].get(label, text)
+                    into["texts"][label] = text if held == text else ""
         assert {k: plain(v) for k, v in stored.items()} == summed, day
 
 
@@ -278,14 +289,15 @@ def test_the_heatmaps_page_shows_frustration_scroll_and_view_on_page(client, ana
     assert f'<strong id="clicks">{body["clicks"]}</strong>' in html
     link = re.search(r'id="view-on-page" href="([^"]+)"', html).group(1)
     assert link.startswith("https://shop.example/pricing#cs-heatmap=")
-    token = link.split("=", 1)[1]
+    token = _fragment(html)["cs-heatmap"]
     assert reads.site_of_token(token) == site.id
     reads.token_check(token, site_id=site.id, salt=site.heatmap_salt, page="/pricing")
     assert re.fullmatch(r"[A-Za-z0-9._-]+", token)  # what the tracker takes from a fragment
     worst = max(body["elements"], key=lambda e: e["rage"] + e["dead"])
-    assert f"<code>{worst['selector']}</code>" in html
+    frustrated = html.split('id="frustrated"', 1)[1]
     # Its latest rage and dead clicks, each opening its session's timeline at the click.
-    row = re.search(rf"<code>{re.escape(worst['selector'])}</code>.*?</tr>", html, re.S).group(0)
+    row = re.search(rf'title="{re.escape(escape(worst["selector"]))}">.*?</tr>', frustrated, re.S)
+    row = row.group(0)
     links = re.findall(r'class="sample" href="/sites/[^/]+/sessions/([^/]+)/#event-([^"]+)"', row)
     assert 0 < len(links) <= SAMPLES
     for session_id, event_id in links:
@@ -293,6 +305,82 @@ def test_the_heatmaps_page_shows_frustration_scroll_and_view_on_page(client, ana
         assert f'id="event-{event_id}"' in timeline
     assert '<svg class="trend"' in row
     assert client.get(f"/sites/{site.id}/heatmaps/", {"page": "x"}).status_code == 400
+
+
+def _fragment(html: str) -> dict[str, str]:
+    link = re.search(r'id="view-on-page" href="([^"]+)"', html).group(1)
+    return dict(parse_qsl(unescape(link).split("#", 1)[1]))
+
+
+def test_view_on_page_hands_the_overlay_the_pages_range(client, analyst, site, visits):
+    """The overlay opens on the range chosen on the Heatmaps page: the same clicks."""
+    seen = {}
+    for period in ("yesterday", "7d"):
+        query = {"page": "/pricing", "vp": ">1024", "period": period}
+        html = client.get(f"/sites/{site.id}/heatmaps/", query).content.decode()
+        fragment = _fragment(html)
+        assert fragment["cs-period"] == period
+        passed = {k.removeprefix("cs-"): v for k, v in fragment.items() if k != "cs-heatmap"}
+        body = overlay_get(client, fragment["cs-heatmap"], days="", **passed).json()
+        assert f'<strong id="clicks">{body["clicks"]}</strong>' in html
+        seen[period] = body
+    assert seen["yesterday"]["range"]["label"] == "Yesterday"
+    assert seen["7d"]["range"]["label"] == "Last 7 days"
+    assert seen["yesterday"]["clicks"] < seen["7d"]["clicks"]  # the range is not ignored
+    # A custom range goes as its days; one longer than the cap is cut as the page cuts it.
+    query = {"page": "/pricing", "period": "custom", "from": "2026-01-01", "to": "2026-01-31"}
+    fragment = _fragment(client.get(f"/sites/{site.id}/heatmaps/", query).content.decode())
+    assert (fragment["cs-from"], fragment["cs-to"]) == ("2026-01-01", "2026-01-31")
+    capped = overlay_get(client, _token(site), days="", period="12mo").json()
+    start, end = (
+        datetime.fromisoformat(capped[k].replace("Z", "+00:00")) for k in ("start", "end")
+    )
+    assert end - start == timedelta(days=92)
+    assert capped["range"]["note"].startswith("Heatmaps cover at most 92 days")
+    bad = overlay_get(client, _token(site), days="", period="fortnight")
+    assert bad.status_code == 400 and bad.json()["error"].startswith("period:")
+    # Another site's analyst still gets a 404 for the page.
+    stranger = User.objects.create_user("stranger", password="pw-str-123")
+    client.force_login(member(stranger, shop_site()))
+    assert client.get(f"/sites/{site.id}/heatmaps/", {"page": "/pricing"}).status_code == 404
+
+
+def test_top_clicks_name_elements_by_their_text_and_filter_the_page(client, analyst, site, visits):
+    query = {"page": "/pricing", "vp": ">1024", "period": "30d"}
+    html = client.get(f"/sites/{site.id}/heatmaps/", query).content.decode()
+    body = overlay_get(client, _token(site), days="", period="30d").json()
+    table = re.search(r'<table id="top-clicks".*?</table>', html, re.S).group(0)
+    rows = re.findall(r'<tr class="linked[^"]*">(.*?)</tr>', table, re.S)
+    assert len(rows) == min(len(body["elements"]), 10) > 0
+    total = sum(e["clicks"] for e in body["elements"])
+    for row, element in zip(rows, body["elements"], strict=False):  # most clicked first
+        texts = {"button#buy": "Buy now", "a.more": "Read more"}
+        if element["selector"] in texts:  # its text, not its selector
+            assert f'<span class="said">{texts[element["selector"]]}</span>' in row
+            assert "<code" not in row
+        else:  # said nothing, or different things: the selector, smaller
+            assert f'<code class="selector">{escape(element["selector"])}</code>' in row
+        assert f'<td class="num">{element["clicks"]}</td>' in row
+        assert f"{round(100 * element['clicks'] / total, 1)}%" in row
+        href = unescape(re.search(r'class="filter-link" href="([^"]+)"', row).group(1))
+        assert dict(parse_qsl(href.removeprefix("?"))) == {**query, "element": element["selector"]}
+    # The link filters the page by the element: a chip, its row alone, its frustration.
+    card = next(e for e in body["elements"] if e["selector"] == "div.card > span")
+    filtered = client.get(f"/sites/{site.id}/heatmaps/", {**query, "element": card["selector"]})
+    assert filtered.status_code == 200
+    page = filtered.content.decode()
+    chip = re.search(r'<li class="chip" data-filter="element">.*?</li>', page, re.S).group(0)
+    assert "div.card &gt; span" in chip
+    removed = unescape(re.search(r'class="chip-remove" href="([^"]+)"', chip).group(1))
+    assert dict(parse_qsl(removed.removeprefix("?"))) == query
+    table = re.search(r'<table id="top-clicks".*?</table>', page, re.S).group(0)
+    assert table.count('class="filter-link"') == 1 and 'aria-current="true"' in table
+    frustrated = re.search(r'<table id="frustrated".*?</table>', page, re.S)
+    if card["rage"] or card["dead"]:
+        assert frustrated.group(0).count('class="element"') == 1
+    assert f'<strong id="clicks">{body["clicks"]}</strong>' in page  # the page's total stays
+    # The range picker keeps the filter.
+    assert '<input type="hidden" name="element" value="div.card &gt; span">' in page
 
 
 def test_the_timeline_marks_rage_and_dead_clicks(client, analyst, site, visits):

@@ -155,4 +155,17 @@ def test_sankey_labels_stay_in_their_column(live_server, context, width, height)
             assert not _meet(text, other["text"]), (node, other)  # another label
     # the page itself never scrolls sideways: the Sankey scrolls in its frame
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    # ... and says so, when it does: a line under it, and its box and edge shadows.
+    frame = page.locator("#sankey-frame")
+    scrolls = frame.evaluate("f => f.scrollWidth > f.clientWidth + 1")
+    assert page.locator("#sankey-hint").is_visible() == scrolls
+    if width == 390:
+        assert scrolls and "all 6 columns" in page.locator("#sankey-hint").inner_text()
+        assert "scrolls" in (frame.get_attribute("class") or "")
+        last = page.locator('#sankey g.node[data-step="5"] rect').first
+        shown = "([f, r]) => r.getBoundingClientRect().right <= f.getBoundingClientRect().right"
+        assert not page.evaluate(shown, [frame.element_handle(), last.element_handle()])
+        frame.evaluate("f => { f.scrollLeft = f.scrollWidth; }")  # a swipe to its end
+        assert page.evaluate(shown, [frame.element_handle(), last.element_handle()])
+        screenshot(page, "paths-long-labels-390-scrolled")
     assert errors == []

@@ -24,6 +24,13 @@ from tests.support.events import event
 PAGES = ["/", "/pricing", "/docs"]
 WIDTHS = [390, 800, 1440, None]  # <640, 640-1024, >1024, not sent
 SELECTORS = ["button#buy", "a.more", "p.intro", "div.card > span"]
+# What the elements say: the cards' span says one of two (a selector matching several
+# elements), the paragraph nothing.
+TEXTS = {
+    "button#buy": [" Buy   now "],  # spaces collapsed
+    "a.more": ["Read more"],
+    "div.card > span": ["Basic", "Pro"],
+}
 
 
 def visit(rng: random.Random, anon: str, start: datetime) -> list[dict[str, Any]]:
@@ -46,6 +53,9 @@ def visit(rng: random.Random, anon: str, start: datetime) -> list[dict[str, Any]
             if rng.random() < 0.2:
                 extra["dead"] = True
             element = {"tag": "button", "selector": rng.choice(SELECTORS)}
+            said = TEXTS.get(element["selector"])
+            if said:  # not from rng: the visits drawn stay as they were
+                element["text"] = said[len(events) % len(said)]
             events.append(event(ts, kind="click", anon=anon, url=url, element=element, **extra))
         for _ in range(rng.randrange(0, 3)):  # readings of this page view, deepest counts
             ts += timedelta(minutes=rng.randrange(0, 50))
@@ -78,6 +88,7 @@ def recount(rows: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]
             "scroll": Counter(),
             "folds": Counter(),
             "samples": defaultdict(list),
+            "said": defaultdict(set),
         }
     )
     deepest: dict[str, tuple[int, tuple[str, str], int]] = {}
@@ -93,7 +104,10 @@ def recount(rows: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]
                 column = min(int(layout["x"] * GRID_COLUMNS), GRID_COLUMNS - 1)
                 line = min(layout["y"] // ROW_PX, MAX_ROWS - 1)  # further down: the last row
                 got["cells"][line * GRID_COLUMNS + column] += 1
-            label = json.loads(row["element"])["selector"]
+            element = json.loads(row["element"])
+            label = element["selector"]
+            if (element.get("text") or "").split():
+                got["said"][label].add(" ".join(element["text"].split()))
             rage, dead = layout.get("rage", False), layout.get("dead", False)
             got["elements"][label][0] += 1
             got["elements"][label][1] += rage
@@ -116,6 +130,8 @@ def recount(rows: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]
     for scroll, key, fold in deepest.values():
         out[key]["scroll"][scroll] += 1
         out[key]["folds"][fold // 50 * 50] += 1
+    for got in out.values():
+        got["texts"] = {k: next(iter(v)) if len(v) == 1 else "" for k, v in got.pop("said").items()}
     return {k: plain(v) for k, v in out.items()}
 
 
@@ -130,6 +146,7 @@ def plain(heat: Any) -> dict[str, Any]:
         "scroll": dict(get("scroll")),
         "folds": dict(get("folds")),
         "samples": {k: newest(v) for k, v in get("samples").items() if v},
+        "texts": dict(get("texts")),
     }
 
 

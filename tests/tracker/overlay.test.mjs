@@ -87,10 +87,33 @@ describe("heatmap.js helpers", () => {
     assert.equal(hm.stripHash("#cs-heatmap=abc&x=1"), "#x=1");
     assert.equal(hm.stripHash("#a&cs-heatmap=abc&b"), "#a&b");
     assert.equal(hm.stripHash(""), "");
+    assert.equal(hm.stripHash("#top&cs-heatmap=abc&cs-period=custom&cs-from=2026-11-01&cs-to=2026-11-07"), "#top");
+    assert.equal(hm.rangeQuery("#top&cs-heatmap=abc&cs-period=custom&cs-from=2026-11-01&cs-to=2026-11-07&x=1"), "period=custom&from=2026-11-01&to=2026-11-07");
+    assert.equal(hm.rangeQuery("#cs-heatmap=abc&cs-start=2026-11-01T00%3A00%3A00Z"), "start=2026-11-01T00%3A00%3A00Z");
+    assert.equal(hm.rangeQuery("#cs-heatmap=abc&cs-period=7d&x"), "period=7d");
+    assert.equal(hm.rangeQuery("#cs-heatmap=abc&cs-period=7d&days=1"), "period=7d", "only the overlay's parts");
+    assert.equal(hm.rangeQuery("#cs-heatmap=abc"), "");
+    assert.equal(hm.rangeQuery("#cs-period=a b&c"), "period=a%20b");
     assert.equal(hm.errorText(401, { error: "token: expired" }), "token: expired — open View on page again");
     assert.equal(hm.errorText(401, { error: "token: expired — open View on page again" }), "token: expired — open View on page again");
     assert.equal(hm.errorText(403, { error: "origin: not allowed for this site" }), "origin: not allowed for this site");
     assert.equal(hm.errorText(502, null), "HTTP 502");
+  });
+
+  test("tagRect and labelsKept: a count that would overlap a busier one's is left out", () => {
+    const e = (clicks, rage = 0, dead = 0) => ({ clicks, rage, dead });
+    assert.deepEqual(plain(hm.tagRect(e(40), 100, 350)), [100, 336, 100 + 10 + 14, 352], "above the box, on its top border");
+    assert.deepEqual(plain(hm.tagRect(e(7), 0, 5)), [0, 7, 17, 23], "inside it at the document's top");
+    assert.equal(hm.tagRect(e(40, 3, 1), 100, 350)[2], 100 + 24 + 2 + (10 + 7 * 8) + 2 + (10 + 7 * 6), "the rage and dead tags too");
+    assert.deepEqual(plain(hm.tagRect(e(40), 380, 350, 390)), [366, 336, 390, 352], "moved left to end at the document's edge");
+    assert.deepEqual(plain(hm.tagRect(e(40, 3, 1), 5, 350, 100)), [0, 336, 146, 352], "never past its left edge");
+    // Three spots 10 px apart in a row (a phone's nav), then one far below.
+    const rects = [[0, 0, 30, 16], [10, 0, 40, 16], [20, 10, 50, 26], [0, 100, 30, 116]];
+    assert.deepEqual(plain(hm.labelsKept(rects)), [true, false, false, true]);
+    assert.deepEqual(plain(hm.labelsKept([[0, 0, 30, 16], [33, 0, 60, 16]])), [true, true], "3 px apart: both");
+    assert.deepEqual(plain(hm.labelsKept([[0, 0, 30, 16], [31, 0, 60, 16]])), [true, false], "1 px apart: too close");
+    assert.deepEqual(plain(hm.labelsKept([[0, 0, 30, 16], [0, 19, 30, 35]])), [true, true], "one above the other");
+    assert.deepEqual(plain(hm.labelsKept([])), []);
   });
 
   test("the source: no HTML parsing of API text, no third-party code, one global", () => {
@@ -251,7 +274,7 @@ const EXAMPLE = {
 // The overlay loaded into a fake page at https://shop.example/pricing?ref=x#top&cs-heatmap=tok123,
 // window 1280 × 800 scrolled to y 300, document 1280 × 2000.
 // respond(url, options) → [status, body] | "network-error" | a promise of either.
-function openOverlay({ respond = () => [200, EXAMPLE], innerWidth = 1280, token = "tok123" } = {}) {
+function openOverlay({ respond = () => [200, EXAMPLE], innerWidth = 1280, token = "tok123", fragment = "#top&cs-heatmap=tok123" } = {}) {
   const page = { requests: [], contexts: [], timers: [], windowListeners: [], replaced: [] };
   const make = (tag) => new El(tag, page);
   const html = make("html");
@@ -274,7 +297,7 @@ function openOverlay({ respond = () => [200, EXAMPLE], innerWidth = 1280, token 
   script.setAttribute("data-site", "cs_test");
   script.setAttribute("data-api", "https://app.example");
 
-  let href = "https://shop.example/pricing?ref=x#top&cs-heatmap=tok123";
+  let href = "https://shop.example/pricing?ref=x" + fragment;
   const location = {
     get href() {
       return href;
@@ -498,6 +521,9 @@ describe("heatmap.js overlay", () => {
       ["900px", "2px dashed #1f2933", "average fold"],
     ]);
     assert.equal(page.root.parts("line")[0].style.props.width, "1280px");
+    // The reach lines' labels on the left, the fold's on the right: at one depth they do not collide.
+    const sides = page.root.parts("line").map((l) => [l.childNodes[0].style.props.left, l.childNodes[0].style.props.right]);
+    assert.deepEqual(sides, [["8px", undefined], ["8px", undefined], ["8px", undefined], [undefined, "8px"]]);
   });
 
   test("scroll depth: thresholds at one depth make one line; no views: 'no scroll data'", async () => {
@@ -546,6 +572,57 @@ describe("heatmap.js overlay", () => {
     await page.settle();
     assert.equal(page.requests[2].url, "https://app.example/api/heatmap?page=%2Fpricing&vp=%3C640&days=7");
     assert.equal(page.requests[2].options.headers.Authorization, "Bearer tok123");
+  });
+
+  test("opens on the Heatmaps page's range from the link, says it, and may switch to another", async () => {
+    const RANGED = { ...EXAMPLE, days: 7, range: { label: "Last 7 days", days: "19 Nov – 25 Nov 2026", note: "", params: { period: "7d" } } };
+    const page = openOverlay({
+      fragment: "#cs-heatmap=tok123&cs-period=7d",
+      respond: (url) => [200, url.includes("days=90") ? { ...EXAMPLE, days: 90, clicks: 9, range: { label: "27 Aug 2026 – 25 Nov 2026", days: "27 Aug – 25 Nov 2026", note: "" } } : RANGED],
+    });
+    assert.equal(page.requests[0].url, "https://app.example/api/heatmap?page=%2Fpricing&vp=%3E1024&period=7d");
+    await page.settle();
+    const range = page.part("range");
+    assert.equal(range.value, "page");
+    assert.deepEqual(range.childNodes.map((o) => [o.value, o.textContent]), [["page", "Last 7 days (Heatmaps page)"], ["7", "Last 7 days"], ["30", "Last 30 days"], ["90", "Last 90 days"]]);
+    assert.equal(page.part("total").textContent, "340 clicks · Last 7 days");
+    assert.equal(page.part("shown").textContent, "19 Nov – 25 Nov 2026");
+    range.value = "90";
+    range.dispatch("change");
+    await page.settle();
+    assert.equal(page.requests[1].url, "https://app.example/api/heatmap?page=%2Fpricing&vp=%3E1024&days=90");
+    assert.equal(page.part("total").textContent, "9 clicks · 27 Aug 2026 – 25 Nov 2026");
+    assert.equal(page.part("shown").textContent, "27 Aug – 25 Nov 2026");
+    range.value = "page";
+    range.dispatch("change");
+    await page.settle();
+    assert.match(page.requests[2].url, /&period=7d$/);
+    page.part("close").dispatch("click");
+    assert.equal(page.window.location.href, "https://shop.example/pricing?ref=x", "the range's parts go with the token");
+  });
+
+  test("a capped range says so beside its days", async () => {
+    const capped = { label: "Last 12 months", days: "26 Aug – 25 Nov 2026", note: "Heatmaps cover at most 92 days: showing the last 92 days of Last 12 months" };
+    const page = openOverlay({ fragment: "#cs-heatmap=tok123&cs-period=12mo", respond: () => [200, { ...EXAMPLE, range: capped }] });
+    await page.settle();
+    assert.equal(page.part("shown").textContent, `26 Aug – 25 Nov 2026 · ${capped.note}`);
+  });
+
+  test("close elements keep their boxes and colours; only the busier one's count is drawn", async () => {
+    const page = openOverlay({
+      respond: () => [200, { ...EXAMPLE, elements: [EXAMPLE.elements[1], { ...EXAMPLE.elements[0], clicks: 20 }] }],
+    });
+    // The button 8 px right of the link's top left corner: their counts would collide.
+    Object.assign(page.elements.buy.rect, { left: 18, top: 5, width: 60, height: 30 });
+    await page.settle();
+    const boxes = page.root.parts("box");
+    assert.equal(boxes.length, 2, "both boxes");
+    assert.deepEqual(boxes.map((b) => b.parts("tags").length), [1, 0], "the link (25 clicks) keeps its count, the button (20) not");
+    assert.equal(boxes[0].textContent, "25");
+    assert.deepEqual(page.notes(), ["1 count not shown where elements are close: hover or tap a box for its clicks"]);
+    boxes[1].dispatch("mouseenter");
+    assert.equal(page.part("tip").textContent, "20 clicks · 3 rage · 1 dead · main > button#buy");
+    assert.ok(page.visibleContext().calls.some((c) => c[0] === "putImageData"), "the colours are drawn");
   });
 
   test("an answer overtaken by a newer request is dropped", async () => {

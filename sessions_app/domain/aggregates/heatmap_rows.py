@@ -1,11 +1,11 @@
 """bucket_heatmaps' rows: a bucket's heatmap counts written whole, and read back.
 
 A row keeps apart what a read needs from what only some reads do: `counts` (JSON:
-clicks, elements, scroll, folds, dropped) and `cells` (packed uint32 pairs: cell, clicks)
-for every heatmap; `detail` (JSON: the elements' box grids) for rollups; `samples`
-(JSON: the latest flagged clicks, who and where) for rollups and the analyst's page, with
-a TTL that ends it with the raw rows of its oldest click; `clicks` alone for the layout
-switch.
+clicks, elements, scroll, folds, dropped, the elements' texts) and `cells` (packed uint32
+pairs: cell, clicks) for every heatmap; `detail` (JSON: the elements' box grids) for
+rollups; `samples` (JSON: the latest flagged clicks, who and where) for rollups and the
+analyst's page, with a TTL that ends it with the raw rows of its oldest click; `clicks`
+alone for the layout switch.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from sessions_app.domain.aggregates.heatmaps import (
     heat_json,
     heat_of,
     latest,
+    text_merge,
     trimmed,
 )
 from sessions_app.domain.aggregates.stored import bucket_overwrite
@@ -35,7 +36,7 @@ from sessions_app.foundation.core import timebuckets
 from sessions_app.foundation.core.cql import cassandra_session, prepare
 from sessions_app.foundation.tables import bucket_heatmaps
 
-LIGHT = ("clicks", "elements", "scroll", "folds", "dropped")
+LIGHT = ("clicks", "elements", "scroll", "folds", "dropped", "texts")
 
 
 def _columns(heat: Heat) -> tuple[str, bytes, str, int]:
@@ -144,6 +145,7 @@ def layout_merge(
     cells = [np.array(list(h.cells.items()), np.int64).reshape(-1, 2) for h in live]
     for heat in live:
         _light_add(total, heat.clicks, heat.elements, heat.scroll, heat.folds, heat.dropped)
+        _texts_add(total, heat.texts)
         for label, found in heat.samples.items() if samples else ():
             total.samples[label] = latest(total.samples.get(label, []) + found)
     for future in futures:
@@ -157,6 +159,7 @@ def layout_merge(
                 dict(body["folds"]),
                 body["dropped"],
             )
+            _texts_add(total, body.get("texts", {}))  # none in rows sealed before texts
             cells.append(_pairs(r["cells"]).astype(np.int64))
             if samples:
                 for label, found in orjson.loads(r["samples"] or "{}").items():
@@ -184,6 +187,11 @@ def _light_add(
     total.scroll.update(scroll)
     total.folds.update(folds)
     total.dropped += dropped
+
+
+def _texts_add(total: Heat, texts: dict[str, str]) -> None:
+    for label, text in texts.items():
+        text_merge(total.texts, label, text)
 
 
 def layout_elements(

@@ -6,10 +6,12 @@ class): every click with a position adds one to its cell of the document grid
 with a position inside its element, to that element's own SPOT by SPOT grid (what the
 overlay draws into the element's box as it is laid out now, so a centred layout on a
 wide screen does not shift the marks); every click counts for its element (label: the
-selector, else text, else tag) with its rage and dead flags. A page view's scroll depth
-is the deepest reading of its `$pageleave` events in the bucket (the tracker may send
-several: each time the page is hidden); each page view counts once per bucket at its
-deepest percent, with its fold height.
+selector, else text, else tag) with its rage and dead flags, and the element's text is
+kept beside its label (`texts`: "" once its clicks said different things, as a selector
+matching several cards does), for the analyst's page to name it by what it said. A page
+view's scroll depth is the deepest reading of its `$pageleave` events in the bucket (the
+tracker may send several: each time the page is hidden); each page view counts once per
+bucket at its deepest percent, with its fold height.
 
 Counts add up across tallies (a seal folds the applier's per-batch tallies; readings of
 one page view keep their maximum) and across buckets (days merge hours, months days),
@@ -26,7 +28,7 @@ from typing import Any
 
 import orjson
 
-from sessions_app.domain.aggregates.labels import click_label
+from sessions_app.domain.aggregates.labels import click_label, click_text
 from sessions_app.foundation.core import eventnames
 from sessions_app.foundation.core.pagepaths import page_path
 from sessions_app.foundation.core.timebuckets import driver_ms
@@ -56,6 +58,7 @@ class Heat:
     scroll: Counter[int] = field(default_factory=Counter)  # deepest percent: page views
     folds: Counter[int] = field(default_factory=Counter)  # fold px (floored): page views
     dropped: int = 0
+    texts: dict[str, str] = field(default_factory=dict)  # label: what it said ("": varied)
     # label: its latest rage or dead clicks, [ts ms, event id, session id, user key, rage,
     # dead], newest first: the sessions behind an element's frustration.
     samples: dict[str, list[list[Any]]] = field(default_factory=dict)
@@ -119,6 +122,9 @@ def _click(
     if not label:
         return
     counts = heat.elements.setdefault(label, [0, 0, 0])
+    text = click_text(element if isinstance(element, dict) else None)
+    if text and text != label:
+        text_merge(heat.texts, label, text)
     rage, dead = bool(layout.get("rage")), bool(layout.get("dead"))
     counts[0] += 1
     counts[1] += rage
@@ -131,6 +137,13 @@ def _click(
     if ex is not None and ey is not None:
         spot = min(int(ey * SPOT), SPOT - 1) * SPOT + min(int(ex * SPOT), SPOT - 1)
         heat.spots.setdefault(label, Counter())[spot] += 1
+
+
+def text_merge(texts: dict[str, str], label: str, text: str) -> None:
+    """Keep `text` as what the element `label` said, or "" when it said something else
+    before (the order of merging does not matter: "" stays "")."""
+    held = texts.get(label)
+    texts[label] = text if held is None or held == text else ""
 
 
 def latest(samples: list[list[Any]]) -> list[list[Any]]:
@@ -147,6 +160,7 @@ def heat_json(heat: Heat) -> dict[str, Any]:
         "scroll": list(heat.scroll.items()),
         "folds": list(heat.folds.items()),
         "dropped": heat.dropped,
+        "texts": heat.texts,
         "samples": {label: latest(found) for label, found in heat.samples.items()},
     }
 
@@ -160,6 +174,7 @@ def heat_of(body: dict[str, Any]) -> Heat:
         scroll=Counter(dict(body["scroll"])),
         folds=Counter(dict(body["folds"])),
         dropped=body["dropped"],
+        texts=dict(body.get("texts", {})),  # rows sealed before texts were kept: none
         samples={k: list(v) for k, v in body.get("samples", {}).items()},
     )
 
@@ -234,8 +249,10 @@ def _encoded_add(into: Heat, body: dict[str, Any]) -> None:
 
 
 def _positions_add(into: Heat, body: dict[str, Any]) -> None:
-    """The rest of an encoded page's counts: cells, scroll, folds, spots, samples."""
+    """The rest of an encoded page's counts: cells, scroll, folds, spots, texts, samples."""
     into.dropped += body.get("dropped", 0)
+    for label, text in body.get("texts", {}).items():
+        text_merge(into.texts, label, text)
     for total, name in ((into.cells, "cells"), (into.scroll, "scroll"), (into.folds, "folds")):
         for key, n in body.get(name, ()):
             total[key] += n
@@ -265,6 +282,8 @@ def _add(total: dict[Key, Heat], part: dict[Key, Heat]) -> None:
         into.scroll.update(heat.scroll)
         into.folds.update(heat.folds)
         into.dropped += heat.dropped
+        for label, text in heat.texts.items():
+            text_merge(into.texts, label, text)
         for label, found in heat.samples.items():
             into.samples[label] = latest(into.samples.get(label, []) + found)
 
@@ -295,6 +314,7 @@ def trimmed(heat: Heat) -> Heat:
         heat.dropped += sum(c[0] for _, c in ranked[TOP_ELEMENTS:])
         heat.elements = dict(ranked[:TOP_ELEMENTS])
         heat.spots = {k: v for k, v in heat.spots.items() if k in heat.elements}
+        heat.texts = {k: v for k, v in heat.texts.items() if k in heat.elements}
         heat.samples = {k: v for k, v in heat.samples.items() if k in heat.elements}
     return heat
 

@@ -20,10 +20,14 @@ def click_name(element: dict[str, Any] | None) -> str | None:
     """Return how the site's top clicks name a clicked element: what it said (its text,
     spaces collapsed, as the timeline shows it), else its selector, else its tag. Buttons
     saying the same thing are one row, as an analyst reads them."""
-    if not element:
+    return click_text(element) or click_label(element)
+
+
+def click_text(element: dict[str, Any] | None) -> str | None:
+    """Return what a clicked element said: its text, spaces collapsed, at most TEXT_CHARS
+    (None when it said nothing)."""
+    text = element.get("text") if element else None
+    if not isinstance(text, str) or not text.split():
         return None
-    text = element.get("text")
-    if isinstance(text, str) and text.split():
-        words = " ".join(text.split())
-        return words if len(words) <= TEXT_CHARS else words[: TEXT_CHARS - 1] + "…"
-    return click_label(element)
+    words = " ".join(text.split())
+    return words if len(words) <= TEXT_CHARS else words[: TEXT_CHARS - 1] + "…"

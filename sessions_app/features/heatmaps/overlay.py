@@ -7,7 +7,8 @@ from an origin that site allows (a browser sends `Origin` on this cross-origin f
 a request without one is refused, unless the browser marks it same-origin: then this
 server's origin must be allowed), and Access-Control-Allow-Origin only ever echoes an
 allowed origin, errors included. A preflight is answered for the origins some enabled
-site allows.
+site allows. The range is the Heatmaps page's (heatmaps/ranges.py): the same period
+parameters, the same cap. The answer holds page aggregates only, never who clicked.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
 from sessions_app.domain.ledger.sites import origin_allowed, origins_of_enabled_sites
-from sessions_app.features.heatmaps.reads import overlay_answer, site_of_token, token_check
+from sessions_app.features.heatmaps.ranges import heatmap_range
+from sessions_app.features.heatmaps.reads import range_answer, site_of_token, token_check
+from sessions_app.features.web import periods
 from sessions_app.foundation.core.bounds import RangeError
 from sessions_app.foundation.models import Site
 
@@ -54,13 +57,20 @@ def _answer(request: HttpRequest, origin: str) -> tuple[HttpResponse, Site | Non
             raise RangeError("origin", "not allowed for this site")
         page = request.GET.get("page", "")
         token_check(token, site_id=site.id, salt=site.heatmap_salt, page=page)
-        try:
-            days = int(request.GET.get("days", "30"))
-        except ValueError:
-            raise RangeError("days", "expected a whole number of days") from None
-        answer = overlay_answer(
-            site_id=site.id, page=page, vp=request.GET.get("vp", ""), days=days, now=timezone.now()
+        params = {k: str(v) for k, v in request.GET.items()}
+        zone = periods.site_zone(site.time_zone)
+        # The Heatmaps page's range (handed over in the fragment), read as the page reads
+        # it; without one (an old link) the last 30 days, the overlay's old default.
+        covered = heatmap_range(params, zone=zone, now=timezone.now(), default="30d")
+        answer, _ = range_answer(
+            site_id=site.id,
+            page=page,
+            vp=params.get("vp", ""),
+            start=covered.start,
+            end=covered.end,
         )
+        days = (covered.end - covered.start).total_seconds() / 86_400
+        answer = {**answer, "days": round(days), "range": covered.described()}
     except RangeError as exc:
         return _error(exc), site
     response = JsonResponse(answer, encoder=DjangoJSONEncoder)

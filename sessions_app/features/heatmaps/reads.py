@@ -189,7 +189,13 @@ def range_answer(
             "cells": sorted(heat.cells.items()),
         },
         "elements": [
-            {"selector": label, "clicks": c[0], "rage": c[1], "dead": c[2]}
+            {
+                "selector": label,
+                "text": heat.texts.get(label, ""),  # "": none kept, or it varied
+                "clicks": c[0],
+                "rage": c[1],
+                "dead": c[2],
+            }
             for label, c in sorted(heat.elements.items(), key=lambda kv: (-kv[1][0], kv[0]))
         ],
         "scroll": {"views": heat.scroll.total(), "reach": reach(heat.scroll)},

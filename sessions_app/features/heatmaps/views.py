@@ -3,10 +3,8 @@ its scroll depth, and "View on page" (the overlay on the customer's own page).""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import quote, urlencode
-from zoneinfo import ZoneInfo
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -15,14 +13,14 @@ from django.utils import timezone
 from sessions_app.domain.ingest.enrich import VIEWPORTS
 from sessions_app.domain.permissions import site_page
 from sessions_app.features.analysis.kpi_report import most_viewed
-from sessions_app.features.heatmaps import reads
+from sessions_app.features.heatmaps import ranges, reads
 from sessions_app.features.web import periods
 from sessions_app.foundation.core import timebuckets
 from sessions_app.foundation.core.bounds import RangeError
 from sessions_app.foundation.models import Site
 
 TOP_FRUSTRATED = 20
-MAX_DAYS = 92  # the day buckets a page's answer and its trend read
+TOP_CLICKS = 10
 BAR_PX = 18  # the trend's tallest bar
 
 
@@ -36,16 +34,21 @@ def _bars(counts: list[int]) -> dict[str, Any]:
     return {"width": 3 * len(counts), "height": BAR_PX, "bars": bars}
 
 
-def _old_days(params: dict[str, str], zone: ZoneInfo, now: datetime) -> dict[str, str]:
-    """An old link's `days` (7, 30 or 90, the page's choice before the range picker) as
-    the period it meant; the parameters as they are otherwise."""
-    days = params.get("days")
-    if not days or any(params.get(name) for name in periods.PARAMS):
-        return params
-    if days not in {str(d) for d in reads.DAYS}:
-        raise RangeError("days", f"one of {', '.join(map(str, reads.DAYS))}")
-    first = now.astimezone(zone).date() - timedelta(days=int(days) - 1)
-    return {**params, "period": "custom", "from": first.isoformat()}
+def _top_clicks(
+    elements: list[dict[str, Any]], params: dict[str, str], element: str
+) -> list[dict[str, Any]]:
+    """The page's most clicked elements (only `element` when the page is filtered by it),
+    each with its share of the clicks and the link that filters the page by it."""
+    total = sum(e["clicks"] for e in elements) or 1
+    shown = [e for e in elements if e["selector"] == element] if element else elements
+    return [
+        {
+            **e,
+            "share": round(100 * e["clicks"] / total, 1),
+            "href": "?" + urlencode({**params, "element": e["selector"]}),
+        }
+        for e in shown[:TOP_CLICKS]
+    ]
 
 
 def _samples(site: Site, frustrated: list[dict[str, Any]], samples: dict[str, Any]) -> None:
@@ -74,14 +77,18 @@ def site_heatmaps(request: HttpRequest, site: Site) -> HttpResponse:
     """A page's heatmap summary over the period (every page's range picker); 400 naming
     a bad field."""
     page = request.GET.get("page", "")
+    chosen = request.GET.get("element", "")  # a top click's filter: its label
     vp = request.GET.get("vp", VIEWPORTS[-1])
     error, answer, view_url, heat, period, note = "", None, "", None, None, ""
     trend: dict[str, list[int]] = {}
+    covered: ranges.Covered | None = None
     try:
         params = {k: str(v) for k, v in request.GET.items()}
-        zone, now = periods.site_zone(site.time_zone), timezone.now()
-        period = periods.period_param(_old_days(params, zone, now), zone=zone, now=now)
-        start, end, note = periods.capped(period, MAX_DAYS, "Heatmaps cover")
+        zone = periods.site_zone(site.time_zone)
+        covered = ranges.heatmap_range(
+            params, zone=zone, now=timezone.now(), default=periods.DEFAULT_PRESET
+        )
+        period, start, end, note = covered.period, covered.start, covered.end, covered.note
     except RangeError as exc:
         error = str(exc)
     if page and not error:
@@ -97,11 +104,17 @@ def site_heatmaps(request: HttpRequest, site: Site) -> HttpResponse:
     pages = []
     if not page and not error and period is not None:
         pages = most_viewed(site=site, period=period)
-    if answer and site.allowed_origins:
+    if answer and covered and site.allowed_origins:
         token = reads.token_for(site_id=site.id, salt=site.heatmap_salt, page=page)
-        view_url = f"{site.allowed_origins[0].rstrip('/')}{quote(page)}#cs-heatmap={token}"
+        fragment = ranges.overlay_fragment(token, covered)
+        view_url = f"{site.allowed_origins[0].rstrip('/')}{quote(page)}#{fragment}"
+    elements = (answer or {}).get("elements", [])
     frustrated = sorted(
-        (e for e in (answer or {}).get("elements", []) if e["rage"] or e["dead"]),
+        (
+            e
+            for e in elements
+            if (e["rage"] or e["dead"]) and (not chosen or e["selector"] == chosen)
+        ),
         key=lambda e: (-(e["rage"] + e["dead"]), e["selector"]),
     )[:TOP_FRUSTRATED]
     for element in frustrated:
@@ -113,6 +126,12 @@ def site_heatmaps(request: HttpRequest, site: Site) -> HttpResponse:
         "error": error,
         "answer": answer,
         "values": {"page": page, "vp": vp},
+        "element": chosen,
+        "element_name": next((e["text"] for e in elements if e["selector"] == chosen), ""),
+        "without_element": "?" + urlencode({k: v for k, v in params.items() if k != "element"}),
+        "top_clicks": _top_clicks(
+            elements, {k: v for k, v in params.items() if k != "cursor"}, chosen
+        ),
         "viewports": VIEWPORTS,
         "period": period,
         "range_note": note,

@@ -117,6 +117,7 @@ def sankey_layout(answer: dict[str, Any]) -> dict[str, Any]:
         "height": max(HEIGHT, bottom) + 20,
         "node_width": NODE_WIDTH,
         "label_room": LABEL_ROOM,
+        "steps": steps,
     }
 
 
