@@ -12,12 +12,15 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
+from django.core.cache import cache
+from django.utils import timezone
 from pyroaring import BitMap
 
 from sessions_app import tasks
 from sessions_app.domain.aggregates import usersets
 from sessions_app.domain.erasure import erasures
 from sessions_app.domain.ledger import sites
+from sessions_app.features.cohorts import reads
 from sessions_app.foundation.core import timebuckets
 from sessions_app.foundation.core.cql import cassandra_session, prepare
 from sessions_app.foundation.models import BucketState, ErasureRequest
@@ -89,6 +92,33 @@ def test_the_page_shows_the_triangle_and_a_cell_opens_its_users(client, shop):
     keys = cell.context["keys"]
     assert keys and set(keys) <= set(ACTIVE)
     assert f"/sites/{shop.id}/users/" in cell.content.decode()
+
+
+def test_the_pages_three_reports_read_each_stored_set_once(client, shop, monkeypatch):
+    """The triangle, lifecycle and stickiness share one reader (cohorts/reader.py,
+    `shared_reads`): a bucket's sets are read once per page, not once per report, and the
+    shared reads answer what each report answers alone."""
+    asked: list[tuple[str, Any]] = []
+    real = usersets.sets_read_many
+
+    def counted(*, site_id, buckets, names):
+        asked.extend(buckets)
+        return real(site_id=site_id, buckets=buckets, names=names)
+
+    monkeypatch.setattr(usersets, "sets_read_many", counted)
+    page = client.get(f"/sites/{shop.id}/cohorts/?{_range('week')}")
+    assert page.status_code == 200
+    assert asked and len(asked) == len(set(asked))
+    cache.clear()  # what each report answers alone, each with a reader of its own
+    query, now = query_of("week"), timezone.now()
+    alone = reads.lifecycle(shop.id, query, now=now)
+    assert page.context["lifecycle"]["periods"] == alone["periods"]
+    sticky = reads.stickiness(shop.id, query, now=now)
+    assert page.context["stickiness"]["total"] == sticky["total"]
+    triangle = reads.cohorts(shop.id, query, now=now)
+    assert [r["counts"] for r in page.context["answer"]["cohorts"]] == [
+        r["counts"] for r in triangle["cohorts"]
+    ]
 
 
 def test_bad_fields_are_named_and_other_sites_are_not_found(client, shop):

@@ -9,6 +9,9 @@ any set. "Before" a period means the LOOKBACK_MONTHS months before it.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from datetime import datetime, timedelta
 from functools import cached_property
 
@@ -25,6 +28,34 @@ LIVE_DAYS = 3  # a day this recent without a day row is read from its sealed hou
 
 
 Piece = tuple[str, datetime]  # a stored bucket: (granularity, start)
+ReaderKey = tuple[uuid.UUID, tuple[str, ...], datetime]
+
+# The readers of one page's reports (`shared_reads`), by site, event names and instant.
+_shared: ContextVar[dict[ReaderKey, Reader] | None] = ContextVar("cohort_readers", default=None)
+
+
+@contextmanager
+def shared_reads() -> Iterator[None]:
+    """Within the block, reports that ask `reader_for` the same site, names and instant
+    share one Reader: the cohorts page's triangle, lifecycle and stickiness read each
+    bucket once between them (three times before). The readers end with the block."""
+    token = _shared.set({})
+    try:
+        yield
+    finally:
+        _shared.reset(token)
+
+
+def reader_for(site_id: uuid.UUID, names: list[str], now: datetime) -> Reader:
+    """The block's Reader of these sets (`shared_reads`), else a Reader of its own."""
+    readers = _shared.get()
+    if readers is None:
+        return Reader(site_id, names, now)
+    key = (site_id, tuple(sorted(set(names) - {ACTIVE})), now)
+    found = readers.get(key)
+    if found is None:
+        found = readers[key] = Reader(site_id, names, now)
+    return found
 
 
 class Reader:

@@ -28,7 +28,7 @@ from pyroaring import BitMap
 from sessions_app.domain.aggregates import usersets
 from sessions_app.domain.aggregates.usersets import ACTIVE, Sets
 from sessions_app.domain.goals.defs import site_goals
-from sessions_app.features.cohorts.reader import LIVE_DAYS, LOOKBACK_MONTHS, Reader
+from sessions_app.features.cohorts.reader import LIVE_DAYS, LOOKBACK_MONTHS, Reader, reader_for
 from sessions_app.features.web import periods
 from sessions_app.foundation.core import timebuckets
 from sessions_app.foundation.core.bounds import RangeError
@@ -155,7 +155,7 @@ def cached(name: str) -> Callable[[Report], Report]:
 def cohorts(site_id: uuid.UUID, query: Query, *, now: datetime) -> dict[str, Any]:
     """The triangle: each period's cohort (its users' first visit, or first `first_event`)
     and how many of them returned (any visit, or `return_event`) 0..n periods later."""
-    return triangle(Reader(site_id, [query.first_event, query.return_event], now), query)
+    return triangle(reader_for(site_id, [query.first_event, query.return_event], now), query)
 
 
 def triangle(reader: Reader, query: Query) -> dict[str, Any]:
@@ -235,7 +235,7 @@ def lifecycle(site_id: uuid.UUID, query: Query, *, now: datetime) -> dict[str, A
     """Each period's active users split into new (first visit), returning (active the
     period before too), resurrecting (back after a gap), and the dormant (active the
     period before, not in this one)."""
-    reader = Reader(site_id, [], now)
+    reader = reader_for(site_id, [], now)
     if not query.starts:
         return {"unit": query.unit, "periods": [], "note": query.note}
     before = timebuckets.floor(query.starts[0] - timedelta(seconds=1), query.unit)
@@ -267,7 +267,7 @@ def stickiness(site_id: uuid.UUID, query: Query, *, now: datetime) -> dict[str, 
     its days."""
     if query.unit == "day":
         raise RangeError("unit", "week or month (stickiness counts the days of one)")
-    reader = Reader(site_id, [], now)
+    reader = reader_for(site_id, [], now)
     rows: list[dict[str, Any]] = []
     days: dict[datetime, Sets] = {}
     if query.starts:

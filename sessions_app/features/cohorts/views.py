@@ -13,6 +13,7 @@ from django.shortcuts import render
 from sessions_app.domain.aggregates.usersets import MAX_KEYS_READ
 from sessions_app.domain.permissions import site_page
 from sessions_app.features.cohorts import reads
+from sessions_app.features.cohorts.reader import shared_reads
 from sessions_app.features.web import periods
 from sessions_app.features.web.params import query_params
 from sessions_app.foundation.core.bounds import RangeError
@@ -55,10 +56,11 @@ def site_cohorts(request: HttpRequest, site: Site) -> HttpResponse:
         query = reads.query_parse(
             params, now=now, zone=periods.site_zone(site.time_zone), site_id=site.id
         )
-        answer = reads.cohorts(site.id, query, now=now)
+        with shared_reads():  # the three reports read each stored set once between them
+            answer = reads.cohorts(site.id, query, now=now)
+            life = reads.lifecycle(site.id, query, now=now)
+            sticky = reads.stickiness(site.id, query, now=now) if query.unit != "day" else None
         _shaded(answer)
-        life = reads.lifecycle(site.id, query, now=now)
-        sticky = reads.stickiness(site.id, query, now=now) if query.unit != "day" else None
     except RangeError as exc:
         error = str(exc)
     own = {
