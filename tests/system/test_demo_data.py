@@ -223,7 +223,8 @@ def test_visitors_come_back_in_later_weeks(weeks) -> None:
     assert len(loyal) >= 5
     assert any(key.startswith("cust-") for key in loyal)  # logged in, under their user id
     returning = sum(len(seen) >= 2 for seen in seen_in.values())
-    assert 0.15 * len(seen_in) < returning < 0.8 * len(seen_in)  # a share
+    # a share (keys: a visitor who logged in on a return is two, each seen less often)
+    assert 0.1 * len(seen_in) < returning < 0.8 * len(seen_in)
 
 
 def test_rage_and_dead_clicks_on_several_pages_and_goals_met_across_the_weeks(weeks) -> None:

@@ -15,6 +15,8 @@ a share of recent visits is recorded (`demo_replay`: the recorder's chunks of th
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import json
 import random
 from collections import Counter
@@ -262,17 +264,41 @@ def _busy(ts: datetime, *, now: datetime, days: int) -> float:
     return WEEKDAYS[ts.weekday()] * HOURS[ts.hour] / max(HOURS) / (1 + RISE * age)
 
 
-def _first_visit(rng: random.Random, *, now: datetime, days: int) -> datetime:
-    """A first visit's start, drawn by `_busy` (rejection sampling), at least 15 min ago."""
-    while True:
-        start = now - timedelta(seconds=rng.randint(900, days * 86_400))
-        if rng.random() < _busy(start, now=now, days=days):
-            return start
+class FirstVisits:
+    """First visits' starts, spread by `_busy` over the last `days` UTC days (today's
+    elapsed part the last): systematic sampling (visitor i of n takes the day where
+    (i + u) / n of the period's weight falls), so each day gets its share and none is
+    left empty by chance."""
+
+    def __init__(self, *, now: datetime, days: int, users: int) -> None:
+        self.now, self.days, self.users = now, days, users
+        today = timebuckets.floor(now - timedelta(minutes=15), "day")  # UTC days, oldest first
+        self.starts = [today - timedelta(days=k) for k in range(days - 1, -1, -1)]
+        hours = [timedelta(hours=h) for h in range(24)]
+        weights = [
+            sum(
+                _busy(start + h, now=now, days=days)
+                for h in hours
+                if start + h < now - timedelta(minutes=15)
+            )
+            for start in self.starts
+        ]
+        self.cumulative = list(itertools.accumulate(weights))
+
+    def draw(self, rng: random.Random, index: int) -> datetime:
+        """Visitor index's first visit: its day, then a time in it drawn by `_busy`."""
+        share = (index + rng.random()) / self.users * self.cumulative[-1]
+        day = self.starts[min(bisect.bisect(self.cumulative, share), self.days - 1)]
+        latest = min(86_400, int((self.now - day).total_seconds()) - 900)
+        while True:
+            start = day + timedelta(seconds=rng.randint(0, latest))
+            if rng.random() < _busy(start, now=self.now, days=self.days):
+                return start
 
 
-def _visit_starts(rng: random.Random, *, now: datetime, days: int) -> list[datetime]:
+def _visit_starts(rng: random.Random, first: datetime, *, now: datetime) -> list[datetime]:
     """One visitor's visits: the first, then returns while they keep coming back."""
-    starts = [_first_visit(rng, now=now, days=days)]
+    starts = [first]
     chance = RETURN_FIRST
     while len(starts) < MOST_VISITS and rng.random() < chance:
         later = starts[-1] + timedelta(days=rng.expovariate(1 / RETURN_DAYS), hours=1)
@@ -308,22 +334,25 @@ def clicks_generate(
     (`logged_at`): its log entry is where the applier and the replay look, so it is
     applied like any other. URLs are on the site's first allowed origin, so "View on
     page" opens the demo shop's page. Visits follow `_busy` (hours, weekdays, a rising
-    trend); visitors come back (`_visit_starts`) under the same anonymous id, logged-in
-    ones under their user id too. `replays`, when given, is sent `replay_share` of the
-    visits within the site's replay retention as the recorder's chunks (demo_replay).
+    trend; each day its share: `FirstVisits`); visitors come back (`_visit_starts`)
+    under the same anonymous id, logged-in ones under their user id too. `replays`, when
+    given, is sent `replay_share` of the visits within the site's replay retention as
+    the recorder's chunks (demo_replay).
     """
     rng = random.Random(seed)  # noqa: S311 - demo data, not security
     recorded = random.Random(f"{seed}-replays")  # noqa: S311 - its own draws: rng's unchanged
     now = timebuckets.as_utc(now)
     origin = (site.allowed_origins or [DEFAULT_ORIGIN])[0].rstrip("/")
     kept = now - timedelta(days=site.replay_retention_days - 1)
+    firsts = FirstVisits(now=now, days=days, users=users)
     accepted = 0
     for index in range(users):
         device = who.choose(rng, who.DEVICES)
         prefix, language = who.choose(rng, who.COUNTRIES)
         ip = f"{prefix}.{rng.randint(2, 250)}"
         person = _person(rng, index) if rng.random() < 0.4 else None
-        for number, start in enumerate(_visit_starts(rng, now=now, days=days)):
+        starts = _visit_starts(rng, firsts.draw(rng, index), now=now)
+        for number, start in enumerate(starts):
             visit = Visit(
                 rng=rng,
                 device=device,
