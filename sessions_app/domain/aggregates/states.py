@@ -127,8 +127,11 @@ def _unsealed_inside(site_id: uuid.UUID, granularity: str, start: datetime, end:
     ).exists()
 
 
-def buckets_due(*, now: datetime, limit: int = 500) -> list[tuple[uuid.UUID, str, datetime]]:
-    """Return (site id, granularity, bucket) of buckets ready to seal.
+def buckets_due(
+    *, now: datetime, limit: int = 500, site_id: uuid.UUID | None = None
+) -> list[tuple[uuid.UUID, str, datetime]]:
+    """Return (site id, granularity, bucket) of buckets ready to seal (of one site, if
+    given).
 
     An hour is due once its end + ALLOWED_LATENESS has passed; a day or month once
     it has ended the same way and nothing finer inside it is still unsealed.
@@ -136,9 +139,12 @@ def buckets_due(*, now: datetime, limit: int = 500) -> list[tuple[uuid.UUID, str
     now = timebuckets.as_utc(now)
     unsealed = [BucketState.OPEN, BucketState.REOPENED]
     due: list[tuple[uuid.UUID, str, datetime]] = []
+    states = BucketState.objects.all()
+    if site_id is not None:
+        states = states.filter(site_id=site_id)
     for granularity in ROLLUP_CHAIN:
         candidates = (
-            BucketState.objects.filter(
+            states.filter(
                 granularity=granularity,
                 state__in=unsealed,
                 bucket__lte=now - settings.ALLOWED_LATENESS - timedelta(hours=1),
@@ -146,13 +152,13 @@ def buckets_due(*, now: datetime, limit: int = 500) -> list[tuple[uuid.UUID, str
             .order_by("bucket")
             .values_list("site_id", "bucket")[:limit]
         )
-        for site_id, start in candidates:
+        for owner, start in candidates:
             end = timebuckets.next_start(start, granularity)
             if end + settings.ALLOWED_LATENESS > now:
                 continue
-            if granularity != "hour" and _unsealed_inside(site_id, granularity, start, end):
+            if granularity != "hour" and _unsealed_inside(owner, granularity, start, end):
                 continue
-            due.append((site_id, granularity, start))
+            due.append((owner, granularity, start))
     return due[:limit]
 
 

@@ -7,23 +7,31 @@ page" line up. Visitors come from the sources, countries and devices of `demo_vi
 some log in (an `$identify` with their email and name), add to the cart, check out (a
 `purchase`: the demo site's goal "Purchase", beside "Reached checkout"), rage-click a
 button that does nothing, and scroll; each page view sends its web vitals when it is left
-(`demo_vitals`: some pages slow, phones slower).
+(`demo_vitals`: some pages slow, phones slower). Visits are busier on weekdays and working
+hours and rise over the period; a share of visitors come back in later weeks (cohorts);
+a share of recent visits is recorded (`demo_replay`: the recorder's chunks of the visit).
+`demo_seal` seals what was written, as the beat would.
 """
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import json
 import random
+from collections import Counter
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from sessions_app.domain.aggregates import vitals
+from sessions_app.domain.aggregates import seal, states, vitals
 from sessions_app.domain.goals.defs import definition_clean, definition_digest, recent_forget
 from sessions_app.domain.ingest.pipeline import Source, events_record
 from sessions_app.domain.ledger.sites import site_create
+from sessions_app.domain.system import demo_replay
 from sessions_app.domain.system import demo_visitors as who
 from sessions_app.domain.system.demo_visitors import Device
 from sessions_app.domain.system.demo_vitals import vitals_props
@@ -240,6 +248,72 @@ def _person(rng: random.Random, index: int) -> dict[str, str]:
     return {"id": f"cust-{index:05d}", "email": email, "name": f"{first} {last}"}
 
 
+# When visits start: a working-day curve (UTC hours), quieter weekends, and a gentle rise
+# over the period (the last day about 40 % busier than the first).
+HOURS = (2, 1, 1, 1, 1, 2, 4, 7, 10, 12, 13, 13, 12, 12, 13, 12, 11, 10, 10, 11, 10, 8, 5, 3)
+WEEKDAYS = (1.0, 1.0, 0.97, 0.95, 0.85, 0.55, 0.5)  # Monday first
+RISE = 0.4
+# Visitors who come back: after a first visit, a share returns days or weeks later, and
+# those who came back once are likelier to come back again (cohorts' retention curves).
+RETURN_FIRST, RETURN_AGAIN, RETURN_DAYS, MOST_VISITS = 0.4, 0.6, 9.0, 12
+
+
+def _busy(ts: datetime, *, now: datetime, days: int) -> float:
+    """How busy the shop is at ts, from 0 to 1: the hour, the weekday and the trend."""
+    age = (now - ts) / timedelta(days=days)
+    return WEEKDAYS[ts.weekday()] * HOURS[ts.hour] / max(HOURS) / (1 + RISE * age)
+
+
+class FirstVisits:
+    """First visits' starts, spread by `_busy` over the last `days` UTC days (today's
+    elapsed part the last): systematic sampling (visitor i of n takes the day where
+    (i + u) / n of the period's weight falls), so each day gets its share and none is
+    left empty by chance."""
+
+    def __init__(self, *, now: datetime, days: int, users: int) -> None:
+        self.now, self.days, self.users = now, days, users
+        today = timebuckets.floor(now - timedelta(minutes=15), "day")  # UTC days, oldest first
+        self.starts = [today - timedelta(days=k) for k in range(days - 1, -1, -1)]
+        hours = [timedelta(hours=h) for h in range(24)]
+        weights = [
+            sum(
+                _busy(start + h, now=now, days=days)
+                for h in hours
+                if start + h < now - timedelta(minutes=15)
+            )
+            for start in self.starts
+        ]
+        self.cumulative = list(itertools.accumulate(weights))
+
+    def draw(self, rng: random.Random, index: int) -> datetime:
+        """Visitor index's first visit: its day, then a time in it drawn by `_busy`."""
+        share = (index + rng.random()) / self.users * self.cumulative[-1]
+        day = self.starts[min(bisect.bisect(self.cumulative, share), self.days - 1)]
+        latest = min(86_400, int((self.now - day).total_seconds()) - 900)
+        while True:
+            start = day + timedelta(seconds=rng.randint(0, latest))
+            if rng.random() < _busy(start, now=self.now, days=self.days):
+                return start
+
+
+def _visit_starts(rng: random.Random, first: datetime, *, now: datetime) -> list[datetime]:
+    """One visitor's visits: the first, then returns while they keep coming back."""
+    starts = [first]
+    chance = RETURN_FIRST
+    while len(starts) < MOST_VISITS and rng.random() < chance:
+        later = starts[-1] + timedelta(days=rng.expovariate(1 / RETURN_DAYS), hours=1)
+        later = later.replace(hour=rng.choices(range(24), weights=HOURS)[0])
+        if later > now - timedelta(minutes=15):
+            break
+        if later > starts[-1] + timedelta(minutes=45):  # a visit of its own, not a resume
+            starts.append(later)
+        chance = RETURN_AGAIN
+    return starts
+
+
+Recorder = Callable[[Site, list[dict[str, Any]]], int]
+
+
 def clicks_generate(
     *,
     site: Site,
@@ -248,6 +322,8 @@ def clicks_generate(
     now: datetime,
     seed: int = 7,
     progress: Callable[[int], None] | None = None,
+    replays: Recorder | None = None,
+    replay_share: float = 0.15,
 ) -> int:
     """Send realistic visits for site over the last `days` days through the collector.
 
@@ -257,21 +333,25 @@ def clicks_generate(
     the number of events accepted. Each batch arrives in the past but is logged now
     (`logged_at`): its log entry is where the applier and the replay look, so it is
     applied like any other. URLs are on the site's first allowed origin, so "View on
-    page" opens the demo shop's page.
+    page" opens the demo shop's page. Visits follow `_busy` (hours, weekdays, a rising
+    trend; each day its share: `FirstVisits`); visitors come back (`_visit_starts`)
+    under the same anonymous id, logged-in ones under their user id too. `replays`, when
+    given, is sent `replay_share` of the visits within the site's replay retention as
+    the recorder's chunks (demo_replay).
     """
     rng = random.Random(seed)  # noqa: S311 - demo data, not security
+    recorded = random.Random(f"{seed}-replays")  # noqa: S311 - its own draws: rng's unchanged
     now = timebuckets.as_utc(now)
     origin = (site.allowed_origins or [DEFAULT_ORIGIN])[0].rstrip("/")
+    kept = now - timedelta(days=site.replay_retention_days - 1)
+    firsts = FirstVisits(now=now, days=days, users=users)
     accepted = 0
     for index in range(users):
         device = who.choose(rng, who.DEVICES)
         prefix, language = who.choose(rng, who.COUNTRIES)
         ip = f"{prefix}.{rng.randint(2, 250)}"
         person = _person(rng, index) if rng.random() < 0.4 else None
-        visits = rng.choices((1, 2, 3, 5, 8), weights=(55, 20, 12, 9, 4))[0]
-        starts = sorted(
-            now - timedelta(seconds=rng.randint(900, days * 86_400)) for _ in range(visits)
-        )
+        starts = _visit_starts(rng, firsts.draw(rng, index), now=now)
         for number, start in enumerate(starts):
             visit = Visit(
                 rng=rng,
@@ -286,9 +366,30 @@ def clicks_generate(
             visit.view(rng.choice(arrival.landing), query=arrival.query, referrer=arrival.referrer)
             _walk(visit, person)
             accepted += _send(site, visit, device, ip, language, now)
+            if replays and start > kept and recorded.random() < replay_share:
+                replays(site, _recording(site, visit))
         if progress:
             progress(1)
     return accepted
+
+
+def _recording(site: Site, visit: Visit) -> list[dict[str, Any]]:
+    """The visit as the recorder's chunks (demo_replay), under the visitor's first key."""
+    heights = {page: layout["height"][visit.device.layout] for page, layout in LAYOUT.items()}
+    parts = demo_replay.recording(
+        events=visit.events,
+        device=visit.device,
+        origin=visit.origin,
+        heights=heights,
+        seed=visit.tag,
+    )
+    return demo_replay.chunk_bodies(
+        parts,
+        site_key=site.key,
+        anonymous_id=visit.anonymous_id,
+        user_id=visit.events[0].get("user_id"),
+        seed=visit.tag,
+    )
 
 
 def _send(site: Site, visit: Visit, device: Device, ip: str, language: str, now: datetime) -> int:
@@ -319,7 +420,8 @@ def demo_site_ensure(*, origins: list[str]) -> tuple[Site, bool]:
     if site is None:
         site = site_create(name="Demo Shop", origins=origins)
         site.vitals = True  # the demo shop measures web vitals (docs/vitals.md)
-        site.save(update_fields=["vitals"])
+        site.replay = True  # and records replays (docs/replay.md): the demo data has some
+        site.save(update_fields=["vitals", "replay"])
     if not Goal.objects.filter(site=site).exists():
         demo_goals_add(site)
     return site, created
@@ -338,3 +440,24 @@ def demo_goals_add(site: Site) -> None:
             backfill_state=Goal.DONE,
         )
     recent_forget(site.pk)
+
+
+def demo_seal(*, site: Site, now: datetime, threads: int = 2) -> Counter[str]:
+    """Seal the site's due buckets now: its hours, then the days and months they complete
+    (what the beat's seal_due_buckets does a minute at a time), so every report reads
+    the demo's sealed aggregates at once. Return how many of each were sealed."""
+    sealed: Counter[str] = Counter()
+    with ThreadPoolExecutor(threads) as pool:
+        while due := states.buckets_due(now=now, limit=1000, site_id=site.id):
+            for granularity, done in pool.map(lambda b: _seal_one(b, now), due):
+                sealed[granularity] += int(done)
+    return sealed
+
+
+def _seal_one(due: tuple[Any, str, datetime], now: datetime) -> tuple[str, bool]:
+    site_id, granularity, start = due
+    if granularity == "hour":
+        return granularity, seal.bucket_seal(site_id=site_id, hour=start, now=now)
+    return granularity, seal.bucket_rollup(
+        site_id=site_id, granularity=granularity, bucket=start, now=now
+    )
