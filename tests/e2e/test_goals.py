@@ -21,7 +21,7 @@ pytestmark = [
 
 def test_define_a_goal_and_see_it_on_the_dashboard(live_server, context, settings):
     site = sites.site_create(name="Demo shop", origins=[live_server.url])
-    demo.clicks_generate(site=site, users=30, days=1, now=timezone.now(), seed=12)
+    demo.clicks_generate(site=site, users=80, days=1, now=timezone.now(), seed=12)
     user = User.objects.create_user("go-adm", password="correct-horse-2")
     member(user, site, "admin")
     page = context.new_page()

@@ -206,7 +206,10 @@ def test_rage_and_dead_click_samples_link_to_the_replay_at_their_moment(
     html = client.get(
         f"/sites/{replay_site.id}/heatmaps/", {"page": "/", "vp": ">1024", "period": "24h"}
     ).content.decode()
-    row = re.search(r"<code>button#buy</code>.*?</tr>", html, re.S).group(0)
+    # The rage and dead clicks table's row of the button (Top clicks names it too).
+    row = re.search(r'<tr class="element"><td [^>]*title="button#buy">.*?</tr>', html, re.S)
+    assert row, "no rage or dead clicks row for button#buy"
+    row = row.group(0)
     samples = re.findall(r'class="sample" href="/sites/[^/]+/sessions/([^/]+)/#event-', row)
     assert sorted(samples) == sorted([str(watched), str(unwatched)])
     links = re.findall(

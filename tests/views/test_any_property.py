@@ -27,6 +27,7 @@ from django.utils.html import escape
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
+from sessions_app.domain.aggregates.labels import click_label, click_text
 from sessions_app.domain.ledger import sites
 from sessions_app.domain.sessions import lists
 from sessions_app.foundation.tables import user_sessions
@@ -307,7 +308,15 @@ def test_any_user_and_element_renders_in_funnel_units_and_heatmap_samples(
     assert post(Client(), site, sent).json()["accepted"] == 2
 
     heat = _text(admin_client.get(f"/sites/{site.id}/heatmaps/", {"page": "/cart", "vp": ">1024"}))
-    assert f'<td data-label="Element"><code>{escape(selector)}</code></td>' in heat
+    # The element by what it said, else (nothing, or its selector again) by its selector.
+    said = click_text(clicked)
+    said = said if said != click_label(clicked) else None
+    name = (
+        f'<span class="said">{escape(said)}</span>'
+        if said
+        else (f'<code class="selector">{escape(selector)}</code>')
+    )
+    assert f'<td data-label="Element" title="{escape(selector)}">{name}</td>' in heat
     assert heat.count('class="sample" href=') == 1
 
     form = {
