@@ -9,7 +9,7 @@ readings a day, and 40 other pages beside it. Once the node has settled, these a
 in this process, rounds interleaved:
 
   (app) the overlay's answer for the page over the last 30 days in its busiest layout
-        (`heatmaps.reads.overlay_answer`, what /api/heatmap returns, without HTTP);
+        (`heatmaps.reads.range_answer` over the range /api/heatmap reads, without HTTP);
   (raw) the driver alone reading the same rows (bucket_heatmaps.SELECT_LAYOUT, the
         days at once): the floor of any read of a stored heatmap.
 
@@ -27,6 +27,8 @@ import random
 import time
 import uuid
 from datetime import UTC, datetime, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
 
 import django
 
@@ -39,7 +41,8 @@ from bench.timing import fresh_site, interleaved, raw_rows, sizes  # noqa: E402
 from sessions_app.domain.aggregates import heatmaps  # noqa: E402
 from sessions_app.domain.aggregates.heatmap_rows import heat_write  # noqa: E402
 from sessions_app.domain.aggregates.seal import aggregate_ttl  # noqa: E402
-from sessions_app.features.heatmaps.reads import overlay_answer  # noqa: E402
+from sessions_app.features.heatmaps.ranges import heatmap_range  # noqa: E402
+from sessions_app.features.heatmaps.reads import range_answer  # noqa: E402
 from sessions_app.foundation.core import timebuckets  # noqa: E402
 from sessions_app.foundation.models import BucketState  # noqa: E402
 from sessions_app.foundation.tables import bucket_heatmaps  # noqa: E402
@@ -125,6 +128,15 @@ def seed(site, clicks: int, first_day: datetime) -> int:
     return clicks * DAYS
 
 
+def _overlay(site_id: Any) -> dict[str, Any]:
+    """What /api/heatmap answers for an old link (its default range, the last 30 days)."""
+    covered = heatmap_range({}, zone=ZoneInfo("UTC"), now=datetime.now(UTC), default="30d")
+    answer, _ = range_answer(
+        site_id=site_id, page=PAGE, vp=">1024", start=covered.start, end=covered.end
+    )
+    return answer
+
+
 def main() -> None:
     clicks, runs = sizes(20_000, 60)
     site, today, first_day = fresh_site("heatmaps", DAYS)
@@ -133,9 +145,7 @@ def main() -> None:
     seeded["settled_after_s"] = settle()
     days = timebuckets.buckets_between(today - timedelta(days=30), today, "day")  # app's rows
     calls = {
-        "app": lambda: overlay_answer(
-            site_id=site.id, page=PAGE, vp=">1024", days=30, now=datetime.now(UTC)
-        ),
+        "app": lambda: _overlay(site.id),
         "raw": lambda: raw_rows(
             bucket_heatmaps.SELECT_LAYOUT, [(site.id, "day", d, PAGE, ">1024") for d in days]
         ),

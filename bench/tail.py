@@ -34,7 +34,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from functools import partial
@@ -243,20 +243,16 @@ def _spied(pids: list[int], seconds: int, folder: Path) -> Iterator[list[Path]]:
 
 
 def nice_ab(
-    url: str, env: dict[str, str], *, events: int, seconds: int, peak_rps: float, nice: int
+    pace: Callable[[], dict[str, Any]], appliers: list[int], nice: int
 ) -> dict[int, list[float]]:
-    """Paced passes with the applier at niceness 0 and `nice` in turn: wrk's p99 of each."""
-    appliers = subprocess.run(["pgrep", "-f", "manage.py run_applier"], capture_output=True)
-    pids = [int(p) for p in appliers.stdout.split()]
+    """Paced passes (`pace`) with the appliers at niceness 0 and `nice` in turn: wrk's p99
+    of each."""
     p99s: dict[int, list[float]] = {0: [], nice: []}
     for level in [0, nice] * PAIRS:
-        for pid in pids:
+        for pid in appliers:
             os.setpriority(os.PRIO_PROCESS, pid, level)
-        paced = bench._paced_figure(
-            url, env, events=events, seconds=seconds, peak_rps=peak_rps, freshness=False
-        )
-        p99s[level].append(paced["p99_ms"])
-    for pid in pids:
+        p99s[level].append(pace()["p99_ms"])
+    for pid in appliers:
         os.setpriority(os.PRIO_PROCESS, pid, 0)
     return p99s
 
@@ -297,45 +293,29 @@ def main(argv: list[str] | None = None) -> int:
         window = Window(access, gunicorn.pid)
         for events in args.events:
             peak = bench._http_figure(url, env, events=events, seconds=15, tag="tail")
-            paced = bench._paced_figure(
+            pace = partial(
+                bench._paced_figure,
                 url,
                 env,
                 events=events,
                 seconds=args.seconds,
                 peak_rps=peak["requests_per_second"],
                 freshness=False,
-                observer=window,
             )
+            paced = pace(observer=window)
             result = {**window.result, "events": events, "wrk": paced}
             result["peak_rps"] = peak["requests_per_second"]
             if args.spy:
-                observed = partial(
-                    _spied, [p for p in window.groups["web workers"] if p], args.seconds, folder
-                )
-                bench._paced_figure(
-                    url,
-                    env,
-                    events=events,
-                    seconds=args.seconds,
-                    peak_rps=peak["requests_per_second"],
-                    freshness=False,
-                    observer=observed,
-                )
+                web = [p for p in window.groups["web workers"] if p]
+                pace(observer=partial(_spied, web, args.seconds, folder))
                 files = sorted(folder.glob("web-*.txt"))
                 result["spy"] = profile.attribute(files, profile.STAGES)
                 for spent in files:
                     spent.unlink()
             lines += render_pass(result)
             if args.nice_ab:
-                p99s = nice_ab(
-                    url,
-                    env,
-                    events=events,
-                    seconds=args.seconds,
-                    peak_rps=peak["requests_per_second"],
-                    nice=args.nice_ab,
-                )
-                lines += render_ab(events, p99s)
+                appliers = [p for p in window.groups["applier"] if p]
+                lines += render_ab(events, nice_ab(pace, appliers, args.nice_ab))
             bench.log(f"{events}-event beacons: {paced['p99_ms']:.1f} ms p99 paced")
     table = "\n".join(lines)
     print(table)

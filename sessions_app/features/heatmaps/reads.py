@@ -128,35 +128,6 @@ def median_fold(folds: dict[int, int]) -> int | None:
     return None
 
 
-def overlay_answer(
-    *, site_id: uuid.UUID, page: str, vp: str, days: int, now: datetime
-) -> dict[str, Any]:
-    """What the overlay draws (static/sessions_app/heatmap.js; docs/heatmaps.md): page
-    aggregates only, never who clicked (the samples stay with the analyst's page)."""
-    return page_answer(site_id=site_id, page=page, vp=vp, days=days, now=now)[0]
-
-
-def page_answer(
-    *,
-    site_id: uuid.UUID,
-    page: str,
-    vp: str,
-    days: int,
-    now: datetime,
-    samples: bool = False,
-) -> tuple[dict[str, Any], heatmaps.Heat]:
-    """The overlay's answer over the last `days` days (up to this hour), and the layout's
-    counts it came from (with the latest flagged clicks if `samples`)."""
-    if days not in DAYS:
-        raise RangeError("days", f"one of {', '.join(map(str, DAYS))}")
-    end = timebuckets.next_start(timebuckets.floor(now, "hour"), "hour")
-    start = timebuckets.floor(end - timedelta(days=days), "day")
-    answer, heat = range_answer(
-        site_id=site_id, page=page, vp=vp, start=start, end=end, samples=samples
-    )
-    return {**answer, "days": days}, heat
-
-
 def range_answer(
     *,
     site_id: uuid.UUID,
