@@ -144,7 +144,8 @@ def test_typed_hidden_and_masked_attributes_never_leave_the_page(live_server, co
     secrets += ["Fernsby", "Brackwater", "ACCT-", "mailto:"]
     assert [s for s in secrets if s in sent] == []  # as the recorder sent it
     assert [s for s in secrets if s in text] == []  # as Cassandra holds it
-    events = [e for body in bodies for e in body["events"]]
+    # A chunk refused with 409 (its session not yet applied) is sent again: once each.
+    events = [e for body in {b["chunk"]: b for b in bodies}.values() for e in body["events"]]
     typed = [e for e in events if e["type"] == 3 and e["data"]["source"] == 0]
     assert any("*" in t["value"] for m in typed for t in m["data"]["texts"])  # masked, not lost
     [city] = [n["id"] for n in _elements(events) if n["attributes"].get("id") == "city"]
@@ -183,7 +184,9 @@ def test_the_recorder_causes_no_csp_violation_on_the_demo_shop(live_server, cont
     page.click("#nav-cart")
     chunks.all_stored()  # the recorder has serialized the restyled page
     assert page.evaluate("() => window.__violations") == []
-    assert errors == []
+    # The browser logs every 4xx; a 409 from /replay is the collector's "retry" (the
+    # chunk's session not yet applied), which the recorder does.
+    assert [e for e in errors if "status of 409 (Conflict)" not in e] == []
     page.goto("about:blank")
     page.close()
     changes = [
