@@ -121,6 +121,25 @@ def test_the_pages_three_reports_read_each_stored_set_once(client, shop, monkeyp
     ]
 
 
+def test_the_page_opens_on_every_pages_default_range_its_unit_following_the_range(client, shop):
+    """Last 7 days as every page (a link from the dashboard keeps the range): in days;
+    30 days in weeks, 12 months in months; a unit asked for is kept."""
+    units = {}
+    for period in ("", "7d", "30d", "12mo"):
+        page = client.get(f"/sites/{shop.id}/cohorts/", {"period": period} if period else {})
+        assert page.status_code == 200
+        units[period] = (page.context["period"].key, page.context["answer"]["unit"])
+        assert f'<option value="{units[period][1]}" selected>' in page.content.decode()
+    assert units == {
+        "": ("7d", "day"),
+        "7d": ("7d", "day"),
+        "30d": ("30d", "week"),
+        "12mo": ("12mo", "month"),
+    }
+    asked = client.get(f"/sites/{shop.id}/cohorts/", {"period": "7d", "unit": "week"})
+    assert asked.context["answer"]["unit"] == "week"
+
+
 def test_bad_fields_are_named_and_other_sites_are_not_found(client, shop):
     bad = client.get(f"/sites/{shop.id}/cohorts/?unit=fortnight")
     assert bad.status_code == 400 and "unit" in bad.content.decode()

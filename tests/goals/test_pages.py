@@ -272,6 +272,16 @@ def test_the_goals_list_and_a_goals_page_show_its_conversions_rate_and_days(
     assert '<strong class="kpi-value" id="goal-conversions">5</strong>' in detail
     days = detail.split('id="goal-days"', 1)[1].split("</table>", 1)[0]
     counts = [int(c) for c in re.findall(r'<td class="num">(\d+)</td>', days)]
-    assert len(counts) == 30 and sum(counts) == 5 and sorted(counts)[-1] == 5
+    assert len(counts) == 7 and sum(counts) == 5 and sorted(counts)[-1] == 5  # every page's 7 days
     yesterday = (timezone.now() - timedelta(days=1)).strftime("%a %-d %b")
     assert f'<td>{yesterday}</td><td class="num">5</td>' in days
+    # The range control's period, as on every page; kept on the link to the dashboard.
+    month = client.get(f"/sites/{converted.id}/goals/{buy.pk}/", {"period": "30d"})
+    days = month.content.decode().split('id="goal-days"', 1)[1].split("</table>", 1)[0]
+    assert len(re.findall(r'<td class="num">(\d+)</td>', days)) == 30
+    assert f'/sites/{converted.id}/?period=30d#goals"' in month.content.decode()
+    listed = client.get(f"/sites/{converted.id}/goals/", {"period": "yesterday"}).content.decode()
+    assert 'id="range-picker"' in listed
+    assert '<td class="num conversions">5</td>' in listed  # yesterday's five
+    bad = client.get(f"/sites/{converted.id}/goals/", {"period": "fortnight"}).content.decode()
+    assert "period: one of" in bad and "showing last 7 days instead" in bad

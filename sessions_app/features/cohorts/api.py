@@ -24,7 +24,12 @@ from sessions_app.features.web.periods import API_PARAMETERS, site_zone
 
 PARAMETERS = [
     *API_PARAMETERS,
-    OpenApiParameter("unit", str, enum=list(reads.UNITS), description="default week"),
+    OpenApiParameter(
+        "unit",
+        str,
+        enum=list(reads.UNITS),
+        description="default: day for a period of up to 14 days, week up to 183, month beyond",
+    ),
     OpenApiParameter("first_event", str, description="cohort by the first time of this event"),
     OpenApiParameter("return_event", str, description="a return is this event (default any visit)"),
     OpenApiParameter("format", str, enum=["json", "csv"]),
@@ -64,6 +69,7 @@ def stickiness_csv(answer: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
 
 class _Report(SiteView):
     name = ""
+    units = reads.UNITS  # the ones it answers; the default unit is among them
     compute: Callable[..., dict[str, Any]]
     as_csv: Callable[[dict[str, Any]], tuple[list[str], list[list[Any]]]]
 
@@ -73,7 +79,9 @@ class _Report(SiteView):
             raise BadRequest("format", "csv or json")
         now = datetime.now(UTC)
         zone = site_zone(self.site.time_zone)
-        query = reads.query_parse(request.query_params, now=now, zone=zone, site_id=self.site.id)
+        query = reads.query_parse(
+            request.query_params, now=now, zone=zone, site_id=self.site.id, units=self.units
+        )
         answer = type(self).compute(self.site.id, query, now=now)
         if fmt == "csv":
             header, rows = type(self).as_csv(answer)
@@ -115,6 +123,7 @@ class SiteStickiness(_Report):
     ... of its days (`days[0]` is one day)."""
 
     name = "stickiness"
+    units = ("week", "month")
     compute = staticmethod(reads.stickiness)
     as_csv = staticmethod(stickiness_csv)
 

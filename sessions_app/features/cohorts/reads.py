@@ -37,7 +37,6 @@ from sessions_app.foundation.models import BucketState, ErasureRequest, Goal
 UNITS = ("day", "week", "month")
 MAX_PERIODS = 36  # cohorts (and lifecycle/stickiness rows) a query shows at most
 MAX_NAME = 200
-DEFAULT_PERIOD = "30d"
 CACHE_SECONDS = 3600  # a report's answer, under a key that any change to its sets changes
 
 
@@ -53,14 +52,23 @@ class Query:
 
 
 def query_parse(
-    params: Mapping[str, str], *, now: datetime, zone: Any, site_id: uuid.UUID | None = None
+    params: Mapping[str, str],
+    *,
+    now: datetime,
+    zone: Any,
+    site_id: uuid.UUID | None = None,
+    units: tuple[str, ...] = UNITS,
 ) -> Query:
     """The query the URL parameters ask for; RangeError naming the first bad one. An event
-    "goal:<id>" is one of the site's goals (`site_id`; unchecked without it)."""
-    unit = params.get("unit") or "week"
+    "goal:<id>" is one of the site's goals (`site_id`; unchecked without it). The period's
+    default is every page's; the unit's follows the period (default_unit), the first of
+    `units` (a report's own) when that one is not among them."""
+    period = periods.period_param(params, zone=zone, now=now)
+    unit = params.get("unit") or default_unit(period)
+    if not params.get("unit") and unit not in units:
+        unit = units[0]
     if unit not in UNITS:
         raise RangeError("unit", f"one of {', '.join(UNITS)}")
-    period = periods.period_param(params, zone=zone, now=now, default=DEFAULT_PERIOD)
     goals = goal_names(site_id) if site_id else {}
     names = {}
     for name in ("first_event", "return_event"):
@@ -75,6 +83,13 @@ def query_parse(
     if len(starts) > MAX_PERIODS:
         starts, note = starts[-MAX_PERIODS:], f"the last {MAX_PERIODS} {unit}s of the period"
     return Query(unit, starts, names["first_event"], names["return_event"], period, note, goals)
+
+
+def default_unit(period: periods.Period) -> str:
+    """Days for a range of up to two weeks (the default 7 days: seven daily cohorts),
+    weeks up to half a year, months beyond."""
+    days = (period.end - period.start).days
+    return "day" if days <= 14 else "week" if days <= 183 else "month"
 
 
 def goal_names(site_id: uuid.UUID) -> dict[str, str]:

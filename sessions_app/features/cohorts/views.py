@@ -64,7 +64,7 @@ def site_cohorts(request: HttpRequest, site: Site) -> HttpResponse:
     except RangeError as exc:
         error = str(exc)
     own = {
-        "unit": params.get("unit") or "week",
+        "unit": query.unit if query else params.get("unit") or "week",
         "first_event": params.get("first_event", ""),
         "return_event": params.get("return_event", ""),
     }

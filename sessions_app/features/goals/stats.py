@@ -1,10 +1,12 @@
-"""What the goal pages show of each goal's numbers: over the last 30 days (the site's
-days) its conversions, converting visitors, conversion rate and change against the 30
-days before, and a goal's conversions per day. The same reads as the dashboard's goal
-table (features/analysis/goal_table.py), which these figures equal for that period."""
+"""What the goal pages show of each goal's numbers: over the range control's period (the
+site's days; every page's default) its conversions, converting visitors, conversion
+rate and change against the period before, and a goal's conversions per day. The same
+reads as the dashboard's goal table (features/analysis/goal_table.py), which these
+figures equal for that period."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -14,15 +16,21 @@ from sessions_app.features.analysis import goal_table
 from sessions_app.features.analysis.kpi_report import period_report
 from sessions_app.features.analysis.session_filter import bucket_starts
 from sessions_app.features.web import periods
+from sessions_app.foundation.core.bounds import RangeError
 from sessions_app.foundation.models import Site
 
-PERIOD = "30d"
 
-
-def stats_period(site: Site, now: datetime | None = None) -> periods.Period:
-    """The goal pages' period: the site's last 30 days against the 30 before."""
-    zone = periods.site_zone(site.time_zone)
-    return periods.period_param({"period": PERIOD}, zone=zone, now=now or datetime.now(UTC))
+def stats_period(
+    site: Site, params: Mapping[str, str], now: datetime | None = None
+) -> tuple[periods.Period, str]:
+    """The goal pages' period as the URL asks for it (against the one before), and "";
+    for a bad one the default period and why it was not used."""
+    zone, now = periods.site_zone(site.time_zone), now or datetime.now(UTC)
+    try:
+        return periods.period_param(params, zone=zone, now=now), ""
+    except RangeError as exc:
+        default = periods.period_param({}, zone=zone, now=now)
+        return default, f"{exc}; showing {default.label.lower()} instead"
 
 
 def goal_lines(site: Site, period: periods.Period) -> dict[int, goal_table.GoalLine]:

@@ -16,6 +16,7 @@ from sessions_app.domain.goals.steps import OPS
 from sessions_app.domain.jobs import goal_backfill as goal_jobs
 from sessions_app.domain.permissions import ADMIN, site_page, site_role
 from sessions_app.features.goals import stats
+from sessions_app.features.web.params import query_params
 from sessions_app.foundation.core.bounds import RangeError
 from sessions_app.foundation.models import Goal, Site
 
@@ -110,12 +111,13 @@ def goal_list(request: HttpRequest, site: Site) -> HttpResponse:
         except RangeError as exc:
             error, form = plain_error(exc), _form(None, request.POST)
     rows = list(Goal.objects.filter(site=site))
-    period = stats.stats_period(site)
+    period, range_error = stats.stats_period(site, query_params(request))
     lines = stats.goal_lines(site, period) if rows else {}
     context = {
         **_context(request, site, form, error),
         "goals": [(row, goal_of(row).label, lines.get(row.pk)) for row in rows],
         "period": period,
+        "range_error": range_error,
         "working": any(r.backfill_state in (Goal.QUEUED, Goal.RUNNING) for r in rows),
     }
     return render(request, "sessions_app/goals.html", context, status=400 if error else 200)
@@ -140,13 +142,14 @@ def goal_detail(request: HttpRequest, site: Site, goal_id: int) -> HttpResponse:
         except RangeError as exc:
             error, form = plain_error(exc), _form(goal, request.POST)
             goal.refresh_from_db()
-    period = stats.stats_period(site)
+    period, range_error = stats.stats_period(site, query_params(request))
     days = stats.goal_days(site, goal, period)
     context = {
         **_context(request, site, form, error),
         "goal": goal,
         "label": goal_of(goal).label,
         "period": period,
+        "range_error": range_error,
         "line": stats.goal_lines(site, period).get(goal.pk),
         "days": days,
         "trend_width": stats.trend_width(days),
