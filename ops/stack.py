@@ -242,10 +242,32 @@ def test(pytest_args: list[str], *, checks: bool = False) -> int:
         _local_cassandra(stack)
         if checked is not None and (failed := checked.result()):
             return failed
+        speed = reference_seconds()
         before, started = cpu_times(), time.monotonic()
         result = subprocess.run([PYTHON, "-m", "pytest", *pytest_args], cwd=ROOT, env=env)
         log(f"pytest took {time.monotonic() - started:.0f} s; {cpu_shares(before, cpu_times())}")
+        log(
+            f"a core's speed: the reference loop took {speed:.2f} s before, {reference_seconds():.2f} s after"
+        )
         return result.returncode
+
+
+REFERENCE_LOOPS = 3_000_000
+
+
+def reference_seconds(loops: int = REFERENCE_LOOPS) -> float:
+    """The median of three timings of a fixed pure-Python loop: a core's speed, by which
+    one run's time is compared with another's. The host's other guests can slow a core
+    without it showing as steal: on 2026-12-07 the raw driver's writes per second (the
+    benchmark's baseline, code unchanged) fell by a third to two fifths within hours, a
+    node's start took 20 s instead of 13, and the same tests twice as long."""
+    timings = []
+    for _ in range(3):
+        started, total = time.perf_counter(), 0
+        for i in range(loops):
+            total += i * i % 7
+        timings.append(time.perf_counter() - started)
+    return sorted(timings)[1]
 
 
 def cpu_times(stat: Path = Path("/proc/stat")) -> list[int]:

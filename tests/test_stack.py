@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ops.stack import cpu_shares, cpu_times
+from ops.stack import cpu_shares, cpu_times, reference_seconds
 
 
 def test_the_shares_of_busy_idle_and_stolen_time(tmp_path: Path):
@@ -20,3 +20,8 @@ def test_the_shares_of_busy_idle_and_stolen_time(tmp_path: Path):
 def test_no_reading_says_so(tmp_path: Path):
     assert cpu_times(tmp_path / "missing") == []
     assert cpu_shares([], []) == "CPU shares unknown"
+
+
+def test_the_reference_loop_is_timed_and_grows_with_its_work():
+    short, long = reference_seconds(20_000), reference_seconds(2_000_000)
+    assert 0 < short < long  # a hundred times the loops: never less time
