@@ -71,7 +71,8 @@ def dashboard(request: HttpRequest, site: Site) -> HttpResponse:
         **shown,
     }
     try:
-        result = period_report(site=site, period=period)
+        # Filtered, the page shows the filtered breakdowns only: the whole site's are not read.
+        result = period_report(site=site, period=period, breakdown=shown["filtered"] is None)
     except RangeError as exc:
         errors.append(str(exc))
     else:
