@@ -246,9 +246,8 @@ def test(pytest_args: list[str], *, checks: bool = False) -> int:
         before, started = cpu_times(), time.monotonic()
         result = subprocess.run([PYTHON, "-m", "pytest", *pytest_args], cwd=ROOT, env=env)
         log(f"pytest took {time.monotonic() - started:.0f} s; {cpu_shares(before, cpu_times())}")
-        log(
-            f"a core's speed: the reference loop took {speed:.2f} s before, {reference_seconds():.2f} s after"
-        )
+        after = reference_seconds()
+        log(f"a core's speed: the reference loop took {speed:.2f} s before, {after:.2f} s after")
         return result.returncode
 
 
