@@ -69,7 +69,7 @@ def stickiness_csv(answer: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
 
 class _Report(SiteView):
     name = ""
-    units = reads.UNITS  # the ones it answers; the default unit is among them
+    units: tuple[str, ...] = reads.UNITS  # the ones it answers; the default unit is among them
     compute: Callable[..., dict[str, Any]]
     as_csv: Callable[[dict[str, Any]], tuple[list[str], list[list[Any]]]]
 
