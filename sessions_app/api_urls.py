@@ -10,6 +10,7 @@ from sessions_app.features.goals import urls as goal_urls
 from sessions_app.features.heatmaps import urls as heatmap_urls
 from sessions_app.features.paths import urls as path_urls
 from sessions_app.features.replays import urls as replay_urls
+from sessions_app.features.segments import urls as segment_urls
 from sessions_app.features.sessions import urls as session_urls
 from sessions_app.features.users import urls as user_urls
 from sessions_app.features.vitals import urls as vitals_urls
@@ -20,6 +21,7 @@ urlpatterns = [
     path("docs", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
     *dashboard_urls.api_urlpatterns,
     *goal_urls.api_urlpatterns,
+    *segment_urls.api_urlpatterns,
     *user_urls.api_urlpatterns,
     *path_urls.api_urlpatterns,
     *vitals_urls.api_urlpatterns,

@@ -9,6 +9,7 @@ from sessions_app.features.goals import urls as goal_urls
 from sessions_app.features.heatmaps import urls as heatmap_urls
 from sessions_app.features.paths import urls as path_urls
 from sessions_app.features.retention import urls as retention_urls
+from sessions_app.features.segments import urls as segment_urls
 from sessions_app.features.sessions import urls as session_urls
 from sessions_app.features.settings import urls as settings_urls
 from sessions_app.features.sizing import urls as sizing_urls
@@ -28,6 +29,7 @@ urlpatterns: list = [
     *dashboard_urls.urlpatterns,
     *user_urls.urlpatterns,
     *goal_urls.urlpatterns,
+    *segment_urls.urlpatterns,
     *path_urls.urlpatterns,
     *heatmap_urls.urlpatterns,
     *vitals_urls.urlpatterns,

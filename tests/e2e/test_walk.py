@@ -24,6 +24,7 @@ from sessions_app.domain.ledger import sites
 from sessions_app.domain.system import demo
 from sessions_app.features.funnels import defs
 from sessions_app.features.system.views import PRODUCTS
+from sessions_app.foundation.models import Segment
 from tests.support.browser import HUMAN_AGENT, screenshot
 from tests.support.sealing import seal_everything
 from tests.support.shared import sql_snapshot
@@ -123,6 +124,9 @@ def _shop(live_server) -> tuple[Any, dict[str, str]]:
     )
     goal = goal_backfill.goal_save(site=site, name="Reached checkout", definition=GOAL, now=now)
     goal_backfill.goal_backfill(goal_id=goal.pk, now=now)
+    segment = Segment.objects.create(
+        site=site, name="Desktop visitors", filters={"device": "desktop"}, owner=admin, shared=True
+    )
     s = f"/sites/{site.id}"
     paths = {
         "home": "/",
@@ -133,6 +137,9 @@ def _shop(live_server) -> tuple[Any, dict[str, str]]:
         "users-search": f"{s}/users/?q=a",
         "goals": f"{s}/goals/",
         "goal": f"{s}/goals/{goal.pk}/",
+        "segments": f"{s}/segments/",
+        "segment": f"{s}/segments/{segment.pk}/",
+        "dashboard-segment": f"{s}/?device=desktop",
         "funnels": f"{s}/funnels/",
         "funnel": f"{s}/funnels/{funnel.pk}/",
         "funnel-units": f"{s}/funnels/{funnel.pk}/units/?step=1&outcome=reached",

@@ -30,7 +30,7 @@ from sessions_app.domain.ingest.pipeline import Source, events_record
 from sessions_app.domain.jobs.goal_backfill import goal_save
 from sessions_app.domain.ledger import sites
 from sessions_app.features.funnels import defs
-from sessions_app.foundation.models import AdminAction, Funnel, Goal
+from sessions_app.foundation.models import AdminAction, Funnel, Goal, Segment
 from sessions_app.foundation.tables import user_sessions
 from tests.support.accounts import member
 from tests.support.events import event
@@ -88,6 +88,7 @@ def other(db):
     [summary] = user_sessions.session_list(site_id=other.id, user_key=USER_KEY)
     defs.funnel_create(site=other, name="o", definition={"steps": FUNNEL_STEPS})
     goal_save(site=other, name="o", definition=FUNNEL_STEPS[0], now=now)
+    Segment.objects.create(site=other, name="o", filters={"country": "DE"}, shared=True)
     return other, summary["session_id"]
 
 
@@ -105,12 +106,14 @@ def _token_client(user: User) -> Client:
 def _urls(site_id: uuid.UUID, session_id: uuid.UUID) -> list[str]:
     funnel = Funnel.objects.filter(site_id=site_id).first()
     goal = Goal.objects.filter(site_id=site_id).first()
+    segment = Segment.objects.filter(site_id=site_id).first()
     values = {
         "site_id": site_id,
         "user_key": USER_KEY,
         "session_id": session_id,
         "funnel_id": funnel.pk if funnel else 1,
         "goal_id": goal.pk if goal else 1,
+        "segment_id": segment.pk if segment else 1,
     }
     return [_url(route, values) for route in site_routes()]
 

@@ -39,6 +39,7 @@ from .erasure import ErasureRequest, Suppression
 from .funnels import Funnel, FunnelVersion
 from .goals import Goal
 from .retention import AdminAction, PurgeRun, PurgeWatermark, RetentionPolicy
+from .segments import Segment
 from .sites import (
     BucketState,
     RedoWatermark,
@@ -84,6 +85,7 @@ __all__ = [
     "ReplayChunk",
     "RetentionPolicy",
     "RollingCount",
+    "Segment",
     "SeriesPoint",
     "SessionEvent",
     "Site",

@@ -1,0 +1,43 @@
+"""The segment picker of a page that filters (templates/sessions_app/_segments.html):
+the person's and the shared segments of the page's site, each a link to this page with
+its filters (the period kept), and what the save form posts: this page's filters."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import parse_qsl, urlencode
+
+from django import template
+
+from sessions_app.features.analysis import explorer
+from sessions_app.features.segments import defs
+from sessions_app.features.web import periods
+from sessions_app.foundation.models import Site
+
+register = template.Library()
+
+LISTED = 30  # in the picker; the segments page lists them all
+
+
+@register.simple_tag(takes_context=True)
+def segment_picker(context: template.Context) -> dict[str, Any] | None:
+    request, site = context.get("request"), context.get("site")
+    if request is None or not isinstance(site, Site) or not request.user.is_authenticated:
+        return None
+    params = {k: str(v) for k, v in request.GET.items()}
+    kept = {k: v for k, v in params.items() if k in periods.PARAMS and v}
+    filters = [(n, params[n]) for n in explorer.filter_names() if params.get(n)]
+    items = defs.shown(site, list(defs.visible(site, request.user)[:LISTED]))
+    query = urlencode(filters)
+    listed = [
+        (item, "?" + urlencode({**kept, **dict(parse_qsl(item.query))}), item.query == query)
+        for item in items
+    ]
+    return {
+        "items": listed,
+        "applied": any(applied for _, _, applied in listed),
+        "filters": filters,
+        "kept": list(kept.items()),
+        "next": request.path,
+        "can_share": defs.may_share(request.user, site),
+    }
