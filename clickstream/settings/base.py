@@ -427,6 +427,9 @@ WEB_GC_THRESHOLD = env.int("WEB_GC_THRESHOLD", default=20_000)
 # plans.
 WORKER_GC_THRESHOLD = env.int("WORKER_GC_THRESHOLD", default=20_000)
 
+# Requests an hour each API token may make (Plausible's API: 600 an hour); a token over
+# it gets 429 with Retry-After until its hour ends (docs/api.md).
+API_TOKEN_RATE = env.int("API_TOKEN_RATE", default=600)
 REST_FRAMEWORK = {
     # Token first: an unauthenticated request gets 401 with WWW-Authenticate: Token.
     "DEFAULT_AUTHENTICATION_CLASSES": [

@@ -14,6 +14,7 @@ partition sizing and the Django admin, where memberships are granted.
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Callable
 from functools import wraps
@@ -23,10 +24,14 @@ from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
+from django.http.response import HttpResponseBase
+from rest_framework.exceptions import PermissionDenied as DRFPermissionDenied
+from rest_framework.exceptions import Throttled
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
-from sessions_app.foundation.models import Site, SiteMembership
+from sessions_app.domain.accounts import tokens
+from sessions_app.foundation.models import ApiToken, Site, SiteMembership
 
 ANALYST = SiteMembership.ANALYST
 ADMIN = SiteMembership.ADMIN
@@ -155,5 +160,41 @@ class SiteView(APIView):
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)
+        token = request.auth if isinstance(request.auth, ApiToken) else None
+        if token is not None:
+            _token_check(request, token, kwargs["site_id"])
         role = self.site_role if request.method in SAFE_METHODS else self.edit_role
         self.site = site_for(request.user, kwargs["site_id"], role=role or self.site_role)
+
+    def finalize_response(
+        self, request: Request, response: HttpResponseBase, *args: Any, **kwargs: Any
+    ) -> HttpResponseBase:
+        """A token's answers say where its hour stands (X-RateLimit-*), a 429 too."""
+        rate: tokens.Rate | None = getattr(request, "token_rate", None)
+        if rate is not None:
+            response["X-RateLimit-Limit"] = str(rate.limit)
+            response["X-RateLimit-Remaining"] = str(max(rate.remaining, 0))
+            response["X-RateLimit-Reset"] = str(rate.reset)
+        return super().finalize_response(request, response, *args, **kwargs)
+
+
+class TokenLimited(Throttled):
+    field = "token"
+
+
+class TokenReadOnly(DRFPermissionDenied):
+    field = "token"
+
+
+def _token_check(request: Request, token: ApiToken, site_id: uuid.UUID) -> None:
+    """The token's scope (another site is 404, as a site its user cannot see; a write
+    with a read-only token is 403), then its hour's count (429 past its limit)."""
+    if not tokens.token_reaches(token, site_id):
+        raise Http404("no such site")
+    if token.read_only and request.method not in SAFE_METHODS:
+        raise TokenReadOnly("this token may only read (its scope: read)")
+    rate = tokens.rate_take(token)
+    request.token_rate = rate
+    if rate is not None and rate.exceeded:
+        wait = max(1, rate.reset - int(time.time()))
+        raise TokenLimited(wait=wait, detail=f"over {rate.limit} requests this hour")

@@ -3,19 +3,29 @@
 A key is `cst_` + 40 URL-safe random characters (240 bits), so one unsalted SHA-256
 is enough to make the stored digest useless to whoever reads the table: nobody can
 guess a key to match it. A request's key is hashed and looked up by that digest.
+
+A token's scope names its sites (none: every site its user sees) and whether it only
+reads; each token has API_TOKEN_RATE requests an hour (a window per clock hour, counted
+in Redis; Plausible allows 600 an hour). With Redis down the requests are not counted
+rather than refused: the API answers, unmetered, until it is back.
 """
 
 from __future__ import annotations
 
 import hashlib
 import secrets
+import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db.models import QuerySet
 from django.utils import timezone
+from redis.exceptions import RedisError
 
+from sessions_app.foundation.core.redis_client import redis_client
 from sessions_app.foundation.models import ApiToken
 
 KEY_PREFIX = "cst_"
@@ -36,9 +46,16 @@ class NewToken:
 
 
 def token_create(
-    *, user: Any, name: str, expires_days: int | None = None, now: datetime | None = None
+    *,
+    user: Any,
+    name: str,
+    expires_days: int | None = None,
+    now: datetime | None = None,
+    sites: Iterable[Any] = (),
+    read_only: bool = False,
 ) -> NewToken:
-    """Make a token for the user; the key is in the result and nowhere else."""
+    """Make a token for the user (for `sites` alone, if any: sites the user sees; only
+    reading, if `read_only`); the key is in the result and nowhere else."""
     name = name.strip()[:NAME_MAX]
     if not name:
         raise ValueError("name: required")
@@ -52,8 +69,45 @@ def token_create(
         digest=key_digest(key),
         prefix=key[: len(KEY_PREFIX) + 6],
         expires_at=now + timedelta(days=expires_days) if expires_days else None,
+        read_only=read_only,
     )
+    token.sites.set(list(sites))
     return NewToken(token=token, key=key)
+
+
+def token_reaches(token: ApiToken, site_id: uuid.UUID) -> bool:
+    """Whether the token's scope names the site (a token naming none reaches every one
+    its user sees)."""
+    named = {site.pk for site in token.sites.all()}
+    return not named or site_id in named
+
+
+@dataclass(frozen=True)
+class Rate:
+    """A token's hour: its limit, what is left of it, when it starts again (epoch s)."""
+
+    limit: int
+    remaining: int
+    reset: int
+
+    @property
+    def exceeded(self) -> bool:
+        return self.remaining < 0
+
+
+def rate_take(token: ApiToken, *, now: datetime | None = None) -> Rate | None:
+    """Count one request of the token in its hour; None when Redis cannot count it."""
+    limit = settings.API_TOKEN_RATE
+    start = int((now or timezone.now()).timestamp()) // 3600 * 3600
+    key = f"api-rate:{token.digest[:24]}:{start}"  # the digest: a test database reuses pks
+    try:
+        with redis_client().pipeline() as pipe:
+            pipe.incr(key)
+            pipe.expire(key, 3600 + 60)
+            used, _ = pipe.execute()
+    except RedisError:
+        return None
+    return Rate(limit=limit, remaining=limit - int(used), reset=start + 3600)
 
 
 def token_authenticate(key: str, *, now: datetime | None = None) -> ApiToken | None:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import re
+import uuid
 from typing import Any
 
 from django import forms
+from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
@@ -213,26 +215,44 @@ class TokenForm(forms.Form):
         },
     )
 
+    read_only = forms.BooleanField(required=False)
+    sites = forms.TypedMultipleChoiceField(
+        required=False,
+        coerce=uuid.UUID,
+        error_messages={"invalid_choice": "sites: %(value)s is none of your sites"},
+    )
+
+    def __init__(self, *args: Any, sites: list[Any], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        field = self.fields["sites"]
+        assert isinstance(field, forms.TypedMultipleChoiceField)
+        field.choices = [(str(site.id), site.name) for site in sites]
+
 
 @signed_in_required
 @require_http_methods(["GET", "POST"])
 def token_list(request: HttpRequest) -> HttpResponse:
-    """GET: the user's tokens. POST: make one, and show its key on this response only."""
-    form = TokenForm(request.POST or None)
+    """GET: the user's tokens. POST: make one (for all the user's sites or those named,
+    reading and writing or only reading), and show its key on this response only."""
+    sites = list(visible_sites(request.user))
+    form = TokenForm(request.POST or None, sites=sites)
     context: dict[str, Any] = {"form": form, "errors": [], "new": None}
     if request.method == "POST":
         if form.is_valid():
+            chosen = set(form.cleaned_data["sites"])
             context["new"] = tokens.token_create(
                 user=request.user,
                 name=form.cleaned_data["name"],
                 expires_days=form.cleaned_data["expires_days"],
+                sites=[site for site in sites if site.id in chosen],
+                read_only=form.cleaned_data["read_only"],
             )
-            form = TokenForm()
+            form = TokenForm(sites=sites)
             context["form"] = form
         else:
             context["errors"] = [e for errs in form.errors.values() for e in errs]
-    context["tokens"] = tokens.tokens_of(request.user)
-    context["sites"] = visible_sites(request.user)
+    context["tokens"] = tokens.tokens_of(request.user).prefetch_related("sites")
+    context["sites"], context["rate"] = sites, settings.API_TOKEN_RATE
     response = render(request, "sessions_app/tokens.html", context)
     response["Cache-Control"] = "no-store"  # the page may hold a key
     return response

@@ -13,7 +13,9 @@ class ApiToken(models.Model):
 
     The key (`cst_` + 40 random URL-safe characters) is shown once when it is made;
     requests are matched by the digest. `prefix` (the key's first characters) only
-    helps its owner tell tokens apart.
+    helps its owner tell tokens apart. Its scope: `sites` (none: every site its user
+    sees, as tokens made before scopes) and `read_only` (else it may also write goals,
+    funnels, segments and annotations, as its user may).
     """
 
     user = models.ForeignKey(
@@ -26,6 +28,8 @@ class ApiToken(models.Model):
     expires_at = models.DateTimeField(null=True, blank=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    sites = models.ManyToManyField("sessions_app.Site", blank=True, related_name="+")
+    read_only = models.BooleanField(default=False, db_default=False)
 
     class Meta:
         ordering = ["-created_at"]
