@@ -117,3 +117,13 @@ def test_the_schema_says_each_operations_scope(admin_client):
     assert scopes[("/api/sites/{site_id}/goals", "get")] == "read"
     assert scopes[("/api/sites/{site_id}/goals", "post")] == "write"
     assert set(scopes.values()) == {"read", "write"}
+
+
+def test_with_redis_unreachable_a_token_is_answered_unmetered(two_sites, settings):
+    """The hour's count lives in Redis; a Redis that refuses connections (nothing listens
+    on port 1) leaves the API answering, without the X-RateLimit-* headers."""
+    user, site, _ = two_sites
+    key = tokens.token_create(user=user, name="no redis").key
+    settings.REDIS_URL = "redis://127.0.0.1:1/0"
+    answer = _client(key).get(f"/api/sites/{site.id}/goals")
+    assert answer.status_code == 200 and "X-RateLimit-Limit" not in answer
