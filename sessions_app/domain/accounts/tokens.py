@@ -25,6 +25,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 from redis.exceptions import RedisError
 
+from sessions_app.foundation.core import timebuckets
 from sessions_app.foundation.core.redis_client import redis_client
 from sessions_app.foundation.models import ApiToken
 
@@ -98,7 +99,7 @@ class Rate:
 def rate_take(token: ApiToken, *, now: datetime | None = None) -> Rate | None:
     """Count one request of the token in its hour; None when Redis cannot count it."""
     limit = settings.API_TOKEN_RATE
-    start = int((now or timezone.now()).timestamp()) // 3600 * 3600
+    start = int(timebuckets.floor(now or timezone.now(), timebuckets.Width.HOUR).timestamp())
     key = f"api-rate:{token.digest[:24]}:{start}"  # the digest: a test database reuses pks
     try:
         with redis_client().pipeline() as pipe:

@@ -13,7 +13,7 @@ from typing import Any
 
 from sessions_app.domain.goals.defs import Goal, goal_of
 from sessions_app.features.analysis import goal_table
-from sessions_app.features.analysis.kpi_report import period_report
+from sessions_app.features.analysis.kpi_report import period_report, site_period
 from sessions_app.features.analysis.session_filter import bucket_starts
 from sessions_app.features.web import periods
 from sessions_app.foundation.core.bounds import RangeError
@@ -25,11 +25,11 @@ def stats_period(
 ) -> tuple[periods.Period, str]:
     """The goal pages' period as the URL asks for it (against the one before), and "";
     for a bad one the default period and why it was not used."""
-    zone, now = periods.site_zone(site.time_zone), now or datetime.now(UTC)
+    now = now or datetime.now(UTC)
     try:
-        return periods.period_param(params, zone=zone, now=now), ""
+        return site_period(params, site=site, now=now)[0], ""
     except RangeError as exc:
-        default = periods.period_param({}, zone=zone, now=now)
+        default = site_period({}, site=site, now=now)[0]
         return default, f"{exc}; showing {default.label.lower()} instead"
 
 

@@ -89,14 +89,13 @@ def _shown(segment: Segment, goals: set[int]) -> Shown:
     query = urlencode(filters)
     raw = [f"{name}={value}" for name, value in filters.items()]
     try:
-        checked = explorer.explorer_query_parse(filters, now=datetime.now(UTC)).filters
-        says = [chip.text for chip in dashboard.chips(dashboard.dashboard_filters(filters))]
+        checked = dashboard.dashboard_filters(filters)  # as the pages read them, once
     except RangeError as exc:
         return Shown(segment, query, str(exc), raw)
     goal = checked.get(explorer.GOAL_FILTER)
-    if goal is not None and goal not in goals:
+    if goal is not None and int(goal) not in goals:
         return Shown(segment, query, "its goal was deleted", raw)
-    return Shown(segment, query, "", says)
+    return Shown(segment, query, "", [chip.text for chip in dashboard.chips(checked)])
 
 
 def segment_save(

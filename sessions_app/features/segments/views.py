@@ -4,6 +4,7 @@ name), one segment's page (POST: rename or share it) and its deletion."""
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlencode
 
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -11,6 +12,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 
 from sessions_app.domain.permissions import site_page
 from sessions_app.features.segments import defs
+from sessions_app.features.web import periods
 from sessions_app.foundation.core.bounds import RangeError
 from sessions_app.foundation.models import Segment, Site
 
@@ -22,9 +24,8 @@ def _back(request: HttpRequest, site: Site, query: str) -> str:
     prefix = f"/sites/{site.id}/"
     safe = url_has_allowed_host_and_scheme(given, allowed_hosts=None)
     path = given.split("?", 1)[0] if safe and given.startswith(prefix) else prefix
-    period = {k: v for k, v in request.POST.items() if k in ("period", "from", "to", "compare")}
-    extra = "&".join(f"{k}={v}" for k, v in period.items() if v)
-    return f"{path}?{query}" + (f"&{extra}" if extra else "")
+    period = {k: v for k, v in request.POST.items() if k in periods.PARAMS and v}
+    return f"{path}?{query}" + (f"&{urlencode(period)}" if period else "")
 
 
 @site_page()
