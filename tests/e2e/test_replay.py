@@ -130,7 +130,10 @@ def test_a_recorded_session_is_masked_and_plays_on_the_timeline(live_server, con
     assert errors == []
 
 
-@pytest.mark.parametrize("case", ["off", "not sampled", "opted out", "do not track"])
+CASES = ["off", "not sampled", "opted out", "opted out before", "do not track"]
+
+
+@pytest.mark.parametrize("case", CASES)
 def test_nothing_is_recorded_without_consent_or_outside_the_sample(live_server, browser, case):
     site = _site(
         live_server, f"E2E {case}", replay=case != "off", sample=0 if case == "not sampled" else 100
@@ -138,12 +141,16 @@ def test_nothing_is_recorded_without_consent_or_outside_the_sample(live_server, 
     context = browser.new_context(extra_http_headers={"DNT": "1"} if case == "do not track" else {})
     if case == "do not track":
         context.add_init_script("Object.defineProperty(navigator, 'doNotTrack', {get: () => '1'})")
+    if case == "opted out before":  # a visitor who opted out on an earlier visit
+        context.add_init_script("localStorage.setItem('cs_optout', '1')")
     page = context.new_page()
     sent = _watch(page)
     page.goto(f"{live_server.url}/demo/?site={site.key}&flush=1000&chunk={CHUNK_MS}")
     if case == "opted out":
+        # opted out on this page: the recorder may have sent a chunk before; none after
         page.wait_for_function("() => !!(window.clickstream && window.clickstream.last)")
         page.evaluate("() => window.clickstream.optOut()")
+        del sent[:]
     page.click("#shop-now")
     page.locator("[data-view='/demo/products'] .add-to-cart").first.click()
     page.wait_for_timeout(2 * CHUNK_MS)  # two of the recorder's intervals, were it recording
