@@ -12,6 +12,7 @@ from sessions_app.features.paths import urls as path_urls
 from sessions_app.features.replays import urls as replay_urls
 from sessions_app.features.segments import urls as segment_urls
 from sessions_app.features.sessions import urls as session_urls
+from sessions_app.features.sharing import urls as sharing_urls
 from sessions_app.features.users import urls as user_urls
 from sessions_app.features.vitals import urls as vitals_urls
 
@@ -22,6 +23,7 @@ urlpatterns = [
     *dashboard_urls.api_urlpatterns,
     *goal_urls.api_urlpatterns,
     *segment_urls.api_urlpatterns,
+    *sharing_urls.api_urlpatterns,
     *user_urls.api_urlpatterns,
     *path_urls.api_urlpatterns,
     *vitals_urls.api_urlpatterns,

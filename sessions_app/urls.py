@@ -12,6 +12,7 @@ from sessions_app.features.retention import urls as retention_urls
 from sessions_app.features.segments import urls as segment_urls
 from sessions_app.features.sessions import urls as session_urls
 from sessions_app.features.settings import urls as settings_urls
+from sessions_app.features.sharing import urls as sharing_urls
 from sessions_app.features.sizing import urls as sizing_urls
 from sessions_app.features.system import urls as system_urls
 from sessions_app.features.users import urls as user_urls
@@ -30,6 +31,7 @@ urlpatterns: list = [
     *user_urls.urlpatterns,
     *goal_urls.urlpatterns,
     *segment_urls.urlpatterns,
+    *sharing_urls.urlpatterns,
     *path_urls.urlpatterns,
     *heatmap_urls.urlpatterns,
     *vitals_urls.urlpatterns,

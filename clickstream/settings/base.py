@@ -430,6 +430,9 @@ WORKER_GC_THRESHOLD = env.int("WORKER_GC_THRESHOLD", default=20_000)
 # Requests an hour each API token may make (Plausible's API: 600 an hour); a token over
 # it gets 429 with Retry-After until its hour ends (docs/api.md).
 API_TOKEN_RATE = env.int("API_TOKEN_RATE", default=600)
+# Requests a minute each share link answers (page views and password attempts); over it
+# a viewer gets 429 with Retry-After until the minute ends (docs/sharing.md).
+SHARE_LINK_RATE = env.int("SHARE_LINK_RATE", default=120)
 REST_FRAMEWORK = {
     # Token first: an unauthenticated request gets 401 with WWW-Authenticate: Token.
     "DEFAULT_AUTHENTICATION_CLASSES": [

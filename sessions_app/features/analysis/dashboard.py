@@ -223,9 +223,12 @@ def latest_sessions(
     return page
 
 
-def dashboard_context(*, site: Site, period: Period, params: Mapping[str, str]) -> dict[str, Any]:
+def dashboard_context(
+    *, site: Site, period: Period, params: Mapping[str, str], latest: bool = True
+) -> dict[str, Any]:
     """What the dashboard shows of its filters: the chips, the filtered answer (None
-    without filters), the latest sessions and a bad filter's message."""
+    without filters), the latest sessions (unless not `latest`) and a bad filter's
+    message."""
     try:
         filters = dashboard_filters(params)
     except RangeError as exc:
@@ -239,5 +242,7 @@ def dashboard_context(*, site: Site, period: Period, params: Mapping[str, str]) 
         "filter_error": "",
         "chips": chips(filters),
         "filtered": answer,
-        "latest": latest_sessions(site_id=site.id, period=period, filters=filters),
+        "latest": (
+            latest_sessions(site_id=site.id, period=period, filters=filters) if latest else None
+        ),
     }

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import urlencode
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
@@ -50,16 +52,26 @@ def _breakdown_charts(rows: dict[str, list[dict[str, Any]]]) -> list[dict[str, A
 
 @site_page()
 def dashboard(request: HttpRequest, site: Site) -> HttpResponse:
+    context = dashboard_context(site, params=query_params(request), own=request.GET)
+    return render(request, "sessions_app/dashboard.html", context)
+
+
+def dashboard_context(
+    site: Site, *, params: Mapping[str, str], own: Mapping[str, str], latest: bool = True
+) -> dict[str, Any]:
+    """What the dashboard page shows for these parameters (`own`: the page's own URL
+    parameters, which its links carry); `latest`: with the latest sessions (a share
+    link shows none)."""
     now = datetime.now(UTC)
     errors: list[str] = []
     try:
-        period, zone_note = site_period(request.GET, site=site, now=now)
+        period, zone_note = site_period(params, site=site, now=now)
     except RangeError as exc:
         period, zone_note = site_period({}, site=site, now=now)
         errors.append(f"{exc}; showing {period.label.lower()} instead")
-    metric = metric_param(request.GET.get("metric"))
+    metric = metric_param(params.get("metric"))
     shown = dashboard_filters.dashboard_context(
-        site=site, period=period, params=query_params(request)
+        site=site, period=period, params=params, latest=latest
     )
     context: dict[str, Any] = {
         "site": site,
@@ -76,22 +88,22 @@ def dashboard(request: HttpRequest, site: Site) -> HttpResponse:
     except RangeError as exc:
         errors.append(str(exc))
     else:
-        context.update(_dashboard_numbers(request, result, metric, shown["filtered"]))
+        context.update(_dashboard_numbers(own, result, metric, shown["filtered"]))
         context["goals"] = goal_table.dashboard_goals(
             site_id=site.id,
             period=period,
-            params=query_params(request),
+            params=params,
             answer=shown["filtered"] or result,
         )
     context["error"] = "; ".join(errors)
     context["now"] = realtime.realtime_now(site_id=site.id, now=now)
     context["realtime_every"] = settings.REALTIME_REFRESH_MS
     context["realtime_seconds"] = settings.REALTIME_REFRESH_MS / 1000
-    return render(request, "sessions_app/dashboard.html", context)
+    return context
 
 
 def _dashboard_numbers(
-    request: HttpRequest,
+    own: Mapping[str, str],
     result: PeriodReport,
     metric: str,
     filtered: dashboard_filters.FilteredAnswer | None,
@@ -110,9 +122,8 @@ def _dashboard_numbers(
         else result.cards()
     )
     for card in cards:
-        query = request.GET.copy()
-        query["metric"] = card["key"]
-        card["href"] = "#goals" if card["key"] == CONVERSION else "?" + query.urlencode()
+        query = {**own, "metric": card["key"]}
+        card["href"] = "#goals" if card["key"] == CONVERSION else "?" + urlencode(query)
     before = result.period.comparison()
     return {
         "report": report,

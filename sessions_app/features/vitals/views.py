@@ -116,7 +116,13 @@ def _context(site: Site, params: dict[str, str]) -> dict[str, Any]:
 def site_performance(request: HttpRequest, site: Site) -> HttpResponse:
     """p75 cards with the good / poor split and the change, a trend per metric, the pages
     by worst p75; 400 naming a bad parameter."""
-    params = query_params(request)
+    context = performance_context(site, query_params(request))
+    status = 400 if context.get("error") else 200
+    return render(request, "sessions_app/performance.html", context, status=status)
+
+
+def performance_context(site: Site, params: dict[str, str]) -> dict[str, Any]:
+    """What the performance page shows for these parameters (`error` naming a bad one)."""
     context = _context(site, params)
     if "error" not in context:
         try:
@@ -147,8 +153,7 @@ def site_performance(request: HttpRequest, site: Site) -> HttpResponse:
         except RangeError as exc:
             context["error"] = str(exc)
     context["enabled"] = site.vitals
-    status = 400 if context.get("error") else 200
-    return render(request, "sessions_app/performance.html", context, status=status)
+    return context
 
 
 @site_page()

@@ -40,6 +40,7 @@ from .funnels import Funnel, FunnelVersion
 from .goals import Goal
 from .retention import AdminAction, PurgeRun, PurgeWatermark, RetentionPolicy
 from .segments import Segment
+from .sharing import ShareLink
 from .sites import (
     BucketState,
     RedoWatermark,
@@ -88,6 +89,7 @@ __all__ = [
     "Segment",
     "SeriesPoint",
     "SessionEvent",
+    "ShareLink",
     "Site",
     "SiteEventByBucket",
     "SiteMembership",
