@@ -24,6 +24,7 @@ from sessions_app.domain.jobs import goal_backfill
 from sessions_app.domain.ledger import sites
 from sessions_app.domain.system import demo
 from sessions_app.features.funnels import defs
+from sessions_app.features.sharing import defs as sharing
 from sessions_app.features.system.views import PRODUCTS
 from sessions_app.foundation.models import Segment
 from tests.support.browser import HUMAN_AGENT, screenshot
@@ -128,6 +129,8 @@ def _shop(live_server) -> tuple[Any, dict[str, str]]:
     segment = Segment.objects.create(
         site=site, name="Desktop visitors", filters={"device": "desktop"}, owner=admin, shared=True
     )
+    shared = sharing.link_create(site=site, user=admin, name="walk", reports=["performance"])
+    locked = sharing.link_create(site=site, user=admin, name="locked", segment=segment.pk)
     s = f"/sites/{site.id}"
     paths = {
         "home": "/",
@@ -141,6 +144,10 @@ def _shop(live_server) -> tuple[Any, dict[str, str]]:
         "segments": f"{s}/segments/",
         "segment": f"{s}/segments/{segment.pk}/",
         "dashboard-segment": f"{s}/?device=desktop",
+        "share-links": f"{s}/share/",
+        "share": f"/share/{shared.slug}/",
+        "share-performance": f"/share/{shared.slug}/performance/",
+        "share-locked": f"/share/{locked.slug}/?period=30d",
         "funnels": f"{s}/funnels/",
         "funnel": f"{s}/funnels/{funnel.pk}/",
         "funnel-units": f"{s}/funnels/{funnel.pk}/units/?step=1&outcome=reached",
