@@ -16,7 +16,12 @@ is marked sealed. Once the node has settled, rounds interleaved, in this process
   (c) a single-dimension filter (source=Google) over 30 days from the sealed breakdowns
       (`breakdown_kpis`);
   (raw) the driver alone reading the same stored rows (the aggregate slices and the
-      breakdown partitions of both periods), the floor of any read of them.
+      breakdown partitions of both periods), the floor of any read of them;
+  (pages) the whole dashboard page (Django's test client: the view, its template, the
+      session and the middleware) for 30 days filtered by source=Google three ways: the
+      filters in the URL, a saved segment applied (its query), and a share link locked to
+      that segment (issue 61.6: each within 1.1 of the first, per round's p50, median of
+      the three rounds).
 
 Each is taken three times (RUNS rounds each) and the median of the three reported, in a
 process whose cycle collector is set as a web worker's (clickstream/wsgi.py: tune_gc).
@@ -71,6 +76,7 @@ from sessions_app.foundation.tables import bucket_aggregates, bucket_breakdowns 
 MONTHS = 2 if SMOKE else 13
 WARMUP = 1 if SMOKE else 3
 GOALS_MS = {"days30": 150.0, "months12": 250.0, "filter30": 150.0}
+GOAL_PAGE_RATIO = 1.1  # a segment's or a share link's page against the filters in the URL
 SOURCES = {"Google": 40, "(direct)": 30, "Facebook": 8, "newsletter": 6, "Bing": 4}
 COUNTRIES = {"US": 30, "DE": 12, "GB": 9, "FR": 7, "IN": 6, "BR": 5, "NO": 1}
 DEVICES = {"desktop": 55, "mobile": 38, "tablet": 7}
@@ -235,6 +241,44 @@ def _filter(site: Any) -> bool:
     return breakdown_kpis(site=site, period=period, dimension="source", value="Google") is not None
 
 
+def _pages(site: Any) -> dict[str, Any]:
+    """The three ways to the same filtered dashboard page: a member's URL with the filters,
+    the same through a saved segment's query, a share link locked to that segment."""
+    from django.contrib.auth.models import User
+    from django.test import Client
+
+    from sessions_app.domain.permissions import ADMIN
+    from sessions_app.features.segments import defs as segments
+    from sessions_app.features.sharing import defs as sharing
+    from sessions_app.foundation.models import SiteMembership
+
+    settings.SHARE_LINK_RATE = 10**9  # the bench's rounds are not a viewer to slow down
+    user, _ = User.objects.get_or_create(username=f"bench-{site.id}")
+    SiteMembership.objects.update_or_create(user=user, site=site, defaults={"role": ADMIN})
+    member, viewer = Client(HTTP_HOST="127.0.0.1"), Client(HTTP_HOST="127.0.0.1")
+    member.force_login(user)
+    segment = segments.segment_save(
+        site=site,
+        user=user,
+        name=f"Google {time.time()}",
+        filters={"source": "Google"},
+        shared=False,
+    )
+    query = segments.shown(site, [segment])[0].query
+    link = sharing.link_create(site=site, user=user, name="bench", segment=segment.pk)
+
+    def get(client: Any, url: str) -> int:
+        response = client.get(url)
+        assert response.status_code == 200, (url, response.status_code)
+        return len(response.content)
+
+    return {
+        "page_filters": lambda: get(member, f"/sites/{site.id}/?period=30d&source=Google"),
+        "page_segment": lambda: get(member, f"/sites/{site.id}/?period=30d&{query}"),
+        "page_share": lambda: get(viewer, f"/share/{link.slug}/?period=30d"),
+    }
+
+
 def _reused(site_id: str) -> tuple[Any, dict[str, Any]]:
     """A site an earlier run seeded (its seed takes minutes), and the events it holds:
     its sealed months and days, and the hours since."""
@@ -269,9 +313,14 @@ def main() -> None:
         "filter30": lambda: _filter(site),
         "raw30": lambda: _raw(site, "30d"),
         "raw12": lambda: _raw(site, "12mo"),
+        **_pages(site),
     }
     taken = [interleaved(calls, runs=runs, warmup=WARMUP) for _ in range(3)]
     figures = {name: statistics.median(t[0][name] for t in taken) for name in taken[0][0]}
+    for way in ("segment", "share"):  # each round's ratio to the filters in the URL
+        ratios = [t[0][f"page_{way}_p50_ms"] / t[0]["page_filters_p50_ms"] for t in taken]
+        figures[f"page_{way}_ratio"] = statistics.median(ratios)
+        figures[f"page_{way}_ratios"] = ratios
     last = taken[-1][1]
     assert last["filter30"], "the sealed breakdowns did not keep source=Google"
     print(
@@ -281,6 +330,7 @@ def main() -> None:
                 "visits_per_hour": per_hour,
                 "runs": runs,
                 "goals_ms": GOALS_MS,
+                "goal_page_ratio": GOAL_PAGE_RATIO,
                 "buckets_30d": last["days30"],
                 "buckets_12mo": last["months12"],
                 "raw_rows_30d": last["raw30"],

@@ -576,6 +576,17 @@ def _dashboard_lines(d: dict) -> list[str]:
             f"{d[f'{name}_p95_ms']:.1f} | {d[f'{raw}_p50_ms']:.1f} / {d[f'{raw}_p95_ms']:.1f} "
             f"| {d[f'{raw}_p95_ms'] / d[f'{name}_p95_ms']:.2f} |"
         )
+    for way, what in (("segment", "a saved segment applied"), ("share", "a locked share link")):
+        if f"page_{way}_ratio" not in d:
+            continue
+        ratio = d[f"page_{way}_ratio"]
+        met = ratio <= d["goal_page_ratio"]
+        lines.append(
+            f"| dashboard page, 30 days, source=Google, through {what} vs the filters in the "
+            f"URL (Django test client, whole page): p50 ms, the ratio the median of three "
+            f"rounds' (goal ≤ {d['goal_page_ratio']}: {'met' if met else 'missed'}) "
+            f"| {d[f'page_{way}_p50_ms']:.1f} | {d['page_filters_p50_ms']:.1f} | {ratio:.2f} |"
+        )
     return lines
 
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
 from rest_framework.exceptions import PermissionDenied as DRFPermissionDenied
@@ -31,7 +31,8 @@ from rest_framework.request import Request
 from rest_framework.views import APIView
 
 from sessions_app.domain.accounts import tokens
-from sessions_app.foundation.models import ApiToken, Site, SiteMembership
+from sessions_app.foundation.core.bounds import RangeError
+from sessions_app.foundation.models import ApiToken, Segment, Site, SiteMembership
 
 ANALYST = SiteMembership.ANALYST
 ADMIN = SiteMembership.ADMIN
@@ -165,6 +166,8 @@ class SiteView(APIView):
             _token_check(request, token, kwargs["site_id"])
         role = self.site_role if request.method in SAFE_METHODS else self.edit_role
         self.site = site_for(request.user, kwargs["site_id"], role=role or self.site_role)
+        if request.method in SAFE_METHODS and request.query_params.get("segment"):
+            _segment_apply(request, self.site)
 
     def finalize_response(
         self, request: Request, response: HttpResponseBase, *args: Any, **kwargs: Any
@@ -176,6 +179,30 @@ class SiteView(APIView):
             response["X-RateLimit-Remaining"] = str(max(rate.remaining, 0))
             response["X-RateLimit-Reset"] = str(rate.reset)
         return super().finalize_response(request, response, *args, **kwargs)
+
+
+def _segment_apply(request: Request, site: Site) -> None:
+    """`segment=<id>`: a saved segment of the site the requester sees (theirs or shared),
+    its filters added to the request's parameters, so the route reads them as if they
+    were in the URL (docs/segments.md). RangeError (400) for another id, or for a filter
+    the URL also sets to another value."""
+    asked = request.query_params["segment"]
+    found = (
+        Segment.objects.filter(site=site, pk=int(asked))
+        .filter(Q(owner_id=request.user.pk) | Q(shared=True))
+        .first()
+        if asked.isdigit() and len(asked) < 19
+        else None
+    )
+    if found is None or not isinstance(found.filters, dict):
+        raise RangeError("segment", "no such segment of this site")
+    params = request._request.GET.copy()
+    for name, value in found.filters.items():
+        if params.get(name) not in (None, "", value):
+            raise RangeError("segment", f"it sets {name} too: drop one of them")
+        params[name] = value
+    del params["segment"]
+    request._request.GET = params
 
 
 class TokenLimited(Throttled):

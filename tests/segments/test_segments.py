@@ -191,3 +191,26 @@ def test_any_body_gets_a_segment_or_a_named_reason(client, site, analyst, name: 
         assert response.json()["field"] and response.json()["error"]
     else:
         assert client.get(f"/sites/{site.id}/").status_code == 200  # the picker lists it
+
+
+def test_the_api_applies_a_segment_by_its_id_on_any_route_of_its_site(client, site, analyst):
+    now = timezone.now()
+    for anon, path in (("api-seg-1", "/a"), ("api-seg-2", "/b"), ("api-seg-3", "/a")):
+        post(client, site, [event(now - timedelta(minutes=5), anon=anon, url=SHOP + path)])
+    mine = Segment.objects.create(site=site, name="A", filters={"entry": "/a"}, owner=analyst)
+    report = f"/api/sites/{site.id}/report"
+    by_id = client.get(report, {"period": "24h", "segment": mine.pk})
+    by_filters = client.get(report, {"period": "24h", "entry": "/a"})
+    assert by_id.status_code == 200, by_id.content
+    assert by_id.json()["filters"] == by_filters.json()["filters"] == {"entry": "/a"}
+    assert by_id.json()["kpis"] == by_filters.json()["kpis"]
+    assert by_id.json()["kpis"]["visits"] == 2  # the two sessions that entered on /a
+    sessions = client.get(f"/api/sites/{site.id}/sessions", {"period": "24h", "segment": mine.pk})
+    assert sorted(s["user_key"] for s in sessions.json()["sessions"]) == ["api-seg-1", "api-seg-3"]
+    # Someone else's unshared segment, an id of another site, a clash with the URL: 400.
+    other = User.objects.create_user("seg-other")
+    theirs = Segment.objects.create(site=site, name="T", filters={"entry": "/b"}, owner=other)
+    for asked in ({"segment": theirs.pk}, {"segment": "x"}, {"segment": mine.pk, "entry": "/b"}):
+        refused = client.get(report, {"period": "24h", **asked})
+        assert refused.status_code == 400, asked
+        assert refused.json()["field"] == "segment"
