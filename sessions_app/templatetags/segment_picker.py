@@ -40,4 +40,10 @@ def segment_picker(context: template.Context) -> dict[str, Any] | None:
         "kept": list(kept.items()),
         "next": request.path,
         "can_share": defs.may_share(request.user, site),
+        # the segments whose filters this page's may replace (theirs to change, valid)
+        "changeable": [
+            item.segment
+            for item in items
+            if not item.problem and defs.may_change(request.user, site, item.segment)
+        ],
     }

@@ -214,3 +214,28 @@ def test_the_api_applies_a_segment_by_its_id_on_any_route_of_its_site(client, si
         refused = client.get(report, {"period": "24h", **asked})
         assert refused.status_code == 400, asked
         assert refused.json()["field"] == "segment"
+
+
+def test_a_segments_filters_are_replaced_by_the_pages_from_the_picker(client, site, analyst):
+    mine = Segment.objects.create(site=site, name="Mine", filters={"country": "DE"}, owner=analyst)
+    other = User.objects.create_user("seg-owner-2")
+    shared = Segment.objects.create(
+        site=site, name="Theirs", filters={"country": "FR"}, owner=other, shared=True
+    )
+    page = client.get(f"/sites/{site.id}/", {"period": "7d", "device": "mobile"}).content.decode()
+    replace = page.split('class="segment-save segment-replace"', 1)[1].split("</form>", 1)[0]
+    assert f'<option value="{mine.pk}">Mine</option>' in replace
+    assert f'value="{shared.pk}"' not in replace  # an analyst does not change a shared one
+    done = client.post(
+        f"/sites/{site.id}/segments/",
+        {"replace": str(mine.pk), "device": "mobile", "period": "7d", "next": f"/sites/{site.id}/"},
+    )
+    assert done.status_code == 302
+    assert parse_qs(urlsplit(done["Location"]).query) == {"device": ["mobile"], "period": ["7d"]}
+    mine.refresh_from_db()
+    assert mine.filters == {"device": "mobile"}
+    for bad in ({"replace": str(shared.pk), "device": "mobile"}, {"replace": str(mine.pk)}):
+        refused = client.post(f"/sites/{site.id}/segments/", bad)
+        assert refused.status_code == 400, bad
+    shared.refresh_from_db()
+    assert shared.filters == {"country": "FR"}

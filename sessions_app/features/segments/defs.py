@@ -120,3 +120,10 @@ def segment_change(*, site: Site, user: Any, segment: Segment, name: Any, shared
         raise RangeError("shared", "only the site's admins share segments")
     segment.name, segment.shared = segment_name(name), shared
     segment.save(update_fields=["name", "shared", "updated_at"])
+
+
+def segment_filters_replace(segment: Segment, params: Mapping[str, Any]) -> None:
+    """Give the segment the filters among `params` (checked as when saved); the pages and
+    share links that apply it by id follow (a share link keeps the copy it was made with)."""
+    segment.filters = segment_filters(params)
+    segment.save(update_fields=["filters", "updated_at"])

@@ -34,13 +34,16 @@ def segment_list(request: HttpRequest, site: Site) -> HttpResponse:
     error = ""
     if request.method == "POST":
         try:
-            segment = defs.segment_save(
-                site=site,
-                user=request.user,
-                name=request.POST.get("name"),
-                filters=request.POST,
-                shared=request.POST.get("shared") == "on",
-            )
+            if request.POST.get("replace"):  # an existing segment gets the page's filters
+                segment = _replaced(request, site, request.POST["replace"])
+            else:
+                segment = defs.segment_save(
+                    site=site,
+                    user=request.user,
+                    name=request.POST.get("name"),
+                    filters=request.POST,
+                    shared=request.POST.get("shared") == "on",
+                )
             return redirect(_back(request, site, defs.shown(site, [segment])[0].query))
         except RangeError as exc:
             error = str(exc)
@@ -53,6 +56,17 @@ def segment_list(request: HttpRequest, site: Site) -> HttpResponse:
         ],
     }
     return render(request, "sessions_app/segments.html", context, status=400 if error else 200)
+
+
+def _replaced(request: HttpRequest, site: Site, asked: str) -> Segment:
+    """The segment `asked` names, its filters replaced by the posted ones (its owner's or,
+    shared, an admin's to change); RangeError naming the field."""
+    ok = asked.isdigit() and len(asked) < 19
+    found = defs.visible(site, request.user).filter(pk=int(asked)).first() if ok else None
+    if found is None or not defs.may_change(request.user, site, found):
+        raise RangeError("replace", "no segment of yours by that id")
+    defs.segment_filters_replace(found, request.POST)
+    return found
 
 
 def _segment(request: HttpRequest, site: Site, segment_id: int) -> Segment:
