@@ -30,7 +30,7 @@ from sessions_app.domain.ingest.pipeline import Source, events_record
 from sessions_app.domain.jobs.goal_backfill import goal_save
 from sessions_app.domain.ledger import sites
 from sessions_app.features.funnels import defs
-from sessions_app.foundation.models import AdminAction, Funnel, Goal, Segment
+from sessions_app.foundation.models import AdminAction, Annotation, Funnel, Goal, Segment
 from sessions_app.foundation.tables import user_sessions
 from tests.support.accounts import member
 from tests.support.events import event
@@ -89,6 +89,7 @@ def other(db):
     defs.funnel_create(site=other, name="o", definition={"steps": FUNNEL_STEPS})
     goal_save(site=other, name="o", definition=FUNNEL_STEPS[0], now=now)
     Segment.objects.create(site=other, name="o", filters={"country": "DE"}, shared=True)
+    Annotation.objects.create(site=other, day=now.date(), note="o")
     return other, summary["session_id"]
 
 
@@ -107,6 +108,7 @@ def _urls(site_id: uuid.UUID, session_id: uuid.UUID) -> list[str]:
     funnel = Funnel.objects.filter(site_id=site_id).first()
     goal = Goal.objects.filter(site_id=site_id).first()
     segment = Segment.objects.filter(site_id=site_id).first()
+    annotation = Annotation.objects.filter(site_id=site_id).first()
     values = {
         "site_id": site_id,
         "user_key": USER_KEY,
@@ -114,6 +116,7 @@ def _urls(site_id: uuid.UUID, session_id: uuid.UUID) -> list[str]:
         "funnel_id": funnel.pk if funnel else 1,
         "goal_id": goal.pk if goal else 1,
         "segment_id": segment.pk if segment else 1,
+        "annotation_id": annotation.pk if annotation else 1,
     }
     return [_url(route, values) for route in site_routes()]
 
