@@ -6,8 +6,9 @@ for a share link; bad input named; another site's notes are 404."""
 from __future__ import annotations
 
 import html
+import json
 import re
-from datetime import UTC, date, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -18,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sessions_app.domain.accounts import tokens
+from sessions_app.domain.jobs.goal_backfill import goal_save
 from sessions_app.domain.ledger import sites
 from sessions_app.features.annotations import notes
 from sessions_app.features.web import periods
@@ -38,9 +40,66 @@ def _today() -> date:
     return timezone.now().astimezone(UTC).date()
 
 
+def _island(page: str) -> dict[str, Any]:
+    found = re.search(r'<script id="chart-notes-data" type="application/json">(.*?)</script>', page)
+    assert found, "no chart-notes-data island on the page"
+    return json.loads(found.group(1))
+
+
 def _period(first: date, last: date, zone: str = "UTC") -> periods.Period:
     params = {"period": "custom", "from": first.isoformat(), "to": last.isoformat()}
     return periods.period_param(params, zone=periods.site_zone(zone), now=timezone.now())
+
+
+def test_a_note_added_from_the_dashboards_chart_is_on_its_chart(client, site, analyst):
+    today = _today()
+    dashboard = f"/sites/{site.id}/?period=30d&compare=off"
+    saved = client.post(
+        f"/sites/{site.id}/annotations/",
+        {"day": today.isoformat(), "note": "  Spring   campaign\nstarted ", "next": dashboard},
+    )
+    assert saved.status_code == 302 and saved["Location"] == dashboard
+    note = Annotation.objects.get(site=site)
+    assert (note.day, note.end_day, note.note, note.public, note.created_by) == (
+        today,
+        None,
+        "Spring campaign started",
+        False,
+        analyst,
+    )
+    page = client.get(dashboard).content.decode()
+    [shown] = _island(page)["notes"]
+    assert shown["note"] == "Spring campaign started" and shown["author"] == "ana"
+    assert shown["start"] == f"{today.isoformat()}T00:00:00Z"  # the site's day (UTC here)
+    assert 'id="note-add"' in page and f'id="note-{note.pk}"' in page
+    # A period without the day has no note on its chart.
+    gone = client.get(f"/sites/{site.id}/?period=custom&from=2025-01-01&to=2025-01-31")
+    assert _island(gone.content.decode())["notes"] == []
+
+
+def test_every_time_chart_shows_the_periods_notes(client, site, analyst):
+    day = _today() - timedelta(days=2)
+    note = notes.annotation_save(site=site, user=analyst, day=day, note="Release 4.2")
+    goal = goal_save(
+        site=site, name="Buy", definition={"kind": "pageview", "path": "/buy"}, now=timezone.now()
+    )
+    site.vitals = True
+    site.save()
+    pages = {
+        "dashboard": f"/sites/{site.id}/",
+        "performance": f"/sites/{site.id}/performance/",
+        "goal": f"/sites/{site.id}/goals/{goal.pk}/",
+        "cohorts": f"/sites/{site.id}/cohorts/?unit=day",
+    }
+    for name, url in pages.items():
+        response = client.get(url, {"period": "7d"})
+        page = response.content.decode()
+        assert response.status_code == 200, name
+        assert f'id="note-{note.pk}"' in page and "Release 4.2" in page, name
+        assert [n["id"] for n in _island(page)["notes"]] == [note.pk], name
+    goal_page = client.get(pages["goal"], {"period": "7d"}).content.decode()
+    # The goal's bars are drawn on the server: the note is a column behind its day's bar.
+    assert '<rect class="note-mark" x="12" y="0" width="3" height="48"><title>' in goal_page
 
 
 def test_a_range_is_checked_and_stored_inclusive(client, site, analyst):
@@ -263,6 +322,17 @@ def test_a_note_is_on_the_sites_day_in_its_zone(analyst):
     assert [n["note"] for n in notes.for_chart(site, day)] == ["NY"]
     before = _period(date(2026, 3, 9), date(2026, 3, 9), "America/New_York")
     assert notes.for_chart(site, before) == []
+
+
+def test_notes_sit_on_the_bars_of_their_buckets():
+    starts = [datetime(2026, 3, d, tzinfo=UTC) for d in range(10, 17)]
+    marks = [
+        {"start": "2026-03-12T00:00:00Z", "end": "2026-03-13T00:00:00Z", "end_day": None},
+        {"start": "2026-03-15T00:00:00Z", "end": "2026-03-20T00:00:00Z", "end_day": "2026-03-19"},
+        {"start": "2026-03-01T00:00:00Z", "end": "2026-03-11T00:00:00Z", "end_day": "2026-03-10"},
+    ]
+    placed = [(p["x"], p["width"]) for p in notes.on_bars(marks, starts, step=3)]
+    assert placed == [(6, 0), (15, 6), (0, 3)]
 
 
 def test_days_are_labelled_as_people_read_them():
