@@ -79,6 +79,16 @@
   }
   function hide(u) { layerFor(u).tip.hidden = true; }
 
+  // The lowest level (0: the foot of the plot) where a flag at x keeps a flag's width
+  // from the flags placed: a touch target of its own, never under another.
+  var FLAG = 26;
+  function free(flags, x) {
+    for (var level = 0; ; level++) {
+      var taken = flags.some(function (f) { return f[1] === level && Math.abs(f[0] - x) < FLAG; });
+      if (!taken) return level;
+    }
+  }
+
   function place(u, opts) {
     var parts = layerFor(u);
     var over = u.over.getBoundingClientRect(), host = parts.host.getBoundingClientRect();
@@ -90,7 +100,7 @@
     parts.marks.textContent = "";
     hide(u);
     var xs = opts.xs || opts.starts;
-    var stacked = {};
+    var flags = [];  // [x, level] of the flags placed
     notes.forEach(function (note) {
       var at = span(note, opts);
       var x0 = Math.round(u.valToPos(xs[at[0]], "x")), x1 = Math.round(u.valToPos(xs[at[1]], "x"));
@@ -100,12 +110,14 @@
         band.style.width = Math.max(2, x1 - x0) + "px";
       }
       element("div", "chart-note-line", parts.marks).style.left = x0 + "px";
-      var level = stacked[at[0]] = (stacked[at[0]] || 0) + 1;
+      var level = free(flags, x0);
+      flags.push([x0, level]);
       var flag = element("button", "chart-note", parts.marks);
       flag.type = "button";
       flag.dataset.note = note.id;
       flag.style.left = x0 + "px";
-      flag.style.bottom = (level - 1) * 26 + "px";
+      // A crowded chart piles its flags up to the plot's top, then overlaps them there.
+      flag.style.bottom = Math.min(level, Math.floor((over.height - FLAG) / FLAG)) * FLAG + "px";
       flag.setAttribute("aria-label", "Note, " + text(note));
       if (opts.focusable === false) flag.tabIndex = -1;
       flag.addEventListener("mouseenter", function () { show(u, flag, note); });

@@ -11,6 +11,8 @@ far from today a day lies, how many notes a site keeps and a chart shows.
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
@@ -26,13 +28,20 @@ MAX_RANGE_DAYS = 366  # a range's days, both ends included
 MAX_ON_CHART = 200  # a chart's notes; the list page pages through the rest
 MAX_PER_SITE = 5000  # a site's notes: delete old ones first
 REACH = timedelta(days=366)  # a day lies at most this far after today
+DAY = re.compile(r"\d{4}-\d{2}-\d{2}", re.ASCII)
 
 
 def note_text(value: Any) -> str:
-    """The note, its spaces folded; RangeError naming `note` when empty or too long."""
+    """The note, its spaces folded and control characters dropped (a NUL is refused by
+    PostgreSQL's text); RangeError naming `note` when empty, too long or not Unicode."""
     if value is not None and not isinstance(value, str):
         raise RangeError("note", "a text")
-    text = " ".join((value or "").split())
+    folded = " ".join((value or "").split())
+    text = "".join(ch for ch in folded if unicodedata.category(ch) != "Cc").strip()
+    try:
+        text.encode()
+    except UnicodeEncodeError:  # a lone surrogate, which JSON's \ud800 can carry
+        raise RangeError("note", "not valid Unicode text") from None
     if not text:
         raise RangeError("note", "a few words, so the chart says what happened")
     if len(text) > MAX_NOTE:
@@ -46,6 +55,8 @@ def day_value(value: Any, field: str, *, today: date) -> date:
         day = value
     elif isinstance(value, str) and value.strip():
         try:
+            if not DAY.fullmatch(value.strip()):
+                raise ValueError(value)  # fromisoformat also reads 20261203 and 2026-W49-4
             day = date.fromisoformat(value.strip())
         except ValueError:
             raise RangeError(field, f"not a date (YYYY-MM-DD): {value.strip()[:40]!r}") from None
@@ -113,11 +124,13 @@ def annotation_change(
     return annotation
 
 
-def may_change(user: Any, site: Site, annotation: Annotation) -> bool:
-    """Its author changes or deletes it, and so do the site's admins."""
+def may_change(user: Any, site: Site, annotation: Annotation, *, admin: bool | None = None) -> bool:
+    """Its author changes or deletes it, and so do the site's admins (`admin`: whether
+    the user is one, when a list already asked)."""
     author = annotation.created_by_id
-    mine = author is not None and author == getattr(user, "pk", None)
-    return mine or site_role(user, site.id) == ADMIN
+    if author is not None and author == getattr(user, "pk", None):
+        return True
+    return site_role(user, site.id) == ADMIN if admin is None else admin
 
 
 def of_site(site: Site) -> QuerySet[Annotation]:
@@ -197,10 +210,7 @@ def chart_items(site: Site, period: periods.Period, user: Any) -> list[dict[str,
     admin = site_role(user, site.id) == ADMIN
     found = overlapping(site, *period_days(site, period))[:MAX_ON_CHART]
     return [
-        {
-            **annotation_json(a, site=site),
-            "may_change": admin or (a.created_by_id is not None and a.created_by_id == user.pk),
-        }
+        {**annotation_json(a, site=site), "may_change": may_change(user, site, a, admin=admin)}
         for a in found
     ]
 

@@ -11,7 +11,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 
-from sessions_app.domain.permissions import site_page
+from sessions_app.domain.permissions import ADMIN, site_page, site_role
 from sessions_app.features.annotations import notes
 from sessions_app.features.web.params import whole_param
 from sessions_app.foundation.core.bounds import RangeError
@@ -61,6 +61,7 @@ def annotation_list(request: HttpRequest, site: Site) -> HttpResponse:
     except RangeError:
         number = 1
     pages = Paginator(notes.of_site(site), PAGE)
+    user, admin = request.user, site_role(request.user, site.id) == ADMIN
     page = pages.get_page(number)
     context = {
         "site": site,
@@ -68,7 +69,10 @@ def annotation_list(request: HttpRequest, site: Site) -> HttpResponse:
         "form": form,
         "page": page,
         "count": pages.count,
-        "rows": [(a, notes.may_change(request.user, site, a)) for a in page.object_list],
+        "rows": [
+            (a, notes.days_label(a.day, a.last_day), notes.may_change(user, site, a, admin=admin))
+            for a in page.object_list
+        ],
         "max_note": notes.MAX_NOTE,
         "next": _back(request, site) or "",
     }
