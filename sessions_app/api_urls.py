@@ -3,6 +3,7 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
+from sessions_app.features.annotations import urls as annotation_urls
 from sessions_app.features.cohorts import urls as cohort_urls
 from sessions_app.features.dashboard import urls as dashboard_urls
 from sessions_app.features.funnels import urls as funnel_urls
@@ -24,6 +25,7 @@ urlpatterns = [
     *goal_urls.api_urlpatterns,
     *segment_urls.api_urlpatterns,
     *sharing_urls.api_urlpatterns,
+    *annotation_urls.api_urlpatterns,
     *user_urls.api_urlpatterns,
     *path_urls.api_urlpatterns,
     *vitals_urls.api_urlpatterns,

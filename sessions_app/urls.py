@@ -1,5 +1,6 @@
 """The pages' routes: each feature's own, in one list (sessions_app.features.*.urls)."""
 
+from sessions_app.features.annotations import urls as annotation_urls
 from sessions_app.features.cohorts import urls as cohort_urls
 from sessions_app.features.collector import urls as collector_urls
 from sessions_app.features.dashboard import urls as dashboard_urls
@@ -32,6 +33,7 @@ urlpatterns: list = [
     *goal_urls.urlpatterns,
     *segment_urls.urlpatterns,
     *sharing_urls.urlpatterns,
+    *annotation_urls.urlpatterns,
     *path_urls.urlpatterns,
     *heatmap_urls.urlpatterns,
     *vitals_urls.urlpatterns,

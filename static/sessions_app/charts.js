@@ -5,7 +5,8 @@
 // and time labels in the site's time zone, a hover tooltip (bucket, value, comparison,
 // change), "No data in this range" when there is nothing to draw, and a visually hidden
 // table of the values for screen readers. Clicking a KPI card (a[data-metric]) charts
-// its metric in place; history.replaceState keeps `metric` in the URL.
+// its metric in place; history.replaceState keeps `metric` in the URL. The period's
+// annotations are drawn on it by chart_notes.js.
 (function () {
   "use strict";
   var island = document.getElementById("dashboard-chart");
@@ -175,6 +176,8 @@
       ],
       series: series,
       hooks: { setCursor: [function (u) { showTip(u, key, current, previous); }] },
+      // The period's notes as markers (chart_notes.js, loaded before this script).
+      plugins: window.ChartNotes ? [window.ChartNotes.plugin({ starts: xs })] : [],
     }, data, frame);
     plot.over.addEventListener("mouseleave", function () { tip.hidden = true; });
   }

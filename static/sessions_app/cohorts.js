@@ -2,8 +2,9 @@
 // served from static/vendor/uplot/) from the data island {{ charts|json_script:"cohort-charts" }}:
 // each cohort's retention curve (share of its users back n periods later) with the
 // average in bold, the lifecycle's new / returning / resurrecting / dormant per period
-// as bars, and the stickiness histogram (users by days active). The tables below each
-// chart hold the same numbers for screen readers and without JavaScript.
+// as bars with the period's annotations (chart_notes.js), and the stickiness histogram
+// (users by days active). The tables below each chart hold the same numbers for screen
+// readers and without JavaScript.
 (function () {
   "use strict";
   var island = document.getElementById("cohort-charts");
@@ -65,6 +66,10 @@
     }
     draw(life, {
       scales: { x: { time: false } },
+      // The period's notes at the periods holding their days (chart_notes.js).
+      plugins: window.ChartNotes ? [window.ChartNotes.plugin({
+        days: data.lifecycle.map(function (r) { return r.start.slice(0, 10); }), xs: lx,
+      })] : [],
       axes: [{ space: 60, incrs: [1, 2, 4, 8, 16], values: function (u, splits) { return splits.map(function (s) { return labels[s] || ""; }); } }, countAxis],
       series: [{ label: data.unit, value: function (u, v) { return v == null ? "--" : labels[v]; } }].concat(kinds.map(function (k) {
         return {

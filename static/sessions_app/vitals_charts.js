@@ -2,7 +2,8 @@
 // per metric from the data island {{ trend|json_script:"vitals-trend-data" }}
 // ({grain, zone, buckets: [UTC ISO], series: {metric: [p75 | null]}, metrics: {metric:
 // {label, unit, good, poor}}}): the p75 per bucket, Google's good and poor thresholds as
-// dashed lines, times in the site's zone; "No data in this range" when a metric has none.
+// dashed lines, times in the site's zone, the period's annotations (chart_notes.js);
+// "No data in this range" when a metric has none.
 (function () {
   "use strict";
   var island = document.getElementById("vitals-trend-data");
@@ -42,6 +43,8 @@
       series: [{}, { label: "p75", stroke: "#2563eb", width: 2, spanGaps: false, points: { show: true, size: 6, fill: "#2563eb" } },
         { label: "good", stroke: "rgba(10, 122, 63, 0.6)", dash: [4, 4], width: 1, points: { show: false } },
         { label: "poor", stroke: "rgba(192, 16, 72, 0.6)", dash: [4, 4], width: 1, points: { show: false } }],
+      // The period's notes (chart_notes.js); the list under the charts is their keyboard way.
+      plugins: window.ChartNotes ? [window.ChartNotes.plugin({ starts: xs, focusable: false })] : [],
     }, [xs, values, flat(meta.good), flat(meta.poor)], frame);
     plots.push([plot, frame]);
   });

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from sessions_app.domain.erasure import erasures
 from sessions_app.domain.jobs import goal_backfill
 from sessions_app.domain.ledger import sites
 from sessions_app.domain.system import demo
+from sessions_app.features.annotations import notes
 from sessions_app.features.funnels import defs
 from sessions_app.features.sharing import defs as sharing
 from sessions_app.features.system.views import PRODUCTS
@@ -131,6 +133,18 @@ def _shop(live_server) -> tuple[Any, dict[str, str]]:
     )
     shared = sharing.link_create(site=site, user=admin, name="walk", reports=["performance"])
     locked = sharing.link_create(site=site, user=admin, name="locked", segment=segment.pk)
+    # Notes on every time chart: a public day and a range of two.
+    today = notes.today(site)
+    note = notes.annotation_save(
+        site=site, user=admin, day=today - timedelta(days=1), note="Newsletter sent", public=True
+    )
+    notes.annotation_save(
+        site=site,
+        user=admin,
+        day=today - timedelta(days=3),
+        end_day=today - timedelta(days=2),
+        note="Spring sale, 20 % off every grinder",
+    )
     s = f"/sites/{site.id}"
     paths = {
         "home": "/",
@@ -148,6 +162,8 @@ def _shop(live_server) -> tuple[Any, dict[str, str]]:
         "share": f"/share/{shared.slug}/",
         "share-performance": f"/share/{shared.slug}/performance/",
         "share-locked": f"/share/{locked.slug}/?period=30d",
+        "annotations": f"{s}/annotations/",
+        "annotation": f"{s}/annotations/{note.pk}/",
         "funnels": f"{s}/funnels/",
         "funnel": f"{s}/funnels/{funnel.pk}/",
         "funnel-units": f"{s}/funnels/{funnel.pk}/units/?step=1&outcome=reached",

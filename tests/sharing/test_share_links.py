@@ -301,3 +301,22 @@ def test_any_slug_is_404_unless_it_is_a_link(db, slug):
     cleaned = slug.replace("/", "").replace("\x00", "").replace("?", "").replace("#", "")
     response = Client().get(f"/share/{cleaned}/")
     assert response.status_code == 404
+
+
+def test_a_link_shows_the_public_notes_alone_even_to_a_signed_in_admin(site):
+    from sessions_app.features.annotations import notes
+
+    admin = _admin(site, "noter")
+    user = User.objects.get(username="noter")
+    today = notes.today(site)
+    notes.annotation_save(site=site, user=user, day=today, note="Launch day", public=True)
+    notes.annotation_save(site=site, user=user, day=today, note="Internal: pricing test")
+    link = _make(admin, site, reports=["performance"])
+    own = admin.get(f"/sites/{site.id}/", {"period": "7d"}).content.decode()
+    assert "Launch day" in own and "Internal: pricing test" in own
+    for viewer in (Client(), admin):
+        for path in ("", "performance/"):
+            page = viewer.get(f"/share/{link.slug}/{path}", {"period": "7d"}).content.decode()
+            assert "Launch day" in page, path
+            assert "Internal: pricing test" not in page and "noter" not in page, path
+            assert "Add note" not in page, path

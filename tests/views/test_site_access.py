@@ -31,7 +31,14 @@ from sessions_app.domain.jobs.goal_backfill import goal_save
 from sessions_app.domain.ledger import sites
 from sessions_app.features.funnels import defs
 from sessions_app.features.sharing.defs import link_create
-from sessions_app.foundation.models import AdminAction, Funnel, Goal, Segment, ShareLink
+from sessions_app.foundation.models import (
+    AdminAction,
+    Annotation,
+    Funnel,
+    Goal,
+    Segment,
+    ShareLink,
+)
 from sessions_app.foundation.tables import user_sessions
 from tests.support.accounts import member
 from tests.support.events import event
@@ -91,6 +98,7 @@ def other(db):
     goal_save(site=other, name="o", definition=FUNNEL_STEPS[0], now=now)
     Segment.objects.create(site=other, name="o", filters={"country": "DE"}, shared=True)
     link_create(site=other, user=None, name="o")
+    Annotation.objects.create(site=other, day=now.date(), note="o")
     return other, summary["session_id"]
 
 
@@ -110,6 +118,7 @@ def _urls(site_id: uuid.UUID, session_id: uuid.UUID) -> list[str]:
     goal = Goal.objects.filter(site_id=site_id).first()
     segment = Segment.objects.filter(site_id=site_id).first()
     link = ShareLink.objects.filter(site_id=site_id).first()
+    annotation = Annotation.objects.filter(site_id=site_id).first()
     values = {
         "site_id": site_id,
         "user_key": USER_KEY,
@@ -118,6 +127,7 @@ def _urls(site_id: uuid.UUID, session_id: uuid.UUID) -> list[str]:
         "goal_id": goal.pk if goal else 1,
         "segment_id": segment.pk if segment else 1,
         "link_id": link.pk if link else 1,
+        "annotation_id": annotation.pk if annotation else 1,
     }
     return [_url(route, values) for route in site_routes()]
 

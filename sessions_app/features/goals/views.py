@@ -15,6 +15,7 @@ from sessions_app.domain.goals.kinds import STEP_KINDS
 from sessions_app.domain.goals.steps import OPS
 from sessions_app.domain.jobs import goal_backfill as goal_jobs
 from sessions_app.domain.permissions import ADMIN, site_page, site_role
+from sessions_app.features.annotations import notes
 from sessions_app.features.goals import stats
 from sessions_app.features.web.params import query_params
 from sessions_app.foundation.core.bounds import RangeError
@@ -144,6 +145,7 @@ def goal_detail(request: HttpRequest, site: Site, goal_id: int) -> HttpResponse:
             goal.refresh_from_db()
     period, range_error = stats.stats_period(site, query_params(request))
     days = stats.goal_days(site, goal, period)
+    marks = notes.for_chart(site, period)
     context = {
         **_context(request, site, form, error),
         "goal": goal,
@@ -153,6 +155,8 @@ def goal_detail(request: HttpRequest, site: Site, goal_id: int) -> HttpResponse:
         "line": stats.goal_lines(site, period).get(goal.pk),
         "days": days,
         "trend_width": stats.trend_width(days),
+        # The period's notes behind the bars of their days (the list under it: the include).
+        "note_bars": notes.on_bars(marks, [d.day for d in days], step=stats.BAR_STEP),
     }
     return render(request, "sessions_app/goal.html", context, status=400 if error else 200)
 

@@ -35,6 +35,7 @@ from sessions_app.foundation.tables.user_sessions import UserSession
 from sessions_app.foundation.tables.user_sets import UserSets
 
 from .accounts import ApiToken
+from .annotations import Annotation
 from .erasure import ErasureRequest, Suppression
 from .funnels import Funnel, FunnelVersion
 from .goals import Goal
@@ -57,6 +58,7 @@ CASSANDRA_MODELS = _cassandra_models()
 __all__ = [
     "CASSANDRA_MODELS",
     "AdminAction",
+    "Annotation",
     "AnonymousLink",
     "ApiToken",
     "BucketAggregate",

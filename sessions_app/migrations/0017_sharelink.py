@@ -7,7 +7,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("sessions_app", "0015_token_scopes"),
+        ("sessions_app", "0016_annotation"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
