@@ -316,7 +316,7 @@ def main() -> None:
         **_pages(site),
     }
     taken = [interleaved(calls, runs=runs, warmup=WARMUP) for _ in range(3)]
-    figures = {name: statistics.median(t[0][name] for t in taken) for name in taken[0][0]}
+    figures: dict[str, Any] = {n: statistics.median(t[0][n] for t in taken) for n in taken[0][0]}
     for way in ("segment", "share"):  # each round's ratio to the filters in the URL
         ratios = [t[0][f"page_{way}_p50_ms"] / t[0]["page_filters_p50_ms"] for t in taken]
         figures[f"page_{way}_ratio"] = statistics.median(ratios)
