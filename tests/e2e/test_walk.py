@@ -133,6 +133,7 @@ def _shop(live_server) -> tuple[Any, dict[str, str]]:
     )
     shared = sharing.link_create(site=site, user=admin, name="walk", reports=["performance"])
     locked = sharing.link_create(site=site, user=admin, name="locked", segment=segment.pk)
+    guarded = sharing.link_create(site=site, user=admin, name="guarded", password="walk-secret")
     # Notes on every time chart: a public day and a range of two.
     today = notes.today(site)
     note = notes.annotation_save(
@@ -162,6 +163,7 @@ def _shop(live_server) -> tuple[Any, dict[str, str]]:
         "share": f"/share/{shared.slug}/",
         "share-performance": f"/share/{shared.slug}/performance/",
         "share-locked": f"/share/{locked.slug}/?period=30d",
+        "share-password": f"/share/{guarded.slug}/",
         "annotations": f"{s}/annotations/",
         "annotation": f"{s}/annotations/{note.pk}/",
         "funnels": f"{s}/funnels/",
