@@ -108,6 +108,10 @@ def test_a_link_locked_to_a_segment_counts_only_its_sessions_whatever_the_viewer
     for asked in ({"source": "ads"}, {"source": ""}):
         other = viewer.get(f"/share/{link.slug}/", {"period": "24h", **asked}).content.decode()
         assert _kpi(other, "visits") == "2", asked
+    # A bad filter of the viewer's is dropped with a message; the lock stays.
+    bad = viewer.get(f"/share/{link.slug}/", {"period": "24h", "duration_min": "x"})
+    assert bad.status_code == 200 and _kpi(bad.content.decode(), "visits") == "2"
+    assert "your filters are not applied" in html.unescape(bad.content.decode())
     # A filter of the viewer's own narrows within the lock, and can be removed.
     narrowed = viewer.get(f"/share/{link.slug}/", {"period": "24h", "page": "/nowhere"})
     assert _kpi(narrowed.content.decode(), "visits") == "0"
@@ -115,6 +119,9 @@ def test_a_link_locked_to_a_segment_counts_only_its_sessions_whatever_the_viewer
     segment.delete()
     again = viewer.get(f"/share/{link.slug}/", {"period": "24h"}).content.decode()
     assert _kpi(again, "visits") == "2"
+    # A lock that no longer reads as filters opens nothing, never the whole site.
+    ShareLink.objects.filter(pk=link.pk).update(filters={"duration_min": "x"})
+    assert viewer.get(f"/share/{link.slug}/").status_code == 404
     # The same as the site's own dashboard with the same filters.
     own = admin.get(f"/sites/{site.id}/", {"period": "24h", "source": "news"}).content.decode()
     assert _kpi(own, "visits") == "2"
@@ -320,3 +327,23 @@ def test_a_link_shows_the_public_notes_alone_even_to_a_signed_in_admin(site):
             assert "Launch day" in page, path
             assert "Internal: pricing test" not in page and "noter" not in page, path
             assert "Add note" not in page, path
+
+
+PARAMS = ["period", "from", "to", "compare", "metric", "source", "country", "page", "goal"]
+
+
+@settings(
+    max_examples=examples(40),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(asked=st.dictionaries(st.sampled_from([*PARAMS, "duration_min", "x"]), st.text(max_size=40)))
+def test_any_parameters_of_a_viewer_are_answered_and_keep_the_lock(site, asked):
+    link = ShareLink.objects.filter(site=site).first() or defs.link_create(
+        site=site, user=None, name="fuzzed", reports=[], segment=None
+    )
+    ShareLink.objects.filter(pk=link.pk).update(filters={"source": "news"})
+    response = Client().get(f"/share/{link.slug}/", asked)
+    assert response.status_code == 200, (asked, response.status_code)
+    page = html.unescape(response.content.decode())
+    assert "Source is news" in page and "chip-lock" in page

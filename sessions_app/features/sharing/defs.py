@@ -21,7 +21,7 @@ from django.contrib.auth.hashers import make_password
 from django.utils import timezone
 
 from sessions_app.domain.accounts import share_links
-from sessions_app.features.analysis import dashboard
+from sessions_app.features.analysis import dashboard, explorer
 from sessions_app.features.segments import defs as segments
 from sessions_app.foundation.core.bounds import RangeError
 from sessions_app.foundation.models import ShareLink, Site
@@ -186,7 +186,26 @@ def locked_says(link: ShareLink) -> list[str]:
         return [f"{name}={value}" for name, value in link.filters.items()]
 
 
-def viewer_params(link: ShareLink, asked: Mapping[str, str]) -> dict[str, str]:
-    """What a report of the link reads: the viewer's parameters, the locked filters
-    over them (a viewer's value of a locked filter is ignored)."""
-    return {**{k: v for k, v in asked.items() if k not in link.filters}, **link.filters}
+def viewer_params(link: ShareLink, asked: Mapping[str, str]) -> tuple[dict[str, str], str]:
+    """What a report of the link reads: the viewer's parameters with the locked filters
+    over them (a viewer's value of a locked filter is ignored), and why the viewer's own
+    filters were dropped, if they were: a bad one must not drop the lock with it (the
+    page then shows the locked filters alone, never the whole site)."""
+    merged = {**{k: v for k, v in asked.items() if k not in link.filters}, **link.filters}
+    try:
+        dashboard.dashboard_filters(merged)
+    except RangeError as exc:
+        names = set(explorer.filter_names())
+        kept = {k: v for k, v in asked.items() if k not in names and k not in link.filters}
+        return {**kept, **link.filters}, f"{exc}; your filters are not applied"
+    return merged, ""
+
+
+def lock_holds(link: ShareLink) -> bool:
+    """Whether the link's locked filters still read as filters (a link whose lock cannot
+    be applied opens nothing rather than the whole site)."""
+    try:
+        dashboard.dashboard_filters(link.filters)
+    except RangeError:
+        return False
+    return True

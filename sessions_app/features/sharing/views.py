@@ -92,7 +92,7 @@ def _opened(
     """The link if this request may see its `report`; else the answer to give (the
     password form, 429), or Http404 for a link that does not open or lacks the report."""
     link = share_links.link_open(slug)
-    if link is None or report not in link.reports:
+    if link is None or report not in link.reports or not defs.lock_holds(link):
         raise Http404("no such link")
     rate = share_links.rate_take(link)
     if rate is not None and rate.exceeded:
@@ -121,8 +121,10 @@ def _shared(report: str) -> Callable[[Callable[..., dict[str, Any]]], Any]:
             if link is None:
                 assert answer is not None
                 return answer
-            params = defs.viewer_params(link, query_params(request))
+            params, dropped = defs.viewer_params(link, query_params(request))
             context = build(link, params, request)
+            if dropped:
+                context["filter_error"] = dropped
             context.update(
                 {
                     "share": link,
