@@ -4,6 +4,7 @@ its filters (the period kept), and what the save form posts: this page's filters
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
@@ -19,6 +20,15 @@ register = template.Library()
 LISTED = 30  # in the picker; the segments page lists them all
 
 
+def _here(item: defs.Shown, only: tuple[str, ...] | list[str]) -> defs.Shown:
+    """The segment as this page can apply it: its problem, or the filters the page lacks."""
+    names = item.segment.filters if isinstance(item.segment.filters, dict) else {}
+    missing = [name for name in names if name not in only]
+    if item.problem or not missing:
+        return item
+    return replace(item, problem=f"this page does not filter by {', '.join(missing)}")
+
+
 @register.simple_tag(takes_context=True)
 def segment_picker(context: template.Context) -> dict[str, Any] | None:
     request, site = context.get("request"), context.get("site")
@@ -26,8 +36,14 @@ def segment_picker(context: template.Context) -> dict[str, Any] | None:
         return None
     params = {k: str(v) for k, v in request.GET.items()}
     kept = {k: v for k, v in params.items() if k in periods.PARAMS and v}
-    filters = [(n, params[n]) for n in explorer.filter_names() if params.get(n)]
-    items = defs.shown(site, list(defs.visible(site, request.user)[:LISTED]))
+    # A page that applies some filters only (Performance: device, country, browser) names
+    # them; a segment using others is listed as not applicable there.
+    only = context.get("segment_filters") or explorer.filter_names()
+    filters = [(n, params[n]) for n in explorer.filter_names() if params.get(n) and n in only]
+    items = [
+        _here(item, only)
+        for item in defs.shown(site, list(defs.visible(site, request.user)[:LISTED]))
+    ]
     query = urlencode(filters)
     listed = [
         (item, "?" + urlencode({**kept, **dict(parse_qsl(item.query))}), item.query == query)

@@ -239,3 +239,25 @@ def test_a_segments_filters_are_replaced_by_the_pages_from_the_picker(client, si
         assert refused.status_code == 400, bad
     shared.refresh_from_db()
     assert shared.filters == {"country": "FR"}
+
+
+def test_the_performance_page_applies_the_segments_it_can(client, site, analyst):
+    usable = Segment.objects.create(
+        site=site,
+        name="German desktops",
+        filters={"country": "DE", "device": "desktop"},
+        owner=analyst,
+    )
+    other = Segment.objects.create(
+        site=site, name="From news", filters={"source": "news"}, owner=analyst
+    )
+    page = client.get(f"/sites/{site.id}/performance/", {"period": "7d"}).content.decode()
+    assert _links(page) == {
+        "German desktops": {"period": ["7d"], "country": ["DE"], "device": ["desktop"]}
+    }
+    picker = _picker(page)
+    assert "From news" in picker and "this page does not filter by source" in picker
+    applied = client.get(f"/sites/{site.id}/performance/", {"country": "DE", "device": "desktop"})
+    assert applied.context["filters"] == {"device": "desktop", "country": "DE"}
+    assert "Segments: <strong>German desktops</strong>" in applied.content.decode()
+    assert other.pk and usable.pk

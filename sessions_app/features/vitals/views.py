@@ -153,6 +153,7 @@ def performance_context(site: Site, params: dict[str, str]) -> dict[str, Any]:
         except RangeError as exc:
             context["error"] = str(exc)
     context["enabled"] = site.vitals
+    context["segment_filters"] = reads.FILTERS  # the saved segments this page can apply
     return context
 
 
