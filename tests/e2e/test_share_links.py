@@ -24,7 +24,7 @@ SIZES = {"desktop": {"width": 1366, "height": 900}, "phone": {"width": 390, "hei
 
 
 @pytest.mark.parametrize("size", sorted(SIZES))
-def test_make_a_locked_link_and_open_it_without_a_login(live_server, browser, size):
+def test_make_a_locked_link_and_open_it_without_a_login(live_server, browser, size, settings):
     site = sites.site_create(name="Shared shop", origins=[live_server.url])
     demo.clicks_generate(site=site, users=30, days=1, now=timezone.now(), seed=23)
     member(User.objects.create_user("share-adm", password="correct-horse-5"), site, "admin")
@@ -72,6 +72,14 @@ def test_make_a_locked_link_and_open_it_without_a_login(live_server, browser, si
     assert shared.locator("li.chip[data-filter='device'] .chip-lock").count() == 1
     wide, room = shared.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
     assert wide <= room
+    # Past the link's rate: 429, said in the link's own frame.
+    settings.SHARE_LINK_RATE = 0  # whatever this minute's count
+    limited = shared.goto(url)
+    assert limited and limited.status == 429 and limited.headers["retry-after"]
+    assert shared.locator("h1").inner_text() == "Too many requests"
+    screenshot(shared, f"share-limited-{SIZES[size]['width']}")
+    errors[:] = [e for e in errors if "429 (Too Many Requests)" not in e]  # the page itself
+    settings.SHARE_LINK_RATE = 120
     # Outside the link: the site's own pages ask for a login.
     shared.goto(f"{live_server.url}/sites/{site.id}/")
     assert "/accounts/login/" in shared.url
