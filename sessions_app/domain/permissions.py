@@ -14,7 +14,6 @@ partition sizing and the Django admin, where memberships are granted.
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Callable
 from functools import wraps
@@ -31,6 +30,7 @@ from rest_framework.request import Request
 from rest_framework.views import APIView
 
 from sessions_app.domain.accounts import tokens
+from sessions_app.domain.accounts.rates import Rate
 from sessions_app.foundation.core.bounds import RangeError
 from sessions_app.foundation.models import ApiToken, Segment, Site, SiteMembership
 
@@ -173,12 +173,18 @@ class SiteView(APIView):
         self, request: Request, response: HttpResponseBase, *args: Any, **kwargs: Any
     ) -> HttpResponseBase:
         """A token's answers say where its hour stands (X-RateLimit-*), a 429 too."""
-        rate: tokens.Rate | None = getattr(request, "token_rate", None)
+        rate: Rate | None = getattr(request, "token_rate", None)
         if rate is not None:
             response["X-RateLimit-Limit"] = str(rate.limit)
             response["X-RateLimit-Remaining"] = str(max(rate.remaining, 0))
             response["X-RateLimit-Reset"] = str(rate.reset)
         return super().finalize_response(request, response, *args, **kwargs)
+
+
+def segments_seen(site: Site, user: Any) -> QuerySet[Segment]:
+    """The site's saved segments this person sees: their own and the shared ones."""
+    mine = Q(owner_id=user.pk) if user.pk is not None else Q(pk__in=[])
+    return Segment.objects.filter(site=site).filter(mine | Q(shared=True))
 
 
 def _segment_apply(request: Request, site: Site) -> None:
@@ -187,13 +193,8 @@ def _segment_apply(request: Request, site: Site) -> None:
     were in the URL (docs/segments.md). RangeError (400) for another id, or for a filter
     the URL also sets to another value."""
     asked = request.query_params["segment"]
-    found = (
-        Segment.objects.filter(site=site, pk=int(asked))
-        .filter(Q(owner_id=request.user.pk) | Q(shared=True))
-        .first()
-        if asked.isdigit() and len(asked) < 19
-        else None
-    )
+    ok = asked.isdigit() and len(asked) < 19
+    found = segments_seen(site, request.user).filter(pk=int(asked)).first() if ok else None
     if found is None or not isinstance(found.filters, dict):
         raise RangeError("segment", "no such segment of this site")
     params = request._request.GET.copy()
@@ -223,5 +224,4 @@ def _token_check(request: Request, token: ApiToken, site_id: uuid.UUID) -> None:
     rate = tokens.rate_take(token)
     request.token_rate = rate
     if rate is not None and rate.exceeded:
-        wait = max(1, rate.reset - int(time.time()))
-        raise TokenLimited(wait=wait, detail=f"over {rate.limit} requests this hour")
+        raise TokenLimited(wait=rate.retry_after(), detail=f"over {rate.limit} requests this hour")

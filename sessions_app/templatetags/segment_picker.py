@@ -45,6 +45,7 @@ def segment_picker(context: template.Context) -> dict[str, Any] | None:
         for item in defs.shown(site, list(defs.visible(site, request.user)[:LISTED]))
     ]
     query = urlencode(filters)
+    admin = defs.may_share(request.user, site)  # asked once for the whole list
     listed = [
         (item, "?" + urlencode({**kept, **dict(parse_qsl(item.query))}), item.query == query)
         for item in items
@@ -55,11 +56,11 @@ def segment_picker(context: template.Context) -> dict[str, Any] | None:
         "filters": filters,
         "kept": list(kept.items()),
         "next": request.path,
-        "can_share": defs.may_share(request.user, site),
+        "can_share": admin,
         # the segments whose filters this page's may replace (theirs to change, valid)
         "changeable": [
             item.segment
             for item in items
-            if not item.problem and defs.may_change(request.user, site, item.segment)
+            if not item.problem and defs.may_change(request.user, site, item.segment, admin=admin)
         ],
     }

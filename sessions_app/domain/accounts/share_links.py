@@ -12,23 +12,21 @@ password attempts included); with Redis down the link answers unmetered.
 from __future__ import annotations
 
 import secrets
-from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.hashers import check_password
 from django.utils import timezone
 from django.utils.crypto import constant_time_compare, salted_hmac
-from redis.exceptions import RedisError
 
-from sessions_app.foundation.core.redis_client import redis_client
+from sessions_app.domain.accounts.rates import Rate, window_take
+from sessions_app.domain.accounts.tokens import LAST_USED_EVERY
+from sessions_app.foundation.core import timebuckets
 from sessions_app.foundation.models import ShareLink
 
 SLUG_BYTES = 16
 SLUG_MAX = 32
-# last_used_at is written at most this often per link (not on every view).
-LAST_USED_EVERY = timedelta(minutes=1)
 
 
 def new_slug() -> str:
@@ -48,32 +46,11 @@ def link_open(slug: str, *, now: datetime | None = None) -> ShareLink | None:
     return link
 
 
-@dataclass(frozen=True)
-class Rate:
-    """A link's minute: its limit, what is left of it, when it starts again (epoch s)."""
-
-    limit: int
-    remaining: int
-    reset: int
-
-    @property
-    def exceeded(self) -> bool:
-        return self.remaining < 0
-
-
 def rate_take(link: ShareLink, *, now: datetime | None = None) -> Rate | None:
     """Count one request of the link in its minute; None when Redis cannot count it."""
-    limit = settings.SHARE_LINK_RATE
-    start = int((now or timezone.now()).timestamp()) // 60 * 60  # the clock minute
-    key = f"share-rate:{link.slug}:{start}"
-    try:
-        with redis_client().pipeline() as pipe:
-            pipe.incr(key)
-            pipe.expire(key, 60 + 10)
-            used, _ = pipe.execute()
-    except RedisError:
-        return None
-    return Rate(limit=limit, remaining=limit - int(used), reset=start + 60)
+    start = timebuckets.epoch_minute(now or timezone.now()) * 60
+    key = f"share-rate:{link.slug}"
+    return window_take(key, limit=settings.SHARE_LINK_RATE, start=start, seconds=60)
 
 
 def _unlock_key(link: ShareLink) -> str:

@@ -23,10 +23,9 @@ from typing import Any
 from django.conf import settings
 from django.db.models import QuerySet
 from django.utils import timezone
-from redis.exceptions import RedisError
 
+from sessions_app.domain.accounts.rates import Rate, window_take
 from sessions_app.foundation.core import timebuckets
-from sessions_app.foundation.core.redis_client import redis_client
 from sessions_app.foundation.models import ApiToken
 
 KEY_PREFIX = "cst_"
@@ -83,32 +82,12 @@ def token_reaches(token: ApiToken, site_id: uuid.UUID) -> bool:
     return not named or site_id in named
 
 
-@dataclass(frozen=True)
-class Rate:
-    """A token's hour: its limit, what is left of it, when it starts again (epoch s)."""
-
-    limit: int
-    remaining: int
-    reset: int
-
-    @property
-    def exceeded(self) -> bool:
-        return self.remaining < 0
-
-
 def rate_take(token: ApiToken, *, now: datetime | None = None) -> Rate | None:
     """Count one request of the token in its hour; None when Redis cannot count it."""
-    limit = settings.API_TOKEN_RATE
     start = int(timebuckets.floor(now or timezone.now(), timebuckets.Width.HOUR).timestamp())
-    key = f"api-rate:{token.digest[:24]}:{start}"  # the digest: a test database reuses pks
-    try:
-        with redis_client().pipeline() as pipe:
-            pipe.incr(key)
-            pipe.expire(key, 3600 + 60)
-            used, _ = pipe.execute()
-    except RedisError:
-        return None
-    return Rate(limit=limit, remaining=limit - int(used), reset=start + 3600)
+    # the digest: a test database reuses pks
+    key = f"api-rate:{token.digest[:24]}"
+    return window_take(key, limit=settings.API_TOKEN_RATE, start=start, seconds=3600)
 
 
 def token_authenticate(key: str, *, now: datetime | None = None) -> ApiToken | None:

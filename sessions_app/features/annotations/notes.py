@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from datetime import UTC, date, datetime, time, timedelta
+from bisect import bisect_left, bisect_right
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from django.db.models import Q, QuerySet
 
 from sessions_app.domain.permissions import ADMIN, site_role
 from sessions_app.features.web import periods
+from sessions_app.features.web.params import iso
 from sessions_app.foundation.core.bounds import RangeError
 from sessions_app.foundation.models import Annotation, Site
 
@@ -159,8 +161,8 @@ def annotation_json(
     end at (UTC, from the site's zone) so a chart of any grain places it."""
     zone = periods.site_zone(site.time_zone)
     last = annotation.last_day
-    start = datetime.combine(annotation.day, time(), tzinfo=zone).astimezone(UTC)
-    end = datetime.combine(last + timedelta(days=1), time(), tzinfo=zone).astimezone(UTC)
+    start = periods.midnight(annotation.day, zone)
+    end = periods.midnight(last + timedelta(days=1), zone)
     found: dict[str, Any] = {
         "id": annotation.pk,
         "day": annotation.day.isoformat(),
@@ -168,8 +170,8 @@ def annotation_json(
         "label": days_label(annotation.day, last),
         "note": annotation.note,
         "public": annotation.public,
-        "start": _iso(start),
-        "end": _iso(end),
+        "start": iso(start),
+        "end": iso(end),
     }
     if not public_only:
         author = annotation.created_by
@@ -200,10 +202,6 @@ def days_label(first: date, last: date) -> str:
     return f"{first:%-d} \u2013 {last:%-d %b %Y}"
 
 
-def _iso(value: datetime) -> str:
-    return value.isoformat().replace("+00:00", "Z")
-
-
 def chart_items(site: Site, period: periods.Period, user: Any) -> list[dict[str, Any]]:
     """The chart's notes as for_chart makes them, each with `may_change` for this person
     (its author or a site admin: the list under the chart links it to its page)."""
@@ -227,8 +225,8 @@ def on_bars(
     for mark in marks:
         start = datetime.fromisoformat(mark["start"])
         end = datetime.fromisoformat(mark["end"])
-        first = max(0, sum(1 for s in starts if s <= start) - 1)
-        last = max(first, sum(1 for s in starts if s < end) - 1)
+        first = max(0, bisect_right(starts, start) - 1)
+        last = max(first, bisect_left(starts, end) - 1)
         width = (last - first + 1) * step if mark["end_day"] else 0
         placed.append({**mark, "x": first * step, "width": width})
     return placed

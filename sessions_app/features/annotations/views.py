@@ -9,25 +9,20 @@ from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.utils.http import url_has_allowed_host_and_scheme
 
 from sessions_app.domain.permissions import ADMIN, site_page, site_role
 from sessions_app.features.annotations import notes
-from sessions_app.features.web.params import whole_param
+from sessions_app.features.web.params import site_next, whole_param
 from sessions_app.foundation.core.bounds import RangeError
 from sessions_app.foundation.models import Annotation, Site
 
 PAGE = 100  # notes on a page of the list
-MAX_NEXT = 2000  # characters of a `next` path kept
 
 
 def _back(request: HttpRequest, site: Site) -> str | None:
     """The page a note was added or opened from (`next`, posted or in the URL), its query
     kept: a path of this site, else None."""
-    given = request.POST.get("next") or request.GET.get("next") or ""
-    prefix = f"/sites/{site.id}/"
-    safe = url_has_allowed_host_and_scheme(given, allowed_hosts=None)
-    return given if safe and given.startswith(prefix) and len(given) <= MAX_NEXT else None
+    return site_next(request.POST.get("next") or request.GET.get("next") or "", site.id)
 
 
 def _posted(request: HttpRequest) -> dict[str, Any]:

@@ -17,9 +17,9 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlencode
 
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 
-from sessions_app.domain.permissions import ADMIN, site_role
+from sessions_app.domain.permissions import ADMIN, segments_seen, site_role
 from sessions_app.features.analysis import dashboard, explorer
 from sessions_app.foundation.core.bounds import RangeError
 from sessions_app.foundation.models import Goal, Segment, Site
@@ -55,17 +55,21 @@ def segment_filters(params: Mapping[str, Any]) -> dict[str, str]:
 
 
 def visible(site: Site, user: Any) -> QuerySet[Segment]:
-    """The site's segments this person sees: their own and the shared ones."""
-    return Segment.objects.filter(site=site).filter(Q(owner=user) | Q(shared=True))
+    """The site's segments this person sees: their own and the shared ones (the API's
+    `?segment=` reads the same, permissions.segments_seen)."""
+    return segments_seen(site, user)
 
 
 def may_share(user: Any, site: Site) -> bool:
     return site_role(user, site.id) == ADMIN
 
 
-def may_change(user: Any, site: Site, segment: Segment) -> bool:
-    """Its owner changes it; a shared one, the site's admins too."""
-    return segment.owner_id == user.pk or (segment.shared and may_share(user, site))
+def may_change(user: Any, site: Site, segment: Segment, *, admin: bool | None = None) -> bool:
+    """Its owner changes it; a shared one, the site's admins too (`admin`: whether the
+    user is one, when a list already asked)."""
+    if segment.owner_id == user.pk:
+        return True
+    return segment.shared and (may_share(user, site) if admin is None else admin)
 
 
 @dataclass(frozen=True)

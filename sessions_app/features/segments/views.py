@@ -8,11 +8,11 @@ from urllib.parse import urlencode
 
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.utils.http import url_has_allowed_host_and_scheme
 
 from sessions_app.domain.permissions import site_page
 from sessions_app.features.segments import defs
 from sessions_app.features.web import periods
+from sessions_app.features.web.params import site_next
 from sessions_app.foundation.core.bounds import RangeError
 from sessions_app.foundation.models import Segment, Site
 
@@ -20,10 +20,8 @@ from sessions_app.foundation.models import Segment, Site
 def _back(request: HttpRequest, site: Site, query: str) -> str:
     """Where a saved segment goes: the page it was saved on (a path of this site), with
     its filters, else the dashboard."""
-    given = request.POST.get("next") or ""
-    prefix = f"/sites/{site.id}/"
-    safe = url_has_allowed_host_and_scheme(given, allowed_hosts=None)
-    path = given.split("?", 1)[0] if safe and given.startswith(prefix) else prefix
+    given = site_next(request.POST.get("next") or "", site.id)
+    path = given.split("?", 1)[0] if given else f"/sites/{site.id}/"
     period = {k: v for k, v in request.POST.items() if k in periods.PARAMS and v}
     return f"{path}?{query}" + (f"&{urlencode(period)}" if period else "")
 
@@ -48,11 +46,13 @@ def segment_list(request: HttpRequest, site: Site) -> HttpResponse:
         except RangeError as exc:
             error = str(exc)
     segments = list(defs.visible(site, request.user)[: defs.MAX_SEGMENTS])
+    admin = defs.may_share(request.user, site)  # asked once for the whole list
     context = {
         "site": site,
         "error": error,
         "segments": [
-            (s, defs.may_change(request.user, site, s.segment)) for s in defs.shown(site, segments)
+            (s, defs.may_change(request.user, site, s.segment, admin=admin))
+            for s in defs.shown(site, segments)
         ],
     }
     return render(request, "sessions_app/segments.html", context, status=400 if error else 200)

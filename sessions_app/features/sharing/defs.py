@@ -186,26 +186,22 @@ def locked_says(link: ShareLink) -> list[str]:
         return [f"{name}={value}" for name, value in link.filters.items()]
 
 
-def viewer_params(link: ShareLink, asked: Mapping[str, str]) -> tuple[dict[str, str], str]:
+def viewer_params(link: ShareLink, asked: Mapping[str, str]) -> tuple[dict[str, str], str] | None:
     """What a report of the link reads: the viewer's parameters with the locked filters
     over them (a viewer's value of a locked filter is ignored), and why the viewer's own
     filters were dropped, if they were: a bad one must not drop the lock with it (the
-    page then shows the locked filters alone, never the whole site)."""
+    page then shows the locked filters alone, never the whole site). None when the lock
+    itself no longer reads as filters: such a link opens nothing."""
     merged = {**{k: v for k, v in asked.items() if k not in link.filters}, **link.filters}
     try:
         dashboard.dashboard_filters(merged)
     except RangeError as exc:
         names = set(explorer.filter_names())
         kept = {k: v for k, v in asked.items() if k not in names and k not in link.filters}
-        return {**kept, **link.filters}, f"{exc}; your filters are not applied"
+        locked = {**kept, **link.filters}
+        try:
+            dashboard.dashboard_filters(locked)
+        except RangeError:
+            return None
+        return locked, f"{exc}; your filters are not applied"
     return merged, ""
-
-
-def lock_holds(link: ShareLink) -> bool:
-    """Whether the link's locked filters still read as filters (a link whose lock cannot
-    be applied opens nothing rather than the whole site)."""
-    try:
-        dashboard.dashboard_filters(link.filters)
-    except RangeError:
-        return False
-    return True

@@ -4,7 +4,6 @@ read-only, behind the link's password if it has one."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -92,12 +91,12 @@ def _opened(
     """The link if this request may see its `report`; else the answer to give (the
     password form, 429), or Http404 for a link that does not open or lacks the report."""
     link = share_links.link_open(slug)
-    if link is None or report not in link.reports or not defs.lock_holds(link):
+    if link is None or report not in link.reports:
         raise Http404("no such link")
     rate = share_links.rate_take(link)
     if rate is not None and rate.exceeded:
         response = render(request, "sessions_app/share_limited.html", {"link": link}, status=429)
-        response["Retry-After"] = str(max(1, rate.reset - int(time.time())))
+        response["Retry-After"] = str(rate.retry_after())
         return None, _framed(response, link)
     if share_links.unlocked(link, request.session):
         return link, None
@@ -121,7 +120,10 @@ def _shared(report: str) -> Callable[[Callable[..., dict[str, Any]]], Any]:
             if link is None:
                 assert answer is not None
                 return answer
-            params, dropped = defs.viewer_params(link, query_params(request))
+            read = defs.viewer_params(link, query_params(request))
+            if read is None:
+                raise Http404("no such link")
+            params, dropped = read
             context = build(link, params, request)
             if dropped:
                 context["filter_error"] = dropped

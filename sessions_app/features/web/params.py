@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 
 from django.http import HttpRequest
+from django.utils.http import url_has_allowed_host_and_scheme
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter
 from rest_framework.exceptions import APIException
@@ -40,6 +41,17 @@ class BadRequest(APIException):
 def query_params(request: HttpRequest) -> dict[str, str]:
     """A page's URL parameters as plain text (the last value of a repeated one)."""
     return {k: str(v) for k, v in request.GET.items()}
+
+
+MAX_NEXT = 2000  # characters of a `next` path kept
+
+
+def site_next(value: str, site_id: uuid.UUID) -> str | None:
+    """A form's `next`: a path of this site's pages (its query kept), else None (another
+    host, a scheme, another site, too long)."""
+    safe = url_has_allowed_host_and_scheme(value, allowed_hosts=None)
+    ours = value.startswith(f"/sites/{site_id}/") and len(value) <= MAX_NEXT
+    return value if safe and ours else None
 
 
 def iso(value: datetime) -> str:

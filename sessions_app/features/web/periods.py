@@ -175,7 +175,8 @@ def period_param(
     return Period(key, start, end, zone, compare, now)
 
 
-def _midnight(day: date, zone: ZoneInfo) -> datetime:
+def midnight(day: date, zone: ZoneInfo) -> datetime:
+    """The UTC instant a day of the zone starts."""
     return datetime.combine(day, time(), tzinfo=zone).astimezone(UTC)
 
 
@@ -199,7 +200,7 @@ def _preset(key: str, today: date, zone: ZoneInfo, now: datetime) -> tuple[datet
         "12mo": _month_start(today, 11),
     }[key]
     last = {"yesterday": today, "lastmonth": _month_start(today)}.get(key, tomorrow)
-    return _midnight(first, zone), _midnight(last, zone)
+    return midnight(first, zone), midnight(last, zone)
 
 
 def _day(params: Mapping[str, str], name: str, default: date) -> date:
@@ -220,7 +221,7 @@ def _custom(params: Mapping[str, str], *, zone: ZoneInfo, now: datetime, compare
         raise RangeError("to", "must not be before from")
     if (last - first).days + 1 > MAX_DAYS:
         raise RangeError("to", f"at most {MAX_DAYS} days; narrow the range")
-    start, end = _midnight(first, zone), _midnight(last + timedelta(days=1), zone)
+    start, end = midnight(first, zone), midnight(last + timedelta(days=1), zone)
     _within_reach("from", start, now)
     _within_reach("to", end, now)
     return Period("custom", start, end, zone, compare, now, first, last)
